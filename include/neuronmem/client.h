@@ -1,0 +1,204 @@
+/* libneuronmem: clients, NeuronCore devices, memories (kinds, ids, statistics) and the pinned-host
+ * allocator.
+ *
+ * Ownership (docs/ownership.md): a client is created and destroyed by the caller; devices and memories
+ * are borrowed from their client and live exactly as long as it. Every function is thread-safe unless
+ * its contract says otherwise. Every status code a function returns is listed in its contract; a
+ * returned status is owned by the caller (neuronmem_status_free). On failure, out-parameters are set to
+ * NULL/0. */
+#ifndef NEURONMEM_CLIENT_H
+#define NEURONMEM_CLIENT_H
+
+#include <neuronmem/status.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Opaque handles. neuronmem_client_t is owned; devices and memories are borrowed from their client. */
+typedef struct neuronmem_client neuronmem_client_t;
+typedef struct neuronmem_device neuronmem_device_t;
+typedef struct neuronmem_memory neuronmem_memory_t;
+
+/* Memory kinds (docs/memory-kinds.md). Append-only. The numeric value is the memory's kind id. */
+typedef enum neuronmem_memory_kind {
+  NEURONMEM_MEMORY_KIND_DEVICE = 0,        /* "device": one NeuronCore's HBM arena */
+  NEURONMEM_MEMORY_KIND_PINNED_HOST = 1,   /* "pinned_host": the client's page-locked host arena */
+  NEURONMEM_MEMORY_KIND_UNPINNED_HOST = 2, /* "unpinned_host": ordinary pageable host memory */
+  NEURONMEM_MEMORY_KIND_FORCE_32 = 0x7fffffff
+} neuronmem_memory_kind_t;
+
+/* What to do when the pinned-host arena cannot be locked with mlock(2). Append-only. */
+typedef enum neuronmem_mlock_mode {
+  NEURONMEM_MLOCK_BEST_EFFORT = 0, /* default: try; if refused, run unlocked and report it in stats */
+  NEURONMEM_MLOCK_REQUIRED = 1,    /* fail client creation with UNAVAILABLE when mlock is refused */
+  NEURONMEM_MLOCK_DISABLED = 2,    /* never lock (populated, but pageable) */
+  NEURONMEM_MLOCK_FORCE_32 = 0x7fffffff
+} neuronmem_mlock_mode_t;
+
+/* Client options. Growable: set struct_size = sizeof(neuronmem_client_options_t); an all-zero field
+ * means its default. Defaults: 2 NeuronCores, 64 MiB device (HBM) arena per core, 64 MiB pinned-host
+ * arena, NEURONMEM_MLOCK_BEST_EFFORT (creation takes tens of milliseconds; docs/memory-kinds.md). */
+typedef struct neuronmem_client_options {
+  size_t struct_size;            /* required: sizeof(neuronmem_client_options_t) of the caller */
+  const void* extension;         /* reserved: must be NULL */
+  uint32_t num_cores;            /* 1..64; 0 = 2 */
+  uint32_t mlock_mode;           /* a neuronmem_mlock_mode_t */
+  uint64_t device_bytes_per_core; /* HBM arena bytes per core, >= 1 MiB; 0 = 64 MiB */
+  uint64_t pinned_host_bytes;    /* pinned-host arena bytes, >= 32 MiB (mimalloc's arena unit); 0 = 64 MiB */
+} neuronmem_client_options_t;
+
+/* A device as PJRT describes it. Growable: the caller sets struct_size; strings are borrowed from the
+ * client and NUL-terminated. */
+typedef struct neuronmem_device_description {
+  size_t struct_size;
+  int32_t id;            /* global id, 0..num_cores-1 */
+  int32_t process_index; /* always 0: one process */
+  int32_t local_id;      /* == id */
+  int32_t reserved;
+  neuronmem_string_t kind;         /* "NC_v2" */
+  neuronmem_string_t debug_string; /* "NeuronCore(id=0, process_index=0, local_id=0)" */
+  neuronmem_string_t to_string;    /* "NC_v2 (NeuronCore(id=0, process_index=0, local_id=0))" */
+} neuronmem_device_description_t;
+
+/* A memory as PJRT describes it. Growable like neuronmem_device_description_t. */
+typedef struct neuronmem_memory_description {
+  size_t struct_size;
+  int32_t id;                      /* stable id: docs/memory-kinds.md */
+  int32_t kind_id;                 /* a neuronmem_memory_kind_t */
+  neuronmem_string_t kind;         /* "device", "pinned_host" or "unpinned_host" */
+  neuronmem_string_t debug_string; /* "NeuronMemory(id=0, kind=device)" */
+  neuronmem_string_t to_string;    /* same as debug_string */
+} neuronmem_memory_description_t;
+
+/* Arena statistics of one memory. Growable like neuronmem_device_description_t. */
+typedef struct neuronmem_memory_stats {
+  size_t struct_size;
+  uint64_t capacity;           /* bytes the memory can hold; 0 = no fixed capacity (unpinned_host) */
+  uint64_t bytes_in_use;       /* bytes handed out (as requested, before rounding) */
+  uint64_t peak_bytes_in_use;  /* maximum of bytes_in_use since creation */
+  uint64_t live_allocations;   /* allocations not yet freed */
+  uint64_t largest_free_block; /* largest single allocation that would succeed now (0 if unbounded) */
+  uint64_t total_allocations;  /* allocations made since creation */
+  uint32_t is_locked;          /* 1 if the memory is page-locked (mlock succeeded) */
+  uint32_t is_shared;          /* 1 if the same arena also backs other memory ids (pinned_host) */
+} neuronmem_memory_stats_t;
+
+/* Creates a client: maps and populates the pinned-host arena and one device arena per core.
+ * options: nullable (NULL = all defaults). out_client: required; receives an owned client.
+ * Returns INVALID_ARGUMENT (NULL out_client, struct_size too small, extension not NULL, bad counts or
+ * sizes, unknown mlock_mode), RESOURCE_EXHAUSTED (the arenas cannot be mapped), UNAVAILABLE (mlock
+ * refused under NEURONMEM_MLOCK_REQUIRED). Thread-safe. */
+NEURONMEM_API neuronmem_status_t* neuronmem_client_create(const neuronmem_client_options_t* options,
+                                                          neuronmem_client_t** out_client);
+
+/* Destroys a client and unmaps its arenas. NULL is a no-op (returns NULL). If host allocations are
+ * still live, the client is destroyed anyway (their pointers become invalid) and FAILED_PRECONDITION is
+ * returned naming each memory's live allocations and bytes. Not thread-safe with other calls on the
+ * same client. */
+NEURONMEM_API neuronmem_status_t* neuronmem_client_destroy(neuronmem_client_t* client);
+
+/* The platform name, "neuron". client, out: required. Borrowed from the client.
+ * Returns INVALID_ARGUMENT on NULL arguments. */
+NEURONMEM_API neuronmem_status_t* neuronmem_client_platform_name(const neuronmem_client_t* client,
+                                                                 neuronmem_string_t* out);
+
+/* The platform version, e.g. "libneuronmem 0.1.0". Same contract as neuronmem_client_platform_name. */
+NEURONMEM_API neuronmem_status_t* neuronmem_client_platform_version(const neuronmem_client_t* client,
+                                                                    neuronmem_string_t* out);
+
+/* The names of the extensions this client supports (borrowed array of borrowed strings).
+ * client, out_names, out_count: required. Returns INVALID_ARGUMENT on NULL arguments. */
+NEURONMEM_API neuronmem_status_t* neuronmem_client_extensions(const neuronmem_client_t* client,
+                                                              const neuronmem_string_t** out_names,
+                                                              size_t* out_count);
+
+/* The client's devices in id order (borrowed array). Returns INVALID_ARGUMENT on NULL arguments. */
+NEURONMEM_API neuronmem_status_t* neuronmem_client_devices(const neuronmem_client_t* client,
+                                                           neuronmem_device_t* const** out_devices,
+                                                           size_t* out_count);
+
+/* Every memory of the client in id order (borrowed array). Returns INVALID_ARGUMENT on NULL arguments. */
+NEURONMEM_API neuronmem_status_t* neuronmem_client_memories(const neuronmem_client_t* client,
+                                                            neuronmem_memory_t* const** out_memories,
+                                                            size_t* out_count);
+
+/* The device with global id `id` (borrowed). Returns INVALID_ARGUMENT on NULL arguments, NOT_FOUND for an
+ * unknown id. */
+NEURONMEM_API neuronmem_status_t* neuronmem_client_lookup_device(const neuronmem_client_t* client, int32_t id,
+                                                                 neuronmem_device_t** out_device);
+
+/* The memory with id `id` (borrowed). Returns INVALID_ARGUMENT on NULL arguments, NOT_FOUND for an
+ * unknown id. */
+NEURONMEM_API neuronmem_status_t* neuronmem_client_lookup_memory(const neuronmem_client_t* client, int32_t id,
+                                                                 neuronmem_memory_t** out_memory);
+
+/* The memory of kind `kind` addressable by `device` (borrowed). Returns INVALID_ARGUMENT on NULL
+ * arguments or an unknown kind. */
+NEURONMEM_API neuronmem_status_t* neuronmem_device_memory_of_kind(const neuronmem_device_t* device,
+                                                                  neuronmem_memory_kind_t kind,
+                                                                  neuronmem_memory_t** out_memory);
+
+/* Fills `out` (whose struct_size the caller sets) with the device's description. Returns
+ * INVALID_ARGUMENT on NULL arguments or struct_size below the first version's size. */
+NEURONMEM_API neuronmem_status_t* neuronmem_device_describe(const neuronmem_device_t* device,
+                                                            neuronmem_device_description_t* out);
+
+/* The memories the device can address, in id order (borrowed array): its device memory, its
+ * pinned_host memory and its unpinned_host memory. Returns INVALID_ARGUMENT on NULL arguments. */
+NEURONMEM_API neuronmem_status_t* neuronmem_device_addressable_memories(const neuronmem_device_t* device,
+                                                                        neuronmem_memory_t* const** out_memories,
+                                                                        size_t* out_count);
+
+/* The device's default memory: its `device` memory (borrowed). Returns INVALID_ARGUMENT on NULL
+ * arguments. */
+NEURONMEM_API neuronmem_status_t* neuronmem_device_default_memory(const neuronmem_device_t* device,
+                                                                  neuronmem_memory_t** out_memory);
+
+/* Fills `out` with the memory's description. Same contract as neuronmem_device_describe. */
+NEURONMEM_API neuronmem_status_t* neuronmem_memory_describe(const neuronmem_memory_t* memory,
+                                                            neuronmem_memory_description_t* out);
+
+/* The devices that can address the memory (borrowed array). Returns INVALID_ARGUMENT on NULL arguments. */
+NEURONMEM_API neuronmem_status_t* neuronmem_memory_addressable_devices(const neuronmem_memory_t* memory,
+                                                                       neuronmem_device_t* const** out_devices,
+                                                                       size_t* out_count);
+
+/* The memory's kind. memory, out_kind: required. Returns INVALID_ARGUMENT on NULL arguments. */
+NEURONMEM_API neuronmem_status_t* neuronmem_memory_kind(const neuronmem_memory_t* memory,
+                                                        neuronmem_memory_kind_t* out_kind);
+
+/* The client that owns the memory (borrowed). Returns INVALID_ARGUMENT on NULL arguments. */
+NEURONMEM_API neuronmem_status_t* neuronmem_memory_client(const neuronmem_memory_t* memory,
+                                                          neuronmem_client_t** out_client);
+
+/* A snapshot of the memory's arena statistics. pinned_host memories of different cores share one arena
+ * and report the same figures (is_shared = 1). Returns INVALID_ARGUMENT on NULL arguments or struct_size
+ * below the first version's size. */
+NEURONMEM_API neuronmem_status_t* neuronmem_memory_get_stats(const neuronmem_memory_t* memory,
+                                                             neuronmem_memory_stats_t* out);
+
+/* Allocates `size` bytes inside the client's pinned-host arena, aligned to `alignment` (a power of two,
+ * 0 = 64, at most 4096). Memory written here can be uploaded to `pinned_host` without a copy.
+ * client, out_ptr: required; *out_ptr receives memory owned by the caller until
+ * neuronmem_host_free(). Returns INVALID_ARGUMENT (NULL arguments, size 0, alignment not a power of two
+ * or too large, size that overflows), RESOURCE_EXHAUSTED (the arena is full: the message names the memory
+ * and the sizes). Thread-safe; any thread may free what another allocated. */
+NEURONMEM_API neuronmem_status_t* neuronmem_host_allocate(neuronmem_client_t* client, uint64_t size,
+                                                          uint64_t alignment, void** out_ptr);
+
+/* Frees memory from neuronmem_host_allocate(). ptr NULL is a no-op. Returns INVALID_ARGUMENT for a
+ * pointer outside the arena, not at the start of an allocation, or already freed (a double free is
+ * detected until the block is handed out again). Thread-safe. */
+NEURONMEM_API neuronmem_status_t* neuronmem_host_free(neuronmem_client_t* client, void* ptr);
+
+/* Whether [ptr, ptr+size) lies inside the client's pinned-host arena (then an upload to pinned_host can
+ * alias it). Writes 1 or 0 to *out. Returns INVALID_ARGUMENT on NULL client or out. */
+NEURONMEM_API neuronmem_status_t* neuronmem_host_is_pinned(const neuronmem_client_t* client, const void* ptr,
+                                                           uint64_t size, int32_t* out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NEURONMEM_CLIENT_H */

@@ -1,0 +1,13 @@
+/* libneuronmem: the one header to include. It pulls in every public header of this version:
+ *   version.h  - version macros
+ *   status.h   - status (error) objects, strings, the export macro
+ *   client.h   - clients, NeuronCore devices, memories and kinds, the pinned-host allocator
+ * Concepts: docs/architecture.md, docs/ownership.md, docs/errors.md, docs/memory-kinds.md. */
+#ifndef NEURONMEM_NEURONMEM_H
+#define NEURONMEM_NEURONMEM_H
+
+#include <neuronmem/version.h>
+#include <neuronmem/status.h>
+#include <neuronmem/client.h>
+
+#endif /* NEURONMEM_NEURONMEM_H */

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh machine: installs what is missing, then
+#   1. build-test/  debugoptimized gcc build, every suite;
+#   2. build-asan/  clang with ASan+UBSan (and the libFuzzer target), every suite;
+#   3. build-tsan/  gcc with ThreadSanitizer, the 'concurrency' suite.
+# Ends with one line "N passed, N failed" over all three runs; exits non-zero if anything failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh || exit 1
+jobs=$(nproc)
+failed_steps=()
+
+run_build() {  # name, meson setup args...
+  local dir="$1"; shift
+  if [ ! -f "$dir/build.ninja" ]; then
+    meson setup "$dir" "$@" >"$dir.setup.log" 2>&1 || { cat "$dir.setup.log"; return 1; }
+  fi
+  ninja -C "$dir" -j"$jobs" >"$dir.build.log" 2>&1 || { tail -n 60 "$dir.build.log"; return 1; }
+}
+
+run_tests() {  # dir, meson test args...
+  local dir="$1"; shift
+  meson test -C "$dir" --no-rebuild --print-errorlogs --num-processes "$jobs" "$@"
+}
+
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/tsan.supp"
+
+echo "== [1/3] debugoptimized build, all suites"
+if run_build build-test --buildtype=debugoptimized -Dbenchmarks=true; then
+  run_tests build-test || failed_steps+=("tests")
+else
+  failed_steps+=("build")
+fi
+
+echo "== [2/3] ASan+UBSan (clang), all suites"
+if CC=clang CXX=clang++ run_build build-asan --buildtype=debugoptimized -Db_sanitize=address,undefined \
+     -Db_lundef=false -Dbenchmarks=false -Dfuzzing=true \
+     -Dc_args=-fno-sanitize-recover=all -Dcpp_args=-fno-sanitize-recover=all; then
+  run_tests build-asan --timeout-multiplier 3 || failed_steps+=("asan-tests")
+else
+  failed_steps+=("asan-build")
+fi
+
+echo "== [3/3] ThreadSanitizer, 'concurrency' suite"
+if run_build build-tsan --buildtype=debugoptimized -Db_sanitize=thread -Dbenchmarks=false -Dtools=false; then
+  run_tests build-tsan --suite concurrency --timeout-multiplier 4 || failed_steps+=("tsan-tests")
+else
+  failed_steps+=("tsan-build")
+fi
+
+python3 scripts/summarize_tests.py build-test build-asan build-tsan
+if [ ${#failed_steps[@]} -ne 0 ]; then
+  echo "failed steps: ${failed_steps[*]}"
+  exit 1
+fi

@@ -1,0 +1,97 @@
+#include "core/status.h"
+
+#include <neuronmem/version.h>
+
+#include <cstdio>
+#include <vector>
+
+namespace neuronmem {
+namespace {
+
+std::string VFormat(const char* fmt, va_list ap) {
+  va_list ap2;
+  va_copy(ap2, ap);
+  char small[256];
+  int n = std::vsnprintf(small, sizeof small, fmt, ap);
+  std::string out;
+  if (n < 0) {
+    out = fmt;
+  } else if (static_cast<size_t>(n) < sizeof small) {
+    out.assign(small, static_cast<size_t>(n));
+  } else {
+    out.resize(static_cast<size_t>(n) + 1);
+    std::vsnprintf(&out[0], out.size(), fmt, ap2);
+    out.resize(static_cast<size_t>(n));
+  }
+  va_end(ap2);
+  return out;
+}
+
+}  // namespace
+
+Status MakeStatus(neuronmem_status_code_t code, std::string message) noexcept {
+  auto* s = new (std::nothrow) neuronmem_status_t;
+  if (!s) return Status();  // cannot report: see header
+  s->code = code;
+  try {
+    s->message = std::move(message);
+  } catch (...) {
+  }
+  return Status(s);
+}
+
+Status StatusF(neuronmem_status_code_t code, const char* fmt, ...) noexcept {
+  va_list ap;
+  va_start(ap, fmt);
+  std::string msg;
+  try {
+    msg = VFormat(fmt, ap);
+  } catch (...) {
+  }
+  va_end(ap);
+  return MakeStatus(code, std::move(msg));
+}
+
+#define NEURONMEM_DEFINE_STATUS_HELPER(Name, Code)          \
+  Status Name(const char* fmt, ...) noexcept {              \
+    va_list ap;                                             \
+    va_start(ap, fmt);                                      \
+    std::string msg;                                        \
+    try {                                                   \
+      msg = VFormat(fmt, ap);                               \
+    } catch (...) {                                         \
+    }                                                       \
+    va_end(ap);                                             \
+    return MakeStatus(Code, std::move(msg));                \
+  }
+NEURONMEM_DEFINE_STATUS_HELPER(InvalidArgument, NEURONMEM_STATUS_INVALID_ARGUMENT)
+NEURONMEM_DEFINE_STATUS_HELPER(NotFound, NEURONMEM_STATUS_NOT_FOUND)
+NEURONMEM_DEFINE_STATUS_HELPER(ResourceExhausted, NEURONMEM_STATUS_RESOURCE_EXHAUSTED)
+NEURONMEM_DEFINE_STATUS_HELPER(FailedPrecondition, NEURONMEM_STATUS_FAILED_PRECONDITION)
+NEURONMEM_DEFINE_STATUS_HELPER(OutOfRange, NEURONMEM_STATUS_OUT_OF_RANGE)
+NEURONMEM_DEFINE_STATUS_HELPER(Unimplemented, NEURONMEM_STATUS_UNIMPLEMENTED)
+NEURONMEM_DEFINE_STATUS_HELPER(Unavailable, NEURONMEM_STATUS_UNAVAILABLE)
+NEURONMEM_DEFINE_STATUS_HELPER(Cancelled, NEURONMEM_STATUS_CANCELLED)
+NEURONMEM_DEFINE_STATUS_HELPER(Internal, NEURONMEM_STATUS_INTERNAL)
+NEURONMEM_DEFINE_STATUS_HELPER(DeadlineExceeded, NEURONMEM_STATUS_DEADLINE_EXCEEDED)
+#undef NEURONMEM_DEFINE_STATUS_HELPER
+
+Status CopyStatus(const neuronmem_status_t* s) noexcept {
+  if (!s) return Status();
+  try {
+    return MakeStatus(s->code, s->message);
+  } catch (...) {
+    return MakeStatus(s->code, std::string());
+  }
+}
+
+Status Annotate(Status s, const std::string& context) noexcept {
+  if (!s) return s;
+  try {
+    s->message = context + ": " + s->message;
+  } catch (...) {
+  }
+  return s;
+}
+
+}  // namespace neuronmem

@@ -1,0 +1,84 @@
+// Internal status helpers. The C object neuronmem_status_t is defined here; inside the library a
+// failure travels as neuronmem::Status (an owning pointer, empty = OK) and is released to the caller
+// at the C shim.
+#pragma once
+
+#include <neuronmem/status.h>
+
+#include <cstdarg>
+#include <memory>
+#include <new>
+#include <string>
+
+struct neuronmem_status {
+  neuronmem_status_code_t code;
+  std::string message;
+};
+
+namespace neuronmem {
+
+struct StatusDeleter {
+  void operator()(neuronmem_status_t* s) const noexcept { delete s; }
+};
+
+// Owning status; empty means OK. Move-only.
+using Status = std::unique_ptr<neuronmem_status_t, StatusDeleter>;
+
+// Returns an OK (empty) status.
+inline Status Ok() { return Status(); }
+
+// Builds a status with a message. Never throws: if the message cannot be allocated the status
+// carries the code and an empty message; if the object itself cannot, a static out-of-memory
+// status is impossible to hand out as owned, so this returns a best-effort new object or aborts
+// only on a failed allocation of 40 bytes (treated as fatal, as by the C++ runtime itself).
+Status MakeStatus(neuronmem_status_code_t code, std::string message) noexcept;
+
+// printf-style variant.
+Status StatusF(neuronmem_status_code_t code, const char* fmt, ...) noexcept
+    __attribute__((format(printf, 2, 3)));
+
+// Shorthands for the common codes (printf-style).
+#define NEURONMEM_DECLARE_STATUS_HELPER(Name)                                \
+  Status Name(const char* fmt, ...) noexcept __attribute__((format(printf, 1, 2)));
+NEURONMEM_DECLARE_STATUS_HELPER(InvalidArgument)
+NEURONMEM_DECLARE_STATUS_HELPER(NotFound)
+NEURONMEM_DECLARE_STATUS_HELPER(ResourceExhausted)
+NEURONMEM_DECLARE_STATUS_HELPER(FailedPrecondition)
+NEURONMEM_DECLARE_STATUS_HELPER(OutOfRange)
+NEURONMEM_DECLARE_STATUS_HELPER(Unimplemented)
+NEURONMEM_DECLARE_STATUS_HELPER(Unavailable)
+NEURONMEM_DECLARE_STATUS_HELPER(Cancelled)
+NEURONMEM_DECLARE_STATUS_HELPER(Internal)
+NEURONMEM_DECLARE_STATUS_HELPER(DeadlineExceeded)
+#undef NEURONMEM_DECLARE_STATUS_HELPER
+
+// A copy of a status (for fanning one failure out to several events). Empty stays empty.
+Status CopyStatus(const neuronmem_status_t* s) noexcept;
+
+// Returns the message prefixed with "context: ".
+Status Annotate(Status s, const std::string& context) noexcept;
+
+}  // namespace neuronmem
+
+// Early return of a failed Status from a function that returns Status.
+#define NEURONMEM_RETURN_IF_ERROR(expr)          \
+  do {                                           \
+    ::neuronmem::Status _nm_status = (expr);     \
+    if (_nm_status) return _nm_status;           \
+  } while (0)
+
+// Wraps the body of a C entry point: converts any C++ exception into a status so none crosses the
+// ABI. Use as: NEURONMEM_API_BEGIN ... return nullptr; NEURONMEM_API_END
+#define NEURONMEM_API_BEGIN try {
+#define NEURONMEM_API_END                                                               \
+  }                                                                                     \
+  catch (const std::bad_alloc&) {                                                       \
+    return ::neuronmem::ResourceExhausted("out of host memory for library bookkeeping") \
+        .release();                                                                     \
+  }                                                                                     \
+  catch (const std::exception& e) {                                                     \
+    return ::neuronmem::Internal("unexpected exception: %s", e.what()).release();       \
+  }                                                                                     \
+  catch (...) {                                                                         \
+    return ::neuronmem::Internal("unexpected exception").release();                     \
+  }

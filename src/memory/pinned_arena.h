@@ -1,0 +1,71 @@
+// The client's pinned-host arena: one mmap'd region, populated at creation and mlock'ed when permitted,
+// managed by mimalloc as an exclusive arena (mi_manage_os_memory_ex), with one mimalloc heap per
+// (thread, arena) pair created on first use (mimalloc heaps allocate only on their creating thread;
+// mi_free works from any thread). Thread-safe.
+#pragma once
+
+#include <neuronmem/client.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/status.h"
+#include "memory/arena_stats.h"
+
+namespace neuronmem::memory {
+
+class PinnedHostArena {
+ public:
+  // capacity: bytes (at least mimalloc's arena unit; rounded up to it). mlock_mode: see client.h.
+  // UNAVAILABLE if locking is required and refused; RESOURCE_EXHAUSTED if the region cannot be mapped
+  // or mimalloc refuses another arena.
+  static Status Create(std::string name, uint64_t capacity, neuronmem_mlock_mode_t mlock_mode,
+                       std::unique_ptr<PinnedHostArena>* out);
+  ~PinnedHostArena();
+
+  // size > 0; alignment power of two, 0 = 64, at most 4096. INVALID_ARGUMENT / RESOURCE_EXHAUSTED
+  // (message names the memory and sizes). The hot path: no lock, a few atomics.
+  Status Allocate(uint64_t size, uint64_t alignment, void** out);
+  // INVALID_ARGUMENT for a pointer outside the arena, not at an allocation start, or already freed.
+  Status Free(void* ptr);
+
+  // Whether [p, p+size) lies inside the arena region.
+  bool Contains(const void* p, uint64_t size) const;
+  // Whether p is the start of a live allocation; writes its requested size to *size if so.
+  bool IsLiveAllocation(const void* p, uint64_t* size) const;
+
+  uint8_t* base() const { return base_; }
+  uint64_t capacity() const { return capacity_; }
+  bool locked() const { return locked_; }
+  const std::string& name() const { return name_; }
+  ArenaStats Stats() const;
+
+ private:
+  PinnedHostArena() = default;
+  struct Impl;
+  std::string name_;
+  uint8_t* base_ = nullptr;
+  uint64_t capacity_ = 0;
+  bool locked_ = false;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Ordinary pageable host memory with the same accounting (the unpinned_host kind). Thread-safe.
+class UnpinnedHostMemory {
+ public:
+  explicit UnpinnedHostMemory(std::string name);
+  // size > 0; alignment power of two, 0 = 64. RESOURCE_EXHAUSTED when the system allocator fails.
+  Status Allocate(uint64_t size, uint64_t alignment, void** out);
+  // ptr must come from Allocate; size is the requested size (the caller tracks it).
+  void Free(void* ptr, uint64_t size);
+  ArenaStats Stats() const;
+  const std::string& name() const { return name_; }
+
+ private:
+  std::string name_;
+  std::atomic<uint64_t> in_use_{0}, peak_{0}, live_{0}, total_{0};
+};
+
+}  // namespace neuronmem::memory
