@@ -1,7 +1,7 @@
 // The client's pinned-host arena: one mmap'd region, populated at creation and mlock'ed when permitted,
-// managed by mimalloc as an exclusive arena (mi_manage_os_memory_ex), with one mimalloc heap per
-// (thread, arena) pair created on first use (mimalloc heaps allocate only on their creating thread;
-// mi_free works from any thread). Thread-safe.
+// managed by mimalloc as an exclusive arena (mi_manage_os_memory_ex) through one heap per region under
+// a spinlock; regions are pooled for reuse across clients. The why of both is at the top of
+// pinned_arena.cc and in docs/arenas.md. Thread-safe.
 #pragma once
 
 #include <neuronmem/client.h>
@@ -26,7 +26,7 @@ class PinnedHostArena {
   ~PinnedHostArena();
 
   // size > 0; alignment power of two, 0 = 64, at most 4096. INVALID_ARGUMENT / RESOURCE_EXHAUSTED
-  // (message names the memory and sizes). The hot path: no lock, a few atomics.
+  // (message names the memory and sizes). The hot path: a spinlock around mimalloc, a few atomics.
   Status Allocate(uint64_t size, uint64_t alignment, void** out);
   // INVALID_ARGUMENT for a pointer outside the arena, not at an allocation start, or already freed.
   Status Free(void* ptr);

@@ -1,0 +1,309 @@
+// DeviceArena, PinnedHostArena and UnpinnedHostMemory: allocation, statistics, exhaustion messages,
+// misuse, region reuse across many arenas, and threads.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "memory/device_arena.h"
+#include "memory/pinned_arena.h"
+
+namespace neuronmem::memory {
+namespace {
+
+std::string Message(const Status& s) { return s ? s->message : std::string(); }
+neuronmem_status_code_t Code(const Status& s) { return s ? s->code : NEURONMEM_STATUS_OK; }
+
+TEST(DeviceArena, AllocateWriteFreeAndStats) {
+  std::unique_ptr<DeviceArena> a;
+  ASSERT_FALSE(DeviceArena::Create("NeuronMemory(id=0, kind=device)", 4 << 20, &a));
+  EXPECT_EQ(a->capacity(), 4u << 20);
+  uint64_t o1, o2;
+  EXPECT_EQ(Code(DeviceArena::Create("x", 0, &a)), NEURONMEM_STATUS_INVALID_ARGUMENT);
+  ASSERT_FALSE(DeviceArena::Create("NeuronMemory(id=0, kind=device)", 4 << 20, &a));
+  ASSERT_FALSE(a->Allocate(1000, 0, &o1));
+  ASSERT_FALSE(a->Allocate(5000, 4096, &o2));
+  EXPECT_EQ(o1 % 64, 0u);
+  EXPECT_EQ(o2 % 4096, 0u);
+  std::memset(a->base() + o1, 1, 1000);
+  std::memset(a->base() + o2, 2, 5000);
+  EXPECT_EQ(a->base()[o1 + 999], 1);
+  ArenaStats st = a->Stats();
+  EXPECT_EQ(st.bytes_in_use, 6000u);
+  EXPECT_EQ(st.live_allocations, 2u);
+  EXPECT_EQ(st.capacity, 4u << 20);
+  EXPECT_FALSE(a->Free(o1));
+  EXPECT_FALSE(a->Free(o2));
+  st = a->Stats();
+  EXPECT_EQ(st.bytes_in_use, 0u);
+  EXPECT_EQ(st.peak_bytes_in_use, 6000u);
+  EXPECT_EQ(st.total_allocations, 2u);
+  EXPECT_EQ(st.largest_free_block, 4u << 20);
+}
+
+TEST(DeviceArena, ExhaustionNamesTheMemoryAndSizes) {
+  std::unique_ptr<DeviceArena> a;
+  ASSERT_FALSE(DeviceArena::Create("NeuronMemory(id=2, kind=device)", 1 << 20, &a));
+  uint64_t o;
+  ASSERT_FALSE(a->Allocate(768 << 10, 0, &o));
+  Status s = a->Allocate(512 << 10, 0, &o);
+  ASSERT_EQ(Code(s), NEURONMEM_STATUS_RESOURCE_EXHAUSTED);
+  EXPECT_NE(Message(s).find("NeuronMemory(id=2, kind=device)"), std::string::npos) << Message(s);
+  EXPECT_NE(Message(s).find("524288 bytes"), std::string::npos) << Message(s);
+  EXPECT_NE(Message(s).find("786432 of 1048576"), std::string::npos) << Message(s);
+  EXPECT_NE(Message(s).find("largest free block 262144"), std::string::npos) << Message(s);
+  EXPECT_EQ(Code(a->Allocate(UINT64_MAX, 0, &o)), NEURONMEM_STATUS_RESOURCE_EXHAUSTED);
+}
+
+TEST(DeviceArena, MisuseIsAStatus) {
+  std::unique_ptr<DeviceArena> a;
+  ASSERT_FALSE(DeviceArena::Create("dev", 1 << 20, &a));
+  uint64_t o;
+  EXPECT_EQ(Code(a->Allocate(0, 0, &o)), NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(Code(a->Allocate(64, 48, &o)), NEURONMEM_STATUS_INVALID_ARGUMENT);
+  ASSERT_FALSE(a->Allocate(256, 0, &o));
+  Status s = a->Free(o + 64);
+  EXPECT_EQ(Code(s), NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(Message(s).find("not the start of a live allocation"), std::string::npos);
+  s = a->Free(1ull << 30);
+  EXPECT_NE(Message(s).find("outside the arena"), std::string::npos) << Message(s);
+  EXPECT_FALSE(a->Free(o));
+  EXPECT_EQ(Code(a->Free(o)), NEURONMEM_STATUS_INVALID_ARGUMENT);  // double free
+}
+
+TEST(PinnedHostArena, AllocateWriteFreeAndStats) {
+  std::unique_ptr<PinnedHostArena> a;
+  ASSERT_FALSE(PinnedHostArena::Create("pinned_host", 32 << 20, NEURONMEM_MLOCK_BEST_EFFORT, &a));
+  EXPECT_EQ(a->capacity(), 32u << 20);
+  std::vector<std::pair<void*, uint64_t>> live;
+  uint64_t expect_bytes = 0;
+  for (uint64_t size : {1ull, 63ull, 64ull, 1000ull, 4096ull, 65536ull, 1ull << 20}) {
+    for (uint64_t align : {0ull, 64ull, 256ull, 4096ull}) {
+      void* p = nullptr;
+      ASSERT_FALSE(a->Allocate(size, align, &p)) << size;
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % (align ? align : 64), 0u);
+      EXPECT_TRUE(a->Contains(p, size));
+      uint64_t got = 0;
+      EXPECT_TRUE(a->IsLiveAllocation(p, &got));
+      EXPECT_EQ(got, size);
+      std::memset(p, 0x5a, size);
+      live.emplace_back(p, size);
+      expect_bytes += size;
+    }
+  }
+  ArenaStats st = a->Stats();
+  EXPECT_EQ(st.bytes_in_use, expect_bytes);
+  EXPECT_EQ(st.live_allocations, live.size());
+  EXPECT_LT(st.largest_free_block, st.capacity);
+  for (auto& [p, size] : live) {
+    EXPECT_EQ(static_cast<unsigned char*>(p)[size - 1], 0x5a);
+    ASSERT_FALSE(a->Free(p));
+    EXPECT_FALSE(a->IsLiveAllocation(p, nullptr));
+  }
+  st = a->Stats();
+  EXPECT_EQ(st.bytes_in_use, 0u);
+  EXPECT_EQ(st.live_allocations, 0u);
+  EXPECT_EQ(st.peak_bytes_in_use, expect_bytes);
+  EXPECT_EQ(st.total_allocations, live.size());
+}
+
+TEST(PinnedHostArena, MisuseIsAStatus) {
+  std::unique_ptr<PinnedHostArena> a;
+  ASSERT_FALSE(PinnedHostArena::Create("pinned_host", 32 << 20, NEURONMEM_MLOCK_DISABLED, &a));
+  EXPECT_FALSE(a->locked());
+  void* p = reinterpret_cast<void*>(1);
+  EXPECT_EQ(Code(a->Allocate(0, 0, &p)), NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(p, nullptr);
+  EXPECT_EQ(Code(a->Allocate(8, 8192, &p)), NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(Code(a->Allocate(8, 24, &p)), NEURONMEM_STATUS_INVALID_ARGUMENT);
+  Status s = a->Allocate(UINT64_MAX - 4, 0, &p);
+  EXPECT_EQ(Code(s), NEURONMEM_STATUS_RESOURCE_EXHAUSTED);
+  EXPECT_NE(Message(s).find("18446744073709551611"), std::string::npos) << Message(s);
+
+  int on_stack = 0;
+  s = a->Free(&on_stack);
+  EXPECT_EQ(Code(s), NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(Message(s).find("not inside the pinned-host arena"), std::string::npos) << Message(s);
+  ASSERT_FALSE(a->Allocate(512, 0, &p));
+  for (int delta : {16, 64, 200}) {
+    s = a->Free(static_cast<char*>(p) + delta);
+    EXPECT_EQ(Code(s), NEURONMEM_STATUS_INVALID_ARGUMENT) << delta;
+  }
+  EXPECT_FALSE(a->Free(p));
+  s = a->Free(p);
+  EXPECT_EQ(Code(s), NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(Message(s).find("not the start of a live allocation"), std::string::npos) << Message(s);
+  EXPECT_EQ(a->Stats().live_allocations, 0u);
+}
+
+TEST(PinnedHostArena, ExhaustionNamesTheMemoryAndRecovers) {
+  std::unique_ptr<PinnedHostArena> a;
+  ASSERT_FALSE(PinnedHostArena::Create("NeuronMemory(id=1, kind=pinned_host)", 32 << 20,
+                                       NEURONMEM_MLOCK_BEST_EFFORT, &a));
+  std::vector<void*> ptrs;
+  Status last;
+  for (int i = 0; i < 100000 && !last; ++i) {
+    void* p = nullptr;
+    last = a->Allocate(256 << 10, 0, &p);
+    if (!last) {
+      EXPECT_TRUE(a->Contains(p, 256 << 10));
+      ptrs.push_back(p);
+    }
+  }
+  ASSERT_EQ(Code(last), NEURONMEM_STATUS_RESOURCE_EXHAUSTED);
+  EXPECT_NE(Message(last).find("NeuronMemory(id=1, kind=pinned_host)"), std::string::npos);
+  EXPECT_NE(Message(last).find("262144 bytes"), std::string::npos) << Message(last);
+  EXPECT_GT(ptrs.size(), 40u);  // most of 32 MiB is usable in 256 KiB blocks
+  const size_t first_round = ptrs.size();
+  for (void* p : ptrs) ASSERT_FALSE(a->Free(p));
+  ptrs.clear();
+  for (size_t i = 0; i < first_round; ++i) {
+    void* p = nullptr;
+    ASSERT_FALSE(a->Allocate(256 << 10, 0, &p)) << i;
+    ptrs.push_back(p);
+  }
+  for (void* p : ptrs) ASSERT_FALSE(a->Free(p));
+}
+
+TEST(PinnedHostArena, ManyArenasReuseRegions) {
+  // mimalloc allows ~61 arenas per process and never releases one: 200 create/destroy cycles only work
+  // if destroyed arenas' regions are reused.
+  for (int i = 0; i < 200; ++i) {
+    std::unique_ptr<PinnedHostArena> a;
+    Status s = PinnedHostArena::Create("pinned_host", 32 << 20, NEURONMEM_MLOCK_BEST_EFFORT, &a);
+    ASSERT_FALSE(s) << i << ": " << Message(s);
+    void* p = nullptr;
+    ASSERT_FALSE(a->Allocate(4096, 0, &p)) << i;
+    std::memset(p, i, 4096);
+    ASSERT_FALSE(a->Free(p));
+    EXPECT_EQ(a->Stats().live_allocations, 0u);
+  }
+  // Two arenas alive at once never share a region.
+  std::unique_ptr<PinnedHostArena> a, b;
+  ASSERT_FALSE(PinnedHostArena::Create("a", 32 << 20, NEURONMEM_MLOCK_BEST_EFFORT, &a));
+  ASSERT_FALSE(PinnedHostArena::Create("b", 32 << 20, NEURONMEM_MLOCK_BEST_EFFORT, &b));
+  EXPECT_NE(a->base(), b->base());
+  void* p = nullptr;
+  ASSERT_FALSE(a->Allocate(64, 0, &p));
+  EXPECT_EQ(Code(b->Free(p)), NEURONMEM_STATUS_INVALID_ARGUMENT);  // a pointer of another arena
+  EXPECT_FALSE(a->Free(p));
+}
+
+TEST(PinnedHostArena, ArenaDestroyedWithLiveBlocksIsNotReused) {
+  uint8_t* leaked_base = nullptr;
+  {
+    std::unique_ptr<PinnedHostArena> a;
+    ASSERT_FALSE(PinnedHostArena::Create("leaky", 64 << 20, NEURONMEM_MLOCK_BEST_EFFORT, &a));
+    void* p = nullptr;
+    ASSERT_FALSE(a->Allocate(100, 0, &p));
+    leaked_base = a->base();
+  }
+  std::unique_ptr<PinnedHostArena> b;
+  ASSERT_FALSE(PinnedHostArena::Create("fresh", 64 << 20, NEURONMEM_MLOCK_BEST_EFFORT, &b));
+  EXPECT_NE(b->base(), leaked_base);
+  EXPECT_EQ(b->Stats().live_allocations, 0u);
+}
+
+TEST(PinnedHostArena, MlockRequiredLocksOrFailsClearly) {
+  std::unique_ptr<PinnedHostArena> a;
+  Status s = PinnedHostArena::Create("pinned_host", 32 << 20, NEURONMEM_MLOCK_REQUIRED, &a);
+  if (!s) {
+    EXPECT_TRUE(a->locked());
+    EXPECT_TRUE(a->Stats().locked);
+  } else {
+    EXPECT_EQ(Code(s), NEURONMEM_STATUS_UNAVAILABLE);
+    EXPECT_NE(Message(s).find("mlock"), std::string::npos);
+  }
+}
+
+TEST(PinnedHostArena, ThreadsAllocateAndFreeEachOthersBlocks) {
+  std::unique_ptr<PinnedHostArena> a;
+  ASSERT_FALSE(PinnedHostArena::Create("pinned_host", 64 << 20, NEURONMEM_MLOCK_BEST_EFFORT, &a));
+  constexpr int kThreads = 4;
+  constexpr int kRounds = 2000;
+  std::vector<std::vector<std::pair<void*, uint64_t>>> made(kThreads);
+  std::vector<std::thread> ts;
+  for (int t = 0; t < kThreads; ++t) {
+    ts.emplace_back([&, t] {
+      std::mt19937 rng(t);
+      for (int i = 0; i < kRounds; ++i) {
+        const uint64_t size = 1 + rng() % 8192;
+        void* p = nullptr;
+        Status s = a->Allocate(size, 0, &p);
+        ASSERT_FALSE(s) << Message(s);
+        std::memset(p, t + 1, size);
+        made[t].emplace_back(p, size);
+        if (i % 3 == 0) {  // free some of our own along the way
+          auto [q, qs] = made[t].back();
+          made[t].pop_back();
+          ASSERT_FALSE(a->Free(q));
+        }
+      }
+    });
+  }
+  for (auto& th : ts) th.join();
+  ts.clear();
+  for (int t = 0; t < kThreads; ++t) {
+    ts.emplace_back([&, t] {
+      const int owner = (t + 1) % kThreads;  // free another thread's blocks
+      for (auto [p, size] : made[owner]) {
+        const auto* b = static_cast<const unsigned char*>(p);
+        ASSERT_EQ(b[0], owner + 1);
+        ASSERT_EQ(b[size - 1], owner + 1);
+        ASSERT_FALSE(a->Free(p));
+      }
+    });
+  }
+  for (auto& th : ts) th.join();
+  EXPECT_EQ(a->Stats().live_allocations, 0u);
+  EXPECT_EQ(a->Stats().bytes_in_use, 0u);
+}
+
+TEST(DeviceArena, ThreadsShareOneArena) {
+  std::unique_ptr<DeviceArena> a;
+  ASSERT_FALSE(DeviceArena::Create("dev", 16 << 20, &a));
+  std::vector<std::thread> ts;
+  for (int t = 0; t < 4; ++t) {
+    ts.emplace_back([&, t] {
+      std::vector<uint64_t> mine;
+      for (int i = 0; i < 3000; ++i) {
+        uint64_t o;
+        if (!a->Allocate(64 + (i % 50) * 64, 0, &o)) {
+          a->base()[o] = static_cast<uint8_t>(t);
+          mine.push_back(o);
+        }
+        if (mine.size() > 20) {
+          ASSERT_EQ(a->base()[mine.front()], t);
+          ASSERT_FALSE(a->Free(mine.front()));
+          mine.erase(mine.begin());
+        }
+      }
+      for (uint64_t o : mine) ASSERT_FALSE(a->Free(o));
+    });
+  }
+  for (auto& th : ts) th.join();
+  EXPECT_EQ(a->Stats().live_allocations, 0u);
+  EXPECT_EQ(a->Stats().largest_free_block, 16u << 20);
+}
+
+TEST(UnpinnedHostMemory, AccountsAllocations) {
+  UnpinnedHostMemory m("unpinned_host");
+  void* p = nullptr;
+  ASSERT_FALSE(m.Allocate(1000, 4096, &p));
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 4096, 0u);
+  std::memset(p, 1, 1000);
+  EXPECT_EQ(m.Stats().bytes_in_use, 1000u);
+  EXPECT_EQ(m.Stats().capacity, 0u);
+  m.Free(p, 1000);
+  EXPECT_EQ(m.Stats().live_allocations, 0u);
+  EXPECT_EQ(m.Stats().total_allocations, 1u);
+  EXPECT_EQ(Code(m.Allocate(0, 0, &p)), NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(Code(m.Allocate(1ull << 50, 0, &p)), NEURONMEM_STATUS_RESOURCE_EXHAUSTED);
+}
+
+}  // namespace
+}  // namespace neuronmem::memory
