@@ -2,6 +2,7 @@
  *   version.h  - version macros
  *   status.h   - status (error) objects, strings, the export macro
  *   client.h   - clients, NeuronCore devices, memories and kinds, the pinned-host allocator
+ *   buffer.h   - buffers, events, transfers (the copy engine)
  * Concepts: docs/architecture.md, docs/ownership.md, docs/errors.md, docs/memory-kinds.md. */
 #ifndef NEURONMEM_NEURONMEM_H
 #define NEURONMEM_NEURONMEM_H
@@ -9,5 +10,6 @@
 #include <neuronmem/version.h>
 #include <neuronmem/status.h>
 #include <neuronmem/client.h>
+#include <neuronmem/buffer.h>
 
 #endif /* NEURONMEM_NEURONMEM_H */

@@ -50,7 +50,8 @@ TEST_P(TlsfTrace, RandomTraceAgreesWithModel) {
   std::mt19937_64 rng(GetParam());
   const uint64_t cap = 8ull << 20;
   Tlsf t(cap, 64);
-  Model m{cap};
+  Model m;
+  m.capacity = cap;
   int failures = 0;
   for (int i = 0; i < 30000; ++i) {
     if (m.live.empty() || rng() % 3 != 0) {

@@ -1,0 +1,214 @@
+/* libneuronmem: buffers, events and transfers (the copy engine).
+ *
+ * A buffer is a dense array of one element type living in one memory (device HBM of a core, the pinned-host
+ * arena, or ordinary host memory). Every transfer is asynchronous: it returns an event that becomes ready
+ * when the transfer has finished (or failed), and accepts a list of events to wait for before it starts.
+ * Transfers on the same NeuronCore's DMA queue complete in submission order. Concepts: docs/async.md.
+ *
+ * Ownership: buffers and events returned by these calls are owned by the caller (neuronmem_buffer_destroy,
+ * neuronmem_event_destroy); memories and devices are borrowed from the client. All functions are
+ * thread-safe. On failure, out-parameters are set to NULL. */
+#ifndef NEURONMEM_BUFFER_H
+#define NEURONMEM_BUFFER_H
+
+#include <neuronmem/client.h>
+#include <neuronmem/status.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct neuronmem_buffer neuronmem_buffer_t; /* owned by the caller */
+typedef struct neuronmem_event neuronmem_event_t;   /* owned by the caller */
+
+/* The largest rank a buffer may have. */
+#define NEURONMEM_MAX_RANK 16
+
+/* Element types. Append-only. */
+typedef enum neuronmem_element_type {
+  NEURONMEM_ELEMENT_TYPE_PRED = 0, /* 1 byte, 0 or 1 */
+  NEURONMEM_ELEMENT_TYPE_S8 = 1,
+  NEURONMEM_ELEMENT_TYPE_S16 = 2,
+  NEURONMEM_ELEMENT_TYPE_S32 = 3,
+  NEURONMEM_ELEMENT_TYPE_S64 = 4,
+  NEURONMEM_ELEMENT_TYPE_U8 = 5,
+  NEURONMEM_ELEMENT_TYPE_U16 = 6,
+  NEURONMEM_ELEMENT_TYPE_U32 = 7,
+  NEURONMEM_ELEMENT_TYPE_U64 = 8,
+  NEURONMEM_ELEMENT_TYPE_F16 = 9,
+  NEURONMEM_ELEMENT_TYPE_BF16 = 10,
+  NEURONMEM_ELEMENT_TYPE_F32 = 11,
+  NEURONMEM_ELEMENT_TYPE_F64 = 12,
+  NEURONMEM_ELEMENT_TYPE_FORCE_32 = 0x7fffffff
+} neuronmem_element_type_t;
+
+/* How the library may use the caller's host memory in neuronmem_buffer_from_host (PJRT's semantics).
+ * Append-only. */
+typedef enum neuronmem_host_buffer_semantics {
+  /* The library keeps no reference after the call returns: it copies (or stages) the data during the call. */
+  NEURONMEM_HOST_BUFFER_IMMUTABLE_ONLY_DURING_CALL = 0,
+  /* The caller keeps the data unchanged until the done-with-host-buffer event is ready. */
+  NEURONMEM_HOST_BUFFER_IMMUTABLE_UNTIL_TRANSFER_COMPLETES = 1,
+  /* The buffer aliases the caller's memory for its whole life, when the target allows it (a pinned_host
+   * target and data inside the client's pinned-host arena, or an unpinned_host target, dense layout);
+   * otherwise the library copies as for IMMUTABLE_UNTIL_TRANSFER_COMPLETES. The caller must not change
+   * the data while the buffer lives. */
+  NEURONMEM_HOST_BUFFER_IMMUTABLE_ZERO_COPY = 2,
+  /* As IMMUTABLE_ZERO_COPY, but the caller may write the memory between transfers (it is the buffer). */
+  NEURONMEM_HOST_BUFFER_MUTABLE_ZERO_COPY = 3,
+  NEURONMEM_HOST_BUFFER_FORCE_32 = 0x7fffffff
+} neuronmem_host_buffer_semantics_t;
+
+/* Arguments of neuronmem_buffer_from_host. Growable: set struct_size = sizeof; zero fields mean defaults. */
+typedef struct neuronmem_buffer_from_host_args {
+  size_t struct_size;
+  const void* extension;             /* reserved: must be NULL */
+  const void* data;                  /* the host data; may be NULL only if the buffer has 0 bytes */
+  uint32_t element_type;             /* a neuronmem_element_type_t */
+  uint32_t host_buffer_semantics;    /* a neuronmem_host_buffer_semantics_t */
+  const int64_t* dims;               /* num_dims sizes, each >= 0; may be NULL when num_dims == 0 */
+  size_t num_dims;                   /* 0..NEURONMEM_MAX_RANK */
+  const int64_t* byte_strides;       /* NULL = dense row-major; else num_dims strides in bytes (>= 0) */
+  neuronmem_memory_t* memory;        /* the target memory (any kind, any core) */
+  neuronmem_event_t* const* wait_events; /* events to wait for before the transfer starts; may be NULL */
+  size_t num_wait_events;
+} neuronmem_buffer_from_host_args_t;
+
+/* on-ready callback: `error` is NULL on success, else the transfer's error (borrowed for the call only).
+ * Runs exactly once, on the thread that completed the event or, if the event was already ready, on the
+ * registering thread before neuronmem_event_on_ready returns. Must not block for long. */
+typedef void (*neuronmem_event_callback_t)(const neuronmem_status_t* error, void* user_data);
+
+/* ---- Buffers -------------------------------------------------------------------------------------- */
+
+/* Creates a buffer in args->memory holding the host data. client, args, out_buffer: required.
+ * out_ready (nullable): receives an event ready when the buffer's content is defined.
+ * out_done_with_host (nullable): receives an event ready when the library no longer reads args->data (for
+ * zero-copy buffers: when the buffer's memory is released).
+ * Returns INVALID_ARGUMENT (NULL arguments, struct_size too small, extension set, unknown element type or
+ * semantics, rank above NEURONMEM_MAX_RANK, negative dims or strides, a byte size that overflows, NULL data
+ * for a non-empty buffer, a memory of another client, NULL wait event), RESOURCE_EXHAUSTED (the target
+ * memory is full: the message names it and the sizes). */
+NEURONMEM_API neuronmem_status_t* neuronmem_buffer_from_host(neuronmem_client_t* client,
+                                                             const neuronmem_buffer_from_host_args_t* args,
+                                                             neuronmem_buffer_t** out_buffer,
+                                                             neuronmem_event_t** out_ready,
+                                                             neuronmem_event_t** out_done_with_host);
+
+/* Creates `count` buffers from `args[0..count)` in one batched submission with one event for all (the
+ * upload plan's path): out_buffers (required) receives count owned buffers, out_ready (nullable) one event
+ * ready when every buffer is defined (failed if any transfer failed). Same argument rules and codes as
+ * neuronmem_buffer_from_host; on failure no buffer is created. */
+NEURONMEM_API neuronmem_status_t* neuronmem_buffers_from_host_batch(neuronmem_client_t* client,
+                                                                    const neuronmem_buffer_from_host_args_t* args,
+                                                                    size_t count, neuronmem_buffer_t** out_buffers,
+                                                                    neuronmem_event_t** out_ready);
+
+/* Creates an uninitialised buffer in `memory`. Returns INVALID_ARGUMENT (as above) or RESOURCE_EXHAUSTED. */
+NEURONMEM_API neuronmem_status_t* neuronmem_buffer_allocate(neuronmem_client_t* client, neuronmem_memory_t* memory,
+                                                            neuronmem_element_type_t element_type,
+                                                            const int64_t* dims, size_t num_dims,
+                                                            neuronmem_buffer_t** out_buffer);
+
+/* Copies `src` into a new buffer in `memory` (any kind, any core). out_buffer: required; out_ready:
+ * nullable. Waits for src's content and for wait_events. Returns INVALID_ARGUMENT (NULL arguments, a memory
+ * of another client), FAILED_PRECONDITION (src deleted), RESOURCE_EXHAUSTED. */
+NEURONMEM_API neuronmem_status_t* neuronmem_buffer_copy_to_memory(neuronmem_buffer_t* src, neuronmem_memory_t* memory,
+                                                                  neuronmem_event_t* const* wait_events,
+                                                                  size_t num_wait_events,
+                                                                  neuronmem_buffer_t** out_buffer,
+                                                                  neuronmem_event_t** out_ready);
+
+/* Copies bytes [offset, offset+size) of the buffer to host memory `dst` (which must stay valid until the
+ * event is ready). out_ready: nullable (then the call waits for the copy and returns its error). Returns
+ * INVALID_ARGUMENT (NULL arguments), OUT_OF_RANGE (range past the buffer), FAILED_PRECONDITION (deleted). */
+NEURONMEM_API neuronmem_status_t* neuronmem_buffer_read(neuronmem_buffer_t* buffer, uint64_t offset, void* dst,
+                                                        uint64_t size, neuronmem_event_t* const* wait_events,
+                                                        size_t num_wait_events, neuronmem_event_t** out_ready);
+
+/* Writes host bytes `src` into [offset, offset+size) of an existing buffer, in place: the per-step update
+ * of decode metadata. `src` must stay unchanged until the event is ready (a small write on an idle queue
+ * completes before the call returns). out_ready: nullable (then the call waits). Codes as neuronmem_buffer_read. */
+NEURONMEM_API neuronmem_status_t* neuronmem_buffer_write(neuronmem_buffer_t* buffer, uint64_t offset,
+                                                         const void* src, uint64_t size,
+                                                         neuronmem_event_t* const* wait_events,
+                                                         size_t num_wait_events, neuronmem_event_t** out_ready);
+
+/* Chunked upload into a buffer from neuronmem_buffer_allocate: copies `size` bytes of `data` to `offset`
+ * (data must stay unchanged until out_done is ready). When is_last is nonzero, the buffer's content becomes
+ * defined once every chunk has landed (neuronmem_buffer_ready_event). Returns INVALID_ARGUMENT,
+ * OUT_OF_RANGE, FAILED_PRECONDITION (deleted, or a chunk after the last). */
+NEURONMEM_API neuronmem_status_t* neuronmem_buffer_upload_chunk(neuronmem_buffer_t* buffer, uint64_t offset,
+                                                                const void* data, uint64_t size, int32_t is_last,
+                                                                neuronmem_event_t** out_done);
+
+/* Loads bytes [file_offset, file_offset+size) of the file at `path` (NUL-terminated) into the buffer at
+ * buffer_offset, asynchronously through io_uring. Returns NOT_FOUND (no such file), PERMISSION_DENIED,
+ * OUT_OF_RANGE (range past the end of the file or of the buffer), INVALID_ARGUMENT, FAILED_PRECONDITION. */
+NEURONMEM_API neuronmem_status_t* neuronmem_buffer_load_file(neuronmem_buffer_t* buffer, const char* path,
+                                                             uint64_t file_offset, uint64_t size,
+                                                             uint64_t buffer_offset,
+                                                             neuronmem_event_t* const* wait_events,
+                                                             size_t num_wait_events, neuronmem_event_t** out_ready);
+
+/* An event ready when the buffer's content is defined (upload, copy, last chunk). out_event: required,
+ * owned. Returns INVALID_ARGUMENT. */
+NEURONMEM_API neuronmem_status_t* neuronmem_buffer_ready_event(neuronmem_buffer_t* buffer,
+                                                               neuronmem_event_t** out_event);
+
+/* Deletes the buffer's content: the memory is released once every pending transfer that touches it has
+ * finished; later calls on the buffer return FAILED_PRECONDITION. Deleting twice is a no-op. The handle
+ * stays valid until neuronmem_buffer_destroy. Returns INVALID_ARGUMENT for NULL. */
+NEURONMEM_API neuronmem_status_t* neuronmem_buffer_delete(neuronmem_buffer_t* buffer);
+
+/* Deletes (if not yet) and frees the handle. NULL is a no-op. */
+NEURONMEM_API void neuronmem_buffer_destroy(neuronmem_buffer_t* buffer);
+
+/* Queries. buffer and the out-pointer: required (INVALID_ARGUMENT otherwise). Borrowed results live as long
+ * as the buffer handle. They work on deleted buffers too. */
+NEURONMEM_API neuronmem_status_t* neuronmem_buffer_memory(const neuronmem_buffer_t* buffer,
+                                                          neuronmem_memory_t** out_memory);
+NEURONMEM_API neuronmem_status_t* neuronmem_buffer_device(const neuronmem_buffer_t* buffer,
+                                                          neuronmem_device_t** out_device);
+NEURONMEM_API neuronmem_status_t* neuronmem_buffer_element_type(const neuronmem_buffer_t* buffer,
+                                                                neuronmem_element_type_t* out_type);
+NEURONMEM_API neuronmem_status_t* neuronmem_buffer_dims(const neuronmem_buffer_t* buffer, const int64_t** out_dims,
+                                                        size_t* out_num_dims);
+/* Bytes the buffer occupies in its memory (dense). */
+NEURONMEM_API neuronmem_status_t* neuronmem_buffer_on_device_size(const neuronmem_buffer_t* buffer,
+                                                                  uint64_t* out_bytes);
+NEURONMEM_API neuronmem_status_t* neuronmem_buffer_is_deleted(const neuronmem_buffer_t* buffer, int32_t* out);
+/* 1 if the buffer aliases caller memory (zero-copy), 0 if it owns a copy. */
+NEURONMEM_API neuronmem_status_t* neuronmem_buffer_is_zero_copy(const neuronmem_buffer_t* buffer, int32_t* out);
+
+/* The size in bytes of one element of `type`, or 0 for an unknown type. */
+NEURONMEM_API uint64_t neuronmem_element_type_size(neuronmem_element_type_t type);
+
+/* ---- Events --------------------------------------------------------------------------------------- */
+
+/* Writes 1 to *out if the event is ready (succeeded or failed), else 0. Returns INVALID_ARGUMENT. */
+NEURONMEM_API neuronmem_status_t* neuronmem_event_is_ready(const neuronmem_event_t* event, int32_t* out);
+
+/* Blocks until the event is ready or timeout_ns nanoseconds passed (timeout_ns < 0: no limit). Returns NULL
+ * if the transfer succeeded, a copy of its error if it failed, DEADLINE_EXCEEDED on timeout,
+ * INVALID_ARGUMENT for NULL. */
+NEURONMEM_API neuronmem_status_t* neuronmem_event_wait(neuronmem_event_t* event, int64_t timeout_ns);
+
+/* The transfer's error: writes a copy (owned by the caller) or NULL on success to *out_error. Returns
+ * FAILED_PRECONDITION if the event is not ready yet, INVALID_ARGUMENT for NULL arguments. */
+NEURONMEM_API neuronmem_status_t* neuronmem_event_get_error(const neuronmem_event_t* event,
+                                                            neuronmem_status_t** out_error);
+
+/* Registers a callback that runs exactly once when the event is ready (at once if it already is).
+ * Returns INVALID_ARGUMENT for NULL event or callback. */
+NEURONMEM_API neuronmem_status_t* neuronmem_event_on_ready(neuronmem_event_t* event,
+                                                           neuronmem_event_callback_t callback, void* user_data);
+
+/* Releases the caller's reference; pending work still completes. NULL is a no-op. */
+NEURONMEM_API void neuronmem_event_destroy(neuronmem_event_t* event);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NEURONMEM_BUFFER_H */

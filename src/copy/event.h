@@ -1,0 +1,82 @@
+// Events: completion of asynchronous work. An Event is reference counted (the caller's handle, the
+// operation that completes it, operations that wait on it). One immortal event stands for "already
+// ready, succeeded": the small-transfer fast path returns it, so completing inline allocates nothing.
+#pragma once
+
+#include <neuronmem/buffer.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <vector>
+
+#include "core/status.h"
+
+struct neuronmem_event {
+  // Use Event::Create / Event::ReadyOk; never construct directly.
+  std::atomic<int32_t> refs{1};
+  std::atomic<bool> ready{false};
+  bool immortal = false;
+  neuronmem::Status error;  // written once before `ready` is set (release)
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<std::function<void(const neuronmem_status_t*)>> callbacks;  // guarded by mu
+};
+
+namespace neuronmem::copy {
+
+using Event = neuronmem_event_t;
+
+// A new pending event with one reference.
+Event* NewEvent();
+// The immortal ready-and-succeeded event (Retain/Release are no-ops on it).
+Event* ReadyEvent();
+// A new event already completed with `error`.
+Event* FailedEvent(Status error);
+
+void Retain(Event* e);
+void Release(Event* e);
+
+inline bool IsReady(const Event* e) { return e->ready.load(std::memory_order_acquire); }
+
+// Completes the event (exactly once) and runs its callbacks on this thread.
+void Complete(Event* e, Status error);
+
+// Runs fn(error) once the event is ready: now, on this thread, if it already is.
+void OnReady(Event* e, std::function<void(const neuronmem_status_t*)> fn);
+
+// Waits; timeout_ns < 0 = forever. Returns false on timeout.
+bool Wait(Event* e, int64_t timeout_ns);
+
+// A handle to give the caller: retains e.
+inline Event* Share(Event* e) {
+  Retain(e);
+  return e;
+}
+
+// Owning smart pointer for internal use.
+struct EventRef {
+  Event* e = nullptr;
+  EventRef() = default;
+  explicit EventRef(Event* adopt) : e(adopt) {}
+  EventRef(const EventRef& o) : e(o.e) {
+    if (e) Retain(e);
+  }
+  EventRef(EventRef&& o) noexcept : e(o.e) { o.e = nullptr; }
+  EventRef& operator=(EventRef o) noexcept {
+    std::swap(e, o.e);
+    return *this;
+  }
+  ~EventRef() {
+    if (e) Release(e);
+  }
+  Event* get() const { return e; }
+  Event* release() {
+    Event* r = e;
+    e = nullptr;
+    return r;
+  }
+};
+
+}  // namespace neuronmem::copy
