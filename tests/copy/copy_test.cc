@@ -1,0 +1,737 @@
+// Buffers, events and the copy engine through the public C API (plus the internal fault-injection hook).
+#include <neuronmem/neuronmem.h>
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "copy/copy_engine.h"
+#include "core/client.h"
+
+namespace {
+
+struct Result {
+  neuronmem_status_code_t code;
+  std::string message;
+};
+Result Take(neuronmem_status_t* s) {
+  Result r{neuronmem_status_code(s), ""};
+  neuronmem_string_t m = neuronmem_status_message(s);
+  r.message.assign(m.data, m.size);
+  neuronmem_status_free(s);
+  return r;
+}
+#define ASSERT_OK(expr)                                    \
+  do {                                                     \
+    Result _r = Take(expr);                                \
+    ASSERT_EQ(_r.code, NEURONMEM_STATUS_OK) << _r.message; \
+  } while (0)
+#define EXPECT_OK(expr)                                    \
+  do {                                                     \
+    Result _r = Take(expr);                                \
+    EXPECT_EQ(_r.code, NEURONMEM_STATUS_OK) << _r.message; \
+  } while (0)
+
+std::vector<uint8_t> Pattern(size_t n, uint32_t seed) {
+  std::vector<uint8_t> v(n);
+  std::mt19937 rng(seed);
+  for (auto& b : v) b = static_cast<uint8_t>(rng());
+  return v;
+}
+
+class CopyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    neuronmem_client_options_t o{};
+    o.struct_size = sizeof o;
+    o.num_cores = 2;
+    o.device_bytes_per_core = 160ull << 20;
+    o.pinned_host_bytes = 192ull << 20;
+    ASSERT_OK(neuronmem_client_create(&o, &client_));
+  }
+  void TearDown() override { EXPECT_OK(neuronmem_client_destroy(client_)); }
+
+  neuronmem_memory_t* Mem(int id) {
+    neuronmem_memory_t* m = nullptr;
+    EXPECT_OK(neuronmem_client_lookup_memory(client_, id, &m));
+    return m;
+  }
+  neuronmem_memory_kind_t Kind(neuronmem_memory_t* m) {
+    neuronmem_memory_kind_t k;
+    EXPECT_OK(neuronmem_memory_kind(m, &k));
+    return k;
+  }
+
+  neuronmem_buffer_from_host_args_t Args(const void* data, uint64_t bytes, neuronmem_memory_t* m,
+                                         uint32_t semantics = NEURONMEM_HOST_BUFFER_IMMUTABLE_UNTIL_TRANSFER_COMPLETES) {
+    dims_[0] = static_cast<int64_t>(bytes);
+    neuronmem_buffer_from_host_args_t a{};
+    a.struct_size = sizeof a;
+    a.data = data;
+    a.element_type = NEURONMEM_ELEMENT_TYPE_U8;
+    a.host_buffer_semantics = semantics;
+    a.dims = dims_;
+    a.num_dims = 1;
+    a.memory = m;
+    return a;
+  }
+
+  neuronmem_buffer_t* Upload(const std::vector<uint8_t>& data, neuronmem_memory_t* m) {
+    auto a = Args(data.data(), data.size(), m);
+    neuronmem_buffer_t* b = nullptr;
+    neuronmem_event_t* ready = nullptr;
+    neuronmem_status_t* s = neuronmem_buffer_from_host(client_, &a, &b, &ready, nullptr);
+    EXPECT_EQ(s, nullptr) << Take(s).message;
+    EXPECT_OK(neuronmem_event_wait(ready, -1));
+    neuronmem_event_destroy(ready);
+    return b;
+  }
+
+  std::vector<uint8_t> Download(neuronmem_buffer_t* b) {
+    uint64_t n = 0;
+    EXPECT_OK(neuronmem_buffer_on_device_size(b, &n));
+    std::vector<uint8_t> out(n, 0xEE);
+    EXPECT_OK(neuronmem_buffer_read(b, 0, out.data(), n, nullptr, 0, nullptr));
+    return out;
+  }
+
+  neuronmem_client_t* client_ = nullptr;
+  int64_t dims_[1] = {0};
+};
+
+TEST_F(CopyTest, RoundTripsEveryKindPairAndCore) {
+  // Memories 0..5: device/pinned of core 0 and 1, unpinned of core 0 and 1.
+  const std::vector<size_t> sizes = {0, 1, 7, 63, 4095, 4096, 100003, 1u << 20};
+  for (int src_id = 0; src_id < 6; ++src_id) {
+    for (int dst_id = 0; dst_id < 6; ++dst_id) {
+      for (size_t size : sizes) {
+        SCOPED_TRACE("src " + std::to_string(src_id) + " dst " + std::to_string(dst_id) + " size " +
+                     std::to_string(size));
+        auto data = Pattern(size, static_cast<uint32_t>(src_id * 100 + dst_id + size));
+        neuronmem_buffer_t* a = Upload(data, Mem(src_id));
+        ASSERT_NE(a, nullptr);
+        neuronmem_buffer_t* b = nullptr;
+        neuronmem_event_t* ready = nullptr;
+        ASSERT_OK(neuronmem_buffer_copy_to_memory(a, Mem(dst_id), nullptr, 0, &b, &ready));
+        ASSERT_OK(neuronmem_event_wait(ready, -1));
+        neuronmem_event_destroy(ready);
+        neuronmem_memory_t* where = nullptr;
+        ASSERT_OK(neuronmem_buffer_memory(b, &where));
+        EXPECT_EQ(where, Mem(dst_id));
+        EXPECT_EQ(Download(b), data);
+        EXPECT_EQ(Download(a), data);  // the source is untouched
+        neuronmem_buffer_destroy(a);
+        neuronmem_buffer_destroy(b);
+      }
+    }
+  }
+}
+
+TEST_F(CopyTest, LargeAndUnalignedRoundTrips) {
+  for (int id : {0, 1, 2, 4}) {
+    auto data = Pattern((64u << 20) + 3, static_cast<uint32_t>(id));
+    // Unaligned source pointer and odd size.
+    auto a = Args(data.data() + 3, data.size() - 3, Mem(id));
+    neuronmem_buffer_t* b = nullptr;
+    neuronmem_event_t* ready = nullptr;
+    ASSERT_OK(neuronmem_buffer_from_host(client_, &a, &b, &ready, nullptr));
+    ASSERT_OK(neuronmem_event_wait(ready, -1));
+    neuronmem_event_destroy(ready);
+    std::vector<uint8_t> out(data.size() - 3);
+    ASSERT_OK(neuronmem_buffer_read(b, 0, out.data(), out.size(), nullptr, 0, nullptr));
+    EXPECT_TRUE(std::equal(out.begin(), out.end(), data.begin() + 3));
+    // A byte range at an odd offset.
+    std::vector<uint8_t> part(12345);
+    ASSERT_OK(neuronmem_buffer_read(b, 777777, part.data(), part.size(), nullptr, 0, nullptr));
+    EXPECT_TRUE(std::equal(part.begin(), part.end(), data.begin() + 3 + 777777));
+    neuronmem_buffer_destroy(b);
+  }
+}
+
+TEST_F(CopyTest, ZeroCopyPinnedUploadAliasesTheArena) {
+  void* host = nullptr;
+  ASSERT_OK(neuronmem_host_allocate(client_, 4096, 0, &host));
+  std::memset(host, 0x11, 4096);
+  auto a = Args(host, 4096, Mem(1), NEURONMEM_HOST_BUFFER_MUTABLE_ZERO_COPY);
+  neuronmem_buffer_t* b = nullptr;
+  neuronmem_event_t* ready = nullptr;
+  neuronmem_event_t* done_host = nullptr;
+  neuronmem_memory_stats_t before{}, after{};
+  before.struct_size = after.struct_size = sizeof before;
+  ASSERT_OK(neuronmem_memory_get_stats(Mem(1), &before));
+  ASSERT_OK(neuronmem_buffer_from_host(client_, &a, &b, &ready, &done_host));
+  ASSERT_OK(neuronmem_memory_get_stats(Mem(1), &after));
+  EXPECT_EQ(after.live_allocations, before.live_allocations) << "zero-copy must not allocate";
+  int32_t zc = 0, is_ready = 0;
+  ASSERT_OK(neuronmem_buffer_is_zero_copy(b, &zc));
+  EXPECT_EQ(zc, 1);
+  ASSERT_OK(neuronmem_event_is_ready(ready, &is_ready));
+  EXPECT_EQ(is_ready, 1);
+  ASSERT_OK(neuronmem_event_is_ready(done_host, &is_ready));
+  EXPECT_EQ(is_ready, 0) << "the buffer still uses the host memory";
+  // The caller writes the metadata in place; the buffer sees it (mutable zero-copy).
+  static_cast<uint8_t*>(host)[5] = 0x77;
+  uint8_t byte = 0;
+  ASSERT_OK(neuronmem_buffer_read(b, 5, &byte, 1, nullptr, 0, nullptr));
+  EXPECT_EQ(byte, 0x77);
+  neuronmem_buffer_destroy(b);
+  ASSERT_OK(neuronmem_event_is_ready(done_host, &is_ready));
+  EXPECT_EQ(is_ready, 1);
+  neuronmem_event_destroy(ready);
+  neuronmem_event_destroy(done_host);
+  EXPECT_OK(neuronmem_host_free(client_, host));
+
+  // Outside the pinned arena, zero-copy to pinned_host falls back to a copy.
+  std::vector<uint8_t> heap(256, 3);
+  auto c = Args(heap.data(), heap.size(), Mem(1), NEURONMEM_HOST_BUFFER_IMMUTABLE_ZERO_COPY);
+  ASSERT_OK(neuronmem_buffer_from_host(client_, &c, &b, nullptr, nullptr));
+  ASSERT_OK(neuronmem_buffer_is_zero_copy(b, &zc));
+  EXPECT_EQ(zc, 0);
+  heap[0] = 9;  // not aliased: the buffer keeps its copy
+  EXPECT_EQ(Download(b)[0], 3);
+  neuronmem_buffer_destroy(b);
+}
+
+TEST_F(CopyTest, OnlyDuringCallLetsTheCallerReuseTheDataAtOnce) {
+  for (size_t size : {size_t{64}, size_t{8u << 20}}) {
+    std::vector<uint8_t> data(size, 0x42);
+    auto a = Args(data.data(), size, Mem(0), NEURONMEM_HOST_BUFFER_IMMUTABLE_ONLY_DURING_CALL);
+    neuronmem_buffer_t* b = nullptr;
+    neuronmem_event_t* ready = nullptr;
+    ASSERT_OK(neuronmem_buffer_from_host(client_, &a, &b, &ready, nullptr));
+    std::fill(data.begin(), data.end(), 0);  // allowed right after the call
+    ASSERT_OK(neuronmem_event_wait(ready, -1));
+    neuronmem_event_destroy(ready);
+    auto out = Download(b);
+    EXPECT_EQ(out, std::vector<uint8_t>(size, 0x42));
+    neuronmem_buffer_destroy(b);
+  }
+}
+
+TEST_F(CopyTest, StridedHostDataIsGathered) {
+  // A 3x4 int32 view with a row pitch of 8 elements (32 bytes).
+  std::vector<int32_t> host(3 * 8);
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 8; ++c) host[r * 8 + c] = r * 100 + c;
+  int64_t dims[2] = {3, 4};
+  int64_t strides[2] = {32, 4};
+  neuronmem_buffer_from_host_args_t a{};
+  a.struct_size = sizeof a;
+  a.data = host.data();
+  a.element_type = NEURONMEM_ELEMENT_TYPE_S32;
+  a.dims = dims;
+  a.num_dims = 2;
+  a.byte_strides = strides;
+  a.memory = Mem(2);
+  neuronmem_buffer_t* b = nullptr;
+  ASSERT_OK(neuronmem_buffer_from_host(client_, &a, &b, nullptr, nullptr));
+  std::vector<int32_t> out(12);
+  ASSERT_OK(neuronmem_buffer_read(b, 0, out.data(), 48, nullptr, 0, nullptr));
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 4; ++c) EXPECT_EQ(out[r * 4 + c], r * 100 + c);
+  const int64_t* d = nullptr;
+  size_t rank = 0;
+  ASSERT_OK(neuronmem_buffer_dims(b, &d, &rank));
+  ASSERT_EQ(rank, 2u);
+  EXPECT_EQ(d[0], 3);
+  EXPECT_EQ(d[1], 4);
+  neuronmem_element_type_t t;
+  ASSERT_OK(neuronmem_buffer_element_type(b, &t));
+  EXPECT_EQ(t, NEURONMEM_ELEMENT_TYPE_S32);
+  uint64_t bytes = 0;
+  ASSERT_OK(neuronmem_buffer_on_device_size(b, &bytes));
+  EXPECT_EQ(bytes, 48u);
+  neuronmem_device_t* dev = nullptr;
+  ASSERT_OK(neuronmem_buffer_device(b, &dev));
+  neuronmem_device_description_t dd{};
+  dd.struct_size = sizeof dd;
+  ASSERT_OK(neuronmem_device_describe(dev, &dd));
+  EXPECT_EQ(dd.id, 1);
+  neuronmem_buffer_destroy(b);
+}
+
+TEST_F(CopyTest, InPlaceWritesAndOrderingWithinAQueue) {
+  // A block table: 64 rows of 32 int32. Queue many writes behind a large upload on the same core; reads
+  // queued after them see every write, in order.
+  std::vector<uint8_t> big = Pattern(32u << 20, 1);
+  auto a = Args(big.data(), big.size(), Mem(0));
+  neuronmem_buffer_t* bigbuf = nullptr;
+  neuronmem_event_t* big_ready = nullptr;
+  ASSERT_OK(neuronmem_buffer_from_host(client_, &a, &bigbuf, &big_ready, nullptr));
+
+  std::vector<int32_t> table(64 * 32, 0);
+  neuronmem_buffer_t* bt = nullptr;
+  int64_t dims[2] = {64, 32};
+  ASSERT_OK(neuronmem_buffer_allocate(client_, Mem(0), NEURONMEM_ELEMENT_TYPE_S32, dims, 2, &bt));
+  std::vector<std::vector<int32_t>> rows(200, std::vector<int32_t>(32));
+  std::vector<neuronmem_event_t*> events;
+  for (int i = 0; i < 200; ++i) {
+    for (int c = 0; c < 32; ++c) rows[i][c] = i * 1000 + c;
+    neuronmem_event_t* ev = nullptr;
+    const uint64_t row = static_cast<uint64_t>(i % 64);
+    ASSERT_OK(neuronmem_buffer_write(bt, row * 128, rows[i].data(), 128, nullptr, 0, &ev));
+    events.push_back(ev);
+  }
+  std::vector<int32_t> out(64 * 32);
+  neuronmem_event_t* read_ev = nullptr;
+  ASSERT_OK(neuronmem_buffer_read(bt, 0, out.data(), out.size() * 4, nullptr, 0, &read_ev));
+  ASSERT_OK(neuronmem_event_wait(read_ev, -1));
+  // Every earlier event on the queue completed before the read's.
+  for (auto* ev : events) {
+    int32_t r = 0;
+    ASSERT_OK(neuronmem_event_is_ready(ev, &r));
+    EXPECT_EQ(r, 1);
+    neuronmem_event_destroy(ev);
+  }
+  int32_t r = 0;
+  ASSERT_OK(neuronmem_event_is_ready(big_ready, &r));
+  EXPECT_EQ(r, 1);
+  for (int row = 0; row < 64; ++row) {
+    const int last = row + 64 * ((199 - row) / 64);  // the last write to this row
+    for (int c = 0; c < 32; ++c) ASSERT_EQ(out[row * 32 + c], last * 1000 + c) << row;
+  }
+  neuronmem_event_destroy(read_ev);
+  neuronmem_event_destroy(big_ready);
+  neuronmem_buffer_destroy(bigbuf);
+  neuronmem_buffer_destroy(bt);
+}
+
+struct CallbackCount {
+  std::atomic<int> calls{0};
+  std::atomic<int> errors{0};
+};
+void CountCallback(const neuronmem_status_t* error, void* user_data) {
+  auto* c = static_cast<CallbackCount*>(user_data);
+  c->calls.fetch_add(1);
+  if (error) c->errors.fetch_add(1);
+}
+
+TEST_F(CopyTest, EventChainsAndCallbacksRunExactlyOnce) {
+  // upload (core 0) -> copy to core 1 -> download, each waiting on the previous event, nothing blocking.
+  auto data = Pattern(16u << 20, 5);
+  auto a = Args(data.data(), data.size(), Mem(0));
+  neuronmem_buffer_t* up = nullptr;
+  neuronmem_event_t* e1 = nullptr;
+  ASSERT_OK(neuronmem_buffer_from_host(client_, &a, &up, &e1, nullptr));
+  neuronmem_buffer_t* moved = nullptr;
+  neuronmem_event_t* e2 = nullptr;
+  ASSERT_OK(neuronmem_buffer_copy_to_memory(up, Mem(2), &e1, 1, &moved, &e2));
+  std::vector<uint8_t> out(data.size());
+  neuronmem_event_t* e3 = nullptr;
+  ASSERT_OK(neuronmem_buffer_read(moved, 0, out.data(), out.size(), &e2, 1, &e3));
+  CallbackCount before_done, after_done;
+  ASSERT_OK(neuronmem_event_on_ready(e3, CountCallback, &before_done));
+  ASSERT_OK(neuronmem_event_wait(e3, -1));
+  EXPECT_EQ(out, data);
+  ASSERT_OK(neuronmem_event_on_ready(e3, CountCallback, &after_done));  // already ready: runs now
+  EXPECT_EQ(after_done.calls.load(), 1);
+  // The callback registered before completion may run on a worker just after wait returns.
+  for (int i = 0; i < 1000 && before_done.calls.load() == 0; ++i) usleep(1000);
+  EXPECT_EQ(before_done.calls.load(), 1);
+  EXPECT_EQ(before_done.errors.load(), 0);
+  usleep(10000);
+  EXPECT_EQ(before_done.calls.load(), 1);
+  EXPECT_EQ(after_done.calls.load(), 1);
+  for (auto* e : {e1, e2, e3}) neuronmem_event_destroy(e);
+  neuronmem_buffer_destroy(up);
+  neuronmem_buffer_destroy(moved);
+}
+
+TEST_F(CopyTest, WaitWithTimeoutAndErrorQueries) {
+  auto data = Pattern(64u << 20, 9);
+  auto a = Args(data.data(), data.size(), Mem(0));
+  neuronmem_buffer_t* b = nullptr;
+  neuronmem_event_t* e = nullptr;
+  ASSERT_OK(neuronmem_buffer_from_host(client_, &a, &b, &e, nullptr));
+  neuronmem_status_t* err = nullptr;
+  int32_t ready = 0;
+  ASSERT_OK(neuronmem_event_is_ready(e, &ready));
+  if (!ready) {
+    Result r = Take(neuronmem_event_get_error(e, &err));
+    EXPECT_EQ(r.code, NEURONMEM_STATUS_FAILED_PRECONDITION);
+    r = Take(neuronmem_event_wait(e, 1000));  // 1 us: a 64 MiB upload is not done yet
+    EXPECT_TRUE(r.code == NEURONMEM_STATUS_DEADLINE_EXCEEDED || r.code == NEURONMEM_STATUS_OK) << r.message;
+  }
+  ASSERT_OK(neuronmem_event_wait(e, 10ll * 1000 * 1000 * 1000));
+  ASSERT_OK(neuronmem_event_get_error(e, &err));
+  EXPECT_EQ(err, nullptr);
+  neuronmem_event_destroy(e);
+  neuronmem_buffer_destroy(b);
+}
+
+TEST_F(CopyTest, DeletedBuffersAndOutOfRangeGiveStatuses) {
+  auto data = Pattern(1000, 2);
+  neuronmem_buffer_t* b = Upload(data, Mem(0));
+  uint8_t tmp[16];
+  Result r = Take(neuronmem_buffer_read(b, 995, tmp, 10, nullptr, 0, nullptr));
+  EXPECT_EQ(r.code, NEURONMEM_STATUS_OUT_OF_RANGE);
+  EXPECT_NE(r.message.find("past the end"), std::string::npos) << r.message;
+  EXPECT_EQ(Take(neuronmem_buffer_write(b, UINT64_MAX, tmp, 2, nullptr, 0, nullptr)).code,
+            NEURONMEM_STATUS_OUT_OF_RANGE);
+  neuronmem_memory_stats_t st{};
+  st.struct_size = sizeof st;
+  ASSERT_OK(neuronmem_memory_get_stats(Mem(0), &st));
+  const uint64_t live_before = st.live_allocations;
+  ASSERT_OK(neuronmem_buffer_delete(b));
+  ASSERT_OK(neuronmem_memory_get_stats(Mem(0), &st));
+  EXPECT_EQ(st.live_allocations, live_before - 1) << "delete releases the memory when nothing is pending";
+  int32_t deleted = 0;
+  ASSERT_OK(neuronmem_buffer_is_deleted(b, &deleted));
+  EXPECT_EQ(deleted, 1);
+  r = Take(neuronmem_buffer_read(b, 0, tmp, 1, nullptr, 0, nullptr));
+  EXPECT_EQ(r.code, NEURONMEM_STATUS_FAILED_PRECONDITION);
+  EXPECT_NE(r.message.find("deleted"), std::string::npos);
+  EXPECT_EQ(Take(neuronmem_buffer_write(b, 0, tmp, 1, nullptr, 0, nullptr)).code,
+            NEURONMEM_STATUS_FAILED_PRECONDITION);
+  neuronmem_buffer_t* c = nullptr;
+  EXPECT_EQ(Take(neuronmem_buffer_copy_to_memory(b, Mem(1), nullptr, 0, &c, nullptr)).code,
+            NEURONMEM_STATUS_FAILED_PRECONDITION);
+  EXPECT_EQ(c, nullptr);
+  ASSERT_OK(neuronmem_buffer_delete(b));  // twice is a no-op
+  neuronmem_buffer_destroy(b);
+  neuronmem_buffer_destroy(nullptr);
+}
+
+TEST_F(CopyTest, DeleteWhileATransferIsPendingWaitsForIt) {
+  // A write queued behind a large upload holds the destination's memory until it has run.
+  auto big = Pattern(32u << 20, 3);
+  neuronmem_buffer_t* blocker = nullptr;
+  neuronmem_event_t* be = nullptr;
+  auto a = Args(big.data(), big.size(), Mem(0));
+  ASSERT_OK(neuronmem_buffer_from_host(client_, &a, &blocker, &be, nullptr));
+  std::vector<uint8_t> small(4096, 1);
+  neuronmem_buffer_t* target = nullptr;
+  int64_t dims[1] = {4096};
+  ASSERT_OK(neuronmem_buffer_allocate(client_, Mem(0), NEURONMEM_ELEMENT_TYPE_U8, dims, 1, &target));
+  std::vector<uint8_t> out(4096);
+  neuronmem_event_t* re = nullptr;
+  ASSERT_OK(neuronmem_buffer_read(target, 0, out.data(), 4096, &be, 1, &re));
+  ASSERT_OK(neuronmem_buffer_delete(target));
+  // The read was submitted before the delete but runs after it: it fails cleanly, never touching freed memory.
+  Result r = Take(neuronmem_event_wait(re, -1));
+  EXPECT_EQ(r.code, NEURONMEM_STATUS_FAILED_PRECONDITION) << r.message;
+  neuronmem_memory_stats_t st{};
+  st.struct_size = sizeof st;
+  ASSERT_OK(neuronmem_event_wait(be, -1));
+  neuronmem_event_destroy(re);
+  neuronmem_event_destroy(be);
+  neuronmem_buffer_destroy(target);
+  neuronmem_buffer_destroy(blocker);
+  ASSERT_OK(neuronmem_memory_get_stats(Mem(0), &st));
+  EXPECT_EQ(st.live_allocations, 0u);
+}
+
+TEST_F(CopyTest, InjectedFaultsFailTheEventKeepTheSourceAndLaterTransfersWork) {
+  auto data = Pattern(8192, 4);
+  neuronmem_buffer_t* src = Upload(data, Mem(0));
+  client_->copy_engine->InjectFaults(1);
+  neuronmem_buffer_t* dst = nullptr;
+  neuronmem_event_t* e = nullptr;
+  ASSERT_OK(neuronmem_buffer_copy_to_memory(src, Mem(2), nullptr, 0, &dst, &e));
+  Result r = Take(neuronmem_event_wait(e, -1));
+  EXPECT_EQ(r.code, NEURONMEM_STATUS_INTERNAL);
+  EXPECT_NE(r.message.find("injected fault"), std::string::npos);
+  neuronmem_status_t* err = nullptr;
+  ASSERT_OK(neuronmem_event_get_error(e, &err));
+  EXPECT_EQ(neuronmem_status_code(err), NEURONMEM_STATUS_INTERNAL);
+  neuronmem_status_free(err);
+  // A read that depends on the failed copy fails too, with the cause in its message.
+  uint8_t b;
+  neuronmem_event_t* e2 = nullptr;
+  ASSERT_OK(neuronmem_buffer_read(dst, 0, &b, 1, nullptr, 0, &e2));
+  r = Take(neuronmem_event_wait(e2, -1));
+  EXPECT_NE(r.message.find("dependency failed"), std::string::npos) << r.message;
+  EXPECT_EQ(Download(src), data) << "the source is never modified";
+  // Later transfers on the queue still run.
+  neuronmem_buffer_t* again = nullptr;
+  neuronmem_event_t* e3 = nullptr;
+  ASSERT_OK(neuronmem_buffer_copy_to_memory(src, Mem(2), nullptr, 0, &again, &e3));
+  ASSERT_OK(neuronmem_event_wait(e3, -1));
+  EXPECT_EQ(Download(again), data);
+  for (auto* ev : {e, e2, e3}) neuronmem_event_destroy(ev);
+  for (auto* bb : {src, dst, again}) neuronmem_buffer_destroy(bb);
+}
+
+TEST_F(CopyTest, QueuedFaultAlsoFailsOnlyItsOwnTransfer) {
+  auto big = Pattern(32u << 20, 8);
+  auto a = Args(big.data(), big.size(), Mem(0));
+  neuronmem_buffer_t* b1 = nullptr;
+  neuronmem_event_t* e1 = nullptr;
+  client_->copy_engine->InjectFaults(1);  // hits the large (queued) upload
+  ASSERT_OK(neuronmem_buffer_from_host(client_, &a, &b1, &e1, nullptr));
+  auto small = Pattern(100, 1);
+  auto a2 = Args(small.data(), small.size(), Mem(0));
+  neuronmem_buffer_t* b2 = nullptr;
+  neuronmem_event_t* e2 = nullptr;
+  ASSERT_OK(neuronmem_buffer_from_host(client_, &a2, &b2, &e2, nullptr));
+  EXPECT_EQ(Take(neuronmem_event_wait(e1, -1)).code, NEURONMEM_STATUS_INTERNAL);
+  EXPECT_OK(neuronmem_event_wait(e2, -1));
+  EXPECT_EQ(Download(b2), small);
+  neuronmem_event_destroy(e1);
+  neuronmem_event_destroy(e2);
+  neuronmem_buffer_destroy(b1);
+  neuronmem_buffer_destroy(b2);
+}
+
+TEST_F(CopyTest, ChunkedUploadStreamsIntoAPreCreatedBuffer) {
+  auto data = Pattern(10u << 20, 6);
+  int64_t dims[1] = {static_cast<int64_t>(data.size())};
+  neuronmem_buffer_t* b = nullptr;
+  ASSERT_OK(neuronmem_buffer_allocate(client_, Mem(2), NEURONMEM_ELEMENT_TYPE_U8, dims, 1, &b));
+  const uint64_t chunk = 3u << 20;
+  std::vector<neuronmem_event_t*> evs;
+  for (uint64_t off = 0; off < data.size(); off += chunk) {
+    const uint64_t n = std::min<uint64_t>(chunk, data.size() - off);
+    neuronmem_event_t* e = nullptr;
+    ASSERT_OK(neuronmem_buffer_upload_chunk(b, off, data.data() + off, n, off + n == data.size(), &e));
+    evs.push_back(e);
+  }
+  neuronmem_event_t* def = nullptr;
+  ASSERT_OK(neuronmem_buffer_ready_event(b, &def));
+  ASSERT_OK(neuronmem_event_wait(def, -1));
+  for (auto* e : evs) {
+    int32_t r = 0;
+    ASSERT_OK(neuronmem_event_is_ready(e, &r));
+    EXPECT_EQ(r, 1);
+    neuronmem_event_destroy(e);
+  }
+  EXPECT_EQ(Download(b), data);
+  Result r = Take(neuronmem_buffer_upload_chunk(b, 0, data.data(), 1, 0, nullptr));
+  EXPECT_EQ(r.code, NEURONMEM_STATUS_FAILED_PRECONDITION);
+  EXPECT_EQ(Take(neuronmem_buffer_upload_chunk(b, data.size(), data.data(), 1, 1, nullptr)).code,
+            NEURONMEM_STATUS_OUT_OF_RANGE);
+  neuronmem_event_destroy(def);
+  neuronmem_buffer_destroy(b);
+}
+
+TEST_F(CopyTest, FileLoadsIntoEveryKind) {
+  char path[] = "/tmp/neuronmem-load-XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  auto data = Pattern((20u << 20) + 13, 7);
+  ASSERT_EQ(write(fd, data.data(), data.size()), static_cast<ssize_t>(data.size()));
+  close(fd);
+  for (int id : {0, 1, 3, 5}) {
+    int64_t dims[1] = {static_cast<int64_t>(data.size() - 1000)};
+    neuronmem_buffer_t* b = nullptr;
+    ASSERT_OK(neuronmem_buffer_allocate(client_, Mem(id), NEURONMEM_ELEMENT_TYPE_U8, dims, 1, &b));
+    neuronmem_event_t* e = nullptr;
+    ASSERT_OK(neuronmem_buffer_load_file(b, path, 1000, data.size() - 1000, 0, nullptr, 0, &e));
+    ASSERT_OK(neuronmem_event_wait(e, -1));
+    neuronmem_event_destroy(e);
+    auto out = Download(b);
+    EXPECT_TRUE(std::equal(out.begin(), out.end(), data.begin() + 1000)) << id;
+    // Statuses for bad ranges and files.
+    Result r = Take(neuronmem_buffer_load_file(b, path, data.size() - 10, 20, 0, nullptr, 0, nullptr));
+    EXPECT_EQ(r.code, NEURONMEM_STATUS_OUT_OF_RANGE);
+    EXPECT_NE(r.message.find("past its end"), std::string::npos) << r.message;
+    r = Take(neuronmem_buffer_load_file(b, "/nonexistent/weights.bin", 0, 10, 0, nullptr, 0, nullptr));
+    EXPECT_EQ(r.code, NEURONMEM_STATUS_NOT_FOUND);
+    EXPECT_NE(r.message.find("/nonexistent/weights.bin"), std::string::npos);
+    r = Take(neuronmem_buffer_load_file(b, path, 0, 10, dims[0] - 5, nullptr, 0, nullptr));
+    EXPECT_EQ(r.code, NEURONMEM_STATUS_OUT_OF_RANGE);
+    neuronmem_buffer_destroy(b);
+  }
+  // A short file: the requested range is past its end.
+  char short_path[] = "/tmp/neuronmem-short-XXXXXX";
+  fd = mkstemp(short_path);
+  ASSERT_EQ(write(fd, "abc", 3), 3);
+  close(fd);
+  int64_t dims[1] = {16};
+  neuronmem_buffer_t* b = nullptr;
+  ASSERT_OK(neuronmem_buffer_allocate(client_, Mem(0), NEURONMEM_ELEMENT_TYPE_U8, dims, 1, &b));
+  EXPECT_EQ(Take(neuronmem_buffer_load_file(b, short_path, 0, 16, 0, nullptr, 0, nullptr)).code,
+            NEURONMEM_STATUS_OUT_OF_RANGE);
+  ASSERT_OK(neuronmem_buffer_load_file(b, short_path, 0, 3, 0, nullptr, 0, nullptr));
+  uint8_t got[3];
+  ASSERT_OK(neuronmem_buffer_read(b, 0, got, 3, nullptr, 0, nullptr));
+  EXPECT_EQ(std::memcmp(got, "abc", 3), 0);
+  neuronmem_buffer_destroy(b);
+  unlink(path);
+  unlink(short_path);
+}
+
+TEST_F(CopyTest, BatchUploadCreatesEveryBufferWithOneEvent) {
+  std::vector<std::vector<uint8_t>> datas;
+  std::vector<neuronmem_buffer_from_host_args_t> args;
+  std::vector<int64_t> dims(6);
+  for (int i = 0; i < 6; ++i) datas.push_back(Pattern(1000 * (i + 1) + (i == 5 ? (8u << 20) : 0), 40 + i));
+  for (int i = 0; i < 6; ++i) {
+    dims[i] = static_cast<int64_t>(datas[i].size());
+    neuronmem_buffer_from_host_args_t a{};
+    a.struct_size = sizeof a;
+    a.data = datas[i].data();
+    a.element_type = NEURONMEM_ELEMENT_TYPE_U8;
+    a.dims = &dims[i];
+    a.num_dims = 1;
+    a.memory = Mem(i);
+    args.push_back(a);
+  }
+  std::vector<neuronmem_buffer_t*> bufs(6);
+  neuronmem_event_t* e = nullptr;
+  ASSERT_OK(neuronmem_buffers_from_host_batch(client_, args.data(), args.size(), bufs.data(), &e));
+  ASSERT_OK(neuronmem_event_wait(e, -1));
+  for (int i = 0; i < 6; ++i) {
+    neuronmem_memory_t* m = nullptr;
+    ASSERT_OK(neuronmem_buffer_memory(bufs[i], &m));
+    EXPECT_EQ(m, Mem(i));
+    EXPECT_EQ(Download(bufs[i]), datas[i]);
+    neuronmem_buffer_destroy(bufs[i]);
+  }
+  neuronmem_event_destroy(e);
+  // A bad element anywhere fails the whole batch and creates nothing.
+  args[3].element_type = 99;
+  Result r = Take(neuronmem_buffers_from_host_batch(client_, args.data(), args.size(), bufs.data(), &e));
+  EXPECT_EQ(r.code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(r.message.find("args[3]"), std::string::npos) << r.message;
+  for (auto* b : bufs) EXPECT_EQ(b, nullptr);
+  neuronmem_memory_stats_t st{};
+  st.struct_size = sizeof st;
+  ASSERT_OK(neuronmem_memory_get_stats(Mem(0), &st));
+  EXPECT_EQ(st.live_allocations, 0u);
+}
+
+TEST_F(CopyTest, BadArgumentsAreInvalidArgument) {
+  std::vector<uint8_t> d(8);
+  auto a = Args(d.data(), 8, Mem(0));
+  neuronmem_buffer_t* b = reinterpret_cast<neuronmem_buffer_t*>(1);
+  EXPECT_EQ(Take(neuronmem_buffer_from_host(nullptr, &a, &b, nullptr, nullptr)).code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(b, nullptr);
+  a.struct_size = 8;
+  EXPECT_EQ(Take(neuronmem_buffer_from_host(client_, &a, &b, nullptr, nullptr)).code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  a = Args(d.data(), 8, Mem(0));
+  a.element_type = 13;
+  EXPECT_EQ(Take(neuronmem_buffer_from_host(client_, &a, &b, nullptr, nullptr)).code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  a = Args(d.data(), 8, Mem(0));
+  int64_t neg[1] = {-1};
+  a.dims = neg;
+  Result r = Take(neuronmem_buffer_from_host(client_, &a, &b, nullptr, nullptr));
+  EXPECT_EQ(r.code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(r.message.find("dims[0]"), std::string::npos) << r.message;
+  int64_t huge[3] = {1ll << 40, 1ll << 40, 1ll << 40};
+  a.dims = huge;
+  a.num_dims = 3;
+  r = Take(neuronmem_buffer_from_host(client_, &a, &b, nullptr, nullptr));
+  EXPECT_NE(r.message.find("overflows"), std::string::npos) << r.message;
+  a = Args(nullptr, 8, Mem(0));
+  EXPECT_EQ(Take(neuronmem_buffer_from_host(client_, &a, &b, nullptr, nullptr)).code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  a = Args(d.data(), 8, Mem(0));
+  a.num_dims = NEURONMEM_MAX_RANK + 1;
+  EXPECT_EQ(Take(neuronmem_buffer_from_host(client_, &a, &b, nullptr, nullptr)).code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  // A memory of another client.
+  neuronmem_client_options_t o{};
+  o.struct_size = sizeof o;
+  o.num_cores = 1;
+  o.device_bytes_per_core = 2u << 20;
+  o.pinned_host_bytes = 32u << 20;
+  neuronmem_client_t* other = nullptr;
+  ASSERT_OK(neuronmem_client_create(&o, &other));
+  neuronmem_memory_t* foreign = nullptr;
+  ASSERT_OK(neuronmem_client_lookup_memory(other, 0, &foreign));
+  a = Args(d.data(), 8, foreign);
+  r = Take(neuronmem_buffer_from_host(client_, &a, &b, nullptr, nullptr));
+  EXPECT_EQ(r.code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(r.message.find("another client"), std::string::npos) << r.message;
+  EXPECT_OK(neuronmem_client_destroy(other));
+  // Device memory exhaustion names the memory.
+  std::vector<uint8_t> big(200u << 20);
+  a = Args(big.data(), big.size(), Mem(2));
+  r = Take(neuronmem_buffer_from_host(client_, &a, &b, nullptr, nullptr));
+  EXPECT_EQ(r.code, NEURONMEM_STATUS_RESOURCE_EXHAUSTED);
+  EXPECT_NE(r.message.find("NeuronMemory(id=2, kind=device)"), std::string::npos) << r.message;
+  neuronmem_event_t* ev = nullptr;
+  EXPECT_EQ(Take(neuronmem_event_wait(nullptr, 0)).code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(Take(neuronmem_event_on_ready(ev, CountCallback, nullptr)).code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  neuronmem_event_destroy(nullptr);
+  EXPECT_EQ(neuronmem_element_type_size(NEURONMEM_ELEMENT_TYPE_BF16), 2u);
+  EXPECT_EQ(neuronmem_element_type_size(static_cast<neuronmem_element_type_t>(77)), 0u);
+}
+
+TEST(CopyClient, DestroyWithLiveBuffersIsReportedAndBufferDestroyStaysSafe) {
+  neuronmem_client_options_t o{};
+  o.struct_size = sizeof o;
+  o.num_cores = 1;
+  o.device_bytes_per_core = 4u << 20;
+  o.pinned_host_bytes = 32u << 20;
+  neuronmem_client_t* c = nullptr;
+  ASSERT_OK(neuronmem_client_create(&o, &c));
+  neuronmem_memory_t* m = nullptr;
+  ASSERT_OK(neuronmem_client_lookup_memory(c, 0, &m));
+  int64_t dims[1] = {1000};
+  neuronmem_buffer_t* b = nullptr;
+  ASSERT_OK(neuronmem_buffer_allocate(c, m, NEURONMEM_ELEMENT_TYPE_U8, dims, 1, &b));
+  Result r = Take(neuronmem_client_destroy(c));
+  EXPECT_EQ(r.code, NEURONMEM_STATUS_FAILED_PRECONDITION);
+  EXPECT_NE(r.message.find("kind=device): 1 live allocation(s), 1000 bytes"), std::string::npos) << r.message;
+  neuronmem_buffer_destroy(b);  // after the client: must not touch the freed arena (ASan checks)
+}
+
+TEST(CopyStress, ThreadsUploadAndDownloadConcurrently) {
+  neuronmem_client_options_t o{};
+  o.struct_size = sizeof o;
+  o.num_cores = 2;
+  o.device_bytes_per_core = 64u << 20;
+  o.pinned_host_bytes = 64u << 20;
+  neuronmem_client_t* c = nullptr;
+  ASSERT_OK(neuronmem_client_create(&o, &c));
+  neuronmem_memory_t* mems[6];
+  for (int i = 0; i < 6; ++i) ASSERT_OK(neuronmem_client_lookup_memory(c, i, &mems[i]));
+  std::atomic<int> mismatches{0}, failures{0};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < 4; ++t) {
+    ts.emplace_back([&, t] {
+      std::mt19937 rng(t);
+      for (int i = 0; i < 150; ++i) {
+        const size_t size = (rng() % 4 == 0) ? (1u << 20) + rng() % 1000 : 1 + rng() % 5000;
+        auto data = Pattern(size, static_cast<uint32_t>(t * 1000 + i));
+        int64_t dims[1] = {static_cast<int64_t>(size)};
+        neuronmem_buffer_from_host_args_t a{};
+        a.struct_size = sizeof a;
+        a.data = data.data();
+        a.element_type = NEURONMEM_ELEMENT_TYPE_U8;
+        a.dims = dims;
+        a.num_dims = 1;
+        a.memory = mems[rng() % 6];
+        neuronmem_buffer_t* b = nullptr;
+        neuronmem_event_t* e = nullptr;
+        if (neuronmem_status_t* s = neuronmem_buffer_from_host(c, &a, &b, &e, nullptr)) {
+          neuronmem_status_free(s);
+          failures++;
+          continue;
+        }
+        neuronmem_buffer_t* b2 = nullptr;
+        neuronmem_event_t* e2 = nullptr;
+        if (neuronmem_status_t* s = neuronmem_buffer_copy_to_memory(b, mems[rng() % 6], &e, 1, &b2, &e2)) {
+          neuronmem_status_free(s);
+          failures++;
+        } else {
+          std::vector<uint8_t> out(size);
+          neuronmem_status_t* s2 = neuronmem_buffer_read(b2, 0, out.data(), size, &e2, 1, nullptr);
+          if (s2) {
+            neuronmem_status_free(s2);
+            failures++;
+          } else if (out != data) {
+            mismatches++;
+          }
+          neuronmem_event_destroy(e2);
+          neuronmem_buffer_destroy(b2);
+        }
+        neuronmem_event_destroy(e);
+        neuronmem_buffer_destroy(b);
+      }
+    });
+  }
+  for (auto& th : ts) th.join();
+  EXPECT_EQ(mismatches.load(), 0);
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_OK(neuronmem_client_destroy(c));
+}
+
+}  // namespace
