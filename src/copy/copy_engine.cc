@@ -121,6 +121,10 @@ Status Use(neuronmem_buffer_t* b, StorageUse* out) {
 Event* DefinitionOf(const neuronmem_buffer_t* b) { return b->definition.load(std::memory_order_acquire); }
 
 void SetDefinition(neuronmem_buffer_t* b, Event* e) {
+  if (e->immortal) {  // the ready event needs no reference: skip the lock and the list
+    b->definition.store(e, std::memory_order_release);
+    return;
+  }
   std::lock_guard<std::mutex> lock(b->definition_mu);
   Retain(e);
   b->definitions.emplace_back(e);
@@ -395,6 +399,28 @@ Status CopyEngine::FromHost(const neuronmem_buffer_from_host_args_t* args, size_
     DestroyBuffers(made.data(), made.size());
     return s;
   };
+  // The decode-metadata fast path: one small dense upload that copies, nothing to wait for, an idle queue.
+  // It runs inline and allocates nothing beyond the buffer itself.
+  if (count == 1 && args[0].struct_size >= min_size && !args[0].extension && !args[0].num_wait_events &&
+      !args[0].byte_strides && args[0].memory && args[0].memory->client == client_ &&
+      args[0].host_buffer_semantics <= NEURONMEM_HOST_BUFFER_IMMUTABLE_UNTIL_TRANSFER_COMPLETES &&
+      inject_faults_.load(std::memory_order_relaxed) == 0) {
+    const neuronmem_buffer_from_host_args_t& a = args[0];
+    const auto type = static_cast<neuronmem_element_type_t>(a.element_type);
+    uint64_t bytes = 0;
+    if (!DenseBytes(type, a.dims, a.num_dims, &bytes) && bytes <= kInlineThreshold && (a.data || !bytes) &&
+        queues_[static_cast<size_t>(a.memory->core)]->pending.load(std::memory_order_acquire) == 0) {
+      Storage* storage = nullptr;
+      NEURONMEM_RETURN_IF_ERROR(NewStorage(a.memory, bytes, &storage));
+      if (bytes) std::memcpy(storage->data, a.data, bytes);
+      neuronmem_buffer_t* b = NewBuffer(client_, a.memory, type, a.dims, a.num_dims, bytes, storage);
+      SetDefinition(b, ReadyEvent());
+      if (ready) *ready = ReadyEvent();
+      if (done_with_host) *done_with_host = ReadyEvent();
+      out_buffers[0] = b;
+      return Ok();
+    }
+  }
 #define FAIL_IF(expr)              \
   do {                             \
     Status _s = (expr);            \

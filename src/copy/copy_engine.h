@@ -32,7 +32,7 @@ struct Op;
 struct Queue;
 
 // Transfers up to this size run inline when their queue is idle (docs/async.md: measured crossover).
-constexpr uint64_t kInlineThreshold = 256u << 10;
+constexpr uint64_t kInlineThreshold = 1u << 20;
 
 class CopyEngine {
  public:
