@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cassert>
-#include <unordered_map>
 #include <vector>
 
 namespace neuronmem::memory {
@@ -25,6 +24,57 @@ inline void Mapping(uint64_t n, int* fl, int* sl) {
   *sl = *fl >= kSlBits ? static_cast<int>((n >> (*fl - kSlBits)) & (kSlCount - 1))
                        : static_cast<int>((n << (kSlBits - *fl)) & (kSlCount - 1));
 }
+
+// Offset -> block index, open addressing with linear probing (no allocation per insert, unlike
+// std::unordered_map: that node allocation was a third of a device alloc+free pair).
+class OffsetMap {
+ public:
+  OffsetMap() { Rehash(64); }
+  void Insert(uint64_t key, uint32_t value) {
+    if ((used_ + 1) * 4 >= keys_.size() * 3) Rehash(size_ * 4 >= keys_.size() ? keys_.size() * 2 : keys_.size());
+    size_t i = Slot(key);
+    while (keys_[i] != kEmpty && keys_[i] != kTomb) i = (i + 1) & mask_;
+    if (keys_[i] == kEmpty) ++used_;
+    keys_[i] = key;
+    values_[i] = value;
+    ++size_;
+  }
+  // Returns the index of key's slot or SIZE_MAX.
+  size_t Find(uint64_t key) const {
+    for (size_t i = Slot(key);; i = (i + 1) & mask_) {
+      if (keys_[i] == key) return i;
+      if (keys_[i] == kEmpty) return SIZE_MAX;
+    }
+  }
+  uint32_t ValueAt(size_t slot) const { return values_[slot]; }
+  void EraseAt(size_t slot) {
+    keys_[slot] = kTomb;
+    --size_;
+  }
+
+ private:
+  static constexpr uint64_t kEmpty = ~0ull;
+  static constexpr uint64_t kTomb = ~0ull - 1;
+  size_t Slot(uint64_t key) const { return static_cast<size_t>(((key >> 6) * 0x9E3779B97F4A7C15ull) >> shift_); }
+  void Rehash(size_t cap) {
+    std::vector<uint64_t> old_keys = std::move(keys_);
+    std::vector<uint32_t> old_values = std::move(values_);
+    keys_.assign(cap, kEmpty);
+    values_.assign(cap, 0);
+    mask_ = cap - 1;
+    shift_ = 64 - __builtin_ctzll(cap);
+    size_ = used_ = 0;
+    for (size_t i = 0; i < old_keys.size(); ++i) {
+      if (old_keys[i] != kEmpty && old_keys[i] != kTomb) Insert(old_keys[i], old_values[i]);
+    }
+  }
+  std::vector<uint64_t> keys_;
+  std::vector<uint32_t> values_;
+  size_t mask_ = 0;
+  int shift_ = 0;
+  size_t size_ = 0;  // live keys
+  size_t used_ = 0;  // live keys + tombstones
+};
 
 }  // namespace
 
@@ -46,7 +96,7 @@ struct Tlsf::Impl {
   uint64_t fl_bitmap = 0;
   uint32_t sl_bitmap[kFlCount] = {};
   uint32_t heads[kFlCount][kSlCount];
-  std::unordered_map<uint64_t, uint32_t> live;  // byte offset -> block
+  OffsetMap live;  // byte offset -> block of each live allocation
   ArenaStats stats;
 
   uint32_t NewBlock(const Block& b) {
@@ -184,7 +234,7 @@ bool Tlsf::Allocate(uint64_t size, uint64_t alignment, uint64_t* offset) {
   b.free = false;
   b.requested = size;
   const uint64_t byte_off = b.offset << s.granule_shift;
-  s.live.emplace(byte_off, i);
+  s.live.Insert(byte_off, i);
   s.stats.bytes_in_use += size;
   s.stats.peak_bytes_in_use = std::max(s.stats.peak_bytes_in_use, s.stats.bytes_in_use);
   ++s.stats.live_allocations;
@@ -195,10 +245,10 @@ bool Tlsf::Allocate(uint64_t size, uint64_t alignment, uint64_t* offset) {
 
 bool Tlsf::Free(uint64_t offset, uint64_t* size) {
   Impl& s = *impl_;
-  auto it = s.live.find(offset);
-  if (it == s.live.end()) return false;
-  uint32_t i = it->second;
-  s.live.erase(it);
+  const size_t slot = s.live.Find(offset);
+  if (slot == SIZE_MAX) return false;
+  uint32_t i = s.live.ValueAt(slot);
+  s.live.EraseAt(slot);
   const uint64_t requested = s.blocks[i].requested;
   s.stats.bytes_in_use -= requested;
   --s.stats.live_allocations;
@@ -220,8 +270,8 @@ bool Tlsf::Free(uint64_t offset, uint64_t* size) {
 }
 
 uint64_t Tlsf::AllocationSize(uint64_t offset) const {
-  auto it = impl_->live.find(offset);
-  return it == impl_->live.end() ? 0 : impl_->blocks[it->second].requested;
+  const size_t slot = impl_->live.Find(offset);
+  return slot == SIZE_MAX ? 0 : impl_->blocks[impl_->live.ValueAt(slot)].requested;
 }
 
 uint64_t Tlsf::LargestFreeBlock() const {
