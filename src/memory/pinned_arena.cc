@@ -93,11 +93,12 @@ mi_heap_t* CreateOwnedHeap(mi_arena_id_t arena_id) {
       pthread_sigmask(SIG_BLOCK, &all, nullptr);
       mi_heap_t* h = mi_heap_new_in_arena(arena_id);
       {
+        // Notify under the lock: the creator may return (destroying mu and cv) as soon as it sees done.
         std::lock_guard<std::mutex> lock(mu);
         heap = h;
         done = true;
+        cv.notify_one();
       }
-      cv.notify_one();
       for (;;) pause();  // parked: keeps the heap alive; never runs again
     });
     owner.detach();
