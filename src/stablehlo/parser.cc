@@ -1,0 +1,1471 @@
+// The StableHLO text parser: a lexer over the source (tokens are views into it) and a recursive-descent
+// parser. Pretty-printed ops are parsed generically: results, name, then the op's tail up to the end of
+// its line at nesting depth 0 (regions and attribute dictionaries may span lines), collecting operands,
+// the callee symbol, named attributes, regions and the trailing type signature. That covers every op of
+// every dialect without a grammar per op; generic-form ops are parsed exactly.
+#include "stablehlo/parser.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace neuronmem::stablehlo {
+
+// ---- IR helpers -------------------------------------------------------------------------------------
+
+uint32_t ElementByteSize(ElementType t) {
+  switch (t) {
+    case ElementType::kI1:
+    case ElementType::kS8:
+    case ElementType::kU8: return 1;
+    case ElementType::kS16:
+    case ElementType::kU16:
+    case ElementType::kF16:
+    case ElementType::kBF16: return 2;
+    case ElementType::kS32:
+    case ElementType::kU32:
+    case ElementType::kF32: return 4;
+    case ElementType::kS64:
+    case ElementType::kU64:
+    case ElementType::kF64:
+    case ElementType::kComplexF32: return 8;
+    case ElementType::kComplexF64: return 16;
+    default: return 0;
+  }
+}
+
+const char* ElementTypeName(ElementType t) {
+  switch (t) {
+    case ElementType::kI1: return "i1";
+    case ElementType::kS8: return "i8";
+    case ElementType::kS16: return "i16";
+    case ElementType::kS32: return "i32";
+    case ElementType::kS64: return "i64";
+    case ElementType::kU8: return "ui8";
+    case ElementType::kU16: return "ui16";
+    case ElementType::kU32: return "ui32";
+    case ElementType::kU64: return "ui64";
+    case ElementType::kF16: return "f16";
+    case ElementType::kBF16: return "bf16";
+    case ElementType::kF32: return "f32";
+    case ElementType::kF64: return "f64";
+    case ElementType::kComplexF32: return "complex<f32>";
+    case ElementType::kComplexF64: return "complex<f64>";
+    case ElementType::kOther: return "other";
+    default: return "unknown";
+  }
+}
+
+const Attribute* Find(const NamedAttrs& attrs, std::string_view key) {
+  for (const auto& kv : attrs) {
+    if (kv.first == key) return &kv.second;
+  }
+  return nullptr;
+}
+
+const Attribute* Attribute::Get(std::string_view key) const { return Find(dict, key); }
+
+const Function* Module::FindFunction(std::string_view fname) const {
+  for (const Function& f : functions) {
+    if (f.name == fname) return &f;
+  }
+  return nullptr;
+}
+
+namespace {
+
+// ---- Errors -----------------------------------------------------------------------------------------
+
+struct ParseError {
+  Location loc;
+  std::string message;
+};
+
+[[noreturn]] void Fail(Location loc, std::string message) { throw ParseError{loc, std::move(message)}; }
+
+// ---- Lexer ------------------------------------------------------------------------------------------
+
+enum class Tok {
+  kEof,
+  kSplit,    // "// -----"
+  kValue,    // %name or %name#3
+  kCaret,    // ^bb0
+  kSymbol,   // @name or @"quoted"
+  kHash,     // #name or #dialect.name
+  kBang,     // !dialect.type
+  kIdent,    // bare identifier, may contain '.', '$', '-' (not leading)
+  kNumber,   // 12, -3, 1.5e-3, 0x7FC00000, inf, nan handled as ident
+  kString,   // "..." (text keeps the quotes)
+  kPunct,    // ( ) [ ] { } < > , : = * ? + and "->"
+};
+
+struct Token {
+  Tok kind = Tok::kEof;
+  std::string_view text;
+  size_t offset = 0;
+  Location loc;
+  bool newline_before = false;
+};
+
+inline bool IsIdentStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
+inline bool IsIdentChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '$' || c == '-';
+}
+inline bool IsSuffixChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '$' || c == '-';
+}
+
+class Lexer {
+ public:
+  explicit Lexer(std::string_view src) : src_(src) {}
+
+  const Token& Peek() {
+    if (!has_peek_) {
+      peek_ = Lex();
+      has_peek_ = true;
+    }
+    return peek_;
+  }
+  Token Next() {
+    Peek();
+    has_peek_ = false;
+    return peek_;
+  }
+  // Continues lexing at `offset` (after the parser consumed raw text itself).
+  void Reset(size_t offset) {
+    // Recompute line/column for the new offset from the last known position.
+    while (pos_ < offset) Advance();
+    has_peek_ = false;
+  }
+  std::string_view src() const { return src_; }
+  Location LocAt(size_t offset) {
+    // Only forward from the current token's start is needed by callers.
+    (void)offset;
+    return Location{line_, col_};
+  }
+
+ private:
+  void Advance() {
+    if (src_[pos_] == '\n') {
+      ++line_;
+      col_ = 1;
+    } else {
+      ++col_;
+    }
+    ++pos_;
+  }
+
+  Token Lex() {
+    bool newline = false;
+    for (;;) {
+      while (pos_ < src_.size() && std::isspace(static_cast<unsigned char>(src_[pos_]))) {
+        if (src_[pos_] == '\n') newline = true;
+        Advance();
+      }
+      if (pos_ + 1 < src_.size() && src_[pos_] == '/' && src_[pos_ + 1] == '/') {
+        const size_t start = pos_;
+        while (pos_ < src_.size() && src_[pos_] != '\n') Advance();
+        std::string_view comment = src_.substr(start, pos_ - start);
+        if (comment.rfind("// -----", 0) == 0) {
+          Token t;
+          t.kind = Tok::kSplit;
+          t.text = comment;
+          t.offset = start;
+          t.newline_before = true;
+          return t;
+        }
+        continue;
+      }
+      break;
+    }
+    Token t;
+    t.offset = pos_;
+    t.loc = Location{line_, col_};
+    t.newline_before = newline;
+    if (pos_ >= src_.size()) {
+      t.kind = Tok::kEof;
+      return t;
+    }
+    const size_t start = pos_;
+    const char c = src_[pos_];
+    auto take_suffix = [&] {
+      if (pos_ < src_.size() && src_[pos_] == '"') {
+        TakeString(t.loc);
+      } else {
+        while (pos_ < src_.size() && IsSuffixChar(src_[pos_])) Advance();
+      }
+    };
+    if (c == '%') {
+      Advance();
+      take_suffix();
+      if (pos_ < src_.size() && src_[pos_] == '#' && pos_ + 1 < src_.size() &&
+          std::isdigit(static_cast<unsigned char>(src_[pos_ + 1]))) {
+        Advance();
+        while (pos_ < src_.size() && std::isdigit(static_cast<unsigned char>(src_[pos_]))) Advance();
+      }
+      t.kind = Tok::kValue;
+    } else if (c == '^') {
+      Advance();
+      take_suffix();
+      t.kind = Tok::kCaret;
+    } else if (c == '@') {
+      Advance();
+      take_suffix();
+      t.kind = Tok::kSymbol;
+    } else if (c == '#') {
+      Advance();
+      take_suffix();
+      t.kind = Tok::kHash;
+    } else if (c == '!') {
+      Advance();
+      take_suffix();
+      t.kind = Tok::kBang;
+    } else if (c == '"') {
+      TakeString(t.loc);
+      t.kind = Tok::kString;
+    } else if (std::isdigit(static_cast<unsigned char>(c)) ||
+               ((c == '-' || c == '+') && pos_ + 1 < src_.size() &&
+                std::isdigit(static_cast<unsigned char>(src_[pos_ + 1])))) {
+      Advance();
+      while (pos_ < src_.size()) {
+        const char d = src_[pos_];
+        if (std::isalnum(static_cast<unsigned char>(d)) || d == '.') {
+          Advance();
+        } else if ((d == '-' || d == '+') && (src_[pos_ - 1] == 'e' || src_[pos_ - 1] == 'E') &&
+                   !(pos_ >= start + 2 && src_[start] == '0' && (src_[start + 1] == 'x' || src_[start + 1] == 'X'))) {
+          Advance();
+        } else {
+          break;
+        }
+      }
+      t.kind = Tok::kNumber;
+    } else if (IsIdentStart(c)) {
+      while (pos_ < src_.size() && IsIdentChar(src_[pos_])) {
+        // "->" must not be swallowed: stop before '-' followed by '>'.
+        if (src_[pos_] == '-' && pos_ + 1 < src_.size() && src_[pos_ + 1] == '>') break;
+        Advance();
+      }
+      t.kind = Tok::kIdent;
+    } else if (c == '-' && pos_ + 1 < src_.size() && src_[pos_ + 1] == '>') {
+      Advance();
+      Advance();
+      t.kind = Tok::kPunct;
+    } else if (std::strchr("()[]{}<>,:=*?+-|", c)) {
+      Advance();
+      t.kind = Tok::kPunct;
+    } else {
+      Fail(t.loc, std::string("unexpected character ") +
+                      (std::isprint(static_cast<unsigned char>(c)) ? std::string("'") + c + "'"
+                                                                   : "0x" + Hex(static_cast<unsigned char>(c))));
+    }
+    t.text = src_.substr(start, pos_ - start);
+    return t;
+  }
+
+  static std::string Hex(unsigned v) {
+    const char* digits = "0123456789ABCDEF";
+    return std::string{digits[v >> 4], digits[v & 15]};
+  }
+
+  void TakeString(Location where) {
+    Advance();  // opening quote
+    while (pos_ < src_.size() && src_[pos_] != '"') {
+      if (src_[pos_] == '\\' && pos_ + 1 < src_.size()) Advance();
+      if (src_[pos_] == '\n') Fail(where, "unterminated string literal (a string may not span lines)");
+      Advance();
+    }
+    if (pos_ >= src_.size()) Fail(where, "unterminated string literal");
+    Advance();  // closing quote
+  }
+
+  std::string_view src_;
+  size_t pos_ = 0;
+  uint32_t line_ = 1;
+  uint32_t col_ = 1;
+  Token peek_;
+  bool has_peek_ = false;
+};
+
+// Decodes the body of a string literal token ("..." with escapes \\ \" \n \t \XX).
+std::string Unquote(const Token& t) {
+  std::string_view body = t.text.substr(1, t.text.size() - 2);
+  std::string out;
+  out.reserve(body.size());
+  for (size_t i = 0; i < body.size(); ++i) {
+    if (body[i] != '\\') {
+      out.push_back(body[i]);
+      continue;
+    }
+    if (i + 1 >= body.size()) Fail(t.loc, "bad escape at the end of a string literal");
+    const char e = body[i + 1];
+    if (e == '\\' || e == '"') {
+      out.push_back(e);
+      ++i;
+    } else if (e == 'n') {
+      out.push_back('\n');
+      ++i;
+    } else if (e == 't') {
+      out.push_back('\t');
+      ++i;
+    } else if (i + 2 < body.size() && std::isxdigit(static_cast<unsigned char>(e)) &&
+               std::isxdigit(static_cast<unsigned char>(body[i + 2]))) {
+      out.push_back(static_cast<char>(std::stoi(std::string(body.substr(i + 1, 2)), nullptr, 16)));
+      i += 2;
+    } else {
+      Fail(t.loc, std::string("bad escape '\\") + e + "' in string literal (use \\\\, \\\", \\n, \\t or \\XX)");
+    }
+  }
+  return out;
+}
+
+// Symbol token text without '@' and quotes.
+std::string SymbolName(const Token& t) {
+  std::string_view s = t.text.substr(1);
+  if (!s.empty() && s[0] == '"') {
+    Token q = t;
+    q.text = s;
+    return Unquote(q);
+  }
+  return std::string(s);
+}
+
+// ---- Types ------------------------------------------------------------------------------------------
+
+ElementType ParseElementType(std::string_view s) {
+  if (s == "i1") return ElementType::kI1;
+  if (s == "i8" || s == "si8") return ElementType::kS8;
+  if (s == "i16" || s == "si16") return ElementType::kS16;
+  if (s == "i32" || s == "si32") return ElementType::kS32;
+  if (s == "i64" || s == "si64") return ElementType::kS64;
+  if (s == "ui8") return ElementType::kU8;
+  if (s == "ui16") return ElementType::kU16;
+  if (s == "ui32") return ElementType::kU32;
+  if (s == "ui64") return ElementType::kU64;
+  if (s == "f16") return ElementType::kF16;
+  if (s == "bf16") return ElementType::kBF16;
+  if (s == "f32") return ElementType::kF32;
+  if (s == "f64") return ElementType::kF64;
+  if (s == "complex<f32>") return ElementType::kComplexF32;
+  if (s == "complex<f64>") return ElementType::kComplexF64;
+  if (s == "index" || s.rfind("f8", 0) == 0 || s == "tf32" || s.rfind("i", 0) == 0 || s.rfind("ui", 0) == 0 ||
+      s.rfind("si", 0) == 0 || s.rfind("complex<", 0) == 0 || s.rfind("f4", 0) == 0 || s.rfind("f6", 0) == 0) {
+    return ElementType::kOther;
+  }
+  return ElementType::kUnknown;
+}
+
+// Parses the inside of tensor<...>: "2x3xf32", "f32", "?x4xi8", "2x3xf32, #encoding".
+void ParseTensorBody(std::string_view body, Location loc, Type* t) {
+  t->kind = Type::Kind::kTensor;
+  // Drop an encoding after a top-level comma.
+  int depth = 0;
+  for (size_t i = 0; i < body.size(); ++i) {
+    if (body[i] == '<' || body[i] == '(' || body[i] == '[' || body[i] == '{') ++depth;
+    if (body[i] == '>' || body[i] == ')' || body[i] == ']' || body[i] == '}') --depth;
+    if (body[i] == ',' && depth == 0) {
+      body = body.substr(0, i);
+      break;
+    }
+  }
+  while (!body.empty() && std::isspace(static_cast<unsigned char>(body.back()))) body.remove_suffix(1);
+  while (!body.empty() && std::isspace(static_cast<unsigned char>(body.front()))) body.remove_prefix(1);
+  size_t i = 0;
+  for (;;) {
+    size_t j = i;
+    if (j < body.size() && body[j] == '?') {
+      ++j;
+    } else {
+      while (j < body.size() && std::isdigit(static_cast<unsigned char>(body[j]))) ++j;
+    }
+    if (j > i && j < body.size() && body[j] == 'x') {
+      if (body[i] == '?') {
+        t->dims.push_back(-1);
+      } else {
+        errno = 0;
+        const std::string digits(body.substr(i, j - i));
+        const long long v = std::strtoll(digits.c_str(), nullptr, 10);
+        if (errno == ERANGE || v > (1ll << 62)) Fail(loc, "tensor dimension " + digits + " is too large");
+        t->dims.push_back(v);
+      }
+      i = j + 1;
+      continue;
+    }
+    break;
+  }
+  const std::string_view elem = body.substr(i);
+  t->element = ParseElementType(elem);
+  if (t->element == ElementType::kUnknown) {
+    Fail(loc, "unknown tensor element type '" + std::string(elem) + "' in tensor<" + std::string(body) + ">");
+  }
+}
+
+// ---- Parser -----------------------------------------------------------------------------------------
+
+class Parser {
+ public:
+  Parser(std::string_view src) : lex_(src), src_(src) {}
+
+  void ParseAll(std::vector<Module>* out) {
+    Module current;
+    bool has_content = false;
+    for (;;) {
+      const Token& t = lex_.Peek();
+      if (t.kind == Tok::kEof) break;
+      if (t.kind == Tok::kSplit) {
+        lex_.Next();
+        if (has_content) out->push_back(std::move(current));
+        current = Module();
+        has_content = false;
+        continue;
+      }
+      if (t.kind == Tok::kHash) {  // #alias = attribute
+        lex_.Next();
+        Expect("=", "after an attribute alias name");
+        ParseAttribute(0);
+        continue;
+      }
+      if (t.kind == Tok::kIdent && t.text == "module") {
+        if (has_content && (!current.functions.empty() || !current.other_ops.empty())) {
+          out->push_back(std::move(current));
+          current = Module();
+        }
+        ParseModule(&current);
+        out->push_back(std::move(current));
+        current = Module();
+        has_content = false;
+        continue;
+      }
+      ParseModuleItem(&current, 0);
+      has_content = true;
+    }
+    if (has_content) out->push_back(std::move(current));
+  }
+
+ private:
+  // -- token helpers --
+  bool IsPunct(const Token& t, std::string_view p) const { return t.kind == Tok::kPunct && t.text == p; }
+  bool PeekPunct(std::string_view p) { return IsPunct(lex_.Peek(), p); }
+  bool PeekIdent(std::string_view s) {
+    const Token& t = lex_.Peek();
+    return t.kind == Tok::kIdent && t.text == s;
+  }
+  bool Accept(std::string_view p) {
+    if (PeekPunct(p)) {
+      lex_.Next();
+      return true;
+    }
+    return false;
+  }
+  Token Expect(std::string_view p, const char* context) {
+    const Token& t = lex_.Peek();
+    if (!IsPunct(t, p)) {
+      Fail(t.loc, "expected '" + std::string(p) + "' " + context + ", found " + Describe(t));
+    }
+    return lex_.Next();
+  }
+  static std::string Describe(const Token& t) {
+    if (t.kind == Tok::kEof) return "the end of the input";
+    std::string s(t.text.substr(0, 40));
+    return "'" + s + "'";
+  }
+  void CheckDepth(int depth, Location loc) {
+    if (depth > kMaxDepth) Fail(loc, "nesting deeper than " + std::to_string(kMaxDepth) + " levels");
+  }
+
+  // Skips a balanced group starting at the current '(' '[' '{' or '<' token.
+  void SkipBalanced(int depth) {
+    const Token open = lex_.Next();
+    CheckDepth(depth, open.loc);
+    const char o = open.text[0];
+    const char c = o == '(' ? ')' : o == '[' ? ']' : o == '{' ? '}' : '>';
+    for (;;) {
+      const Token& t = lex_.Peek();
+      if (t.kind == Tok::kEof) Fail(open.loc, std::string("unbalanced '") + o + "': no matching '" + c + "'");
+      if (t.kind == Tok::kPunct && t.text.size() == 1 && std::strchr("([{<", t.text[0])) {
+        SkipBalanced(depth + 1);
+        continue;
+      }
+      lex_.Next();
+      if (t.kind == Tok::kPunct && t.text.size() == 1 && t.text[0] == c) return;
+      if (t.kind == Tok::kPunct && t.text.size() == 1 && std::strchr(")]}>", t.text[0])) {
+        Fail(t.loc, std::string("mismatched '") + t.text[0] + "': expected '" + c + "' to close the '" + o +
+                        "' opened at " + std::to_string(open.loc.line) + ":" + std::to_string(open.loc.column));
+      }
+    }
+  }
+
+  void SkipLocation(int depth) {
+    if (PeekIdent("loc")) {
+      lex_.Next();
+      if (!PeekPunct("(")) Fail(lex_.Peek().loc, "expected '(' after 'loc'");
+      SkipBalanced(depth + 1);
+    }
+  }
+
+  // Raw text from the current position to the '>' matching an already-consumed '<' at `open`.
+  std::string_view RawAngle(const Token& open) {
+    std::string_view s = src_;
+    size_t i = open.offset + 1;
+    int depth = 1;
+    bool in_string = false;
+    for (; i < s.size(); ++i) {
+      const char ch = s[i];
+      if (in_string) {
+        if (ch == '\\') ++i;
+        else if (ch == '"') in_string = false;
+        continue;
+      }
+      if (ch == '"') in_string = true;
+      else if (ch == '<') ++depth;
+      else if (ch == '>' && s[i - 1] != '-') {
+        if (--depth == 0) break;
+      }
+    }
+    if (i >= s.size()) Fail(open.loc, "unbalanced '<': no matching '>'");
+    std::string_view body = s.substr(open.offset + 1, i - open.offset - 1);
+    lex_.Reset(i + 1);
+    return body;
+  }
+
+  // -- types --
+  Type ParseType(int depth) {
+    const Token t = lex_.Next();
+    CheckDepth(depth, t.loc);
+    Type type;
+    if (t.kind == Tok::kIdent && (t.text == "tensor" || t.text == "tuple" || t.text == "complex" ||
+                                  t.text == "memref" || t.text == "vector")) {
+      const Token open = Expect("<", "after a type name");
+      if (t.text == "tuple") {
+        type.kind = Type::Kind::kTuple;
+        if (!Accept(">")) {
+          do {
+            type.elements.push_back(ParseType(depth + 1));
+          } while (Accept(","));
+          Expect(">", "to close tuple<");
+        }
+      } else {
+        std::string_view body = RawAngle(open);
+        if (t.text == "tensor") {
+          ParseTensorBody(body, t.loc, &type);
+        } else if (t.text == "complex") {
+          type.kind = Type::Kind::kScalar;
+          type.element = ParseElementType("complex<" + std::string(body) + ">");
+        } else {
+          type.kind = Type::Kind::kOther;
+        }
+      }
+    } else if (t.kind == Tok::kBang) {
+      type.kind = t.text.find("token") != std::string_view::npos ? Type::Kind::kToken : Type::Kind::kOther;
+      if (PeekPunct("<")) {
+        const Token open = lex_.Next();
+        RawAngle(open);
+      }
+    } else if (IsPunct(t, "(")) {
+      type.kind = Type::Kind::kFunction;
+      if (!Accept(")")) {
+        do {
+          type.elements.push_back(ParseType(depth + 1));
+        } while (Accept(","));
+        Expect(")", "to close a function type's inputs");
+      }
+      type.num_inputs = type.elements.size();
+      Expect("->", "in a function type");
+      if (Accept("(")) {
+        if (!Accept(")")) {
+          do {
+            type.elements.push_back(ParseType(depth + 1));
+          } while (Accept(","));
+          Expect(")", "to close a function type's results");
+        }
+      } else {
+        type.elements.push_back(ParseType(depth + 1));
+      }
+    } else if (t.kind == Tok::kIdent) {
+      type.kind = Type::Kind::kScalar;
+      type.element = ParseElementType(t.text);
+      if (type.element == ElementType::kUnknown) {
+        if (t.text == "none") type.kind = Type::Kind::kOther;
+        else Fail(t.loc, "expected a type, found '" + std::string(t.text) + "'");
+      }
+    } else {
+      Fail(t.loc, "expected a type, found " + Describe(t));
+    }
+    const Token& next = lex_.Peek();
+    const size_t end = next.kind == Tok::kEof ? src_.size() : next.offset;
+    type.text = std::string(TrimRight(src_.substr(t.offset, end - t.offset)));
+    return type;
+  }
+
+  static std::string_view TrimRight(std::string_view s) {
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+    return s;
+  }
+
+  // -- attributes --
+  Attribute ParseAttribute(int depth) {
+    const Token t = lex_.Peek();
+    CheckDepth(depth, t.loc);
+    Attribute a;
+    a.loc = t.loc;
+    if (t.kind == Tok::kString) {
+      lex_.Next();
+      a.kind = Attribute::Kind::kString;
+      a.str = Unquote(t);
+      if (Accept(":")) a.type = ParseType(depth + 1);
+    } else if (t.kind == Tok::kNumber) {
+      lex_.Next();
+      std::string num(t.text);
+      const bool is_float = num.find_first_of(".eE") != std::string::npos &&
+                            !(num.size() > 2 && (num[1] == 'x' || num[1] == 'X' || num[2] == 'x'));
+      if (is_float) {
+        a.kind = Attribute::Kind::kFloat;
+        a.f = std::strtod(num.c_str(), nullptr);
+      } else {
+        a.kind = Attribute::Kind::kInt;
+        errno = 0;
+        a.i = std::strtoll(num.c_str(), nullptr, 0);
+        if (errno == ERANGE) {
+          errno = 0;
+          a.i = static_cast<int64_t>(std::strtoull(num.c_str(), nullptr, 0));
+          if (errno == ERANGE) Fail(t.loc, "integer literal " + num + " does not fit in 64 bits");
+        }
+      }
+      if (Accept(":")) a.type = ParseType(depth + 1);
+    } else if (t.kind == Tok::kIdent && (t.text == "true" || t.text == "false")) {
+      lex_.Next();
+      a.kind = Attribute::Kind::kBool;
+      a.b = t.text == "true";
+    } else if (t.kind == Tok::kIdent && (t.text == "dense" || t.text == "dense_resource" || t.text == "sparse")) {
+      lex_.Next();
+      const Token open = Expect("<", "after 'dense'");
+      std::string_view body = RawAngle(open);
+      a.kind = Attribute::Kind::kDense;
+      if (Accept(":")) {
+        a.type = ParseType(depth + 1);
+        if (t.text == "dense") {
+          if (Status s = DecodeDense(body, a.type, &a.dense, &a.splat)) Fail(open.loc, s->message);
+        }
+      }
+    } else if (t.kind == Tok::kIdent && t.text == "array") {
+      lex_.Next();
+      const Token open = Expect("<", "after 'array'");
+      std::string_view body = RawAngle(open);
+      a.kind = Attribute::Kind::kArray;
+      const size_t colon = body.find(':');
+      if (colon != std::string_view::npos) {
+        std::string rest(body.substr(colon + 1));
+        std::stringstream ss(rest);
+        std::string item;
+        while (std::getline(ss, item, ',')) {
+          Attribute e;
+          e.kind = Attribute::Kind::kInt;
+          e.i = std::strtoll(item.c_str(), nullptr, 10);
+          if (item.find_first_of(".eE") != std::string::npos) {
+            e.kind = Attribute::Kind::kFloat;
+            e.f = std::strtod(item.c_str(), nullptr);
+          }
+          if (item.find("true") != std::string::npos) {
+            e.kind = Attribute::Kind::kBool;
+            e.b = true;
+          } else if (item.find("false") != std::string::npos) {
+            e.kind = Attribute::Kind::kBool;
+          }
+          a.array.push_back(e);
+        }
+      }
+    } else if (IsPunct(t, "[")) {
+      lex_.Next();
+      a.kind = Attribute::Kind::kArray;
+      if (!Accept("]")) {
+        do {
+          a.array.push_back(ParseAttribute(depth + 1));
+        } while (Accept(","));
+        Expect("]", "to close an array attribute");
+      }
+    } else if (IsPunct(t, "{")) {
+      a.kind = Attribute::Kind::kDict;
+      a.dict = ParseAttrDict(depth + 1);
+    } else if (t.kind == Tok::kSymbol) {
+      lex_.Next();
+      a.kind = Attribute::Kind::kSymbol;
+      a.str = SymbolName(t);
+      while (Accept("::")) {
+      }
+    } else if (t.kind == Tok::kHash) {
+      lex_.Next();
+      a.kind = Attribute::Kind::kOpaque;
+      if (PeekPunct("<")) {
+        const Token open = lex_.Next();
+        std::string_view body = RawAngle(open);
+        ParseKeyValues(body, open.loc, &a.dict, depth + 1);
+      }
+    } else if (t.kind == Tok::kIdent && t.text == "loc") {
+      SkipLocation(depth);
+      a.kind = Attribute::Kind::kOpaque;
+    } else if (t.kind == Tok::kIdent && t.text == "unit") {
+      lex_.Next();
+      a.kind = Attribute::Kind::kUnit;
+    } else if (t.kind == Tok::kIdent || t.kind == Tok::kBang || IsPunct(t, "(")) {
+      // A type used as an attribute (function_type = (...) -> ..., or i32), or an enum keyword.
+      if (t.kind == Tok::kIdent && ParseElementType(t.text) == ElementType::kUnknown && t.text != "tensor" &&
+          t.text != "tuple" && t.text != "complex" && t.text != "none" && t.text != "memref" && t.text != "vector") {
+        lex_.Next();
+        a.kind = Attribute::Kind::kOpaque;
+        if (PeekPunct("<")) {
+          const Token open = lex_.Next();
+          RawAngle(open);
+        }
+      } else {
+        a.kind = Attribute::Kind::kType;
+        a.type = ParseType(depth + 1);
+      }
+    } else {
+      Fail(t.loc, "expected an attribute value, found " + Describe(t));
+    }
+    const Token& next = lex_.Peek();
+    const size_t end = next.kind == Tok::kEof ? src_.size() : next.offset;
+    a.text = std::string(TrimRight(src_.substr(t.offset, end - t.offset)));
+    if (a.kind == Attribute::Kind::kOpaque) a.str = a.text;
+    return a;
+  }
+
+  // Parses "k = v, k2 = v2" inside a dialect attribute; keeps nothing if the body has another shape.
+  void ParseKeyValues(std::string_view body, Location loc, NamedAttrs* out, int depth) {
+    if (body.find('=') == std::string_view::npos) return;
+    std::string copy(body);
+    Parser sub(copy);
+    sub.base_loc_ = loc;
+    try {
+      for (;;) {
+        const Token k = sub.lex_.Next();
+        if (k.kind != Tok::kIdent) return;
+        sub.Expect("=", "in a dialect attribute");
+        out->emplace_back(std::string(k.text), sub.ParseAttribute(depth + 1));
+        if (!sub.Accept(",")) break;
+      }
+      if (sub.lex_.Peek().kind != Tok::kEof) out->clear();
+    } catch (const ParseError&) {
+      out->clear();  // not key/value shaped: the attribute stays opaque
+    }
+  }
+
+  NamedAttrs ParseAttrDict(int depth) {
+    const Token open = Expect("{", "to open an attribute dictionary");
+    CheckDepth(depth, open.loc);
+    NamedAttrs attrs;
+    if (Accept("}")) return attrs;
+    for (;;) {
+      const Token key = lex_.Next();
+      std::string name;
+      if (key.kind == Tok::kIdent) name = std::string(key.text);
+      else if (key.kind == Tok::kString) name = Unquote(key);
+      else Fail(key.loc, "expected an attribute name in the dictionary opened at " + std::to_string(open.loc.line) +
+                             ":" + std::to_string(open.loc.column) + ", found " + Describe(key));
+      if (Accept("=")) {
+        attrs.emplace_back(std::move(name), ParseAttribute(depth + 1));
+      } else {
+        attrs.emplace_back(std::move(name), Attribute());  // unit attribute
+      }
+      if (Accept(",")) continue;
+      const Token& t = lex_.Peek();
+      if (IsPunct(t, "}")) {
+        lex_.Next();
+        return attrs;
+      }
+      Fail(t.loc, "expected ',' or '}' in the attribute dictionary opened at " + std::to_string(open.loc.line) + ":" +
+                      std::to_string(open.loc.column) + ", found " + Describe(t));
+    }
+  }
+
+  // -- modules and functions --
+  void ParseModule(Module* m) {
+    const Token kw = lex_.Next();  // "module"
+    m->loc = kw.loc;
+    if (lex_.Peek().kind == Tok::kSymbol) m->name = SymbolName(lex_.Next());
+    if (PeekIdent("attributes")) {
+      lex_.Next();
+      m->attributes = ParseAttrDict(1);
+    }
+    const Token open = Expect("{", "to open the module body");
+    for (;;) {
+      const Token& t = lex_.Peek();
+      if (t.kind == Tok::kEof) Fail(open.loc, "the module body opened here is not closed with '}'");
+      if (IsPunct(t, "}")) {
+        lex_.Next();
+        break;
+      }
+      ParseModuleItem(m, 1);
+    }
+    SkipLocation(1);
+  }
+
+  void ParseModuleItem(Module* m, int depth) {
+    const Token& t = lex_.Peek();
+    if (t.kind == Tok::kIdent && t.text == "func.func") {
+      m->functions.push_back(ParseFunction(depth + 1));
+      return;
+    }
+    if (t.kind == Tok::kHash) {
+      lex_.Next();
+      Expect("=", "after an attribute alias name");
+      ParseAttribute(depth + 1);
+      return;
+    }
+    if (t.kind == Tok::kIdent && t.text == "module") {  // nested module: flatten its functions
+      Module inner;
+      ParseModule(&inner);
+      for (auto& f : inner.functions) m->functions.push_back(std::move(f));
+      return;
+    }
+    Operation op = ParseOperation(depth + 1);
+    if (op.name == "func.func") {
+      m->functions.push_back(FunctionFromGeneric(std::move(op)));
+    } else {
+      m->other_ops.push_back(std::move(op));
+    }
+  }
+
+  Function ParseFunction(int depth) {
+    Function f;
+    const Token kw = lex_.Next();
+    f.loc = kw.loc;
+    f.visibility = "public";
+    if (PeekIdent("public") || PeekIdent("private") || PeekIdent("nested")) f.visibility = std::string(lex_.Next().text);
+    const Token name = lex_.Next();
+    if (name.kind != Tok::kSymbol) Fail(name.loc, "expected the function name (@name) after func.func, found " + Describe(name));
+    f.name = SymbolName(name);
+    const Token open = Expect("(", "to open the argument list");
+    if (!Accept(")")) {
+      for (;;) {
+        Argument arg;
+        const Token v = lex_.Next();
+        if (v.kind != Tok::kValue) Fail(v.loc, "expected an argument (%name) in the list opened at " +
+                                                   std::to_string(open.loc.line) + ":" + std::to_string(open.loc.column) +
+                                                   ", found " + Describe(v));
+        arg.name = std::string(v.text.substr(1));
+        arg.loc = v.loc;
+        Expect(":", "after the argument name");
+        arg.type = ParseType(depth + 1);
+        if (PeekPunct("{")) arg.attrs = ParseAttrDict(depth + 1);
+        SkipLocation(depth);
+        f.args.push_back(std::move(arg));
+        if (Accept(",")) continue;
+        Expect(")", "to close the argument list");
+        break;
+      }
+    }
+    if (Accept("->")) {
+      if (Accept("(")) {
+        if (!Accept(")")) {
+          for (;;) {
+            f.result_types.push_back(ParseType(depth + 1));
+            f.result_attrs.push_back(PeekPunct("{") ? ParseAttrDict(depth + 1) : NamedAttrs());
+            SkipLocation(depth);
+            if (Accept(",")) continue;
+            Expect(")", "to close the result list");
+            break;
+          }
+        }
+      } else {
+        f.result_types.push_back(ParseType(depth + 1));
+        f.result_attrs.emplace_back();
+      }
+    }
+    if (PeekIdent("attributes")) {
+      lex_.Next();
+      f.attributes = ParseAttrDict(depth + 1);
+    }
+    if (PeekPunct("{")) f.body = ParseRegion(depth + 1, nullptr);
+    SkipLocation(depth);
+    return f;
+  }
+
+  Function FunctionFromGeneric(Operation op) {
+    Function f;
+    f.loc = op.loc;
+    f.visibility = "public";
+    if (const Attribute* n = Find(op.attributes, "sym_name")) f.name = n->str;
+    if (const Attribute* v = Find(op.attributes, "sym_visibility")) f.visibility = v->str;
+    const Attribute* ft = Find(op.attributes, "function_type");
+    const Attribute* aa = Find(op.attributes, "arg_attrs");
+    const Attribute* ra = Find(op.attributes, "res_attrs");
+    if (!op.regions.empty()) f.body = std::move(op.regions[0]);
+    if (ft && ft->kind == Attribute::Kind::kType && ft->type.kind == Type::Kind::kFunction) {
+      const Type& fnt = ft->type;
+      for (size_t i = 0; i < fnt.num_inputs; ++i) {
+        Argument arg;
+        arg.type = fnt.elements[i];
+        if (!f.body.blocks.empty() && i < f.body.blocks[0].args.size()) {
+          arg.name = f.body.blocks[0].args[i].name;
+          arg.loc = f.body.blocks[0].args[i].loc;
+        } else {
+          arg.name = "arg" + std::to_string(i);
+        }
+        if (aa && aa->kind == Attribute::Kind::kArray && i < aa->array.size()) arg.attrs = aa->array[i].dict;
+        f.args.push_back(std::move(arg));
+      }
+      for (size_t i = fnt.num_inputs; i < fnt.elements.size(); ++i) {
+        f.result_types.push_back(fnt.elements[i]);
+        const size_t r = i - fnt.num_inputs;
+        f.result_attrs.push_back(ra && ra->kind == Attribute::Kind::kArray && r < ra->array.size()
+                                     ? ra->array[r].dict
+                                     : NamedAttrs());
+      }
+    } else {
+      Fail(op.loc, "generic func.func without a function_type property");
+    }
+    return f;
+  }
+
+  // -- regions, blocks, operations --
+  // Parses "{ [^bb(args):] ops ... }". entry_args (nullable) become the entry block's arguments.
+  Region ParseRegion(int depth, std::vector<Argument>* entry_args) {
+    const Token open = Expect("{", "to open a region");
+    CheckDepth(depth, open.loc);
+    Region r;
+    r.blocks.emplace_back();
+    if (entry_args) r.blocks.back().args = std::move(*entry_args);
+    for (;;) {
+      const Token& t = lex_.Peek();
+      if (t.kind == Tok::kEof) {
+        Fail(open.loc, "the region opened here is not closed with '}' (the input ends first)");
+      }
+      if (IsPunct(t, "}")) {
+        lex_.Next();
+        break;
+      }
+      if (t.kind == Tok::kCaret) {
+        const Token label = lex_.Next();
+        if (!r.blocks.back().ops.empty() || !r.blocks.back().label.empty()) r.blocks.emplace_back();
+        Block& b = r.blocks.back();
+        b.label = std::string(label.text.substr(1));
+        if (Accept("(")) {
+          if (!Accept(")")) {
+            for (;;) {
+              Argument arg;
+              const Token v = lex_.Next();
+              if (v.kind != Tok::kValue) Fail(v.loc, "expected a block argument (%name), found " + Describe(v));
+              arg.name = std::string(v.text.substr(1));
+              arg.loc = v.loc;
+              Expect(":", "after a block argument");
+              arg.type = ParseType(depth + 1);
+              SkipLocation(depth);
+              b.args.push_back(std::move(arg));
+              if (Accept(",")) continue;
+              Expect(")", "to close the block arguments");
+              break;
+            }
+          }
+        }
+        Expect(":", "after a block label");
+        continue;
+      }
+      r.blocks.back().ops.push_back(ParseOperation(depth + 1));
+    }
+    return r;
+  }
+
+  // Whether the token after '{' starts a region (ops) rather than an attribute dictionary.
+  bool BraceStartsRegion() {
+    // Look at the raw text after the current '{' token.
+    const Token& brace = lex_.Peek();
+    size_t i = brace.offset + 1;
+    const std::string_view s = src_;
+    while (i < s.size()) {
+      if (std::isspace(static_cast<unsigned char>(s[i]))) {
+        ++i;
+      } else if (s[i] == '/' && i + 1 < s.size() && s[i + 1] == '/') {
+        while (i < s.size() && s[i] != '\n') ++i;
+      } else {
+        break;
+      }
+    }
+    if (i >= s.size()) return false;
+    const char c = s[i];
+    if (c == '%' || c == '^' || c == '}') return c != '}';
+    if (c == '"') {
+      // "name"( ... ) is a generic op; "key" = ... is a quoted attribute name.
+      size_t j = i + 1;
+      while (j < s.size() && s[j] != '"') j += s[j] == '\\' ? 2 : 1;
+      ++j;
+      while (j < s.size() && s[j] == ' ') ++j;
+      return j < s.size() && s[j] == '(';
+    }
+    if (IsIdentStart(c)) {
+      size_t j = i;
+      while (j < s.size() && IsIdentChar(s[j])) ++j;
+      std::string_view word = s.substr(i, j - i);
+      while (j < s.size() && (s[j] == ' ' || s[j] == '\t')) ++j;
+      if (j >= s.size()) return false;
+      if (s[j] == '=' || s[j] == ',' || s[j] == '}') return false;  // key = value, or unit attribute
+      return word.find('.') != std::string_view::npos || word == "return";
+    }
+    return false;
+  }
+
+  // Whether the next token starts a new operation (or ends the enclosing block).
+  bool StartsNewOp(const Token& t) {
+    if (t.kind == Tok::kEof || t.kind == Tok::kSplit || t.kind == Tok::kValue || t.kind == Tok::kString ||
+        t.kind == Tok::kCaret || IsPunct(t, "}") || t.kind == Tok::kHash)
+      return true;
+    if (t.kind == Tok::kIdent) {
+      return t.text.find('.') != std::string_view::npos || t.text == "return" || t.text == "module";
+    }
+    return false;
+  }
+
+  Operation ParseOperation(int depth) {
+    Operation op;
+    const Token first = lex_.Peek();
+    CheckDepth(depth, first.loc);
+    op.loc = first.loc;
+    if (first.kind == Tok::kValue) {
+      // Results: %0, %0:3, or %a, %b.
+      const Token v = lex_.Next();
+      op.result_name = std::string(v.text.substr(1));
+      op.num_results = 1;
+      if (Accept(":")) {
+        const Token n = lex_.Next();
+        if (n.kind != Tok::kNumber) Fail(n.loc, "expected a result count after ':'");
+        op.num_results = static_cast<uint32_t>(std::strtoul(std::string(n.text).c_str(), nullptr, 10));
+      }
+      while (Accept(",")) {
+        const Token more = lex_.Next();
+        if (more.kind != Tok::kValue) Fail(more.loc, "expected another result name, found " + Describe(more));
+        ++op.num_results;
+      }
+      Expect("=", "after the op's results");
+    }
+    const Token name = lex_.Next();
+    if (name.kind == Tok::kString) {
+      op.name = Unquote(name);
+      op.generic = true;
+      ParseGenericTail(&op, depth);
+    } else if (name.kind == Tok::kIdent) {
+      op.name = std::string(name.text);
+      if (op.name == "return") op.name = "func.return";
+      if (op.name == "call") op.name = "func.call";
+      ParsePrettyTail(&op, depth);
+    } else {
+      Fail(name.loc, "expected an operation, found " + Describe(name));
+    }
+    return op;
+  }
+
+  void ParseOperandList(Operation* op, const char* context) {
+    const Token open = Expect("(", context);
+    if (Accept(")")) return;
+    for (;;) {
+      const Token v = lex_.Next();
+      if (v.kind != Tok::kValue) {
+        Fail(v.loc, "expected an operand (%name) in the list opened at " + std::to_string(open.loc.line) + ":" +
+                        std::to_string(open.loc.column) + ", found " + Describe(v));
+      }
+      op->operands.push_back(MakeRef(v));
+      if (Accept(",")) continue;
+      Expect(")", "to close the operand list");
+      return;
+    }
+  }
+
+  static ValueRef MakeRef(const Token& v) {
+    ValueRef r;
+    r.loc = v.loc;
+    std::string_view s = v.text.substr(1);
+    const size_t hash = s.find('#');
+    if (hash != std::string_view::npos) {
+      r.index = static_cast<uint32_t>(std::strtoul(std::string(s.substr(hash + 1)).c_str(), nullptr, 10));
+      s = s.substr(0, hash);
+    }
+    r.name = std::string(s);
+    return r;
+  }
+
+  void ApplySignature(Operation* op, const Type& sig) {
+    if (sig.kind == Type::Kind::kFunction) {
+      op->operand_types.assign(sig.elements.begin(), sig.elements.begin() + static_cast<long>(sig.num_inputs));
+      op->result_types.assign(sig.elements.begin() + static_cast<long>(sig.num_inputs), sig.elements.end());
+    } else {
+      for (size_t i = 0; i < op->operands.size(); ++i) op->operand_types.push_back(sig);
+      for (uint32_t i = 0; i < op->num_results; ++i) op->result_types.push_back(sig);
+    }
+  }
+
+  void ParseGenericTail(Operation* op, int depth) {
+    ParseOperandList(op, "after a generic op name");
+    if (PeekPunct("[")) SkipBalanced(depth + 1);  // successors
+    if (PeekPunct("<")) {
+      const Token lt = lex_.Next();
+      if (!PeekPunct("{")) Fail(lt.loc, "expected '{' after '<' (properties are written <{...}>)");
+      for (auto& kv : ParseAttrDict(depth + 1)) op->attributes.push_back(std::move(kv));
+      Expect(">", "to close the properties <{...}>");
+    }
+    if (PeekPunct("(")) {
+      lex_.Next();
+      if (!PeekPunct(")")) {
+        for (;;) {
+          op->regions.push_back(ParseRegion(depth + 1, nullptr));
+          if (Accept(",")) continue;
+          break;
+        }
+      }
+      Expect(")", "to close the region list");
+    }
+    if (PeekPunct("{")) {
+      for (auto& kv : ParseAttrDict(depth + 1)) op->attributes.push_back(std::move(kv));
+    }
+    Expect(":", "before the generic op's function type");
+    const Type sig = ParseType(depth + 1);
+    if (sig.kind != Type::Kind::kFunction) Fail(op->loc, "a generic op's type must be a function type (...) -> (...)");
+    ApplySignature(op, sig);
+    SkipLocation(depth);
+    ExtractCallee(op);
+  }
+
+  void ExtractCallee(Operation* op) {
+    if (!op->callee.empty()) return;
+    for (const char* key : {"call_target_name", "callee"}) {
+      if (const Attribute* a = Find(op->attributes, key)) {
+        op->callee = a->str;
+        return;
+      }
+    }
+  }
+
+  void ParsePrettyTail(Operation* op, int depth) {
+    std::vector<Argument> pending_args;  // "reducer(%a: t, %b: t)" before a region
+    std::vector<std::string_view> keywords;
+    int paren = 0;
+    bool signature_done = false;
+    for (;;) {
+      const Token& t = lex_.Peek();
+      if (paren == 0 && (t.kind == Tok::kEof || (t.newline_before && StartsNewOp(t)) || IsPunct(t, "}"))) break;
+      if (t.kind == Tok::kEof) Fail(op->loc, "the input ends inside the operands of '" + op->name + "'");
+      if (t.kind == Tok::kValue) {
+        const Token v = lex_.Next();
+        if (PeekPunct(":") && paren > 0) {
+          // A block argument list: (%a: type, ...)
+          lex_.Next();
+          Argument arg;
+          arg.name = std::string(v.text.substr(1));
+          arg.loc = v.loc;
+          arg.type = ParseType(depth + 1);
+          SkipLocation(depth);
+          pending_args.push_back(std::move(arg));
+          continue;
+        }
+        if (PeekPunct("=") && paren > 0) {  // while(%iter = %init): the init value is the operand
+          lex_.Next();
+          continue;
+        }
+        if (!signature_done) op->operands.push_back(MakeRef(v));
+        continue;
+      }
+      if (t.kind == Tok::kSymbol) {
+        const Token s = lex_.Next();
+        if (op->callee.empty()) op->callee = SymbolName(s);
+        continue;
+      }
+      if (IsPunct(t, "{")) {
+        if (BraceStartsRegion() || !pending_args.empty()) {
+          op->regions.push_back(ParseRegion(depth + 1, &pending_args));
+          pending_args.clear();
+        } else {
+          for (auto& kv : ParseAttrDict(depth + 1)) op->attributes.push_back(std::move(kv));
+        }
+        continue;
+      }
+      if (IsPunct(t, "(")) {
+        lex_.Next();
+        ++paren;
+        CheckDepth(depth + paren, t.loc);
+        continue;
+      }
+      if (IsPunct(t, ")")) {
+        if (paren == 0) Fail(t.loc, "unbalanced ')' in '" + op->name + "'");
+        lex_.Next();
+        --paren;
+        continue;
+      }
+      if (IsPunct(t, ":") && paren == 0) {
+        lex_.Next();
+        Type sig = ParseType(depth + 1);
+        if (sig.kind != Type::Kind::kFunction && PeekPunct(",")) {
+          // "type, type": one type per operand (e.g. stablehlo.constant, compare's short form)
+          Type first = sig;
+          op->operand_types.push_back(first);
+          while (Accept(",")) op->operand_types.push_back(ParseType(depth + 1));
+          for (uint32_t i = 0; i < op->num_results; ++i) op->result_types.push_back(first);
+        } else {
+          ApplySignature(op, sig);
+        }
+        signature_done = true;
+        continue;
+      }
+      if (t.kind == Tok::kIdent && t.text == "loc") {
+        SkipLocation(depth);
+        continue;
+      }
+      if (t.kind == Tok::kIdent && (t.text == "dense" || t.text == "array")) {
+        op->attributes.emplace_back("value", ParseAttribute(depth + 1));
+        continue;
+      }
+      if (t.kind == Tok::kIdent) {
+        const Token word = lex_.Next();
+        if (PeekPunct("=") && !signature_done) {
+          lex_.Next();
+          if (lex_.Peek().kind == Tok::kValue) continue;  // %iter = %init inside while(...)
+          op->attributes.emplace_back(std::string(word.text), ParseAttribute(depth + 1));
+        } else {
+          keywords.push_back(word.text);
+        }
+        continue;
+      }
+      if (t.kind == Tok::kHash || t.kind == Tok::kString || t.kind == Tok::kNumber || t.kind == Tok::kBang) {
+        Attribute a = ParseAttribute(depth + 1);
+        op->attributes.emplace_back("", std::move(a));
+        continue;
+      }
+      if (IsPunct(t, "[") || IsPunct(t, "<")) {
+        if (IsPunct(t, "<")) {
+          const Token open = lex_.Next();
+          RawAngle(open);
+        } else {
+          // Custom syntax such as slice's [1:5:2, 1:3]: kept as an opaque attribute with its text.
+          const size_t start = t.offset;
+          const Location at = t.loc;
+          SkipBalanced(depth + 1);
+          const Token& next = lex_.Peek();
+          Attribute a;
+          a.kind = Attribute::Kind::kOpaque;
+          a.loc = at;
+          a.text = a.str = std::string(TrimRight(src_.substr(start, (next.kind == Tok::kEof ? src_.size() : next.offset) - start)));
+          op->attributes.emplace_back("", std::move(a));
+        }
+        continue;
+      }
+      lex_.Next();  // '=', ',', '->' and other punctuation of custom syntax
+    }
+    if (paren != 0) Fail(op->loc, "unbalanced '(' in '" + op->name + "'");
+    if (op->name == "stablehlo.compare" && !keywords.empty()) {
+      Attribute dir;
+      dir.kind = Attribute::Kind::kOpaque;
+      dir.str = std::string(keywords.front());
+      op->attributes.emplace_back("comparison_direction", dir);
+      if (keywords.size() > 1) {
+        Attribute ct = dir;
+        ct.str = std::string(keywords.back());
+        op->attributes.emplace_back("compare_type", ct);
+      }
+    }
+    ExtractCallee(op);
+  }
+
+ public:
+  Lexer lex_;
+  std::string_view src_;
+  Location base_loc_;
+};
+
+// ---- Dense literals ---------------------------------------------------------------------------------
+
+uint16_t FloatToHalf(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  const uint32_t sign = (x >> 16) & 0x8000;
+  const uint32_t exp = (x >> 23) & 0xff;
+  uint32_t mant = x & 0x7fffff;
+  if (exp == 0xff) return static_cast<uint16_t>(sign | 0x7c00 | (mant ? 0x200 | (mant >> 13) : 0));
+  int e = static_cast<int>(exp) - 127 + 15;
+  if (e >= 31) return static_cast<uint16_t>(sign | 0x7c00);
+  if (e <= 0) {
+    if (e < -10) return static_cast<uint16_t>(sign);
+    mant |= 0x800000;
+    const int shift = 14 - e;
+    uint32_t half = mant >> shift;
+    const uint32_t rem = mant & ((1u << shift) - 1);
+    const uint32_t mid = 1u << (shift - 1);
+    if (rem > mid || (rem == mid && (half & 1))) ++half;
+    return static_cast<uint16_t>(sign | half);
+  }
+  uint32_t half = (static_cast<uint32_t>(e) << 10) | (mant >> 13);
+  const uint32_t rem = mant & 0x1fff;
+  if (rem > 0x1000 || (rem == 0x1000 && (half & 1))) ++half;
+  return static_cast<uint16_t>(sign | half);
+}
+
+uint16_t FloatToBf16(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if ((x & 0x7fffffff) > 0x7f800000) return static_cast<uint16_t>((x >> 16) | 0x40);  // quiet NaN
+  x += 0x7fff + ((x >> 16) & 1);  // round to nearest even
+  return static_cast<uint16_t>(x >> 16);
+}
+
+bool ParseScalar(const std::string& s, ElementType t, uint8_t* out) {
+  const bool hex = s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+  const uint32_t size = ElementByteSize(t);
+  if (hex) {
+    errno = 0;
+    const unsigned long long bits = std::strtoull(s.c_str(), nullptr, 16);
+    if (errno == ERANGE) return false;
+    std::memcpy(out, &bits, size <= 8 ? size : 8);
+    return true;
+  }
+  switch (t) {
+    case ElementType::kI1:
+      if (s == "true" || s == "1") out[0] = 1;
+      else if (s == "false" || s == "0") out[0] = 0;
+      else return false;
+      return true;
+    case ElementType::kS8: case ElementType::kS16: case ElementType::kS32: case ElementType::kS64:
+    case ElementType::kU8: case ElementType::kU16: case ElementType::kU32: case ElementType::kU64: {
+      if (s == "true" || s == "false") {
+        const int64_t v = s == "true";
+        std::memcpy(out, &v, size);
+        return true;
+      }
+      char* end = nullptr;
+      errno = 0;
+      int64_t v = 0;
+      if (s[0] == '-') v = std::strtoll(s.c_str(), &end, 10);
+      else v = static_cast<int64_t>(std::strtoull(s.c_str(), &end, 10));
+      if (errno == ERANGE || !end || *end) return false;
+      std::memcpy(out, &v, size);
+      return true;
+    }
+    default: {
+      char* end = nullptr;
+      double d = std::strtod(s.c_str(), &end);
+      if (!end || *end) {
+        if (s == "inf" || s == "+inf") d = HUGE_VAL;
+        else if (s == "-inf") d = -HUGE_VAL;
+        else if (s == "nan" || s == "-nan") d = std::nan("");
+        else return false;
+      }
+      if (t == ElementType::kF64 || t == ElementType::kComplexF64) {
+        std::memcpy(out, &d, 8);
+      } else if (t == ElementType::kF32 || t == ElementType::kComplexF32) {
+        const float f = static_cast<float>(d);
+        std::memcpy(out, &f, 4);
+      } else if (t == ElementType::kF16) {
+        const uint16_t h = FloatToHalf(static_cast<float>(d));
+        std::memcpy(out, &h, 2);
+      } else if (t == ElementType::kBF16) {
+        const uint16_t h = FloatToBf16(static_cast<float>(d));
+        std::memcpy(out, &h, 2);
+      } else {
+        return false;
+      }
+      return true;
+    }
+  }
+}
+
+}  // namespace
+
+Status DecodeDense(std::string_view body, const Type& type, std::vector<uint8_t>* bytes, bool* splat) {
+  bytes->clear();
+  *splat = false;
+  if (type.kind != Type::Kind::kTensor) return Ok();  // dense of an opaque type: kept as text
+  const uint32_t esize = ElementByteSize(type.element);
+  if (!esize) return Ok();  // element types this runtime does not compute with: kept as text
+  uint64_t count = 1;
+  for (int64_t d : type.dims) {
+    if (d < 0) return InvalidArgument("a dense literal needs a static shape");
+    if (__builtin_mul_overflow(count, static_cast<uint64_t>(d), &count) || count > (1ull << 34)) {
+      return InvalidArgument("the dense literal's shape %s is too large", type.text.c_str());
+    }
+  }
+  std::string_view s = body;
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  if (s.empty()) {
+    if (count != 0) return InvalidArgument("empty dense<> literal for a tensor of %llu elements", (unsigned long long)count);
+    return Ok();
+  }
+  if (s.size() >= 3 && s[0] == '"' && s[1] == '0' && (s[2] == 'x' || s[2] == 'X')) {
+    std::string_view hex = s.substr(3, s.size() - 4);
+    if (s.back() != '"' || hex.size() % 2) return InvalidArgument("malformed hex dense literal");
+    bytes->resize(hex.size() / 2);
+    for (size_t i = 0; i < bytes->size(); ++i) {
+      auto nib = [](char c) -> int {
+        if (c >= '0' && c <= '9') return c - '0';
+        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+        return -1;
+      };
+      const int hi = nib(hex[2 * i]), lo = nib(hex[2 * i + 1]);
+      if (hi < 0 || lo < 0) return InvalidArgument("bad hex digit in a dense literal");
+      (*bytes)[i] = static_cast<uint8_t>(hi * 16 + lo);
+    }
+    if (bytes->size() == esize && count != 1) {
+      *splat = true;
+    } else if (bytes->size() != count * esize) {
+      return InvalidArgument("hex dense literal has %zu bytes; %s needs %llu", bytes->size(), type.text.c_str(),
+                             (unsigned long long)(count * esize));
+    }
+    return Ok();
+  }
+  // Scalars: numbers, true/false, per-element hex, complex (re, im); brackets and commas separate.
+  std::vector<std::string> scalars;
+  const bool complex = type.element == ElementType::kComplexF32 || type.element == ElementType::kComplexF64;
+  size_t i = 0;
+  while (i < s.size()) {
+    const char c = s[i];
+    if (c == '[' || c == ']' || c == ',' || c == '(' || c == ')' || std::isspace(static_cast<unsigned char>(c))) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < s.size() && !std::strchr("[](), \t\n\r", s[j])) ++j;
+    scalars.emplace_back(s.substr(i, j - i));
+    i = j;
+  }
+  const uint32_t per = complex ? 2 : 1;
+  const uint32_t part = complex ? esize / 2 : esize;
+  const ElementType part_type = type.element == ElementType::kComplexF32   ? ElementType::kF32
+                                : type.element == ElementType::kComplexF64 ? ElementType::kF64
+                                                                           : type.element;
+  if (scalars.size() == per && count != 1) {
+    *splat = true;
+  } else if (scalars.size() != count * per) {
+    return InvalidArgument("dense literal has %zu values; %s needs %llu", scalars.size(), type.text.c_str(),
+                           (unsigned long long)(count * per));
+  }
+  bytes->resize(scalars.size() * part);
+  for (size_t k = 0; k < scalars.size(); ++k) {
+    if (!ParseScalar(scalars[k], part_type, bytes->data() + k * part)) {
+      return InvalidArgument("'%s' is not a valid %s value", scalars[k].c_str(), ElementTypeName(part_type));
+    }
+  }
+  return Ok();
+}
+
+Status ParseModules(std::string_view text, std::string_view filename, std::vector<Module>* out) {
+  out->clear();
+  Parser p(text);
+  try {
+    p.ParseAll(out);
+  } catch (const ParseError& e) {
+    out->clear();
+    return InvalidArgument("%.*s:%u:%u: %s", static_cast<int>(filename.size()), filename.data(), e.loc.line,
+                           e.loc.column, e.message.c_str());
+  }
+  return Ok();
+}
+
+Status ParseFile(const std::string& path, std::vector<Module>* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound("cannot read '%s': %s", path.c_str(), std::strerror(errno));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  return ParseModules(text, path, out);
+}
+
+}  // namespace neuronmem::stablehlo
