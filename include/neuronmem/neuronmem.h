@@ -3,7 +3,8 @@
  *   status.h   - status (error) objects, strings, the export macro
  *   client.h   - clients, NeuronCore devices, memories and kinds, the pinned-host allocator
  *   buffer.h   - buffers, events, transfers (the copy engine)
- * Concepts: docs/architecture.md, docs/ownership.md, docs/errors.md, docs/memory-kinds.md. */
+ *   manifest.h - the placement manifest of compiled StableHLO, and the upload plan
+ * Concepts: docs/architecture.md, docs/ownership.md, docs/errors.md, docs/memory-kinds.md, docs/async.md, docs/contract.md. */
 #ifndef NEURONMEM_NEURONMEM_H
 #define NEURONMEM_NEURONMEM_H
 
@@ -11,5 +12,6 @@
 #include <neuronmem/status.h>
 #include <neuronmem/client.h>
 #include <neuronmem/buffer.h>
+#include <neuronmem/manifest.h>
 
 #endif /* NEURONMEM_NEURONMEM_H */

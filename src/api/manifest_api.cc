@@ -1,0 +1,424 @@
+// C shim for the placement manifest: argument checks and conversions; the manifest itself is
+// src/manifest, the upload plan builds its batch here and hands it to the copy engine.
+#include <neuronmem/manifest.h>
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "copy/copy_engine.h"
+#include "core/client.h"
+#include "core/status.h"
+#include "manifest/manifest.h"
+
+using neuronmem::InvalidArgument;
+using neuronmem::OutOfRange;
+namespace mf = neuronmem::manifest;
+
+struct neuronmem_manifest {
+  mf::Manifest m;
+  std::string json;  // cached JSON form
+};
+
+namespace {
+
+neuronmem_status_t* NullArg(const char* function, const char* arg) {
+  return InvalidArgument("%s: argument '%s' must not be NULL", function, arg).release();
+}
+#define NEURONMEM_REQUIRE(arg) \
+  if (!(arg)) return NullArg(__func__, #arg)
+
+#define NEURONMEM_CHECK_SIZE(out, type, last)                                                           \
+  if ((out)->struct_size < offsetof(type, last) + sizeof((out)->last))                                  \
+  return InvalidArgument(#type ".struct_size is %zu, smaller than the minimum %zu", (out)->struct_size, \
+                         offsetof(type, last) + sizeof((out)->last))                                    \
+      .release()
+
+neuronmem_string_t Str(const std::string& s) { return {s.c_str(), s.size()}; }
+
+neuronmem_memory_kind_t KindEnum(const std::string& kind) {
+  if (kind == "pinned_host") return NEURONMEM_MEMORY_KIND_PINNED_HOST;
+  if (kind == "unpinned_host") return NEURONMEM_MEMORY_KIND_UNPINNED_HOST;
+  return NEURONMEM_MEMORY_KIND_DEVICE;  // device, vmem, pinned_device
+}
+
+int32_t BufferType(const std::string& t) {
+  static const std::pair<const char*, neuronmem_element_type_t> map[] = {
+      {"i1", NEURONMEM_ELEMENT_TYPE_PRED},  {"i8", NEURONMEM_ELEMENT_TYPE_S8},    {"i16", NEURONMEM_ELEMENT_TYPE_S16},
+      {"i32", NEURONMEM_ELEMENT_TYPE_S32},  {"i64", NEURONMEM_ELEMENT_TYPE_S64},  {"ui8", NEURONMEM_ELEMENT_TYPE_U8},
+      {"ui16", NEURONMEM_ELEMENT_TYPE_U16}, {"ui32", NEURONMEM_ELEMENT_TYPE_U32}, {"ui64", NEURONMEM_ELEMENT_TYPE_U64},
+      {"f16", NEURONMEM_ELEMENT_TYPE_F16},  {"bf16", NEURONMEM_ELEMENT_TYPE_BF16}, {"f32", NEURONMEM_ELEMENT_TYPE_F32},
+      {"f64", NEURONMEM_ELEMENT_TYPE_F64}};
+  for (const auto& [name, type] : map) {
+    if (t == name) return type;
+  }
+  return -1;
+}
+
+neuronmem_status_t* ResolveOptions(const neuronmem_manifest_options_t* o, mf::Options* out) {
+  if (!o) return nullptr;
+  const size_t min = offsetof(neuronmem_manifest_options_t, num_cores) + sizeof(uint32_t);
+  if (o->struct_size < min) {
+    return InvalidArgument("neuronmem_manifest_options_t.struct_size is %zu, smaller than the minimum %zu",
+                           o->struct_size, min)
+        .release();
+  }
+  if (o->extension) return InvalidArgument("neuronmem_manifest_options_t.extension must be NULL").release();
+  if (o->policy > NEURONMEM_PLACEMENT_POLICY_TORCH_NEURONX) {
+    return InvalidArgument("policy %u is not a neuronmem_placement_policy_t", o->policy).release();
+  }
+  if (o->entry) out->entry = o->entry;
+  if (o->filename) out->filename = o->filename;
+  out->policy = static_cast<mf::Policy>(o->policy);
+  if (o->num_cores) out->num_cores = o->num_cores;
+  return nullptr;
+}
+
+neuronmem_status_t* Finish(mf::Manifest m, neuronmem_manifest_t** out) {
+  auto* h = new neuronmem_manifest_t();
+  h->m = std::move(m);
+  h->json = mf::ToJson(h->m);
+  *out = h;
+  return nullptr;
+}
+
+void FillValue(const mf::Value& v, neuronmem_manifest_value_t* out) {
+  out->index = v.index;
+  out->memory_kind = KindEnum(v.memory_kind);
+  out->name = Str(v.name);
+  out->element_type = Str(v.type.element_type);
+  out->buffer_element_type = BufferType(v.type.element_type);
+  out->kind_explicit = v.kind_explicit;
+  out->dims = v.type.dims.data();
+  out->num_dims = v.type.dims.size();
+  out->aliasing_output = v.aliasing_output;
+  out->buffer_donor = v.buffer_donor;
+  out->line = v.loc.line;
+  out->column = v.loc.column;
+  out->num_attributes = v.attributes.size();
+}
+
+neuronmem_status_t* ValueMemory(const std::vector<mf::Value>& values, const neuronmem_device_t* device,
+                                size_t index, const char* what, neuronmem_memory_t** out) {
+  if (index >= values.size()) {
+    return OutOfRange("%s %zu does not exist: the manifest has %zu", what, index, values.size()).release();
+  }
+  *out = device->by_kind[KindEnum(values[index].memory_kind)];
+  return nullptr;
+}
+
+}  // namespace
+
+extern "C" {
+
+neuronmem_status_t* neuronmem_manifest_load_text(const char* text, size_t size,
+                                                 const neuronmem_manifest_options_t* options,
+                                                 neuronmem_manifest_t** out) {
+  NEURONMEM_REQUIRE(out);
+  *out = nullptr;
+  if (size) NEURONMEM_REQUIRE(text);
+  NEURONMEM_API_BEGIN
+  mf::Options opt;
+  if (auto* s = ResolveOptions(options, &opt)) return s;
+  mf::Manifest m;
+  if (auto s = mf::LoadFromText(std::string_view(text ? text : "", size), opt, &m)) return s.release();
+  return Finish(std::move(m), out);
+  NEURONMEM_API_END
+}
+
+neuronmem_status_t* neuronmem_manifest_load_file(const char* path, const neuronmem_manifest_options_t* options,
+                                                 neuronmem_manifest_t** out) {
+  NEURONMEM_REQUIRE(out);
+  *out = nullptr;
+  NEURONMEM_REQUIRE(path);
+  NEURONMEM_API_BEGIN
+  mf::Options opt;
+  opt.filename = path;
+  if (auto* s = ResolveOptions(options, &opt)) return s;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return neuronmem::NotFound("cannot read '%s': %s", path, std::strerror(errno)).release();
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  mf::Manifest m;
+  if (auto s = mf::LoadFromText(text, opt, &m)) return s.release();
+  return Finish(std::move(m), out);
+  NEURONMEM_API_END
+}
+
+neuronmem_status_t* neuronmem_manifest_load_json(const char* json, size_t size, neuronmem_manifest_t** out) {
+  NEURONMEM_REQUIRE(out);
+  *out = nullptr;
+  NEURONMEM_REQUIRE(json);
+  NEURONMEM_API_BEGIN
+  mf::Manifest m;
+  if (auto s = mf::FromJson(std::string_view(json, size), &m)) return s.release();
+  return Finish(std::move(m), out);
+  NEURONMEM_API_END
+}
+
+neuronmem_status_t* neuronmem_manifest_to_json(const neuronmem_manifest_t* manifest, neuronmem_string_t* out) {
+  NEURONMEM_REQUIRE(manifest);
+  NEURONMEM_REQUIRE(out);
+  *out = Str(manifest->json);
+  return nullptr;
+}
+
+void neuronmem_manifest_destroy(neuronmem_manifest_t* manifest) { delete manifest; }
+
+neuronmem_status_t* neuronmem_manifest_entry(const neuronmem_manifest_t* manifest, neuronmem_string_t* out_module,
+                                             neuronmem_string_t* out_entry) {
+  NEURONMEM_REQUIRE(manifest);
+  NEURONMEM_REQUIRE(out_module);
+  NEURONMEM_REQUIRE(out_entry);
+  *out_module = Str(manifest->m.module);
+  *out_entry = Str(manifest->m.entry);
+  return nullptr;
+}
+
+neuronmem_status_t* neuronmem_manifest_get_counts(const neuronmem_manifest_t* manifest,
+                                                  neuronmem_manifest_counts_t* out) {
+  NEURONMEM_REQUIRE(manifest);
+  NEURONMEM_REQUIRE(out);
+  NEURONMEM_CHECK_SIZE(out, neuronmem_manifest_counts_t, num_channels);
+  const mf::Manifest& m = manifest->m;
+  out->num_arguments = m.arguments.size();
+  out->num_results = m.results.size();
+  out->num_moves = m.moves.size();
+  out->num_host_compute = m.host_compute.size();
+  out->num_kernels = m.kernels.size();
+  out->num_custom_call_targets = m.custom_call_targets.size();
+  out->num_channels = m.channels.size();
+  return nullptr;
+}
+
+neuronmem_status_t* neuronmem_manifest_argument(const neuronmem_manifest_t* manifest, size_t index,
+                                                neuronmem_manifest_value_t* out) {
+  NEURONMEM_REQUIRE(manifest);
+  NEURONMEM_REQUIRE(out);
+  NEURONMEM_CHECK_SIZE(out, neuronmem_manifest_value_t, num_attributes);
+  if (index >= manifest->m.arguments.size()) {
+    return OutOfRange("argument %zu does not exist: the entry function has %zu", index, manifest->m.arguments.size())
+        .release();
+  }
+  FillValue(manifest->m.arguments[index], out);
+  return nullptr;
+}
+
+neuronmem_status_t* neuronmem_manifest_result(const neuronmem_manifest_t* manifest, size_t index,
+                                              neuronmem_manifest_value_t* out) {
+  NEURONMEM_REQUIRE(manifest);
+  NEURONMEM_REQUIRE(out);
+  NEURONMEM_CHECK_SIZE(out, neuronmem_manifest_value_t, num_attributes);
+  if (index >= manifest->m.results.size()) {
+    return OutOfRange("result %zu does not exist: the entry function has %zu", index, manifest->m.results.size())
+        .release();
+  }
+  FillValue(manifest->m.results[index], out);
+  return nullptr;
+}
+
+neuronmem_status_t* neuronmem_manifest_value_attribute(const neuronmem_manifest_t* manifest, int32_t is_result,
+                                                       size_t index, size_t attr, neuronmem_string_t* out_key,
+                                                       neuronmem_string_t* out_value) {
+  NEURONMEM_REQUIRE(manifest);
+  NEURONMEM_REQUIRE(out_key);
+  NEURONMEM_REQUIRE(out_value);
+  const auto& values = is_result ? manifest->m.results : manifest->m.arguments;
+  if (index >= values.size() || attr >= values[index].attributes.size()) {
+    return OutOfRange("no attribute %zu on %s %zu", attr, is_result ? "result" : "argument", index).release();
+  }
+  *out_key = Str(values[index].attributes[attr].first);
+  *out_value = Str(values[index].attributes[attr].second);
+  return nullptr;
+}
+
+neuronmem_status_t* neuronmem_manifest_move(const neuronmem_manifest_t* manifest, size_t index,
+                                            neuronmem_manifest_move_t* out) {
+  NEURONMEM_REQUIRE(manifest);
+  NEURONMEM_REQUIRE(out);
+  NEURONMEM_CHECK_SIZE(out, neuronmem_manifest_move_t, column);
+  if (index >= manifest->m.moves.size()) {
+    return OutOfRange("move %zu does not exist: the manifest has %zu", index, manifest->m.moves.size()).release();
+  }
+  const mf::Move& mv = manifest->m.moves[index];
+  out->function = Str(mv.function);
+  out->value = Str(mv.value);
+  out->result = Str(mv.result);
+  out->spelling = Str(mv.spelling);
+  out->from_kind = Str(mv.from_kind);
+  out->to_kind = Str(mv.to_kind);
+  out->from_memory_kind = KindEnum(mv.from_kind);
+  out->to_memory_kind = KindEnum(mv.to_kind);
+  out->element_type = Str(mv.type.element_type);
+  out->dims = mv.type.dims.data();
+  out->num_dims = mv.type.dims.size();
+  out->line = mv.loc.line;
+  out->column = mv.loc.column;
+  return nullptr;
+}
+
+neuronmem_status_t* neuronmem_manifest_host_compute(const neuronmem_manifest_t* manifest, size_t index,
+                                                    neuronmem_string_t* out_op, neuronmem_string_t* out_function,
+                                                    uint32_t* out_line, uint32_t* out_column) {
+  NEURONMEM_REQUIRE(manifest);
+  NEURONMEM_REQUIRE(out_op);
+  NEURONMEM_REQUIRE(out_function);
+  NEURONMEM_REQUIRE(out_line);
+  NEURONMEM_REQUIRE(out_column);
+  if (index >= manifest->m.host_compute.size()) {
+    return OutOfRange("host-compute region %zu does not exist", index).release();
+  }
+  const mf::HostCompute& h = manifest->m.host_compute[index];
+  *out_op = Str(h.op);
+  *out_function = Str(h.function);
+  *out_line = h.loc.line;
+  *out_column = h.loc.column;
+  return nullptr;
+}
+
+neuronmem_status_t* neuronmem_manifest_kernel(const neuronmem_manifest_t* manifest, size_t index,
+                                              neuronmem_manifest_kernel_t* out) {
+  NEURONMEM_REQUIRE(manifest);
+  NEURONMEM_REQUIRE(out);
+  NEURONMEM_CHECK_SIZE(out, neuronmem_manifest_kernel_t, column);
+  if (index >= manifest->m.kernels.size()) return OutOfRange("kernel %zu does not exist", index).release();
+  const mf::Kernel& k = manifest->m.kernels[index];
+  out->function = Str(k.function);
+  out->func_name = Str(k.func_name);
+  out->binary = Str(k.binary);
+  out->grid = k.grid.data();
+  out->grid_rank = k.grid.size();
+  out->num_input_names = k.input_names.size();
+  out->num_output_names = k.output_names.size();
+  out->num_operands = k.num_operands;
+  out->num_results = k.num_results;
+  out->line = k.loc.line;
+  out->column = k.loc.column;
+  return nullptr;
+}
+
+neuronmem_status_t* neuronmem_manifest_kernel_io_name(const neuronmem_manifest_t* manifest, size_t index,
+                                                      int32_t is_output, size_t name_index, neuronmem_string_t* out) {
+  NEURONMEM_REQUIRE(manifest);
+  NEURONMEM_REQUIRE(out);
+  if (index >= manifest->m.kernels.size()) return OutOfRange("kernel %zu does not exist", index).release();
+  const auto& names = is_output ? manifest->m.kernels[index].output_names : manifest->m.kernels[index].input_names;
+  if (name_index >= names.size()) return OutOfRange("kernel %zu has no name %zu", index, name_index).release();
+  *out = Str(names[name_index]);
+  return nullptr;
+}
+
+neuronmem_status_t* neuronmem_manifest_custom_call_target(const neuronmem_manifest_t* manifest, size_t index,
+                                                          neuronmem_string_t* out_target, uint64_t* out_count) {
+  NEURONMEM_REQUIRE(manifest);
+  NEURONMEM_REQUIRE(out_target);
+  NEURONMEM_REQUIRE(out_count);
+  if (index >= manifest->m.custom_call_targets.size()) {
+    return OutOfRange("custom-call target %zu does not exist", index).release();
+  }
+  *out_target = Str(manifest->m.custom_call_targets[index].target);
+  *out_count = manifest->m.custom_call_targets[index].count;
+  return nullptr;
+}
+
+neuronmem_status_t* neuronmem_manifest_channel(const neuronmem_manifest_t* manifest, size_t index,
+                                               neuronmem_manifest_channel_t* out) {
+  NEURONMEM_REQUIRE(manifest);
+  NEURONMEM_REQUIRE(out);
+  NEURONMEM_CHECK_SIZE(out, neuronmem_manifest_channel_t, column);
+  if (index >= manifest->m.channels.size()) return OutOfRange("channel %zu does not exist", index).release();
+  const mf::Channel& c = manifest->m.channels[index];
+  static_assert(sizeof(std::pair<int64_t, int64_t>) == 2 * sizeof(int64_t), "pairs flatten");
+  out->function = Str(c.function);
+  out->op = Str(c.op);
+  out->handle = c.handle;
+  out->type = static_cast<int32_t>(c.type);
+  out->is_host_transfer = c.is_host_transfer;
+  out->source_target_pairs = c.source_target_pairs.empty()
+                                 ? nullptr
+                                 : reinterpret_cast<const int64_t*>(c.source_target_pairs.data());
+  out->num_pairs = c.source_target_pairs.size();
+  out->num_payloads = c.payload.size();
+  out->line = c.loc.line;
+  out->column = c.loc.column;
+  return nullptr;
+}
+
+neuronmem_status_t* neuronmem_manifest_argument_memory(const neuronmem_manifest_t* manifest,
+                                                       const neuronmem_device_t* device, size_t index,
+                                                       neuronmem_memory_t** out_memory) {
+  NEURONMEM_REQUIRE(out_memory);
+  *out_memory = nullptr;
+  NEURONMEM_REQUIRE(manifest);
+  NEURONMEM_REQUIRE(device);
+  return ValueMemory(manifest->m.arguments, device, index, "argument", out_memory);
+}
+
+neuronmem_status_t* neuronmem_manifest_result_memory(const neuronmem_manifest_t* manifest,
+                                                     const neuronmem_device_t* device, size_t index,
+                                                     neuronmem_memory_t** out_memory) {
+  NEURONMEM_REQUIRE(out_memory);
+  *out_memory = nullptr;
+  NEURONMEM_REQUIRE(manifest);
+  NEURONMEM_REQUIRE(device);
+  return ValueMemory(manifest->m.results, device, index, "result", out_memory);
+}
+
+neuronmem_status_t* neuronmem_manifest_upload_arguments(const neuronmem_manifest_t* manifest,
+                                                        neuronmem_device_t* device, const void* const* host_data,
+                                                        size_t num_arguments, uint32_t host_buffer_semantics,
+                                                        neuronmem_buffer_t** out_buffers,
+                                                        neuronmem_event_t** out_ready) {
+  if (out_ready) *out_ready = nullptr;
+  NEURONMEM_REQUIRE(manifest);
+  NEURONMEM_REQUIRE(device);
+  NEURONMEM_REQUIRE(out_buffers);
+  const auto& args = manifest->m.arguments;
+  if (num_arguments != args.size()) {
+    return InvalidArgument("the entry function @%s takes %zu arguments, %zu were given", manifest->m.entry.c_str(),
+                           args.size(), num_arguments)
+        .release();
+  }
+  for (size_t i = 0; i < num_arguments; ++i) out_buffers[i] = nullptr;
+  if (num_arguments == 0) {
+    if (out_ready) *out_ready = neuronmem::copy::ReadyEvent();
+    return nullptr;
+  }
+  NEURONMEM_REQUIRE(host_data);
+  NEURONMEM_API_BEGIN
+  neuronmem_client_t* client = device->client;
+  std::vector<neuronmem_buffer_from_host_args_t> batch(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    const mf::Value& v = args[i];
+    const int32_t type = BufferType(v.type.element_type);
+    if (v.type.is_tuple || type < 0) {
+      return neuronmem::Unimplemented("argument %zu has type %s, which buffers cannot hold", i,
+                                      v.type.element_type.c_str())
+          .release();
+    }
+    for (int64_t d : v.type.dims) {
+      if (d < 0) return neuronmem::Unimplemented("argument %zu has a dynamic shape", i).release();
+    }
+    neuronmem_buffer_from_host_args_t& a = batch[i];
+    a.struct_size = sizeof a;
+    a.data = host_data[i];
+    a.element_type = static_cast<uint32_t>(type);
+    a.dims = v.type.dims.data();
+    a.num_dims = v.type.dims.size();
+    a.memory = device->by_kind[KindEnum(v.memory_kind)];
+    a.host_buffer_semantics = host_buffer_semantics;
+    // Zero-copy where the data already lies in the pinned arena and the manifest wants pinned_host.
+    uint64_t bytes = neuronmem_element_type_size(static_cast<neuronmem_element_type_t>(type));
+    for (int64_t d : v.type.dims) bytes *= static_cast<uint64_t>(d);
+    if (a.memory->kind == NEURONMEM_MEMORY_KIND_PINNED_HOST && host_data[i] &&
+        client->pinned_arena->Contains(host_data[i], bytes)) {
+      a.host_buffer_semantics = NEURONMEM_HOST_BUFFER_IMMUTABLE_ZERO_COPY;
+    }
+  }
+  return client->copy_engine->FromHost(batch.data(), batch.size(), out_buffers, out_ready, nullptr).release();
+  NEURONMEM_API_END
+}
+
+}  // extern "C"

@@ -1,0 +1,567 @@
+// Manifest derivation from the IR, validation, and the JSON form.
+#include "manifest/manifest.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstring>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "stablehlo/parser.h"
+
+namespace neuronmem::manifest {
+namespace {
+
+using stablehlo::Attribute;
+using stablehlo::Find;
+using stablehlo::NamedAttrs;
+using stablehlo::Operation;
+using stablehlo::Type;
+
+const std::set<std::string>& ArgumentKinds() {
+  static const std::set<std::string> k = {"device", "pinned_host", "unpinned_host"};
+  return k;
+}
+const std::set<std::string>& PlacementKinds() {  // what _xla_buffer_placement accepts (XLA)
+  static const std::set<std::string> k = {"device", "pinned_host", "unpinned_host", "vmem", "pinned_device"};
+  return k;
+}
+
+class Deriver {
+ public:
+  Deriver(const Options& o, Manifest* m) : opt_(o), m_(m) {}
+
+  [[noreturn]] void Error(neuronmem_status_code_t code, stablehlo::Location loc, const std::string& msg) {
+    throw DeriveError{code, opt_.filename + ":" + std::to_string(loc.line) + ":" + std::to_string(loc.column) +
+                                ": " + msg};
+  }
+
+  struct DeriveError {
+    neuronmem_status_code_t code;
+    std::string message;
+  };
+
+  static TensorSpec Spec(const Type& t) {
+    TensorSpec s;
+    switch (t.kind) {
+      case Type::Kind::kTensor:
+      case Type::Kind::kScalar:
+        s.element_type = stablehlo::ElementTypeName(t.element);
+        if (t.element == stablehlo::ElementType::kOther) s.element_type = t.text;
+        s.dims = t.dims;
+        break;
+      case Type::Kind::kTuple: s.element_type = "tuple"; s.is_tuple = true; break;
+      case Type::Kind::kToken: s.element_type = "token"; s.is_token = true; break;
+      default: s.element_type = t.text;
+    }
+    return s;
+  }
+
+  static std::string AttrText(const Attribute& a) {
+    if (a.kind == Attribute::Kind::kString) return a.str;
+    if (a.kind == Attribute::Kind::kUnit) return "";
+    return a.text;
+  }
+
+  Value MakeValue(uint32_t index, const std::string& name, const Type& type, const NamedAttrs& attrs,
+                  stablehlo::Location loc, const char* what) {
+    Value v;
+    v.index = index;
+    v.name = name;
+    v.type = Spec(type);
+    v.loc = {loc.line, loc.column};
+    for (const auto& [key, a] : attrs) {
+      if (key == "mhlo.memory_kind") {
+        if (a.kind != Attribute::Kind::kString) {
+          Error(NEURONMEM_STATUS_INVALID_ARGUMENT, a.loc, std::string("mhlo.memory_kind of ") + what + " " +
+                                                              std::to_string(index) + " must be a string");
+        }
+        if (!ArgumentKinds().count(a.str)) {
+          Error(NEURONMEM_STATUS_INVALID_ARGUMENT, a.loc,
+                std::string("unknown memory kind \"") + a.str + "\" on " + what + " " + std::to_string(index) +
+                    (name.empty() ? "" : " (" + name + ")") + "; expected \"device\", \"pinned_host\" or \"unpinned_host\"");
+        }
+        if (type.IsTuple()) {
+          Error(NEURONMEM_STATUS_UNIMPLEMENTED, a.loc,
+                std::string("a tuple-typed ") + what + " (" + std::to_string(index) +
+                    ") cannot carry a memory kind; give each tuple element its own argument");
+        }
+        v.memory_kind = a.str;
+        v.kind_explicit = true;
+      } else if (key == "tf.aliasing_output") {
+        v.aliasing_output = a.i;
+      } else if (key == "jax.buffer_donor") {
+        v.buffer_donor = a.kind == Attribute::Kind::kUnit || (a.kind == Attribute::Kind::kBool && a.b);
+      } else {
+        if (key == "jax.result_info" && a.kind == Attribute::Kind::kString && !a.str.empty()) v.name = a.str;
+        v.attributes.emplace_back(key, AttrText(a));
+      }
+    }
+    return v;
+  }
+
+  void Run(const stablehlo::Module& module) {
+    const stablehlo::Function* f = module.FindFunction(opt_.entry);
+    if (!f) Error(NEURONMEM_STATUS_NOT_FOUND, module.loc, "no function @" + opt_.entry + " in the module");
+    m_->module = module.name;
+    m_->entry = f->name;
+    m_->policy = PolicyName(opt_.policy);
+    for (size_t i = 0; i < f->args.size(); ++i) {
+      const auto& a = f->args[i];
+      Value v = MakeValue(static_cast<uint32_t>(i), a.name, a.type, a.attrs, a.loc, "argument");
+      if (!v.kind_explicit) v.memory_kind = "device";
+      kinds_[a.name] = v.memory_kind;
+      m_->arguments.push_back(std::move(v));
+    }
+    bool all_device = true;
+    for (const Value& v : m_->arguments) all_device = all_device && v.memory_kind == "device";
+    for (size_t i = 0; i < f->result_types.size(); ++i) {
+      Value v = MakeValue(static_cast<uint32_t>(i), "", f->result_types[i],
+                          i < f->result_attrs.size() ? f->result_attrs[i] : NamedAttrs(), f->loc, "result");
+      if (!v.kind_explicit) {
+        v.memory_kind = (opt_.policy == Policy::kTorchNeuronx && !all_device) ? "unpinned_host" : "device";
+      }
+      m_->results.push_back(std::move(v));
+    }
+    // Walk the entry function and every function it can reach (calls), once each.
+    std::vector<const stablehlo::Function*> work = {f};
+    std::set<std::string> seen = {f->name};
+    while (!work.empty()) {
+      const stablehlo::Function* fn = work.back();
+      work.pop_back();
+      if (fn != f) {
+        for (const auto& a : fn->args) kinds_.emplace(a.name, "device");
+      }
+      WalkRegion(fn->body, fn->name, 0, [&](const std::string& callee) {
+        if (const stablehlo::Function* g = module.FindFunction(callee); g && seen.insert(callee).second) {
+          work.push_back(g);
+        }
+      });
+    }
+    for (auto& [target, count] : targets_) m_->custom_call_targets.push_back({target, count});
+  }
+
+  template <typename OnCall>
+  void WalkRegion(const stablehlo::Region& r, const std::string& fn, int depth, OnCall&& on_call) {
+    for (const auto& b : r.blocks) {
+      for (const auto& a : b.args) kinds_.emplace(a.name, "device");
+      for (const Operation& op : b.ops) {
+        Visit(op, fn, on_call);
+        for (const auto& sub : op.regions) WalkRegion(sub, fn, depth + 1, on_call);
+      }
+    }
+  }
+
+  std::string KindOf(const stablehlo::ValueRef& v) {
+    auto it = kinds_.find(v.name);
+    return it == kinds_.end() ? "device" : it->second;
+  }
+
+  static const Attribute* FrontendAttr(const Operation& op, const char* key) {
+    const Attribute* fa = Find(op.attributes, "mhlo.frontend_attributes");
+    return fa ? fa->Get(key) : nullptr;
+  }
+
+  static std::string BackendConfigString(const Operation& op) {
+    for (const char* key : {"backend_config", "mhlo.backend_config"}) {
+      if (const Attribute* a = Find(op.attributes, key)) {
+        if (a->kind == Attribute::Kind::kString) return a->str;
+        if (a->kind == Attribute::Kind::kDict) {
+          if (const Attribute* k = a->Get("kind")) return k->str;
+          return a->text;
+        }
+        return a->text;
+      }
+    }
+    return "";
+  }
+
+  template <typename OnCall>
+  void Visit(const Operation& op, const std::string& fn, OnCall&& on_call) {
+    const std::string result = op.result_name.empty() ? "" : "%" + op.result_name;
+    if (const Attribute* ct = FrontendAttr(op, "_xla_compute_type"); ct && ct->str == "host") {
+      m_->host_compute.push_back({fn, op.name, op.callee, {op.loc.line, op.loc.column}});
+    }
+    if (op.name == "func.call" && !op.callee.empty()) on_call(op.callee);
+    if (op.name == "stablehlo.custom_call") {
+      const std::string& target = op.callee;
+      if (target.empty()) Error(NEURONMEM_STATUS_INVALID_ARGUMENT, op.loc, "custom_call without a call target");
+      ++targets_[target];
+      std::string to_kind;
+      if (target == "annotate_device_placement") {
+        const Attribute* p = FrontendAttr(op, "_xla_buffer_placement");
+        if (!p) {
+          Error(NEURONMEM_STATUS_INVALID_ARGUMENT, op.loc,
+                "annotate_device_placement without mhlo.frontend_attributes = {_xla_buffer_placement = \"<kind>\"}");
+        }
+        if (!PlacementKinds().count(p->str)) {
+          Error(NEURONMEM_STATUS_INVALID_ARGUMENT, p->loc,
+                "unknown _xla_buffer_placement \"" + p->str +
+                    "\"; expected device, pinned_host, unpinned_host, vmem or pinned_device");
+        }
+        to_kind = p->str;
+      } else if (target == "MoveToHost") {
+        to_kind = "pinned_host";
+      } else if (target == "MoveToDevice") {
+        to_kind = "device";
+      } else if (target == "AwsNeuronMemoryPlacement") {
+        to_kind = BackendConfigString(op);
+        if (!ArgumentKinds().count(to_kind)) {
+          Error(NEURONMEM_STATUS_INVALID_ARGUMENT, op.loc,
+                "AwsNeuronMemoryPlacement needs backend_config = \"device\", \"pinned_host\" or \"unpinned_host\", "
+                "found \"" + to_kind + "\"");
+        }
+      } else if (target == "AwsNeuronCustomNativeKernel") {
+        m_->kernels.push_back(DecodeKernel(op, fn));
+      }
+      if (!to_kind.empty()) {
+        if (op.operands.size() != 1) {
+          Error(NEURONMEM_STATUS_INVALID_ARGUMENT, op.loc,
+                "@" + target + " must have exactly one operand (the value to place), found " +
+                    std::to_string(op.operands.size()));
+        }
+        Move mv;
+        mv.function = fn;
+        mv.value = "%" + op.operands[0].name + (op.operands[0].index ? "#" + std::to_string(op.operands[0].index) : "");
+        mv.result = result;
+        mv.type = Spec(!op.operand_types.empty() ? op.operand_types[0]
+                                                 : (!op.result_types.empty() ? op.result_types[0] : Type()));
+        mv.from_kind = KindOf(op.operands[0]);
+        mv.to_kind = to_kind;
+        mv.spelling = target;
+        mv.loc = {op.loc.line, op.loc.column};
+        m_->moves.push_back(mv);
+        if (!op.result_name.empty()) kinds_[op.result_name] = to_kind;
+        return;
+      }
+    }
+    if (op.name == "stablehlo.send" || op.name == "stablehlo.recv") m_->channels.push_back(DecodeChannel(op, fn));
+    // Any other op produces device values; a value computed on the host stays where its operands were.
+    if (!op.result_name.empty()) kinds_[op.result_name] = "device";
+  }
+
+  static std::string Base64Decode(const std::string& in, bool* ok) {
+    static const std::string chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    std::string out;
+    uint32_t buf = 0;
+    int bits = 0;
+    *ok = true;
+    for (char c : in) {
+      if (c == '=' || c == '\n' || c == '\r' || c == ' ') continue;
+      const size_t v = c == '-' ? 62 : c == '_' ? 63 : chars.find(c);
+      if (v == std::string::npos) {
+        *ok = false;
+        return "";
+      }
+      buf = (buf << 6) | static_cast<uint32_t>(v);
+      bits += 6;
+      if (bits >= 8) {
+        bits -= 8;
+        out.push_back(static_cast<char>((buf >> bits) & 0xff));
+      }
+    }
+    return out;
+  }
+
+  Kernel DecodeKernel(const Operation& op, const std::string& fn) {
+    Kernel k;
+    k.function = fn;
+    k.loc = {op.loc.line, op.loc.column};
+    k.num_operands = static_cast<uint32_t>(op.operands.size());
+    k.num_results = static_cast<uint32_t>(op.result_types.size());
+    const std::string config = BackendConfigString(op);
+    bool ok = false;
+    std::string json_text = config.size() && config[0] == '{' ? config : Base64Decode(config, &ok);
+    nlohmann::json j = nlohmann::json::parse(json_text, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded() || !j.is_object()) {
+      Error(NEURONMEM_STATUS_INVALID_ARGUMENT, op.loc,
+            "AwsNeuronCustomNativeKernel backend_config is not base64 of a JSON object");
+    }
+    k.func_name = j.value("func_name", "");
+    if (j.contains("grid") && j["grid"].is_array()) {
+      for (const auto& g : j["grid"]) {
+        if (g.is_number_integer()) k.grid.push_back(g.get<int64_t>());
+      }
+    }
+    if (j.contains("klir_binary") && j["klir_binary"].is_object()) {
+      const auto& kb = j["klir_binary"];
+      k.binary = kb.value("binary", "");
+      for (const char* key : {"input_names", "output_names"}) {
+        if (kb.contains(key) && kb[key].is_array()) {
+          for (const auto& n : kb[key]) {
+            if (n.is_string()) (std::string(key) == "input_names" ? k.input_names : k.output_names).push_back(n);
+          }
+        }
+      }
+    }
+    return k;
+  }
+
+  Channel DecodeChannel(const Operation& op, const std::string& fn) {
+    Channel c;
+    c.function = fn;
+    c.op = op.name == "stablehlo.send" ? "send" : "recv";
+    c.loc = {op.loc.line, op.loc.column};
+    if (const Attribute* h = Find(op.attributes, "channel_handle")) {
+      if (const Attribute* v = h->Get("handle")) c.handle = v->i;
+      if (const Attribute* v = h->Get("type")) c.type = v->i;
+    }
+    if (const Attribute* h = Find(op.attributes, "is_host_transfer")) c.is_host_transfer = h->b;
+    if (const Attribute* p = Find(op.attributes, "source_target_pairs")) {
+      const Type& t = p->type;
+      if (p->kind != Attribute::Kind::kDense || t.dims.size() != 2 || t.dims[1] != 2 ||
+          t.element != stablehlo::ElementType::kS64) {
+        Error(NEURONMEM_STATUS_INVALID_ARGUMENT, p->loc, "source_target_pairs must be a dense tensor<Nx2xi64>");
+      }
+      const size_t n = static_cast<size_t>(t.dims[0]);
+      std::set<int64_t> sources, targets;
+      for (size_t i = 0; i < n; ++i) {
+        int64_t s = 0, d = 0;
+        const size_t si = p->splat ? 0 : 2 * i, di = p->splat ? 1 : 2 * i + 1;
+        std::memcpy(&s, p->dense.data() + 8 * si, 8);
+        std::memcpy(&d, p->dense.data() + 8 * di, 8);
+        for (int64_t id : {s, d}) {
+          if (id < 0 || id >= static_cast<int64_t>(opt_.num_cores)) {
+            Error(NEURONMEM_STATUS_INVALID_ARGUMENT, p->loc,
+                  "source_target_pairs names core " + std::to_string(id) + ", outside [0, " +
+                      std::to_string(opt_.num_cores) + ")");
+          }
+        }
+        if (!sources.insert(s).second) {
+          Error(NEURONMEM_STATUS_INVALID_ARGUMENT, p->loc, "source_target_pairs repeats source " + std::to_string(s));
+        }
+        if (!targets.insert(d).second) {
+          Error(NEURONMEM_STATUS_INVALID_ARGUMENT, p->loc, "source_target_pairs repeats target " + std::to_string(d));
+        }
+        c.source_target_pairs.emplace_back(s, d);
+      }
+    }
+    const bool send = c.op == "send";
+    std::string problem;
+    if (c.type == 0 && Find(op.attributes, "channel_handle")) problem = "channel type 0 is invalid";
+    if (c.type == 1 && c.is_host_transfer) problem = "a device-to-device channel (type 1) cannot be a host transfer";
+    if (c.type == 2 && (!send || !c.is_host_transfer)) problem = "a device-to-host channel (type 2) must be a send with is_host_transfer = true";
+    if (c.type == 3 && (send || !c.is_host_transfer)) problem = "a host-to-device channel (type 3) must be a recv with is_host_transfer = true";
+    if (c.type > 3 || c.type < 0) problem = "unknown channel type " + std::to_string(c.type);
+    if (!problem.empty()) Error(NEURONMEM_STATUS_INVALID_ARGUMENT, op.loc, "stablehlo." + c.op + ": " + problem);
+    const auto& types = send ? op.operand_types : op.result_types;
+    for (const Type& t : types) {
+      if (t.kind != Type::Kind::kToken) c.payload.push_back(Spec(t));
+    }
+    return c;
+  }
+
+ private:
+  const Options& opt_;
+  Manifest* m_;
+  std::unordered_map<std::string, std::string> kinds_;  // SSA name -> memory kind
+  std::map<std::string, uint64_t> targets_;
+};
+
+nlohmann::json LocJson(const Location& l) { return {{"line", l.line}, {"column", l.column}}; }
+nlohmann::json SpecJson(const TensorSpec& s) { return {{"element_type", s.element_type}, {"dims", s.dims}}; }
+
+nlohmann::json ValueJson(const Value& v, bool argument) {
+  nlohmann::json j = {{"index", v.index},
+                      {"name", v.name},
+                      {"element_type", v.type.element_type},
+                      {"dims", v.type.dims},
+                      {"memory_kind", v.memory_kind},
+                      {"kind_explicit", v.kind_explicit},
+                      {"location", LocJson(v.loc)}};
+  if (argument) {
+    j["aliasing_output"] = v.aliasing_output >= 0 ? nlohmann::json(v.aliasing_output) : nlohmann::json(nullptr);
+    j["buffer_donor"] = v.buffer_donor;
+  }
+  nlohmann::json attrs = nlohmann::json::array();
+  for (const auto& [k, val] : v.attributes) attrs.push_back({k, val});
+  j["attributes"] = attrs;
+  return j;
+}
+
+}  // namespace
+
+const char* PolicyName(Policy p) { return p == Policy::kTorchNeuronx ? "torch-neuronx" : "device"; }
+
+Status Derive(const stablehlo::Module& module, const Options& options, Manifest* out) {
+  Manifest m;
+  Deriver d(options, &m);
+  try {
+    d.Run(module);
+  } catch (const Deriver::DeriveError& e) {
+    return MakeStatus(e.code, e.message);
+  }
+  *out = std::move(m);
+  return Ok();
+}
+
+Status LoadFromText(std::string_view text, const Options& options, Manifest* out) {
+  std::vector<stablehlo::Module> modules;
+  NEURONMEM_RETURN_IF_ERROR(stablehlo::ParseModules(text, options.filename, &modules));
+  for (const auto& mod : modules) {
+    if (mod.FindFunction(options.entry)) return Derive(mod, options, out);
+  }
+  return NotFound("%s: no function @%s in the input (%zu module(s))", options.filename.c_str(),
+                  options.entry.c_str(), modules.size());
+}
+
+std::string ToJson(const Manifest& m, int indent) {
+  nlohmann::json j;
+  j["schema_version"] = m.schema_version;
+  j["module"] = m.module;
+  j["entry"] = m.entry;
+  j["policy"] = m.policy;
+  j["arguments"] = nlohmann::json::array();
+  for (const auto& v : m.arguments) j["arguments"].push_back(ValueJson(v, true));
+  j["results"] = nlohmann::json::array();
+  for (const auto& v : m.results) j["results"].push_back(ValueJson(v, false));
+  j["moves"] = nlohmann::json::array();
+  for (const auto& mv : m.moves) {
+    nlohmann::json e = SpecJson(mv.type);
+    e["function"] = mv.function;
+    e["value"] = mv.value;
+    e["result"] = mv.result;
+    e["from_kind"] = mv.from_kind;
+    e["to_kind"] = mv.to_kind;
+    e["spelling"] = mv.spelling;
+    e["location"] = LocJson(mv.loc);
+    j["moves"].push_back(e);
+  }
+  j["host_compute"] = nlohmann::json::array();
+  for (const auto& h : m.host_compute) {
+    j["host_compute"].push_back({{"function", h.function}, {"op", h.op}, {"callee", h.callee}, {"location", LocJson(h.loc)}});
+  }
+  j["kernels"] = nlohmann::json::array();
+  for (const auto& k : m.kernels) {
+    j["kernels"].push_back({{"function", k.function},
+                            {"func_name", k.func_name},
+                            {"grid", k.grid},
+                            {"input_names", k.input_names},
+                            {"output_names", k.output_names},
+                            {"binary", k.binary},
+                            {"num_operands", k.num_operands},
+                            {"num_results", k.num_results},
+                            {"location", LocJson(k.loc)}});
+  }
+  j["custom_call_targets"] = nlohmann::json::array();
+  for (const auto& t : m.custom_call_targets) j["custom_call_targets"].push_back({{"target", t.target}, {"count", t.count}});
+  j["channels"] = nlohmann::json::array();
+  for (const auto& c : m.channels) {
+    nlohmann::json pairs = nlohmann::json::array();
+    for (const auto& [s, d] : c.source_target_pairs) pairs.push_back({s, d});
+    nlohmann::json payload = nlohmann::json::array();
+    for (const auto& p : c.payload) payload.push_back(SpecJson(p));
+    j["channels"].push_back({{"function", c.function},
+                             {"op", c.op},
+                             {"handle", c.handle},
+                             {"type", c.type},
+                             {"is_host_transfer", c.is_host_transfer},
+                             {"source_target_pairs", pairs},
+                             {"payload", payload},
+                             {"location", LocJson(c.loc)}});
+  }
+  return j.dump(indent);
+}
+
+Status FromJson(std::string_view text, Manifest* out) {
+  nlohmann::json j = nlohmann::json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) return InvalidArgument("the manifest JSON is not a JSON object");
+  try {
+    Manifest m;
+    m.schema_version = j.at("schema_version").get<int>();
+    if (m.schema_version != kSchemaVersion) {
+      return InvalidArgument("manifest schema_version %d is not supported (this library reads version %d)",
+                             m.schema_version, kSchemaVersion);
+    }
+    m.module = j.at("module").get<std::string>();
+    m.entry = j.at("entry").get<std::string>();
+    m.policy = j.at("policy").get<std::string>();
+    auto loc = [](const nlohmann::json& l) { return Location{l.at("line").get<uint32_t>(), l.at("column").get<uint32_t>()}; };
+    auto spec = [](const nlohmann::json& e) {
+      TensorSpec s;
+      s.element_type = e.at("element_type").get<std::string>();
+      s.dims = e.at("dims").get<std::vector<int64_t>>();
+      s.is_tuple = s.element_type == "tuple";
+      s.is_token = s.element_type == "token";
+      return s;
+    };
+    auto value = [&](const nlohmann::json& e, bool argument) {
+      Value v;
+      v.index = e.at("index").get<uint32_t>();
+      v.name = e.at("name").get<std::string>();
+      v.type = spec(e);
+      v.memory_kind = e.at("memory_kind").get<std::string>();
+      v.kind_explicit = e.at("kind_explicit").get<bool>();
+      v.loc = loc(e.at("location"));
+      if (argument) {
+        v.aliasing_output = e.at("aliasing_output").is_null() ? -1 : e.at("aliasing_output").get<int64_t>();
+        v.buffer_donor = e.at("buffer_donor").get<bool>();
+      }
+      for (const auto& kv : e.at("attributes")) v.attributes.emplace_back(kv.at(0).get<std::string>(), kv.at(1).get<std::string>());
+      return v;
+    };
+    for (const auto& e : j.at("arguments")) m.arguments.push_back(value(e, true));
+    for (const auto& e : j.at("results")) m.results.push_back(value(e, false));
+    for (const auto& e : j.at("moves")) {
+      Move mv;
+      mv.type = spec(e);
+      mv.function = e.at("function").get<std::string>();
+      mv.value = e.at("value").get<std::string>();
+      mv.result = e.at("result").get<std::string>();
+      mv.from_kind = e.at("from_kind").get<std::string>();
+      mv.to_kind = e.at("to_kind").get<std::string>();
+      mv.spelling = e.at("spelling").get<std::string>();
+      mv.loc = loc(e.at("location"));
+      m.moves.push_back(mv);
+    }
+    for (const auto& e : j.at("host_compute")) {
+      m.host_compute.push_back({e.at("function").get<std::string>(), e.at("op").get<std::string>(),
+                                e.at("callee").get<std::string>(), loc(e.at("location"))});
+    }
+    for (const auto& e : j.at("kernels")) {
+      Kernel k;
+      k.function = e.at("function").get<std::string>();
+      k.func_name = e.at("func_name").get<std::string>();
+      k.grid = e.at("grid").get<std::vector<int64_t>>();
+      k.input_names = e.at("input_names").get<std::vector<std::string>>();
+      k.output_names = e.at("output_names").get<std::vector<std::string>>();
+      k.binary = e.at("binary").get<std::string>();
+      k.num_operands = e.at("num_operands").get<uint32_t>();
+      k.num_results = e.at("num_results").get<uint32_t>();
+      k.loc = loc(e.at("location"));
+      m.kernels.push_back(k);
+    }
+    for (const auto& e : j.at("custom_call_targets")) {
+      m.custom_call_targets.push_back({e.at("target").get<std::string>(), e.at("count").get<uint64_t>()});
+    }
+    for (const auto& e : j.at("channels")) {
+      Channel c;
+      c.function = e.at("function").get<std::string>();
+      c.op = e.at("op").get<std::string>();
+      c.handle = e.at("handle").get<int64_t>();
+      c.type = e.at("type").get<int64_t>();
+      c.is_host_transfer = e.at("is_host_transfer").get<bool>();
+      for (const auto& p : e.at("source_target_pairs")) c.source_target_pairs.emplace_back(p.at(0).get<int64_t>(), p.at(1).get<int64_t>());
+      for (const auto& p : e.at("payload")) c.payload.push_back(spec(p));
+      c.loc = loc(e.at("location"));
+      m.channels.push_back(c);
+    }
+    for (const auto& v : m.arguments) {
+      if (!ArgumentKinds().count(v.memory_kind)) {
+        return InvalidArgument("manifest JSON: argument %u has unknown memory_kind \"%s\"", v.index, v.memory_kind.c_str());
+      }
+    }
+    for (const auto& v : m.results) {
+      if (!ArgumentKinds().count(v.memory_kind)) {
+        return InvalidArgument("manifest JSON: result %u has unknown memory_kind \"%s\"", v.index, v.memory_kind.c_str());
+      }
+    }
+    *out = std::move(m);
+    return Ok();
+  } catch (const nlohmann::json::exception& e) {
+    return InvalidArgument("the manifest JSON does not follow schema version %d: %s", kSchemaVersion, e.what());
+  }
+}
+
+}  // namespace neuronmem::manifest

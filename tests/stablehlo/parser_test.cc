@@ -1,0 +1,343 @@
+// The StableHLO parser on the real interpreter tests and on hand-written inputs covering every form in
+// ../shared/reference/contract-facts.md section 6, plus malformed input.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "stablehlo/parser.h"
+
+namespace neuronmem::stablehlo {
+namespace {
+
+std::vector<Module> MustParse(const std::string& text) {
+  std::vector<Module> mods;
+  Status s = ParseModules(text, "test.mlir", &mods);
+  EXPECT_FALSE(s) << (s ? s->message : "");
+  return mods;
+}
+
+std::string ParseError(const std::string& text) {
+  std::vector<Module> mods;
+  Status s = ParseModules(text, "bad.mlir", &mods);
+  EXPECT_TRUE(s) << "expected a parse error for: " << text.substr(0, 80);
+  return s ? s->message : "";
+}
+
+const Operation& Op(const Module& m, const char* fn, size_t i) { return m.FindFunction(fn)->body.blocks[0].ops.at(i); }
+
+TEST(Conformance, EveryInterpreterTestFileParses) {
+  const char* dir = std::getenv("NEURONMEM_CONFORMANCE_DIR");
+  ASSERT_NE(dir, nullptr) << "meson passes NEURONMEM_CONFORMANCE_DIR";
+  size_t files = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+    if (entry.path().extension() != ".mlir") continue;
+    std::vector<Module> mods;
+    Status s = ParseFile(entry.path().string(), &mods);
+    EXPECT_FALSE(s) << entry.path() << ": " << (s ? s->message : "");
+    ASSERT_FALSE(mods.empty()) << entry.path();
+    // The testdata files have @main; the interpreter tests under interpret/ name theirs after the op.
+    const bool interpret = entry.path().parent_path().filename() == "interpret";
+    size_t ops = 0;
+    const Function* main = nullptr;
+    for (const auto& m : mods) {
+      if (!main) main = m.FindFunction("main");
+      for (const auto& f : m.functions) {
+        for (const auto& b : f.body.blocks) ops += b.ops.size();
+      }
+    }
+    if (!interpret) EXPECT_NE(main, nullptr) << entry.path();
+    EXPECT_GT(ops, 2u) << entry.path();
+    ++files;
+  }
+  EXPECT_GE(files, 38u);
+}
+
+TEST(Parser, ReduceSumFileStructure) {
+  auto mods = MustParse(R"(
+module @jit_main attributes {mhlo.num_partitions = 1 : i32} {
+  func.func public @main() -> (tensor<3xf32> {jax.result_info = "", mhlo.layout_mode = "default"}) {
+    %0 = call @inputs() : () -> tensor<2x3xf32>
+    %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+    %2 = stablehlo.reduce(%0 init: %cst) applies stablehlo.add across dimensions = [0] : (tensor<2x3xf32>, tensor<f32>) -> tensor<3xf32>
+    stablehlo.custom_call @check.expect_close(%2, %2) {has_side_effect = true} : (tensor<3xf32>, tensor<3xf32>) -> ()
+    return %2 : tensor<3xf32>
+  }
+  func.func private @inputs() -> (tensor<2x3xf32> {mhlo.layout_mode = "default"}) {
+    %cst = stablehlo.constant dense<[[1.0, 3.005660e+00, 1.5], [-0.5, -4.25, 2.0]]> : tensor<2x3xf32>
+    return %cst : tensor<2x3xf32>
+  }
+})");
+  ASSERT_EQ(mods.size(), 1u);
+  const Module& m = mods[0];
+  EXPECT_EQ(m.name, "jit_main");
+  ASSERT_EQ(m.functions.size(), 2u);
+  const Function& f = *m.FindFunction("main");
+  ASSERT_EQ(f.result_types.size(), 1u);
+  EXPECT_EQ(f.result_types[0].dims, std::vector<int64_t>({3}));
+  EXPECT_EQ(f.result_types[0].element, ElementType::kF32);
+  const auto& ops = f.body.blocks[0].ops;
+  ASSERT_EQ(ops.size(), 5u);
+  EXPECT_EQ(ops[0].name, "func.call");
+  EXPECT_EQ(ops[0].callee, "inputs");
+  EXPECT_EQ(ops[2].name, "stablehlo.reduce");
+  ASSERT_EQ(ops[2].operands.size(), 2u);
+  EXPECT_EQ(ops[2].operands[0].name, "0");
+  EXPECT_EQ(ops[2].operands[1].name, "cst");
+  ASSERT_NE(Find(ops[2].attributes, "dimensions"), nullptr);
+  EXPECT_EQ(Find(ops[2].attributes, "dimensions")->array.at(0).i, 0);
+  EXPECT_EQ(ops[2].result_types.at(0).dims, std::vector<int64_t>({3}));
+  EXPECT_EQ(ops[3].callee, "check.expect_close");
+  EXPECT_EQ(ops[4].name, "func.return");
+  const Operation& cst = Op(m, "inputs", 0);
+  const Attribute* v = Find(cst.attributes, "value");
+  ASSERT_NE(v, nullptr);
+  ASSERT_EQ(v->dense.size(), 24u);
+  float vals[6];
+  std::memcpy(vals, v->dense.data(), 24);
+  EXPECT_FLOAT_EQ(vals[1], 3.00566f);
+  EXPECT_FLOAT_EQ(vals[4], -4.25f);
+}
+
+TEST(Parser, LocationsAliasesAndNoModuleWrapper) {
+  auto mods = MustParse(R"(#loc = loc("a.py":1:2)
+#loc1 = loc(fused[#loc, "b"])
+func.func @main(%arg0: tensor<2xf32> loc("x"), %arg1: tensor<2xf32> loc(#loc)) -> tensor<2xf32> {
+  %0 = stablehlo.add %arg0, %arg1 : tensor<2xf32> loc(callsite(#loc at #loc1))
+  return %0 : tensor<2xf32> loc(#loc)
+} loc(#loc1)
+#loc2 = loc("c.py":3:4)
+)");
+  ASSERT_EQ(mods.size(), 1u);
+  const Function* f = mods[0].FindFunction("main");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->args.size(), 2u);
+  ASSERT_EQ(f->result_types.size(), 1u);  // a single result printed without parentheses
+  EXPECT_EQ(f->body.blocks[0].ops.size(), 2u);
+  EXPECT_EQ(f->body.blocks[0].ops[0].loc.line, 4u);
+  EXPECT_EQ(f->body.blocks[0].ops[0].loc.column, 3u);
+}
+
+TEST(Parser, SplitModulesAndForeignDialects) {
+  auto mods = MustParse(R"(
+module @a {
+  sdy.mesh @mesh = <["x"=2, "y"=1]>
+  func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> tensor<8xf32> {
+    %0 = sdy.sharding_constraint %arg0 <@mesh, [{"x"}]> : tensor<8xf32>
+    %1 = mpmd.named_computation<"stage1"> (%0) (%a: tensor<8xf32>) {
+      mpmd.return %a : tensor<8xf32>
+    } : (tensor<8xf32>) -> tensor<8xf32>
+    return %1 : tensor<8xf32>
+  }
+}
+// -----
+func.func @main(%arg0: tensor<i1>) -> tensor<i1> {
+  return %arg0 : tensor<i1>
+}
+)");
+  ASSERT_EQ(mods.size(), 2u);
+  EXPECT_EQ(mods[0].other_ops.size(), 1u);
+  EXPECT_EQ(mods[0].other_ops[0].name, "sdy.mesh");
+  const auto& ops = mods[0].FindFunction("main")->body.blocks[0].ops;
+  ASSERT_EQ(ops.size(), 3u);
+  EXPECT_EQ(ops[0].name, "sdy.sharding_constraint");
+  EXPECT_EQ(ops[1].name, "mpmd.named_computation");
+  EXPECT_EQ(ops[1].regions.size(), 1u);
+  EXPECT_EQ(ops[2].operands.at(0).name, "1");
+  EXPECT_EQ(mods[1].functions.at(0).args.at(0).type.element, ElementType::kI1);
+}
+
+TEST(Parser, SignatureAttributesMultiLineAndGenericFunc) {
+  auto mods = MustParse(R"(module {
+  func.func public @main(%arg0: tensor<8x2xi32> {mhlo.sharding = "{replicated}",
+        mhlo.memory_kind = "pinned_host"} loc("x"), %arg1: tensor<f32>)
+      -> (tensor<8x2xi32> {jax.result_info = "result", mhlo.memory_kind = "device"}, tensor<f32>) {
+    return %arg0, %arg1 : tensor<8x2xi32>, tensor<f32>
+  }
+}
+// -----
+"builtin.module"() ({
+  "func.func"() <{function_type = (tensor<4xf32>) -> tensor<4xf32>, sym_name = "main",
+     arg_attrs = [{mhlo.memory_kind = "unpinned_host"}], res_attrs = [{mhlo.memory_kind = "pinned_host"}]}> ({
+  ^bb0(%arg0: tensor<4xf32>):
+    %0 = "stablehlo.abs"(%arg0) : (tensor<4xf32>) -> tensor<4xf32>
+    "func.return"(%0) : (tensor<4xf32>) -> ()
+  }) : () -> ()
+}) : () -> ()
+)");
+  ASSERT_EQ(mods.size(), 2u);
+  const Function& f = mods[0].functions.at(0);
+  EXPECT_EQ(Find(f.args[0].attrs, "mhlo.memory_kind")->str, "pinned_host");
+  EXPECT_EQ(Find(f.result_attrs[0], "jax.result_info")->str, "result");
+  EXPECT_TRUE(f.result_attrs[1].empty());
+  // The generic module holds the generic function as an op; a generic func.func at top level becomes one.
+  ASSERT_EQ(mods[1].other_ops.size(), 1u);
+  const Operation& mod_op = mods[1].other_ops[0];
+  EXPECT_EQ(mod_op.name, "builtin.module");
+  const Operation& fn = mod_op.regions.at(0).blocks.at(0).ops.at(0);
+  EXPECT_EQ(fn.name, "func.func");
+  EXPECT_EQ(fn.regions.at(0).blocks.at(0).args.at(0).name, "arg0");
+}
+
+TEST(Parser, GenericFuncAtTopLevelBecomesAFunction) {
+  auto mods = MustParse(R"(
+"func.func"() <{function_type = (tensor<4xf32>) -> tensor<4xf32>, sym_name = "main",
+   arg_attrs = [{mhlo.memory_kind = "unpinned_host"}], res_attrs = [{mhlo.memory_kind = "pinned_host"}]}> ({
+^bb0(%x: tensor<4xf32>):
+  "func.return"(%x) : (tensor<4xf32>) -> ()
+}) : () -> ()
+)");
+  const Function* f = mods.at(0).FindFunction("main");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->args.at(0).name, "x");
+  EXPECT_EQ(Find(f->args[0].attrs, "mhlo.memory_kind")->str, "unpinned_host");
+  EXPECT_EQ(Find(f->result_attrs.at(0), "mhlo.memory_kind")->str, "pinned_host");
+}
+
+TEST(Parser, CustomCallTargetsAndBackendConfigForms) {
+  auto mods = MustParse(R"(
+func.func @main(%arg0: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = stablehlo.custom_call @"foo-not-id"(%arg0) {backend_config = "{\22key\22: 1, \22raw\22: \41\0A}"} : (tensor<2xf32>) -> tensor<2xf32>
+  %1 = stablehlo.custom_call @a.b$c(%0) {backend_config = {kind = "pinned_host", level = 3 : i32}} : (tensor<2xf32>) -> tensor<2xf32>
+  %2 = stablehlo.custom_call @tgt(%1) {mhlo.backend_config = {x = 1 : i64}, api_version = 4 : i32} : (tensor<2xf32>) -> tensor<2xf32>
+  %3 = stablehlo.custom_call @none(%2) : (tensor<2xf32>) -> tensor<2xf32>
+  %4:3 = stablehlo.custom_call @multi(%3) : (tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>, tensor<i32>)
+  %5 = stablehlo.add %4#0, %4#1 : tensor<2xf32>
+  return %5 : tensor<2xf32>
+}
+)");
+  const auto& ops = mods.at(0).functions.at(0).body.blocks.at(0).ops;
+  EXPECT_EQ(ops[0].callee, "foo-not-id");
+  EXPECT_EQ(Find(ops[0].attributes, "backend_config")->str, "{\"key\": 1, \"raw\": A\n}");
+  EXPECT_EQ(ops[1].callee, "a.b$c");
+  EXPECT_EQ(Find(ops[1].attributes, "backend_config")->Get("kind")->str, "pinned_host");
+  EXPECT_EQ(Find(ops[2].attributes, "mhlo.backend_config")->Get("x")->i, 1);
+  EXPECT_EQ(ops[3].callee, "none");
+  EXPECT_EQ(ops[4].num_results, 3u);
+  EXPECT_EQ(ops[4].result_types.size(), 3u);
+  ASSERT_EQ(ops[5].operands.size(), 2u);
+  EXPECT_EQ(ops[5].operands[0].name, "4");
+  EXPECT_EQ(ops[5].operands[0].index, 0u);
+  EXPECT_EQ(ops[5].operands[1].index, 1u);
+}
+
+TEST(Parser, ComparePrettyFormAndRegions) {
+  auto mods = MustParse(R"(
+func.func @main(%a: tensor<2xf32>, %b: tensor<2xf32>) -> tensor<2xi1> {
+  %0 = stablehlo.compare  EQ, %a, %b,  FLOAT : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xi1>
+  %1 = "stablehlo.reduce"(%a, %b) ({
+  ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+    %s = stablehlo.add %x, %y : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) {dimensions = array<i64: 0>} : (tensor<2xf32>, tensor<2xf32>) -> tensor<f32>
+  %2 = stablehlo.reduce(%a init: %b) across dimensions = [0] : (tensor<2xf32>, tensor<2xf32>) -> tensor<f32>
+   reducer(%p: tensor<f32>, %q: tensor<f32>)  {
+    %m = stablehlo.maximum %p, %q : tensor<f32>
+    stablehlo.return %m : tensor<f32>
+  }
+  return %0 : tensor<2xi1>
+}
+)");
+  const auto& ops = mods.at(0).functions.at(0).body.blocks.at(0).ops;
+  ASSERT_EQ(ops.size(), 4u);
+  EXPECT_EQ(Find(ops[0].attributes, "comparison_direction")->str, "EQ");
+  EXPECT_EQ(Find(ops[0].attributes, "compare_type")->str, "FLOAT");
+  EXPECT_EQ(ops[0].operands.size(), 2u);
+  ASSERT_EQ(ops[1].regions.size(), 1u);
+  EXPECT_EQ(ops[1].regions[0].blocks[0].args.size(), 2u);
+  EXPECT_EQ(ops[1].regions[0].blocks[0].ops.size(), 2u);
+  EXPECT_EQ(Find(ops[1].attributes, "dimensions")->array.at(0).i, 0);
+  ASSERT_EQ(ops[2].regions.size(), 1u);
+  EXPECT_EQ(ops[2].regions[0].blocks[0].args.at(1).name, "q");
+  EXPECT_EQ(ops[2].operands.size(), 2u);
+}
+
+template <typename T>
+std::vector<T> Values(const Attribute& a) {
+  std::vector<T> out(a.dense.size() / sizeof(T));
+  std::memcpy(out.data(), a.dense.data(), a.dense.size());
+  return out;
+}
+
+const Attribute& ConstantValue(const std::string& literal) {
+  static std::vector<Module> keep;
+  keep = MustParse("func.func @main() -> () {\n  %0 = stablehlo.constant " + literal + "\n  return\n}\n");
+  return *Find(keep.at(0).functions.at(0).body.blocks.at(0).ops.at(0).attributes, "value");
+}
+
+TEST(Dense, EveryLiteralForm) {
+  // Splat.
+  {
+    const Attribute& a = ConstantValue("dense<7> : tensor<4xi32>");
+    EXPECT_TRUE(a.splat);
+    EXPECT_EQ(Values<int32_t>(a), std::vector<int32_t>({7}));
+  }
+  // Nested lists.
+  EXPECT_EQ(Values<int64_t>(ConstantValue("dense<[[1, -2], [3, 4]]> : tensor<2x2xi64>")),
+            std::vector<int64_t>({1, -2, 3, 4}));
+  // Whole-tensor hex, little-endian; i1 one byte per element.
+  EXPECT_EQ(Values<int32_t>(ConstantValue("dense<\"0x0100000002000000\"> : tensor<2xi32>")),
+            std::vector<int32_t>({1, 2}));
+  EXPECT_EQ(ConstantValue("dense<\"0x0100\"> : tensor<2xi1>").dense, std::vector<uint8_t>({1, 0}));
+  EXPECT_EQ(ConstantValue("dense<[true, false, true]> : tensor<3xi1>").dense, std::vector<uint8_t>({1, 0, 1}));
+  // Per-element hex for NaN/Inf.
+  {
+    auto v = Values<float>(ConstantValue("dense<[0x7FC00000, 0x7F800000, 1.0]> : tensor<3xf32>"));
+    EXPECT_TRUE(std::isnan(v[0]));
+    EXPECT_TRUE(std::isinf(v[1]));
+    EXPECT_EQ(v[2], 1.0f);
+    auto b = Values<uint16_t>(ConstantValue("dense<[0x7FC0, 1.000000e+00]> : tensor<2xbf16>"));
+    EXPECT_EQ(b, std::vector<uint16_t>({0x7FC0, 0x3F80}));
+  }
+  // bf16 printed with ~6 digits rounds to nearest even: 1.00390625 is halfway between 0x3F80 and 0x3F81.
+  EXPECT_EQ(Values<uint16_t>(ConstantValue("dense<[1.00390625, 1.01171875, -2.5]> : tensor<3xbf16>")),
+            std::vector<uint16_t>({0x3F80, 0x3F82, 0xC020}));
+  EXPECT_EQ(Values<uint16_t>(ConstantValue("dense<[1.0, -2.0, 6.5504e+04]> : tensor<3xf16>")),
+            std::vector<uint16_t>({0x3C00, 0xC000, 0x7BFF}));
+  // Complex (re, im).
+  EXPECT_EQ(Values<float>(ConstantValue("dense<[(1.0, 2.0), (3.0, -4.0)]> : tensor<2xcomplex<f32>>")),
+            std::vector<float>({1, 2, 3, -4}));
+  // Empty.
+  EXPECT_TRUE(ConstantValue("dense<> : tensor<0xf32>").dense.empty());
+  // Unsigned and scalars.
+  EXPECT_EQ(Values<uint8_t>(ConstantValue("dense<255> : tensor<ui8>")), std::vector<uint8_t>({255}));
+}
+
+TEST(Malformed, EveryErrorHasALocationAndNothingCrashes) {
+  const std::string good = R"(func.func @main(%arg0: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = stablehlo.custom_call @t(%arg0) {backend_config = "x"} : (tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+)";
+  // Every truncation of a valid file either parses or fails with file:line:col.
+  for (size_t n = 0; n < good.size(); n += 3) {
+    std::vector<Module> mods;
+    Status s = ParseModules(good.substr(0, n), "t.mlir", &mods);
+    if (s) EXPECT_EQ(s->message.rfind("t.mlir:", 0), 0u) << s->message;
+  }
+  std::string m = ParseError("func.func @main() -> () {\n  %0 = stablehlo.add %a, %b : tensor<2xf32>\n");
+  EXPECT_NE(m.find("bad.mlir:1:"), std::string::npos) << m;
+  EXPECT_NE(m.find("not closed"), std::string::npos) << m;
+  m = ParseError("module {\n  func.func @main(%a: tensor<2xf32>) -> () {\n    return\n  }\n}\n}\n");
+  EXPECT_NE(m.find("bad.mlir:6:1"), std::string::npos) << m;
+  m = ParseError("func.func @main() -> () {\n  %0 = stablehlo.custom_call @t() {backend_config = \"\\q\"} : () -> ()\n}\n");
+  EXPECT_NE(m.find("bad escape"), std::string::npos) << m;
+  m = ParseError("func.func @main(%a: tensor<99999999999999999999999x2xf32>) -> () {\n}\n");
+  EXPECT_NE(m.find("too large"), std::string::npos) << m;
+  m = ParseError("func.func @main(%a: tensor<2xfoo>) -> () {\n}\n");
+  EXPECT_NE(m.find("unknown tensor element type"), std::string::npos) << m;
+  m = ParseError(std::string("\x01\x02\xff\xfe garbage", 12));
+  EXPECT_NE(m.find("bad.mlir:1:1"), std::string::npos) << m;
+  m = ParseError("func.func @main() -> () {\n  %0 = stablehlo.constant dense<[1, 2, 3]> : tensor<2xi32>\n}\n");
+  EXPECT_NE(m.find("needs 2"), std::string::npos) << m;
+  m = ParseError(std::string(2000, '(') + "\n");
+  EXPECT_FALSE(m.empty());
+  m = ParseError("func.func @main() -> () {\n  %0 = stablehlo.foo " + std::string(2000, '[') + "\n}\n");
+  EXPECT_NE(m.find("nesting deeper"), std::string::npos) << m;
+}
+
+}  // namespace
+}  // namespace neuronmem::stablehlo
