@@ -1,0 +1,152 @@
+// neuronmem-manifest FILE.mlir [--json] [--entry NAME] [--policy device|torch-neuronx] [--cores N]
+// Prints the placement manifest of a compiled StableHLO file as a table, or as JSON. Errors go to stderr
+// as file:line:column: message, with a non-zero exit. Built on the public C API only.
+#include <neuronmem/neuronmem.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace {
+
+std::string S(neuronmem_string_t s) { return std::string(s.data, s.size); }
+
+const char* KindName(uint32_t k) {
+  return k == NEURONMEM_MEMORY_KIND_PINNED_HOST ? "pinned_host" : k == NEURONMEM_MEMORY_KIND_UNPINNED_HOST ? "unpinned_host" : "device";
+}
+
+std::string Shape(const std::string& elem, const int64_t* dims, size_t n) {
+  std::string s = "tensor<";
+  for (size_t i = 0; i < n; ++i) s += (dims[i] < 0 ? std::string("?") : std::to_string(dims[i])) + "x";
+  return s + elem + ">";
+}
+
+int Usage(FILE* f) {
+  std::fprintf(f,
+               "usage: neuronmem-manifest FILE.mlir [--json] [--entry NAME] [--policy device|torch-neuronx] "
+               "[--cores N]\n"
+               "Prints where every argument, result and intermediate of the entry function lives.\n");
+  return f == stdout ? 0 : 2;
+}
+
+bool Fail(neuronmem_status_t* s) {
+  if (!s) return false;
+  neuronmem_string_t m = neuronmem_status_message(s);
+  std::fprintf(stderr, "%.*s\n", static_cast<int>(m.size), m.data);
+  neuronmem_status_free(s);
+  return true;
+}
+
+void PrintValues(const neuronmem_manifest_t* m, bool results, size_t n) {
+  std::printf("%s:\n", results ? "results" : "arguments");
+  for (size_t i = 0; i < n; ++i) {
+    neuronmem_manifest_value_t v{};
+    v.struct_size = sizeof v;
+    if (Fail(results ? neuronmem_manifest_result(m, i, &v) : neuronmem_manifest_argument(m, i, &v))) return;
+    std::string extra;
+    if (!v.kind_explicit) extra += " (default)";
+    if (v.aliasing_output >= 0) extra += " aliases output " + std::to_string(v.aliasing_output);
+    if (v.buffer_donor) extra += " donated";
+    std::printf("  %-3zu %-14s %-26s %-14s%s\n", i, S(v.name).c_str(), Shape(S(v.element_type), v.dims, v.num_dims).c_str(),
+                KindName(v.memory_kind), extra.c_str());
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const char* path = nullptr;
+  bool json = false;
+  neuronmem_manifest_options_t o{};
+  o.struct_size = sizeof o;
+  for (int i = 1; i < argc; ++i) {
+    const char* a = argv[i];
+    const char* next = i + 1 < argc ? argv[i + 1] : nullptr;
+    if (!std::strcmp(a, "--help") || !std::strcmp(a, "-h")) return Usage(stdout);
+    if (!std::strcmp(a, "--json")) {
+      json = true;
+    } else if (!std::strcmp(a, "--entry") && next) {
+      o.entry = next;
+      ++i;
+    } else if (!std::strcmp(a, "--policy") && next) {
+      if (!std::strcmp(next, "device")) o.policy = NEURONMEM_PLACEMENT_POLICY_DEVICE;
+      else if (!std::strcmp(next, "torch-neuronx")) o.policy = NEURONMEM_PLACEMENT_POLICY_TORCH_NEURONX;
+      else return Usage(stderr);
+      ++i;
+    } else if (!std::strcmp(a, "--cores") && next) {
+      o.num_cores = static_cast<uint32_t>(std::strtoul(next, nullptr, 10));
+      ++i;
+    } else if (a[0] != '-' && !path) {
+      path = a;
+    } else {
+      return Usage(stderr);
+    }
+  }
+  if (!path) return Usage(stderr);
+  neuronmem_manifest_t* m = nullptr;
+  if (Fail(neuronmem_manifest_load_file(path, &o, &m))) return 1;
+  if (json) {
+    neuronmem_string_t j;
+    if (Fail(neuronmem_manifest_to_json(m, &j))) return 1;
+    std::printf("%.*s\n", static_cast<int>(j.size), j.data);
+    neuronmem_manifest_destroy(m);
+    return 0;
+  }
+  neuronmem_string_t module, entry;
+  neuronmem_manifest_counts_t c{};
+  c.struct_size = sizeof c;
+  if (Fail(neuronmem_manifest_entry(m, &module, &entry)) || Fail(neuronmem_manifest_get_counts(m, &c))) return 1;
+  std::printf("module %s, entry @%s\n", module.size ? S(module).c_str() : "(unnamed)", S(entry).c_str());
+  PrintValues(m, false, c.num_arguments);
+  PrintValues(m, true, c.num_results);
+  std::printf("moves:\n");
+  for (size_t i = 0; i < c.num_moves; ++i) {
+    neuronmem_manifest_move_t mv{};
+    mv.struct_size = sizeof mv;
+    if (Fail(neuronmem_manifest_move(m, i, &mv))) return 1;
+    std::printf("  %s:%u:%u  %-6s %-26s %s -> %s  via %s\n", path, mv.line, mv.column, S(mv.value).c_str(),
+                Shape(S(mv.element_type), mv.dims, mv.num_dims).c_str(), S(mv.from_kind).c_str(), S(mv.to_kind).c_str(),
+                S(mv.spelling).c_str());
+  }
+  if (c.num_host_compute) std::printf("host compute:\n");
+  for (size_t i = 0; i < c.num_host_compute; ++i) {
+    neuronmem_string_t op, fn;
+    uint32_t line, col;
+    if (Fail(neuronmem_manifest_host_compute(m, i, &op, &fn, &line, &col))) return 1;
+    std::printf("  %s:%u:%u  %s in @%s\n", path, line, col, S(op).c_str(), S(fn).c_str());
+  }
+  if (c.num_kernels) std::printf("kernels:\n");
+  for (size_t i = 0; i < c.num_kernels; ++i) {
+    neuronmem_manifest_kernel_t k{};
+    k.struct_size = sizeof k;
+    if (Fail(neuronmem_manifest_kernel(m, i, &k))) return 1;
+    std::string grid;
+    for (size_t g = 0; g < k.grid_rank; ++g) grid += (g ? "," : "") + std::to_string(k.grid[g]);
+    std::printf("  %s:%u:%u  %s grid [%s], %zu inputs, %zu outputs\n", path, k.line, k.column, S(k.func_name).c_str(),
+                grid.c_str(), k.num_input_names, k.num_output_names);
+  }
+  if (c.num_channels) std::printf("channels:\n");
+  for (size_t i = 0; i < c.num_channels; ++i) {
+    neuronmem_manifest_channel_t ch{};
+    ch.struct_size = sizeof ch;
+    if (Fail(neuronmem_manifest_channel(m, i, &ch))) return 1;
+    std::string pairs;
+    for (size_t p = 0; p < ch.num_pairs; ++p) {
+      pairs += (p ? " " : "") + std::to_string(ch.source_target_pairs[2 * p]) + "->" +
+               std::to_string(ch.source_target_pairs[2 * p + 1]);
+    }
+    std::printf("  %s:%u:%u  %s handle %lld type %d%s pairs [%s]\n", path, ch.line, ch.column, S(ch.op).c_str(),
+                static_cast<long long>(ch.handle), ch.type, ch.is_host_transfer ? " host" : "", pairs.c_str());
+  }
+  std::printf("custom-call targets:");
+  for (size_t i = 0; i < c.num_custom_call_targets; ++i) {
+    neuronmem_string_t t;
+    uint64_t n;
+    if (Fail(neuronmem_manifest_custom_call_target(m, i, &t, &n))) return 1;
+    std::printf(" %s(x%llu)", S(t).c_str(), static_cast<unsigned long long>(n));
+  }
+  std::printf("\n");
+  neuronmem_manifest_destroy(m);
+  return 0;
+}
