@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 
@@ -76,10 +77,10 @@ neuronmem_status_t* ResolveOptions(const neuronmem_manifest_options_t* o, mf::Op
 }
 
 neuronmem_status_t* Finish(mf::Manifest m, neuronmem_manifest_t** out) {
-  auto* h = new neuronmem_manifest_t();
+  auto h = std::make_unique<neuronmem_manifest_t>();
   h->m = std::move(m);
   h->json = mf::ToJson(h->m);
-  *out = h;
+  *out = h.release();
   return nullptr;
 }
 

@@ -461,7 +461,8 @@ std::string ToJson(const Manifest& m, int indent) {
                              {"payload", payload},
                              {"location", LocJson(c.loc)}});
   }
-  return j.dump(indent);
+  // Strings from the source are bytes; invalid UTF-8 is replaced (U+FFFD) rather than failing.
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 Status FromJson(std::string_view text, Manifest* out) {

@@ -25,7 +25,7 @@
 // pointers and double frees (until mimalloc hands the block out again) are rejected with a status.
 #include "memory/pinned_arena.h"
 
-#include <mimalloc.h>
+#include "memory/mimalloc_api.h"
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -91,7 +91,7 @@ mi_heap_t* CreateOwnedHeap(mi_arena_id_t arena_id) {
       sigset_t all;
       sigfillset(&all);
       pthread_sigmask(SIG_BLOCK, &all, nullptr);
-      mi_heap_t* h = mi_heap_new_in_arena(arena_id);
+      mi_heap_t* h = Mimalloc(nullptr)->heap_new_in_arena(arena_id);
       {
         // Notify under the lock: the creator may return (destroying mu and cv) as soon as it sees done.
         std::lock_guard<std::mutex> lock(mu);
@@ -174,6 +174,9 @@ Status PinnedHostArena::Create(std::string name, uint64_t capacity, neuronmem_ml
     return InvalidArgument("%s: capacity %" PRIu64 " bytes is outside (0, 1 TiB]", name.c_str(), capacity);
   }
   const uint64_t size = (capacity + kArenaUnit - 1) / kArenaUnit * kArenaUnit;
+  std::string load_error;
+  const MimallocApi* mi = Mimalloc(&load_error);
+  if (!mi) return Unavailable("%s: %s", name.c_str(), load_error.c_str());
   RegionPool& pool = Pool();
   std::lock_guard<std::mutex> lock(pool.mu);
   Region* region = nullptr;
@@ -205,7 +208,7 @@ Status PinnedHostArena::Create(std::string name, uint64_t capacity, neuronmem_ml
                          "(NEURONMEM_MLOCK_REQUIRED); raise RLIMIT_MEMLOCK or use NEURONMEM_MLOCK_BEST_EFFORT",
                          name.c_str(), size, std::strerror(err));
     }
-    if (!mi_manage_os_memory_ex(base, size, /*is_committed=*/true, /*is_large=*/true, /*is_zero=*/true,
+    if (!mi->manage_os_memory_ex(base, size, /*is_committed=*/true, /*is_large=*/true, /*is_zero=*/true,
                                 /*numa_node=*/-1, /*exclusive=*/true, &r->arena_id)) {
       if (r->locked) munlock(base, size);
       munmap(base, size);
@@ -262,10 +265,11 @@ Status PinnedHostArena::Allocate(uint64_t size, uint64_t alignment, void** out) 
   uint8_t* raw;
   {
     SpinGuard guard(r->heap_lock);
-    raw = static_cast<uint8_t*>(mi_heap_malloc_aligned_at(r->heap, size + kHeaderBytes, alignment, kHeaderBytes));
+    raw = static_cast<uint8_t*>(
+        Mimalloc(nullptr)->heap_malloc_aligned_at(r->heap, size + kHeaderBytes, alignment, kHeaderBytes));
     if (raw && (raw < base_ || raw + kHeaderBytes + size > base_ + capacity_)) {
       // mimalloc fell back to OS memory (it may when the arena is full): that is not pinned memory.
-      mi_free(raw);
+      Mimalloc(nullptr)->free(raw);
       raw = nullptr;
     }
   }
@@ -323,7 +327,7 @@ Status PinnedHostArena::Free(void* ptr) {
   }
   {
     SpinGuard guard(impl_->region->heap_lock);
-    mi_free(h);
+    Mimalloc(nullptr)->free(h);
   }
   impl_->in_use.fetch_sub(size, std::memory_order_relaxed);
   impl_->live.fetch_sub(1, std::memory_order_relaxed);

@@ -2,6 +2,7 @@
 // PJRT-style listing, stable memory ids, statistics, the pinned-host allocator, and bad input.
 #include <neuronmem/neuronmem.h>
 
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -256,6 +257,20 @@ TEST_F(ClientTest, MemoryIdsKindsAndAddressability) {
   EXPECT_EQ(Take(neuronmem_client_lookup_memory(client_, 6, &none)).code, NEURONMEM_STATUS_NOT_FOUND);
   EXPECT_EQ(Take(neuronmem_device_memory_of_kind(devs[0], static_cast<neuronmem_memory_kind_t>(3), &none)).code,
             NEURONMEM_STATUS_INVALID_ARGUMENT);
+}
+
+TEST(Client, IsAGoodGuestMimallocStaysPrivate) {
+  // The pinned arena uses mimalloc, but the host process's malloc must stay its own: mimalloc's symbols
+  // must not be in the global scope (Debian's libmimalloc.so would otherwise replace malloc/new).
+  auto o = SmallOptions(1);
+  neuronmem_client_t* c = nullptr;
+  ASSERT_OK(neuronmem_client_create(&o, &c));
+  void* p = nullptr;
+  ASSERT_OK(neuronmem_host_allocate(c, 64, 0, &p));  // mimalloc is loaded and in use by now
+  EXPECT_EQ(dlsym(RTLD_DEFAULT, "mi_malloc"), nullptr);
+  EXPECT_EQ(dlsym(RTLD_DEFAULT, "mi_manage_os_memory_ex"), nullptr);
+  EXPECT_OK(neuronmem_host_free(c, p));
+  EXPECT_OK(neuronmem_client_destroy(c));
 }
 
 TEST(Client, MemoryIdsScaleWithCoreCount) {

@@ -1,0 +1,2 @@
+func.func @main() -> () {
+  %0 = stablehlo.foo [[[[[[[[[[[[
