@@ -48,12 +48,12 @@ class Deriver {
       case Type::Kind::kTensor:
       case Type::Kind::kScalar:
         s.element_type = stablehlo::ElementTypeName(t.element);
-        if (t.element == stablehlo::ElementType::kOther) s.element_type = t.text;
+        if (t.element == stablehlo::ElementType::kOther) s.element_type = stablehlo::TypeToString(t);
         s.dims = t.dims;
         break;
       case Type::Kind::kTuple: s.element_type = "tuple"; s.is_tuple = true; break;
       case Type::Kind::kToken: s.element_type = "token"; s.is_token = true; break;
-      default: s.element_type = t.text;
+      default: s.element_type = stablehlo::TypeToString(t);
     }
     return s;
   }

@@ -39,10 +39,13 @@ struct Type {
   std::vector<int64_t> dims;   // tensors: -1 for a dynamic dimension
   std::vector<Type> elements;  // tuples; functions: inputs then outputs (split at num_inputs)
   size_t num_inputs = 0;       // functions
-  std::string text;            // as written in the source
+  std::string text;            // as written, for types other than tensors and scalars (see TypeToString)
 
   bool IsTuple() const { return kind == Kind::kTuple; }
 };
+
+// The type in MLIR syntax: the source text, or rebuilt for tensors and scalars ("tensor<2x?xf32>").
+std::string TypeToString(const Type& t);
 
 struct Attribute;
 using NamedAttrs = std::vector<std::pair<std::string, Attribute>>;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "copy/copy_engine.h"
+#include "copy/event.h"
 #include "core/client.h"
 
 namespace {
@@ -410,32 +411,33 @@ TEST_F(CopyTest, DeletedBuffersAndOutOfRangeGiveStatuses) {
 }
 
 TEST_F(CopyTest, DeleteWhileATransferIsPendingWaitsForIt) {
-  // A write queued behind a large upload holds the destination's memory until it has run.
-  auto big = Pattern(32u << 20, 3);
-  neuronmem_buffer_t* blocker = nullptr;
-  neuronmem_event_t* be = nullptr;
-  auto a = Args(big.data(), big.size(), Mem(0));
-  ASSERT_OK(neuronmem_buffer_from_host(client_, &a, &blocker, &be, nullptr));
-  std::vector<uint8_t> small(4096, 1);
+  // A read that waits on an event the test holds pending is queued; the buffer is deleted before the event
+  // fires. The read then fails cleanly and never touches freed memory, and the memory goes back only
+  // after it has run.
+  neuronmem_event_t* gate = neuronmem::copy::NewEvent();  // internal: a pending event the test completes
   neuronmem_buffer_t* target = nullptr;
   int64_t dims[1] = {4096};
   ASSERT_OK(neuronmem_buffer_allocate(client_, Mem(0), NEURONMEM_ELEMENT_TYPE_U8, dims, 1, &target));
   std::vector<uint8_t> out(4096);
   neuronmem_event_t* re = nullptr;
-  ASSERT_OK(neuronmem_buffer_read(target, 0, out.data(), 4096, &be, 1, &re));
+  ASSERT_OK(neuronmem_buffer_read(target, 0, out.data(), 4096, &gate, 1, &re));
   ASSERT_OK(neuronmem_buffer_delete(target));
-  // The read was submitted before the delete but runs after it: it fails cleanly, never touching freed memory.
-  Result r = Take(neuronmem_event_wait(re, -1));
-  EXPECT_EQ(r.code, NEURONMEM_STATUS_FAILED_PRECONDITION) << r.message;
   neuronmem_memory_stats_t st{};
   st.struct_size = sizeof st;
-  ASSERT_OK(neuronmem_event_wait(be, -1));
-  neuronmem_event_destroy(re);
-  neuronmem_event_destroy(be);
-  neuronmem_buffer_destroy(target);
-  neuronmem_buffer_destroy(blocker);
+  ASSERT_OK(neuronmem_memory_get_stats(Mem(0), &st));
+  EXPECT_EQ(st.live_allocations, 1u) << "the pending read still holds the memory";
+  int32_t ready = 1;
+  ASSERT_OK(neuronmem_event_is_ready(re, &ready));
+  EXPECT_EQ(ready, 0);
+  neuronmem::copy::Complete(gate, nullptr);
+  Result r = Take(neuronmem_event_wait(re, -1));
+  EXPECT_EQ(r.code, NEURONMEM_STATUS_FAILED_PRECONDITION) << r.message;
+  EXPECT_NE(r.message.find("deleted before the transfer ran"), std::string::npos) << r.message;
   ASSERT_OK(neuronmem_memory_get_stats(Mem(0), &st));
   EXPECT_EQ(st.live_allocations, 0u);
+  neuronmem_event_destroy(re);
+  neuronmem_event_destroy(gate);
+  neuronmem_buffer_destroy(target);
 }
 
 TEST_F(CopyTest, InjectedFaultsFailTheEventKeepTheSourceAndLaterTransfersWork) {
