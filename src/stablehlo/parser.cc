@@ -278,7 +278,7 @@ class Lexer {
       Advance();
       Advance();
       t.kind = Tok::kPunct;
-    } else if (std::strchr("()[]{}<>,:=*?+-|", c)) {
+    } else if (c != '\0' && std::strchr("()[]{}<>,:=*?+-|", c)) {
       Advance();
       t.kind = Tok::kPunct;
     } else {
@@ -1457,8 +1457,12 @@ Status DecodeDense(std::string_view body, const Type& type, std::vector<uint8_t>
       continue;
     }
     size_t j = i;
-    while (j < s.size() && !std::strchr("[](), \t\n\r", s[j])) ++j;
+    while (j < s.size() && s[j] != '\0' && !std::strchr("[](), \t\n\r", s[j])) ++j;
+    if (j == i) return InvalidArgument("invalid byte 0x%02x in a dense literal", static_cast<unsigned char>(c));
     scalars.emplace_back(s.substr(i, j - i));
+    if (scalars.size() > count * 2 + 2) {
+      return InvalidArgument("dense literal has more values than %s holds", TypeToString(type).c_str());
+    }
     i = j;
   }
   const uint32_t per = complex ? 2 : 1;
