@@ -163,27 +163,24 @@ class Lexer {
   }
   // Continues lexing at `offset` (after the parser consumed raw text itself).
   void Reset(size_t offset) {
-    // Recompute line/column for the new offset from the last known position.
+    // Recompute the line for the new offset from the last known position.
     while (pos_ < offset) Advance();
     has_peek_ = false;
   }
   std::string_view src() const { return src_; }
-  Location LocAt(size_t offset) {
-    // Only forward from the current token's start is needed by callers.
-    (void)offset;
-    return Location{line_, col_};
-  }
 
  private:
+  // Columns are computed from the start of the line, so only newlines need work here.
   void Advance() {
     if (src_[pos_] == '\n') {
       ++line_;
-      col_ = 1;
-    } else {
-      ++col_;
+      line_start_ = pos_ + 1;
     }
     ++pos_;
   }
+  // For characters known not to be newlines (identifier, number and punctuation bytes).
+  void Step() { ++pos_; }
+  uint32_t Column() const { return static_cast<uint32_t>(pos_ - line_start_ + 1); }
 
   Token Lex() {
     bool newline = false;
@@ -210,7 +207,7 @@ class Lexer {
     }
     Token t;
     t.offset = pos_;
-    t.loc = Location{line_, col_};
+    t.loc = Location{line_, Column()};
     t.newline_before = newline;
     if (pos_ >= src_.size()) {
       t.kind = Tok::kEof;
@@ -222,7 +219,7 @@ class Lexer {
       if (pos_ < src_.size() && src_[pos_] == '"') {
         TakeString(t.loc);
       } else {
-        while (pos_ < src_.size() && IsSuffixChar(src_[pos_])) Advance();
+        while (pos_ < src_.size() && IsSuffixChar(src_[pos_])) Step();
       }
     };
     if (c == '%') {
@@ -258,7 +255,7 @@ class Lexer {
       while (pos_ < src_.size()) {
         const char d = src_[pos_];
         if (IsAlnum(d) || d == '.') {
-          Advance();
+          Step();
         } else if ((d == '-' || d == '+') && (src_[pos_ - 1] == 'e' || src_[pos_ - 1] == 'E') &&
                    !(pos_ >= start + 2 && src_[start] == '0' && (src_[start + 1] == 'x' || src_[start + 1] == 'X'))) {
           Advance();
@@ -271,7 +268,7 @@ class Lexer {
       while (pos_ < src_.size() && IsIdentChar(src_[pos_])) {
         // "->" must not be swallowed: stop before '-' followed by '>'.
         if (src_[pos_] == '-' && pos_ + 1 < src_.size() && src_[pos_ + 1] == '>') break;
-        Advance();
+        Step();
       }
       t.kind = Tok::kIdent;
     } else if (c == '-' && pos_ + 1 < src_.size() && src_[pos_ + 1] == '>') {
@@ -309,7 +306,7 @@ class Lexer {
   std::string_view src_;
   size_t pos_ = 0;
   uint32_t line_ = 1;
-  uint32_t col_ = 1;
+  size_t line_start_ = 0;
   Token peek_;
   bool has_peek_ = false;
 };
@@ -471,7 +468,10 @@ class Parser {
 
  private:
   // -- token helpers --
-  bool IsPunct(const Token& t, std::string_view p) const { return t.kind == Tok::kPunct && t.text == p; }
+  static bool IsPunct(const Token& t, std::string_view p) {
+    return t.kind == Tok::kPunct && t.text.size() == p.size() && t.text[0] == p[0] &&
+           (p.size() == 1 || t.text[1] == p[1]);
+  }
   bool PeekPunct(std::string_view p) { return IsPunct(lex_.Peek(), p); }
   bool PeekIdent(std::string_view s) {
     const Token& t = lex_.Peek();
