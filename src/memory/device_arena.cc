@@ -55,7 +55,7 @@ Status DeviceArena::Allocate(uint64_t size, uint64_t alignment, uint64_t* offset
     return InvalidArgument("%s: alignment %" PRIu64 " is not a power of two up to 1 GiB", name_.c_str(),
                            alignment);
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<SpinLock> lock(mu_);
   if (tlsf_.Allocate(size, alignment, offset)) return Ok();
   const ArenaStats st = tlsf_.Stats();
   return ResourceExhausted("%s: cannot allocate %" PRIu64 " bytes (alignment %" PRIu64 "): %" PRIu64
@@ -66,7 +66,7 @@ Status DeviceArena::Allocate(uint64_t size, uint64_t alignment, uint64_t* offset
 }
 
 Status DeviceArena::Free(uint64_t offset) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<SpinLock> lock(mu_);
   if (tlsf_.Free(offset)) return Ok();
   if (offset >= tlsf_.capacity()) {
     return InvalidArgument("%s: offset %" PRIu64 " is outside the arena (capacity %" PRIu64 " bytes)",
@@ -78,7 +78,7 @@ Status DeviceArena::Free(uint64_t offset) {
 }
 
 ArenaStats DeviceArena::Stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<SpinLock> lock(mu_);
   ArenaStats st = tlsf_.Stats();
   st.capacity = capacity_;
   st.locked = false;

@@ -26,6 +26,7 @@
 #include "memory/pinned_arena.h"
 
 #include "memory/mimalloc_api.h"
+#include "memory/spin_lock.h"
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -55,7 +56,7 @@ struct Region {
   mi_arena_id_t arena_id = 0;
   uint64_t salt = 0;
   mi_heap_t* heap = nullptr;
-  std::atomic<bool> heap_lock{false};
+  SpinLock heap_lock;
   bool locked = false;
   bool in_use = false;
   bool retired = false;
@@ -110,18 +111,6 @@ mi_heap_t* CreateOwnedHeap(mi_arena_id_t arena_id) {
   return heap;
 }
 
-class SpinGuard {
- public:
-  explicit SpinGuard(std::atomic<bool>& flag) : flag_(flag) {
-    while (flag_.exchange(true, std::memory_order_acquire)) {
-      while (flag_.load(std::memory_order_relaxed)) __builtin_ia32_pause();
-    }
-  }
-  ~SpinGuard() { flag_.store(false, std::memory_order_release); }
-
- private:
-  std::atomic<bool>& flag_;
-};
 
 // Maps `bytes` aligned to kArenaUnit (mimalloc's arena alignment), populated.
 uint8_t* MapAligned(uint64_t bytes) {
@@ -264,7 +253,7 @@ Status PinnedHostArena::Allocate(uint64_t size, uint64_t alignment, void** out) 
   Region* r = impl_->region;
   uint8_t* raw;
   {
-    SpinGuard guard(r->heap_lock);
+    std::lock_guard<SpinLock> guard(r->heap_lock);
     raw = static_cast<uint8_t*>(
         Mimalloc(nullptr)->heap_malloc_aligned_at(r->heap, size + kHeaderBytes, alignment, kHeaderBytes));
     if (raw && (raw < base_ || raw + kHeaderBytes + size > base_ + capacity_)) {
@@ -326,7 +315,7 @@ Status PinnedHostArena::Free(void* ptr) {
                            name_.c_str(), ptr);
   }
   {
-    SpinGuard guard(impl_->region->heap_lock);
+    std::lock_guard<SpinLock> guard(impl_->region->heap_lock);
     Mimalloc(nullptr)->free(h);
   }
   impl_->in_use.fetch_sub(size, std::memory_order_relaxed);
