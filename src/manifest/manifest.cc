@@ -103,6 +103,7 @@ class Deriver {
 
   void Run(const stablehlo::Module& module) {
     const stablehlo::Function* f = module.FindFunction(opt_.entry);
+    if (f && !f->body.blocks.empty()) kinds_.reserve(f->body.blocks[0].ops.size() + f->args.size());
     if (!f) Error(NEURONMEM_STATUS_NOT_FOUND, module.loc, "no function @" + opt_.entry + " in the module");
     m_->module = module.name;
     m_->entry = f->name;
@@ -111,7 +112,7 @@ class Deriver {
       const auto& a = f->args[i];
       Value v = MakeValue(static_cast<uint32_t>(i), a.name, a.type, a.attrs, a.loc, "argument");
       if (!v.kind_explicit) v.memory_kind = "device";
-      kinds_[a.name] = v.memory_kind;
+      kinds_[a.name] = Interned(v.memory_kind);
       m_->arguments.push_back(std::move(v));
     }
     bool all_device = true;
@@ -155,7 +156,12 @@ class Deriver {
 
   std::string KindOf(const stablehlo::ValueRef& v) {
     auto it = kinds_.find(v.name);
-    return it == kinds_.end() ? "device" : it->second;
+    return std::string(it == kinds_.end() ? std::string_view("device") : it->second);
+  }
+  // Kind strings live in the static sets, so the map stores views, not copies.
+  static std::string_view Interned(const std::string& kind) {
+    auto it = PlacementKinds().find(kind);
+    return it == PlacementKinds().end() ? std::string_view("device") : std::string_view(*it);
   }
 
   static const Attribute* FrontendAttr(const Operation& op, const char* key) {
@@ -232,7 +238,7 @@ class Deriver {
         mv.spelling = target;
         mv.loc = {op.loc.line, op.loc.column};
         m_->moves.push_back(mv);
-        if (!op.result_name.empty()) kinds_[op.result_name] = to_kind;
+        if (!op.result_name.empty()) kinds_[op.result_name] = Interned(to_kind);
         return;
       }
     }
@@ -355,7 +361,7 @@ class Deriver {
  private:
   const Options& opt_;
   Manifest* m_;
-  std::unordered_map<std::string, std::string> kinds_;  // SSA name -> memory kind
+  std::unordered_map<std::string, std::string_view> kinds_;  // SSA name -> memory kind (static strings)
   std::map<std::string, uint64_t> targets_;
 };
 

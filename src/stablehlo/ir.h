@@ -4,7 +4,9 @@
 // dialects are kept with their name and operands and never rejected.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -32,11 +34,46 @@ uint32_t ElementByteSize(ElementType t);
 // "f32", "i1", "bf16", ...
 const char* ElementTypeName(ElementType t);
 
+// Tensor dimensions: up to six inline (no allocation: types are copied into every op's operand and result
+// lists), more on the heap.
+class Dims {
+ public:
+  Dims() = default;
+  Dims(std::initializer_list<int64_t> v) {
+    for (int64_t d : v) push_back(d);
+  }
+  void push_back(int64_t v) {
+    if (size_ < kInline) {
+      inline_[size_++] = v;
+      return;
+    }
+    if (heap_.empty()) heap_.assign(inline_, inline_ + kInline);
+    heap_.push_back(v);
+    ++size_;
+  }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const int64_t* data() const { return size_ <= kInline ? inline_ : heap_.data(); }
+  const int64_t* begin() const { return data(); }
+  const int64_t* end() const { return data() + size_; }
+  int64_t operator[](size_t i) const { return data()[i]; }
+  operator std::vector<int64_t>() const { return std::vector<int64_t>(begin(), end()); }
+  friend bool operator==(const Dims& a, const std::vector<int64_t>& b) {
+    return a.size_ == b.size() && std::equal(a.begin(), a.end(), b.begin());
+  }
+
+ private:
+  static constexpr size_t kInline = 6;
+  int64_t inline_[kInline] = {};
+  size_t size_ = 0;
+  std::vector<int64_t> heap_;
+};
+
 struct Type {
   enum class Kind { kTensor, kToken, kTuple, kScalar, kFunction, kOther };
   Kind kind = Kind::kOther;
   ElementType element = ElementType::kUnknown;
-  std::vector<int64_t> dims;   // tensors: -1 for a dynamic dimension
+  Dims dims;                   // tensors: -1 for a dynamic dimension
   std::vector<Type> elements;  // tuples; functions: inputs then outputs (split at num_inputs)
   size_t num_inputs = 0;       // functions
   std::string text;            // as written, for types other than tensors and scalars (see TypeToString)
