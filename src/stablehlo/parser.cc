@@ -163,8 +163,16 @@ class Lexer {
   }
   // Continues lexing at `offset` (after the parser consumed raw text itself).
   void Reset(size_t offset) {
-    // Recompute the line for the new offset from the last known position.
-    while (pos_ < offset) Advance();
+    // Jump forward, counting the newlines skipped (usually none: raw spans are inside one type).
+    while (pos_ < offset) {
+      const void* nl = std::memchr(src_.data() + pos_, '\n', offset - pos_);
+      if (!nl) {
+        pos_ = offset;
+        break;
+      }
+      pos_ = static_cast<size_t>(static_cast<const char*>(nl) - src_.data());
+      Advance();
+    }
     has_peek_ = false;
   }
   std::string_view src() const { return src_; }
@@ -357,6 +365,16 @@ std::string SymbolName(const Token& t) {
 // ---- Types ------------------------------------------------------------------------------------------
 
 ElementType ParseElementType(std::string_view s) {
+  // The common spellings first, by length and bytes (this runs for every type in the file).
+  if (s.size() == 3) {
+    if (s[0] == 'f' && s[1] == '3' && s[2] == '2') return ElementType::kF32;
+    if (s[0] == 'i' && s[1] == '3' && s[2] == '2') return ElementType::kS32;
+    if (s[0] == 'i' && s[1] == '6' && s[2] == '4') return ElementType::kS64;
+    if (s[0] == 'f' && s[1] == '1' && s[2] == '6') return ElementType::kF16;
+    if (s[0] == 'f' && s[1] == '6' && s[2] == '4') return ElementType::kF64;
+  } else if (s.size() == 4 && s[0] == 'b' && s[1] == 'f' && s[2] == '1' && s[3] == '6') {
+    return ElementType::kBF16;
+  }
   if (s == "i1") return ElementType::kI1;
   if (s == "i8" || s == "si8") return ElementType::kS8;
   if (s == "i16" || s == "si16") return ElementType::kS16;
