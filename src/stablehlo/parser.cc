@@ -193,10 +193,18 @@ class Lexer {
   Token Lex() {
     bool newline = false;
     for (;;) {
-      while (pos_ < src_.size() && IsSpace(src_[pos_])) {
-        if (src_[pos_] == '\n') newline = true;
-        Advance();
+      const char* data = src_.data();
+      const size_t size = src_.size();
+      size_t p = pos_;
+      while (p < size && IsSpace(data[p])) {
+        if (data[p] == '\n') {
+          newline = true;
+          ++line_;
+          line_start_ = p + 1;
+        }
+        ++p;
       }
+      pos_ = p;
       if (pos_ + 1 < src_.size() && src_[pos_] == '/' && src_[pos_ + 1] == '/') {
         const size_t start = pos_;
         while (pos_ < src_.size() && src_[pos_] != '\n') Advance();
