@@ -110,7 +110,8 @@ neuronmem_status_t* neuronmem_buffer_read(neuronmem_buffer_t* buffer, uint64_t o
   if (auto* s = CheckWaits(wait_events, num_wait_events)) return s;
   NEURONMEM_API_BEGIN
   copy::Event* ev = nullptr;
-  if (auto s = buffer->client->copy_engine->Read(buffer, offset, dst, size, wait_events, num_wait_events, &ev)) {
+  if (auto s = buffer->client->copy_engine->Read(buffer, offset, dst, size, wait_events, num_wait_events, &ev,
+                                                 /*caller_waits=*/out_ready == nullptr)) {
     return s.release();
   }
   return WaitIfNoEvent(ev, out_ready);
@@ -125,7 +126,8 @@ neuronmem_status_t* neuronmem_buffer_write(neuronmem_buffer_t* buffer, uint64_t 
   if (auto* s = CheckWaits(wait_events, num_wait_events)) return s;
   NEURONMEM_API_BEGIN
   copy::Event* ev = nullptr;
-  if (auto s = buffer->client->copy_engine->Write(buffer, offset, src, size, wait_events, num_wait_events, &ev)) {
+  if (auto s = buffer->client->copy_engine->Write(buffer, offset, src, size, wait_events, num_wait_events, &ev,
+                                                  /*caller_waits=*/out_ready == nullptr)) {
     return s.release();
   }
   return WaitIfNoEvent(ev, out_ready);

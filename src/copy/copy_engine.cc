@@ -644,7 +644,7 @@ Status CheckRange(const neuronmem_buffer_t* b, uint64_t offset, uint64_t size, c
 }  // namespace
 
 Status CopyEngine::Read(neuronmem_buffer_t* buffer, uint64_t offset, void* dst, uint64_t size, Event* const* waits,
-                        size_t num_waits, Event** ready) {
+                        size_t num_waits, Event** ready, bool caller_waits) {
   NEURONMEM_RETURN_IF_ERROR(CheckRange(buffer, offset, size, "read"));
   if (size && !dst) return InvalidArgument("dst is NULL");
   auto op = std::make_unique<Op>();
@@ -661,11 +661,11 @@ Status CopyEngine::Read(neuronmem_buffer_t* buffer, uint64_t offset, void* dst, 
   if (size) op->moves.push_back(m);
   op->uses.push_back(std::move(use));
   op->queue = queues_[static_cast<size_t>(buffer->memory->core)].get();
-  return Submit(std::move(op), ready, true);
+  return Submit(std::move(op), ready, true, caller_waits);
 }
 
 Status CopyEngine::Write(neuronmem_buffer_t* buffer, uint64_t offset, const void* src, uint64_t size,
-                         Event* const* waits, size_t num_waits, Event** ready) {
+                         Event* const* waits, size_t num_waits, Event** ready, bool caller_waits) {
   NEURONMEM_RETURN_IF_ERROR(CheckRange(buffer, offset, size, "write"));
   if (size && !src) return InvalidArgument("src is NULL");
   Queue* q = queues_[static_cast<size_t>(buffer->memory->core)].get();
@@ -697,7 +697,7 @@ Status CopyEngine::Write(neuronmem_buffer_t* buffer, uint64_t offset, const void
   if (size) op->moves.push_back(m);
   op->uses.push_back(std::move(use));
   op->queue = q;
-  return Submit(std::move(op), ready, true);
+  return Submit(std::move(op), ready, true, caller_waits);
 }
 
 Status CopyEngine::UploadChunk(neuronmem_buffer_t* buffer, uint64_t offset, const void* data, uint64_t size,
@@ -767,14 +767,23 @@ Status CopyEngine::LoadFile(neuronmem_buffer_t* buffer, const char* path, uint64
 
 // ---- Submission, draining, execution ----------------------------------------------------------------
 
-Status CopyEngine::Submit(std::unique_ptr<Op> op, Event** ready, bool may_inline) {
+Status CopyEngine::Submit(std::unique_ptr<Op> op, Event** ready, bool may_inline, bool caller_waits) {
   Queue* q = op->queue;
   uint64_t bytes = 0;
   for (const Move& m : op->moves) bytes += m.size;
   bool failed = false;
-  if (may_inline && bytes <= kInlineThreshold && q->pending.load(std::memory_order_acquire) == 0 &&
+  if (may_inline && (bytes <= kInlineThreshold || caller_waits) && q->pending.load(std::memory_order_acquire) == 0 &&
       !FirstBlocking(op->waits, &failed)) {
+    // A large synchronous transfer holds its queue (later submissions queue behind it) while the caller,
+    // joined to the arena, copies in parallel with the worker.
+    const bool large = bytes > kInlineThreshold;
+    if (large) q->pending.fetch_add(1, std::memory_order_acq_rel);
     Status s = Execute(*op);
+    op.reset();
+    if (large && q->pending.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      std::lock_guard<std::mutex> lock(idle_mu_);
+      idle_cv_.notify_all();
+    }
     *ready = s ? FailedEvent(std::move(s)) : ReadyEvent();
     return Ok();
   }

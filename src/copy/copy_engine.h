@@ -51,10 +51,13 @@ class CopyEngine {
                   neuronmem_buffer_t** out);
   Status CopyToMemory(neuronmem_buffer_t* src, neuronmem_memory_t* memory, Event* const* waits, size_t num_waits,
                       neuronmem_buffer_t** out, Event** ready);
+  // caller_waits: the caller blocks on the event right away (the C call got no out-event). Then a large
+  // transfer whose queue is idle runs on the caller, which joins the task_arena: with 2 CPUs oneTBB has a
+  // single worker, so this is the only way both CPUs copy.
   Status Read(neuronmem_buffer_t* buffer, uint64_t offset, void* dst, uint64_t size, Event* const* waits,
-              size_t num_waits, Event** ready);
+              size_t num_waits, Event** ready, bool caller_waits = false);
   Status Write(neuronmem_buffer_t* buffer, uint64_t offset, const void* src, uint64_t size, Event* const* waits,
-               size_t num_waits, Event** ready);
+               size_t num_waits, Event** ready, bool caller_waits = false);
   Status UploadChunk(neuronmem_buffer_t* buffer, uint64_t offset, const void* data, uint64_t size, bool is_last,
                      Event** done);
   Status LoadFile(neuronmem_buffer_t* buffer, const char* path, uint64_t file_offset, uint64_t size,
@@ -69,7 +72,7 @@ class CopyEngine {
 
  private:
   friend struct Queue;
-  Status Submit(std::unique_ptr<Op> op, Event** ready, bool may_inline);
+  Status Submit(std::unique_ptr<Op> op, Event** ready, bool may_inline, bool caller_waits = false);
   void ScheduleDrain(Queue* q);
   void Drain(Queue* q);
   Status Execute(Op& op);
