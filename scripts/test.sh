@@ -34,6 +34,26 @@ else
   failed_steps+=("build")
 fi
 
+echo "== [1b] meson install, then build a C program against the installed header and neuronmem.pc"
+install_check() {
+  local dest="$PWD/build-test/destdir"
+  rm -rf "$dest"
+  meson install -C build-test --no-rebuild --destdir "$dest" >build-test/install.log 2>&1 || return 1
+  local pc
+  pc=$(dirname "$(find "$dest" -name neuronmem.pc | head -n1)")
+  [ -n "$pc" ] || return 1
+  local prefix
+  prefix=$(PKG_CONFIG_PATH="$pc" pkg-config --variable=prefix neuronmem)
+  # pkg-config reports the install prefix; point it into the destdir.
+  cc -std=c17 -Wall -Wextra -Werror tests/c/api_test.c -o build-test/installed_api_test \
+    $(PKG_CONFIG_PATH="$pc" pkg-config --define-variable=prefix="$dest$prefix" --cflags --libs neuronmem) || return 1
+  LD_LIBRARY_PATH="$(PKG_CONFIG_PATH="$pc" pkg-config --define-variable=prefix="$dest$prefix" --variable=libdir neuronmem)" \
+    build-test/installed_api_test
+}
+if [ -f build-test/build.ninja ]; then
+  install_check || failed_steps+=("install-check")
+fi
+
 echo "== [2/3] ASan+UBSan (clang), all suites"
 if CC=clang CXX=clang++ run_build build-asan --buildtype=debugoptimized -Db_sanitize=address,undefined \
      -Db_lundef=false -Dbenchmarks=false -Dfuzzing=true \
