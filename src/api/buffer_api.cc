@@ -1,6 +1,7 @@
 // C shim for buffers and events: argument checks, then the copy engine.
 #include <neuronmem/buffer.h>
 
+#include "api/shim.h"
 #include "copy/copy_engine.h"
 #include "copy/event.h"
 #include "core/client.h"
@@ -10,12 +11,6 @@ using neuronmem::InvalidArgument;
 namespace copy = neuronmem::copy;
 
 namespace {
-
-neuronmem_status_t* NullArg(const char* function, const char* arg) {
-  return InvalidArgument("%s: argument '%s' must not be NULL", function, arg).release();
-}
-#define NEURONMEM_REQUIRE(arg) \
-  if (!(arg)) return NullArg(__func__, #arg)
 
 neuronmem_status_t* CheckWaits(neuronmem_event_t* const* waits, size_t n) {
   if (n && !waits) return InvalidArgument("wait_events is NULL but num_wait_events is %zu", n).release();

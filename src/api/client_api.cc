@@ -5,33 +5,12 @@
 #include <cstddef>
 
 #include "core/client.h"
+#include "api/shim.h"
 #include "core/status.h"
 
 using neuronmem::InvalidArgument;
 using neuronmem::NotFound;
 
-namespace {
-
-// The first published size of a growable output struct: fields up to and including `last`.
-#define NEURONMEM_MIN_SIZE(type, last) (offsetof(type, last) + sizeof(((type*)nullptr)->last))
-
-neuronmem_status_t* CheckOutStruct(size_t struct_size, size_t min_size, const char* type) {
-  if (struct_size < min_size) {
-    return InvalidArgument("%s.struct_size is %zu, smaller than the minimum %zu; set it to sizeof(%s)", type,
-                           struct_size, min_size, type)
-        .release();
-  }
-  return nullptr;
-}
-
-neuronmem_status_t* NullArg(const char* function, const char* arg) {
-  return InvalidArgument("%s: argument '%s' must not be NULL", function, arg).release();
-}
-
-#define NEURONMEM_REQUIRE(arg) \
-  if (!(arg)) return NullArg(__func__, #arg)
-
-}  // namespace
 
 extern "C" {
 
@@ -149,7 +128,7 @@ neuronmem_status_t* neuronmem_device_describe(const neuronmem_device_t* device,
                                               neuronmem_device_description_t* out) {
   NEURONMEM_REQUIRE(device);
   NEURONMEM_REQUIRE(out);
-  if (auto* s = CheckOutStruct(out->struct_size, NEURONMEM_MIN_SIZE(neuronmem_device_description_t, to_string),
+  if (auto* s = neuronmem::api::CheckStructSize(out->struct_size, NEURONMEM_MIN_SIZE(neuronmem_device_description_t, to_string),
                                "neuronmem_device_description_t")) {
     return s;
   }
@@ -187,7 +166,7 @@ neuronmem_status_t* neuronmem_memory_describe(const neuronmem_memory_t* memory,
                                               neuronmem_memory_description_t* out) {
   NEURONMEM_REQUIRE(memory);
   NEURONMEM_REQUIRE(out);
-  if (auto* s = CheckOutStruct(out->struct_size, NEURONMEM_MIN_SIZE(neuronmem_memory_description_t, to_string),
+  if (auto* s = neuronmem::api::CheckStructSize(out->struct_size, NEURONMEM_MIN_SIZE(neuronmem_memory_description_t, to_string),
                                "neuronmem_memory_description_t")) {
     return s;
   }
@@ -228,7 +207,7 @@ neuronmem_status_t* neuronmem_memory_client(const neuronmem_memory_t* memory, ne
 neuronmem_status_t* neuronmem_memory_get_stats(const neuronmem_memory_t* memory, neuronmem_memory_stats_t* out) {
   NEURONMEM_REQUIRE(memory);
   NEURONMEM_REQUIRE(out);
-  if (auto* s = CheckOutStruct(out->struct_size, NEURONMEM_MIN_SIZE(neuronmem_memory_stats_t, is_shared),
+  if (auto* s = neuronmem::api::CheckStructSize(out->struct_size, NEURONMEM_MIN_SIZE(neuronmem_memory_stats_t, is_shared),
                                "neuronmem_memory_stats_t")) {
     return s;
   }

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string>
 
+#include "api/shim.h"
 #include "copy/copy_engine.h"
 #include "core/client.h"
 #include "core/status.h"
@@ -24,17 +25,9 @@ struct neuronmem_manifest {
 
 namespace {
 
-neuronmem_status_t* NullArg(const char* function, const char* arg) {
-  return InvalidArgument("%s: argument '%s' must not be NULL", function, arg).release();
-}
-#define NEURONMEM_REQUIRE(arg) \
-  if (!(arg)) return NullArg(__func__, #arg)
-
-#define NEURONMEM_CHECK_SIZE(out, type, last)                                                           \
-  if ((out)->struct_size < offsetof(type, last) + sizeof((out)->last))                                  \
-  return InvalidArgument(#type ".struct_size is %zu, smaller than the minimum %zu", (out)->struct_size, \
-                         offsetof(type, last) + sizeof((out)->last))                                    \
-      .release()
+#define NEURONMEM_CHECK_SIZE(out, type, last)                                                                \
+  if (auto* _size_status = neuronmem::api::CheckStructSize((out)->struct_size, NEURONMEM_MIN_SIZE(type, last), #type)) \
+  return _size_status
 
 neuronmem_string_t Str(const std::string& s) { return {s.c_str(), s.size()}; }
 

@@ -2,6 +2,8 @@
 #include <neuronmem/neuronmem.h>
 
 #include <gtest/gtest.h>
+
+#include "common/status_helpers.h"
 #include <unistd.h>
 
 #include <atomic>
@@ -18,27 +20,8 @@
 
 namespace {
 
-struct Result {
-  neuronmem_status_code_t code;
-  std::string message;
-};
-Result Take(neuronmem_status_t* s) {
-  Result r{neuronmem_status_code(s), ""};
-  neuronmem_string_t m = neuronmem_status_message(s);
-  r.message.assign(m.data, m.size);
-  neuronmem_status_free(s);
-  return r;
-}
-#define ASSERT_OK(expr)                                    \
-  do {                                                     \
-    Result _r = Take(expr);                                \
-    ASSERT_EQ(_r.code, NEURONMEM_STATUS_OK) << _r.message; \
-  } while (0)
-#define EXPECT_OK(expr)                                    \
-  do {                                                     \
-    Result _r = Take(expr);                                \
-    EXPECT_EQ(_r.code, NEURONMEM_STATUS_OK) << _r.message; \
-  } while (0)
+using neuronmem_test::Result;
+using neuronmem_test::Take;
 
 // Pseudo-random bytes (splitmix64, 8 bytes per step: cheap enough for 64 MiB under the sanitizers).
 std::vector<uint8_t> Pattern(size_t n, uint32_t seed) {

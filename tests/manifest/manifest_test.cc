@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/status_helpers.h"
+
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -14,27 +16,8 @@
 
 namespace {
 
-struct Result {
-  neuronmem_status_code_t code;
-  std::string message;
-};
-Result Take(neuronmem_status_t* s) {
-  Result r{neuronmem_status_code(s), ""};
-  neuronmem_string_t m = neuronmem_status_message(s);
-  r.message.assign(m.data, m.size);
-  neuronmem_status_free(s);
-  return r;
-}
-#define ASSERT_OK(expr)                                    \
-  do {                                                     \
-    Result _r = Take(expr);                                \
-    ASSERT_EQ(_r.code, NEURONMEM_STATUS_OK) << _r.message; \
-  } while (0)
-#define EXPECT_OK(expr)                                    \
-  do {                                                     \
-    Result _r = Take(expr);                                \
-    EXPECT_EQ(_r.code, NEURONMEM_STATUS_OK) << _r.message; \
-  } while (0)
+using neuronmem_test::Result;
+using neuronmem_test::Take;
 
 std::string S(neuronmem_string_t s) { return std::string(s.data, s.size); }
 
