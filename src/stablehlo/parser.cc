@@ -432,10 +432,11 @@ void ParseTensorBody(std::string_view body, Location loc, Type* t) {
       if (body[i] == '?') {
         t->dims.push_back(-1);
       } else {
-        errno = 0;
-        const std::string digits(body.substr(i, j - i));
-        const long long v = std::strtoll(digits.c_str(), nullptr, 10);
-        if (errno == ERANGE || v > (1ll << 62)) Fail(loc, "tensor dimension " + digits + " is too large");
+        int64_t v = 0;
+        for (size_t k = i; k < j; ++k) {
+          v = v * 10 + (body[k] - '0');
+          if (v > (1ll << 62)) Fail(loc, "tensor dimension " + std::string(body.substr(i, j - i)) + " is too large");
+        }
         t->dims.push_back(v);
       }
       i = j + 1;
