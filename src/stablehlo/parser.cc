@@ -434,8 +434,10 @@ void ParseTensorBody(std::string_view body, Location loc, Type* t) {
       } else {
         int64_t v = 0;
         for (size_t k = i; k < j; ++k) {
+          if (v > ((1ll << 62) - 9) / 10) {  // checked before multiplying: no signed overflow
+            Fail(loc, "tensor dimension " + std::string(body.substr(i, j - i)) + " is too large");
+          }
           v = v * 10 + (body[k] - '0');
-          if (v > (1ll << 62)) Fail(loc, "tensor dimension " + std::string(body.substr(i, j - i)) + " is too large");
         }
         t->dims.push_back(v);
       }
