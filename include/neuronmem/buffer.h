@@ -135,12 +135,14 @@ NEURONMEM_API neuronmem_status_t* neuronmem_buffer_write(neuronmem_buffer_t* buf
                                                          size_t num_wait_events, neuronmem_event_t** out_ready);
 
 /* Chunked upload into a buffer from neuronmem_buffer_allocate: copies `size` bytes of `data` to `offset`
- * (data must stay unchanged until out_done is ready). When is_last is nonzero, the buffer's content becomes
- * defined once every chunk has landed (neuronmem_buffer_ready_event). Returns INVALID_ARGUMENT,
- * OUT_OF_RANGE, FAILED_PRECONDITION (deleted, or a chunk after the last). */
+ * after wait_events (data must stay unchanged until out_done is ready). When is_last is nonzero, the
+ * buffer's content becomes defined once every chunk has landed (neuronmem_buffer_ready_event). out_done:
+ * nullable (then the call waits). Returns INVALID_ARGUMENT, OUT_OF_RANGE, FAILED_PRECONDITION (deleted, or
+ * a chunk after the last). */
 NEURONMEM_API neuronmem_status_t* neuronmem_buffer_upload_chunk(neuronmem_buffer_t* buffer, uint64_t offset,
                                                                 const void* data, uint64_t size, int32_t is_last,
-                                                                neuronmem_event_t** out_done);
+                                                                neuronmem_event_t* const* wait_events,
+                                                                size_t num_wait_events, neuronmem_event_t** out_done);
 
 /* Loads bytes [file_offset, file_offset+size) of the file at `path` (NUL-terminated) into the buffer at
  * buffer_offset, asynchronously through io_uring. Returns NOT_FOUND (no such file), PERMISSION_DENIED,

@@ -130,12 +130,15 @@ neuronmem_status_t* neuronmem_buffer_write(neuronmem_buffer_t* buffer, uint64_t 
 }
 
 neuronmem_status_t* neuronmem_buffer_upload_chunk(neuronmem_buffer_t* buffer, uint64_t offset, const void* data,
-                                                  uint64_t size, int32_t is_last, neuronmem_event_t** out_done) {
+                                                  uint64_t size, int32_t is_last, neuronmem_event_t* const* wait_events,
+                                                  size_t num_wait_events, neuronmem_event_t** out_done) {
   if (out_done) *out_done = nullptr;
   NEURONMEM_REQUIRE(buffer);
+  if (auto* s = CheckWaits(wait_events, num_wait_events)) return s;
   NEURONMEM_API_BEGIN
   copy::Event* ev = nullptr;
-  if (auto s = buffer->client->copy_engine->UploadChunk(buffer, offset, data, size, is_last != 0, &ev)) {
+  if (auto s = buffer->client->copy_engine->UploadChunk(buffer, offset, data, size, is_last != 0, wait_events,
+                                                        num_wait_events, &ev)) {
     return s.release();
   }
   return WaitIfNoEvent(ev, out_done);

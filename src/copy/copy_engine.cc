@@ -701,7 +701,7 @@ Status CopyEngine::Write(neuronmem_buffer_t* buffer, uint64_t offset, const void
 }
 
 Status CopyEngine::UploadChunk(neuronmem_buffer_t* buffer, uint64_t offset, const void* data, uint64_t size,
-                               bool is_last, Event** done) {
+                               bool is_last, Event* const* waits, size_t num_waits, Event** done) {
   NEURONMEM_RETURN_IF_ERROR(CheckRange(buffer, offset, size, "chunk"));
   if (size && !data) return InvalidArgument("data is NULL");
   if (is_last ? buffer->chunks_closed.exchange(true) : buffer->chunks_closed.load()) {
@@ -710,6 +710,7 @@ Status CopyEngine::UploadChunk(neuronmem_buffer_t* buffer, uint64_t offset, cons
   auto op = std::make_unique<Op>();
   StorageUse use;
   NEURONMEM_RETURN_IF_ERROR(Use(buffer, &use));
+  for (size_t i = 0; i < num_waits; ++i) op->waits.emplace_back(Share(waits[i]));
   Move m;
   m.dst = use.s;
   m.dst_offset = offset;

@@ -59,7 +59,7 @@ class CopyEngine {
   Status Write(neuronmem_buffer_t* buffer, uint64_t offset, const void* src, uint64_t size, Event* const* waits,
                size_t num_waits, Event** ready, bool caller_waits = false);
   Status UploadChunk(neuronmem_buffer_t* buffer, uint64_t offset, const void* data, uint64_t size, bool is_last,
-                     Event** done);
+                     Event* const* waits, size_t num_waits, Event** done);
   Status LoadFile(neuronmem_buffer_t* buffer, const char* path, uint64_t file_offset, uint64_t size,
                   uint64_t buffer_offset, Event* const* waits, size_t num_waits, Event** ready);
 

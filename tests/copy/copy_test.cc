@@ -485,12 +485,27 @@ TEST_F(CopyTest, ChunkedUploadStreamsIntoAPreCreatedBuffer) {
   for (uint64_t off = 0; off < data.size(); off += chunk) {
     const uint64_t n = std::min<uint64_t>(chunk, data.size() - off);
     neuronmem_event_t* e = nullptr;
-    ASSERT_OK(neuronmem_buffer_upload_chunk(b, off, data.data() + off, n, off + n == data.size(), &e));
+    ASSERT_OK(neuronmem_buffer_upload_chunk(b, off, data.data() + off, n, off + n == data.size(), nullptr, 0, &e));
     evs.push_back(e);
   }
   neuronmem_event_t* def = nullptr;
   ASSERT_OK(neuronmem_buffer_ready_event(b, &def));
   ASSERT_OK(neuronmem_event_wait(def, -1));
+  // A chunk can wait for other work: this one rewrites the first bytes only after `gate` fires.
+  neuronmem_buffer_t* b2 = nullptr;
+  ASSERT_OK(neuronmem_buffer_allocate(client_, Mem(0), NEURONMEM_ELEMENT_TYPE_U8, dims, 1, &b2));
+  neuronmem_event_t* gate = neuronmem::copy::NewEvent();
+  neuronmem_event_t* gated = nullptr;
+  ASSERT_OK(neuronmem_buffer_upload_chunk(b2, 0, data.data(), data.size(), 1, &gate, 1, &gated));
+  int32_t gated_ready = 1;
+  ASSERT_OK(neuronmem_event_is_ready(gated, &gated_ready));
+  EXPECT_EQ(gated_ready, 0);
+  neuronmem::copy::Complete(gate, nullptr);
+  ASSERT_OK(neuronmem_event_wait(gated, -1));
+  EXPECT_EQ(Download(b2), data);
+  neuronmem_event_destroy(gated);
+  neuronmem_event_destroy(gate);
+  neuronmem_buffer_destroy(b2);
   for (auto* e : evs) {
     int32_t r = 0;
     ASSERT_OK(neuronmem_event_is_ready(e, &r));
@@ -498,9 +513,9 @@ TEST_F(CopyTest, ChunkedUploadStreamsIntoAPreCreatedBuffer) {
     neuronmem_event_destroy(e);
   }
   EXPECT_EQ(Download(b), data);
-  Result r = Take(neuronmem_buffer_upload_chunk(b, 0, data.data(), 1, 0, nullptr));
+  Result r = Take(neuronmem_buffer_upload_chunk(b, 0, data.data(), 1, 0, nullptr, 0, nullptr));
   EXPECT_EQ(r.code, NEURONMEM_STATUS_FAILED_PRECONDITION);
-  EXPECT_EQ(Take(neuronmem_buffer_upload_chunk(b, data.size(), data.data(), 1, 1, nullptr)).code,
+  EXPECT_EQ(Take(neuronmem_buffer_upload_chunk(b, data.size(), data.data(), 1, 1, nullptr, 0, nullptr)).code,
             NEURONMEM_STATUS_OUT_OF_RANGE);
   neuronmem_event_destroy(def);
   neuronmem_buffer_destroy(b);
