@@ -496,6 +496,15 @@ class Parser {
   }
 
  private:
+  // Runs fn with attribute text kept (signatures, module and function attributes).
+  template <typename Fn>
+  auto KeepingText(Fn&& fn) {
+    ++keep_text_;
+    auto result = fn();
+    --keep_text_;
+    return result;
+  }
+
   // -- token helpers --
   static bool IsPunct(const Token& t, std::string_view p) {
     return t.kind == Tok::kPunct && t.text.size() == p.size() && t.text[0] == p[0] &&
@@ -784,9 +793,12 @@ class Parser {
     } else {
       Fail(t.loc, "expected an attribute value, found " + Describe(t));
     }
-    // The source text is kept where the value is not fully decoded (and for the manifest's attribute
-    // strings); plain strings, numbers and booleans skip the copy.
-    if (a.kind != Attribute::Kind::kString && a.kind != Attribute::Kind::kUnit && a.kind != Attribute::Kind::kSymbol) {
+    // The source text is kept where the value is not decoded (opaque) and inside signatures and module
+    // and function attributes, whose values the manifest reports as written; an op's decoded attributes
+    // skip the copy (it was a third of the parser's allocations).
+    if (a.kind == Attribute::Kind::kOpaque ||
+        (keep_text_ > 0 && a.kind != Attribute::Kind::kString && a.kind != Attribute::Kind::kUnit &&
+         a.kind != Attribute::Kind::kSymbol)) {
       const Token& next = lex_.Peek();
       const size_t end = next.kind == Tok::kEof ? src_.size() : next.offset;
       a.text = std::string(TrimRight(src_.substr(t.offset, end - t.offset)));
@@ -850,7 +862,7 @@ class Parser {
     if (lex_.Peek().kind == Tok::kSymbol) m->name = SymbolName(lex_.Next());
     if (PeekIdent("attributes")) {
       lex_.Next();
-      m->attributes = ParseAttrDict(1);
+      m->attributes = KeepingText([&] { return ParseAttrDict(1); });
     }
     const Token open = Expect("{", "to open the module body");
     for (;;) {
@@ -912,7 +924,7 @@ class Parser {
         arg.loc = v.loc;
         Expect(":", "after the argument name");
         arg.type = ParseType(depth + 1);
-        if (PeekPunct("{")) arg.attrs = ParseAttrDict(depth + 1);
+        if (PeekPunct("{")) arg.attrs = KeepingText([&] { return ParseAttrDict(depth + 1); });
         SkipLocation(depth);
         f.args.push_back(std::move(arg));
         if (Accept(",")) continue;
@@ -925,7 +937,8 @@ class Parser {
         if (!Accept(")")) {
           for (;;) {
             f.result_types.push_back(ParseType(depth + 1));
-            f.result_attrs.push_back(PeekPunct("{") ? ParseAttrDict(depth + 1) : NamedAttrs());
+            f.result_attrs.push_back(PeekPunct("{") ? KeepingText([&] { return ParseAttrDict(depth + 1); })
+                                                    : NamedAttrs());
             SkipLocation(depth);
             if (Accept(",")) continue;
             Expect(")", "to close the result list");
@@ -939,7 +952,7 @@ class Parser {
     }
     if (PeekIdent("attributes")) {
       lex_.Next();
-      f.attributes = ParseAttrDict(depth + 1);
+      f.attributes = KeepingText([&] { return ParseAttrDict(depth + 1); });
     }
     if (PeekPunct("{")) f.body = ParseRegion(depth + 1, nullptr);
     SkipLocation(depth);
@@ -1129,6 +1142,7 @@ class Parser {
         Fail(v.loc, "expected an operand (%name) in the list opened at " + std::to_string(open.loc.line) + ":" +
                         std::to_string(open.loc.column) + ", found " + Describe(v));
       }
+      if (op->operands.empty()) op->operands.reserve(4);
       op->operands.push_back(MakeRef(v));
       if (Accept(",")) continue;
       Expect(")", "to close the operand list");
@@ -1154,8 +1168,8 @@ class Parser {
       op->operand_types.assign(sig.elements.begin(), sig.elements.begin() + static_cast<long>(sig.num_inputs));
       op->result_types.assign(sig.elements.begin() + static_cast<long>(sig.num_inputs), sig.elements.end());
     } else {
-      for (size_t i = 0; i < op->operands.size(); ++i) op->operand_types.push_back(sig);
-      for (uint32_t i = 0; i < op->num_results; ++i) op->result_types.push_back(sig);
+      op->operand_types.assign(op->operands.size(), sig);
+      op->result_types.assign(op->num_results, sig);
     }
   }
 
@@ -1165,7 +1179,11 @@ class Parser {
     if (PeekPunct("<")) {
       const Token lt = lex_.Next();
       if (!PeekPunct("{")) Fail(lt.loc, "expected '{' after '<' (properties are written <{...}>)");
+      // A generic func.func carries its signature's attributes here: keep their text like the pretty form.
+      const bool signature = op->name == "func.func";
+      if (signature) ++keep_text_;
       for (auto& kv : ParseAttrDict(depth + 1)) op->attributes.push_back(std::move(kv));
+      if (signature) --keep_text_;
       Expect(">", "to close the properties <{...}>");
     }
     if (PeekPunct("(")) {
@@ -1226,7 +1244,10 @@ class Parser {
           lex_.Next();
           continue;
         }
-        if (!signature_done) op->operands.push_back(MakeRef(v));
+        if (!signature_done) {
+          if (op->operands.empty()) op->operands.reserve(4);  // one allocation for the common 1-4 operands
+          op->operands.push_back(MakeRef(v));
+        }
         continue;
       }
       if (t.kind == Tok::kSymbol) {
@@ -1333,6 +1354,7 @@ class Parser {
   Lexer lex_;
   std::string_view src_;
   Location base_loc_;
+  int keep_text_ = 0;  // > 0 while parsing attributes whose text the manifest reports
 };
 
 // ---- Dense literals ---------------------------------------------------------------------------------
