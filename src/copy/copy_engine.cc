@@ -7,8 +7,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <oneapi/tbb/blocked_range.h>
-#include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/task_arena.h>
 
 #include <cerrno>
@@ -194,31 +192,38 @@ Event* FirstBlocking(const std::vector<EventRef>& waits, bool* failed) {
   return nullptr;
 }
 
-void CopyMaybeParallel(tbb::task_arena* arena, uint8_t* dst, const uint8_t* src, uint64_t n, bool in_arena) {
-  constexpr uint64_t kChunk = 2u << 20;
-  if (n < 4 * kChunk) {
-    FastCopy(dst, src, n);
-    return;
+// A large copy shared between the submitting thread and the arena's workers. Chunks are claimed from an
+// atomic counter, so the submitter keeps copying when no worker is awake yet (a wake-up costs 27-80 us
+// here) and a late worker finds nothing left; the submitter waits only for chunks already claimed.
+// All hand-offs are our own atomics (no TBB fork/join state on anyone's stack), so ThreadSanitizer sees
+// every ordering; helpers hold a reference to the state and may outlive the call.
+struct SharedCopy {
+  static constexpr uint64_t kChunk = 2u << 20;
+  uint8_t* dst;
+  const uint8_t* src;
+  uint64_t n;
+  uint64_t chunks;
+  std::atomic<uint64_t> next{0};
+  std::atomic<uint64_t> done{0};
+  std::atomic<int> refs;
+
+  SharedCopy(uint8_t* d, const uint8_t* s, uint64_t size, int references)
+      : dst(d), src(s), n(size), chunks((size + kChunk - 1) / kChunk), refs(references) {}
+
+  void Unref() {
+    if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
   }
-  const uint64_t chunks = (n + kChunk - 1) / kChunk;
-  // TBB's fork/join happens inside the uninstrumented libtbb; these release/acquire pairs (one per 2 MiB
-  // chunk) make the same ordering visible to ThreadSanitizer.
-  std::atomic<uint64_t> handoff{0};
-  handoff.store(1, std::memory_order_release);
-  auto body = [&] {
-    tbb::parallel_for(tbb::blocked_range<uint64_t>(0, chunks, 1), [&](const tbb::blocked_range<uint64_t>& r) {
-      (void)handoff.load(std::memory_order_acquire);
-      for (uint64_t c = r.begin(); c != r.end(); ++c) {
-        const uint64_t off = c * kChunk;
-        StreamingCopy(dst + off, src + off, std::min(kChunk, n - off));
-      }
-      handoff.fetch_add(1, std::memory_order_release);
-    });
-  };
-  if (in_arena) body();
-  else arena->execute(body);
-  (void)handoff.load(std::memory_order_acquire);
-}
+
+  void Run() {
+    for (;;) {
+      const uint64_t c = next.fetch_add(1, std::memory_order_relaxed);
+      if (c >= chunks) return;
+      const uint64_t off = c * kChunk;
+      StreamingCopy(dst + off, src + off, std::min(kChunk, n - off));
+      done.fetch_add(1, std::memory_order_release);
+    }
+  }
+};
 
 }  // namespace
 
@@ -775,8 +780,8 @@ Status CopyEngine::Submit(std::unique_ptr<Op> op, Event** ready, bool may_inline
   bool failed = false;
   if (may_inline && (bytes <= kInlineThreshold || caller_waits) && q->pending.load(std::memory_order_acquire) == 0 &&
       !FirstBlocking(op->waits, &failed)) {
-    // A large synchronous transfer holds its queue (later submissions queue behind it) while the caller,
-    // joined to the arena, copies in parallel with the worker.
+    // A large synchronous transfer holds its queue (later submissions queue behind it) while the caller
+    // shares the copy with the arena's workers (ParallelCopy).
     const bool large = bytes > kInlineThreshold;
     if (large) q->pending.fetch_add(1, std::memory_order_acq_rel);
     Status s = Execute(*op);
@@ -805,18 +810,82 @@ Status CopyEngine::Submit(std::unique_ptr<Op> op, Event** ready, bool may_inline
   return Ok();
 }
 
-void CopyEngine::ScheduleDrain(Queue* q) {
+namespace {
+
+// The body of every task the engine enqueues in its arena. oneTBB moves the body into a task object and
+// hands that object to a worker inside the uninstrumented libtbb, so ThreadSanitizer cannot see that the
+// worker's reads of the body follow the submitter's writes. Here every field is an atomic written with
+// release and read with acquire: the hand-off is visible through the fields themselves, with no
+// suppression for our code (tests/tsan.supp only hides oneTBB's own accesses). Cost: three plain loads.
+class ArenaTask {
+ public:
+  using Fn = void (*)(CopyEngine*, void*);
+  ArenaTask(Fn fn, CopyEngine* engine, void* arg) { Set(fn, engine, arg); }
+  ArenaTask(const ArenaTask& o) { Set(o.fn_.load(kAcq), o.engine_.load(kAcq), o.arg_.load(kAcq)); }
+  ArenaTask& operator=(const ArenaTask&) = delete;
+  void operator()() const { fn_.load(kAcq)(engine_.load(kAcq), arg_.load(kAcq)); }
+
+ private:
+  static constexpr std::memory_order kAcq = std::memory_order_acquire;
+  void Set(Fn fn, CopyEngine* engine, void* arg) {
+    arg_.store(arg, std::memory_order_release);
+    engine_.store(engine, std::memory_order_release);
+    fn_.store(fn, std::memory_order_release);
+  }
+  std::atomic<Fn> fn_;
+  std::atomic<CopyEngine*> engine_;
+  std::atomic<void*> arg_;
+};
+
+}  // namespace
+
+void CopyEngine::Enqueue(void (*fn)(CopyEngine*, void*), void* arg) {
   active_tasks_.fetch_add(1, std::memory_order_acq_rel);
-  impl_->arena.enqueue([this, q] {
-    // Pairs with the fetch_add above: makes the hand-off through TBB (whose own synchronisation lives in
-    // the uninstrumented libtbb) visible to ThreadSanitizer. A plain acquire load: no cost worth naming.
-    (void)active_tasks_.load(std::memory_order_acquire);
-    Drain(q);
-    if (active_tasks_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      std::lock_guard<std::mutex> lock(idle_mu_);
-      idle_cv_.notify_all();
+  impl_->arena.enqueue(ArenaTask(fn, this, arg));
+}
+
+void CopyEngine::TaskDone() {
+  if (active_tasks_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    std::lock_guard<std::mutex> lock(idle_mu_);
+    idle_cv_.notify_all();
+  }
+}
+
+void CopyEngine::ScheduleDrain(Queue* q) {
+  Enqueue(
+      [](CopyEngine* engine, void* queue) {
+        engine->Drain(static_cast<Queue*>(queue));
+        engine->TaskDone();
+      },
+      q);
+}
+
+void CopyEngine::ParallelCopy(uint8_t* dst, const uint8_t* src, uint64_t n) {
+  if (n < 4 * SharedCopy::kChunk) {
+    FastCopy(dst, src, n);
+    return;
+  }
+  const int helpers = std::max(1, impl_->arena.max_concurrency() - 1);
+  auto* shared = new SharedCopy(dst, src, n, /*refs=*/helpers + 1);
+  for (int i = 0; i < helpers; ++i) {
+    Enqueue(
+        [](CopyEngine* engine, void* p) {
+          static_cast<SharedCopy*>(p)->Run();
+          static_cast<SharedCopy*>(p)->Unref();
+          engine->TaskDone();
+        },
+        shared);
+  }
+  shared->Run();
+  // Every chunk is claimed; wait for the ones helpers are still copying (at most one each, ~2 MiB).
+  for (unsigned spins = 0; shared->done.load(std::memory_order_acquire) != shared->chunks; ++spins) {
+    if (spins < 64) {
+      __builtin_ia32_pause();
+    } else {
+      std::this_thread::yield();
     }
-  });
+  }
+  shared->Unref();
 }
 
 void CopyEngine::Drain(Queue* q) {
@@ -873,13 +942,11 @@ Status CopyEngine::Execute(Op& op) {
     return Internal("injected fault (test hook): the transfer did not run");
   }
   if (op.fd >= 0) return ExecuteFileLoad(op);
-  const bool in_arena = tbb::this_task_arena::current_thread_index() != tbb::task_arena::not_initialized &&
-                        impl_->arena.is_active();
   for (const Move& m : op.moves) {
     uint8_t* dst = m.dst ? Address(m.dst, m.dst_offset) : m.dst_host;
     const uint8_t* src = m.src ? Address(m.src, m.src_offset) : m.src_host;
     if (dst == src) continue;  // zero-copy alias onto itself
-    CopyMaybeParallel(&impl_->arena, dst, src, m.size, in_arena);
+    ParallelCopy(dst, src, m.size);
   }
   return Ok();
 }

@@ -73,10 +73,15 @@ class CopyEngine {
  private:
   friend struct Queue;
   Status Submit(std::unique_ptr<Op> op, Event** ready, bool may_inline, bool caller_waits = false);
+  // Runs fn(this, arg) on an arena worker, counted in active_tasks_ (the task must call TaskDone).
+  void Enqueue(void (*fn)(CopyEngine*, void*), void* arg);
+  void TaskDone();
   void ScheduleDrain(Queue* q);
   void Drain(Queue* q);
   Status Execute(Op& op);
   Status ExecuteFileLoad(Op& op);
+  // Copies n bytes, sharing large copies with the arena's workers (see SharedCopy).
+  void ParallelCopy(uint8_t* dst, const uint8_t* src, uint64_t n);
   Status CheckMemory(neuronmem_memory_t* memory) const;
   Status NewStorage(neuronmem_memory_t* memory, uint64_t bytes, Storage** out);
 

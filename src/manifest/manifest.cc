@@ -6,7 +6,7 @@
 #include <cstring>
 #include <map>
 #include <set>
-#include <unordered_map>
+#include <algorithm>
 
 #include "stablehlo/parser.h"
 
@@ -27,6 +27,64 @@ const std::set<std::string>& PlacementKinds() {  // what _xla_buffer_placement a
   static const std::set<std::string> k = {"device", "pinned_host", "unpinned_host", "vmem", "pinned_device"};
   return k;
 }
+
+// SSA value name -> memory kind, for every value the walk has defined. One lookup or insert per op, so it
+// is an open-addressing table of views into the IR's names (which outlive the derivation) and views of
+// static kind strings: no allocation per value, unlike a node-based map of copied strings.
+class ValueKinds {
+ public:
+  void Reserve(size_t n) { Rehash(std::max<size_t>(16, NextPow2(n * 2))); }
+  // Sets the kind of `name` (insert_or_assign), or keeps an existing one when `overwrite` is false.
+  void Set(std::string_view name, std::string_view kind, bool overwrite = true) {
+    if ((size_ + 1) * 2 > slots_.size()) Rehash(std::max<size_t>(16, slots_.size() * 2));
+    Slot& s = Probe(name);
+    if (s.used) {
+      if (overwrite) s.kind = kind;
+      return;
+    }
+    s = Slot{name, kind, true};
+    ++size_;
+  }
+  std::string_view Get(std::string_view name, std::string_view fallback) const {
+    if (slots_.empty()) return fallback;
+    const Slot& s = const_cast<ValueKinds*>(this)->Probe(name);
+    return s.used ? s.kind : fallback;
+  }
+
+ private:
+  struct Slot {
+    std::string_view name;
+    std::string_view kind;
+    bool used = false;
+  };
+  static size_t NextPow2(size_t v) {
+    size_t p = 1;
+    while (p < v) p <<= 1;
+    return p;
+  }
+  static uint64_t Hash(std::string_view s) {  // FNV-1a, enough for short SSA names
+    uint64_t h = 1469598103934665603ull;
+    for (char c : s) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+    return h ^ (h >> 29);
+  }
+  Slot& Probe(std::string_view name) {
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = Hash(name) & mask;; i = (i + 1) & mask) {
+      Slot& s = slots_[i];
+      if (!s.used || s.name == name) return s;
+    }
+  }
+  void Rehash(size_t n) {
+    if (n <= slots_.size()) return;
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(n, Slot{});
+    for (const Slot& s : old) {
+      if (s.used) Probe(s.name) = s;
+    }
+  }
+  std::vector<Slot> slots_;
+  size_t size_ = 0;
+};
 
 class Deriver {
  public:
@@ -103,7 +161,7 @@ class Deriver {
 
   void Run(const stablehlo::Module& module) {
     const stablehlo::Function* f = module.FindFunction(opt_.entry);
-    if (f && !f->body.blocks.empty()) kinds_.reserve(f->body.blocks[0].ops.size() + f->args.size());
+    if (f && !f->body.blocks.empty()) kinds_.Reserve(f->body.blocks[0].ops.size() + f->args.size());
     if (!f) Error(NEURONMEM_STATUS_NOT_FOUND, module.loc, "no function @" + opt_.entry + " in the module");
     m_->module = module.name;
     m_->entry = f->name;
@@ -112,7 +170,7 @@ class Deriver {
       const auto& a = f->args[i];
       Value v = MakeValue(static_cast<uint32_t>(i), a.name, a.type, a.attrs, a.loc, "argument");
       if (!v.kind_explicit) v.memory_kind = "device";
-      kinds_[a.name] = Interned(v.memory_kind);
+      kinds_.Set(a.name, Interned(v.memory_kind));
       m_->arguments.push_back(std::move(v));
     }
     bool all_device = true;
@@ -132,7 +190,7 @@ class Deriver {
       const stablehlo::Function* fn = work.back();
       work.pop_back();
       if (fn != f) {
-        for (const auto& a : fn->args) kinds_.emplace(a.name, "device");
+        for (const auto& a : fn->args) kinds_.Set(a.name, "device", /*overwrite=*/false);
       }
       WalkRegion(fn->body, fn->name, 0, [&](const std::string& callee) {
         if (const stablehlo::Function* g = module.FindFunction(callee); g && seen.insert(callee).second) {
@@ -146,7 +204,7 @@ class Deriver {
   template <typename OnCall>
   void WalkRegion(const stablehlo::Region& r, const std::string& fn, int depth, OnCall&& on_call) {
     for (const auto& b : r.blocks) {
-      for (const auto& a : b.args) kinds_.emplace(a.name, "device");
+      for (const auto& a : b.args) kinds_.Set(a.name, "device", /*overwrite=*/false);
       for (const Operation& op : b.ops) {
         Visit(op, fn, on_call);
         for (const auto& sub : op.regions) WalkRegion(sub, fn, depth + 1, on_call);
@@ -155,8 +213,7 @@ class Deriver {
   }
 
   std::string KindOf(const stablehlo::ValueRef& v) {
-    auto it = kinds_.find(v.name);
-    return std::string(it == kinds_.end() ? std::string_view("device") : it->second);
+    return std::string(kinds_.Get(v.name, "device"));
   }
   // Kind strings live in the static sets, so the map stores views, not copies.
   static std::string_view Interned(const std::string& kind) {
@@ -185,7 +242,6 @@ class Deriver {
 
   template <typename OnCall>
   void Visit(const Operation& op, const std::string& fn, OnCall&& on_call) {
-    const std::string result = op.result_name.empty() ? "" : "%" + op.result_name;
     if (const Attribute* ct = FrontendAttr(op, "_xla_compute_type"); ct && ct->str == "host") {
       m_->host_compute.push_back({fn, op.name, op.callee, {op.loc.line, op.loc.column}});
     }
@@ -230,21 +286,21 @@ class Deriver {
         Move mv;
         mv.function = fn;
         mv.value = "%" + op.operands[0].name + (op.operands[0].index ? "#" + std::to_string(op.operands[0].index) : "");
-        mv.result = result;
+        if (!op.result_name.empty()) mv.result = "%" + op.result_name;
         mv.type = Spec(!op.operand_types.empty() ? op.operand_types[0]
                                                  : (!op.result_types.empty() ? op.result_types[0] : Type()));
         mv.from_kind = KindOf(op.operands[0]);
         mv.to_kind = to_kind;
         mv.spelling = target;
         mv.loc = {op.loc.line, op.loc.column};
-        m_->moves.push_back(mv);
-        if (!op.result_name.empty()) kinds_[op.result_name] = Interned(to_kind);
+        m_->moves.push_back(std::move(mv));
+        if (!op.result_name.empty()) kinds_.Set(op.result_name, Interned(to_kind));
         return;
       }
     }
     if (op.name == "stablehlo.send" || op.name == "stablehlo.recv") m_->channels.push_back(DecodeChannel(op, fn));
     // Any other op produces device values; a value computed on the host stays where its operands were.
-    if (!op.result_name.empty()) kinds_[op.result_name] = "device";
+    if (!op.result_name.empty()) kinds_.Set(op.result_name, "device");
   }
 
   static std::string Base64Decode(const std::string& in, bool* ok) {
@@ -361,7 +417,7 @@ class Deriver {
  private:
   const Options& opt_;
   Manifest* m_;
-  std::unordered_map<std::string, std::string_view> kinds_;  // SSA name -> memory kind (static strings)
+  ValueKinds kinds_;
   std::map<std::string, uint64_t> targets_;
 };
 

@@ -121,7 +121,7 @@ struct Token {
 };
 
 // Character classes by table (the <cctype> calls were a tenth of the parse time).
-enum : uint8_t { kAlpha = 1, kDigit = 2, kSpace = 4, kIdentExtra = 8 };
+enum : uint8_t { kAlpha = 1, kDigit = 2, kSpace = 4, kIdentExtra = 8, kPunctChar = 16 };
 struct CharTable {
   uint8_t c[256] = {};
   constexpr CharTable() {
@@ -134,6 +134,7 @@ struct CharTable {
     c[static_cast<int>('.')] |= kIdentExtra;
     c[static_cast<int>('$')] |= kIdentExtra;
     c[static_cast<int>('-')] |= kIdentExtra;
+    for (const char* q = "()[]{}<>,:=*?+-|"; *q; ++q) c[static_cast<unsigned char>(*q)] |= kPunctChar;
   }
 };
 constexpr CharTable kChars;
@@ -144,6 +145,7 @@ inline bool IsAlnum(char ch) { return Class(ch) & (kAlpha | kDigit); }
 inline bool IsIdentStart(char c) { return Class(c) & kAlpha; }
 inline bool IsIdentChar(char c) { return Class(c) & (kAlpha | kDigit | kIdentExtra); }
 inline bool IsSuffixChar(char c) { return Class(c) & (kAlpha | kDigit | kIdentExtra); }
+inline bool IsPunctChar(char c) { return Class(c) & kPunctChar; }
 
 class Lexer {
  public:
@@ -190,12 +192,14 @@ class Lexer {
   void Step() { ++pos_; }
   uint32_t Column() const { return static_cast<uint32_t>(pos_ - line_start_ + 1); }
 
+  // The hot loop of the parser: every scan below works on a local cursor (`p`) and writes pos_ back once,
+  // so the compiler keeps it in a register (a member size_t could alias src_'s size and force reloads).
   Token Lex() {
     bool newline = false;
+    const char* const data = src_.data();
+    const size_t size = src_.size();
+    size_t p = pos_;
     for (;;) {
-      const char* data = src_.data();
-      const size_t size = src_.size();
-      size_t p = pos_;
       while (p < size && IsSpace(data[p])) {
         if (data[p] == '\n') {
           newline = true;
@@ -204,12 +208,13 @@ class Lexer {
         }
         ++p;
       }
-      pos_ = p;
-      if (pos_ + 1 < src_.size() && src_[pos_] == '/' && src_[pos_ + 1] == '/') {
-        const size_t start = pos_;
-        while (pos_ < src_.size() && src_[pos_] != '\n') Advance();
-        std::string_view comment = src_.substr(start, pos_ - start);
+      if (p + 1 < size && data[p] == '/' && data[p + 1] == '/') {
+        const size_t start = p;
+        const void* nl = std::memchr(data + p, '\n', size - p);
+        p = nl ? static_cast<size_t>(static_cast<const char*>(nl) - data) : size;
+        std::string_view comment = src_.substr(start, p - start);
         if (comment.rfind("// -----", 0) == 0) {
+          pos_ = p;
           Token t;
           t.kind = Tok::kSplit;
           t.text = comment;
@@ -221,85 +226,77 @@ class Lexer {
       }
       break;
     }
+    pos_ = p;
     Token t;
-    t.offset = pos_;
+    t.offset = p;
     t.loc = Location{line_, Column()};
     t.newline_before = newline;
-    if (pos_ >= src_.size()) {
+    if (p >= size) {
       t.kind = Tok::kEof;
       return t;
     }
-    const size_t start = pos_;
-    const char c = src_[pos_];
+    const size_t start = p;
+    const char c = data[p];
     auto take_suffix = [&] {
-      if (pos_ < src_.size() && src_[pos_] == '"') {
+      if (p < size && data[p] == '"') {
+        pos_ = p;
         TakeString(t.loc);
+        p = pos_;
       } else {
-        while (pos_ < src_.size() && IsSuffixChar(src_[pos_])) Step();
+        while (p < size && IsSuffixChar(data[p])) ++p;
       }
     };
     if (c == '%') {
-      Advance();
+      ++p;
       take_suffix();
-      if (pos_ < src_.size() && src_[pos_] == '#' && pos_ + 1 < src_.size() &&
-          IsDigit(src_[pos_ + 1])) {
-        Advance();
-        while (pos_ < src_.size() && IsDigit(src_[pos_])) Advance();
+      if (p + 1 < size && data[p] == '#' && IsDigit(data[p + 1])) {
+        ++p;
+        while (p < size && IsDigit(data[p])) ++p;
       }
       t.kind = Tok::kValue;
-    } else if (c == '^') {
-      Advance();
+    } else if (c == '^' || c == '@' || c == '#' || c == '!') {
+      ++p;
       take_suffix();
-      t.kind = Tok::kCaret;
-    } else if (c == '@') {
-      Advance();
-      take_suffix();
-      t.kind = Tok::kSymbol;
-    } else if (c == '#') {
-      Advance();
-      take_suffix();
-      t.kind = Tok::kHash;
-    } else if (c == '!') {
-      Advance();
-      take_suffix();
-      t.kind = Tok::kBang;
+      t.kind = c == '^' ? Tok::kCaret : c == '@' ? Tok::kSymbol : c == '#' ? Tok::kHash : Tok::kBang;
     } else if (c == '"') {
       TakeString(t.loc);
+      p = pos_;
       t.kind = Tok::kString;
-    } else if (IsDigit(c) || ((c == '-' || c == '+') && pos_ + 1 < src_.size() && IsDigit(src_[pos_ + 1]))) {
-      Advance();
-      while (pos_ < src_.size()) {
-        const char d = src_[pos_];
+    } else if (IsDigit(c) || ((c == '-' || c == '+') && p + 1 < size && IsDigit(data[p + 1]))) {
+      ++p;
+      const bool hex = p + 1 < size && data[start] == '0' && (data[start + 1] == 'x' || data[start + 1] == 'X');
+      while (p < size) {
+        const char d = data[p];
         if (IsAlnum(d) || d == '.') {
-          Step();
-        } else if ((d == '-' || d == '+') && (src_[pos_ - 1] == 'e' || src_[pos_ - 1] == 'E') &&
-                   !(pos_ >= start + 2 && src_[start] == '0' && (src_[start + 1] == 'x' || src_[start + 1] == 'X'))) {
-          Advance();
+          ++p;
+        } else if ((d == '-' || d == '+') && (data[p - 1] == 'e' || data[p - 1] == 'E') && !hex) {
+          ++p;
         } else {
           break;
         }
       }
       t.kind = Tok::kNumber;
     } else if (IsIdentStart(c)) {
-      while (pos_ < src_.size() && IsIdentChar(src_[pos_])) {
+      ++p;
+      while (p < size && IsIdentChar(data[p])) {
         // "->" must not be swallowed: stop before '-' followed by '>'.
-        if (src_[pos_] == '-' && pos_ + 1 < src_.size() && src_[pos_ + 1] == '>') break;
-        Step();
+        if (data[p] == '-' && p + 1 < size && data[p + 1] == '>') break;
+        ++p;
       }
       t.kind = Tok::kIdent;
-    } else if (c == '-' && pos_ + 1 < src_.size() && src_[pos_ + 1] == '>') {
-      Advance();
-      Advance();
+    } else if (c == '-' && p + 1 < size && data[p + 1] == '>') {
+      p += 2;
       t.kind = Tok::kPunct;
-    } else if (c != '\0' && std::strchr("()[]{}<>,:=*?+-|", c)) {
-      Advance();
+    } else if (IsPunctChar(c)) {
+      ++p;
       t.kind = Tok::kPunct;
     } else {
       Fail(t.loc, std::string("unexpected character ") +
                       (std::isprint(static_cast<unsigned char>(c)) ? std::string("'") + c + "'"
                                                                    : "0x" + Hex(static_cast<unsigned char>(c))));
     }
-    t.text = src_.substr(start, pos_ - start);
+    pos_ = p;
+    t.text = src_.substr(start, p - start);
     return t;
   }
 

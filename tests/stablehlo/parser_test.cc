@@ -49,7 +49,9 @@ TEST(Conformance, EveryInterpreterTestFileParses) {
         for (const auto& b : f.body.blocks) ops += b.ops.size();
       }
     }
-    if (!interpret) EXPECT_NE(main, nullptr) << entry.path();
+    if (!interpret) {
+      EXPECT_NE(main, nullptr) << entry.path();
+    }
     EXPECT_GT(ops, 2u) << entry.path();
     ++files;
   }
@@ -316,7 +318,9 @@ TEST(Malformed, EveryErrorHasALocationAndNothingCrashes) {
   for (size_t n = 0; n < good.size(); n += 3) {
     std::vector<Module> mods;
     Status s = ParseModules(good.substr(0, n), "t.mlir", &mods);
-    if (s) EXPECT_EQ(s->message.rfind("t.mlir:", 0), 0u) << s->message;
+    if (s) {
+      EXPECT_EQ(s->message.rfind("t.mlir:", 0), 0u) << s->message;
+    }
   }
   std::string m = ParseError("func.func @main() -> () {\n  %0 = stablehlo.add %a, %b : tensor<2xf32>\n");
   EXPECT_NE(m.find("bad.mlir:1:"), std::string::npos) << m;
