@@ -19,12 +19,12 @@ using stablehlo::NamedAttrs;
 using stablehlo::Operation;
 using stablehlo::Type;
 
-const std::set<std::string>& ArgumentKinds() {
-  static const std::set<std::string> k = {"device", "pinned_host", "unpinned_host"};
+const std::set<std::string, std::less<>>& ArgumentKinds() {
+  static const std::set<std::string, std::less<>> k = {"device", "pinned_host", "unpinned_host"};
   return k;
 }
-const std::set<std::string>& PlacementKinds() {  // what _xla_buffer_placement accepts (XLA)
-  static const std::set<std::string> k = {"device", "pinned_host", "unpinned_host", "vmem", "pinned_device"};
+const std::set<std::string, std::less<>>& PlacementKinds() {  // what _xla_buffer_placement accepts (XLA)
+  static const std::set<std::string, std::less<>> k = {"device", "pinned_host", "unpinned_host", "vmem", "pinned_device"};
   return k;
 }
 
@@ -117,12 +117,12 @@ class Deriver {
   }
 
   static std::string AttrText(const Attribute& a) {
-    if (a.kind == Attribute::Kind::kString) return a.str;
+    if (a.kind == Attribute::Kind::kString) return std::string(a.str);
     if (a.kind == Attribute::Kind::kUnit) return "";
-    return a.text;
+    return std::string(a.text);
   }
 
-  Value MakeValue(uint32_t index, const std::string& name, const Type& type, const NamedAttrs& attrs,
+  Value MakeValue(uint32_t index, std::string_view name, const Type& type, const NamedAttrs& attrs,
                   stablehlo::Location loc, const char* what) {
     Value v;
     v.index = index;
@@ -137,8 +137,8 @@ class Deriver {
         }
         if (!ArgumentKinds().count(a.str)) {
           Error(NEURONMEM_STATUS_INVALID_ARGUMENT, a.loc,
-                std::string("unknown memory kind \"") + a.str + "\" on " + what + " " + std::to_string(index) +
-                    (name.empty() ? "" : " (" + name + ")") + "; expected \"device\", \"pinned_host\" or \"unpinned_host\"");
+                std::string("unknown memory kind \"") + std::string(a.str) + "\" on " + what + " " + std::to_string(index) +
+                    (name.empty() ? "" : " (" + std::string(name) + ")") + "; expected \"device\", \"pinned_host\" or \"unpinned_host\"");
         }
         if (type.IsTuple()) {
           Error(NEURONMEM_STATUS_UNIMPLEMENTED, a.loc,
@@ -185,14 +185,14 @@ class Deriver {
     }
     // Walk the entry function and every function it can reach (calls), once each.
     std::vector<const stablehlo::Function*> work = {f};
-    std::set<std::string> seen = {f->name};
+    std::set<std::string_view> seen = {f->name};
     while (!work.empty()) {
       const stablehlo::Function* fn = work.back();
       work.pop_back();
       if (fn != f) {
         for (const auto& a : fn->args) kinds_.Set(a.name, "device", /*overwrite=*/false);
       }
-      WalkRegion(fn->body, fn->name, 0, [&](const std::string& callee) {
+      WalkRegion(fn->body, fn->name, 0, [&](std::string_view callee) {
         if (const stablehlo::Function* g = module.FindFunction(callee); g && seen.insert(callee).second) {
           work.push_back(g);
         }
@@ -202,7 +202,7 @@ class Deriver {
   }
 
   template <typename OnCall>
-  void WalkRegion(const stablehlo::Region& r, const std::string& fn, int depth, OnCall&& on_call) {
+  void WalkRegion(const stablehlo::Region& r, std::string_view fn, int depth, OnCall&& on_call) {
     for (const auto& b : r.blocks) {
       for (const auto& a : b.args) kinds_.Set(a.name, "device", /*overwrite=*/false);
       for (const Operation& op : b.ops) {
@@ -229,25 +229,26 @@ class Deriver {
   static std::string BackendConfigString(const Operation& op) {
     for (const char* key : {"backend_config", "mhlo.backend_config"}) {
       if (const Attribute* a = Find(op.attributes, key)) {
-        if (a->kind == Attribute::Kind::kString) return a->str;
+        if (a->kind == Attribute::Kind::kString) return std::string(a->str);
         if (a->kind == Attribute::Kind::kDict) {
-          if (const Attribute* k = a->Get("kind")) return k->str;
-          return a->text;
+          if (const Attribute* k = a->Get("kind")) return std::string(k->str);
+          return std::string(a->text);
         }
-        return a->text;
+        return std::string(a->text);
       }
     }
     return "";
   }
 
   template <typename OnCall>
-  void Visit(const Operation& op, const std::string& fn, OnCall&& on_call) {
+  void Visit(const Operation& op, std::string_view fn, OnCall&& on_call) {
     if (const Attribute* ct = FrontendAttr(op, "_xla_compute_type"); ct && ct->str == "host") {
-      m_->host_compute.push_back({fn, op.name, op.callee, {op.loc.line, op.loc.column}});
+      m_->host_compute.push_back(
+          {std::string(fn), std::string(op.name), std::string(op.callee), {op.loc.line, op.loc.column}});
     }
     if (op.name == "func.call" && !op.callee.empty()) on_call(op.callee);
     if (op.name == "stablehlo.custom_call") {
-      const std::string& target = op.callee;
+      const std::string target(op.callee);
       if (target.empty()) Error(NEURONMEM_STATUS_INVALID_ARGUMENT, op.loc, "custom_call without a call target");
       ++targets_[target];
       std::string to_kind;
@@ -259,7 +260,7 @@ class Deriver {
         }
         if (!PlacementKinds().count(p->str)) {
           Error(NEURONMEM_STATUS_INVALID_ARGUMENT, p->loc,
-                "unknown _xla_buffer_placement \"" + p->str +
+                "unknown _xla_buffer_placement \"" + std::string(p->str) +
                     "\"; expected device, pinned_host, unpinned_host, vmem or pinned_device");
         }
         to_kind = p->str;
@@ -285,8 +286,8 @@ class Deriver {
         }
         Move mv;
         mv.function = fn;
-        mv.value = "%" + op.operands[0].name + (op.operands[0].index ? "#" + std::to_string(op.operands[0].index) : "");
-        if (!op.result_name.empty()) mv.result = "%" + op.result_name;
+        mv.value = "%" + std::string(op.operands[0].name) + (op.operands[0].index ? "#" + std::to_string(op.operands[0].index) : "");
+        if (!op.result_name.empty()) mv.result = "%" + std::string(op.result_name);
         mv.type = Spec(!op.operand_types.empty() ? op.operand_types[0]
                                                  : (!op.result_types.empty() ? op.result_types[0] : Type()));
         mv.from_kind = KindOf(op.operands[0]);
@@ -326,7 +327,7 @@ class Deriver {
     return out;
   }
 
-  Kernel DecodeKernel(const Operation& op, const std::string& fn) {
+  Kernel DecodeKernel(const Operation& op, std::string_view fn) {
     Kernel k;
     k.function = fn;
     k.loc = {op.loc.line, op.loc.column};
@@ -360,7 +361,7 @@ class Deriver {
     return k;
   }
 
-  Channel DecodeChannel(const Operation& op, const std::string& fn) {
+  Channel DecodeChannel(const Operation& op, std::string_view fn) {
     Channel c;
     c.function = fn;
     c.op = op.name == "stablehlo.send" ? "send" : "recv";

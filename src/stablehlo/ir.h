@@ -2,17 +2,97 @@
 // types, attributes and source locations. It keeps everything the placement manifest needs and what an
 // interpreter needs to run an op (name, operands, results, types, attributes, regions); ops of foreign
 // dialects are kept with their name and operands and never rejected.
+//
+// Memory: a parsed module is immutable, and everything below Module (strings, arrays, nested ops) lives in
+// one Arena that the module holds by shared_ptr: a copy of the source text (names and other strings are
+// views into it), plus bump-allocated arrays. Every IR type below Module is trivially destructible, so a
+// module is freed by releasing the arena's blocks, not by walking and freeing tens of thousands of small
+// heap objects (that walk was a fifth of parse + manifest time). Views and spans taken from a module stay
+// valid as long as the module (or a copy of it) lives.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
-#include <initializer_list>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 namespace neuronmem::stablehlo {
+
+// A read-only array in an Arena (or any memory that outlives it): pointer and length.
+template <typename T>
+class Span {
+ public:
+  using value_type = T;
+  using iterator = const T*;
+  using const_iterator = const T*;
+
+  Span() = default;
+  Span(const T* data, size_t size) : data_(data), size_(size) {}
+
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const T* data() const { return data_; }
+  const T* begin() const { return data_; }
+  const T* end() const { return data_ + size_; }
+  const T& operator[](size_t i) const { return data_[i]; }
+  const T& at(size_t i) const {
+    if (i >= size_) throw std::out_of_range("stablehlo::Span::at");
+    return data_[i];
+  }
+  const T& front() const { return data_[0]; }
+  const T& back() const { return data_[size_ - 1]; }
+  operator std::vector<T>() const { return std::vector<T>(begin(), end()); }
+
+  friend bool operator==(const Span& a, const std::vector<T>& b) {
+    return a.size_ == b.size() && std::equal(a.begin(), a.end(), b.begin());
+  }
+  friend bool operator==(const std::vector<T>& b, const Span& a) { return a == b; }
+
+ private:
+  const T* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+// A bump allocator: blocks grow geometrically up to 1 MiB; nothing is freed before the arena is.
+class Arena {
+ public:
+  Arena() = default;
+  Arena(const Arena&) = delete;
+  Arena& operator=(const Arena&) = delete;
+  ~Arena();
+
+  // `bytes` of uninitialised memory aligned to `align` (a power of two, at most 64).
+  void* Allocate(size_t bytes, size_t align);
+  // Copies n trivially destructible objects into the arena.
+  template <typename T>
+  Span<T> Copy(const T* data, size_t n) {
+    static_assert(std::is_trivially_destructible_v<T>, "arena objects are never destroyed");
+    if (n == 0) return {};
+    T* out = static_cast<T*>(Allocate(n * sizeof(T), alignof(T)));
+    std::uninitialized_copy(data, data + n, out);
+    return Span<T>(out, n);
+  }
+  template <typename T>
+  Span<T> Copy(const std::vector<T>& v) {
+    return Copy(v.data(), v.size());
+  }
+  std::string_view CopyString(std::string_view s);
+  // Bytes held in blocks (for statistics and tests).
+  size_t bytes_reserved() const { return reserved_; }
+
+ private:
+  std::vector<char*> blocks_;
+  char* cur_ = nullptr;
+  size_t left_ = 0;
+  size_t next_block_ = 16u << 10;
+  size_t reserved_ = 0;
+};
 
 struct Location {
   uint32_t line = 0;
@@ -34,49 +114,17 @@ uint32_t ElementByteSize(ElementType t);
 // "f32", "i1", "bf16", ...
 const char* ElementTypeName(ElementType t);
 
-// Tensor dimensions: up to six inline (no allocation: types are copied into every op's operand and result
-// lists), more on the heap.
-class Dims {
- public:
-  Dims() = default;
-  Dims(std::initializer_list<int64_t> v) {
-    for (int64_t d : v) push_back(d);
-  }
-  void push_back(int64_t v) {
-    if (size_ < kInline) {
-      inline_[size_++] = v;
-      return;
-    }
-    if (heap_.empty()) heap_.assign(inline_, inline_ + kInline);
-    heap_.push_back(v);
-    ++size_;
-  }
-  size_t size() const { return size_; }
-  bool empty() const { return size_ == 0; }
-  const int64_t* data() const { return size_ <= kInline ? inline_ : heap_.data(); }
-  const int64_t* begin() const { return data(); }
-  const int64_t* end() const { return data() + size_; }
-  int64_t operator[](size_t i) const { return data()[i]; }
-  operator std::vector<int64_t>() const { return std::vector<int64_t>(begin(), end()); }
-  friend bool operator==(const Dims& a, const std::vector<int64_t>& b) {
-    return a.size_ == b.size() && std::equal(a.begin(), a.end(), b.begin());
-  }
-
- private:
-  static constexpr size_t kInline = 6;
-  int64_t inline_[kInline] = {};
-  size_t size_ = 0;
-  std::vector<int64_t> heap_;
-};
+// Tensor dimensions, -1 for a dynamic one.
+using Dims = Span<int64_t>;
 
 struct Type {
   enum class Kind { kTensor, kToken, kTuple, kScalar, kFunction, kOther };
   Kind kind = Kind::kOther;
   ElementType element = ElementType::kUnknown;
-  Dims dims;                   // tensors: -1 for a dynamic dimension
-  std::vector<Type> elements;  // tuples; functions: inputs then outputs (split at num_inputs)
-  size_t num_inputs = 0;       // functions
-  std::string text;            // as written, for types other than tensors and scalars (see TypeToString)
+  Dims dims;             // tensors
+  Span<Type> elements;   // tuples; functions: inputs then outputs (split at num_inputs)
+  size_t num_inputs = 0; // functions
+  std::string_view text; // as written, for types other than tensors and scalars (see TypeToString)
 
   bool IsTuple() const { return kind == Kind::kTuple; }
 };
@@ -85,21 +133,22 @@ struct Type {
 std::string TypeToString(const Type& t);
 
 struct Attribute;
-using NamedAttrs = std::vector<std::pair<std::string, Attribute>>;
+using NamedAttr = std::pair<std::string_view, Attribute>;
+using NamedAttrs = Span<NamedAttr>;
 
 struct Attribute {
   enum class Kind { kUnit, kBool, kInt, kFloat, kString, kArray, kDict, kDense, kSymbol, kType, kOpaque };
   Kind kind = Kind::kUnit;
   bool b = false;
+  bool splat = false;        // kDense given as one value
   int64_t i = 0;
   double f = 0;
-  std::string str;              // kString (escapes decoded), kSymbol (without '@'), kOpaque (source text)
-  std::vector<Attribute> array;  // kArray, and array<i64: ...>
-  NamedAttrs dict;              // kDict; also the key/value pairs of #dialect.name<k = v, ...>
-  Type type;                    // typed literals, dense, kType
-  std::vector<uint8_t> dense;   // kDense: little-endian element bytes (i1: one byte each), whole tensor
-  bool splat = false;           // kDense given as one value
-  std::string text;             // source text of the whole attribute
+  std::string_view str;      // kString (escapes decoded), kSymbol (without '@'), kOpaque (source text)
+  Span<Attribute> array;     // kArray, and array<i64: ...>
+  NamedAttrs dict;           // kDict; also the key/value pairs of #dialect.name<k = v, ...>
+  Type type;                 // typed literals, dense, kType
+  Span<uint8_t> dense;       // kDense: little-endian element bytes (i1: one byte each), whole tensor
+  std::string_view text;     // source text of the whole attribute (see the parser for when it is kept)
   Location loc;
 
   // Dictionary lookup (kDict or a dialect attribute with key/values); nullptr if absent.
@@ -109,13 +158,13 @@ struct Attribute {
 const Attribute* Find(const NamedAttrs& attrs, std::string_view key);
 
 struct ValueRef {
-  std::string name;  // without '%'
-  uint32_t index = 0;  // %x#1 -> 1
+  std::string_view name;  // without '%'
+  uint32_t index = 0;     // %x#1 -> 1
   Location loc;
 };
 
 struct Argument {
-  std::string name;  // without '%'
+  std::string_view name;  // without '%'
   Type type;
   NamedAttrs attrs;
   Location loc;
@@ -124,48 +173,53 @@ struct Argument {
 struct Region;
 
 struct Operation {
-  std::string name;  // "stablehlo.add", "func.return", "sdy.sharding_constraint", "func.call"
-  bool generic = false;  // printed in the generic "name"(...) form
-  std::string result_name;  // %0 -> "0"; empty when the op has no results
-  uint32_t num_results = 0;  // %0:3 -> 3
-  std::vector<ValueRef> operands;
-  std::vector<Type> operand_types;
-  std::vector<Type> result_types;
-  NamedAttrs attributes;  // properties <{...}> first, then the attribute dictionary, in source order
-  std::string callee;     // custom_call target or call callee, without '@' (quotes removed)
-  std::vector<Region> regions;
+  std::string_view name;         // "stablehlo.add", "func.return", "sdy.sharding_constraint", "func.call"
+  bool generic = false;          // printed in the generic "name"(...) form
+  uint32_t num_results = 0;      // %0:3 -> 3
+  std::string_view result_name;  // %0 -> "0"; empty when the op has no results
+  Span<ValueRef> operands;
+  Span<Type> operand_types;
+  Span<Type> result_types;
+  NamedAttrs attributes;         // properties <{...}> first, then the attribute dictionary, in source order
+  std::string_view callee;       // custom_call target or call callee, without '@' (quotes removed)
+  Span<Region> regions;
   Location loc;
 };
 
 struct Block {
-  std::string label;  // "bb0", empty for an entry block without label
-  std::vector<Argument> args;
-  std::vector<Operation> ops;
+  std::string_view label;  // "bb0", empty for an entry block without label
+  Span<Argument> args;
+  Span<Operation> ops;
 };
 
 struct Region {
-  std::vector<Block> blocks;
+  Span<Block> blocks;
 };
 
 struct Function {
-  std::string name;
-  std::string visibility;  // "public" (default), "private", "nested"
-  std::vector<Argument> args;
-  std::vector<Type> result_types;
-  std::vector<NamedAttrs> result_attrs;
+  std::string_view name;
+  std::string_view visibility;  // "public" (default), "private", "nested"
+  Span<Argument> args;
+  Span<Type> result_types;
+  Span<NamedAttrs> result_attrs;
   NamedAttrs attributes;
   Region body;
   Location loc;
 };
 
 struct Module {
-  std::string name;  // without '@'; empty if unnamed or implicit
+  std::string_view name;  // without '@'; empty if unnamed or implicit
   NamedAttrs attributes;
   std::vector<Function> functions;
   std::vector<Operation> other_ops;  // top-level ops that are not functions (kept opaque)
   Location loc;
+  std::shared_ptr<const Arena> arena;  // owns every string and array above and below
 
   const Function* FindFunction(std::string_view name) const;
 };
+
+static_assert(std::is_trivially_destructible_v<Operation> && std::is_trivially_destructible_v<Function> &&
+                  std::is_trivially_destructible_v<Attribute>,
+              "IR objects live in the module's arena and are never destroyed one by one");
 
 }  // namespace neuronmem::stablehlo

@@ -60,8 +60,46 @@ const char* ElementTypeName(ElementType t) {
   }
 }
 
+Arena::~Arena() {
+  for (char* b : blocks_) std::free(b);
+}
+
+void* Arena::Allocate(size_t bytes, size_t align) {
+  const size_t pad = (align - (reinterpret_cast<uintptr_t>(cur_) & (align - 1))) & (align - 1);
+  if (cur_ && pad + bytes <= left_) {
+    char* p = cur_ + pad;
+    cur_ += pad + bytes;
+    left_ -= pad + bytes;
+    return p;
+  }
+  const size_t rounded = (bytes + 63) & ~size_t{63};
+  if (rounded < bytes) throw std::bad_alloc();
+  if (rounded > next_block_ / 4) {  // a large array (or the source text): a block of its own
+    char* b = static_cast<char*>(std::aligned_alloc(64, rounded));
+    if (!b) throw std::bad_alloc();
+    blocks_.push_back(b);
+    reserved_ += rounded;
+    return b;
+  }
+  char* b = static_cast<char*>(std::aligned_alloc(64, next_block_));
+  if (!b) throw std::bad_alloc();
+  blocks_.push_back(b);
+  reserved_ += next_block_;
+  cur_ = b + bytes;
+  left_ = next_block_ - bytes;
+  next_block_ = std::min<size_t>(next_block_ * 2, 1u << 20);
+  return b;
+}
+
+std::string_view Arena::CopyString(std::string_view s) {
+  if (s.empty()) return {};
+  char* p = static_cast<char*>(Allocate(s.size(), 1));
+  std::memcpy(p, s.data(), s.size());
+  return std::string_view(p, s.size());
+}
+
 std::string TypeToString(const Type& t) {
-  if (!t.text.empty()) return t.text;
+  if (!t.text.empty()) return std::string(t.text);
   if (t.kind == Type::Kind::kScalar) return ElementTypeName(t.element);
   if (t.kind != Type::Kind::kTensor) return "?";
   std::string s = "tensor<";
@@ -324,9 +362,11 @@ class Lexer {
   bool has_peek_ = false;
 };
 
-// Decodes the body of a string literal token ("..." with escapes \\ \" \n \t \XX).
-std::string Unquote(const Token& t) {
+// Decodes the body of a string literal token ("..." with escapes \\ \" \n \t \XX). Without escapes the
+// result is a view into the token (the arena's copy of the source); otherwise it is decoded into the arena.
+std::string_view Unquote(const Token& t, Arena* arena) {
   std::string_view body = t.text.substr(1, t.text.size() - 2);
+  if (body.find('\\') == std::string_view::npos) return body;
   std::string out;
   out.reserve(body.size());
   for (size_t i = 0; i < body.size(); ++i) {
@@ -353,18 +393,18 @@ std::string Unquote(const Token& t) {
       Fail(t.loc, std::string("bad escape '\\") + e + "' in string literal (use \\\\, \\\", \\n, \\t or \\XX)");
     }
   }
-  return out;
+  return arena->CopyString(out);
 }
 
 // Symbol token text without '@' and quotes.
-std::string SymbolName(const Token& t) {
+std::string_view SymbolName(const Token& t, Arena* arena) {
   std::string_view s = t.text.substr(1);
   if (!s.empty() && s[0] == '"') {
     Token q = t;
     q.text = s;
-    return Unquote(q);
+    return Unquote(q, arena);
   }
-  return std::string(s);
+  return s;
 }
 
 // ---- Types ------------------------------------------------------------------------------------------
@@ -403,7 +443,15 @@ ElementType ParseElementType(std::string_view s) {
 }
 
 // Parses the inside of tensor<...>: "2x3xf32", "f32", "?x4xi8", "2x3xf32, #encoding".
-void ParseTensorBody(std::string_view body, Location loc, Type* t) {
+void ParseTensorBody(std::string_view body, Location loc, Type* t, Arena* arena) {
+  int64_t dims[16];  // ranks above 16 continue in `more`
+  size_t rank = 0;
+  std::vector<int64_t> more;
+  auto push = [&](int64_t d) {
+    if (rank < 16) dims[rank] = d;
+    else more.push_back(d);
+    ++rank;
+  };
   t->kind = Type::Kind::kTensor;
   // Drop an encoding after a top-level comma.
   int depth = 0;
@@ -427,7 +475,7 @@ void ParseTensorBody(std::string_view body, Location loc, Type* t) {
     }
     if (j > i && j < body.size() && body[j] == 'x') {
       if (body[i] == '?') {
-        t->dims.push_back(-1);
+        push(-1);
       } else {
         int64_t v = 0;
         for (size_t k = i; k < j; ++k) {
@@ -436,12 +484,18 @@ void ParseTensorBody(std::string_view body, Location loc, Type* t) {
           }
           v = v * 10 + (body[k] - '0');
         }
-        t->dims.push_back(v);
+        push(v);
       }
       i = j + 1;
       continue;
     }
     break;
+  }
+  if (rank <= 16) {
+    t->dims = arena->Copy(dims, rank);
+  } else {
+    more.insert(more.begin(), dims, dims + 16);
+    t->dims = arena->Copy(more);
   }
   const std::string_view elem = body.substr(i);
   t->element = ParseElementType(elem);
@@ -452,9 +506,62 @@ void ParseTensorBody(std::string_view body, Location loc, Type* t) {
 
 // ---- Parser -----------------------------------------------------------------------------------------
 
+// Reusable growable lists for building IR arrays: a lease takes a cleared vector from the pool and gives it
+// back (capacity kept) when it goes out of scope, so nested parsing allocates nothing once warm. The
+// finished list is copied into the arena as a Span.
+template <typename T>
+class ScratchPool {
+ public:
+  class Lease {
+   public:
+    explicit Lease(ScratchPool* pool) : pool_(pool), v_(pool->Take()) {}
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    ~Lease() { pool_->Give(v_); }
+    std::vector<T>* operator->() const { return v_; }
+    std::vector<T>& operator*() const { return *v_; }
+
+   private:
+    ScratchPool* pool_;
+    std::vector<T>* v_;
+  };
+  Lease Get() { return Lease(this); }
+
+ private:
+  std::vector<T>* Take() {
+    if (free_.empty()) {
+      owned_.push_back(std::make_unique<std::vector<T>>());
+      return owned_.back().get();
+    }
+    std::vector<T>* v = free_.back();
+    free_.pop_back();
+    return v;
+  }
+  void Give(std::vector<T>* v) {
+    v->clear();
+    free_.push_back(v);
+  }
+  std::vector<std::unique_ptr<std::vector<T>>> owned_;
+  std::vector<std::vector<T>*> free_;
+};
+
+struct Scratch {
+  ScratchPool<ValueRef> refs;
+  ScratchPool<Type> types;
+  ScratchPool<NamedAttr> named;
+  ScratchPool<Attribute> attrs;
+  ScratchPool<Argument> args;
+  ScratchPool<Operation> ops;
+  ScratchPool<Block> blocks;
+  ScratchPool<Region> regions;
+  ScratchPool<NamedAttrs> attr_lists;
+  std::vector<uint8_t> dense;
+};
+
 class Parser {
  public:
-  Parser(std::string_view src) : lex_(src), src_(src) {}
+  Parser(std::string_view src, Arena* arena, Scratch* scratch)
+      : lex_(src), src_(src), arena_(arena), scratch_(scratch) {}
 
   void ParseAll(std::vector<Module>* out) {
     Module current;
@@ -493,15 +600,6 @@ class Parser {
   }
 
  private:
-  // Runs fn with attribute text kept (signatures, module and function attributes).
-  template <typename Fn>
-  auto KeepingText(Fn&& fn) {
-    ++keep_text_;
-    auto result = fn();
-    --keep_text_;
-    return result;
-  }
-
   // -- token helpers --
   static bool IsPunct(const Token& t, std::string_view p) {
     return t.kind == Tok::kPunct && t.text.size() == p.size() && t.text[0] == p[0] &&
@@ -533,6 +631,19 @@ class Parser {
   }
   void CheckDepth(int depth, Location loc) {
     if (depth > kMaxDepth) Fail(loc, "nesting deeper than " + std::to_string(kMaxDepth) + " levels");
+  }
+  // The source text from token `t` up to the next token, without trailing blanks.
+  std::string_view TextFrom(const Token& t) {
+    const Token& next = lex_.Peek();
+    const size_t end = next.kind == Tok::kEof ? src_.size() : next.offset;
+    return TrimRight(src_.substr(t.offset, end - t.offset));
+  }
+  // n copies of `t` in the arena (ops whose signature is one type for all operands and results).
+  Span<Type> Repeat(const Type& t, size_t n) {
+    if (n == 0) return {};
+    Type* out = static_cast<Type*>(arena_->Allocate(n * sizeof(Type), alignof(Type)));
+    std::uninitialized_fill(out, out + n, t);
+    return Span<Type>(out, n);
   }
 
   // Skips a balanced group starting at the current '(' '[' '{' or '<' token.
@@ -601,15 +712,17 @@ class Parser {
       if (t.text == "tuple") {
         type.kind = Type::Kind::kTuple;
         if (!Accept(">")) {
+          auto elements = scratch_->types.Get();
           do {
-            type.elements.push_back(ParseType(depth + 1));
+            elements->push_back(ParseType(depth + 1));
           } while (Accept(","));
           Expect(">", "to close tuple<");
+          type.elements = arena_->Copy(*elements);
         }
       } else {
         std::string_view body = RawAngle(open);
         if (t.text == "tensor") {
-          ParseTensorBody(body, t.loc, &type);
+          ParseTensorBody(body, t.loc, &type, arena_);
         } else if (t.text == "complex") {
           type.kind = Type::Kind::kScalar;
           type.element = ParseElementType("complex<" + std::string(body) + ">");
@@ -625,24 +738,26 @@ class Parser {
       }
     } else if (IsPunct(t, "(")) {
       type.kind = Type::Kind::kFunction;
+      auto elements = scratch_->types.Get();
       if (!Accept(")")) {
         do {
-          type.elements.push_back(ParseType(depth + 1));
+          elements->push_back(ParseType(depth + 1));
         } while (Accept(","));
         Expect(")", "to close a function type's inputs");
       }
-      type.num_inputs = type.elements.size();
+      type.num_inputs = elements->size();
       Expect("->", "in a function type");
       if (Accept("(")) {
         if (!Accept(")")) {
           do {
-            type.elements.push_back(ParseType(depth + 1));
+            elements->push_back(ParseType(depth + 1));
           } while (Accept(","));
           Expect(")", "to close a function type's results");
         }
       } else {
-        type.elements.push_back(ParseType(depth + 1));
+        elements->push_back(ParseType(depth + 1));
       }
+      type.elements = arena_->Copy(*elements);
     } else if (t.kind == Tok::kIdent) {
       type.kind = Type::Kind::kScalar;
       type.element = ParseElementType(t.text);
@@ -657,9 +772,7 @@ class Parser {
     // other types keep their source text.
     if ((type.kind != Type::Kind::kTensor && type.kind != Type::Kind::kScalar) ||
         type.element == ElementType::kOther || type.element == ElementType::kUnknown) {
-      const Token& next = lex_.Peek();
-      const size_t end = next.kind == Tok::kEof ? src_.size() : next.offset;
-      type.text = std::string(TrimRight(src_.substr(t.offset, end - t.offset)));
+      type.text = TextFrom(t);
     }
     return type;
   }
@@ -678,7 +791,7 @@ class Parser {
     if (t.kind == Tok::kString) {
       lex_.Next();
       a.kind = Attribute::Kind::kString;
-      a.str = Unquote(t);
+      a.str = Unquote(t, arena_);
       if (Accept(":")) a.type = ParseType(depth + 1);
     } else if (t.kind == Tok::kNumber) {
       lex_.Next();
@@ -711,7 +824,8 @@ class Parser {
       if (Accept(":")) {
         a.type = ParseType(depth + 1);
         if (t.text == "dense") {
-          if (Status s = DecodeDense(body, a.type, &a.dense, &a.splat)) Fail(open.loc, s->message);
+          if (Status s = DecodeDense(body, a.type, &scratch_->dense, &a.splat)) Fail(open.loc, s->message);
+          a.dense = arena_->Copy(scratch_->dense);
         }
       }
     } else if (t.kind == Tok::kIdent && t.text == "array") {
@@ -721,6 +835,7 @@ class Parser {
       a.kind = Attribute::Kind::kArray;
       const size_t colon = body.find(':');
       if (colon != std::string_view::npos) {
+        auto elements = scratch_->attrs.Get();
         std::string rest(body.substr(colon + 1));
         std::stringstream ss(rest);
         std::string item;
@@ -738,17 +853,20 @@ class Parser {
           } else if (item.find("false") != std::string::npos) {
             e.kind = Attribute::Kind::kBool;
           }
-          a.array.push_back(e);
+          elements->push_back(e);
         }
+        a.array = arena_->Copy(*elements);
       }
     } else if (IsPunct(t, "[")) {
       lex_.Next();
       a.kind = Attribute::Kind::kArray;
       if (!Accept("]")) {
+        auto elements = scratch_->attrs.Get();
         do {
-          a.array.push_back(ParseAttribute(depth + 1));
+          elements->push_back(ParseAttribute(depth + 1));
         } while (Accept(","));
         Expect("]", "to close an array attribute");
+        a.array = arena_->Copy(*elements);
       }
     } else if (IsPunct(t, "{")) {
       a.kind = Attribute::Kind::kDict;
@@ -756,7 +874,7 @@ class Parser {
     } else if (t.kind == Tok::kSymbol) {
       lex_.Next();
       a.kind = Attribute::Kind::kSymbol;
-      a.str = SymbolName(t);
+      a.str = SymbolName(t, arena_);
       while (Accept("::")) {
       }
     } else if (t.kind == Tok::kHash) {
@@ -765,7 +883,7 @@ class Parser {
       if (PeekPunct("<")) {
         const Token open = lex_.Next();
         std::string_view body = RawAngle(open);
-        ParseKeyValues(body, open.loc, &a.dict, depth + 1);
+        a.dict = ParseKeyValues(body, depth + 1);
       }
     } else if (t.kind == Tok::kIdent && t.text == "loc") {
       SkipLocation(depth);
@@ -790,76 +908,80 @@ class Parser {
     } else {
       Fail(t.loc, "expected an attribute value, found " + Describe(t));
     }
-    // The source text is kept where the value is not decoded (opaque) and inside signatures and module
-    // and function attributes, whose values the manifest reports as written; an op's decoded attributes
-    // skip the copy (it was a third of the parser's allocations).
-    if (a.kind == Attribute::Kind::kOpaque ||
-        (keep_text_ > 0 && a.kind != Attribute::Kind::kString && a.kind != Attribute::Kind::kUnit &&
-         a.kind != Attribute::Kind::kSymbol)) {
-      const Token& next = lex_.Peek();
-      const size_t end = next.kind == Tok::kEof ? src_.size() : next.offset;
-      a.text = std::string(TrimRight(src_.substr(t.offset, end - t.offset)));
+    // The source text is kept for every attribute (a view: free); strings, unit and symbols are
+    // reported by their decoded value instead.
+    if (a.kind != Attribute::Kind::kString && a.kind != Attribute::Kind::kUnit && a.kind != Attribute::Kind::kSymbol) {
+      a.text = TextFrom(t);
     }
     if (a.kind == Attribute::Kind::kOpaque) a.str = a.text;
     return a;
   }
 
-  // Parses "k = v, k2 = v2" inside a dialect attribute; keeps nothing if the body has another shape.
-  void ParseKeyValues(std::string_view body, Location loc, NamedAttrs* out, int depth) {
-    if (body.find('=') == std::string_view::npos) return;
-    std::string copy(body);
-    Parser sub(copy);
-    sub.base_loc_ = loc;
+  // Parses "k = v, k2 = v2" inside a dialect attribute; empty if the body has another shape. The body is a
+  // view into the arena's source, so the values' views stay valid.
+  NamedAttrs ParseKeyValues(std::string_view body, int depth) {
+    if (body.find('=') == std::string_view::npos) return {};
+    Parser sub(body, arena_, scratch_);
+    auto out = scratch_->named.Get();
     try {
       for (;;) {
         const Token k = sub.lex_.Next();
-        if (k.kind != Tok::kIdent) return;
+        if (k.kind != Tok::kIdent) return {};
         sub.Expect("=", "in a dialect attribute");
-        out->emplace_back(std::string(k.text), sub.ParseAttribute(depth + 1));
+        Attribute v = sub.ParseAttribute(depth + 1);
+        out->emplace_back(k.text, v);
         if (!sub.Accept(",")) break;
       }
-      if (sub.lex_.Peek().kind != Tok::kEof) out->clear();
+      if (sub.lex_.Peek().kind != Tok::kEof) return {};
     } catch (const ParseError&) {
-      out->clear();  // not key/value shaped: the attribute stays opaque
+      return {};  // not key/value shaped: the attribute stays opaque
     }
+    return arena_->Copy(*out);
   }
 
-  NamedAttrs ParseAttrDict(int depth) {
+  // Appends the entries of "{k = v, ...}" to `out`.
+  void ParseAttrDictInto(int depth, std::vector<NamedAttr>* out) {
     const Token open = Expect("{", "to open an attribute dictionary");
     CheckDepth(depth, open.loc);
-    NamedAttrs attrs;
-    if (Accept("}")) return attrs;
+    if (Accept("}")) return;
     for (;;) {
       const Token key = lex_.Next();
-      std::string name;
-      if (key.kind == Tok::kIdent) name = std::string(key.text);
-      else if (key.kind == Tok::kString) name = Unquote(key);
+      std::string_view name;
+      if (key.kind == Tok::kIdent) name = key.text;
+      else if (key.kind == Tok::kString) name = Unquote(key, arena_);
       else Fail(key.loc, "expected an attribute name in the dictionary opened at " + std::to_string(open.loc.line) +
                              ":" + std::to_string(open.loc.column) + ", found " + Describe(key));
       if (Accept("=")) {
-        attrs.emplace_back(std::move(name), ParseAttribute(depth + 1));
+        Attribute v = ParseAttribute(depth + 1);
+        out->emplace_back(name, v);
       } else {
-        attrs.emplace_back(std::move(name), Attribute());  // unit attribute
+        out->emplace_back(name, Attribute());  // unit attribute
       }
       if (Accept(",")) continue;
       const Token& t = lex_.Peek();
       if (IsPunct(t, "}")) {
         lex_.Next();
-        return attrs;
+        return;
       }
       Fail(t.loc, "expected ',' or '}' in the attribute dictionary opened at " + std::to_string(open.loc.line) + ":" +
                       std::to_string(open.loc.column) + ", found " + Describe(t));
     }
   }
 
+  NamedAttrs ParseAttrDict(int depth) {
+    auto attrs = scratch_->named.Get();
+    ParseAttrDictInto(depth, &*attrs);
+    return arena_->Copy(*attrs);
+  }
+
   // -- modules and functions --
   void ParseModule(Module* m) {
     const Token kw = lex_.Next();  // "module"
     m->loc = kw.loc;
-    if (lex_.Peek().kind == Tok::kSymbol) m->name = SymbolName(lex_.Next());
+    if (lex_.Peek().kind == Tok::kSymbol) m->name = SymbolName(lex_.Next(), arena_);
     if (PeekIdent("attributes")) {
       lex_.Next();
-      m->attributes = KeepingText([&] { return ParseAttrDict(1); });
+      m->attributes = ParseAttrDict(1);
     }
     const Token open = Expect("{", "to open the module body");
     for (;;) {
@@ -889,14 +1011,14 @@ class Parser {
     if (t.kind == Tok::kIdent && t.text == "module") {  // nested module: flatten its functions
       Module inner;
       ParseModule(&inner);
-      for (auto& f : inner.functions) m->functions.push_back(std::move(f));
+      for (const Function& f : inner.functions) m->functions.push_back(f);
       return;
     }
     Operation op = ParseOperation(depth + 1);
     if (op.name == "func.func") {
-      m->functions.push_back(FunctionFromGeneric(std::move(op)));
+      m->functions.push_back(FunctionFromGeneric(op));
     } else {
-      m->other_ops.push_back(std::move(op));
+      m->other_ops.push_back(op);
     }
   }
 
@@ -905,37 +1027,40 @@ class Parser {
     const Token kw = lex_.Next();
     f.loc = kw.loc;
     f.visibility = "public";
-    if (PeekIdent("public") || PeekIdent("private") || PeekIdent("nested")) f.visibility = std::string(lex_.Next().text);
+    if (PeekIdent("public") || PeekIdent("private") || PeekIdent("nested")) f.visibility = lex_.Next().text;
     const Token name = lex_.Next();
     if (name.kind != Tok::kSymbol) Fail(name.loc, "expected the function name (@name) after func.func, found " + Describe(name));
-    f.name = SymbolName(name);
+    f.name = SymbolName(name, arena_);
     const Token open = Expect("(", "to open the argument list");
     if (!Accept(")")) {
+      auto args = scratch_->args.Get();
       for (;;) {
         Argument arg;
         const Token v = lex_.Next();
         if (v.kind != Tok::kValue) Fail(v.loc, "expected an argument (%name) in the list opened at " +
                                                    std::to_string(open.loc.line) + ":" + std::to_string(open.loc.column) +
                                                    ", found " + Describe(v));
-        arg.name = std::string(v.text.substr(1));
+        arg.name = v.text.substr(1);
         arg.loc = v.loc;
         Expect(":", "after the argument name");
         arg.type = ParseType(depth + 1);
-        if (PeekPunct("{")) arg.attrs = KeepingText([&] { return ParseAttrDict(depth + 1); });
+        if (PeekPunct("{")) arg.attrs = ParseAttrDict(depth + 1);
         SkipLocation(depth);
-        f.args.push_back(std::move(arg));
+        args->push_back(arg);
         if (Accept(",")) continue;
         Expect(")", "to close the argument list");
         break;
       }
+      f.args = arena_->Copy(*args);
     }
     if (Accept("->")) {
+      auto types = scratch_->types.Get();
+      auto attrs = scratch_->attr_lists.Get();
       if (Accept("(")) {
         if (!Accept(")")) {
           for (;;) {
-            f.result_types.push_back(ParseType(depth + 1));
-            f.result_attrs.push_back(PeekPunct("{") ? KeepingText([&] { return ParseAttrDict(depth + 1); })
-                                                    : NamedAttrs());
+            types->push_back(ParseType(depth + 1));
+            attrs->push_back(PeekPunct("{") ? ParseAttrDict(depth + 1) : NamedAttrs());
             SkipLocation(depth);
             if (Accept(",")) continue;
             Expect(")", "to close the result list");
@@ -943,20 +1068,22 @@ class Parser {
           }
         }
       } else {
-        f.result_types.push_back(ParseType(depth + 1));
-        f.result_attrs.emplace_back();
+        types->push_back(ParseType(depth + 1));
+        attrs->emplace_back();
       }
+      f.result_types = arena_->Copy(*types);
+      f.result_attrs = arena_->Copy(*attrs);
     }
     if (PeekIdent("attributes")) {
       lex_.Next();
-      f.attributes = KeepingText([&] { return ParseAttrDict(depth + 1); });
+      f.attributes = ParseAttrDict(depth + 1);
     }
-    if (PeekPunct("{")) f.body = ParseRegion(depth + 1, nullptr);
+    if (PeekPunct("{")) f.body = ParseRegion(depth + 1, {});
     SkipLocation(depth);
     return f;
   }
 
-  Function FunctionFromGeneric(Operation op) {
+  Function FunctionFromGeneric(const Operation& op) {
     Function f;
     f.loc = op.loc;
     f.visibility = "public";
@@ -965,9 +1092,10 @@ class Parser {
     const Attribute* ft = Find(op.attributes, "function_type");
     const Attribute* aa = Find(op.attributes, "arg_attrs");
     const Attribute* ra = Find(op.attributes, "res_attrs");
-    if (!op.regions.empty()) f.body = std::move(op.regions[0]);
+    if (!op.regions.empty()) f.body = op.regions[0];
     if (ft && ft->kind == Attribute::Kind::kType && ft->type.kind == Type::Kind::kFunction) {
       const Type& fnt = ft->type;
+      auto args = scratch_->args.Get();
       for (size_t i = 0; i < fnt.num_inputs; ++i) {
         Argument arg;
         arg.type = fnt.elements[i];
@@ -975,18 +1103,19 @@ class Parser {
           arg.name = f.body.blocks[0].args[i].name;
           arg.loc = f.body.blocks[0].args[i].loc;
         } else {
-          arg.name = "arg" + std::to_string(i);
+          arg.name = arena_->CopyString("arg" + std::to_string(i));
         }
         if (aa && aa->kind == Attribute::Kind::kArray && i < aa->array.size()) arg.attrs = aa->array[i].dict;
-        f.args.push_back(std::move(arg));
+        args->push_back(arg);
       }
-      for (size_t i = fnt.num_inputs; i < fnt.elements.size(); ++i) {
-        f.result_types.push_back(fnt.elements[i]);
-        const size_t r = i - fnt.num_inputs;
-        f.result_attrs.push_back(ra && ra->kind == Attribute::Kind::kArray && r < ra->array.size()
-                                     ? ra->array[r].dict
-                                     : NamedAttrs());
+      f.args = arena_->Copy(*args);
+      auto attrs = scratch_->attr_lists.Get();
+      f.result_types = Span<Type>(fnt.elements.data() + fnt.num_inputs, fnt.elements.size() - fnt.num_inputs);
+      for (size_t r = 0; r < f.result_types.size(); ++r) {
+        attrs->push_back(ra && ra->kind == Attribute::Kind::kArray && r < ra->array.size() ? ra->array[r].dict
+                                                                                        : NamedAttrs());
       }
+      f.result_attrs = arena_->Copy(*attrs);
     } else {
       Fail(op.loc, "generic func.func without a function_type property");
     }
@@ -994,13 +1123,14 @@ class Parser {
   }
 
   // -- regions, blocks, operations --
-  // Parses "{ [^bb(args):] ops ... }". entry_args (nullable) become the entry block's arguments.
-  Region ParseRegion(int depth, std::vector<Argument>* entry_args) {
+  // Parses "{ [^bb(args):] ops ... }". entry_args become the entry block's arguments.
+  Region ParseRegion(int depth, Span<Argument> entry_args) {
     const Token open = Expect("{", "to open a region");
     CheckDepth(depth, open.loc);
-    Region r;
-    r.blocks.emplace_back();
-    if (entry_args) r.blocks.back().args = std::move(*entry_args);
+    auto blocks = scratch_->blocks.Get();
+    auto ops = scratch_->ops.Get();  // the current (last) block's ops
+    blocks->emplace_back();
+    blocks->back().args = entry_args;
     for (;;) {
       const Token& t = lex_.Peek();
       if (t.kind == Tok::kEof) {
@@ -1012,32 +1142,42 @@ class Parser {
       }
       if (t.kind == Tok::kCaret) {
         const Token label = lex_.Next();
-        if (!r.blocks.back().ops.empty() || !r.blocks.back().label.empty()) r.blocks.emplace_back();
-        Block& b = r.blocks.back();
-        b.label = std::string(label.text.substr(1));
+        if (!ops->empty() || !blocks->back().label.empty()) {
+          blocks->back().ops = arena_->Copy(*ops);
+          ops->clear();
+          blocks->emplace_back();
+        }
+        Block& b = blocks->back();
+        b.label = label.text.substr(1);
         if (Accept("(")) {
           if (!Accept(")")) {
+            auto args = scratch_->args.Get();
             for (;;) {
               Argument arg;
               const Token v = lex_.Next();
               if (v.kind != Tok::kValue) Fail(v.loc, "expected a block argument (%name), found " + Describe(v));
-              arg.name = std::string(v.text.substr(1));
+              arg.name = v.text.substr(1);
               arg.loc = v.loc;
               Expect(":", "after a block argument");
               arg.type = ParseType(depth + 1);
               SkipLocation(depth);
-              b.args.push_back(std::move(arg));
+              args->push_back(arg);
               if (Accept(",")) continue;
               Expect(")", "to close the block arguments");
               break;
             }
+            blocks->back().args = arena_->Copy(*args);
           }
         }
         Expect(":", "after a block label");
         continue;
       }
-      r.blocks.back().ops.push_back(ParseOperation(depth + 1));
+      Operation op = ParseOperation(depth + 1);
+      ops->push_back(op);
     }
+    blocks->back().ops = arena_->Copy(*ops);
+    Region r;
+    r.blocks = arena_->Copy(*blocks);
     return r;
   }
 
@@ -1090,6 +1230,15 @@ class Parser {
     return false;
   }
 
+  // The lists of the operation being parsed; Finish() freezes them into the op.
+  struct OpLists {
+    explicit OpLists(Scratch* s)
+        : operands(s->refs.Get()), attributes(s->named.Get()), regions(s->regions.Get()) {}
+    ScratchPool<ValueRef>::Lease operands;
+    ScratchPool<NamedAttr>::Lease attributes;
+    ScratchPool<Region>::Lease regions;
+  };
+
   Operation ParseOperation(int depth) {
     Operation op;
     const Token first = lex_.Peek();
@@ -1098,7 +1247,7 @@ class Parser {
     if (first.kind == Tok::kValue) {
       // Results: %0, %0:3, or %a, %b.
       const Token v = lex_.Next();
-      op.result_name = std::string(v.text.substr(1));
+      op.result_name = v.text.substr(1);
       op.num_results = 1;
       if (Accept(":")) {
         const Token n = lex_.Next();
@@ -1115,22 +1264,38 @@ class Parser {
       Expect("=", "after the op's results");
     }
     const Token name = lex_.Next();
+    OpLists lists(scratch_);
     if (name.kind == Tok::kString) {
-      op.name = Unquote(name);
+      op.name = Unquote(name, arena_);
       op.generic = true;
-      ParseGenericTail(&op, depth);
+      ParseGenericTail(&op, &lists, depth);
     } else if (name.kind == Tok::kIdent) {
-      op.name = std::string(name.text);
+      op.name = name.text;
       if (op.name == "return") op.name = "func.return";
       if (op.name == "call") op.name = "func.call";
-      ParsePrettyTail(&op, depth);
+      ParsePrettyTail(&op, &lists, depth);
     } else {
       Fail(name.loc, "expected an operation, found " + Describe(name));
     }
     return op;
   }
 
-  void ParseOperandList(Operation* op, const char* context) {
+  // Freezes the operand, attribute and region lists into the op; the types must be set already.
+  void Finish(Operation* op, OpLists* lists) {
+    op->operands = arena_->Copy(*lists->operands);
+    op->attributes = arena_->Copy(*lists->attributes);
+    op->regions = arena_->Copy(*lists->regions);
+    if (op->callee.empty()) {
+      for (const char* key : {"call_target_name", "callee"}) {
+        if (const Attribute* a = Find(op->attributes, key)) {
+          op->callee = a->str;
+          break;
+        }
+      }
+    }
+  }
+
+  void ParseOperandList(OpLists* lists, const char* context) {
     const Token open = Expect("(", context);
     if (Accept(")")) return;
     for (;;) {
@@ -1139,8 +1304,7 @@ class Parser {
         Fail(v.loc, "expected an operand (%name) in the list opened at " + std::to_string(open.loc.line) + ":" +
                         std::to_string(open.loc.column) + ", found " + Describe(v));
       }
-      if (op->operands.empty()) op->operands.reserve(4);
-      op->operands.push_back(MakeRef(v));
+      lists->operands->push_back(MakeRef(v));
       if (Accept(",")) continue;
       Expect(")", "to close the operand list");
       return;
@@ -1156,108 +1320,93 @@ class Parser {
       r.index = static_cast<uint32_t>(std::strtoul(std::string(s.substr(hash + 1)).c_str(), nullptr, 10));
       s = s.substr(0, hash);
     }
-    r.name = std::string(s);
+    r.name = s;
     return r;
   }
 
-  void ApplySignature(Operation* op, const Type& sig) {
+  // Sets operand and result types from a trailing signature: a function type splits into inputs and
+  // results (views into its element array: no copy); a single type applies to every operand and result.
+  void ApplySignature(Operation* op, size_t num_operands, const Type& sig) {
     if (sig.kind == Type::Kind::kFunction) {
-      op->operand_types.assign(sig.elements.begin(), sig.elements.begin() + static_cast<long>(sig.num_inputs));
-      op->result_types.assign(sig.elements.begin() + static_cast<long>(sig.num_inputs), sig.elements.end());
+      op->operand_types = Span<Type>(sig.elements.data(), sig.num_inputs);
+      op->result_types = Span<Type>(sig.elements.data() + sig.num_inputs, sig.elements.size() - sig.num_inputs);
     } else {
-      op->operand_types.assign(op->operands.size(), sig);
-      op->result_types.assign(op->num_results, sig);
+      op->operand_types = Repeat(sig, num_operands);
+      op->result_types = Repeat(sig, op->num_results);
     }
   }
 
-  void ParseGenericTail(Operation* op, int depth) {
-    ParseOperandList(op, "after a generic op name");
+  void ParseGenericTail(Operation* op, OpLists* lists, int depth) {
+    ParseOperandList(lists, "after a generic op name");
     if (PeekPunct("[")) SkipBalanced(depth + 1);  // successors
     if (PeekPunct("<")) {
       const Token lt = lex_.Next();
       if (!PeekPunct("{")) Fail(lt.loc, "expected '{' after '<' (properties are written <{...}>)");
-      // A generic func.func carries its signature's attributes here: keep their text like the pretty form.
-      const bool signature = op->name == "func.func";
-      if (signature) ++keep_text_;
-      for (auto& kv : ParseAttrDict(depth + 1)) op->attributes.push_back(std::move(kv));
-      if (signature) --keep_text_;
+      ParseAttrDictInto(depth + 1, &*lists->attributes);
       Expect(">", "to close the properties <{...}>");
     }
     if (PeekPunct("(")) {
       lex_.Next();
       if (!PeekPunct(")")) {
         for (;;) {
-          op->regions.push_back(ParseRegion(depth + 1, nullptr));
+          Region r = ParseRegion(depth + 1, {});
+          lists->regions->push_back(r);
           if (Accept(",")) continue;
           break;
         }
       }
       Expect(")", "to close the region list");
     }
-    if (PeekPunct("{")) {
-      for (auto& kv : ParseAttrDict(depth + 1)) op->attributes.push_back(std::move(kv));
-    }
+    if (PeekPunct("{")) ParseAttrDictInto(depth + 1, &*lists->attributes);
     Expect(":", "before the generic op's function type");
     const Type sig = ParseType(depth + 1);
     if (sig.kind != Type::Kind::kFunction) Fail(op->loc, "a generic op's type must be a function type (...) -> (...)");
-    ApplySignature(op, sig);
+    ApplySignature(op, lists->operands->size(), sig);
     SkipLocation(depth);
-    ExtractCallee(op);
+    Finish(op, lists);
   }
 
-  void ExtractCallee(Operation* op) {
-    if (!op->callee.empty()) return;
-    for (const char* key : {"call_target_name", "callee"}) {
-      if (const Attribute* a = Find(op->attributes, key)) {
-        op->callee = a->str;
-        return;
-      }
-    }
-  }
-
-  void ParsePrettyTail(Operation* op, int depth) {
-    std::vector<Argument> pending_args;  // "reducer(%a: t, %b: t)" before a region
-    std::vector<std::string_view> keywords;
+  void ParsePrettyTail(Operation* op, OpLists* lists, int depth) {
+    auto pending_args = scratch_->args.Get();  // "reducer(%a: t, %b: t)" before a region
+    std::string_view first_keyword, last_keyword;  // bare words (compare's direction and type)
     int paren = 0;
     bool signature_done = false;
     for (;;) {
       const Token& t = lex_.Peek();
       if (paren == 0 && (t.kind == Tok::kEof || (t.newline_before && StartsNewOp(t)) || IsPunct(t, "}"))) break;
-      if (t.kind == Tok::kEof) Fail(op->loc, "the input ends inside the operands of '" + op->name + "'");
+      if (t.kind == Tok::kEof) Fail(op->loc, "the input ends inside the operands of '" + std::string(op->name) + "'");
       if (t.kind == Tok::kValue) {
         const Token v = lex_.Next();
         if (PeekPunct(":") && paren > 0) {
           // A block argument list: (%a: type, ...)
           lex_.Next();
           Argument arg;
-          arg.name = std::string(v.text.substr(1));
+          arg.name = v.text.substr(1);
           arg.loc = v.loc;
           arg.type = ParseType(depth + 1);
           SkipLocation(depth);
-          pending_args.push_back(std::move(arg));
+          pending_args->push_back(arg);
           continue;
         }
         if (PeekPunct("=") && paren > 0) {  // while(%iter = %init): the init value is the operand
           lex_.Next();
           continue;
         }
-        if (!signature_done) {
-          if (op->operands.empty()) op->operands.reserve(4);  // one allocation for the common 1-4 operands
-          op->operands.push_back(MakeRef(v));
-        }
+        if (!signature_done) lists->operands->push_back(MakeRef(v));
         continue;
       }
       if (t.kind == Tok::kSymbol) {
         const Token s = lex_.Next();
-        if (op->callee.empty()) op->callee = SymbolName(s);
+        if (op->callee.empty()) op->callee = SymbolName(s, arena_);
         continue;
       }
       if (IsPunct(t, "{")) {
-        if (BraceStartsRegion() || !pending_args.empty()) {
-          op->regions.push_back(ParseRegion(depth + 1, &pending_args));
-          pending_args.clear();
+        if (BraceStartsRegion() || !pending_args->empty()) {
+          Region r = ParseRegion(depth + 1, arena_->Copy(*pending_args));
+          lists->regions->push_back(r);
+          pending_args->clear();
         } else {
-          for (auto& kv : ParseAttrDict(depth + 1)) op->attributes.push_back(std::move(kv));
+          ParseAttrDictInto(depth + 1, &*lists->attributes);
         }
         continue;
       }
@@ -1268,7 +1417,7 @@ class Parser {
         continue;
       }
       if (IsPunct(t, ")")) {
-        if (paren == 0) Fail(t.loc, "unbalanced ')' in '" + op->name + "'");
+        if (paren == 0) Fail(t.loc, "unbalanced ')' in '" + std::string(op->name) + "'");
         lex_.Next();
         --paren;
         continue;
@@ -1277,13 +1426,14 @@ class Parser {
         lex_.Next();
         Type sig = ParseType(depth + 1);
         if (sig.kind != Type::Kind::kFunction && PeekPunct(",")) {
-          // "type, type": one type per operand (e.g. stablehlo.constant, compare's short form)
-          Type first = sig;
-          op->operand_types.push_back(first);
-          while (Accept(",")) op->operand_types.push_back(ParseType(depth + 1));
-          for (uint32_t i = 0; i < op->num_results; ++i) op->result_types.push_back(first);
+          // "type, type": one type per operand (e.g. stablehlo.select, compare's short form)
+          auto types = scratch_->types.Get();
+          types->push_back(sig);
+          while (Accept(",")) types->push_back(ParseType(depth + 1));
+          op->operand_types = arena_->Copy(*types);
+          op->result_types = Repeat(sig, op->num_results);
         } else {
-          ApplySignature(op, sig);
+          ApplySignature(op, lists->operands->size(), sig);
         }
         signature_done = true;
         continue;
@@ -1293,7 +1443,8 @@ class Parser {
         continue;
       }
       if (t.kind == Tok::kIdent && (t.text == "dense" || t.text == "array")) {
-        op->attributes.emplace_back("value", ParseAttribute(depth + 1));
+        Attribute v = ParseAttribute(depth + 1);
+        lists->attributes->emplace_back("value", v);
         continue;
       }
       if (t.kind == Tok::kIdent) {
@@ -1301,15 +1452,17 @@ class Parser {
         if (PeekPunct("=") && !signature_done) {
           lex_.Next();
           if (lex_.Peek().kind == Tok::kValue) continue;  // %iter = %init inside while(...)
-          op->attributes.emplace_back(std::string(word.text), ParseAttribute(depth + 1));
+          Attribute v = ParseAttribute(depth + 1);
+          lists->attributes->emplace_back(word.text, v);
         } else {
-          keywords.push_back(word.text);
+          if (first_keyword.empty()) first_keyword = word.text;
+          last_keyword = word.text;
         }
         continue;
       }
       if (t.kind == Tok::kHash || t.kind == Tok::kString || t.kind == Tok::kNumber || t.kind == Tok::kBang) {
         Attribute a = ParseAttribute(depth + 1);
-        op->attributes.emplace_back("", std::move(a));
+        lists->attributes->emplace_back("", a);
         continue;
       }
       if (IsPunct(t, "[") || IsPunct(t, "<")) {
@@ -1318,40 +1471,38 @@ class Parser {
           RawAngle(open);
         } else {
           // Custom syntax such as slice's [1:5:2, 1:3]: kept as an opaque attribute with its text.
-          const size_t start = t.offset;
-          const Location at = t.loc;
+          const Token start = t;
           SkipBalanced(depth + 1);
-          const Token& next = lex_.Peek();
           Attribute a;
           a.kind = Attribute::Kind::kOpaque;
-          a.loc = at;
-          a.text = a.str = std::string(TrimRight(src_.substr(start, (next.kind == Tok::kEof ? src_.size() : next.offset) - start)));
-          op->attributes.emplace_back("", std::move(a));
+          a.loc = start.loc;
+          a.text = a.str = TextFrom(start);
+          lists->attributes->emplace_back("", a);
         }
         continue;
       }
       lex_.Next();  // '=', ',', '->' and other punctuation of custom syntax
     }
-    if (paren != 0) Fail(op->loc, "unbalanced '(' in '" + op->name + "'");
-    if (op->name == "stablehlo.compare" && !keywords.empty()) {
+    if (paren != 0) Fail(op->loc, "unbalanced '(' in '" + std::string(op->name) + "'");
+    if (op->name == "stablehlo.compare" && !first_keyword.empty()) {
       Attribute dir;
       dir.kind = Attribute::Kind::kOpaque;
-      dir.str = std::string(keywords.front());
-      op->attributes.emplace_back("comparison_direction", dir);
-      if (keywords.size() > 1) {
+      dir.str = first_keyword;
+      lists->attributes->emplace_back("comparison_direction", dir);
+      if (last_keyword.data() != first_keyword.data()) {
         Attribute ct = dir;
-        ct.str = std::string(keywords.back());
-        op->attributes.emplace_back("compare_type", ct);
+        ct.str = last_keyword;
+        lists->attributes->emplace_back("compare_type", ct);
       }
     }
-    ExtractCallee(op);
+    Finish(op, lists);
   }
 
  public:
   Lexer lex_;
   std::string_view src_;
-  Location base_loc_;
-  int keep_text_ = 0;  // > 0 while parsing attributes whose text the manifest reports
+  Arena* arena_;
+  Scratch* scratch_;
 };
 
 // ---- Dense literals ---------------------------------------------------------------------------------
@@ -1535,9 +1686,14 @@ Status DecodeDense(std::string_view body, const Type& type, std::vector<uint8_t>
 
 Status ParseModules(std::string_view text, std::string_view filename, std::vector<Module>* out) {
   out->clear();
-  Parser p(text);
+  // One arena for every module of the text: the source is copied into it first, so the IR's names are
+  // views into that copy and the caller's text may go away.
+  auto arena = std::make_shared<Arena>();
+  Scratch scratch;
+  Parser p(arena->CopyString(text), arena.get(), &scratch);
   try {
     p.ParseAll(out);
+    for (Module& m : *out) m.arena = arena;
   } catch (const ParseError& e) {
     out->clear();
     return InvalidArgument("%.*s:%u:%u: %s", static_cast<int>(filename.size()), filename.data(), e.loc.line,
