@@ -7,6 +7,8 @@
 #include <sstream>
 #include <string>
 
+#include <neuronmem/neuronmem.h>
+
 #include "manifest/manifest.h"
 #include "stablehlo/parser.h"
 
@@ -86,6 +88,36 @@ void BM_ParseOnly_Generated10kOps(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * text.size()));
 }
 BENCHMARK(BM_ParseOnly_Generated10kOps)->Unit(benchmark::kMillisecond)->Repetitions(5)->ReportAggregatesOnly(true);
+
+// What a frontend calls: the C API's load from text (parse, derive, keep the manifest), then destroy.
+void BM_ManifestLoadText_CApi_Generated10kOps(benchmark::State& state) {
+  const std::string text = GenerateModule(10000);
+  for (auto _ : state) {
+    neuronmem_manifest_t* m = nullptr;
+    if (neuronmem_status_t* s = neuronmem_manifest_load_text(text.data(), text.size(), nullptr, &m)) {
+      state.SkipWithError(neuronmem_status_message(s).data);
+      neuronmem_status_free(s);
+      return;
+    }
+    neuronmem_manifest_destroy(m);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * text.size()));
+}
+BENCHMARK(BM_ManifestLoadText_CApi_Generated10kOps)->Unit(benchmark::kMillisecond)->Repetitions(5)->ReportAggregatesOnly(true);
+
+// Writing the JSON form of the same manifest (what neuronmem_manifest_to_json builds on its first call).
+void BM_ManifestToJson_Generated10kOps(benchmark::State& state) {
+  const std::string text = GenerateModule(10000);
+  std::vector<neuronmem::stablehlo::Module> mods;
+  neuronmem::manifest::Manifest m;
+  if (neuronmem::stablehlo::ParseModules(text, "gen.mlir", &mods) ||
+      neuronmem::manifest::Derive(mods[0], neuronmem::manifest::Options(), &m)) {
+    state.SkipWithError("parse or manifest failed");
+    return;
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(neuronmem::manifest::ToJson(m));
+}
+BENCHMARK(BM_ManifestToJson_Generated10kOps)->Unit(benchmark::kMillisecond)->Repetitions(5)->ReportAggregatesOnly(true);
 
 void BM_ParseAndManifest_ConformanceFiles(benchmark::State& state) {
   std::vector<std::string> texts;

@@ -136,7 +136,8 @@ NEURONMEM_API neuronmem_status_t* neuronmem_manifest_load_file(const char* path,
 NEURONMEM_API neuronmem_status_t* neuronmem_manifest_load_json(const char* json, size_t size,
                                                                neuronmem_manifest_t** out);
 
-/* The manifest as JSON (schema version NEURONMEM_MANIFEST_SCHEMA_VERSION); borrowed. */
+/* The manifest as JSON (schema version NEURONMEM_MANIFEST_SCHEMA_VERSION); borrowed until the manifest is
+ * destroyed. Built on the first call (thread-safe; later calls return the same string). */
 NEURONMEM_API neuronmem_status_t* neuronmem_manifest_to_json(const neuronmem_manifest_t* manifest,
                                                              neuronmem_string_t* out);
 

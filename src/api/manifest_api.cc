@@ -5,6 +5,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <mutex>
 #include <sstream>
 #include <string>
 
@@ -20,7 +21,10 @@ namespace mf = neuronmem::manifest;
 
 struct neuronmem_manifest {
   mf::Manifest m;
-  std::string json;  // cached JSON form
+  // The JSON form, built on the first neuronmem_manifest_to_json call (writing it costs about half as
+  // much as loading the manifest, and most frontends only query), then kept for the handle's lifetime.
+  mutable std::once_flag json_once;
+  mutable std::string json;
 };
 
 namespace {
@@ -72,7 +76,6 @@ neuronmem_status_t* ResolveOptions(const neuronmem_manifest_options_t* o, mf::Op
 neuronmem_status_t* Finish(mf::Manifest m, neuronmem_manifest_t** out) {
   auto h = std::make_unique<neuronmem_manifest_t>();
   h->m = std::move(m);
-  h->json = mf::ToJson(h->m);
   *out = h.release();
   return nullptr;
 }
@@ -155,8 +158,11 @@ neuronmem_status_t* neuronmem_manifest_load_json(const char* json, size_t size, 
 neuronmem_status_t* neuronmem_manifest_to_json(const neuronmem_manifest_t* manifest, neuronmem_string_t* out) {
   NEURONMEM_REQUIRE(manifest);
   NEURONMEM_REQUIRE(out);
+  NEURONMEM_API_BEGIN
+  std::call_once(manifest->json_once, [manifest] { manifest->json = mf::ToJson(manifest->m); });
   *out = Str(manifest->json);
   return nullptr;
+  NEURONMEM_API_END
 }
 
 void neuronmem_manifest_destroy(neuronmem_manifest_t* manifest) { delete manifest; }

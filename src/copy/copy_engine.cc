@@ -197,7 +197,7 @@ Event* FirstBlocking(const std::vector<EventRef>& waits, bool* failed) {
 // here) and a late worker finds nothing left; the submitter waits only for chunks already claimed.
 // All hand-offs are our own atomics (no TBB fork/join state on anyone's stack), so ThreadSanitizer sees
 // every ordering; helpers hold a reference to the state and may outlive the call.
-struct SharedCopy {
+struct SharedCopy final : HelpWork {
   static constexpr uint64_t kChunk = 2u << 20;
   uint8_t* dst;
   const uint8_t* src;
@@ -210,7 +210,10 @@ struct SharedCopy {
   SharedCopy(uint8_t* d, const uint8_t* s, uint64_t size, int references)
       : dst(d), src(s), n(size), chunks((size + kChunk - 1) / kChunk), refs(references) {}
 
-  void Unref() {
+
+  void Help() override { Run(); }
+  void Ref() override { refs.fetch_add(1, std::memory_order_relaxed); }
+  void Unref() override {
     if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
   }
 
@@ -860,7 +863,7 @@ void CopyEngine::ScheduleDrain(Queue* q) {
       q);
 }
 
-void CopyEngine::ParallelCopy(uint8_t* dst, const uint8_t* src, uint64_t n) {
+void CopyEngine::ParallelCopy(uint8_t* dst, const uint8_t* src, uint64_t n, Event* done) {
   if (n < 4 * SharedCopy::kChunk) {
     FastCopy(dst, src, n);
     return;
@@ -876,6 +879,7 @@ void CopyEngine::ParallelCopy(uint8_t* dst, const uint8_t* src, uint64_t n) {
         },
         shared);
   }
+  if (done) OfferHelp(done, shared);  // a thread waiting for this transfer copies chunks too
   shared->Run();
   // Every chunk is claimed; wait for the ones helpers are still copying (at most one each, ~2 MiB).
   for (unsigned spins = 0; shared->done.load(std::memory_order_acquire) != shared->chunks; ++spins) {
@@ -885,6 +889,7 @@ void CopyEngine::ParallelCopy(uint8_t* dst, const uint8_t* src, uint64_t n) {
       std::this_thread::yield();
     }
   }
+  if (done) WithdrawHelp(done, shared);
   shared->Unref();
 }
 
@@ -946,7 +951,7 @@ Status CopyEngine::Execute(Op& op) {
     uint8_t* dst = m.dst ? Address(m.dst, m.dst_offset) : m.dst_host;
     const uint8_t* src = m.src ? Address(m.src, m.src_offset) : m.src_host;
     if (dst == src) continue;  // zero-copy alias onto itself
-    ParallelCopy(dst, src, m.size);
+    ParallelCopy(dst, src, m.size, op.done.get());
   }
   return Ok();
 }

@@ -80,8 +80,9 @@ class CopyEngine {
   void Drain(Queue* q);
   Status Execute(Op& op);
   Status ExecuteFileLoad(Op& op);
-  // Copies n bytes, sharing large copies with the arena's workers (see SharedCopy).
-  void ParallelCopy(uint8_t* dst, const uint8_t* src, uint64_t n);
+  // Copies n bytes, sharing large copies with the arena's workers and with threads waiting on `done`
+  // (nullable) without a timeout (see SharedCopy).
+  void ParallelCopy(uint8_t* dst, const uint8_t* src, uint64_t n, Event* done);
   Status CheckMemory(neuronmem_memory_t* memory) const;
   Status NewStorage(neuronmem_memory_t* memory, uint64_t bytes, Storage** out);
 

@@ -61,12 +61,45 @@ void OnReady(Event* e, std::function<void(const neuronmem_status_t*)> fn) {
 bool Wait(Event* e, int64_t timeout_ns) {
   if (IsReady(e)) return true;
   std::unique_lock<std::mutex> lock(e->mu);
-  auto ready = [e] { return e->ready.load(std::memory_order_acquire); };
   if (timeout_ns < 0) {
-    e->cv.wait(lock, ready);
+    HelpWork* last = nullptr;
+    while (!e->ready.load(std::memory_order_acquire)) {
+      if (e->help && e->help != last) {
+        HelpWork* w = last = e->help;
+        w->Ref();
+        lock.unlock();
+        w->Help();
+        w->Unref();
+        lock.lock();
+        continue;
+      }
+      e->cv.wait(lock);  // woken by Complete or by a new offer
+    }
     return true;
   }
+  auto ready = [e] { return e->ready.load(std::memory_order_acquire); };
   return e->cv.wait_for(lock, std::chrono::nanoseconds(timeout_ns), ready);
+}
+
+void OfferHelp(Event* e, HelpWork* work) {
+  work->Ref();
+  HelpWork* old = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(e->mu);
+    old = e->help;
+    e->help = work;
+  }
+  if (old) old->Unref();
+  e->cv.notify_all();
+}
+
+void WithdrawHelp(Event* e, HelpWork* work) {
+  {
+    std::lock_guard<std::mutex> lock(e->mu);
+    if (e->help != work) return;
+    e->help = nullptr;
+  }
+  work->Unref();
 }
 
 }  // namespace neuronmem::copy

@@ -13,6 +13,20 @@
 
 #include "core/status.h"
 
+namespace neuronmem::copy {
+// Work that a thread blocked on an event can share: a large copy in progress offers its remaining chunks,
+// so that on a machine with one oneTBB worker an asynchronous copy followed by a wait uses both CPUs.
+class HelpWork {
+ public:
+  virtual void Help() = 0;  // runs part of the work; returns when nothing is left to claim
+  virtual void Ref() = 0;
+  virtual void Unref() = 0;
+
+ protected:
+  ~HelpWork() = default;
+};
+}  // namespace neuronmem::copy
+
 struct neuronmem_event {
   // Use Event::Create / Event::ReadyOk; never construct directly.
   std::atomic<int32_t> refs{1};
@@ -22,6 +36,7 @@ struct neuronmem_event {
   std::mutex mu;
   std::condition_variable cv;
   std::vector<std::function<void(const neuronmem_status_t*)>> callbacks;  // guarded by mu
+  neuronmem::copy::HelpWork* help = nullptr;                               // guarded by mu; holds a ref
 };
 
 namespace neuronmem::copy {
@@ -46,8 +61,13 @@ void Complete(Event* e, Status error);
 // Runs fn(error) once the event is ready: now, on this thread, if it already is.
 void OnReady(Event* e, std::function<void(const neuronmem_status_t*)> fn);
 
-// Waits; timeout_ns < 0 = forever. Returns false on timeout.
+// Waits; timeout_ns < 0 = forever. Returns false on timeout. A wait without timeout helps with work the
+// event's producer offers (OfferHelp) before it blocks; a wait with a timeout never does (no overrun).
 bool Wait(Event* e, int64_t timeout_ns);
+
+// Offers `work` (referenced until withdrawn) to threads waiting on e; WithdrawHelp takes it back.
+void OfferHelp(Event* e, HelpWork* work);
+void WithdrawHelp(Event* e, HelpWork* work);
 
 // A handle to give the caller: retains e.
 inline Event* Share(Event* e) {

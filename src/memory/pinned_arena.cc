@@ -154,7 +154,22 @@ bool ApplyLock(Region* r, neuronmem_mlock_mode_t mode, int* err) {
 
 struct PinnedHostArena::Impl {
   Region* region = nullptr;
+  // Written only under region->heap_lock, with plain (non-locked) loads and stores: the lock already
+  // orders them, and locked read-modify-writes cost ~10 ns each here, a third of an alloc+free pair.
+  // Atomics so that Stats() may read them without the lock (a consistent-enough snapshot).
   std::atomic<uint64_t> in_use{0}, peak{0}, live{0}, total{0};
+
+  void CountAllocation(uint64_t size) {
+    const uint64_t now = in_use.load(std::memory_order_relaxed) + size;
+    in_use.store(now, std::memory_order_relaxed);
+    if (now > peak.load(std::memory_order_relaxed)) peak.store(now, std::memory_order_relaxed);
+    live.store(live.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    total.store(total.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+  void CountFree(uint64_t size) {
+    in_use.store(in_use.load(std::memory_order_relaxed) - size, std::memory_order_relaxed);
+    live.store(live.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+  }
 };
 
 Status PinnedHostArena::Create(std::string name, uint64_t capacity, neuronmem_mlock_mode_t mlock_mode,
@@ -261,6 +276,7 @@ Status PinnedHostArena::Allocate(uint64_t size, uint64_t alignment, void** out) 
       Mimalloc(nullptr)->free(raw);
       raw = nullptr;
     }
+    if (raw) impl_->CountAllocation(size);
   }
   if (!raw) {
     const ArenaStats st = Stats();
@@ -272,12 +288,6 @@ Status PinnedHostArena::Allocate(uint64_t size, uint64_t alignment, void** out) 
   Header* h = reinterpret_cast<Header*>(raw);
   __atomic_store_n(&h->size, size, __ATOMIC_RELAXED);
   __atomic_store_n(&h->tag, TagFor(r, user, size), __ATOMIC_RELEASE);
-  const uint64_t now = impl_->in_use.fetch_add(size, std::memory_order_relaxed) + size;
-  uint64_t peak = impl_->peak.load(std::memory_order_relaxed);
-  while (now > peak && !impl_->peak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
-  }
-  impl_->live.fetch_add(1, std::memory_order_relaxed);
-  impl_->total.fetch_add(1, std::memory_order_relaxed);
   *out = user;
   return Ok();
 }
@@ -317,9 +327,8 @@ Status PinnedHostArena::Free(void* ptr) {
   {
     std::lock_guard<SpinLock> guard(impl_->region->heap_lock);
     Mimalloc(nullptr)->free(h);
+    impl_->CountFree(size);
   }
-  impl_->in_use.fetch_sub(size, std::memory_order_relaxed);
-  impl_->live.fetch_sub(1, std::memory_order_relaxed);
   return Ok();
 }
 

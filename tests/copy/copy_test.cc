@@ -307,6 +307,63 @@ void CountCallback(const neuronmem_status_t* error, void* user_data) {
   if (error) c->errors.fetch_add(1);
 }
 
+// A fake offered work item: Help() records who ran it and finishes the event, as a large copy would.
+class RecordingWork final : public neuronmem::copy::HelpWork {
+ public:
+  explicit RecordingWork(neuronmem_event_t* done) : done_(done) {}
+  void Help() override {
+    helper = std::this_thread::get_id();
+    ++helps;
+    neuronmem::copy::Complete(done_, nullptr);
+  }
+  void Ref() override { ++refs; }
+  void Unref() override { --refs; }
+  std::thread::id helper;
+  std::atomic<int> helps{0};
+  std::atomic<int> refs{0};
+
+ private:
+  neuronmem_event_t* done_;
+};
+
+TEST(EventHelp, AWaitWithoutTimeoutRunsOfferedWorkOnTheWaitingThread) {
+  neuronmem_event_t* e = neuronmem::copy::NewEvent();
+  RecordingWork work(e);
+  neuronmem::copy::OfferHelp(e, &work);
+  EXPECT_EQ(work.refs, 1) << "the event holds the offered work";
+  // A wait with a timeout never helps (it could overrun its deadline) and times out.
+  EXPECT_FALSE(neuronmem::copy::Wait(e, 1000000));
+  EXPECT_EQ(work.helps, 0);
+  // A wait without timeout runs the work on this thread, which completes the event.
+  EXPECT_TRUE(neuronmem::copy::Wait(e, -1));
+  EXPECT_EQ(work.helps, 1);
+  EXPECT_EQ(work.helper, std::this_thread::get_id());
+  neuronmem::copy::WithdrawHelp(e, &work);
+  EXPECT_EQ(work.refs, 0) << "withdrawing drops the event's reference; the waiter dropped its own";
+  neuronmem_event_destroy(e);
+}
+
+TEST_F(CopyTest, WaitingThreadHelpsWithALargeAsynchronousCopy) {
+  // copy_to_memory runs on the queue's worker; the waiter claims chunks of the same copy. Every byte must
+  // arrive exactly once whoever copied it (ThreadSanitizer checks the hand-offs in the 'concurrency' run).
+  auto data = Pattern((48u << 20) + 5, 7);
+  auto a = Args(data.data(), data.size(), Mem(0));
+  neuronmem_buffer_t* src = nullptr;
+  ASSERT_OK(neuronmem_buffer_from_host(client_, &a, &src, nullptr, nullptr));
+  for (int dst_id : {2, 3}) {
+    neuronmem_buffer_t* dst = nullptr;
+    neuronmem_event_t* ready = nullptr;
+    ASSERT_OK(neuronmem_buffer_copy_to_memory(src, Mem(dst_id), nullptr, 0, &dst, &ready));
+    ASSERT_OK(neuronmem_event_wait(ready, -1));
+    neuronmem_event_destroy(ready);
+    std::vector<uint8_t> out(data.size());
+    ASSERT_OK(neuronmem_buffer_read(dst, 0, out.data(), out.size(), nullptr, 0, nullptr));
+    EXPECT_TRUE(out == data) << "memory " << dst_id;
+    neuronmem_buffer_destroy(dst);
+  }
+  neuronmem_buffer_destroy(src);
+}
+
 TEST_F(CopyTest, EventChainsAndCallbacksRunExactlyOnce) {
   // upload (core 0) -> copy to core 1 -> download, each waiting on the previous event, nothing blocking.
   auto data = Pattern(16u << 20, 5);

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -194,6 +195,30 @@ TEST(Manifest, JsonRoundTripIsLossless) {
   r = Take(neuronmem_manifest_load_json("{\"schema_version\": 1}", 21, &back));
   EXPECT_EQ(r.code, NEURONMEM_STATUS_INVALID_ARGUMENT);
   EXPECT_EQ(Take(neuronmem_manifest_load_json("[1,", 3, &back)).code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  neuronmem_manifest_destroy(m);
+}
+
+TEST(Manifest, JsonFormIsBuiltOnceEvenFromManyThreads) {
+  // The JSON form is built lazily on the first to_json call; concurrent first calls must all get the one
+  // string (same pointer), and later calls too (also run under ThreadSanitizer: suite 'concurrency').
+  neuronmem_manifest_t* m = nullptr;
+  ASSERT_OK(neuronmem_manifest_load_file(DataFile("decode_step.mlir").c_str(), nullptr, &m));
+  constexpr int kThreads = 4;
+  neuronmem_string_t got[kThreads] = {};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([m, &got, i] { EXPECT_OK(neuronmem_manifest_to_json(m, &got[i])); });
+  }
+  for (auto& t : threads) t.join();
+  ASSERT_NE(got[0].data, nullptr);
+  EXPECT_GT(got[0].size, 100u);
+  for (int i = 1; i < kThreads; ++i) {
+    EXPECT_EQ(got[i].data, got[0].data);
+    EXPECT_EQ(got[i].size, got[0].size);
+  }
+  neuronmem_string_t again{};
+  ASSERT_OK(neuronmem_manifest_to_json(m, &again));
+  EXPECT_EQ(again.data, got[0].data);
   neuronmem_manifest_destroy(m);
 }
 
