@@ -193,7 +193,8 @@ NEURONMEM_API neuronmem_status_t* neuronmem_event_is_ready(const neuronmem_event
 
 /* Blocks until the event is ready or timeout_ns nanoseconds passed (timeout_ns < 0: no limit). Returns NULL
  * if the transfer succeeded, a copy of its error if it failed, DEADLINE_EXCEEDED on timeout,
- * INVALID_ARGUMENT for NULL. */
+ * INVALID_ARGUMENT for NULL. Without a limit, the calling thread may copy part of a large transfer the
+ * event stands for before it blocks (docs/async.md, "Waiting threads help"). */
 NEURONMEM_API neuronmem_status_t* neuronmem_event_wait(neuronmem_event_t* event, int64_t timeout_ns);
 
 /* The transfer's error: writes a copy (owned by the caller) or NULL on success to *out_error. Returns
