@@ -192,9 +192,10 @@ Event* FirstBlocking(const std::vector<EventRef>& waits, bool* failed) {
   return nullptr;
 }
 
-// A large copy shared between the submitting thread and the arena's workers. Chunks are claimed from an
-// atomic counter, so the submitter keeps copying when no worker is awake yet (a wake-up costs 27-80 us
-// here) and a late worker finds nothing left; the submitter waits only for chunks already claimed.
+// A large copy shared between the thread running the transfer, the arena's workers and threads waiting on
+// the transfer's event (HelpWork). Chunks are claimed from an atomic counter, so the running thread keeps
+// copying when no worker is awake yet (a wake-up costs 27-80 us here) and a late helper finds nothing
+// left; the running thread waits only for chunks already claimed.
 // All hand-offs are our own atomics (no TBB fork/join state on anyone's stack), so ThreadSanitizer sees
 // every ordering; helpers hold a reference to the state and may outlive the call.
 struct SharedCopy final : HelpWork {
@@ -209,7 +210,6 @@ struct SharedCopy final : HelpWork {
 
   SharedCopy(uint8_t* d, const uint8_t* s, uint64_t size, int references)
       : dst(d), src(s), n(size), chunks((size + kChunk - 1) / kChunk), refs(references) {}
-
 
   void Help() override { Run(); }
   void Ref() override { refs.fetch_add(1, std::memory_order_relaxed); }

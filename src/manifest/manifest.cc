@@ -47,7 +47,7 @@ class ValueKinds {
   }
   std::string_view Get(std::string_view name, std::string_view fallback) const {
     if (slots_.empty()) return fallback;
-    const Slot& s = const_cast<ValueKinds*>(this)->Probe(name);
+    const Slot& s = slots_[IndexOf(name)];
     return s.used ? s.kind : fallback;
   }
 
@@ -67,13 +67,14 @@ class ValueKinds {
     for (char c : s) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
     return h ^ (h >> 29);
   }
-  Slot& Probe(std::string_view name) {
+  // The slot holding `name`, or the free slot where it would go (the table is never full).
+  size_t IndexOf(std::string_view name) const {
     const size_t mask = slots_.size() - 1;
     for (size_t i = Hash(name) & mask;; i = (i + 1) & mask) {
-      Slot& s = slots_[i];
-      if (!s.used || s.name == name) return s;
+      if (!slots_[i].used || slots_[i].name == name) return i;
     }
   }
+  Slot& Probe(std::string_view name) { return slots_[IndexOf(name)]; }
   void Rehash(size_t n) {
     if (n <= slots_.size()) return;
     std::vector<Slot> old = std::move(slots_);
