@@ -207,7 +207,22 @@ NEURONMEM_API neuronmem_status_t* neuronmem_event_get_error(const neuronmem_even
 NEURONMEM_API neuronmem_status_t* neuronmem_event_on_ready(neuronmem_event_t* event,
                                                            neuronmem_event_callback_t callback, void* user_data);
 
-/* Releases the caller's reference; pending work still completes. NULL is a no-op. */
+/* Creates a pending event that the caller completes with neuronmem_event_complete: the frontend's own work
+ * (an executed graph, a host computation) as a dependency that transfers can wait on. Owned by the caller
+ * (neuronmem_event_destroy). If it is destroyed, or the client is destroyed, before it is completed, it
+ * completes with CANCELLED, so transfers waiting on it fail instead of waiting forever.
+ * Returns INVALID_ARGUMENT for NULL, FAILED_PRECONDITION while the client is being destroyed. */
+NEURONMEM_API neuronmem_status_t* neuronmem_event_create(neuronmem_client_t* client, neuronmem_event_t** out);
+
+/* Completes an event made by neuronmem_event_create: it becomes ready, failed with a copy of `error`
+ * (borrowed; NULL means success). Transfers waiting on it then run, or fail with that error's code.
+ * Callbacks registered on it run on this thread. Returns FAILED_PRECONDITION if the event is already
+ * complete (or was cancelled) or was not made by neuronmem_event_create, INVALID_ARGUMENT for NULL. */
+NEURONMEM_API neuronmem_status_t* neuronmem_event_complete(neuronmem_event_t* event,
+                                                           const neuronmem_status_t* error);
+
+/* Releases the caller's reference; pending work still completes (an uncompleted event from
+ * neuronmem_event_create is completed with CANCELLED first). NULL is a no-op. */
 NEURONMEM_API void neuronmem_event_destroy(neuronmem_event_t* event);
 
 #ifdef __cplusplus

@@ -273,8 +273,39 @@ neuronmem_status_t* neuronmem_event_on_ready(neuronmem_event_t* event, neuronmem
   NEURONMEM_API_END
 }
 
+neuronmem_status_t* neuronmem_event_create(neuronmem_client_t* client, neuronmem_event_t** out) {
+  NEURONMEM_REQUIRE(out);
+  *out = nullptr;
+  NEURONMEM_REQUIRE(client);
+  NEURONMEM_API_BEGIN
+  return client->copy_engine->CreateUserEvent(out).release();
+  NEURONMEM_API_END
+}
+
+neuronmem_status_t* neuronmem_event_complete(neuronmem_event_t* event, const neuronmem_status_t* error) {
+  NEURONMEM_REQUIRE(event);
+  NEURONMEM_API_BEGIN
+  if (!event->user_owner) {
+    return neuronmem::FailedPrecondition(
+               "this event is completed by libneuronmem; only events made by neuronmem_event_create can be "
+               "completed by the caller")
+        .release();
+  }
+  if (!copy::CompleteUserEvent(event, neuronmem::CopyStatus(error))) {
+    return neuronmem::FailedPrecondition("the event is already complete (completed before, or cancelled)")
+        .release();
+  }
+  return nullptr;
+  NEURONMEM_API_END
+}
+
 void neuronmem_event_destroy(neuronmem_event_t* event) {
-  if (event) copy::Release(event);
+  if (!event) return;
+  if (event->user_owner && !copy::IsReady(event)) {
+    // The caller's only handle is going away: nobody can complete the event any more.
+    copy::CompleteUserEvent(event, neuronmem::Cancelled("the event was destroyed before it was completed"));
+  }
+  copy::Release(event);
 }
 
 }  // extern "C"

@@ -291,6 +291,8 @@ Status CopyEngine::Init() {
 }
 
 CopyEngine::~CopyEngine() {
+  // Transfers waiting on events the caller never completed would never drain: fail them first.
+  CancelUserEvents(user_events_.get());
   {
     std::unique_lock<std::mutex> lock(idle_mu_);
     idle_cv_.wait(lock, [this] {
@@ -306,6 +308,8 @@ CopyEngine::~CopyEngine() {
   std::lock_guard<std::mutex> lock(registry_->mu);
   registry_->closed = true;  // arenas go next: storages still alive must not free into them
 }
+
+Status CopyEngine::CreateUserEvent(Event** out) { return NewUserEvent(user_events_, out); }
 
 size_t CopyEngine::LiveStorages() const {
   std::lock_guard<std::mutex> lock(registry_->mu);

@@ -42,6 +42,8 @@ class CopyEngine {
   ~CopyEngine();
 
   Status Init();
+  // A pending event the caller completes (neuronmem_event_create); cancelled when the engine goes.
+  Status CreateUserEvent(Event** out);
 
   // args: `count` validated-by-the-engine argument structs. out_buffers: count slots. ready: one event for
   // all (nullable); done_with_host: only for count == 1 (nullable).
@@ -93,6 +95,7 @@ class CopyEngine {
   std::unique_ptr<Impl> impl_;
   std::atomic<int> inject_faults_{0};
   std::atomic<int64_t> active_tasks_{0};
+  std::shared_ptr<UserEvents> user_events_ = std::make_shared<UserEvents>();
   std::mutex idle_mu_;
   std::condition_variable idle_cv_;
 };

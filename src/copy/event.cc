@@ -31,11 +31,11 @@ void Release(Event* e) {
   if (e->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete e;
 }
 
-void Complete(Event* e, Status error) {
+bool Complete(Event* e, Status error) {
   std::vector<std::function<void(const neuronmem_status_t*)>> callbacks;
   {
     std::lock_guard<std::mutex> lock(e->mu);
-    if (e->ready.load(std::memory_order_relaxed)) return;  // completes once
+    if (e->ready.load(std::memory_order_relaxed)) return false;  // completes once
     e->error = std::move(error);
     e->ready.store(true, std::memory_order_release);
     callbacks.swap(e->callbacks);
@@ -45,6 +45,48 @@ void Complete(Event* e, Status error) {
   Retain(e);
   for (auto& cb : callbacks) cb(e->error.get());
   Release(e);
+  return true;
+}
+
+Status NewUserEvent(const std::shared_ptr<UserEvents>& owner, Event** out) {
+  *out = nullptr;
+  Event* e = NewEvent();
+  e->user_owner = owner;
+  {
+    std::lock_guard<std::mutex> lock(owner->mu);
+    if (owner->closed) {
+      Release(e);
+      return FailedPrecondition("the client is being destroyed: no new events");
+    }
+    owner->pending.insert(e);
+  }
+  *out = e;
+  return Ok();
+}
+
+bool CompleteUserEvent(Event* e, Status error) {
+  {
+    std::lock_guard<std::mutex> lock(e->user_owner->mu);
+    e->user_owner->pending.erase(e);
+  }
+  return Complete(e, std::move(error));
+}
+
+void CancelUserEvents(UserEvents* owner) {
+  std::vector<Event*> events;
+  {
+    std::lock_guard<std::mutex> lock(owner->mu);
+    owner->closed = true;
+    for (Event* e : owner->pending) {
+      Retain(e);  // alive: a pending event still holds its caller's reference
+      events.push_back(e);
+    }
+    owner->pending.clear();
+  }
+  for (Event* e : events) {
+    Complete(e, Cancelled("the client was destroyed before this event (neuronmem_event_create) was completed"));
+    Release(e);
+  }
 }
 
 void OnReady(Event* e, std::function<void(const neuronmem_status_t*)> fn) {

@@ -8,12 +8,16 @@
 #include <atomic>
 #include <condition_variable>
 #include <functional>
+#include <memory>
 #include <mutex>
+#include <unordered_set>
 #include <vector>
 
 #include "core/status.h"
 
 namespace neuronmem::copy {
+struct UserEvents;
+
 // Work that a thread blocked on an event can share: a large copy in progress offers its remaining chunks,
 // so that on a machine with one oneTBB worker an asynchronous copy followed by a wait uses both CPUs.
 class HelpWork {
@@ -37,6 +41,8 @@ struct neuronmem_event {
   std::condition_variable cv;
   std::vector<std::function<void(const neuronmem_status_t*)>> callbacks;  // guarded by mu
   neuronmem::copy::HelpWork* help = nullptr;                               // guarded by mu; holds a ref
+  // Set for events made by neuronmem_event_create (completed by the caller, not by the library).
+  std::shared_ptr<neuronmem::copy::UserEvents> user_owner;
 };
 
 namespace neuronmem::copy {
@@ -55,8 +61,24 @@ void Release(Event* e);
 
 inline bool IsReady(const Event* e) { return e->ready.load(std::memory_order_acquire); }
 
-// Completes the event (exactly once) and runs its callbacks on this thread.
-void Complete(Event* e, Status error);
+// Completes the event (exactly once) and runs its callbacks on this thread. Returns false (and changes
+// nothing) if it was already complete.
+bool Complete(Event* e, Status error);
+
+// The pending caller-completed events of one client. Client destruction cancels them (CancelAll), so
+// transfers waiting on an event the caller never completes fail instead of hanging the drain.
+struct UserEvents {
+  std::mutex mu;
+  std::unordered_set<Event*> pending;  // each still holds its caller's reference (see CompleteUserEvent)
+  bool closed = false;                 // the client is gone: new user events cannot be created
+};
+
+// A new pending user event registered in `owner`; FAILED_PRECONDITION if the owner is closed.
+Status NewUserEvent(const std::shared_ptr<UserEvents>& owner, Event** out);
+// Completes a user event and unregisters it. Returns false if it was already complete.
+bool CompleteUserEvent(Event* e, Status error);
+// Completes every pending user event of `owner` with CANCELLED and closes it.
+void CancelUserEvents(UserEvents* owner);
 
 // Runs fn(error) once the event is ready: now, on this thread, if it already is.
 void OnReady(Event* e, std::function<void(const neuronmem_status_t*)> fn);

@@ -71,6 +71,17 @@ int main(void) {
   CHECK(p == NULL);
   CHECK(code_of(neuronmem_client_lookup_memory(client, 9, &(neuronmem_memory_t*){NULL})) ==
         NEURONMEM_STATUS_NOT_FOUND);
+  {
+    /* A caller-completed event, from C: pending until completed, completed once. */
+    neuronmem_event_t* ev = NULL;
+    int32_t ready = 1;
+    CHECK(code_of(neuronmem_event_create(client, &ev)) == NEURONMEM_STATUS_OK);
+    CHECK(code_of(neuronmem_event_is_ready(ev, &ready)) == NEURONMEM_STATUS_OK && ready == 0);
+    CHECK(code_of(neuronmem_event_complete(ev, NULL)) == NEURONMEM_STATUS_OK);
+    CHECK(code_of(neuronmem_event_wait(ev, -1)) == NEURONMEM_STATUS_OK);
+    CHECK(code_of(neuronmem_event_complete(ev, NULL)) == NEURONMEM_STATUS_FAILED_PRECONDITION);
+    neuronmem_event_destroy(ev);
+  }
   CHECK(code_of(neuronmem_client_destroy(client)) == NEURONMEM_STATUS_OK);
   CHECK(neuronmem_version() == NEURONMEM_VERSION_NUMBER);
 

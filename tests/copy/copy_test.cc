@@ -6,6 +6,7 @@
 #include "common/status_helpers.h"
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -362,6 +363,107 @@ TEST_F(CopyTest, WaitingThreadHelpsWithALargeAsynchronousCopy) {
     neuronmem_buffer_destroy(dst);
   }
   neuronmem_buffer_destroy(src);
+}
+
+TEST_F(CopyTest, UserEventsGateTransfersAndPassTheirErrorOn) {
+  // upload -> (the frontend's own work, a user event) -> download: the download waits for the event.
+  const std::vector<uint8_t> data = Pattern(4096, 11);
+  auto a = Args(data.data(), data.size(), Mem(0));
+  neuronmem_buffer_t* b = nullptr;
+  ASSERT_OK(neuronmem_buffer_from_host(client_, &a, &b, nullptr, nullptr));
+  neuronmem_event_t* executed = nullptr;
+  ASSERT_OK(neuronmem_event_create(client_, &executed));
+  std::vector<uint8_t> out(4096, 0);
+  neuronmem_event_t* read = nullptr;
+  ASSERT_OK(neuronmem_buffer_read(b, 0, out.data(), out.size(), &executed, 1, &read));
+  int32_t ready = 1;
+  ASSERT_OK(neuronmem_event_is_ready(read, &ready));
+  EXPECT_EQ(ready, 0) << "the read must wait for the user event";
+  EXPECT_EQ(Take(neuronmem_event_wait(read, 20 * 1000 * 1000)).code, NEURONMEM_STATUS_DEADLINE_EXCEEDED);
+  ASSERT_OK(neuronmem_event_complete(executed, nullptr));
+  ASSERT_OK(neuronmem_event_wait(read, -1));
+  EXPECT_TRUE(out == data);
+  // Completing twice, or completing an event the library owns, is refused.
+  EXPECT_EQ(Take(neuronmem_event_complete(executed, nullptr)).code, NEURONMEM_STATUS_FAILED_PRECONDITION);
+  Result r = Take(neuronmem_event_complete(read, nullptr));
+  EXPECT_EQ(r.code, NEURONMEM_STATUS_FAILED_PRECONDITION);
+  EXPECT_NE(r.message.find("neuronmem_event_create"), std::string::npos) << r.message;
+  EXPECT_EQ(Take(neuronmem_event_complete(nullptr, nullptr)).code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(Take(neuronmem_event_create(client_, nullptr)).code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  neuronmem_event_t* none = nullptr;
+  EXPECT_EQ(Take(neuronmem_event_create(nullptr, &none)).code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  neuronmem_event_destroy(read);
+  neuronmem_event_destroy(executed);
+
+  // A user event completed with an error fails the transfers waiting on it, with the error's code, and
+  // leaves the destination untouched.
+  neuronmem_event_t* failed = nullptr;
+  ASSERT_OK(neuronmem_event_create(client_, &failed));
+  std::vector<uint8_t> untouched(4096, 0xEE);
+  ASSERT_OK(neuronmem_buffer_read(b, 0, untouched.data(), untouched.size(), &failed, 1, &read));
+  neuronmem_status_t* err = nullptr;
+  {
+    // Any status object will do as the error; take one from a call that fails.
+    err = neuronmem_buffer_read(b, 1u << 20, untouched.data(), 1, nullptr, 0, nullptr);
+    ASSERT_NE(err, nullptr);
+  }
+  const neuronmem_status_code_t code = neuronmem_status_code(err);
+  ASSERT_OK(neuronmem_event_complete(failed, err));
+  neuronmem_status_free(err);  // borrowed by complete
+  r = Take(neuronmem_event_wait(read, -1));
+  EXPECT_EQ(r.code, code);
+  EXPECT_NE(r.message.find("a dependency failed"), std::string::npos) << r.message;
+  EXPECT_TRUE(std::all_of(untouched.begin(), untouched.end(), [](uint8_t v) { return v == 0xEE; }));
+  neuronmem_event_destroy(read);
+  neuronmem_event_destroy(failed);
+  neuronmem_buffer_destroy(b);
+}
+
+TEST_F(CopyTest, DroppedUserEventsCancelWhatWaitsOnThem) {
+  int64_t dims[1] = {256};
+  neuronmem_buffer_t* b = nullptr;
+  ASSERT_OK(neuronmem_buffer_allocate(client_, Mem(0), NEURONMEM_ELEMENT_TYPE_U8, dims, 1, &b));
+  neuronmem_event_t* never = nullptr;
+  ASSERT_OK(neuronmem_event_create(client_, &never));
+  std::vector<uint8_t> out(256);
+  neuronmem_event_t* read = nullptr;
+  ASSERT_OK(neuronmem_buffer_read(b, 0, out.data(), out.size(), &never, 1, &read));
+  neuronmem_event_destroy(never);  // the only handle: nobody can complete it now
+  Result r = Take(neuronmem_event_wait(read, -1));
+  EXPECT_EQ(r.code, NEURONMEM_STATUS_CANCELLED) << r.message;
+  EXPECT_NE(r.message.find("destroyed before it was completed"), std::string::npos) << r.message;
+  neuronmem_event_destroy(read);
+  neuronmem_buffer_destroy(b);
+}
+
+TEST(UserEvents, DestroyingTheClientCancelsPendingUserEventsInsteadOfHanging) {
+  neuronmem_client_options_t o{};
+  o.struct_size = sizeof o;
+  o.num_cores = 1;
+  o.device_bytes_per_core = 8u << 20;
+  o.pinned_host_bytes = 32u << 20;
+  neuronmem_client_t* client = nullptr;
+  ASSERT_OK(neuronmem_client_create(&o, &client));
+  neuronmem_memory_t* hbm = nullptr;
+  ASSERT_OK(neuronmem_client_lookup_memory(client, 0, &hbm));
+  int64_t dims[1] = {64};
+  neuronmem_buffer_t* b = nullptr;
+  ASSERT_OK(neuronmem_buffer_allocate(client, hbm, NEURONMEM_ELEMENT_TYPE_U8, dims, 1, &b));
+  neuronmem_event_t* pending = nullptr;
+  ASSERT_OK(neuronmem_event_create(client, &pending));
+  std::vector<uint8_t> out(64);
+  neuronmem_event_t* read = nullptr;
+  ASSERT_OK(neuronmem_buffer_read(b, 0, out.data(), out.size(), &pending, 1, &read));
+  neuronmem_buffer_destroy(b);
+  // Returns (the queue drains: the read fails) although the caller still holds the uncompleted event.
+  EXPECT_OK(neuronmem_client_destroy(client));
+  Result r = Take(neuronmem_event_wait(read, -1));
+  EXPECT_EQ(r.code, NEURONMEM_STATUS_CANCELLED) << r.message;
+  EXPECT_NE(r.message.find("client was destroyed"), std::string::npos) << r.message;
+  // The events outlive the client; completing the cancelled one is refused, destroying it is fine.
+  EXPECT_EQ(Take(neuronmem_event_complete(pending, nullptr)).code, NEURONMEM_STATUS_FAILED_PRECONDITION);
+  neuronmem_event_destroy(pending);
+  neuronmem_event_destroy(read);
 }
 
 TEST_F(CopyTest, EventChainsAndCallbacksRunExactlyOnce) {
