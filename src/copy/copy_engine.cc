@@ -824,13 +824,21 @@ namespace {
 // worker's reads of the body follow the submitter's writes. Here every field is an atomic written with
 // release and read with acquire: the hand-off is visible through the fields themselves, with no
 // suppression for our code (tests/tsan.supp only hides oneTBB's own accesses). Cost: three plain loads.
+// Whether this thread is running one of the engine's tasks (its arena's workers are the only threads that
+// do): a large copy started there need not enqueue a helper for that same worker.
+thread_local bool t_in_engine_task = false;
+
 class ArenaTask {
  public:
   using Fn = void (*)(CopyEngine*, void*);
   ArenaTask(Fn fn, CopyEngine* engine, void* arg) { Set(fn, engine, arg); }
   ArenaTask(const ArenaTask& o) { Set(o.fn_.load(kAcq), o.engine_.load(kAcq), o.arg_.load(kAcq)); }
   ArenaTask& operator=(const ArenaTask&) = delete;
-  void operator()() const { fn_.load(kAcq)(engine_.load(kAcq), arg_.load(kAcq)); }
+  void operator()() const {
+    t_in_engine_task = true;
+    fn_.load(kAcq)(engine_.load(kAcq), arg_.load(kAcq));
+    t_in_engine_task = false;
+  }
 
  private:
   static constexpr std::memory_order kAcq = std::memory_order_acquire;
@@ -872,7 +880,10 @@ void CopyEngine::ParallelCopy(uint8_t* dst, const uint8_t* src, uint64_t n, Even
     FastCopy(dst, src, n);
     return;
   }
-  const int helpers = std::max(1, impl_->arena.max_concurrency() - 1);
+  // The arena's worker slots (one is reserved for a master thread), minus this thread if it is one of
+  // them: on a 2-CPU machine a copy run by the queue's worker enqueues no helper (it could only start
+  // after this copy) and shares the work with a waiting thread instead.
+  const int helpers = std::max(0, impl_->arena.max_concurrency() - 1 - (t_in_engine_task ? 1 : 0));
   auto* shared = new SharedCopy(dst, src, n, /*refs=*/helpers + 1);
   for (int i = 0; i < helpers; ++i) {
     Enqueue(

@@ -836,10 +836,16 @@ class Parser {
       const size_t colon = body.find(':');
       if (colon != std::string_view::npos) {
         auto elements = scratch_->attrs.Get();
-        std::string rest(body.substr(colon + 1));
-        std::stringstream ss(rest);
-        std::string item;
-        while (std::getline(ss, item, ',')) {
+        std::string_view rest = body.substr(colon + 1);
+        std::string item;  // NUL-terminated copy for strtoll/strtod
+        while (!rest.empty()) {
+          const size_t comma = rest.find(',');
+          std::string_view piece = rest.substr(0, comma);
+          rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+          while (!piece.empty() && IsSpace(piece.front())) piece.remove_prefix(1);
+          piece = TrimRight(piece);
+          if (piece.empty()) continue;
+          item.assign(piece);
           Attribute e;
           e.kind = Attribute::Kind::kInt;
           e.i = std::strtoll(item.c_str(), nullptr, 10);
@@ -847,10 +853,10 @@ class Parser {
             e.kind = Attribute::Kind::kFloat;
             e.f = std::strtod(item.c_str(), nullptr);
           }
-          if (item.find("true") != std::string::npos) {
+          if (item == "true") {
             e.kind = Attribute::Kind::kBool;
             e.b = true;
-          } else if (item.find("false") != std::string::npos) {
+          } else if (item == "false") {
             e.kind = Attribute::Kind::kBool;
           }
           elements->push_back(e);

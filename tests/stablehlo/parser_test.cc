@@ -257,6 +257,34 @@ func.func @main(%a: tensor<2xf32>, %b: tensor<2xf32>) -> tensor<2xi1> {
   EXPECT_EQ(ops[2].operands.size(), 2u);
 }
 
+TEST(Parser, DenseArrayAttributesOfEveryElementKind) {
+  auto mods = MustParse(R"(
+func.func @main(%a: tensor<2x3xf32>) -> tensor<3x2xf32> {
+  %0 = "stablehlo.transpose"(%a) {permutation = array<i64: 1, -2 ,3>, flags = array<i1: true, false>,
+      scales = array<f32: 1.5, 2.5e1>, none = array<i64>, blank = array<i64: >} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  return %0 : tensor<3x2xf32>
+}
+)");
+  const Operation& op = mods.at(0).functions.at(0).body.blocks.at(0).ops.at(0);
+  const Attribute* perm = Find(op.attributes, "permutation");
+  ASSERT_NE(perm, nullptr);
+  ASSERT_EQ(perm->array.size(), 3u);
+  EXPECT_EQ(perm->array[0].i, 1);
+  EXPECT_EQ(perm->array[1].i, -2);
+  EXPECT_EQ(perm->array[2].i, 3);
+  const Attribute* flags = Find(op.attributes, "flags");
+  ASSERT_EQ(flags->array.size(), 2u);
+  EXPECT_EQ(flags->array[0].kind, Attribute::Kind::kBool);
+  EXPECT_TRUE(flags->array[0].b);
+  EXPECT_FALSE(flags->array[1].b);
+  const Attribute* scales = Find(op.attributes, "scales");
+  ASSERT_EQ(scales->array.size(), 2u);
+  EXPECT_EQ(scales->array[1].kind, Attribute::Kind::kFloat);
+  EXPECT_DOUBLE_EQ(scales->array[1].f, 25.0);
+  EXPECT_TRUE(Find(op.attributes, "none")->array.empty());
+  EXPECT_TRUE(Find(op.attributes, "blank")->array.empty()) << "whitespace is not an element";
+}
+
 template <typename T>
 std::vector<T> Values(const Attribute& a) {
   std::vector<T> out(a.dense.size() / sizeof(T));
