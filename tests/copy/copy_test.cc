@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/client_helpers.h"
 #include "common/status_helpers.h"
 #include <unistd.h>
 
@@ -437,13 +438,8 @@ TEST_F(CopyTest, DroppedUserEventsCancelWhatWaitsOnThem) {
 }
 
 TEST(UserEvents, DestroyingTheClientCancelsPendingUserEventsInsteadOfHanging) {
-  neuronmem_client_options_t o{};
-  o.struct_size = sizeof o;
-  o.num_cores = 1;
-  o.device_bytes_per_core = 8u << 20;
-  o.pinned_host_bytes = 32u << 20;
   neuronmem_client_t* client = nullptr;
-  ASSERT_OK(neuronmem_client_create(&o, &client));
+  ASSERT_OK(neuronmem_test::CreateSmallClient(8u << 20, &client));
   neuronmem_memory_t* hbm = nullptr;
   ASSERT_OK(neuronmem_client_lookup_memory(client, 0, &hbm));
   int64_t dims[1] = {64};
@@ -824,13 +820,8 @@ TEST_F(CopyTest, BadArgumentsAreInvalidArgument) {
 }
 
 TEST(CopyClient, DestroyWithLiveBuffersIsReportedAndBufferDestroyStaysSafe) {
-  neuronmem_client_options_t o{};
-  o.struct_size = sizeof o;
-  o.num_cores = 1;
-  o.device_bytes_per_core = 4u << 20;
-  o.pinned_host_bytes = 32u << 20;
   neuronmem_client_t* c = nullptr;
-  ASSERT_OK(neuronmem_client_create(&o, &c));
+  ASSERT_OK(neuronmem_test::CreateSmallClient(4u << 20, &c));
   neuronmem_memory_t* m = nullptr;
   ASSERT_OK(neuronmem_client_lookup_memory(c, 0, &m));
   int64_t dims[1] = {1000};

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "common/client_helpers.h"
 #include "copy/event.h"
 
 namespace {
@@ -23,13 +24,8 @@ int Fail(const char* what, neuronmem_status_t* s) {
 }  // namespace
 
 int main() {
-  neuronmem_client_options_t o{};
-  o.struct_size = sizeof o;
-  o.num_cores = 1;
-  o.device_bytes_per_core = 8u << 20;
-  o.pinned_host_bytes = 32u << 20;
   neuronmem_client_t* client = nullptr;
-  if (neuronmem_status_t* s = neuronmem_client_create(&o, &client)) return Fail("client_create", s);
+  if (neuronmem_status_t* s = neuronmem_test::CreateSmallClient(8u << 20, &client)) return Fail("client_create", s);
   neuronmem_memory_t* hbm = nullptr;
   if (neuronmem_status_t* s = neuronmem_client_lookup_memory(client, 0, &hbm)) return Fail("lookup_memory", s);
 
