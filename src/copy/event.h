@@ -65,7 +65,7 @@ inline bool IsReady(const Event* e) { return e->ready.load(std::memory_order_acq
 // nothing) if it was already complete.
 bool Complete(Event* e, Status error);
 
-// The pending caller-completed events of one client. Client destruction cancels them (CancelAll), so
+// The pending caller-completed events of one client. Client destruction cancels them (CancelUserEvents), so
 // transfers waiting on an event the caller never completes fail instead of hanging the drain.
 struct UserEvents {
   std::mutex mu;

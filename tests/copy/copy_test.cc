@@ -552,7 +552,8 @@ TEST_F(CopyTest, DeleteWhileATransferIsPendingWaitsForIt) {
   // A read that waits on an event the test holds pending is queued; the buffer is deleted before the event
   // fires. The read then fails cleanly and never touches freed memory, and the memory goes back only
   // after it has run.
-  neuronmem_event_t* gate = neuronmem::copy::NewEvent();  // internal: a pending event the test completes
+  neuronmem_event_t* gate = nullptr;  // a pending event the test completes
+  ASSERT_OK(neuronmem_event_create(client_, &gate));
   neuronmem_buffer_t* target = nullptr;
   int64_t dims[1] = {4096};
   ASSERT_OK(neuronmem_buffer_allocate(client_, Mem(0), NEURONMEM_ELEMENT_TYPE_U8, dims, 1, &target));
@@ -567,7 +568,7 @@ TEST_F(CopyTest, DeleteWhileATransferIsPendingWaitsForIt) {
   int32_t ready = 1;
   ASSERT_OK(neuronmem_event_is_ready(re, &ready));
   EXPECT_EQ(ready, 0);
-  neuronmem::copy::Complete(gate, nullptr);
+  ASSERT_OK(neuronmem_event_complete(gate, nullptr));
   Result r = Take(neuronmem_event_wait(re, -1));
   EXPECT_EQ(r.code, NEURONMEM_STATUS_FAILED_PRECONDITION) << r.message;
   EXPECT_NE(r.message.find("deleted before the transfer ran"), std::string::npos) << r.message;
@@ -649,13 +650,14 @@ TEST_F(CopyTest, ChunkedUploadStreamsIntoAPreCreatedBuffer) {
   // A chunk can wait for other work: this one rewrites the first bytes only after `gate` fires.
   neuronmem_buffer_t* b2 = nullptr;
   ASSERT_OK(neuronmem_buffer_allocate(client_, Mem(0), NEURONMEM_ELEMENT_TYPE_U8, dims, 1, &b2));
-  neuronmem_event_t* gate = neuronmem::copy::NewEvent();
+  neuronmem_event_t* gate = nullptr;
+  ASSERT_OK(neuronmem_event_create(client_, &gate));
   neuronmem_event_t* gated = nullptr;
   ASSERT_OK(neuronmem_buffer_upload_chunk(b2, 0, data.data(), data.size(), 1, &gate, 1, &gated));
   int32_t gated_ready = 1;
   ASSERT_OK(neuronmem_event_is_ready(gated, &gated_ready));
   EXPECT_EQ(gated_ready, 0);
-  neuronmem::copy::Complete(gate, nullptr);
+  ASSERT_OK(neuronmem_event_complete(gate, nullptr));
   ASSERT_OK(neuronmem_event_wait(gated, -1));
   EXPECT_EQ(Download(b2), data);
   neuronmem_event_destroy(gated);

@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "common/client_helpers.h"
-#include "copy/event.h"
 
 namespace {
 int Fail(const char* what, neuronmem_status_t* s) {
@@ -35,12 +34,14 @@ int main() {
   if (neuronmem_status_t* s = neuronmem_buffer_allocate(client, hbm, NEURONMEM_ELEMENT_TYPE_U8, dims, 1, &buf))
     return Fail("buffer_allocate", s);
 
-  neuronmem_event_t* gate = neuronmem::copy::NewEvent();
+  neuronmem_event_t* gate = nullptr;
+  if (neuronmem_status_t* s = neuronmem_event_create(client, &gate)) return Fail("event_create", s);
   std::vector<unsigned char> out(static_cast<size_t>(n));
   neuronmem_event_t* done = nullptr;
   if (neuronmem_status_t* s = neuronmem_buffer_read(buf, 0, out.data(), static_cast<uint64_t>(n), &gate, 1, &done))
     return Fail("buffer_read", s);
-  neuronmem::copy::Complete(gate, nullptr);  // a worker now copies into `out`
+  // A worker now copies into `out`.
+  if (neuronmem_status_t* s = neuronmem_event_complete(gate, nullptr)) return Fail("event_complete", s);
 
   // Racy reads of `out` until the read is done (is_ready's acquire ends the race; before it, every read
   // conflicts with the worker's write).
