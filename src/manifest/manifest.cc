@@ -107,7 +107,7 @@ class Deriver {
       case Type::Kind::kTensor:
       case Type::Kind::kScalar:
         s.element_type = stablehlo::ElementTypeName(t.element);
-        if (t.element == stablehlo::ElementType::kOther) s.element_type = stablehlo::TypeToString(t);
+        if (t.element == stablehlo::ElementType::kOther || t.quant) s.element_type = stablehlo::TypeToString(t);
         s.dims = t.dims;
         break;
       case Type::Kind::kTuple: s.element_type = "tuple"; s.is_tuple = true; break;

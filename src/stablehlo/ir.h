@@ -22,6 +22,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/element_type.h"
+
 namespace neuronmem::stablehlo {
 
 // A read-only array in an Arena (or any memory that outlives it): pointer and length.
@@ -99,32 +101,36 @@ struct Location {
   uint32_t column = 0;
 };
 
-enum class ElementType {
-  kUnknown,
-  kI1,
-  kS8, kS16, kS32, kS64,
-  kU8, kU16, kU32, kU64,
-  kF16, kBF16, kF32, kF64,
-  kComplexF32, kComplexF64,
-  kOther,  // a valid MLIR element type this runtime does not compute with (f8 variants, index ...)
-};
-
-// Bytes per element, 0 for kUnknown/kOther.
-uint32_t ElementByteSize(ElementType t);
-// "f32", "i1", "bf16", ...
-const char* ElementTypeName(ElementType t);
+// Element types come from the library-wide table (src/base/element_type.h).
+using neuronmem::ElementType;
+using neuronmem::ElementByteSize;
+using neuronmem::ElementTypeName;
 
 // Tensor dimensions, -1 for a dynamic one.
 using Dims = Span<int64_t>;
 
+// A quantized element type, `!quant.uniform<storage[<min:max>]:expressed[:axis], scale[:zero_point]>` or
+// per axis `{scale0:zp0, scale1:zp1, ...}` (MLIR's quant dialect; StableHLO's quantization semantics).
+// A Type with `quant` set has `element` = the storage type: a buffer holds the storage integers.
+struct QuantType {
+  ElementType storage = ElementType::kInvalid;    // i8, ui8, i4, i16, i32 ...
+  ElementType expressed = ElementType::kInvalid;  // f32, bf16, f16
+  int64_t storage_min = 0;                        // the storage range, by default the storage type's range
+  int64_t storage_max = 0;
+  int32_t axis = -1;                              // the quantized dimension; -1 = per tensor
+  Span<double> scales;                            // one (per tensor) or one per slice along `axis`
+  Span<int64_t> zero_points;                      // as many as scales
+};
+
 struct Type {
   enum class Kind { kTensor, kToken, kTuple, kScalar, kFunction, kOther };
   Kind kind = Kind::kOther;
-  ElementType element = ElementType::kUnknown;
+  ElementType element = ElementType::kInvalid;  // for quantized types: the storage type
+  const QuantType* quant = nullptr;              // quantized tensors and scalars; in the module's arena
   Dims dims;             // tensors
   Span<Type> elements;   // tuples; functions: inputs then outputs (split at num_inputs)
   size_t num_inputs = 0; // functions
-  std::string_view text; // as written, for types other than tensors and scalars (see TypeToString)
+  std::string_view text; // as written, for types other than plain tensors and scalars (see TypeToString)
 
   bool IsTuple() const { return kind == Kind::kTuple; }
 };

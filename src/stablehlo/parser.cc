@@ -17,49 +17,6 @@ namespace neuronmem::stablehlo {
 
 // ---- IR helpers -------------------------------------------------------------------------------------
 
-uint32_t ElementByteSize(ElementType t) {
-  switch (t) {
-    case ElementType::kI1:
-    case ElementType::kS8:
-    case ElementType::kU8: return 1;
-    case ElementType::kS16:
-    case ElementType::kU16:
-    case ElementType::kF16:
-    case ElementType::kBF16: return 2;
-    case ElementType::kS32:
-    case ElementType::kU32:
-    case ElementType::kF32: return 4;
-    case ElementType::kS64:
-    case ElementType::kU64:
-    case ElementType::kF64:
-    case ElementType::kComplexF32: return 8;
-    case ElementType::kComplexF64: return 16;
-    default: return 0;
-  }
-}
-
-const char* ElementTypeName(ElementType t) {
-  switch (t) {
-    case ElementType::kI1: return "i1";
-    case ElementType::kS8: return "i8";
-    case ElementType::kS16: return "i16";
-    case ElementType::kS32: return "i32";
-    case ElementType::kS64: return "i64";
-    case ElementType::kU8: return "ui8";
-    case ElementType::kU16: return "ui16";
-    case ElementType::kU32: return "ui32";
-    case ElementType::kU64: return "ui64";
-    case ElementType::kF16: return "f16";
-    case ElementType::kBF16: return "bf16";
-    case ElementType::kF32: return "f32";
-    case ElementType::kF64: return "f64";
-    case ElementType::kComplexF32: return "complex<f32>";
-    case ElementType::kComplexF64: return "complex<f64>";
-    case ElementType::kOther: return "other";
-    default: return "unknown";
-  }
-}
-
 Arena::~Arena() {
   for (char* b : blocks_) std::free(b);
 }
@@ -100,11 +57,11 @@ std::string_view Arena::CopyString(std::string_view s) {
 
 std::string TypeToString(const Type& t) {
   if (!t.text.empty()) return std::string(t.text);
-  if (t.kind == Type::Kind::kScalar) return ElementTypeName(t.element);
+  if (t.kind == Type::Kind::kScalar) return std::string(ElementTypeName(t.element));
   if (t.kind != Type::Kind::kTensor) return "?";
   std::string s = "tensor<";
   for (int64_t d : t.dims) s += (d < 0 ? std::string("?") : std::to_string(d)) + "x";
-  return s + ElementTypeName(t.element) + ">";
+  return s.append(ElementTypeName(t.element)) + ">";
 }
 
 const Attribute* Find(const NamedAttrs& attrs, std::string_view key) {
@@ -409,37 +366,123 @@ std::string_view SymbolName(const Token& t, Arena* arena) {
 
 // ---- Types ------------------------------------------------------------------------------------------
 
-ElementType ParseElementType(std::string_view s) {
-  // The common spellings first, by length and bytes (this runs for every type in the file).
-  if (s.size() == 3) {
-    if (s[0] == 'f' && s[1] == '3' && s[2] == '2') return ElementType::kF32;
-    if (s[0] == 'i' && s[1] == '3' && s[2] == '2') return ElementType::kS32;
-    if (s[0] == 'i' && s[1] == '6' && s[2] == '4') return ElementType::kS64;
-    if (s[0] == 'f' && s[1] == '1' && s[2] == '6') return ElementType::kF16;
-    if (s[0] == 'f' && s[1] == '6' && s[2] == '4') return ElementType::kF64;
-  } else if (s.size() == 4 && s[0] == 'b' && s[1] == 'f' && s[2] == '1' && s[3] == '6') {
-    return ElementType::kBF16;
+ElementType ParseElementType(std::string_view s) { return ParseElementTypeName(s); }
+
+// Parses `!quant.uniform<...>` (the whole type text) into a QuantType in the arena; `element` gets the
+// storage type. Per-tensor: `<i8:f32, 0.5:-3>`; per-axis: `<i8:f32:1, {0.5:-3, 0.25}>`; a storage range:
+// `<i8<-127:127>:f32, ...>`; a missing zero point is 0.
+const QuantType* ParseQuantType(std::string_view text, Location loc, Arena* arena) {
+  const std::string whole(text);
+  auto bad = [&](const std::string& why) -> const QuantType* {
+    Fail(loc, "malformed quantized type '" + whole + "': " + why);
+    return nullptr;
+  };
+  constexpr std::string_view kPrefix = "!quant.uniform<";
+  if (text.substr(0, kPrefix.size()) != kPrefix) {
+    Fail(loc, "unsupported quantized type '" + whole + "' (only !quant.uniform is supported)");
   }
-  if (s == "i1") return ElementType::kI1;
-  if (s == "i8" || s == "si8") return ElementType::kS8;
-  if (s == "i16" || s == "si16") return ElementType::kS16;
-  if (s == "i32" || s == "si32") return ElementType::kS32;
-  if (s == "i64" || s == "si64") return ElementType::kS64;
-  if (s == "ui8") return ElementType::kU8;
-  if (s == "ui16") return ElementType::kU16;
-  if (s == "ui32") return ElementType::kU32;
-  if (s == "ui64") return ElementType::kU64;
-  if (s == "f16") return ElementType::kF16;
-  if (s == "bf16") return ElementType::kBF16;
-  if (s == "f32") return ElementType::kF32;
-  if (s == "f64") return ElementType::kF64;
-  if (s == "complex<f32>") return ElementType::kComplexF32;
-  if (s == "complex<f64>") return ElementType::kComplexF64;
-  if (s == "index" || s.rfind("f8", 0) == 0 || s == "tf32" || s.rfind("i", 0) == 0 || s.rfind("ui", 0) == 0 ||
-      s.rfind("si", 0) == 0 || s.rfind("complex<", 0) == 0 || s.rfind("f4", 0) == 0 || s.rfind("f6", 0) == 0) {
-    return ElementType::kOther;
+  if (text.back() != '>') return bad("no closing '>'");
+  std::string_view s = text.substr(kPrefix.size(), text.size() - kPrefix.size() - 1);
+  auto trim = [](std::string_view v) {
+    while (!v.empty() && std::isspace(static_cast<unsigned char>(v.front()))) v.remove_prefix(1);
+    while (!v.empty() && std::isspace(static_cast<unsigned char>(v.back()))) v.remove_suffix(1);
+    return v;
+  };
+  auto to_int = [&](std::string_view v, int64_t* out) {
+    v = trim(v);
+    const std::string str(v);
+    char* end = nullptr;
+    errno = 0;
+    *out = std::strtoll(str.c_str(), &end, 10);
+    if (str.empty() || errno == ERANGE || *end) bad("'" + str + "' is not an integer");
+  };
+  auto to_double = [&](std::string_view v) {
+    v = trim(v);
+    const std::string str(v);
+    char* end = nullptr;
+    const double d = std::strtod(str.c_str(), &end);
+    if (str.empty() || *end) bad("'" + str + "' is not a number");
+    return d;
+  };
+  QuantType q;
+  // storage type, up to ':' or '<'
+  size_t i = 0;
+  while (i < s.size() && s[i] != ':' && s[i] != '<') ++i;
+  std::string_view storage = trim(s.substr(0, i));
+  if (storage.size() > 1 && storage[0] == 'u' && storage[1] != 'i') {
+    q.storage = ParseElementTypeName("ui" + std::string(storage.substr(1)));  // the quant dialect's "u8"
+  } else {
+    q.storage = ParseElementTypeName(storage);
   }
-  return ElementType::kUnknown;
+  if (!IsInteger(q.storage) && !IsFloat(q.storage)) return bad("storage type '" + std::string(storage) + "'");
+  const uint32_t bits = neuronmem::ElementInfo(q.storage).bits;
+  if (IsSignedInt(q.storage)) {
+    q.storage_min = bits >= 64 ? INT64_MIN : -(int64_t{1} << (bits - 1));
+    q.storage_max = bits >= 64 ? INT64_MAX : (int64_t{1} << (bits - 1)) - 1;
+  } else if (IsUnsignedInt(q.storage)) {
+    q.storage_min = 0;
+    q.storage_max = bits >= 63 ? INT64_MAX : (int64_t{1} << bits) - 1;
+  }
+  if (i < s.size() && s[i] == '<') {
+    const size_t close = s.find('>', i);
+    if (close == std::string_view::npos) return bad("unclosed storage range");
+    const std::string_view range = s.substr(i + 1, close - i - 1);
+    const size_t colon = range.find(':', range[0] == '-' ? 1 : 0);
+    if (colon == std::string_view::npos) return bad("storage range needs min:max");
+    to_int(range.substr(0, colon), &q.storage_min);
+    to_int(range.substr(colon + 1), &q.storage_max);
+    if (q.storage_min > q.storage_max) return bad("storage range min > max");
+    i = close + 1;
+  }
+  if (i >= s.size() || s[i] != ':') return bad("expected ':' after the storage type");
+  ++i;
+  // expressed type, then an optional ':axis', then ',' and the scales
+  const size_t comma = s.find(',', i);
+  if (comma == std::string_view::npos) return bad("expected ',' before the scale");
+  std::string_view expressed = trim(s.substr(i, comma - i));
+  if (const size_t c = expressed.find(':'); c != std::string_view::npos) {
+    const std::string_view axis = trim(expressed.substr(c + 1));
+    if (!axis.empty() && axis[0] == '{') return bad("sub-channel (block) quantization is not supported");
+    int64_t a = 0;
+    to_int(axis, &a);
+    if (a < 0 || a > 64) return bad("quantized dimension out of range");
+    q.axis = static_cast<int32_t>(a);
+    expressed = trim(expressed.substr(0, c));
+  }
+  q.expressed = ParseElementTypeName(expressed);
+  if (!IsFloat(q.expressed)) return bad("expressed type '" + std::string(expressed) + "' is not a float type");
+  std::string_view params = trim(s.substr(comma + 1));
+  std::vector<double> scales;
+  std::vector<int64_t> zps;
+  auto one = [&](std::string_view p) {
+    p = trim(p);
+    // scale[:zero_point]; the scale may be negative or have an exponent, so split at the last ':'
+    const size_t c = p.rfind(':');
+    int64_t zp = 0;
+    if (c != std::string_view::npos) {
+      to_int(p.substr(c + 1), &zp);
+      p = p.substr(0, c);
+    }
+    scales.push_back(to_double(p));
+    zps.push_back(zp);
+  };
+  if (q.axis >= 0) {
+    if (params.size() < 2 || params.front() != '{' || params.back() != '}') return bad("per-axis scales need {...}");
+    params = params.substr(1, params.size() - 2);
+    size_t start = 0;
+    for (size_t k = 0; k <= params.size(); ++k) {
+      if (k == params.size() || params[k] == ',') {
+        one(params.substr(start, k - start));
+        start = k + 1;
+      }
+    }
+  } else {
+    one(params);
+  }
+  q.scales = arena->Copy(scales);
+  q.zero_points = arena->Copy(zps);
+  auto* out = static_cast<QuantType*>(arena->Allocate(sizeof(QuantType), alignof(QuantType)));
+  return new (out) QuantType(q);
 }
 
 // Parses the inside of tensor<...>: "2x3xf32", "f32", "?x4xi8", "2x3xf32, #encoding".
@@ -498,8 +541,13 @@ void ParseTensorBody(std::string_view body, Location loc, Type* t, Arena* arena)
     t->dims = arena->Copy(more);
   }
   const std::string_view elem = body.substr(i);
+  if (elem.rfind("!quant.", 0) == 0) {
+    t->quant = ParseQuantType(elem, loc, arena);
+    t->element = t->quant->storage;
+    return;
+  }
   t->element = ParseElementType(elem);
-  if (t->element == ElementType::kUnknown) {
+  if (t->element == ElementType::kInvalid) {
     Fail(loc, "unknown tensor element type '" + std::string(elem) + "' in tensor<" + std::string(body) + ">");
   }
 }
@@ -736,6 +784,11 @@ class Parser {
         const Token open = lex_.Next();
         RawAngle(open);
       }
+      if (t.text.rfind("!quant.", 0) == 0) {
+        type.kind = Type::Kind::kScalar;
+        type.quant = ParseQuantType(TextFrom(t), t.loc, arena_);
+        type.element = type.quant->storage;
+      }
     } else if (IsPunct(t, "(")) {
       type.kind = Type::Kind::kFunction;
       auto elements = scratch_->types.Get();
@@ -761,7 +814,7 @@ class Parser {
     } else if (t.kind == Tok::kIdent) {
       type.kind = Type::Kind::kScalar;
       type.element = ParseElementType(t.text);
-      if (type.element == ElementType::kUnknown) {
+      if (type.element == ElementType::kInvalid) {
         if (t.text == "none") type.kind = Type::Kind::kOther;
         else Fail(t.loc, "expected a type, found '" + std::string(t.text) + "'");
       }
@@ -771,7 +824,7 @@ class Parser {
     // Tensors and scalars are fully described by element and dims (TypeToString rebuilds their text);
     // other types keep their source text.
     if ((type.kind != Type::Kind::kTensor && type.kind != Type::Kind::kScalar) ||
-        type.element == ElementType::kOther || type.element == ElementType::kUnknown) {
+        type.element == ElementType::kOther || type.element == ElementType::kInvalid || type.quant) {
       type.text = TextFrom(t);
     }
     return type;
@@ -899,7 +952,7 @@ class Parser {
       a.kind = Attribute::Kind::kUnit;
     } else if (t.kind == Tok::kIdent || t.kind == Tok::kBang || IsPunct(t, "(")) {
       // A type used as an attribute (function_type = (...) -> ..., or i32), or an enum keyword.
-      if (t.kind == Tok::kIdent && ParseElementType(t.text) == ElementType::kUnknown && t.text != "tensor" &&
+      if (t.kind == Tok::kIdent && ParseElementType(t.text) == ElementType::kInvalid && t.text != "tensor" &&
           t.text != "tuple" && t.text != "complex" && t.text != "none" && t.text != "memref" && t.text != "vector") {
         lex_.Next();
         a.kind = Attribute::Kind::kOpaque;
@@ -1557,11 +1610,12 @@ bool ParseScalar(const std::string& s, ElementType t, uint8_t* out) {
     return true;
   }
   switch (t) {
-    case ElementType::kI1:
+    case ElementType::kPred:
       if (s == "true" || s == "1") out[0] = 1;
       else if (s == "false" || s == "0") out[0] = 0;
       else return false;
       return true;
+    case ElementType::kS2: case ElementType::kS4: case ElementType::kU2: case ElementType::kU4:
     case ElementType::kS8: case ElementType::kS16: case ElementType::kS32: case ElementType::kS64:
     case ElementType::kU8: case ElementType::kU16: case ElementType::kU32: case ElementType::kU64: {
       if (s == "true" || s == "false") {
@@ -1587,9 +1641,9 @@ bool ParseScalar(const std::string& s, ElementType t, uint8_t* out) {
         else if (s == "nan" || s == "-nan") d = std::nan("");
         else return false;
       }
-      if (t == ElementType::kF64 || t == ElementType::kComplexF64) {
+      if (t == ElementType::kF64 || t == ElementType::kC128) {
         std::memcpy(out, &d, 8);
-      } else if (t == ElementType::kF32 || t == ElementType::kComplexF32) {
+      } else if (t == ElementType::kF32 || t == ElementType::kC64) {
         const float f = static_cast<float>(d);
         std::memcpy(out, &f, 4);
       } else if (t == ElementType::kF16) {
@@ -1653,7 +1707,7 @@ Status DecodeDense(std::string_view body, const Type& type, std::vector<uint8_t>
   }
   // Scalars: numbers, true/false, per-element hex, complex (re, im); brackets and commas separate.
   std::vector<std::string> scalars;
-  const bool complex = type.element == ElementType::kComplexF32 || type.element == ElementType::kComplexF64;
+  const bool complex = type.element == ElementType::kC64 || type.element == ElementType::kC128;
   size_t i = 0;
   while (i < s.size()) {
     const char c = s[i];
@@ -1672,8 +1726,8 @@ Status DecodeDense(std::string_view body, const Type& type, std::vector<uint8_t>
   }
   const uint32_t per = complex ? 2 : 1;
   const uint32_t part = complex ? esize / 2 : esize;
-  const ElementType part_type = type.element == ElementType::kComplexF32   ? ElementType::kF32
-                                : type.element == ElementType::kComplexF64 ? ElementType::kF64
+  const ElementType part_type = type.element == ElementType::kC64   ? ElementType::kF32
+                                : type.element == ElementType::kC128 ? ElementType::kF64
                                                                            : type.element;
   if (scalars.size() == per && count != 1) {
     *splat = true;
@@ -1684,7 +1738,8 @@ Status DecodeDense(std::string_view body, const Type& type, std::vector<uint8_t>
   bytes->resize(scalars.size() * part);
   for (size_t k = 0; k < scalars.size(); ++k) {
     if (!ParseScalar(scalars[k], part_type, bytes->data() + k * part)) {
-      return InvalidArgument("'%s' is not a valid %s value", scalars[k].c_str(), ElementTypeName(part_type));
+      return InvalidArgument("'%s' is not a valid %s value", scalars[k].c_str(),
+                             std::string(ElementTypeName(part_type)).c_str());
     }
   }
   return Ok();
