@@ -5,7 +5,7 @@
 #include "copy/copy_engine.h"
 #include "copy/event.h"
 #include "core/client.h"
-#include "core/status.h"
+#include "base/status.h"
 
 using neuronmem::InvalidArgument;
 namespace copy = neuronmem::copy;

@@ -6,7 +6,7 @@
 
 #include "core/client.h"
 #include "api/shim.h"
-#include "core/status.h"
+#include "base/status.h"
 
 using neuronmem::InvalidArgument;
 using neuronmem::NotFound;

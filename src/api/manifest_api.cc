@@ -12,7 +12,7 @@
 #include "api/shim.h"
 #include "copy/copy_engine.h"
 #include "core/client.h"
-#include "core/status.h"
+#include "base/status.h"
 #include "manifest/manifest.h"
 
 using neuronmem::InvalidArgument;

@@ -5,7 +5,7 @@
 
 #include <cstddef>
 
-#include "core/status.h"
+#include "base/status.h"
 
 namespace neuronmem::api {
 

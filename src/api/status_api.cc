@@ -2,7 +2,7 @@
 #include <neuronmem/status.h>
 #include <neuronmem/version.h>
 
-#include "core/status.h"
+#include "base/status.h"
 
 #define NEURONMEM_STR2(x) #x
 #define NEURONMEM_STR(x) NEURONMEM_STR2(x)

@@ -22,7 +22,7 @@
 
 #include "copy/event.h"
 #include "core/client.h"
-#include "core/status.h"
+#include "base/status.h"
 
 namespace neuronmem::copy {
 

@@ -13,7 +13,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "core/status.h"
+#include "base/status.h"
 
 namespace neuronmem::copy {
 struct UserEvents;

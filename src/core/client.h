@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "core/status.h"
+#include "base/status.h"
 #include "memory/device_arena.h"
 #include "memory/pinned_arena.h"
 

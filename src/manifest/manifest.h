@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/status.h"
+#include "base/status.h"
 #include "stablehlo/ir.h"
 
 namespace neuronmem::manifest {

@@ -7,7 +7,7 @@
 #include <mutex>
 #include <string>
 
-#include "core/status.h"
+#include "base/status.h"
 #include "memory/arena_stats.h"
 #include "memory/spin_lock.h"
 #include "memory/tlsf.h"

@@ -11,7 +11,7 @@
 #include <memory>
 #include <string>
 
-#include "core/status.h"
+#include "base/status.h"
 #include "memory/arena_stats.h"
 
 namespace neuronmem::memory {
