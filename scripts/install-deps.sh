@@ -5,7 +5,7 @@ set -euo pipefail
 packages=(
   meson ninja-build pkg-config g++ clang libclang-rt-14-dev python3 binutils
   libmimalloc-dev liburing-dev libtbb-dev nlohmann-json3-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libbenchmark-dev clang-format-14
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh machine: installs what is missing, then
-#   1. build-test/  debugoptimized gcc build, every suite;
+#   1. build-test/  debugoptimized gcc build, every suite (with the formatting check, suite 'format');
 #   2. build-asan/  clang with ASan+UBSan (and the libFuzzer target), every suite;
 #   3. build-tsan/  gcc with ThreadSanitizer, the 'concurrency' suite.
 # Ends with one line "N passed, N failed" over all three runs; exits non-zero if anything failed.
@@ -45,10 +45,13 @@ install_check() {
   local prefix
   prefix=$(PKG_CONFIG_PATH="$pc" pkg-config --variable=prefix neuronmem)
   # pkg-config reports the install prefix; point it into the destdir.
-  cc -std=c17 -Wall -Wextra -Werror tests/c/api_test.c -o build-test/installed_api_test \
-    $(PKG_CONFIG_PATH="$pc" pkg-config --define-variable=prefix="$dest$prefix" --cflags --libs neuronmem) || return 1
-  LD_LIBRARY_PATH="$(PKG_CONFIG_PATH="$pc" pkg-config --define-variable=prefix="$dest$prefix" --variable=libdir neuronmem)" \
-    build-test/installed_api_test
+  local flags
+  flags=$(PKG_CONFIG_PATH="$pc" pkg-config --define-variable=prefix="$dest$prefix" --cflags --libs neuronmem)
+  # shellcheck disable=SC2086
+  cc -std=c17 -Wall -Wextra -Werror tests/c/api_test.c -o build-test/installed_api_test $flags || return 1
+  local libdir
+  libdir=$(PKG_CONFIG_PATH="$pc" pkg-config --define-variable=prefix="$dest$prefix" --variable=libdir neuronmem)
+  LD_LIBRARY_PATH="$libdir" build-test/installed_api_test
 }
 if [ -f build-test/build.ninja ]; then
   install_check || failed_steps+=("install-check")

@@ -25,9 +25,8 @@ void BM_GlibcMalloc(benchmark::State& state) {
       std::free(ptrs[i]);
     }
   }
-  state.counters["ns_per_pair"] =
-      benchmark::Counter(static_cast<double>(state.iterations() * kBatch), benchmark::Counter::kIsRate |
-                                                                                 benchmark::Counter::kInvert);
+  state.counters["ns_per_pair"] = benchmark::Counter(static_cast<double>(state.iterations() * kBatch),
+                                                     benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
 neuronmem_client_t* Client() {
@@ -63,9 +62,8 @@ void BM_PinnedHost_PublicApi(benchmark::State& state) {
       neuronmem_status_free(neuronmem_host_free(c, p));
     }
   }
-  state.counters["ns_per_pair"] =
-      benchmark::Counter(static_cast<double>(state.iterations() * kBatch), benchmark::Counter::kIsRate |
-                                                                                 benchmark::Counter::kInvert);
+  state.counters["ns_per_pair"] = benchmark::Counter(static_cast<double>(state.iterations() * kBatch),
+                                                     benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
 void BM_DeviceArena(benchmark::State& state) {
@@ -87,9 +85,8 @@ void BM_DeviceArena(benchmark::State& state) {
     }
   }
   for (auto k : keep) (void)arena->Free(k);
-  state.counters["ns_per_pair"] =
-      benchmark::Counter(static_cast<double>(state.iterations() * kBatch), benchmark::Counter::kIsRate |
-                                                                                 benchmark::Counter::kInvert);
+  state.counters["ns_per_pair"] = benchmark::Counter(static_cast<double>(state.iterations() * kBatch),
+                                                     benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
 #define SIZES ->RangeMultiplier(4)->Range(64, 1 << 20)->Repetitions(3)->ReportAggregatesOnly(true)

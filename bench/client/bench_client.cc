@@ -21,7 +21,10 @@ void BM_ClientCreateDestroyDefaults(benchmark::State& state) {
     neuronmem_status_free(neuronmem_client_destroy(c));
   }
 }
-BENCHMARK(BM_ClientCreateDestroyDefaults)->Unit(benchmark::kMillisecond)->Iterations(10)->Repetitions(3)
+BENCHMARK(BM_ClientCreateDestroyDefaults)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(10)
+    ->Repetitions(3)
     ->ReportAggregatesOnly(true);
 
 // Floor: map and populate the same 192 MiB (huge pages advised), then unmap.
@@ -39,7 +42,10 @@ void BM_Floor_MmapPopulate192MiB(benchmark::State& state) {
     munmap(p, bytes);
   }
 }
-BENCHMARK(BM_Floor_MmapPopulate192MiB)->Unit(benchmark::kMillisecond)->Iterations(10)->Repetitions(3)
+BENCHMARK(BM_Floor_MmapPopulate192MiB)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(10)
+    ->Repetitions(3)
     ->ReportAggregatesOnly(true);
 
 }  // namespace

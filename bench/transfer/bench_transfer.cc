@@ -332,7 +332,8 @@ void BM_Large_HostToDevice(benchmark::State& state) {
   Check(neuronmem_buffer_allocate(Client(), Mem(0), NEURONMEM_ELEMENT_TYPE_U8, dims, 1, &b));
   double gbs = 0;
   for (auto _ : state) {
-    gbs = BestGBs(n, n >= (256u << 20) ? 3 : 6, [&] { Check(neuronmem_buffer_write(b, 0, src.data(), n, nullptr, 0, nullptr)); });
+    gbs = BestGBs(n, n >= (256u << 20) ? 3 : 6,
+                  [&] { Check(neuronmem_buffer_write(b, 0, src.data(), n, nullptr, 0, nullptr)); });
   }
   ReportLarge(state, n, gbs);
   neuronmem_buffer_destroy(b);
@@ -346,7 +347,8 @@ void BM_Large_DeviceToHost(benchmark::State& state) {
   Check(neuronmem_buffer_allocate(Client(), Mem(0), NEURONMEM_ELEMENT_TYPE_U8, dims, 1, &b));
   double gbs = 0;
   for (auto _ : state) {
-    gbs = BestGBs(n, n >= (256u << 20) ? 3 : 6, [&] { Check(neuronmem_buffer_read(b, 0, dst.data(), n, nullptr, 0, nullptr)); });
+    gbs = BestGBs(n, n >= (256u << 20) ? 3 : 6,
+                  [&] { Check(neuronmem_buffer_read(b, 0, dst.data(), n, nullptr, 0, nullptr)); });
   }
   ReportLarge(state, n, gbs);
   neuronmem_buffer_destroy(b);

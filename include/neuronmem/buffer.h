@@ -62,14 +62,14 @@ typedef enum neuronmem_host_buffer_semantics {
 /* Arguments of neuronmem_buffer_from_host. Growable: set struct_size = sizeof; zero fields mean defaults. */
 typedef struct neuronmem_buffer_from_host_args {
   size_t struct_size;
-  const void* extension;             /* reserved: must be NULL */
-  const void* data;                  /* the host data; may be NULL only if the buffer has 0 bytes */
-  uint32_t element_type;             /* a neuronmem_element_type_t */
-  uint32_t host_buffer_semantics;    /* a neuronmem_host_buffer_semantics_t */
-  const int64_t* dims;               /* num_dims sizes, each >= 0; may be NULL when num_dims == 0 */
-  size_t num_dims;                   /* 0..NEURONMEM_MAX_RANK */
-  const int64_t* byte_strides;       /* NULL = dense row-major; else num_dims strides in bytes (>= 0) */
-  neuronmem_memory_t* memory;        /* the target memory (any kind, any core) */
+  const void* extension;                 /* reserved: must be NULL */
+  const void* data;                      /* the host data; may be NULL only if the buffer has 0 bytes */
+  uint32_t element_type;                 /* a neuronmem_element_type_t */
+  uint32_t host_buffer_semantics;        /* a neuronmem_host_buffer_semantics_t */
+  const int64_t* dims;                   /* num_dims sizes, each >= 0; may be NULL when num_dims == 0 */
+  size_t num_dims;                       /* 0..NEURONMEM_MAX_RANK */
+  const int64_t* byte_strides;           /* NULL = dense row-major; else num_dims strides in bytes (>= 0) */
+  neuronmem_memory_t* memory;            /* the target memory (any kind, any core) */
   neuronmem_event_t* const* wait_events; /* events to wait for before the transfer starts; may be NULL */
   size_t num_wait_events;
 } neuronmem_buffer_from_host_args_t;
@@ -106,9 +106,8 @@ NEURONMEM_API neuronmem_status_t* neuronmem_buffers_from_host_batch(neuronmem_cl
 
 /* Creates an uninitialised buffer in `memory`. Returns INVALID_ARGUMENT (as above) or RESOURCE_EXHAUSTED. */
 NEURONMEM_API neuronmem_status_t* neuronmem_buffer_allocate(neuronmem_client_t* client, neuronmem_memory_t* memory,
-                                                            neuronmem_element_type_t element_type,
-                                                            const int64_t* dims, size_t num_dims,
-                                                            neuronmem_buffer_t** out_buffer);
+                                                            neuronmem_element_type_t element_type, const int64_t* dims,
+                                                            size_t num_dims, neuronmem_buffer_t** out_buffer);
 
 /* Copies `src` into a new buffer in `memory` (any kind, any core). out_buffer: required; out_ready:
  * nullable. Waits for src's content and for wait_events. Returns INVALID_ARGUMENT (NULL arguments, a memory
@@ -129,9 +128,8 @@ NEURONMEM_API neuronmem_status_t* neuronmem_buffer_read(neuronmem_buffer_t* buff
 /* Writes host bytes `src` into [offset, offset+size) of an existing buffer, in place: the per-step update
  * of decode metadata. `src` must stay unchanged until the event is ready (a small write on an idle queue
  * completes before the call returns). out_ready: nullable (then the call waits). Codes as neuronmem_buffer_read. */
-NEURONMEM_API neuronmem_status_t* neuronmem_buffer_write(neuronmem_buffer_t* buffer, uint64_t offset,
-                                                         const void* src, uint64_t size,
-                                                         neuronmem_event_t* const* wait_events,
+NEURONMEM_API neuronmem_status_t* neuronmem_buffer_write(neuronmem_buffer_t* buffer, uint64_t offset, const void* src,
+                                                         uint64_t size, neuronmem_event_t* const* wait_events,
                                                          size_t num_wait_events, neuronmem_event_t** out_ready);
 
 /* Chunked upload into a buffer from neuronmem_buffer_allocate: copies `size` bytes of `data` to `offset`
@@ -218,8 +216,7 @@ NEURONMEM_API neuronmem_status_t* neuronmem_event_create(neuronmem_client_t* cli
  * (borrowed; NULL means success). Transfers waiting on it then run, or fail with that error's code.
  * Callbacks registered on it run on this thread. Returns FAILED_PRECONDITION if the event is already
  * complete (or was cancelled) or was not made by neuronmem_event_create, INVALID_ARGUMENT for NULL. */
-NEURONMEM_API neuronmem_status_t* neuronmem_event_complete(neuronmem_event_t* event,
-                                                           const neuronmem_status_t* error);
+NEURONMEM_API neuronmem_status_t* neuronmem_event_complete(neuronmem_event_t* event, const neuronmem_status_t* error);
 
 /* Releases the caller's reference; pending work still completes (an uncompleted event from
  * neuronmem_event_create is completed with CANCELLED first). NULL is a no-op. */

@@ -40,12 +40,12 @@ typedef enum neuronmem_mlock_mode {
  * means its default. Defaults: 2 NeuronCores, 64 MiB device (HBM) arena per core, 64 MiB pinned-host
  * arena, NEURONMEM_MLOCK_BEST_EFFORT (creation takes tens of milliseconds; docs/memory-kinds.md). */
 typedef struct neuronmem_client_options {
-  size_t struct_size;            /* required: sizeof(neuronmem_client_options_t) of the caller */
-  const void* extension;         /* reserved: must be NULL */
-  uint32_t num_cores;            /* 1..64; 0 = 2 */
-  uint32_t mlock_mode;           /* a neuronmem_mlock_mode_t */
+  size_t struct_size;             /* required: sizeof(neuronmem_client_options_t) of the caller */
+  const void* extension;          /* reserved: must be NULL */
+  uint32_t num_cores;             /* 1..64; 0 = 2 */
+  uint32_t mlock_mode;            /* a neuronmem_mlock_mode_t */
   uint64_t device_bytes_per_core; /* HBM arena bytes per core, >= 1 MiB; 0 = 64 MiB */
-  uint64_t pinned_host_bytes;    /* pinned-host arena bytes, >= 32 MiB (mimalloc's arena unit); 0 = 64 MiB */
+  uint64_t pinned_host_bytes;     /* pinned-host arena bytes, >= 32 MiB (mimalloc's arena unit); 0 = 64 MiB */
 } neuronmem_client_options_t;
 
 /* A device as PJRT describes it. Growable: the caller sets struct_size; strings are borrowed from the
@@ -110,13 +110,11 @@ NEURONMEM_API neuronmem_status_t* neuronmem_client_platform_version(const neuron
 /* The names of the extensions this client supports (borrowed array of borrowed strings).
  * client, out_names, out_count: required. Returns INVALID_ARGUMENT on NULL arguments. */
 NEURONMEM_API neuronmem_status_t* neuronmem_client_extensions(const neuronmem_client_t* client,
-                                                              const neuronmem_string_t** out_names,
-                                                              size_t* out_count);
+                                                              const neuronmem_string_t** out_names, size_t* out_count);
 
 /* The client's devices in id order (borrowed array). Returns INVALID_ARGUMENT on NULL arguments. */
 NEURONMEM_API neuronmem_status_t* neuronmem_client_devices(const neuronmem_client_t* client,
-                                                           neuronmem_device_t* const** out_devices,
-                                                           size_t* out_count);
+                                                           neuronmem_device_t* const** out_devices, size_t* out_count);
 
 /* Every memory of the client in id order (borrowed array). Returns INVALID_ARGUMENT on NULL arguments. */
 NEURONMEM_API neuronmem_status_t* neuronmem_client_memories(const neuronmem_client_t* client,
@@ -184,8 +182,8 @@ NEURONMEM_API neuronmem_status_t* neuronmem_memory_get_stats(const neuronmem_mem
  * neuronmem_host_free(). Returns INVALID_ARGUMENT (NULL arguments, size 0, alignment not a power of two
  * or too large, size that overflows), RESOURCE_EXHAUSTED (the arena is full: the message names the memory
  * and the sizes). Thread-safe; any thread may free what another allocated. */
-NEURONMEM_API neuronmem_status_t* neuronmem_host_allocate(neuronmem_client_t* client, uint64_t size,
-                                                          uint64_t alignment, void** out_ptr);
+NEURONMEM_API neuronmem_status_t* neuronmem_host_allocate(neuronmem_client_t* client, uint64_t size, uint64_t alignment,
+                                                          void** out_ptr);
 
 /* Frees memory from neuronmem_host_allocate(). ptr NULL is a no-op. Returns INVALID_ARGUMENT for a
  * pointer outside the arena, not at the start of an allocation, or already freed (a double free is

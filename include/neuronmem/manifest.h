@@ -37,11 +37,11 @@ typedef enum neuronmem_placement_policy {
 /* Load options. Growable: set struct_size; all-zero means defaults. */
 typedef struct neuronmem_manifest_options {
   size_t struct_size;
-  const void* extension;   /* reserved: must be NULL */
-  const char* entry;       /* NUL-terminated entry function name; NULL = "main" */
-  const char* filename;    /* NUL-terminated name used in error messages; NULL = "<input>" (or the path) */
-  uint32_t policy;         /* a neuronmem_placement_policy_t */
-  uint32_t num_cores;      /* cores that send/recv pairs may name; 0 = 2 */
+  const void* extension; /* reserved: must be NULL */
+  const char* entry;     /* NUL-terminated entry function name; NULL = "main" */
+  const char* filename;  /* NUL-terminated name used in error messages; NULL = "<input>" (or the path) */
+  uint32_t policy;       /* a neuronmem_placement_policy_t */
+  uint32_t num_cores;    /* cores that send/recv pairs may name; 0 = 2 */
 } neuronmem_manifest_options_t;
 
 /* Counts of each part of a manifest. Growable output struct: the caller sets struct_size. */
@@ -67,24 +67,24 @@ typedef struct neuronmem_manifest_value {
   int32_t kind_explicit;           /* 1 if mhlo.memory_kind said so, 0 if the policy chose */
   const int64_t* dims;             /* -1 for a dynamic dimension */
   size_t num_dims;
-  int64_t aliasing_output;         /* tf.aliasing_output, or -1 */
-  int32_t buffer_donor;            /* jax.buffer_donor */
-  uint32_t line, column;           /* source location */
-  size_t num_attributes;           /* other attributes: neuronmem_manifest_value_attribute */
+  int64_t aliasing_output; /* tf.aliasing_output, or -1 */
+  int32_t buffer_donor;    /* jax.buffer_donor */
+  uint32_t line, column;   /* source location */
+  size_t num_attributes;   /* other attributes: neuronmem_manifest_value_attribute */
 } neuronmem_manifest_value_t;
 
 /* An intra-graph move (annotate_device_placement, MoveToHost, MoveToDevice, AwsNeuronMemoryPlacement). */
 typedef struct neuronmem_manifest_move {
   size_t struct_size;
-  neuronmem_string_t function;     /* the function containing it */
-  neuronmem_string_t value;        /* the SSA value moved, "%3" */
-  neuronmem_string_t result;       /* the SSA value holding the moved tensor */
-  neuronmem_string_t spelling;     /* the custom-call target used */
-  neuronmem_string_t from_kind;    /* kind of the value before the move */
-  neuronmem_string_t to_kind;      /* as written: device, pinned_host, unpinned_host, vmem, pinned_device */
-  uint32_t from_memory_kind;       /* neuronmem_memory_kind_t of from_kind */
-  uint32_t to_memory_kind;         /* neuronmem_memory_kind_t where libneuronmem places to_kind (vmem and
-                                      pinned_device are device-side: `device`) */
+  neuronmem_string_t function;  /* the function containing it */
+  neuronmem_string_t value;     /* the SSA value moved, "%3" */
+  neuronmem_string_t result;    /* the SSA value holding the moved tensor */
+  neuronmem_string_t spelling;  /* the custom-call target used */
+  neuronmem_string_t from_kind; /* kind of the value before the move */
+  neuronmem_string_t to_kind;   /* as written: device, pinned_host, unpinned_host, vmem, pinned_device */
+  uint32_t from_memory_kind;    /* neuronmem_memory_kind_t of from_kind */
+  uint32_t to_memory_kind;      /* neuronmem_memory_kind_t where libneuronmem places to_kind (vmem and
+                                   pinned_device are device-side: `device`) */
   neuronmem_string_t element_type;
   const int64_t* dims;
   size_t num_dims;
@@ -99,7 +99,7 @@ typedef struct neuronmem_manifest_kernel {
   neuronmem_string_t binary;
   const int64_t* grid;
   size_t grid_rank;
-  size_t num_input_names;   /* neuronmem_manifest_kernel_io_name */
+  size_t num_input_names; /* neuronmem_manifest_kernel_io_name */
   size_t num_output_names;
   uint32_t num_operands, num_results;
   uint32_t line, column;
@@ -109,9 +109,9 @@ typedef struct neuronmem_manifest_kernel {
 typedef struct neuronmem_manifest_channel {
   size_t struct_size;
   neuronmem_string_t function;
-  neuronmem_string_t op;         /* "send" or "recv" */
+  neuronmem_string_t op; /* "send" or "recv" */
   int64_t handle;
-  int32_t type;                  /* 0 invalid, 1 device-to-device, 2 device-to-host, 3 host-to-device */
+  int32_t type; /* 0 invalid, 1 device-to-device, 2 device-to-host, 3 host-to-device */
   int32_t is_host_transfer;
   const int64_t* source_target_pairs; /* num_pairs (source, target) pairs, flattened */
   size_t num_pairs;
@@ -170,14 +170,14 @@ NEURONMEM_API neuronmem_status_t* neuronmem_manifest_move(const neuronmem_manife
                                                           neuronmem_manifest_move_t* out);
 NEURONMEM_API neuronmem_status_t* neuronmem_manifest_host_compute(const neuronmem_manifest_t* manifest, size_t index,
                                                                   neuronmem_string_t* out_op,
-                                                                  neuronmem_string_t* out_function,
-                                                                  uint32_t* out_line, uint32_t* out_column);
+                                                                  neuronmem_string_t* out_function, uint32_t* out_line,
+                                                                  uint32_t* out_column);
 NEURONMEM_API neuronmem_status_t* neuronmem_manifest_kernel(const neuronmem_manifest_t* manifest, size_t index,
                                                             neuronmem_manifest_kernel_t* out);
 /* Input (is_output = 0) or output name `name_index` of kernel `index`. */
-NEURONMEM_API neuronmem_status_t* neuronmem_manifest_kernel_io_name(const neuronmem_manifest_t* manifest,
-                                                                    size_t index, int32_t is_output,
-                                                                    size_t name_index, neuronmem_string_t* out);
+NEURONMEM_API neuronmem_status_t* neuronmem_manifest_kernel_io_name(const neuronmem_manifest_t* manifest, size_t index,
+                                                                    int32_t is_output, size_t name_index,
+                                                                    neuronmem_string_t* out);
 NEURONMEM_API neuronmem_status_t* neuronmem_manifest_custom_call_target(const neuronmem_manifest_t* manifest,
                                                                         size_t index, neuronmem_string_t* out_target,
                                                                         uint64_t* out_count);
@@ -203,13 +203,10 @@ NEURONMEM_API neuronmem_status_t* neuronmem_manifest_result_memory(const neuronm
  * Returns INVALID_ARGUMENT (NULL arguments, num_arguments different from the manifest's, NULL host data for a
  * non-empty argument), UNIMPLEMENTED (an argument with a dynamic shape, a tuple, or an element type buffers
  * do not support), RESOURCE_EXHAUSTED; on failure no buffer is created. */
-NEURONMEM_API neuronmem_status_t* neuronmem_manifest_upload_arguments(const neuronmem_manifest_t* manifest,
-                                                                      neuronmem_device_t* device,
-                                                                      const void* const* host_data,
-                                                                      size_t num_arguments,
-                                                                      uint32_t host_buffer_semantics,
-                                                                      neuronmem_buffer_t** out_buffers,
-                                                                      neuronmem_event_t** out_ready);
+NEURONMEM_API neuronmem_status_t* neuronmem_manifest_upload_arguments(
+    const neuronmem_manifest_t* manifest, neuronmem_device_t* device, const void* const* host_data,
+    size_t num_arguments, uint32_t host_buffer_semantics, neuronmem_buffer_t** out_buffers,
+    neuronmem_event_t** out_ready);
 
 #ifdef __cplusplus
 }

@@ -2,10 +2,10 @@
 #include <neuronmem/buffer.h>
 
 #include "api/shim.h"
-#include "copy/copy_engine.h"
-#include "copy/event.h"
-#include "core/client.h"
+#include "base/event.h"
 #include "base/status.h"
+#include "copy/copy_engine.h"
+#include "core/client.h"
 
 using neuronmem::InvalidArgument;
 namespace copy = neuronmem::copy;
@@ -21,14 +21,14 @@ neuronmem_status_t* CheckWaits(neuronmem_event_t* const* waits, size_t n) {
 }
 
 // Completes a call whose caller passed no out-event: wait, and return the transfer's error.
-neuronmem_status_t* WaitIfNoEvent(copy::Event* ev, neuronmem_event_t** out) {
+neuronmem_status_t* WaitIfNoEvent(neuronmem::Event* ev, neuronmem_event_t** out) {
   if (out) {
     *out = ev;
     return nullptr;
   }
-  copy::Wait(ev, -1);
+  neuronmem::Wait(ev, -1);
   neuronmem::Status err = neuronmem::CopyStatus(ev->error.get());
-  copy::Release(ev);
+  neuronmem::Release(ev);
   return err.release();
 }
 
@@ -61,7 +61,7 @@ neuronmem_status_t* neuronmem_buffers_from_host_batch(neuronmem_client_t* client
   NEURONMEM_REQUIRE(out_buffers);
   for (size_t i = 0; i < count; ++i) out_buffers[i] = nullptr;
   if (count == 0) {
-    if (out_ready) *out_ready = copy::ReadyEvent();
+    if (out_ready) *out_ready = neuronmem::ReadyEvent();
     return nullptr;
   }
   NEURONMEM_REQUIRE(args);
@@ -104,7 +104,7 @@ neuronmem_status_t* neuronmem_buffer_read(neuronmem_buffer_t* buffer, uint64_t o
   NEURONMEM_REQUIRE(buffer);
   if (auto* s = CheckWaits(wait_events, num_wait_events)) return s;
   NEURONMEM_API_BEGIN
-  copy::Event* ev = nullptr;
+  neuronmem::Event* ev = nullptr;
   if (auto s = buffer->client->copy_engine->Read(buffer, offset, dst, size, wait_events, num_wait_events, &ev,
                                                  /*caller_waits=*/out_ready == nullptr)) {
     return s.release();
@@ -113,14 +113,14 @@ neuronmem_status_t* neuronmem_buffer_read(neuronmem_buffer_t* buffer, uint64_t o
   NEURONMEM_API_END
 }
 
-neuronmem_status_t* neuronmem_buffer_write(neuronmem_buffer_t* buffer, uint64_t offset, const void* src,
-                                           uint64_t size, neuronmem_event_t* const* wait_events,
-                                           size_t num_wait_events, neuronmem_event_t** out_ready) {
+neuronmem_status_t* neuronmem_buffer_write(neuronmem_buffer_t* buffer, uint64_t offset, const void* src, uint64_t size,
+                                           neuronmem_event_t* const* wait_events, size_t num_wait_events,
+                                           neuronmem_event_t** out_ready) {
   if (out_ready) *out_ready = nullptr;
   NEURONMEM_REQUIRE(buffer);
   if (auto* s = CheckWaits(wait_events, num_wait_events)) return s;
   NEURONMEM_API_BEGIN
-  copy::Event* ev = nullptr;
+  neuronmem::Event* ev = nullptr;
   if (auto s = buffer->client->copy_engine->Write(buffer, offset, src, size, wait_events, num_wait_events, &ev,
                                                   /*caller_waits=*/out_ready == nullptr)) {
     return s.release();
@@ -136,7 +136,7 @@ neuronmem_status_t* neuronmem_buffer_upload_chunk(neuronmem_buffer_t* buffer, ui
   NEURONMEM_REQUIRE(buffer);
   if (auto* s = CheckWaits(wait_events, num_wait_events)) return s;
   NEURONMEM_API_BEGIN
-  copy::Event* ev = nullptr;
+  neuronmem::Event* ev = nullptr;
   if (auto s = buffer->client->copy_engine->UploadChunk(buffer, offset, data, size, is_last != 0, wait_events,
                                                         num_wait_events, &ev)) {
     return s.release();
@@ -154,7 +154,7 @@ neuronmem_status_t* neuronmem_buffer_load_file(neuronmem_buffer_t* buffer, const
   NEURONMEM_REQUIRE(path);
   if (auto* s = CheckWaits(wait_events, num_wait_events)) return s;
   NEURONMEM_API_BEGIN
-  copy::Event* ev = nullptr;
+  neuronmem::Event* ev = nullptr;
   if (auto s = buffer->client->copy_engine->LoadFile(buffer, path, file_offset, size, buffer_offset, wait_events,
                                                      num_wait_events, &ev)) {
     return s.release();
@@ -168,7 +168,7 @@ neuronmem_status_t* neuronmem_buffer_ready_event(neuronmem_buffer_t* buffer, neu
   *out_event = nullptr;
   NEURONMEM_REQUIRE(buffer);
   std::lock_guard<std::mutex> lock(buffer->definition_mu);
-  *out_event = copy::Share(buffer->definition.load(std::memory_order_acquire));
+  *out_event = neuronmem::Share(buffer->definition.load(std::memory_order_acquire));
   return nullptr;
 }
 
@@ -239,13 +239,13 @@ neuronmem_status_t* neuronmem_buffer_is_zero_copy(const neuronmem_buffer_t* buff
 neuronmem_status_t* neuronmem_event_is_ready(const neuronmem_event_t* event, int32_t* out) {
   NEURONMEM_REQUIRE(event);
   NEURONMEM_REQUIRE(out);
-  *out = copy::IsReady(event) ? 1 : 0;
+  *out = neuronmem::IsReady(event) ? 1 : 0;
   return nullptr;
 }
 
 neuronmem_status_t* neuronmem_event_wait(neuronmem_event_t* event, int64_t timeout_ns) {
   NEURONMEM_REQUIRE(event);
-  if (!copy::Wait(event, timeout_ns)) {
+  if (!neuronmem::Wait(event, timeout_ns)) {
     return neuronmem::DeadlineExceeded("the event was not ready after %lld ns", static_cast<long long>(timeout_ns))
         .release();
   }
@@ -256,7 +256,7 @@ neuronmem_status_t* neuronmem_event_get_error(const neuronmem_event_t* event, ne
   NEURONMEM_REQUIRE(out_error);
   *out_error = nullptr;
   NEURONMEM_REQUIRE(event);
-  if (!copy::IsReady(event)) {
+  if (!neuronmem::IsReady(event)) {
     return neuronmem::FailedPrecondition("the event is not ready yet: wait for it first").release();
   }
   *out_error = neuronmem::CopyStatus(event->error.get()).release();
@@ -268,7 +268,7 @@ neuronmem_status_t* neuronmem_event_on_ready(neuronmem_event_t* event, neuronmem
   NEURONMEM_REQUIRE(event);
   NEURONMEM_REQUIRE(callback);
   NEURONMEM_API_BEGIN
-  copy::OnReady(event, [callback, user_data](const neuronmem_status_t* error) { callback(error, user_data); });
+  neuronmem::OnReady(event, [callback, user_data](const neuronmem_status_t* error) { callback(error, user_data); });
   return nullptr;
   NEURONMEM_API_END
 }
@@ -291,9 +291,8 @@ neuronmem_status_t* neuronmem_event_complete(neuronmem_event_t* event, const neu
                "completed by the caller")
         .release();
   }
-  if (!copy::CompleteUserEvent(event, neuronmem::CopyStatus(error))) {
-    return neuronmem::FailedPrecondition("the event is already complete (completed before, or cancelled)")
-        .release();
+  if (!neuronmem::CompleteUserEvent(event, neuronmem::CopyStatus(error))) {
+    return neuronmem::FailedPrecondition("the event is already complete (completed before, or cancelled)").release();
   }
   return nullptr;
   NEURONMEM_API_END
@@ -301,11 +300,11 @@ neuronmem_status_t* neuronmem_event_complete(neuronmem_event_t* event, const neu
 
 void neuronmem_event_destroy(neuronmem_event_t* event) {
   if (!event) return;
-  if (event->user_owner && !copy::IsReady(event)) {
+  if (event->user_owner && !neuronmem::IsReady(event)) {
     // The caller's only handle is going away: nobody can complete the event any more.
-    copy::CompleteUserEvent(event, neuronmem::Cancelled("the event was destroyed before it was completed"));
+    neuronmem::CompleteUserEvent(event, neuronmem::Cancelled("the event was destroyed before it was completed"));
   }
-  copy::Release(event);
+  neuronmem::Release(event);
 }
 
 }  // extern "C"

@@ -4,13 +4,12 @@
 
 #include <cstddef>
 
-#include "core/client.h"
 #include "api/shim.h"
 #include "base/status.h"
+#include "core/client.h"
 
 using neuronmem::InvalidArgument;
 using neuronmem::NotFound;
-
 
 extern "C" {
 
@@ -41,16 +40,15 @@ neuronmem_status_t* neuronmem_client_platform_name(const neuronmem_client_t* cli
   return nullptr;
 }
 
-neuronmem_status_t* neuronmem_client_platform_version(const neuronmem_client_t* client,
-                                                      neuronmem_string_t* out) {
+neuronmem_status_t* neuronmem_client_platform_version(const neuronmem_client_t* client, neuronmem_string_t* out) {
   NEURONMEM_REQUIRE(client);
   NEURONMEM_REQUIRE(out);
   *out = {client->platform_version.c_str(), client->platform_version.size()};
   return nullptr;
 }
 
-neuronmem_status_t* neuronmem_client_extensions(const neuronmem_client_t* client,
-                                                const neuronmem_string_t** out_names, size_t* out_count) {
+neuronmem_status_t* neuronmem_client_extensions(const neuronmem_client_t* client, const neuronmem_string_t** out_names,
+                                                size_t* out_count) {
   NEURONMEM_REQUIRE(client);
   NEURONMEM_REQUIRE(out_names);
   NEURONMEM_REQUIRE(out_count);
@@ -59,8 +57,8 @@ neuronmem_status_t* neuronmem_client_extensions(const neuronmem_client_t* client
   return nullptr;
 }
 
-neuronmem_status_t* neuronmem_client_devices(const neuronmem_client_t* client,
-                                             neuronmem_device_t* const** out_devices, size_t* out_count) {
+neuronmem_status_t* neuronmem_client_devices(const neuronmem_client_t* client, neuronmem_device_t* const** out_devices,
+                                             size_t* out_count) {
   NEURONMEM_REQUIRE(client);
   NEURONMEM_REQUIRE(out_devices);
   NEURONMEM_REQUIRE(out_count);
@@ -101,16 +99,15 @@ neuronmem_status_t* neuronmem_client_lookup_memory(const neuronmem_client_t* cli
   NEURONMEM_REQUIRE(client);
   neuronmem_memory_t* m = client->MemoryById(id);
   if (!m) {
-    return NotFound("no memory with id %d: this client has %zu memories (ids 0..%zu)", id,
-                    client->memories.size(), client->memories.size() - 1)
+    return NotFound("no memory with id %d: this client has %zu memories (ids 0..%zu)", id, client->memories.size(),
+                    client->memories.size() - 1)
         .release();
   }
   *out_memory = m;
   return nullptr;
 }
 
-neuronmem_status_t* neuronmem_device_memory_of_kind(const neuronmem_device_t* device,
-                                                    neuronmem_memory_kind_t kind,
+neuronmem_status_t* neuronmem_device_memory_of_kind(const neuronmem_device_t* device, neuronmem_memory_kind_t kind,
                                                     neuronmem_memory_t** out_memory) {
   NEURONMEM_REQUIRE(out_memory);
   *out_memory = nullptr;
@@ -124,12 +121,12 @@ neuronmem_status_t* neuronmem_device_memory_of_kind(const neuronmem_device_t* de
   return nullptr;
 }
 
-neuronmem_status_t* neuronmem_device_describe(const neuronmem_device_t* device,
-                                              neuronmem_device_description_t* out) {
+neuronmem_status_t* neuronmem_device_describe(const neuronmem_device_t* device, neuronmem_device_description_t* out) {
   NEURONMEM_REQUIRE(device);
   NEURONMEM_REQUIRE(out);
-  if (auto* s = neuronmem::api::CheckStructSize(out->struct_size, NEURONMEM_MIN_SIZE(neuronmem_device_description_t, to_string),
-                               "neuronmem_device_description_t")) {
+  if (auto* s = neuronmem::api::CheckStructSize(out->struct_size,
+                                                NEURONMEM_MIN_SIZE(neuronmem_device_description_t, to_string),
+                                                "neuronmem_device_description_t")) {
     return s;
   }
   out->id = device->id;
@@ -143,8 +140,7 @@ neuronmem_status_t* neuronmem_device_describe(const neuronmem_device_t* device,
 }
 
 neuronmem_status_t* neuronmem_device_addressable_memories(const neuronmem_device_t* device,
-                                                          neuronmem_memory_t* const** out_memories,
-                                                          size_t* out_count) {
+                                                          neuronmem_memory_t* const** out_memories, size_t* out_count) {
   NEURONMEM_REQUIRE(device);
   NEURONMEM_REQUIRE(out_memories);
   NEURONMEM_REQUIRE(out_count);
@@ -153,8 +149,7 @@ neuronmem_status_t* neuronmem_device_addressable_memories(const neuronmem_device
   return nullptr;
 }
 
-neuronmem_status_t* neuronmem_device_default_memory(const neuronmem_device_t* device,
-                                                    neuronmem_memory_t** out_memory) {
+neuronmem_status_t* neuronmem_device_default_memory(const neuronmem_device_t* device, neuronmem_memory_t** out_memory) {
   NEURONMEM_REQUIRE(out_memory);
   *out_memory = nullptr;
   NEURONMEM_REQUIRE(device);
@@ -162,12 +157,12 @@ neuronmem_status_t* neuronmem_device_default_memory(const neuronmem_device_t* de
   return nullptr;
 }
 
-neuronmem_status_t* neuronmem_memory_describe(const neuronmem_memory_t* memory,
-                                              neuronmem_memory_description_t* out) {
+neuronmem_status_t* neuronmem_memory_describe(const neuronmem_memory_t* memory, neuronmem_memory_description_t* out) {
   NEURONMEM_REQUIRE(memory);
   NEURONMEM_REQUIRE(out);
-  if (auto* s = neuronmem::api::CheckStructSize(out->struct_size, NEURONMEM_MIN_SIZE(neuronmem_memory_description_t, to_string),
-                               "neuronmem_memory_description_t")) {
+  if (auto* s = neuronmem::api::CheckStructSize(out->struct_size,
+                                                NEURONMEM_MIN_SIZE(neuronmem_memory_description_t, to_string),
+                                                "neuronmem_memory_description_t")) {
     return s;
   }
   out->id = memory->id;
@@ -179,8 +174,7 @@ neuronmem_status_t* neuronmem_memory_describe(const neuronmem_memory_t* memory,
 }
 
 neuronmem_status_t* neuronmem_memory_addressable_devices(const neuronmem_memory_t* memory,
-                                                         neuronmem_device_t* const** out_devices,
-                                                         size_t* out_count) {
+                                                         neuronmem_device_t* const** out_devices, size_t* out_count) {
   NEURONMEM_REQUIRE(memory);
   NEURONMEM_REQUIRE(out_devices);
   NEURONMEM_REQUIRE(out_count);
@@ -207,8 +201,8 @@ neuronmem_status_t* neuronmem_memory_client(const neuronmem_memory_t* memory, ne
 neuronmem_status_t* neuronmem_memory_get_stats(const neuronmem_memory_t* memory, neuronmem_memory_stats_t* out) {
   NEURONMEM_REQUIRE(memory);
   NEURONMEM_REQUIRE(out);
-  if (auto* s = neuronmem::api::CheckStructSize(out->struct_size, NEURONMEM_MIN_SIZE(neuronmem_memory_stats_t, is_shared),
-                               "neuronmem_memory_stats_t")) {
+  if (auto* s = neuronmem::api::CheckStructSize(
+          out->struct_size, NEURONMEM_MIN_SIZE(neuronmem_memory_stats_t, is_shared), "neuronmem_memory_stats_t")) {
     return s;
   }
   const neuronmem::memory::ArenaStats st = memory->Stats();

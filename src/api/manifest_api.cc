@@ -10,9 +10,9 @@
 #include <string>
 
 #include "api/shim.h"
+#include "base/status.h"
 #include "copy/copy_engine.h"
 #include "core/client.h"
-#include "base/status.h"
 #include "manifest/manifest.h"
 
 using neuronmem::InvalidArgument;
@@ -29,7 +29,7 @@ struct neuronmem_manifest {
 
 namespace {
 
-#define NEURONMEM_CHECK_SIZE(out, type, last)                                                                \
+#define NEURONMEM_CHECK_SIZE(out, type, last)                                                                          \
   if (auto* _size_status = neuronmem::api::CheckStructSize((out)->struct_size, NEURONMEM_MIN_SIZE(type, last), #type)) \
   return _size_status
 
@@ -43,9 +43,9 @@ neuronmem_memory_kind_t KindEnum(const std::string& kind) {
 
 int32_t BufferType(const std::string& t) {
   static const std::pair<const char*, neuronmem_element_type_t> map[] = {
-      {"i1", NEURONMEM_ELEMENT_TYPE_PRED},  {"i8", NEURONMEM_ELEMENT_TYPE_S8},    {"i16", NEURONMEM_ELEMENT_TYPE_S16},
-      {"i32", NEURONMEM_ELEMENT_TYPE_S32},  {"i64", NEURONMEM_ELEMENT_TYPE_S64},  {"ui8", NEURONMEM_ELEMENT_TYPE_U8},
-      {"ui16", NEURONMEM_ELEMENT_TYPE_U16}, {"ui32", NEURONMEM_ELEMENT_TYPE_U32}, {"ui64", NEURONMEM_ELEMENT_TYPE_U64},
+      {"i1", NEURONMEM_ELEMENT_TYPE_PRED},  {"i8", NEURONMEM_ELEMENT_TYPE_S8},     {"i16", NEURONMEM_ELEMENT_TYPE_S16},
+      {"i32", NEURONMEM_ELEMENT_TYPE_S32},  {"i64", NEURONMEM_ELEMENT_TYPE_S64},   {"ui8", NEURONMEM_ELEMENT_TYPE_U8},
+      {"ui16", NEURONMEM_ELEMENT_TYPE_U16}, {"ui32", NEURONMEM_ELEMENT_TYPE_U32},  {"ui64", NEURONMEM_ELEMENT_TYPE_U64},
       {"f16", NEURONMEM_ELEMENT_TYPE_F16},  {"bf16", NEURONMEM_ELEMENT_TYPE_BF16}, {"f32", NEURONMEM_ELEMENT_TYPE_F32},
       {"f64", NEURONMEM_ELEMENT_TYPE_F64}};
   for (const auto& [name, type] : map) {
@@ -96,8 +96,8 @@ void FillValue(const mf::Value& v, neuronmem_manifest_value_t* out) {
   out->num_attributes = v.attributes.size();
 }
 
-neuronmem_status_t* ValueMemory(const std::vector<mf::Value>& values, const neuronmem_device_t* device,
-                                size_t index, const char* what, neuronmem_memory_t** out) {
+neuronmem_status_t* ValueMemory(const std::vector<mf::Value>& values, const neuronmem_device_t* device, size_t index,
+                                const char* what, neuronmem_memory_t** out) {
   if (index >= values.size()) {
     return OutOfRange("%s %zu does not exist: the manifest has %zu", what, index, values.size()).release();
   }
@@ -336,9 +336,8 @@ neuronmem_status_t* neuronmem_manifest_channel(const neuronmem_manifest_t* manif
   out->handle = c.handle;
   out->type = static_cast<int32_t>(c.type);
   out->is_host_transfer = c.is_host_transfer;
-  out->source_target_pairs = c.source_target_pairs.empty()
-                                 ? nullptr
-                                 : reinterpret_cast<const int64_t*>(c.source_target_pairs.data());
+  out->source_target_pairs =
+      c.source_target_pairs.empty() ? nullptr : reinterpret_cast<const int64_t*>(c.source_target_pairs.data());
   out->num_pairs = c.source_target_pairs.size();
   out->num_payloads = c.payload.size();
   out->line = c.loc.line;
@@ -383,7 +382,7 @@ neuronmem_status_t* neuronmem_manifest_upload_arguments(const neuronmem_manifest
   }
   for (size_t i = 0; i < num_arguments; ++i) out_buffers[i] = nullptr;
   if (num_arguments == 0) {
-    if (out_ready) *out_ready = neuronmem::copy::ReadyEvent();
+    if (out_ready) *out_ready = neuronmem::ReadyEvent();
     return nullptr;
   }
   NEURONMEM_REQUIRE(host_data);

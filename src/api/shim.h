@@ -17,8 +17,8 @@ inline neuronmem_status_t* NullArg(const char* function, const char* arg) {
 // INVALID_ARGUMENT when a caller's growable struct is smaller than the first published version.
 inline neuronmem_status_t* CheckStructSize(size_t struct_size, size_t min_size, const char* type) {
   if (struct_size >= min_size) return nullptr;
-  return InvalidArgument("%s.struct_size is %zu, smaller than the minimum %zu; set it to sizeof(%s)", type,
-                         struct_size, min_size, type)
+  return InvalidArgument("%s.struct_size is %zu, smaller than the minimum %zu; set it to sizeof(%s)", type, struct_size,
+                         min_size, type)
       .release();
 }
 

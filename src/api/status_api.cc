@@ -18,7 +18,7 @@ neuronmem_string_t neuronmem_status_message(const neuronmem_status_t* status) {
   return neuronmem_string_t{status->message.c_str(), status->message.size()};
 }
 
-void neuronmem_status_free(neuronmem_status_t* status) { delete status; }
+void neuronmem_status_free(neuronmem_status_t* status) { neuronmem::FreeStatus(status); }
 
 const char* neuronmem_status_code_name(neuronmem_status_code_t code) {
   switch (code) {

@@ -14,13 +14,36 @@ namespace neuronmem {
 enum class ElementType : uint8_t {
   kInvalid = 0,  // not an element type (parse failure, an opaque type)
   kPred,         // i1
-  kS2, kS4, kS8, kS16, kS32, kS64,
-  kU2, kU4, kU8, kU16, kU32, kU64,
-  kF16, kBF16, kF32, kF64,
-  kF8E3M4, kF8E4M3, kF8E4M3FN, kF8E4M3FNUZ, kF8E4M3B11FNUZ, kF8E5M2, kF8E5M2FNUZ, kF8E8M0FNU,
-  kF4E2M1FN, kF6E2M3FN, kF6E3M2FN,
-  kC64, kC128,   // complex<f32>, complex<f64>
-  kOther,        // a valid MLIR element type no buffer holds and nothing computes with (index, tf32, ...)
+  kS2,
+  kS4,
+  kS8,
+  kS16,
+  kS32,
+  kS64,
+  kU2,
+  kU4,
+  kU8,
+  kU16,
+  kU32,
+  kU64,
+  kF16,
+  kBF16,
+  kF32,
+  kF64,
+  kF8E3M4,
+  kF8E4M3,
+  kF8E4M3FN,
+  kF8E4M3FNUZ,
+  kF8E4M3B11FNUZ,
+  kF8E5M2,
+  kF8E5M2FNUZ,
+  kF8E8M0FNU,
+  kF4E2M1FN,
+  kF6E2M3FN,
+  kF6E3M2FN,
+  kC64,
+  kC128,   // complex<f32>, complex<f64>
+  kOther,  // a valid MLIR element type no buffer holds and nothing computes with (index, tf32, ...)
 };
 constexpr int kNumElementTypes = static_cast<int>(ElementType::kOther) + 1;
 
@@ -32,7 +55,7 @@ struct ElementTypeInfo {
   uint8_t bits;                // significant bits (1 for pred, 4 for i4, 64 for complex<f32>)
   uint8_t bytes;               // storage bytes per element in a buffer or dense literal (0 for none)
   ElementClass cls;
-  int32_t c_type;              // the neuronmem_element_type_t value, or -1 when buffers cannot hold it
+  int32_t c_type;  // the neuronmem_element_type_t value, or -1 when buffers cannot hold it
 };
 
 // The table entry of `t` (kInvalid's entry for out-of-range values).

@@ -27,11 +27,21 @@ std::string VFormat(const char* fmt, va_list ap) {
   return out;
 }
 
+// Constant-initialised storage (no allocation: the message fits the small-string buffer of every
+// standard library this builds with) for the status handed out when allocating one fails.
+neuronmem_status_t out_of_memory{NEURONMEM_STATUS_RESOURCE_EXHAUSTED, "out of memory"};
+
 }  // namespace
+
+neuronmem_status_t* OutOfMemoryStatus() noexcept { return &out_of_memory; }
+
+void FreeStatus(neuronmem_status_t* s) noexcept {
+  if (s != &out_of_memory) delete s;
+}
 
 Status MakeStatus(neuronmem_status_code_t code, std::string message) noexcept {
   auto* s = new (std::nothrow) neuronmem_status_t;
-  if (!s) return Status();  // cannot report: see header
+  if (!s) return Status(OutOfMemoryStatus());
   s->code = code;
   try {
     s->message = std::move(message);
@@ -52,17 +62,17 @@ Status StatusF(neuronmem_status_code_t code, const char* fmt, ...) noexcept {
   return MakeStatus(code, std::move(msg));
 }
 
-#define NEURONMEM_DEFINE_STATUS_HELPER(Name, Code)          \
-  Status Name(const char* fmt, ...) noexcept {              \
-    va_list ap;                                             \
-    va_start(ap, fmt);                                      \
-    std::string msg;                                        \
-    try {                                                   \
-      msg = VFormat(fmt, ap);                               \
-    } catch (...) {                                         \
-    }                                                       \
-    va_end(ap);                                             \
-    return MakeStatus(Code, std::move(msg));                \
+#define NEURONMEM_DEFINE_STATUS_HELPER(Name, Code) \
+  Status Name(const char* fmt, ...) noexcept {     \
+    va_list ap;                                    \
+    va_start(ap, fmt);                             \
+    std::string msg;                               \
+    try {                                          \
+      msg = VFormat(fmt, ap);                      \
+    } catch (...) {                                \
+    }                                              \
+    va_end(ap);                                    \
+    return MakeStatus(Code, std::move(msg));       \
   }
 NEURONMEM_DEFINE_STATUS_HELPER(InvalidArgument, NEURONMEM_STATUS_INVALID_ARGUMENT)
 NEURONMEM_DEFINE_STATUS_HELPER(NotFound, NEURONMEM_STATUS_NOT_FOUND)
@@ -86,7 +96,7 @@ Status CopyStatus(const neuronmem_status_t* s) noexcept {
 }
 
 Status Annotate(Status s, const std::string& context) noexcept {
-  if (!s) return s;
+  if (!s || s.get() == OutOfMemoryStatus()) return s;  // the shared static status is never changed
   try {
     s->message = context + ": " + s->message;
   } catch (...) {

@@ -17,8 +17,15 @@ struct neuronmem_status {
 
 namespace neuronmem {
 
+// The status handed out when allocating a status fails: static, preallocated, never freed (PJRT and absl
+// do the same). It carries RESOURCE_EXHAUSTED, so an out-of-memory failure never turns into NULL (= OK).
+neuronmem_status_t* OutOfMemoryStatus() noexcept;
+
+// Frees a status; the static out-of-memory status is never freed.
+void FreeStatus(neuronmem_status_t* s) noexcept;
+
 struct StatusDeleter {
-  void operator()(neuronmem_status_t* s) const noexcept { delete s; }
+  void operator()(neuronmem_status_t* s) const noexcept { FreeStatus(s); }
 };
 
 // Owning status; empty means OK. Move-only.
@@ -27,18 +34,16 @@ using Status = std::unique_ptr<neuronmem_status_t, StatusDeleter>;
 // Returns an OK (empty) status.
 inline Status Ok() { return Status(); }
 
-// Builds a status with a message. Never throws: if the message cannot be allocated the status
-// carries the code and an empty message; if the object itself cannot, a static out-of-memory
-// status is impossible to hand out as owned, so this returns a best-effort new object or aborts
-// only on a failed allocation of 40 bytes (treated as fatal, as by the C++ runtime itself).
+// Builds a status with a message. Never throws and never returns OK: if the message cannot be allocated
+// the status carries the code and an empty message; if the object itself cannot, it returns the static
+// OutOfMemoryStatus().
 Status MakeStatus(neuronmem_status_code_t code, std::string message) noexcept;
 
 // printf-style variant.
-Status StatusF(neuronmem_status_code_t code, const char* fmt, ...) noexcept
-    __attribute__((format(printf, 2, 3)));
+Status StatusF(neuronmem_status_code_t code, const char* fmt, ...) noexcept __attribute__((format(printf, 2, 3)));
 
 // Shorthands for the common codes (printf-style).
-#define NEURONMEM_DECLARE_STATUS_HELPER(Name)                                \
+#define NEURONMEM_DECLARE_STATUS_HELPER(Name) \
   Status Name(const char* fmt, ...) noexcept __attribute__((format(printf, 1, 2)));
 NEURONMEM_DECLARE_STATUS_HELPER(InvalidArgument)
 NEURONMEM_DECLARE_STATUS_HELPER(NotFound)
@@ -61,24 +66,23 @@ Status Annotate(Status s, const std::string& context) noexcept;
 }  // namespace neuronmem
 
 // Early return of a failed Status from a function that returns Status.
-#define NEURONMEM_RETURN_IF_ERROR(expr)          \
-  do {                                           \
-    ::neuronmem::Status _nm_status = (expr);     \
-    if (_nm_status) return _nm_status;           \
+#define NEURONMEM_RETURN_IF_ERROR(expr)      \
+  do {                                       \
+    ::neuronmem::Status _nm_status = (expr); \
+    if (_nm_status) return _nm_status;       \
   } while (0)
 
 // Wraps the body of a C entry point: converts any C++ exception into a status so none crosses the
 // ABI. Use as: NEURONMEM_API_BEGIN ... return nullptr; NEURONMEM_API_END
 #define NEURONMEM_API_BEGIN try {
-#define NEURONMEM_API_END                                                               \
-  }                                                                                     \
-  catch (const std::bad_alloc&) {                                                       \
-    return ::neuronmem::ResourceExhausted("out of host memory for library bookkeeping") \
-        .release();                                                                     \
-  }                                                                                     \
-  catch (const std::exception& e) {                                                     \
-    return ::neuronmem::Internal("unexpected exception: %s", e.what()).release();       \
-  }                                                                                     \
-  catch (...) {                                                                         \
-    return ::neuronmem::Internal("unexpected exception").release();                     \
+#define NEURONMEM_API_END                                                                          \
+  }                                                                                                \
+  catch (const std::bad_alloc&) {                                                                  \
+    return ::neuronmem::ResourceExhausted("out of host memory for library bookkeeping").release(); \
+  }                                                                                                \
+  catch (const std::exception& e) {                                                                \
+    return ::neuronmem::Internal("unexpected exception: %s", e.what()).release();                  \
+  }                                                                                                \
+  catch (...) {                                                                                    \
+    return ::neuronmem::Internal("unexpected exception").release();                                \
   }

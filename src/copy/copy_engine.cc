@@ -55,8 +55,10 @@ void ReleaseMemory(Storage* s) {
   Registry& reg = *s->registry;
   {
     std::lock_guard<std::mutex> lock(reg.mu);
-    if (s->prev) s->prev->next = s->next;
-    else if (reg.head == s) reg.head = s->next;
+    if (s->prev)
+      s->prev->next = s->next;
+    else if (reg.head == s)
+      reg.head = s->next;
     if (s->next) s->next->prev = s->prev;
     s->prev = s->next = nullptr;
     --reg.count;
@@ -390,8 +392,10 @@ void GatherStrided(uint8_t* dst, const uint8_t* src, const int64_t* dims, const 
   for (int64_t i = 0; i < dims[dim]; ++i) {
     const uint8_t* s = src + i * strides[dim];
     uint8_t* d = dst + static_cast<uint64_t>(i) * inner;
-    if (dim + 1 == rank) std::memcpy(d, s, elem);
-    else GatherStrided(d, s, dims, strides, rank, elem, dim + 1);
+    if (dim + 1 == rank)
+      std::memcpy(d, s, elem);
+    else
+      GatherStrided(d, s, dims, strides, rank, elem, dim + 1);
   }
 }
 
@@ -440,9 +444,9 @@ Status CopyEngine::FromHost(const neuronmem_buffer_from_host_args_t* args, size_
       return Ok();
     }
   }
-#define FAIL_IF(expr)              \
-  do {                             \
-    Status _s = (expr);            \
+#define FAIL_IF(expr)                   \
+  do {                                  \
+    Status _s = (expr);                 \
     if (_s) return fail(std::move(_s)); \
   } while (0)
   auto op = std::make_unique<Op>();
@@ -452,9 +456,10 @@ Status CopyEngine::FromHost(const neuronmem_buffer_from_host_args_t* args, size_
     const neuronmem_buffer_from_host_args_t& a = args[i];
     const std::string where = count > 1 ? "args[" + std::to_string(i) + "]: " : std::string();
     if (a.struct_size < min_size) {
-      return fail(InvalidArgument("%sneuronmem_buffer_from_host_args_t.struct_size is %zu, smaller than the "
-                                  "minimum %zu",
-                                  where.c_str(), a.struct_size, min_size));
+      return fail(
+          InvalidArgument("%sneuronmem_buffer_from_host_args_t.struct_size is %zu, smaller than the "
+                          "minimum %zu",
+                          where.c_str(), a.struct_size, min_size));
     }
     if (a.extension) return fail(InvalidArgument("%sextension must be NULL", where.c_str()));
     FAIL_IF(Annotate(CheckMemory(a.memory), where + "memory"));
@@ -465,7 +470,8 @@ Status CopyEngine::FromHost(const neuronmem_buffer_from_host_args_t* args, size_
     const auto type = static_cast<neuronmem_element_type_t>(a.element_type);
     uint64_t bytes = 0;
     FAIL_IF(Annotate(DenseBytes(type, a.dims, a.num_dims, &bytes), where + "shape"));
-    if (bytes && !a.data) return fail(InvalidArgument("%sdata is NULL for a %" PRIu64 "-byte buffer", where.c_str(), bytes));
+    if (bytes && !a.data)
+      return fail(InvalidArgument("%sdata is NULL for a %" PRIu64 "-byte buffer", where.c_str(), bytes));
     if (a.num_wait_events && !a.wait_events) return fail(InvalidArgument("%swait_events is NULL", where.c_str()));
     for (size_t w = 0; w < a.num_wait_events; ++w) {
       if (!a.wait_events[w]) return fail(InvalidArgument("%swait_events[%zu] is NULL", where.c_str(), w));
@@ -481,9 +487,9 @@ Status CopyEngine::FromHost(const neuronmem_buffer_from_host_args_t* args, size_
     const bool wants_alias = a.host_buffer_semantics == NEURONMEM_HOST_BUFFER_IMMUTABLE_ZERO_COPY ||
                              a.host_buffer_semantics == NEURONMEM_HOST_BUFFER_MUTABLE_ZERO_COPY;
     const bool can_alias =
-        dense && (a.memory->kind == NEURONMEM_MEMORY_KIND_UNPINNED_HOST ||
-                  (a.memory->kind == NEURONMEM_MEMORY_KIND_PINNED_HOST &&
-                   a.memory->pinned_arena->Contains(a.data, bytes)));
+        dense &&
+        (a.memory->kind == NEURONMEM_MEMORY_KIND_UNPINNED_HOST ||
+         (a.memory->kind == NEURONMEM_MEMORY_KIND_PINNED_HOST && a.memory->pinned_arena->Contains(a.data, bytes)));
     Storage* storage = nullptr;
     if (wants_alias && can_alias) {
       storage = new Storage();
@@ -582,14 +588,16 @@ Status CopyEngine::FromHost(const neuronmem_buffer_from_host_args_t* args, size_
   if (s) return fail(std::move(s));
   for (auto* b : made) SetDefinition(b, ev);
   if (done_with_host) *done_with_host = done_host.get() ? Share(done_host.get()) : Share(ev);
-  if (ready) *ready = ev;
-  else Release(ev);
+  if (ready)
+    *ready = ev;
+  else
+    Release(ev);
   for (size_t i = 0; i < made.size(); ++i) out_buffers[i] = made[i];
   return Ok();
 }
 
-Status CopyEngine::Allocate(neuronmem_memory_t* memory, neuronmem_element_type_t type, const int64_t* dims,
-                            size_t rank, neuronmem_buffer_t** out) {
+Status CopyEngine::Allocate(neuronmem_memory_t* memory, neuronmem_element_type_t type, const int64_t* dims, size_t rank,
+                            neuronmem_buffer_t** out) {
   NEURONMEM_RETURN_IF_ERROR(CheckMemory(memory));
   uint64_t bytes = 0;
   NEURONMEM_RETURN_IF_ERROR(DenseBytes(type, dims, rank, &bytes));
@@ -636,8 +644,10 @@ Status CopyEngine::CopyToMemory(neuronmem_buffer_t* src, neuronmem_memory_t* mem
   }
   SetDefinition(b, ev);
   *out = b;
-  if (ready) *ready = ev;
-  else Release(ev);
+  if (ready)
+    *ready = ev;
+  else
+    Release(ev);
   return Ok();
 }
 
@@ -646,8 +656,7 @@ namespace {
 Status CheckRange(const neuronmem_buffer_t* b, uint64_t offset, uint64_t size, const char* what) {
   uint64_t end;
   if (__builtin_add_overflow(offset, size, &end) || end > b->bytes) {
-    return OutOfRange("%s of %" PRIu64 " bytes at offset %" PRIu64 " is past the end of the %" PRIu64
-                      "-byte buffer",
+    return OutOfRange("%s of %" PRIu64 " bytes at offset %" PRIu64 " is past the end of the %" PRIu64 "-byte buffer",
                       what, size, offset, b->bytes);
   }
   return Ok();
@@ -1025,8 +1034,8 @@ Status CopyEngine::ExecuteFileLoad(Op& op) {
       return Internal("reading the file failed: %s", std::strerror(errno));
     }
     if (r == 0) {
-      return OutOfRange("the file ended after %" PRIu64 " of %" PRIu64 " requested bytes (it was truncated)",
-                        done, m.size);
+      return OutOfRange("the file ended after %" PRIu64 " of %" PRIu64 " requested bytes (it was truncated)", done,
+                        m.size);
     }
     done += static_cast<uint64_t>(r);
   }

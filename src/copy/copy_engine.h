@@ -20,9 +20,9 @@
 #include <mutex>
 #include <vector>
 
-#include "copy/event.h"
-#include "core/client.h"
+#include "base/event.h"
 #include "base/status.h"
+#include "core/client.h"
 
 namespace neuronmem::copy {
 
@@ -127,8 +127,8 @@ struct neuronmem_buffer {
   std::atomic<bool> deleted{false};
   // The event that defines the content; replaced once by the last chunk of a chunked upload. Every event
   // ever installed is kept in `definitions` until destroy, so a racing reader never sees a freed one.
-  std::atomic<neuronmem::copy::Event*> definition{nullptr};
+  std::atomic<neuronmem::Event*> definition{nullptr};
   std::mutex definition_mu;
-  std::vector<neuronmem::copy::EventRef> definitions;
+  std::vector<neuronmem::EventRef> definitions;
   std::atomic<bool> chunks_closed{false};
 };

@@ -66,8 +66,8 @@ Status ResolveClientOptions(const neuronmem_client_options_t* options, ClientCon
                            c.device_bytes_per_core, kMinDeviceBytes, kMaxArenaBytes);
   }
   if (c.pinned_host_bytes < kMinPinnedBytes || c.pinned_host_bytes > kMaxArenaBytes) {
-    return InvalidArgument("pinned_host_bytes %" PRIu64 " is outside [%" PRIu64 ", %" PRIu64 "]",
-                           c.pinned_host_bytes, kMinPinnedBytes, kMaxArenaBytes);
+    return InvalidArgument("pinned_host_bytes %" PRIu64 " is outside [%" PRIu64 ", %" PRIu64 "]", c.pinned_host_bytes,
+                           kMinPinnedBytes, kMaxArenaBytes);
   }
   *out = c;
   return Ok();
@@ -77,8 +77,7 @@ Status CreateClient(const ClientConfig& config, std::unique_ptr<neuronmem_client
   auto client = std::make_unique<neuronmem_client_t>();
   client->config = config;
   client->platform_version = std::string("libneuronmem ") + std::to_string(NEURONMEM_VERSION_MAJOR) + "." +
-                             std::to_string(NEURONMEM_VERSION_MINOR) + "." +
-                             std::to_string(NEURONMEM_VERSION_PATCH);
+                             std::to_string(NEURONMEM_VERSION_MINOR) + "." + std::to_string(NEURONMEM_VERSION_PATCH);
   client->extension_storage = {"memory_descriptions", "memory_stats", "host_allocator", "copy_engine",
                                "placement_manifest"};
   for (const auto& e : client->extension_storage) client->extensions.push_back({e.c_str(), e.size()});
@@ -106,15 +105,14 @@ Status CreateClient(const ClientConfig& config, std::unique_ptr<neuronmem_client
 
   // Arenas. The one pinned-host arena serves every core's pinned_host memory; one UnpinnedHostMemory
   // serves every core's unpinned_host memory; each core has its own device arena.
-  NEURONMEM_RETURN_IF_ERROR(memory::PinnedHostArena::Create("pinned_host (shared by memories " +
-                                                                std::string(n > 1 ? "1, 3, ...)" : "1)"),
-                                                            config.pinned_host_bytes, config.mlock_mode,
-                                                            &client->pinned_arena));
+  NEURONMEM_RETURN_IF_ERROR(
+      memory::PinnedHostArena::Create("pinned_host (shared by memories " + std::string(n > 1 ? "1, 3, ...)" : "1)"),
+                                      config.pinned_host_bytes, config.mlock_mode, &client->pinned_arena));
   client->unpinned = std::make_unique<memory::UnpinnedHostMemory>("unpinned_host");
   for (uint32_t k = 0; k < n; ++k) {
     std::unique_ptr<memory::DeviceArena> arena;
-    NEURONMEM_RETURN_IF_ERROR(memory::DeviceArena::Create(client->memories[2 * k]->debug_string,
-                                                          config.device_bytes_per_core, &arena));
+    NEURONMEM_RETURN_IF_ERROR(
+        memory::DeviceArena::Create(client->memories[2 * k]->debug_string, config.device_bytes_per_core, &arena));
     client->device_arenas.push_back(std::move(arena));
   }
 
@@ -124,8 +122,7 @@ Status CreateClient(const ClientConfig& config, std::unique_ptr<neuronmem_client
     auto d = std::make_unique<neuronmem_device_t>();
     d->client = client.get();
     d->id = static_cast<int32_t>(k);
-    d->debug_string =
-        "NeuronCore(id=" + std::to_string(k) + ", process_index=0, local_id=" + std::to_string(k) + ")";
+    d->debug_string = "NeuronCore(id=" + std::to_string(k) + ", process_index=0, local_id=" + std::to_string(k) + ")";
     d->to_string = d->kind + " (" + d->debug_string + ")";
     neuronmem_memory_t* dev = client->memories[2 * k];
     neuronmem_memory_t* pin = client->memories[2 * k + 1];

@@ -40,7 +40,7 @@ struct neuronmem_memory {
   neuronmem_memory_kind_t kind = NEURONMEM_MEMORY_KIND_DEVICE;
   int32_t core = 0;  // the core this memory entry belongs to
   std::string kind_name;
-  std::string debug_string;  // "NeuronMemory(id=0, kind=device)"
+  std::string debug_string;                  // "NeuronMemory(id=0, kind=device)"
   std::vector<neuronmem_device_t*> devices;  // addressable devices
   // Backing store: exactly one is set. pinned/unpinned are shared by every core's entry.
   neuronmem::memory::DeviceArena* device_arena = nullptr;
@@ -54,9 +54,9 @@ struct neuronmem_device {
   neuronmem_client_t* client = nullptr;
   int32_t id = 0;
   std::string kind = "NC_v2";
-  std::string debug_string;  // "NeuronCore(id=0, process_index=0, local_id=0)"
-  std::string to_string;     // "NC_v2 (NeuronCore(id=0, process_index=0, local_id=0))"
-  std::vector<neuronmem_memory_t*> memories;  // addressable, in id order
+  std::string debug_string;                      // "NeuronCore(id=0, process_index=0, local_id=0)"
+  std::string to_string;                         // "NC_v2 (NeuronCore(id=0, process_index=0, local_id=0))"
+  std::vector<neuronmem_memory_t*> memories;     // addressable, in id order
   std::array<neuronmem_memory_t*, 3> by_kind{};  // indexed by neuronmem_memory_kind_t
   neuronmem_memory_t* default_memory() const { return by_kind[NEURONMEM_MEMORY_KIND_DEVICE]; }
 };

@@ -52,15 +52,13 @@ Status DeviceArena::Allocate(uint64_t size, uint64_t alignment, uint64_t* offset
   if (size == 0) return InvalidArgument("%s: cannot allocate 0 bytes", name_.c_str());
   if (alignment == 0) alignment = 64;
   if ((alignment & (alignment - 1)) || alignment > kMaxAlignment) {
-    return InvalidArgument("%s: alignment %" PRIu64 " is not a power of two up to 1 GiB", name_.c_str(),
-                           alignment);
+    return InvalidArgument("%s: alignment %" PRIu64 " is not a power of two up to 1 GiB", name_.c_str(), alignment);
   }
   std::lock_guard<SpinLock> lock(mu_);
   if (tlsf_.Allocate(size, alignment, offset)) return Ok();
   const ArenaStats st = tlsf_.Stats();
-  return ResourceExhausted("%s: cannot allocate %" PRIu64 " bytes (alignment %" PRIu64 "): %" PRIu64
-                           " of %" PRIu64 " bytes in use in %" PRIu64 " allocations, largest free block %" PRIu64
-                           " bytes",
+  return ResourceExhausted("%s: cannot allocate %" PRIu64 " bytes (alignment %" PRIu64 "): %" PRIu64 " of %" PRIu64
+                           " bytes in use in %" PRIu64 " allocations, largest free block %" PRIu64 " bytes",
                            name_.c_str(), size, alignment, st.bytes_in_use, st.capacity, st.live_allocations,
                            st.largest_free_block);
 }
@@ -69,8 +67,8 @@ Status DeviceArena::Free(uint64_t offset) {
   std::lock_guard<SpinLock> lock(mu_);
   if (tlsf_.Free(offset)) return Ok();
   if (offset >= tlsf_.capacity()) {
-    return InvalidArgument("%s: offset %" PRIu64 " is outside the arena (capacity %" PRIu64 " bytes)",
-                           name_.c_str(), offset, tlsf_.capacity());
+    return InvalidArgument("%s: offset %" PRIu64 " is outside the arena (capacity %" PRIu64 " bytes)", name_.c_str(),
+                           offset, tlsf_.capacity());
   }
   return InvalidArgument("%s: offset %" PRIu64
                          " is not the start of a live allocation (already freed, or inside another block)",

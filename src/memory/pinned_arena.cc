@@ -25,18 +25,18 @@
 // pointers and double frees (until mimalloc hands the block out again) are rejected with a status.
 #include "memory/pinned_arena.h"
 
-#include "memory/mimalloc_api.h"
-#include "memory/spin_lock.h"
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include "memory/mimalloc_api.h"
+#include "memory/spin_lock.h"
 
 #include <cerrno>
 #include <cinttypes>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
-#include <condition_variable>
 #include <mutex>
 #include <system_error>
 #include <thread>
@@ -110,7 +110,6 @@ mi_heap_t* CreateOwnedHeap(mi_arena_id_t arena_id) {
   cv.wait(lock, [&] { return done; });
   return heap;
 }
-
 
 // Maps `bytes` aligned to kArenaUnit (mimalloc's arena alignment), populated.
 uint8_t* MapAligned(uint64_t bytes) {
@@ -193,32 +192,35 @@ Status PinnedHostArena::Create(std::string name, uint64_t capacity, neuronmem_ml
   int err = 0;
   if (region) {
     if (!ApplyLock(region, mlock_mode, &err)) {
-      return Unavailable("%s: mlock of %" PRIu64 " bytes was refused (%s) and locking is required "
+      return Unavailable("%s: mlock of %" PRIu64
+                         " bytes was refused (%s) and locking is required "
                          "(NEURONMEM_MLOCK_REQUIRED); raise RLIMIT_MEMLOCK or use NEURONMEM_MLOCK_BEST_EFFORT",
                          name.c_str(), size, std::strerror(err));
     }
   } else {
     uint8_t* base = MapAligned(size);
     if (!base) {
-      return ResourceExhausted("%s: cannot map %" PRIu64 " bytes for the pinned-host arena: %s", name.c_str(),
-                               size, std::strerror(errno));
+      return ResourceExhausted("%s: cannot map %" PRIu64 " bytes for the pinned-host arena: %s", name.c_str(), size,
+                               std::strerror(errno));
     }
     auto r = std::make_unique<Region>();
     r->base = base;
     r->size = size;
     if (!ApplyLock(r.get(), mlock_mode, &err)) {
       munmap(base, size);
-      return Unavailable("%s: mlock of %" PRIu64 " bytes was refused (%s) and locking is required "
+      return Unavailable("%s: mlock of %" PRIu64
+                         " bytes was refused (%s) and locking is required "
                          "(NEURONMEM_MLOCK_REQUIRED); raise RLIMIT_MEMLOCK or use NEURONMEM_MLOCK_BEST_EFFORT",
                          name.c_str(), size, std::strerror(err));
     }
     if (!mi->manage_os_memory_ex(base, size, /*is_committed=*/true, /*is_large=*/true, /*is_zero=*/true,
-                                /*numa_node=*/-1, /*exclusive=*/true, &r->arena_id)) {
+                                 /*numa_node=*/-1, /*exclusive=*/true, &r->arena_id)) {
       if (r->locked) munlock(base, size);
       munmap(base, size);
-      return ResourceExhausted("%s: mimalloc refused another arena (%zu pinned regions are registered in this "
-                               "process; mimalloc allows about 61 and cannot release them)",
-                               name.c_str(), pool.regions.size());
+      return ResourceExhausted(
+          "%s: mimalloc refused another arena (%zu pinned regions are registered in this "
+          "process; mimalloc allows about 61 and cannot release them)",
+          name.c_str(), pool.regions.size());
     }
     r->heap = CreateOwnedHeap(r->arena_id);
     if (!r->heap) {
@@ -257,8 +259,8 @@ Status PinnedHostArena::Allocate(uint64_t size, uint64_t alignment, void** out) 
   if (size == 0) return InvalidArgument("%s: cannot allocate 0 bytes", name_.c_str());
   if (alignment == 0) alignment = 64;
   if ((alignment & (alignment - 1)) || alignment > kMaxAlignment) {
-    return InvalidArgument("%s: alignment %" PRIu64 " is not a power of two up to %" PRIu64, name_.c_str(),
-                           alignment, kMaxAlignment);
+    return InvalidArgument("%s: alignment %" PRIu64 " is not a power of two up to %" PRIu64, name_.c_str(), alignment,
+                           kMaxAlignment);
   }
   if (size > capacity_ - kHeaderBytes) {
     return ResourceExhausted("%s: cannot allocate %" PRIu64 " bytes: larger than the arena's capacity of %" PRIu64
@@ -280,8 +282,8 @@ Status PinnedHostArena::Allocate(uint64_t size, uint64_t alignment, void** out) 
   }
   if (!raw) {
     const ArenaStats st = Stats();
-    return ResourceExhausted("%s: cannot allocate %" PRIu64 " bytes (alignment %" PRIu64 "): %" PRIu64
-                             " of %" PRIu64 " bytes in use in %" PRIu64 " allocations",
+    return ResourceExhausted("%s: cannot allocate %" PRIu64 " bytes (alignment %" PRIu64 "): %" PRIu64 " of %" PRIu64
+                             " bytes in use in %" PRIu64 " allocations",
                              name_.c_str(), size, alignment, st.bytes_in_use, st.capacity, st.live_allocations);
   }
   uint8_t* user = raw + kHeaderBytes;
@@ -307,22 +309,23 @@ bool PinnedHostArena::IsLiveAllocation(const void* p, uint64_t* size) const {
 Status PinnedHostArena::Free(void* ptr) {
   uint8_t* user = static_cast<uint8_t*>(ptr);
   if (user < base_ || user >= base_ + capacity_) {
-    return InvalidArgument("%s: pointer %p is not inside the pinned-host arena [%p, %p): free only what "
-                           "neuronmem_host_allocate returned",
-                           name_.c_str(), ptr, static_cast<void*>(base_), static_cast<void*>(base_ + capacity_));
+    return InvalidArgument(
+        "%s: pointer %p is not inside the pinned-host arena [%p, %p): free only what "
+        "neuronmem_host_allocate returned",
+        name_.c_str(), ptr, static_cast<void*>(base_), static_cast<void*>(base_ + capacity_));
   }
   uint64_t size = 0;
   if (!IsLiveAllocation(user, &size)) {
-    return InvalidArgument("%s: pointer %p is not the start of a live allocation (already freed, or inside "
-                           "an allocation)",
-                           name_.c_str(), ptr);
+    return InvalidArgument(
+        "%s: pointer %p is not the start of a live allocation (already freed, or inside "
+        "an allocation)",
+        name_.c_str(), ptr);
   }
   Header* h = reinterpret_cast<Header*>(user - kHeaderBytes);
   // Exactly one of several racing frees of the same pointer wins the tag.
   const uint64_t expected = TagFor(impl_->region, user, size);
   if (__atomic_exchange_n(&h->tag, 0, __ATOMIC_ACQ_REL) != expected) {
-    return InvalidArgument("%s: pointer %p was freed concurrently by another thread (double free)",
-                           name_.c_str(), ptr);
+    return InvalidArgument("%s: pointer %p was freed concurrently by another thread (double free)", name_.c_str(), ptr);
   }
   {
     std::lock_guard<SpinLock> guard(impl_->region->heap_lock);
@@ -363,8 +366,7 @@ Status UnpinnedHostMemory::Allocate(uint64_t size, uint64_t alignment, void** ou
     return InvalidArgument("%s: alignment %" PRIu64 " is not a power of two up to 1 GiB", name_.c_str(), alignment);
   }
   if (size > (1ull << 46)) {
-    return ResourceExhausted("%s: cannot allocate %" PRIu64 " bytes: larger than any host memory", name_.c_str(),
-                             size);
+    return ResourceExhausted("%s: cannot allocate %" PRIu64 " bytes: larger than any host memory", name_.c_str(), size);
   }
   void* p = nullptr;
   if (posix_memalign(&p, alignment < sizeof(void*) ? sizeof(void*) : alignment, size) != 0 || !p) {

@@ -127,8 +127,10 @@ struct Tlsf::Impl {
     Block& b = blocks[i];
     int fl, sl;
     Mapping(b.size, &fl, &sl);
-    if (b.prev_free != kNone) blocks[b.prev_free].next_free = b.next_free;
-    else heads[fl][sl] = b.next_free;
+    if (b.prev_free != kNone)
+      blocks[b.prev_free].next_free = b.next_free;
+    else
+      heads[fl][sl] = b.next_free;
     if (b.next_free != kNone) blocks[b.next_free].prev_free = b.prev_free;
     if (heads[fl][sl] == kNone) {
       sl_bitmap[fl] &= ~(1u << sl);

@@ -7,12 +7,12 @@
 
 static int failures = 0;
 
-#define CHECK(cond)                                                      \
-  do {                                                                   \
-    if (!(cond)) {                                                       \
+#define CHECK(cond)                                                            \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
       fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                        \
-    }                                                                    \
+      ++failures;                                                              \
+    }                                                                          \
   } while (0)
 
 /* Returns the status code and frees the status. */
@@ -69,8 +69,7 @@ int main(void) {
   }
   CHECK(code_of(neuronmem_host_allocate(client, 0, 0, &p)) == NEURONMEM_STATUS_INVALID_ARGUMENT);
   CHECK(p == NULL);
-  CHECK(code_of(neuronmem_client_lookup_memory(client, 9, &(neuronmem_memory_t*){NULL})) ==
-        NEURONMEM_STATUS_NOT_FOUND);
+  CHECK(code_of(neuronmem_client_lookup_memory(client, 9, &(neuronmem_memory_t*){NULL})) == NEURONMEM_STATUS_NOT_FOUND);
   {
     /* A caller-completed event, from C: pending until completed, completed once. */
     neuronmem_event_t* ev = NULL;

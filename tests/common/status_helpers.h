@@ -25,13 +25,13 @@ inline Result Take(neuronmem_status_t* s) {
 
 }  // namespace neuronmem_test
 
-#define ASSERT_OK(expr)                                                       \
-  do {                                                                        \
-    ::neuronmem_test::Result _r = ::neuronmem_test::Take(expr);               \
-    ASSERT_EQ(_r.code, NEURONMEM_STATUS_OK) << _r.message;                    \
+#define ASSERT_OK(expr)                                         \
+  do {                                                          \
+    ::neuronmem_test::Result _r = ::neuronmem_test::Take(expr); \
+    ASSERT_EQ(_r.code, NEURONMEM_STATUS_OK) << _r.message;      \
   } while (0)
-#define EXPECT_OK(expr)                                                       \
-  do {                                                                        \
-    ::neuronmem_test::Result _r = ::neuronmem_test::Take(expr);               \
-    EXPECT_EQ(_r.code, NEURONMEM_STATUS_OK) << _r.message;                    \
+#define EXPECT_OK(expr)                                         \
+  do {                                                          \
+    ::neuronmem_test::Result _r = ::neuronmem_test::Take(expr); \
+    EXPECT_EQ(_r.code, NEURONMEM_STATUS_OK) << _r.message;      \
   } while (0)

@@ -3,9 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include "common/client_helpers.h"
 #include "common/status_helpers.h"
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -16,8 +16,8 @@
 #include <thread>
 #include <vector>
 
+#include "base/event.h"
 #include "copy/copy_engine.h"
-#include "copy/event.h"
 #include "core/client.h"
 
 namespace {
@@ -65,8 +65,9 @@ class CopyTest : public ::testing::Test {
     return k;
   }
 
-  neuronmem_buffer_from_host_args_t Args(const void* data, uint64_t bytes, neuronmem_memory_t* m,
-                                         uint32_t semantics = NEURONMEM_HOST_BUFFER_IMMUTABLE_UNTIL_TRANSFER_COMPLETES) {
+  neuronmem_buffer_from_host_args_t Args(
+      const void* data, uint64_t bytes, neuronmem_memory_t* m,
+      uint32_t semantics = NEURONMEM_HOST_BUFFER_IMMUTABLE_UNTIL_TRANSFER_COMPLETES) {
     dims_[0] = static_cast<int64_t>(bytes);
     neuronmem_buffer_from_host_args_t a{};
     a.struct_size = sizeof a;
@@ -310,13 +311,13 @@ void CountCallback(const neuronmem_status_t* error, void* user_data) {
 }
 
 // A fake offered work item: Help() records who ran it and finishes the event, as a large copy would.
-class RecordingWork final : public neuronmem::copy::HelpWork {
+class RecordingWork final : public neuronmem::HelpWork {
  public:
   explicit RecordingWork(neuronmem_event_t* done) : done_(done) {}
   void Help() override {
     helper = std::this_thread::get_id();
     ++helps;
-    neuronmem::copy::Complete(done_, nullptr);
+    neuronmem::Complete(done_, nullptr);
   }
   void Ref() override { ++refs; }
   void Unref() override { --refs; }
@@ -329,18 +330,18 @@ class RecordingWork final : public neuronmem::copy::HelpWork {
 };
 
 TEST(EventHelp, AWaitWithoutTimeoutRunsOfferedWorkOnTheWaitingThread) {
-  neuronmem_event_t* e = neuronmem::copy::NewEvent();
+  neuronmem_event_t* e = neuronmem::NewEvent();
   RecordingWork work(e);
-  neuronmem::copy::OfferHelp(e, &work);
+  neuronmem::OfferHelp(e, &work);
   EXPECT_EQ(work.refs, 1) << "the event holds the offered work";
   // A wait with a timeout never helps (it could overrun its deadline) and times out.
-  EXPECT_FALSE(neuronmem::copy::Wait(e, 1000000));
+  EXPECT_FALSE(neuronmem::Wait(e, 1000000));
   EXPECT_EQ(work.helps, 0);
   // A wait without timeout runs the work on this thread, which completes the event.
-  EXPECT_TRUE(neuronmem::copy::Wait(e, -1));
+  EXPECT_TRUE(neuronmem::Wait(e, -1));
   EXPECT_EQ(work.helps, 1);
   EXPECT_EQ(work.helper, std::this_thread::get_id());
-  neuronmem::copy::WithdrawHelp(e, &work);
+  neuronmem::WithdrawHelp(e, &work);
   EXPECT_EQ(work.refs, 0) << "withdrawing drops the event's reference; the waiter dropped its own";
   neuronmem_event_destroy(e);
 }
@@ -537,8 +538,7 @@ TEST_F(CopyTest, DeletedBuffersAndOutOfRangeGiveStatuses) {
   r = Take(neuronmem_buffer_read(b, 0, tmp, 1, nullptr, 0, nullptr));
   EXPECT_EQ(r.code, NEURONMEM_STATUS_FAILED_PRECONDITION);
   EXPECT_NE(r.message.find("deleted"), std::string::npos);
-  EXPECT_EQ(Take(neuronmem_buffer_write(b, 0, tmp, 1, nullptr, 0, nullptr)).code,
-            NEURONMEM_STATUS_FAILED_PRECONDITION);
+  EXPECT_EQ(Take(neuronmem_buffer_write(b, 0, tmp, 1, nullptr, 0, nullptr)).code, NEURONMEM_STATUS_FAILED_PRECONDITION);
   neuronmem_buffer_t* c = nullptr;
   EXPECT_EQ(Take(neuronmem_buffer_copy_to_memory(b, Mem(1), nullptr, 0, &c, nullptr)).code,
             NEURONMEM_STATUS_FAILED_PRECONDITION);
@@ -769,13 +769,16 @@ TEST_F(CopyTest, BadArgumentsAreInvalidArgument) {
   std::vector<uint8_t> d(8);
   auto a = Args(d.data(), 8, Mem(0));
   neuronmem_buffer_t* b = reinterpret_cast<neuronmem_buffer_t*>(1);
-  EXPECT_EQ(Take(neuronmem_buffer_from_host(nullptr, &a, &b, nullptr, nullptr)).code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(Take(neuronmem_buffer_from_host(nullptr, &a, &b, nullptr, nullptr)).code,
+            NEURONMEM_STATUS_INVALID_ARGUMENT);
   EXPECT_EQ(b, nullptr);
   a.struct_size = 8;
-  EXPECT_EQ(Take(neuronmem_buffer_from_host(client_, &a, &b, nullptr, nullptr)).code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(Take(neuronmem_buffer_from_host(client_, &a, &b, nullptr, nullptr)).code,
+            NEURONMEM_STATUS_INVALID_ARGUMENT);
   a = Args(d.data(), 8, Mem(0));
   a.element_type = 13;
-  EXPECT_EQ(Take(neuronmem_buffer_from_host(client_, &a, &b, nullptr, nullptr)).code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(Take(neuronmem_buffer_from_host(client_, &a, &b, nullptr, nullptr)).code,
+            NEURONMEM_STATUS_INVALID_ARGUMENT);
   a = Args(d.data(), 8, Mem(0));
   int64_t neg[1] = {-1};
   a.dims = neg;
@@ -788,18 +791,15 @@ TEST_F(CopyTest, BadArgumentsAreInvalidArgument) {
   r = Take(neuronmem_buffer_from_host(client_, &a, &b, nullptr, nullptr));
   EXPECT_NE(r.message.find("overflows"), std::string::npos) << r.message;
   a = Args(nullptr, 8, Mem(0));
-  EXPECT_EQ(Take(neuronmem_buffer_from_host(client_, &a, &b, nullptr, nullptr)).code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(Take(neuronmem_buffer_from_host(client_, &a, &b, nullptr, nullptr)).code,
+            NEURONMEM_STATUS_INVALID_ARGUMENT);
   a = Args(d.data(), 8, Mem(0));
   a.num_dims = NEURONMEM_MAX_RANK + 1;
-  EXPECT_EQ(Take(neuronmem_buffer_from_host(client_, &a, &b, nullptr, nullptr)).code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(Take(neuronmem_buffer_from_host(client_, &a, &b, nullptr, nullptr)).code,
+            NEURONMEM_STATUS_INVALID_ARGUMENT);
   // A memory of another client.
-  neuronmem_client_options_t o{};
-  o.struct_size = sizeof o;
-  o.num_cores = 1;
-  o.device_bytes_per_core = 2u << 20;
-  o.pinned_host_bytes = 32u << 20;
   neuronmem_client_t* other = nullptr;
-  ASSERT_OK(neuronmem_client_create(&o, &other));
+  ASSERT_OK(neuronmem_test::CreateSmallClient(2u << 20, &other));
   neuronmem_memory_t* foreign = nullptr;
   ASSERT_OK(neuronmem_client_lookup_memory(other, 0, &foreign));
   a = Args(d.data(), 8, foreign);

@@ -9,8 +9,8 @@
 
 #include <cstring>
 #include <set>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -42,8 +42,8 @@ class ClientTest : public ::testing::Test {
 
 TEST(Version, MatchesHeader) {
   EXPECT_EQ(neuronmem_version(), static_cast<uint32_t>(NEURONMEM_VERSION_NUMBER));
-  std::string expected = std::to_string(NEURONMEM_VERSION_MAJOR) + "." + std::to_string(NEURONMEM_VERSION_MINOR) +
-                         "." + std::to_string(NEURONMEM_VERSION_PATCH);
+  std::string expected = std::to_string(NEURONMEM_VERSION_MAJOR) + "." + std::to_string(NEURONMEM_VERSION_MINOR) + "." +
+                         std::to_string(NEURONMEM_VERSION_PATCH);
   EXPECT_EQ(expected, neuronmem_version_string());
 }
 
@@ -190,8 +190,8 @@ TEST_F(ClientTest, MemoryIdsKindsAndAddressability) {
     int32_t id;
     const char* kind;
     int32_t core;
-  } expected[] = {{0, "device", 0},        {1, "pinned_host", 0},   {2, "device", 1},
-                  {3, "pinned_host", 1},   {4, "unpinned_host", 0}, {5, "unpinned_host", 1}};
+  } expected[] = {{0, "device", 0},      {1, "pinned_host", 0},   {2, "device", 1},
+                  {3, "pinned_host", 1}, {4, "unpinned_host", 0}, {5, "unpinned_host", 1}};
   neuronmem_memory_t* const* mems = nullptr;
   size_t n = 0;
   ASSERT_OK(neuronmem_client_memories(client_, &mems, &n));
@@ -459,8 +459,7 @@ TEST_F(ClientTest, NullArgumentsAndSmallStructsAreInvalidArgument) {
   neuronmem_device_description_t dd{};
   ASSERT_OK(neuronmem_client_devices(client_, &devs, &n));
   EXPECT_EQ(Take(neuronmem_device_describe(devs[0], &dd)).code, NEURONMEM_STATUS_INVALID_ARGUMENT);
-  EXPECT_EQ(Take(neuronmem_device_addressable_memories(nullptr, &mems, &n)).code,
-            NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(Take(neuronmem_device_addressable_memories(nullptr, &mems, &n)).code, NEURONMEM_STATUS_INVALID_ARGUMENT);
   EXPECT_EQ(Take(neuronmem_device_default_memory(nullptr, &m)).code, NEURONMEM_STATUS_INVALID_ARGUMENT);
   EXPECT_EQ(m, nullptr);
   neuronmem_memory_kind_t k;

@@ -142,8 +142,8 @@ TEST(PinnedHostArena, MisuseIsAStatus) {
 
 TEST(PinnedHostArena, ExhaustionNamesTheMemoryAndRecovers) {
   std::unique_ptr<PinnedHostArena> a;
-  ASSERT_FALSE(PinnedHostArena::Create("NeuronMemory(id=1, kind=pinned_host)", 32 << 20,
-                                       NEURONMEM_MLOCK_BEST_EFFORT, &a));
+  ASSERT_FALSE(
+      PinnedHostArena::Create("NeuronMemory(id=1, kind=pinned_host)", 32 << 20, NEURONMEM_MLOCK_BEST_EFFORT, &a));
   std::vector<void*> ptrs;
   Status last;
   for (int i = 0; i < 100000 && !last; ++i) {

@@ -109,8 +109,8 @@ TEST(Tlsf, RejectsBadFreesAndRequests) {
   Tlsf t(1 << 20, 64);
   uint64_t off;
   ASSERT_TRUE(t.Allocate(1000, 64, &off));
-  EXPECT_FALSE(t.Free(off + 64));       // interior
-  EXPECT_FALSE(t.Free(1ull << 40));     // out of range
+  EXPECT_FALSE(t.Free(off + 64));    // interior
+  EXPECT_FALSE(t.Free(1ull << 40));  // out of range
   EXPECT_FALSE(t.Allocate(0, 64, &off));
   EXPECT_FALSE(t.Allocate(UINT64_MAX, 64, &off));
   EXPECT_FALSE(t.Allocate(64, 3, &off));  // not a power of two

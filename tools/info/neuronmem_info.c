@@ -2,20 +2,15 @@
  * the Neuron PJRT listing, then each memory's arena statistics. Built on the public C API only. */
 #include <neuronmem/neuronmem.h>
 
+#include "tool_status.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int report(neuronmem_status_t* s, const char* what) {
-  if (!s) return 0;
-  neuronmem_string_t msg = neuronmem_status_message(s);
-  fprintf(stderr, "neuronmem-info: %s: %s: %.*s\n", what, neuronmem_status_code_name(neuronmem_status_code(s)),
-          (int)msg.size, msg.data);
-  neuronmem_status_free(s);
-  return 1;
-}
+static int report(neuronmem_status_t* s, const char* what) { return neuronmem_tool_report("neuronmem-info", s, what); }
 
 static void usage(FILE* f) {
   fprintf(f,
@@ -65,9 +60,12 @@ int main(int argc, char** argv) {
       opts.pinned_host_bytes = v << 20;
       ++i;
     } else if (!strcmp(a, "--mlock") && next) {
-      if (!strcmp(next, "best-effort")) opts.mlock_mode = NEURONMEM_MLOCK_BEST_EFFORT;
-      else if (!strcmp(next, "required")) opts.mlock_mode = NEURONMEM_MLOCK_REQUIRED;
-      else if (!strcmp(next, "disabled")) opts.mlock_mode = NEURONMEM_MLOCK_DISABLED;
+      if (!strcmp(next, "best-effort"))
+        opts.mlock_mode = NEURONMEM_MLOCK_BEST_EFFORT;
+      else if (!strcmp(next, "required"))
+        opts.mlock_mode = NEURONMEM_MLOCK_REQUIRED;
+      else if (!strcmp(next, "disabled"))
+        opts.mlock_mode = NEURONMEM_MLOCK_DISABLED;
       else {
         fprintf(stderr, "neuronmem-info: unknown --mlock mode '%s'\n", next);
         return 2;
@@ -138,8 +136,10 @@ int main(int argc, char** argv) {
       if (rc) break;
       printf("%.*s%s\n", (int)md.debug_string.size, md.debug_string.data,
              st.is_shared ? "  [arena shared with the other cores' memories of this kind]" : "");
-      if (st.capacity) print_size("capacity", st.capacity);
-      else printf("  %-20s unbounded (system allocator)\n", "capacity");
+      if (st.capacity)
+        print_size("capacity", st.capacity);
+      else
+        printf("  %-20s unbounded (system allocator)\n", "capacity");
       print_size("bytes_in_use", st.bytes_in_use);
       print_size("peak_bytes_in_use", st.peak_bytes_in_use);
       printf("  %-20s %" PRIu64 "\n", "live_allocations", st.live_allocations);

@@ -3,17 +3,14 @@
  * everything back, checks every byte, and prints what it did. Built on the public C API only. */
 #include <neuronmem/neuronmem.h>
 
+#include "tool_status.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 static int failed(neuronmem_status_t* s, const char* what) {
-  if (!s) return 0;
-  neuronmem_string_t m = neuronmem_status_message(s);
-  fprintf(stderr, "neuronmem-roundtrip: %s: %s: %.*s\n", what, neuronmem_status_code_name(neuronmem_status_code(s)),
-          (int)m.size, m.data);
-  neuronmem_status_free(s);
-  return 1;
+  return neuronmem_tool_report("neuronmem-roundtrip", s, what);
 }
 
 static const char* describe(neuronmem_memory_t* m, char* buf, size_t n) {
@@ -54,8 +51,8 @@ int main(void) {
     args.struct_size = sizeof args;
     args.data = zero_copy ? pinned : (const void*)table;
     args.element_type = NEURONMEM_ELEMENT_TYPE_S32;
-    args.host_buffer_semantics = zero_copy ? NEURONMEM_HOST_BUFFER_IMMUTABLE_ZERO_COPY
-                                           : NEURONMEM_HOST_BUFFER_IMMUTABLE_ONLY_DURING_CALL;
+    args.host_buffer_semantics =
+        zero_copy ? NEURONMEM_HOST_BUFFER_IMMUTABLE_ZERO_COPY : NEURONMEM_HOST_BUFFER_IMMUTABLE_ONLY_DURING_CALL;
     args.dims = dims;
     args.num_dims = 2;
     args.memory = mems[i];

@@ -1,8 +1,8 @@
-#include "copy/event.h"
+#include "base/event.h"
 
 #include <chrono>
 
-namespace neuronmem::copy {
+namespace neuronmem {
 
 Event* NewEvent() { return new Event(); }
 
@@ -144,4 +144,4 @@ void WithdrawHelp(Event* e, HelpWork* work) {
   work->Unref();
 }
 
-}  // namespace neuronmem::copy
+}  // namespace neuronmem

@@ -15,7 +15,7 @@
 
 #include "base/status.h"
 
-namespace neuronmem::copy {
+namespace neuronmem {
 struct UserEvents;
 
 // Work that a thread blocked on an event can share: a large copy in progress offers its remaining chunks,
@@ -29,7 +29,7 @@ class HelpWork {
  protected:
   ~HelpWork() = default;
 };
-}  // namespace neuronmem::copy
+}  // namespace neuronmem
 
 struct neuronmem_event {
   // Use Event::Create / Event::ReadyOk; never construct directly.
@@ -40,12 +40,12 @@ struct neuronmem_event {
   std::mutex mu;
   std::condition_variable cv;
   std::vector<std::function<void(const neuronmem_status_t*)>> callbacks;  // guarded by mu
-  neuronmem::copy::HelpWork* help = nullptr;                               // guarded by mu; holds a ref
+  neuronmem::HelpWork* help = nullptr;                                    // guarded by mu; holds a ref
   // Set for events made by neuronmem_event_create (completed by the caller, not by the library).
-  std::shared_ptr<neuronmem::copy::UserEvents> user_owner;
+  std::shared_ptr<neuronmem::UserEvents> user_owner;
 };
 
-namespace neuronmem::copy {
+namespace neuronmem {
 
 using Event = neuronmem_event_t;
 
@@ -121,4 +121,4 @@ struct EventRef {
   }
 };
 
-}  // namespace neuronmem::copy
+}  // namespace neuronmem
