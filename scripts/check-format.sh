@@ -5,7 +5,10 @@
 # on another branch and are formatted when that lands.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-fmt=$(command -v clang-format-14 || command -v clang-format) || { echo "check-format: clang-format-14 missing"; exit 1; }
+fmt=$(command -v clang-format-14 || command -v clang-format) || {
+  echo "check-format: clang-format-14 missing (scripts/install-deps.sh installs it)"
+  exit 1
+}
 pending=()
 [ -f scripts/format-pending.txt ] && mapfile -t pending < <(grep -v '^#' scripts/format-pending.txt | grep .)
 is_pending() {
