@@ -351,6 +351,16 @@ TEST(Manifest, EntryByNameAndBadOptions) {
   neuronmem_manifest_destroy(nullptr);
 }
 
+// Regression (issue 13 item 1): 20,000 nested modules crashed the loader with a stack overflow.
+TEST(Manifest, DeeplyNestedModulesAreAnErrorNotACrash) {
+  std::string deep;
+  for (int i = 0; i < 20000; ++i) deep += "module {";
+  Result r = LoadError(deep);
+  EXPECT_EQ(r.code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(r.message.find("graph.mlir:1:"), std::string::npos) << r.message.substr(0, 200);
+  EXPECT_NE(r.message.find("nesting deeper than 256 levels"), std::string::npos) << r.message.substr(0, 200);
+}
+
 class UploadPlan : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -432,5 +432,28 @@ TEST(Malformed, EveryErrorHasALocationAndNothingCrashes) {
   EXPECT_NE(m.find("nesting deeper"), std::string::npos) << m;
 }
 
+// Regression (issue 13 item 1): a nested module restarted the depth count, so 20,000 nested modules
+// overflowed the stack instead of meeting the 256-level limit.
+TEST(Malformed, NestedModulesMeetTheDepthLimit) {
+  std::string deep;
+  for (int i = 0; i < 20000; ++i) deep += "module {";
+  std::string m = ParseError(deep);
+  EXPECT_NE(m.find("nesting deeper than 256 levels"), std::string::npos) << m.substr(0, 200);
+  EXPECT_EQ(m.rfind("bad.mlir:1:", 0), 0u) << m.substr(0, 200);
+  // Modules inside generic modules, and module-level ops mixed in, count too.
+  deep.clear();
+  for (int i = 0; i < 300; ++i) deep += "module {\n  \"builtin.module\"() ({\n";
+  m = ParseError(deep);
+  EXPECT_NE(m.find("nesting deeper"), std::string::npos) << m.substr(0, 200);
+  // A depth within the limit still parses, functions flattened into the outer module.
+  std::string ok;
+  for (int i = 0; i < 100; ++i) ok += "module {\n";
+  ok += "func.func @main() -> () {\n  return\n}\n";
+  for (int i = 0; i < 100; ++i) ok += "}\n";
+  auto mods = MustParse(ok);
+  ASSERT_EQ(mods.size(), 1u);
+  EXPECT_NE(mods[0].FindFunction("main"), nullptr);
+}
+
 }  // namespace
 }  // namespace neuronmem::stablehlo

@@ -1,0 +1,185 @@
+// The recursive-descent parser's class, shared by the files that implement it, one part each:
+//   parser.cc       entry point (ParseModules), modules, functions, shared token helpers
+//   operations.cc   regions, blocks, operations and the generic form "name"(...) ... : (...) -> (...)
+//   pretty_form.cc  the pretty form of ops: the tail after the op name, read generically
+//   attributes.cc   attribute values and dictionaries
+//   types.cc        types
+// Every function takes the nesting depth and fails beyond kMaxDepth: the parser never recurses without
+// bound. Errors are thrown as ParseError (lexer.h) and turned into a Status by ParseModules.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "stablehlo/lexer.h"
+#include "stablehlo/parser.h"
+
+namespace neuronmem::stablehlo::parse {
+
+// Reusable growable lists for building IR arrays: a lease takes a cleared vector from the pool and gives it
+// back (capacity kept) when it goes out of scope, so nested parsing allocates nothing once warm. The
+// finished list is copied into the arena as a Span.
+template <typename T>
+class ScratchPool {
+ public:
+  class Lease {
+   public:
+    explicit Lease(ScratchPool* pool) : pool_(pool), v_(pool->Take()) {}
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    ~Lease() { pool_->Give(v_); }
+    std::vector<T>* operator->() const { return v_; }
+    std::vector<T>& operator*() const { return *v_; }
+
+   private:
+    ScratchPool* pool_;
+    std::vector<T>* v_;
+  };
+  Lease Get() { return Lease(this); }
+
+ private:
+  std::vector<T>* Take() {
+    if (free_.empty()) {
+      owned_.push_back(std::make_unique<std::vector<T>>());
+      return owned_.back().get();
+    }
+    std::vector<T>* v = free_.back();
+    free_.pop_back();
+    return v;
+  }
+  void Give(std::vector<T>* v) {
+    v->clear();
+    free_.push_back(v);
+  }
+  std::vector<std::unique_ptr<std::vector<T>>> owned_;
+  std::vector<std::vector<T>*> free_;
+};
+
+struct Scratch {
+  ScratchPool<ValueRef> refs;
+  ScratchPool<Type> types;
+  ScratchPool<NamedAttr> named;
+  ScratchPool<Attribute> attrs;
+  ScratchPool<Argument> args;
+  ScratchPool<Operation> ops;
+  ScratchPool<Block> blocks;
+  ScratchPool<Region> regions;
+  ScratchPool<NamedAttrs> attr_lists;
+  std::vector<uint8_t> dense;
+};
+
+class Parser {
+ public:
+  Parser(std::string_view src, Arena* arena, Scratch* scratch)
+      : lex_(src), src_(src), arena_(arena), scratch_(scratch) {}
+
+  // Parses the whole text into modules (parser.cc).
+  void ParseAll(std::vector<Module>* out);
+
+ private:
+  // ---- token helpers (inline: the hot path) ----
+  static bool IsPunct(const Token& t, std::string_view p) {
+    return t.kind == Tok::kPunct && t.text.size() == p.size() && t.text[0] == p[0] &&
+           (p.size() == 1 || t.text[1] == p[1]);
+  }
+  bool PeekPunct(std::string_view p) { return IsPunct(lex_.Peek(), p); }
+  bool PeekIdent(std::string_view s) {
+    const Token& t = lex_.Peek();
+    return t.kind == Tok::kIdent && t.text == s;
+  }
+  bool Accept(std::string_view p) {
+    if (PeekPunct(p)) {
+      lex_.Next();
+      return true;
+    }
+    return false;
+  }
+  Token Expect(std::string_view p, const char* context) {
+    const Token& t = lex_.Peek();
+    if (!IsPunct(t, p)) Fail(t.loc, "expected '" + std::string(p) + "' " + context + ", found " + Describe(t));
+    return lex_.Next();
+  }
+  void CheckDepth(int depth, Location loc) {
+    if (depth > kMaxDepth) Fail(loc, "nesting deeper than " + std::to_string(kMaxDepth) + " levels");
+  }
+
+  // ---- shared helpers (parser.cc) ----
+  static std::string Describe(const Token& t);
+  static std::string At(Location loc);  // "line:col"
+  // The source text from token `t` up to the next token, without trailing blanks.
+  std::string_view TextFrom(const Token& t);
+  // n copies of `t` in the arena (ops whose signature is one type for all operands and results).
+  Span<Type> Repeat(const Type& t, size_t n);
+  // Skips a balanced group starting at the current '(' '[' '{' or '<' token.
+  void SkipBalanced(int depth);
+  // Skips `loc(...)` if it comes next.
+  void SkipLocation(int depth);
+  // Raw text from the current position to the '>' matching an already-consumed '<' at `open`.
+  std::string_view RawAngle(const Token& open);
+
+  // ---- modules and functions (parser.cc) ----
+  void ParseModule(Module* m, int depth);
+  void ParseModuleItem(Module* m, int depth);
+  void SkipAliasDefinition(int depth);
+  Function ParseFunction(int depth);
+  Span<Argument> ParseFunctionArguments(int depth);
+  void ParseFunctionResults(Function* f, int depth);
+  Function FunctionFromGeneric(const Operation& op);
+
+  // ---- regions, blocks, operations, generic form (operations.cc) ----
+  // The lists of the operation being parsed; Finish() freezes them into the op.
+  struct OpLists {
+    explicit OpLists(Scratch* s) : operands(s->refs.Get()), attributes(s->named.Get()), regions(s->regions.Get()) {}
+    ScratchPool<ValueRef>::Lease operands;
+    ScratchPool<NamedAttr>::Lease attributes;
+    ScratchPool<Region>::Lease regions;
+  };
+  // Parses "{ [^bb(args):] ops ... }". entry_args become the entry block's arguments.
+  Region ParseRegion(int depth, Span<Argument> entry_args);
+  Span<Argument> ParseBlockArguments(int depth);
+  Operation ParseOperation(int depth);
+  void ParseResults(Operation* op);
+  void Finish(Operation* op, OpLists* lists);
+  void ParseOperandList(OpLists* lists, const char* context);
+  static ValueRef MakeRef(const Token& v);
+  void ApplySignature(Operation* op, size_t num_operands, const Type& sig);
+  void ParseGenericTail(Operation* op, OpLists* lists, int depth);
+
+  // ---- the pretty form (pretty_form.cc) ----
+  struct PrettyState;
+  void ParsePrettyTail(Operation* op, OpLists* lists, int depth);
+  void PrettyValue(PrettyState* st, int depth);
+  void PrettyPunct(PrettyState* st, int depth);
+  void PrettyBrace(PrettyState* st, int depth);
+  void PrettySignature(PrettyState* st, int depth);
+  void PrettyWord(PrettyState* st, int depth);
+  void PrettyBracket(PrettyState* st, int depth);
+  void AddCompareAttributes(PrettyState* st);
+  bool BraceStartsRegion();
+  bool StartsNewOp(const Token& t);
+
+  // ---- attributes (attributes.cc) ----
+  Attribute ParseAttribute(int depth);
+  void ParseNumberAttribute(const Token& t, Attribute* a, int depth);
+  void ParseDenseAttribute(const Token& t, Attribute* a, int depth);
+  void ParseDenseArrayAttribute(Attribute* a);
+  void ParseListAttribute(Attribute* a, int depth);
+  void ParseDialectAttribute(Attribute* a, int depth);
+  void ParseTypeOrKeywordAttribute(const Token& t, Attribute* a, int depth);
+  NamedAttrs ParseKeyValues(std::string_view body, int depth);
+  void ParseAttrDictInto(int depth, std::vector<NamedAttr>* out);
+  NamedAttrs ParseAttrDict(int depth);
+
+  // ---- types (types.cc) ----
+  Type ParseType(int depth);
+  void ParseTypeList(std::vector<Type>* out, const char* close, const char* context, int depth);
+
+  Lexer lex_;
+  std::string_view src_;
+  Arena* arena_;
+  Scratch* scratch_;
+};
+
+}  // namespace neuronmem::stablehlo::parse

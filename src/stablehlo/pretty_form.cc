@@ -1,0 +1,234 @@
+// The pretty (custom) form of ops. Rather than one grammar per op, the op's *tail* (everything after its
+// name) is read generically up to the end of its line at parenthesis depth 0 (attribute dictionaries and
+// regions may span lines; a following line that starts with a word without a dot, like `reducer(...)`,
+// continues the op), collecting what each token is: operands, the callee symbol, named attributes,
+// `{...}` dictionaries or regions, custom syntax kept opaque, and the trailing type signature. That covers
+// every op of every dialect.
+#include <string>
+
+#include "stablehlo/parser_impl.h"
+
+namespace neuronmem::stablehlo::parse {
+
+// What the tail has collected so far.
+struct Parser::PrettyState {
+  PrettyState(Operation* o, OpLists* l, Scratch* s) : op(o), lists(l), pending_args(s->args.Get()) {}
+  Operation* op;
+  OpLists* lists;
+  ScratchPool<Argument>::Lease pending_args;     // "reducer(%a: t, %b: t)" before a region
+  std::string_view first_keyword, last_keyword;  // bare words (compare's direction and type)
+  int paren = 0;                                 // open '(' of the tail
+  bool signature_done = false;                   // after the trailing `: type`
+};
+
+void Parser::ParsePrettyTail(Operation* op, OpLists* lists, int depth) {
+  PrettyState st(op, lists, scratch_);
+  for (;;) {
+    const Token& t = lex_.Peek();
+    if (st.paren == 0 && (t.kind == Tok::kEof || (t.newline_before && StartsNewOp(t)) || IsPunct(t, "}"))) break;
+    if (t.kind == Tok::kEof) Fail(op->loc, "the input ends inside the operands of '" + std::string(op->name) + "'");
+    switch (t.kind) {
+      case Tok::kValue:
+        PrettyValue(&st, depth);
+        break;
+      case Tok::kSymbol: {  // the callee: the first symbol
+        const Token s = lex_.Next();
+        if (op->callee.empty()) op->callee = SymbolName(s, arena_);
+        break;
+      }
+      case Tok::kIdent:
+        PrettyWord(&st, depth);
+        break;
+      case Tok::kHash:
+      case Tok::kString:
+      case Tok::kNumber:
+      case Tok::kBang:  // an unnamed attribute
+        lists->attributes->emplace_back("", ParseAttribute(depth + 1));
+        break;
+      case Tok::kPunct:
+        PrettyPunct(&st, depth);
+        break;
+      default:  // successors (^bb1) and other custom syntax
+        lex_.Next();
+    }
+  }
+  if (st.paren != 0) Fail(op->loc, "unbalanced '(' in '" + std::string(op->name) + "'");
+  if (op->name == "stablehlo.compare") AddCompareAttributes(&st);
+  Finish(op, lists);
+}
+
+// %x: an operand; inside parentheses also a block argument `%a: type` or a loop init `%iter = %init`.
+void Parser::PrettyValue(PrettyState* st, int depth) {
+  const Token v = lex_.Next();
+  if (PeekPunct(":") && st->paren > 0) {
+    lex_.Next();
+    Argument arg;
+    arg.name = v.text.substr(1);
+    arg.loc = v.loc;
+    arg.type = ParseType(depth + 1);
+    SkipLocation(depth);
+    st->pending_args->push_back(arg);
+    return;
+  }
+  if (PeekPunct("=") && st->paren > 0) {  // while(%iter = %init): the init value is the operand
+    lex_.Next();
+    return;
+  }
+  if (!st->signature_done) st->lists->operands->push_back(MakeRef(v));
+}
+
+void Parser::PrettyPunct(PrettyState* st, int depth) {
+  const Token& t = lex_.Peek();
+  if (IsPunct(t, "{")) {
+    PrettyBrace(st, depth);
+  } else if (IsPunct(t, "(")) {
+    const Location loc = t.loc;
+    lex_.Next();
+    ++st->paren;
+    CheckDepth(depth + st->paren, loc);
+  } else if (IsPunct(t, ")")) {
+    if (st->paren == 0) Fail(t.loc, "unbalanced ')' in '" + std::string(st->op->name) + "'");
+    lex_.Next();
+    --st->paren;
+  } else if (IsPunct(t, ":") && st->paren == 0) {
+    PrettySignature(st, depth);
+  } else if (IsPunct(t, "[") || IsPunct(t, "<")) {
+    PrettyBracket(st, depth);
+  } else {
+    lex_.Next();  // '=', ',', '->' and other punctuation of custom syntax
+  }
+}
+
+// `{`: a region (ops, or after declared block arguments) or an attribute dictionary.
+void Parser::PrettyBrace(PrettyState* st, int depth) {
+  if (BraceStartsRegion() || !st->pending_args->empty()) {
+    st->lists->regions->push_back(ParseRegion(depth + 1, arena_->Copy(*st->pending_args)));
+    st->pending_args->clear();
+  } else {
+    ParseAttrDictInto(depth + 1, &*st->lists->attributes);
+  }
+}
+
+// The trailing `: signature`: a function type, one type for all operands and results, or one per operand.
+void Parser::PrettySignature(PrettyState* st, int depth) {
+  lex_.Next();
+  const Type sig = ParseType(depth + 1);
+  if (sig.kind != Type::Kind::kFunction && PeekPunct(",")) {
+    // "type, type": one type per operand (e.g. stablehlo.select, compare's short form)
+    auto types = scratch_->types.Get();
+    types->push_back(sig);
+    while (Accept(",")) types->push_back(ParseType(depth + 1));
+    st->op->operand_types = arena_->Copy(*types);
+    st->op->result_types = Repeat(sig, st->op->num_results);
+  } else {
+    ApplySignature(st->op, st->lists->operands->size(), sig);
+  }
+  st->signature_done = true;
+}
+
+// A bare word: loc(...), a dense/array value, `name = value`, or a keyword (compare's EQ and FLOAT).
+void Parser::PrettyWord(PrettyState* st, int depth) {
+  const Token& t = lex_.Peek();
+  if (t.text == "loc") {
+    SkipLocation(depth);
+    return;
+  }
+  if (t.text == "dense" || t.text == "array") {
+    st->lists->attributes->emplace_back("value", ParseAttribute(depth + 1));
+    return;
+  }
+  const Token word = lex_.Next();
+  if (PeekPunct("=") && !st->signature_done) {
+    lex_.Next();
+    if (lex_.Peek().kind == Tok::kValue) return;  // %iter = %init inside while(...)
+    st->lists->attributes->emplace_back(word.text, ParseAttribute(depth + 1));
+    return;
+  }
+  if (st->first_keyword.empty()) st->first_keyword = word.text;
+  st->last_keyword = word.text;
+}
+
+// `<...>` is skipped; `[...]` custom syntax (slice's [1:5:2, 1:3]) is kept as an opaque attribute.
+void Parser::PrettyBracket(PrettyState* st, int depth) {
+  const Token start = lex_.Peek();
+  if (IsPunct(start, "<")) {
+    RawAngle(lex_.Next());
+    return;
+  }
+  SkipBalanced(depth + 1);
+  Attribute a;
+  a.kind = Attribute::Kind::kOpaque;
+  a.loc = start.loc;
+  a.text = a.str = TextFrom(start);
+  st->lists->attributes->emplace_back("", a);
+}
+
+// `stablehlo.compare EQ, %a, %b, FLOAT`: the direction and compare type words become attributes.
+void Parser::AddCompareAttributes(PrettyState* st) {
+  if (st->first_keyword.empty()) return;
+  Attribute dir;
+  dir.kind = Attribute::Kind::kOpaque;
+  dir.str = st->first_keyword;
+  st->lists->attributes->emplace_back("comparison_direction", dir);
+  if (st->last_keyword.data() != st->first_keyword.data()) {
+    Attribute ct = dir;
+    ct.str = st->last_keyword;
+    st->lists->attributes->emplace_back("compare_type", ct);
+  }
+}
+
+// Whether the '{' token next starts a region (ops) rather than an attribute dictionary.
+bool Parser::BraceStartsRegion() {
+  const Token& brace = lex_.Peek();
+  size_t i = brace.offset + 1;
+  const std::string_view s = src_;
+  while (i < s.size()) {
+    if (IsSpace(s[i])) {
+      ++i;
+    } else if (s[i] == '/' && i + 1 < s.size() && s[i + 1] == '/') {
+      while (i < s.size() && s[i] != '\n') ++i;
+    } else {
+      break;
+    }
+  }
+  if (i >= s.size()) return false;
+  const char c = s[i];
+  if (c == '%' || c == '^') return true;
+  if (c == '"') {
+    // "name"( ... ) is a generic op; "key" = ... is a quoted attribute name.
+    size_t j = i + 1;
+    while (j < s.size() && s[j] != '"') j += s[j] == '\\' ? 2 : 1;
+    ++j;
+    while (j < s.size() && s[j] == ' ') ++j;
+    return j < s.size() && s[j] == '(';
+  }
+  if (IsIdentStart(c)) {
+    size_t j = i;
+    while (j < s.size() && IsIdentChar(s[j])) ++j;
+    const std::string_view word = s.substr(i, j - i);
+    while (j < s.size() && (s[j] == ' ' || s[j] == '\t')) ++j;
+    if (j >= s.size()) return false;
+    if (s[j] == '=' || s[j] == ',' || s[j] == '}') return false;  // key = value, or unit attribute
+    return word.find('.') != std::string_view::npos || word == "return";
+  }
+  return false;
+}
+
+// Whether a token at the start of a line starts a new operation (or ends the enclosing block).
+bool Parser::StartsNewOp(const Token& t) {
+  switch (t.kind) {
+    case Tok::kEof:
+    case Tok::kSplit:
+    case Tok::kValue:
+    case Tok::kString:
+    case Tok::kCaret:
+    case Tok::kHash:
+      return true;
+    case Tok::kIdent:
+      return t.text.find('.') != std::string_view::npos || t.text == "return" || t.text == "module";
+    default:
+      return IsPunct(t, "}");
+  }
+}
+
+}  // namespace neuronmem::stablehlo::parse
