@@ -41,7 +41,7 @@ typedef struct neuronmem_manifest_options {
   const char* entry;     /* NUL-terminated entry function name; NULL = "main" */
   const char* filename;  /* NUL-terminated name used in error messages; NULL = "<input>" (or the path) */
   uint32_t policy;       /* a neuronmem_placement_policy_t */
-  uint32_t num_cores;    /* cores that send/recv pairs may name; 0 = 2 */
+  uint32_t num_cores;    /* cores that send/recv pairs may name, 1..64; 0 = 2 */
 } neuronmem_manifest_options_t;
 
 /* Counts of each part of a manifest. Growable output struct: the caller sets struct_size. */

@@ -1,5 +1,5 @@
-// C shim for the placement manifest: argument checks and conversions; the manifest itself is
-// src/manifest, the upload plan builds its batch here and hands it to the copy engine.
+// C shim for the placement manifest: argument checks and conversions; the manifest and its upload plan are
+// src/manifest (the shim turns the plan into one batch for the copy engine).
 #include <neuronmem/manifest.h>
 
 #include <cstring>
@@ -14,6 +14,7 @@
 #include "copy/copy_engine.h"
 #include "core/client.h"
 #include "manifest/manifest.h"
+#include "manifest/upload_plan.h"
 
 using neuronmem::InvalidArgument;
 using neuronmem::OutOfRange;
@@ -35,24 +36,8 @@ namespace {
 
 neuronmem_string_t Str(const std::string& s) { return {s.c_str(), s.size()}; }
 
-neuronmem_memory_kind_t KindEnum(const std::string& kind) {
-  if (kind == "pinned_host") return NEURONMEM_MEMORY_KIND_PINNED_HOST;
-  if (kind == "unpinned_host") return NEURONMEM_MEMORY_KIND_UNPINNED_HOST;
-  return NEURONMEM_MEMORY_KIND_DEVICE;  // device, vmem, pinned_device
-}
-
-int32_t BufferType(const std::string& t) {
-  static const std::pair<const char*, neuronmem_element_type_t> map[] = {
-      {"i1", NEURONMEM_ELEMENT_TYPE_PRED},  {"i8", NEURONMEM_ELEMENT_TYPE_S8},     {"i16", NEURONMEM_ELEMENT_TYPE_S16},
-      {"i32", NEURONMEM_ELEMENT_TYPE_S32},  {"i64", NEURONMEM_ELEMENT_TYPE_S64},   {"ui8", NEURONMEM_ELEMENT_TYPE_U8},
-      {"ui16", NEURONMEM_ELEMENT_TYPE_U16}, {"ui32", NEURONMEM_ELEMENT_TYPE_U32},  {"ui64", NEURONMEM_ELEMENT_TYPE_U64},
-      {"f16", NEURONMEM_ELEMENT_TYPE_F16},  {"bf16", NEURONMEM_ELEMENT_TYPE_BF16}, {"f32", NEURONMEM_ELEMENT_TYPE_F32},
-      {"f64", NEURONMEM_ELEMENT_TYPE_F64}};
-  for (const auto& [name, type] : map) {
-    if (t == name) return type;
-  }
-  return -1;
-}
+// The manifest's kind as the C enum (the numeric values agree: base/memory_kind.h).
+neuronmem_memory_kind_t KindEnum(neuronmem::MemoryKind kind) { return static_cast<neuronmem_memory_kind_t>(kind); }
 
 neuronmem_status_t* ResolveOptions(const neuronmem_manifest_options_t* o, mf::Options* out) {
   if (!o) return nullptr;
@@ -85,7 +70,7 @@ void FillValue(const mf::Value& v, neuronmem_manifest_value_t* out) {
   out->memory_kind = KindEnum(v.memory_kind);
   out->name = Str(v.name);
   out->element_type = Str(v.type.element_type);
-  out->buffer_element_type = BufferType(v.type.element_type);
+  out->buffer_element_type = v.type.is_tuple || v.type.is_token ? -1 : neuronmem::ElementTypeToC(v.type.element);
   out->kind_explicit = v.kind_explicit;
   out->dims = v.type.dims.data();
   out->num_dims = v.type.dims.size();
@@ -249,8 +234,8 @@ neuronmem_status_t* neuronmem_manifest_move(const neuronmem_manifest_t* manifest
   out->spelling = Str(mv.spelling);
   out->from_kind = Str(mv.from_kind);
   out->to_kind = Str(mv.to_kind);
-  out->from_memory_kind = KindEnum(mv.from_kind);
-  out->to_memory_kind = KindEnum(mv.to_kind);
+  out->from_memory_kind = KindEnum(mv.from_memory_kind);
+  out->to_memory_kind = KindEnum(mv.to_memory_kind);
   out->element_type = Str(mv.type.element_type);
   out->dims = mv.type.dims.data();
   out->num_dims = mv.type.dims.size();
@@ -374,47 +359,29 @@ neuronmem_status_t* neuronmem_manifest_upload_arguments(const neuronmem_manifest
   NEURONMEM_REQUIRE(manifest);
   NEURONMEM_REQUIRE(device);
   NEURONMEM_REQUIRE(out_buffers);
-  const auto& args = manifest->m.arguments;
-  if (num_arguments != args.size()) {
-    return InvalidArgument("the entry function @%s takes %zu arguments, %zu were given", manifest->m.entry.c_str(),
-                           args.size(), num_arguments)
-        .release();
-  }
   for (size_t i = 0; i < num_arguments; ++i) out_buffers[i] = nullptr;
-  if (num_arguments == 0) {
+  NEURONMEM_API_BEGIN
+  neuronmem_client_t* client = device->client;
+  std::vector<mf::ArgumentUpload> plan;
+  auto in_pinned_arena = [client](const void* p, uint64_t n) { return client->pinned_arena->Contains(p, n); };
+  if (auto s = mf::PlanArgumentUploads(manifest->m, host_data, num_arguments, in_pinned_arena, &plan)) {
+    return s.release();
+  }
+  if (plan.empty()) {
     if (out_ready) *out_ready = neuronmem::ReadyEvent();
     return nullptr;
   }
-  NEURONMEM_REQUIRE(host_data);
-  NEURONMEM_API_BEGIN
-  neuronmem_client_t* client = device->client;
-  std::vector<neuronmem_buffer_from_host_args_t> batch(args.size());
-  for (size_t i = 0; i < args.size(); ++i) {
-    const mf::Value& v = args[i];
-    const int32_t type = BufferType(v.type.element_type);
-    if (v.type.is_tuple || type < 0) {
-      return neuronmem::Unimplemented("argument %zu has type %s, which buffers cannot hold", i,
-                                      v.type.element_type.c_str())
-          .release();
-    }
-    for (int64_t d : v.type.dims) {
-      if (d < 0) return neuronmem::Unimplemented("argument %zu has a dynamic shape", i).release();
-    }
+  std::vector<neuronmem_buffer_from_host_args_t> batch(plan.size());
+  for (size_t i = 0; i < plan.size(); ++i) {
     neuronmem_buffer_from_host_args_t& a = batch[i];
     a.struct_size = sizeof a;
     a.data = host_data[i];
-    a.element_type = static_cast<uint32_t>(type);
-    a.dims = v.type.dims.data();
-    a.num_dims = v.type.dims.size();
-    a.memory = device->by_kind[KindEnum(v.memory_kind)];
-    a.host_buffer_semantics = host_buffer_semantics;
-    // Zero-copy where the data already lies in the pinned arena and the manifest wants pinned_host.
-    uint64_t bytes = neuronmem_element_type_size(static_cast<neuronmem_element_type_t>(type));
-    for (int64_t d : v.type.dims) bytes *= static_cast<uint64_t>(d);
-    if (a.memory->kind == NEURONMEM_MEMORY_KIND_PINNED_HOST && host_data[i] &&
-        client->pinned_arena->Contains(host_data[i], bytes)) {
-      a.host_buffer_semantics = NEURONMEM_HOST_BUFFER_IMMUTABLE_ZERO_COPY;
-    }
+    a.element_type = static_cast<uint32_t>(neuronmem::ElementTypeToC(plan[i].element_type));
+    a.dims = plan[i].dims->data();
+    a.num_dims = plan[i].dims->size();
+    a.memory = device->by_kind[KindEnum(plan[i].memory_kind)];
+    a.host_buffer_semantics =
+        plan[i].zero_copy ? static_cast<uint32_t>(NEURONMEM_HOST_BUFFER_IMMUTABLE_ZERO_COPY) : host_buffer_semantics;
   }
   return client->copy_engine->FromHost(batch.data(), batch.size(), out_buffers, out_ready, nullptr).release();
   NEURONMEM_API_END

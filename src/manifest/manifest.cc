@@ -19,13 +19,18 @@ using stablehlo::NamedAttrs;
 using stablehlo::Operation;
 using stablehlo::Type;
 
-const std::set<std::string, std::less<>>& ArgumentKinds() {
-  static const std::set<std::string, std::less<>> k = {"device", "pinned_host", "unpinned_host"};
-  return k;
-}
-const std::set<std::string, std::less<>>& PlacementKinds() {  // what _xla_buffer_placement accepts (XLA)
-  static const std::set<std::string, std::less<>> k = {"device", "pinned_host", "unpinned_host", "vmem", "pinned_device"};
-  return k;
+// The kinds a move may name as written (what XLA's _xla_buffer_placement accepts): the three memory kinds
+// (base/memory_kind.h) and two device-side ones. The strings are static: the value table stores views.
+constexpr std::string_view kDeviceSideKinds[] = {"vmem", "pinned_device"};
+
+// The static spelling of a placement kind, or an empty view if `kind` is none.
+std::string_view PlacementKindName(std::string_view kind) {
+  MemoryKind k;
+  if (MemoryKindFromName(kind, &k)) return MemoryKindName(k);
+  for (std::string_view d : kDeviceSideKinds) {
+    if (kind == d) return d;
+  }
+  return {};
 }
 
 // SSA value name -> memory kind, for every value the walk has defined. One lookup or insert per op, so it
@@ -107,7 +112,11 @@ class Deriver {
       case Type::Kind::kTensor:
       case Type::Kind::kScalar:
         s.element_type = stablehlo::ElementTypeName(t.element);
-        if (t.element == stablehlo::ElementType::kOther || t.quant) s.element_type = stablehlo::TypeToString(t);
+        s.element = t.element;
+        if (t.element == stablehlo::ElementType::kOther || t.quant) {
+          s.element_type = stablehlo::TypeToString(t);
+          s.element = ElementType::kInvalid;
+        }
         s.dims = t.dims;
         break;
       case Type::Kind::kTuple: s.element_type = "tuple"; s.is_tuple = true; break;
@@ -136,7 +145,7 @@ class Deriver {
           Error(NEURONMEM_STATUS_INVALID_ARGUMENT, a.loc, std::string("mhlo.memory_kind of ") + what + " " +
                                                               std::to_string(index) + " must be a string");
         }
-        if (!ArgumentKinds().count(a.str)) {
+        if (!MemoryKindFromName(a.str, &v.memory_kind)) {
           Error(NEURONMEM_STATUS_INVALID_ARGUMENT, a.loc,
                 std::string("unknown memory kind \"") + std::string(a.str) + "\" on " + what + " " + std::to_string(index) +
                     (name.empty() ? "" : " (" + std::string(name) + ")") + "; expected \"device\", \"pinned_host\" or \"unpinned_host\"");
@@ -146,7 +155,6 @@ class Deriver {
                 std::string("a tuple-typed ") + what + " (" + std::to_string(index) +
                     ") cannot carry a memory kind; give each tuple element its own argument");
         }
-        v.memory_kind = a.str;
         v.kind_explicit = true;
       } else if (key == "tf.aliasing_output") {
         v.aliasing_output = a.i;
@@ -170,17 +178,18 @@ class Deriver {
     for (size_t i = 0; i < f->args.size(); ++i) {
       const auto& a = f->args[i];
       Value v = MakeValue(static_cast<uint32_t>(i), a.name, a.type, a.attrs, a.loc, "argument");
-      if (!v.kind_explicit) v.memory_kind = "device";
-      kinds_.Set(a.name, Interned(v.memory_kind));
+      if (!v.kind_explicit) v.memory_kind = MemoryKind::kDevice;
+      kinds_.Set(a.name, MemoryKindName(v.memory_kind));
       m_->arguments.push_back(std::move(v));
     }
     bool all_device = true;
-    for (const Value& v : m_->arguments) all_device = all_device && v.memory_kind == "device";
+    for (const Value& v : m_->arguments) all_device = all_device && v.memory_kind == MemoryKind::kDevice;
     for (size_t i = 0; i < f->result_types.size(); ++i) {
       Value v = MakeValue(static_cast<uint32_t>(i), "", f->result_types[i],
                           i < f->result_attrs.size() ? f->result_attrs[i] : NamedAttrs(), f->loc, "result");
       if (!v.kind_explicit) {
-        v.memory_kind = (opt_.policy == Policy::kTorchNeuronx && !all_device) ? "unpinned_host" : "device";
+        v.memory_kind = (opt_.policy == Policy::kTorchNeuronx && !all_device) ? MemoryKind::kUnpinnedHost
+                                                                               : MemoryKind::kDevice;
       }
       m_->results.push_back(std::move(v));
     }
@@ -215,11 +224,6 @@ class Deriver {
 
   std::string KindOf(const stablehlo::ValueRef& v) {
     return std::string(kinds_.Get(v.name, "device"));
-  }
-  // Kind strings live in the static sets, so the map stores views, not copies.
-  static std::string_view Interned(const std::string& kind) {
-    auto it = PlacementKinds().find(kind);
-    return it == PlacementKinds().end() ? std::string_view("device") : std::string_view(*it);
   }
 
   static const Attribute* FrontendAttr(const Operation& op, const char* key) {
@@ -259,7 +263,7 @@ class Deriver {
           Error(NEURONMEM_STATUS_INVALID_ARGUMENT, op.loc,
                 "annotate_device_placement without mhlo.frontend_attributes = {_xla_buffer_placement = \"<kind>\"}");
         }
-        if (!PlacementKinds().count(p->str)) {
+        if (PlacementKindName(p->str).empty()) {
           Error(NEURONMEM_STATUS_INVALID_ARGUMENT, p->loc,
                 "unknown _xla_buffer_placement \"" + std::string(p->str) +
                     "\"; expected device, pinned_host, unpinned_host, vmem or pinned_device");
@@ -271,7 +275,8 @@ class Deriver {
         to_kind = "device";
       } else if (target == "AwsNeuronMemoryPlacement") {
         to_kind = BackendConfigString(op);
-        if (!ArgumentKinds().count(to_kind)) {
+        MemoryKind k;
+        if (!MemoryKindFromName(to_kind, &k)) {
           Error(NEURONMEM_STATUS_INVALID_ARGUMENT, op.loc,
                 "AwsNeuronMemoryPlacement needs backend_config = \"device\", \"pinned_host\" or \"unpinned_host\", "
                 "found \"" + to_kind + "\"");
@@ -293,10 +298,12 @@ class Deriver {
                                                  : (!op.result_types.empty() ? op.result_types[0] : Type()));
         mv.from_kind = KindOf(op.operands[0]);
         mv.to_kind = to_kind;
+        PlacementMemoryKind(mv.from_kind, &mv.from_memory_kind);
+        PlacementMemoryKind(mv.to_kind, &mv.to_memory_kind);
         mv.spelling = target;
         mv.loc = {op.loc.line, op.loc.column};
         m_->moves.push_back(std::move(mv));
-        if (!op.result_name.empty()) kinds_.Set(op.result_name, Interned(to_kind));
+        if (!op.result_name.empty()) kinds_.Set(op.result_name, PlacementKindName(to_kind));
         return;
       }
     }
@@ -423,210 +430,45 @@ class Deriver {
   std::map<std::string, uint64_t> targets_;
 };
 
-nlohmann::json LocJson(const Location& l) { return {{"line", l.line}, {"column", l.column}}; }
-nlohmann::json SpecJson(const TensorSpec& s) { return {{"element_type", s.element_type}, {"dims", s.dims}}; }
-
-nlohmann::json ValueJson(const Value& v, bool argument) {
-  nlohmann::json j = {{"index", v.index},
-                      {"name", v.name},
-                      {"element_type", v.type.element_type},
-                      {"dims", v.type.dims},
-                      {"memory_kind", v.memory_kind},
-                      {"kind_explicit", v.kind_explicit},
-                      {"location", LocJson(v.loc)}};
-  if (argument) {
-    j["aliasing_output"] = v.aliasing_output >= 0 ? nlohmann::json(v.aliasing_output) : nlohmann::json(nullptr);
-    j["buffer_donor"] = v.buffer_donor;
-  }
-  nlohmann::json attrs = nlohmann::json::array();
-  for (const auto& [k, val] : v.attributes) attrs.push_back({k, val});
-  j["attributes"] = attrs;
-  return j;
-}
-
 }  // namespace
 
 const char* PolicyName(Policy p) { return p == Policy::kTorchNeuronx ? "torch-neuronx" : "device"; }
 
-Status Derive(const stablehlo::Module& module, const Options& options, Manifest* out) {
+bool PlacementMemoryKind(std::string_view kind, MemoryKind* out) {
+  if (MemoryKindFromName(kind, out)) return true;
+  if (PlacementKindName(kind).empty()) return false;
+  *out = MemoryKind::kDevice;  // vmem, pinned_device: device-side memories
+  return true;
+}
+
+Status Derive(std::shared_ptr<const stablehlo::Module> module, const Options& options, Manifest* out) {
+  if (options.num_cores < 1 || options.num_cores > kMaxCores) {
+    return InvalidArgument("num_cores is %u; a manifest is derived for 1 to %u cores", options.num_cores, kMaxCores);
+  }
   Manifest m;
   Deriver d(options, &m);
   try {
-    d.Run(module);
+    d.Run(*module);
   } catch (const Deriver::DeriveError& e) {
     return MakeStatus(e.code, e.message);
   }
+  m.ir = std::move(module);
   *out = std::move(m);
   return Ok();
+}
+
+Status Derive(const stablehlo::Module& module, const Options& options, Manifest* out) {
+  return Derive(std::make_shared<const stablehlo::Module>(module), options, out);
 }
 
 Status LoadFromText(std::string_view text, const Options& options, Manifest* out) {
   std::vector<stablehlo::Module> modules;
   NEURONMEM_RETURN_IF_ERROR(stablehlo::ParseModules(text, options.filename, &modules));
-  for (const auto& mod : modules) {
-    if (mod.FindFunction(options.entry)) return Derive(mod, options, out);
+  for (auto& mod : modules) {
+    if (mod.FindFunction(options.entry)) return Derive(std::make_shared<const stablehlo::Module>(std::move(mod)), options, out);
   }
   return NotFound("%s: no function @%s in the input (%zu module(s))", options.filename.c_str(),
                   options.entry.c_str(), modules.size());
-}
-
-std::string ToJson(const Manifest& m, int indent) {
-  nlohmann::json j;
-  j["schema_version"] = m.schema_version;
-  j["module"] = m.module;
-  j["entry"] = m.entry;
-  j["policy"] = m.policy;
-  j["arguments"] = nlohmann::json::array();
-  for (const auto& v : m.arguments) j["arguments"].push_back(ValueJson(v, true));
-  j["results"] = nlohmann::json::array();
-  for (const auto& v : m.results) j["results"].push_back(ValueJson(v, false));
-  j["moves"] = nlohmann::json::array();
-  for (const auto& mv : m.moves) {
-    nlohmann::json e = SpecJson(mv.type);
-    e["function"] = mv.function;
-    e["value"] = mv.value;
-    e["result"] = mv.result;
-    e["from_kind"] = mv.from_kind;
-    e["to_kind"] = mv.to_kind;
-    e["spelling"] = mv.spelling;
-    e["location"] = LocJson(mv.loc);
-    j["moves"].push_back(e);
-  }
-  j["host_compute"] = nlohmann::json::array();
-  for (const auto& h : m.host_compute) {
-    j["host_compute"].push_back({{"function", h.function}, {"op", h.op}, {"callee", h.callee}, {"location", LocJson(h.loc)}});
-  }
-  j["kernels"] = nlohmann::json::array();
-  for (const auto& k : m.kernels) {
-    j["kernels"].push_back({{"function", k.function},
-                            {"func_name", k.func_name},
-                            {"grid", k.grid},
-                            {"input_names", k.input_names},
-                            {"output_names", k.output_names},
-                            {"binary", k.binary},
-                            {"num_operands", k.num_operands},
-                            {"num_results", k.num_results},
-                            {"location", LocJson(k.loc)}});
-  }
-  j["custom_call_targets"] = nlohmann::json::array();
-  for (const auto& t : m.custom_call_targets) j["custom_call_targets"].push_back({{"target", t.target}, {"count", t.count}});
-  j["channels"] = nlohmann::json::array();
-  for (const auto& c : m.channels) {
-    nlohmann::json pairs = nlohmann::json::array();
-    for (const auto& [s, d] : c.source_target_pairs) pairs.push_back({s, d});
-    nlohmann::json payload = nlohmann::json::array();
-    for (const auto& p : c.payload) payload.push_back(SpecJson(p));
-    j["channels"].push_back({{"function", c.function},
-                             {"op", c.op},
-                             {"handle", c.handle},
-                             {"type", c.type},
-                             {"is_host_transfer", c.is_host_transfer},
-                             {"source_target_pairs", pairs},
-                             {"payload", payload},
-                             {"location", LocJson(c.loc)}});
-  }
-  // Strings from the source are bytes; invalid UTF-8 is replaced (U+FFFD) rather than failing.
-  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
-Status FromJson(std::string_view text, Manifest* out) {
-  nlohmann::json j = nlohmann::json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) return InvalidArgument("the manifest JSON is not a JSON object");
-  try {
-    Manifest m;
-    m.schema_version = j.at("schema_version").get<int>();
-    if (m.schema_version != kSchemaVersion) {
-      return InvalidArgument("manifest schema_version %d is not supported (this library reads version %d)",
-                             m.schema_version, kSchemaVersion);
-    }
-    m.module = j.at("module").get<std::string>();
-    m.entry = j.at("entry").get<std::string>();
-    m.policy = j.at("policy").get<std::string>();
-    auto loc = [](const nlohmann::json& l) { return Location{l.at("line").get<uint32_t>(), l.at("column").get<uint32_t>()}; };
-    auto spec = [](const nlohmann::json& e) {
-      TensorSpec s;
-      s.element_type = e.at("element_type").get<std::string>();
-      s.dims = e.at("dims").get<std::vector<int64_t>>();
-      s.is_tuple = s.element_type == "tuple";
-      s.is_token = s.element_type == "token";
-      return s;
-    };
-    auto value = [&](const nlohmann::json& e, bool argument) {
-      Value v;
-      v.index = e.at("index").get<uint32_t>();
-      v.name = e.at("name").get<std::string>();
-      v.type = spec(e);
-      v.memory_kind = e.at("memory_kind").get<std::string>();
-      v.kind_explicit = e.at("kind_explicit").get<bool>();
-      v.loc = loc(e.at("location"));
-      if (argument) {
-        v.aliasing_output = e.at("aliasing_output").is_null() ? -1 : e.at("aliasing_output").get<int64_t>();
-        v.buffer_donor = e.at("buffer_donor").get<bool>();
-      }
-      for (const auto& kv : e.at("attributes")) v.attributes.emplace_back(kv.at(0).get<std::string>(), kv.at(1).get<std::string>());
-      return v;
-    };
-    for (const auto& e : j.at("arguments")) m.arguments.push_back(value(e, true));
-    for (const auto& e : j.at("results")) m.results.push_back(value(e, false));
-    for (const auto& e : j.at("moves")) {
-      Move mv;
-      mv.type = spec(e);
-      mv.function = e.at("function").get<std::string>();
-      mv.value = e.at("value").get<std::string>();
-      mv.result = e.at("result").get<std::string>();
-      mv.from_kind = e.at("from_kind").get<std::string>();
-      mv.to_kind = e.at("to_kind").get<std::string>();
-      mv.spelling = e.at("spelling").get<std::string>();
-      mv.loc = loc(e.at("location"));
-      m.moves.push_back(mv);
-    }
-    for (const auto& e : j.at("host_compute")) {
-      m.host_compute.push_back({e.at("function").get<std::string>(), e.at("op").get<std::string>(),
-                                e.at("callee").get<std::string>(), loc(e.at("location"))});
-    }
-    for (const auto& e : j.at("kernels")) {
-      Kernel k;
-      k.function = e.at("function").get<std::string>();
-      k.func_name = e.at("func_name").get<std::string>();
-      k.grid = e.at("grid").get<std::vector<int64_t>>();
-      k.input_names = e.at("input_names").get<std::vector<std::string>>();
-      k.output_names = e.at("output_names").get<std::vector<std::string>>();
-      k.binary = e.at("binary").get<std::string>();
-      k.num_operands = e.at("num_operands").get<uint32_t>();
-      k.num_results = e.at("num_results").get<uint32_t>();
-      k.loc = loc(e.at("location"));
-      m.kernels.push_back(k);
-    }
-    for (const auto& e : j.at("custom_call_targets")) {
-      m.custom_call_targets.push_back({e.at("target").get<std::string>(), e.at("count").get<uint64_t>()});
-    }
-    for (const auto& e : j.at("channels")) {
-      Channel c;
-      c.function = e.at("function").get<std::string>();
-      c.op = e.at("op").get<std::string>();
-      c.handle = e.at("handle").get<int64_t>();
-      c.type = e.at("type").get<int64_t>();
-      c.is_host_transfer = e.at("is_host_transfer").get<bool>();
-      for (const auto& p : e.at("source_target_pairs")) c.source_target_pairs.emplace_back(p.at(0).get<int64_t>(), p.at(1).get<int64_t>());
-      for (const auto& p : e.at("payload")) c.payload.push_back(spec(p));
-      c.loc = loc(e.at("location"));
-      m.channels.push_back(c);
-    }
-    for (const auto& v : m.arguments) {
-      if (!ArgumentKinds().count(v.memory_kind)) {
-        return InvalidArgument("manifest JSON: argument %u has unknown memory_kind \"%s\"", v.index, v.memory_kind.c_str());
-      }
-    }
-    for (const auto& v : m.results) {
-      if (!ArgumentKinds().count(v.memory_kind)) {
-        return InvalidArgument("manifest JSON: result %u has unknown memory_kind \"%s\"", v.index, v.memory_kind.c_str());
-      }
-    }
-    *out = std::move(m);
-    return Ok();
-  } catch (const nlohmann::json::exception& e) {
-    return InvalidArgument("the manifest JSON does not follow schema version %d: %s", kSchemaVersion, e.what());
-  }
 }
 
 }  // namespace neuronmem::manifest

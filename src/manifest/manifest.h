@@ -4,23 +4,27 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "base/element_type.h"
+#include "base/memory_kind.h"
 #include "base/status.h"
 #include "stablehlo/ir.h"
 
 namespace neuronmem::manifest {
 
 constexpr int kSchemaVersion = 1;
+constexpr uint32_t kMaxCores = 64;  // as many as a client may have (include/neuronmem/client.h)
 
 enum class Policy { kDevice = 0, kTorchNeuronx = 1 };
 
 struct Options {
   std::string entry = "main";  // entry function name
   Policy policy = Policy::kDevice;
-  uint32_t num_cores = 2;      // send/recv source_target_pairs must name cores below this
+  uint32_t num_cores = 2;      // 1..kMaxCores; send/recv source_target_pairs must name cores below this
   std::string filename = "<input>";
 };
 
@@ -30,7 +34,9 @@ struct Location {
 };
 
 struct TensorSpec {
-  std::string element_type;  // "f32", "i1", ..., "tuple", "token", or the written type for others
+  std::string element_type;  // "f32", "i1", ..., "tuple", "token", or the written type for others (JSON, C)
+  ElementType element = ElementType::kInvalid;  // the type of `element_type`; kInvalid for tuples, tokens,
+                                                // quantized and other types written out
   std::vector<int64_t> dims;
   bool is_tuple = false;
   bool is_token = false;
@@ -40,7 +46,7 @@ struct Value {  // an argument or a result of the entry function
   uint32_t index = 0;
   std::string name;  // arguments: the SSA name ("arg0"); results: jax.result_info if present
   TensorSpec type;
-  std::string memory_kind;     // "device", "pinned_host", "unpinned_host"
+  MemoryKind memory_kind = MemoryKind::kDevice;
   bool kind_explicit = false;  // from mhlo.memory_kind (else from the policy)
   int64_t aliasing_output = -1;  // tf.aliasing_output (arguments)
   bool buffer_donor = false;     // jax.buffer_donor (arguments)
@@ -55,6 +61,8 @@ struct Move {  // an intra-graph placement
   TensorSpec type;
   std::string from_kind;  // kind of the operand's producer
   std::string to_kind;    // as written: device, pinned_host, unpinned_host, vmem, pinned_device
+  MemoryKind from_memory_kind = MemoryKind::kDevice;  // where libneuronmem places from_kind / to_kind
+  MemoryKind to_memory_kind = MemoryKind::kDevice;    // (vmem and pinned_device are device-side: kDevice)
   std::string spelling;   // annotate_device_placement, MoveToHost, MoveToDevice, AwsNeuronMemoryPlacement
   Location loc;
 };
@@ -105,11 +113,15 @@ struct Manifest {
   std::vector<Kernel> kernels;
   std::vector<CustomCallTarget> custom_call_targets;
   std::vector<Channel> channels;
+  // The parsed module the manifest was derived from (the executor runs it); null for a manifest read from
+  // JSON. Shared: copies of the manifest share one IR.
+  std::shared_ptr<const stablehlo::Module> ir;
 };
 
-// Derives and validates the manifest of options.entry in `module`. INVALID_ARGUMENT / UNIMPLEMENTED /
-// NOT_FOUND with "file:line:col: message".
+// Derives and validates the manifest of options.entry in `module` (out->ir keeps a copy of the module).
+// INVALID_ARGUMENT / UNIMPLEMENTED / NOT_FOUND with "file:line:col: message".
 Status Derive(const stablehlo::Module& module, const Options& options, Manifest* out);
+Status Derive(std::shared_ptr<const stablehlo::Module> module, const Options& options, Manifest* out);
 
 // Parses StableHLO text (the first module that defines the entry function) and derives its manifest.
 Status LoadFromText(std::string_view text, const Options& options, Manifest* out);
@@ -120,5 +132,9 @@ Status FromJson(std::string_view json, Manifest* out);
 
 // Policy names.
 const char* PolicyName(Policy p);
+
+// Where libneuronmem places a placement kind as written in a move (device, pinned_host, unpinned_host, and
+// the device-side vmem and pinned_device); false for other strings.
+bool PlacementMemoryKind(std::string_view kind, MemoryKind* out);
 
 }  // namespace neuronmem::manifest

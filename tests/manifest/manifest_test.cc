@@ -195,6 +195,15 @@ TEST(Manifest, JsonRoundTripIsLossless) {
   r = Take(neuronmem_manifest_load_json("{\"schema_version\": 1}", 21, &back));
   EXPECT_EQ(r.code, NEURONMEM_STATUS_INVALID_ARGUMENT);
   EXPECT_EQ(Take(neuronmem_manifest_load_json("[1,", 3, &back)).code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  // Regression (issue 13): a document the writer never produces is rejected, not half-read.
+  std::string null_args = first;
+  const size_t at = null_args.find("\"arguments\": [");
+  ASSERT_NE(at, std::string::npos);
+  null_args.replace(at, 14, "\"arguments\": null, \"unused\": [");
+  r = Take(neuronmem_manifest_load_json(null_args.data(), null_args.size(), &back));
+  EXPECT_EQ(r.code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(r.message.find("arguments: must be an array, found null"), std::string::npos) << r.message;
+  EXPECT_EQ(back, nullptr);
   neuronmem_manifest_destroy(m);
 }
 
@@ -343,6 +352,11 @@ TEST(Manifest, EntryByNameAndBadOptions) {
   o.struct_size = 4;
   EXPECT_EQ(Take(neuronmem_manifest_load_text(text.data(), text.size(), &o, &m)).code, NEURONMEM_STATUS_INVALID_ARGUMENT);
   o.struct_size = sizeof o;
+  o.num_cores = 65;  // a client has at most 64 cores
+  Result cores = Take(neuronmem_manifest_load_text(text.data(), text.size(), &o, &m));
+  EXPECT_EQ(cores.code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(cores.message.find("num_cores is 65"), std::string::npos) << cores.message;
+  o.num_cores = 0;  // the default
   o.policy = 9;
   EXPECT_EQ(Take(neuronmem_manifest_load_text(text.data(), text.size(), &o, &m)).code, NEURONMEM_STATUS_INVALID_ARGUMENT);
   EXPECT_EQ(Take(neuronmem_manifest_load_text(text.data(), text.size(), nullptr, nullptr)).code,

@@ -30,6 +30,19 @@ int Usage(FILE* f) {
   return f == stdout ? 0 : 2;
 }
 
+// A core count: decimal digits only, 1..64 (what a client may have).
+bool ParseCores(const char* s, uint32_t* out) {
+  if (!*s || std::strlen(s) > 2) return false;
+  uint32_t v = 0;
+  for (const char* p = s; *p; ++p) {
+    if (*p < '0' || *p > '9') return false;
+    v = v * 10 + static_cast<uint32_t>(*p - '0');
+  }
+  if (v < 1 || v > 64) return false;
+  *out = v;
+  return true;
+}
+
 bool Fail(neuronmem_status_t* s) {
   if (!s) return false;
   neuronmem_string_t m = neuronmem_status_message(s);
@@ -75,7 +88,10 @@ int main(int argc, char** argv) {
       else return Usage(stderr);
       ++i;
     } else if (!std::strcmp(a, "--cores") && next) {
-      o.num_cores = static_cast<uint32_t>(std::strtoul(next, nullptr, 10));
+      if (!ParseCores(next, &o.num_cores)) {
+        std::fprintf(stderr, "neuronmem-manifest: --cores takes a number of cores from 1 to 64, not '%s'\n", next);
+        return 2;
+      }
       ++i;
     } else if (a[0] != '-' && !path) {
       path = a;

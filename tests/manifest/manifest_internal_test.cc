@@ -1,0 +1,274 @@
+// The manifest subsystem in C++: typed values (memory kind and element type enums), the parsed module kept
+// for the executor, the upload plan with overflow-checked sizes, the core-count range, and the JSON reader
+// accepting exactly what the writer produces (issue 13: each rejected document is a regression test).
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "manifest/manifest.h"
+#include "manifest/upload_plan.h"
+
+namespace neuronmem::manifest {
+namespace {
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Manifest DecodeStep() {
+  Manifest m;
+  Options o;
+  o.filename = "decode_step.mlir";
+  Status s = LoadFromText(ReadFile(std::string(NEURONMEM_TEST_DATA_DIR) + "/decode_step.mlir"), o, &m);
+  EXPECT_FALSE(s) << s->message;
+  return m;
+}
+
+Manifest FromText(const std::string& text, Status* status = nullptr) {
+  Manifest m;
+  Status s = LoadFromText(text, Options(), &m);
+  if (status) *status = std::move(s);
+  else EXPECT_FALSE(s) << s->message;
+  return m;
+}
+
+TEST(ManifestValues, CarryKindAndElementTypeEnums) {
+  const Manifest m = DecodeStep();
+  ASSERT_EQ(m.arguments.size(), 4u);
+  EXPECT_EQ(m.arguments[0].memory_kind, MemoryKind::kPinnedHost);
+  EXPECT_EQ(m.arguments[0].type.element, ElementType::kS32);
+  EXPECT_EQ(m.arguments[2].memory_kind, MemoryKind::kDevice);
+  EXPECT_EQ(m.arguments[2].type.element, ElementType::kBF16);
+  EXPECT_EQ(m.results[1].memory_kind, MemoryKind::kPinnedHost);
+  ASSERT_EQ(m.moves.size(), 3u);
+  EXPECT_EQ(m.moves[0].from_memory_kind, MemoryKind::kPinnedHost);
+  EXPECT_EQ(m.moves[0].to_memory_kind, MemoryKind::kDevice);
+  EXPECT_EQ(m.moves[2].to_memory_kind, MemoryKind::kUnpinnedHost);
+  // Tuples, tokens and written-out types have no element enum.
+  const Manifest t = FromText(
+      "func.func @main(%a: tuple<tensor<2xf32>>, %b: !stablehlo.token, %c: tensor<2xindex>) -> () {\n  return\n}\n");
+  EXPECT_EQ(t.arguments[0].type.element, ElementType::kInvalid);
+  EXPECT_EQ(t.arguments[1].type.element, ElementType::kInvalid);
+  EXPECT_EQ(t.arguments[2].type.element, ElementType::kInvalid);
+  EXPECT_EQ(t.arguments[2].type.element_type, "tensor<2xindex>");
+}
+
+TEST(ManifestValues, VmemMovesArePlacedOnTheDevice) {
+  const Manifest m = FromText(R"(func.func @main(%a: tensor<4xf32> {mhlo.memory_kind = "pinned_host"}) -> () {
+  %0 = stablehlo.custom_call @annotate_device_placement(%a) {mhlo.frontend_attributes = {_xla_buffer_placement = "vmem"}} : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = stablehlo.custom_call @MoveToHost(%0) : (tensor<4xf32>) -> tensor<4xf32>
+  return
+})");
+  ASSERT_EQ(m.moves.size(), 2u);
+  EXPECT_EQ(m.moves[0].to_kind, "vmem");
+  EXPECT_EQ(m.moves[0].to_memory_kind, MemoryKind::kDevice);
+  EXPECT_EQ(m.moves[1].from_kind, "vmem");
+  EXPECT_EQ(m.moves[1].from_memory_kind, MemoryKind::kDevice);
+}
+
+TEST(ManifestIr, TheParsedModuleIsKept) {
+  const Manifest m = DecodeStep();
+  ASSERT_NE(m.ir, nullptr);
+  EXPECT_EQ(m.ir->name, "jit_decode_step");
+  const stablehlo::Function* f = m.ir->FindFunction("main");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->body.blocks.at(0).ops.size(), 11u);
+  EXPECT_NE(m.ir->FindFunction("host_fn"), nullptr);
+  // Copies share the IR; it outlives the manifest it came from.
+  std::shared_ptr<const stablehlo::Module> ir;
+  {
+    Manifest copy = m;
+    EXPECT_EQ(copy.ir.get(), m.ir.get());
+    ir = copy.ir;
+  }
+  EXPECT_EQ(ir->FindFunction("main")->args.at(0).name, "arg0");
+  Manifest from_json;
+  ASSERT_FALSE(FromJson(ToJson(m), &from_json));
+  EXPECT_EQ(from_json.ir, nullptr);
+}
+
+TEST(ManifestOptions, CoreCountIsRangeChecked) {
+  const std::string text = "func.func @main() -> () {\n  return\n}\n";
+  for (uint32_t cores : {0u, 65u, 4000000000u}) {
+    Options o;
+    o.num_cores = cores;
+    Manifest m;
+    Status s = LoadFromText(text, o, &m);
+    ASSERT_TRUE(s) << cores;
+    EXPECT_EQ(s->code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+    EXPECT_NE(s->message.find("num_cores is " + std::to_string(cores)), std::string::npos) << s->message;
+  }
+  Options o;
+  o.num_cores = kMaxCores;
+  Manifest m;
+  EXPECT_FALSE(LoadFromText(text, o, &m));
+}
+
+class Plan : public ::testing::Test {
+ protected:
+  Status PlanFor(const std::string& text, std::vector<const void*> data, std::vector<ArgumentUpload>* out,
+                 InPinnedArena pinned = [](const void*, uint64_t) { return false; }) {
+    m_ = FromText(text);
+    return PlanArgumentUploads(m_, data.data(), data.size(), pinned, out);
+  }
+  Manifest m_;
+  char buf_[64] = {};
+};
+
+TEST_F(Plan, SizesKindsAndZeroCopy) {
+  std::vector<ArgumentUpload> plan;
+  const char* text = R"(func.func @main(%a: tensor<2x3xbf16> {mhlo.memory_kind = "pinned_host"},
+    %b: tensor<4xi64> {mhlo.memory_kind = "unpinned_host"}, %c: tensor<f32>, %d: tensor<0x5xf32>) -> () {
+  return
+})";
+  const void* seen = nullptr;
+  auto pinned = [&](const void* p, uint64_t n) {
+    seen = p;
+    return p == buf_ && n == 12;
+  };
+  ASSERT_FALSE(PlanFor(text, {buf_, buf_ + 16, buf_ + 48, nullptr}, &plan, pinned));
+  ASSERT_EQ(plan.size(), 4u);
+  EXPECT_EQ(plan[0].bytes, 12u);
+  EXPECT_EQ(plan[0].element_type, ElementType::kBF16);
+  EXPECT_EQ(plan[0].memory_kind, MemoryKind::kPinnedHost);
+  EXPECT_TRUE(plan[0].zero_copy);
+  EXPECT_EQ(seen, buf_) << "only the pinned_host argument asks the arena";
+  EXPECT_EQ(plan[1].bytes, 32u);
+  EXPECT_EQ(plan[1].memory_kind, MemoryKind::kUnpinnedHost);
+  EXPECT_FALSE(plan[1].zero_copy);
+  EXPECT_EQ(plan[2].bytes, 4u);
+  EXPECT_EQ(*plan[2].dims, std::vector<int64_t>());
+  EXPECT_EQ(plan[3].bytes, 0u) << "an empty tensor may come with NULL data";
+}
+
+TEST_F(Plan, ByteSizesThatOverflowAreRejected) {
+  std::vector<ArgumentUpload> plan;
+  Status s = PlanFor("func.func @main(%a: tensor<4000000000x4000000000x4000000000xf32>) -> () {\n  return\n}\n",
+                     {buf_}, &plan);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(s->message.find("more than 2^64 bytes"), std::string::npos) << s->message;
+  EXPECT_TRUE(plan.empty());
+  // The element size alone can tip it over: 2^61 elements of 8 bytes.
+  s = PlanFor("func.func @main(%a: tensor<2305843009213693952xf64>) -> () {\n  return\n}\n", {buf_}, &plan);
+  ASSERT_TRUE(s);
+  EXPECT_NE(s->message.find("more than 2^64 bytes"), std::string::npos) << s->message;
+}
+
+TEST_F(Plan, WhatBuffersCannotHoldAndBadCalls) {
+  std::vector<ArgumentUpload> plan;
+  Status s = PlanFor("func.func @main(%a: tensor<?x4xf32>) -> () {\n  return\n}\n", {buf_}, &plan);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->code, NEURONMEM_STATUS_UNIMPLEMENTED);
+  EXPECT_NE(s->message.find("dynamic"), std::string::npos) << s->message;
+  for (const char* type : {"tuple<tensor<2xf32>>", "!stablehlo.token", "tensor<2xcomplex<f32>>", "tensor<2xi4>"}) {
+    s = PlanFor(std::string("func.func @main(%a: ") + type + ") -> () {\n  return\n}\n", {buf_}, &plan);
+    ASSERT_TRUE(s) << type;
+    EXPECT_EQ(s->code, NEURONMEM_STATUS_UNIMPLEMENTED) << type;
+    EXPECT_NE(s->message.find("buffers cannot hold"), std::string::npos) << s->message;
+  }
+  s = PlanFor("func.func @main(%a: tensor<2xf32>) -> () {\n  return\n}\n", {nullptr}, &plan);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(s->message.find("host_data[0] is NULL"), std::string::npos) << s->message;
+  s = PlanFor("func.func @main(%a: tensor<2xf32>) -> () {\n  return\n}\n", {buf_, buf_}, &plan);
+  ASSERT_TRUE(s);
+  EXPECT_NE(s->message.find("takes 1 arguments, 2 were given"), std::string::npos) << s->message;
+  EXPECT_TRUE(plan.empty());
+}
+
+// ---- the JSON reader ----
+
+using json = nlohmann::json;
+
+std::string ErrorFor(const json& doc) {
+  Manifest m;
+  Status s = FromJson(doc.dump(), &m);
+  EXPECT_TRUE(s) << "accepted: " << doc.dump().substr(0, 300);
+  if (!s) return "";
+  EXPECT_EQ(s->code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  return s->message;
+}
+
+TEST(ManifestJson, WhatTheWriterProducesReadsBackIdentically) {
+  const std::string text = ToJson(DecodeStep());
+  Manifest back;
+  ASSERT_FALSE(FromJson(text, &back));
+  EXPECT_EQ(ToJson(back), text);
+  EXPECT_EQ(back.arguments[0].memory_kind, MemoryKind::kPinnedHost);
+  EXPECT_EQ(back.arguments[0].type.element, ElementType::kS32);
+  EXPECT_EQ(back.moves[0].from_memory_kind, MemoryKind::kPinnedHost);
+  // Unknown fields are ignored (a minor version may add fields).
+  json doc = json::parse(text);
+  doc["added_later"] = 1;
+  doc["arguments"][0]["added_later"] = "x";
+  EXPECT_FALSE(FromJson(doc.dump(), &back));
+}
+
+TEST(ManifestJson, RejectsWhatTheTextLoaderCannotProduce) {
+  const json good = json::parse(ToJson(DecodeStep()));
+  struct Case {
+    const char* what;
+    std::function<void(json&)> mutate;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"arguments null", [](json& d) { d["arguments"] = nullptr; }, "arguments: must be an array, found null"},
+      {"fractional schema version", [](json& d) { d["schema_version"] = 1.0; }, "schema_version: must be an integer"},
+      {"schema version 1.5", [](json& d) { d["schema_version"] = 1.5; }, "schema_version: must be an integer"},
+      {"schema version as a string", [](json& d) { d["schema_version"] = "1"; }, "schema_version"},
+      {"negative index", [](json& d) { d["arguments"][0]["index"] = -1; }, "arguments[0].index: -1 is outside"},
+      {"duplicate index", [](json& d) { d["arguments"][1]["index"] = 0; }, "arguments[1].index: 0 must equal"},
+      {"index out of order", [](json& d) { d["results"][0]["index"] = 2; }, "results[0].index: 2 must equal"},
+      {"negative dim", [](json& d) { d["arguments"][0]["dims"][0] = -2; }, "arguments[0].dims[0]: -2 is outside"},
+      {"fractional dim", [](json& d) { d["arguments"][0]["dims"][0] = 8.5; }, "arguments[0].dims[0]: must be an"},
+      {"index 1e300", [](json& d) { d["arguments"][0]["index"] = 1e300; }, "arguments[0].index: must be an integer"},
+      {"line 1e300", [](json& d) { d["moves"][0]["location"]["line"] = 1e300; }, "moves[0].location.line"},
+      {"handle 1e300", [](json& d) { d["channels"][0]["handle"] = 1e300; }, "channels[0].handle"},
+      {"line above 2^32", [](json& d) { d["results"][0]["location"]["line"] = 4294967296ull; }, "is above"},
+      {"count 2^64-1", [](json& d) { d["custom_call_targets"][0]["count"] = UINT64_MAX; }, "is above"},
+      {"a pair of three numbers", [](json& d) { d["channels"][0]["source_target_pairs"][0] = {0, 1, 2}; },
+       "source_target_pairs[0]: must be a pair"},
+      {"a pair of one number", [](json& d) { d["channels"][0]["source_target_pairs"][1] = {1}; }, "must be a pair"},
+      {"a negative core", [](json& d) { d["channels"][0]["source_target_pairs"][0] = {-1, 1}; }, "is outside"},
+      {"a repeated source", [](json& d) { d["channels"][0]["source_target_pairs"][1] = {0, 0}; }, "repeats source 0"},
+      {"channel type 4", [](json& d) { d["channels"][0]["type"] = 4; }, "channels[0].type: 4 is above 3"},
+      {"op neither send nor recv", [](json& d) { d["channels"][0]["op"] = "all_reduce"; }, "\"send\" or \"recv\""},
+      {"unknown memory kind", [](json& d) { d["results"][0]["memory_kind"] = "hbm"; }, "unknown memory_kind \"hbm\""},
+      {"vmem as a value's kind", [](json& d) { d["arguments"][0]["memory_kind"] = "vmem"; }, "unknown memory_kind"},
+      {"unknown move kind", [](json& d) { d["moves"][0]["to_kind"] = "sram"; }, "unknown kind \"sram\""},
+      {"unknown spelling", [](json& d) { d["moves"][0]["spelling"] = "Move"; }, "unknown move spelling"},
+      {"unknown policy", [](json& d) { d["policy"] = "host"; }, "policy: must be"},
+      {"attribute of three strings", [](json& d) { d["arguments"][0]["attributes"][0] = {"a", "b", "c"}; },
+       "must be a pair of strings"},
+      {"aliasing_output negative", [](json& d) { d["arguments"][2]["aliasing_output"] = -1; }, "is outside"},
+      {"aliasing_output missing", [](json& d) { d["arguments"][2].erase("aliasing_output"); }, "missing"},
+      {"kind_explicit 1", [](json& d) { d["arguments"][0]["kind_explicit"] = 1; }, "must be true or false"},
+      {"count 0", [](json& d) { d["custom_call_targets"][0]["count"] = 0; }, "is outside [1,"},
+      {"a target twice", [](json& d) { d["custom_call_targets"][1]["target"] = d["custom_call_targets"][0]["target"]; },
+       "is listed twice"},
+      {"empty element type", [](json& d) { d["arguments"][0]["element_type"] = ""; }, "must not be empty"},
+      {"payload not an object", [](json& d) { d["channels"][0]["payload"][0] = 3; }, "must be an object"},
+  };
+  for (const Case& c : cases) {
+    json doc = good;
+    c.mutate(doc);
+    const std::string m = ErrorFor(doc);
+    EXPECT_NE(m.find(c.message), std::string::npos) << c.what << ": " << m;
+  }
+  // Not JSON, or not an object.
+  Manifest m;
+  EXPECT_TRUE(FromJson("[1,", &m));
+  EXPECT_TRUE(FromJson("[]", &m));
+  EXPECT_TRUE(FromJson("", &m));
+}
+
+}  // namespace
+}  // namespace neuronmem::manifest
