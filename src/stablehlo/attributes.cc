@@ -43,6 +43,10 @@ Attribute Parser::ParseAttribute(int depth) {
     }
   } else if (t.kind == Tok::kHash) {
     ParseDialectAttribute(&a, depth);
+    if (!a.text.empty()) return a;  // an alias's value, with the definition's text and location
+  } else if (IsPunct(t, "<")) {  // dialect attribute syntax without a name, Shardy's <@mesh, [{"a"}, {}]>
+    RawAngle(lex_.Next());
+    a.kind = Attribute::Kind::kOpaque;
   } else if (ident && t.text == "loc") {
     SkipLocation(depth);
     a.kind = Attribute::Kind::kOpaque;
@@ -143,11 +147,17 @@ void Parser::ParseListAttribute(Attribute* a, int depth) {
   a->array = arena_->Copy(*elements);
 }
 
-// `#alias` or `#dialect.name<...>`: opaque, with the key/value pairs when the body has that shape.
+// `#alias` (its value when defined) or `#dialect.name<...>`: opaque, with the key/value pairs when the body
+// has that shape.
 void Parser::ParseDialectAttribute(Attribute* a, int depth) {
-  lex_.Next();
+  const Token t = lex_.Next();
   a->kind = Attribute::Kind::kOpaque;
-  if (PeekPunct("<")) a->dict = ParseKeyValues(RawAngle(lex_.Next()), depth + 1);
+  if (PeekPunct("<")) {
+    a->dict = ParseKeyValues(RawAngle(lex_.Next()), depth + 1);
+    return;
+  }
+  const auto alias = scratch_->attribute_aliases.find(t.text);
+  if (alias != scratch_->attribute_aliases.end()) *a = alias->second;
 }
 
 // A type used as an attribute (`function_type = (...) -> ...`, `i32`), or an enum keyword (kept opaque).

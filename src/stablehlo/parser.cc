@@ -104,16 +104,24 @@ void Parser::ParseAll(std::vector<Module>* out) {
       has_content = false;
       continue;
     }
-    if (t.kind == Tok::kHash) {
-      SkipAliasDefinition(0);
+    if (StartsAliasDefinition(t)) {
+      ParseAliasDefinition(0);
       continue;
     }
-    if (t.kind == Tok::kIdent && t.text == "module") {
+    if ((t.kind == Tok::kIdent && t.text == "module") || PeekGenericModule()) {
       if (has_content && (!current.functions.empty() || !current.other_ops.empty())) {
         out->push_back(std::move(current));
         current = Module();
       }
-      ParseModule(&current, 1);
+      if (t.kind == Tok::kIdent) {
+        ParseModule(&current, 1);
+      } else {  // "builtin.module"() ({...}) : () -> (): the same module in the generic form
+        const Operation op = ParseOperation(1);
+        current.loc = op.loc;
+        if (const Attribute* n = Find(op.attributes, "sym_name")) current.name = n->str;
+        current.attributes = op.attributes;
+        AddGenericModuleContents(op, &current);
+      }
       out->push_back(std::move(current));
       current = Module();
       has_content = false;
@@ -155,8 +163,8 @@ void Parser::ParseModuleItem(Module* m, int depth) {
     m->functions.push_back(ParseFunction(depth + 1));
     return;
   }
-  if (t.kind == Tok::kHash) {
-    SkipAliasDefinition(depth + 1);
+  if (StartsAliasDefinition(t)) {
+    ParseAliasDefinition(depth + 1);
     return;
   }
   if (t.kind == Tok::kIdent && t.text == "module") {  // nested module: flatten its functions
@@ -165,19 +173,50 @@ void Parser::ParseModuleItem(Module* m, int depth) {
     for (const Function& f : inner.functions) m->functions.push_back(f);
     return;
   }
-  Operation op = ParseOperation(depth + 1);
+  const Operation op = ParseOperation(depth + 1);
   if (op.name == "func.func") {
     m->functions.push_back(FunctionFromGeneric(op));
+  } else if (op.name == "builtin.module") {  // a nested generic module: flatten its functions
+    AddGenericModuleContents(op, m);
   } else {
     m->other_ops.push_back(op);
   }
 }
 
-// `#alias = attribute`: the definition is checked and dropped (uses stay opaque attributes).
-void Parser::SkipAliasDefinition(int depth) {
-  lex_.Next();
-  Expect("=", "after an attribute alias name");
-  ParseAttribute(depth + 1);
+bool Parser::PeekGenericModule() {
+  const Token& t = lex_.Peek();
+  return t.kind == Tok::kString && t.text == "\"builtin.module\"";
+}
+
+// The body of a generic `"builtin.module"`: generic functions become functions (wherever they stand,
+// nested generic modules included), other ops stay ops. Recursion follows the IR's nesting, which the
+// parser has bounded.
+void Parser::AddGenericModuleContents(const Operation& op, Module* m) {
+  for (const Region& r : op.regions) {
+    for (const Block& b : r.blocks) {
+      for (const Operation& inner : b.ops) {
+        if (inner.name == "func.func") {
+          m->functions.push_back(FunctionFromGeneric(inner));
+        } else if (inner.name == "builtin.module") {
+          AddGenericModuleContents(inner, m);
+        } else {
+          m->other_ops.push_back(inner);
+        }
+      }
+    }
+  }
+}
+
+// `!alias = type` or `#alias = attribute`; later uses of the alias stand for its value. (MLIR requires
+// the definition first, except for location aliases, which the parser skips wherever they are used.)
+void Parser::ParseAliasDefinition(int depth) {
+  const Token name = lex_.Next();
+  Expect("=", name.kind == Tok::kBang ? "after a type alias name" : "after an attribute alias name");
+  if (name.kind == Tok::kBang) {
+    scratch_->type_aliases[name.text] = ParseType(depth + 1);
+  } else {
+    scratch_->attribute_aliases[name.text] = ParseAttribute(depth + 1);
+  }
 }
 
 // ---- functions --------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@
 
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <string_view>
 #include <vector>
 
@@ -68,6 +69,10 @@ struct Scratch {
   ScratchPool<Region> regions;
   ScratchPool<NamedAttrs> attr_lists;
   std::vector<uint8_t> dense;
+  // Alias definitions seen so far (`!name = type`, `#name = attribute`), by name with its sigil; the
+  // names are views into the arena's source. Shared by the sub-parsers of one parse.
+  std::unordered_map<std::string_view, Type> type_aliases;
+  std::unordered_map<std::string_view, Attribute> attribute_aliases;
 };
 
 class Parser {
@@ -122,7 +127,10 @@ class Parser {
   // ---- modules and functions (parser.cc) ----
   void ParseModule(Module* m, int depth);
   void ParseModuleItem(Module* m, int depth);
-  void SkipAliasDefinition(int depth);
+  void ParseAliasDefinition(int depth);
+  static bool StartsAliasDefinition(const Token& t) { return t.kind == Tok::kHash || t.kind == Tok::kBang; }
+  void AddGenericModuleContents(const Operation& op, Module* m);
+  bool PeekGenericModule();
   Function ParseFunction(int depth);
   Span<Argument> ParseFunctionArguments(int depth);
   void ParseFunctionResults(Function* f, int depth);

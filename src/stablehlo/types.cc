@@ -39,6 +39,8 @@ Type Parser::ParseType(int depth) {
         type.kind = Type::Kind::kOther;
       }
     }
+  } else if (t.kind == Tok::kBang && !PeekPunct("<") && scratch_->type_aliases.count(t.text)) {
+    return scratch_->type_aliases[t.text];  // a type alias: its value, with the definition's text
   } else if (t.kind == Tok::kBang) {
     type.kind = t.text.find("token") != std::string_view::npos ? Type::Kind::kToken : Type::Kind::kOther;
     if (PeekPunct("<")) RawAngle(lex_.Next());

@@ -236,13 +236,152 @@ TEST(Parser, SignatureAttributesMultiLineAndGenericFunc) {
   EXPECT_EQ(Find(f.args[0].attrs, "mhlo.memory_kind")->str, "pinned_host");
   EXPECT_EQ(Find(f.result_attrs[0], "jax.result_info")->str, "result");
   EXPECT_TRUE(f.result_attrs[1].empty());
-  // The generic module holds the generic function as an op; a generic func.func at top level becomes one.
-  ASSERT_EQ(mods[1].other_ops.size(), 1u);
-  const Operation& mod_op = mods[1].other_ops[0];
-  EXPECT_EQ(mod_op.name, "builtin.module");
-  const Operation& fn = mod_op.regions.at(0).blocks.at(0).ops.at(0);
-  EXPECT_EQ(fn.name, "func.func");
-  EXPECT_EQ(fn.regions.at(0).blocks.at(0).args.at(0).name, "arg0");
+  // A generic module is a module like any other, and its generic func.func a function (issue 12 item 4).
+  EXPECT_TRUE(mods[1].other_ops.empty());
+  const Function* g = mods[1].FindFunction("main");
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(g->args.at(0).name, "arg0");
+  EXPECT_EQ(Find(g->args[0].attrs, "mhlo.memory_kind")->str, "unpinned_host");
+  EXPECT_EQ(Find(g->result_attrs.at(0), "mhlo.memory_kind")->str, "pinned_host");
+  EXPECT_EQ(g->body.blocks.at(0).ops.size(), 2u);
+}
+
+// Issue 12 item 4: the whole module in MLIR's generic form, with properties <{...}> or an attribute
+// dictionary {...}, named or not, nested, and mixed with a pretty module.
+TEST(Parser, GenericModules) {
+  auto mods = MustParse(R"("builtin.module"() <{sym_name = "jit_f"}> ({
+  "func.func"() <{function_type = (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>, sym_name = "main",
+      arg_attrs = [{mhlo.memory_kind = "pinned_host"}, {}]}> ({
+  ^bb0(%arg0: tensor<4xf32>, %arg1: tensor<4xf32>):
+    %0 = "stablehlo.add"(%arg0, %arg1) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    "func.return"(%0) : (tensor<4xf32>) -> ()
+  }) : () -> ()
+  "func.func"() ({
+  ^bb0(%x: tensor<i1>):
+    "func.return"(%x) : (tensor<i1>) -> ()
+  }) {function_type = (tensor<i1>) -> tensor<i1>, sym_name = "helper", sym_visibility = "private"} : () -> ()
+  "builtin.module"() ({
+    "func.func"() <{function_type = () -> (), sym_name = "inner"}> ({
+      "func.return"() : () -> ()
+    }) : () -> ()
+  }) : () -> ()
+  "sdy.mesh"() <{mesh = #sdy.mesh<["a"=2]>, sym_name = "mesh"}> : () -> ()
+}) : () -> ()
+// -----
+"builtin.module"() ({
+}) : () -> ()
+// -----
+module @pretty {
+  "func.func"() <{function_type = () -> (), sym_name = "g"}> ({
+    "func.return"() : () -> ()
+  }) : () -> ()
+}
+)");
+  ASSERT_EQ(mods.size(), 3u);
+  const Module& m = mods[0];
+  EXPECT_EQ(m.name, "jit_f");
+  ASSERT_EQ(m.functions.size(), 3u);
+  const Function* f = m.FindFunction("main");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->args.size(), 2u);
+  EXPECT_EQ(Find(f->args[0].attrs, "mhlo.memory_kind")->str, "pinned_host");
+  EXPECT_EQ(f->result_types.at(0).dims, std::vector<int64_t>({4}));
+  EXPECT_EQ(m.FindFunction("helper")->visibility, "private");
+  EXPECT_NE(m.FindFunction("inner"), nullptr);
+  ASSERT_EQ(m.other_ops.size(), 1u);
+  EXPECT_EQ(m.other_ops[0].name, "sdy.mesh");
+  EXPECT_TRUE(mods[1].functions.empty());
+  EXPECT_NE(mods[2].FindFunction("g"), nullptr);
+}
+
+// Issue 12 item 2: type and attribute aliases, defined at the top of the file, used later.
+TEST(Parser, TypeAndAttributeAliases) {
+  auto mods = MustParse(R"(!t4 = tensor<4xf32>
+!mesh_tensor = !mpmd.mesh_tensor<"m1", tensor<8xf32>>
+#kind = {mhlo.memory_kind = "pinned_host"}
+#map = affine_map<(d0, d1) -> (d1, d0)>
+#sharding = #sdy.sharding<@mesh, [{"a"}]>
+#fa = {_xla_buffer_placement = "device"}
+#loc3 = loc("x.py":3:1)
+module {
+  func.func @main(%a: !t4 {mhlo.sharding = #sharding}, %b: !mesh_tensor loc(#loc3)) -> !t4 {
+    %0 = stablehlo.custom_call @annotate_device_placement(%a) {mhlo.frontend_attributes = #fa} : (!t4) -> !t4
+    %1 = "foo.transpose"(%0) {map = #map, undefined = #nothing} : (!t4) -> !t4
+    return %1 : !t4
+  }
+}
+#loc4 = loc("x.py":4:1)
+)");
+  const Function* f = mods.at(0).FindFunction("main");
+  ASSERT_NE(f, nullptr);
+  const Type& a = f->args.at(0).type;
+  EXPECT_EQ(a.kind, Type::Kind::kTensor);
+  EXPECT_EQ(a.element, ElementType::kF32);
+  EXPECT_EQ(a.dims, std::vector<int64_t>({4}));
+  EXPECT_EQ(f->args[1].type.kind, Type::Kind::kOther);
+  EXPECT_EQ(f->args[1].type.text, "!mpmd.mesh_tensor<\"m1\", tensor<8xf32>>");
+  EXPECT_EQ(f->result_types.at(0).dims, std::vector<int64_t>({4}));
+  EXPECT_EQ(Find(f->args[0].attrs, "mhlo.sharding")->text, "#sdy.sharding<@mesh, [{\"a\"}]>");
+  const auto& ops = f->body.blocks.at(0).ops;
+  const Attribute* fa = Find(ops.at(0).attributes, "mhlo.frontend_attributes");
+  ASSERT_NE(fa, nullptr);
+  EXPECT_EQ(fa->kind, Attribute::Kind::kDict);
+  EXPECT_EQ(fa->Get("_xla_buffer_placement")->str, "device");
+  EXPECT_EQ(ops[0].result_types.at(0).element, ElementType::kF32);
+  EXPECT_EQ(Find(ops.at(1).attributes, "map")->text, "affine_map<(d0, d1) -> (d1, d0)>");
+  EXPECT_EQ(Find(ops.at(1).attributes, "undefined")->str, "#nothing");
+}
+
+// Issue 12 item 1: Shardy ops in their custom form, with their regions kept.
+TEST(Parser, ShardyOps) {
+  auto mods = MustParse(R"(module @jit_f attributes {mhlo.frontend_attributes = {xla.sdy.meshes = "{mesh = #sdy.mesh<[\"a\"=2]>}"}} {
+  sdy.mesh @mesh = <["a"=2, "b"=4]>
+  sdy.mesh @empty_mesh = <[]>
+  func.func public @main(%arg0: tensor<4x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>},
+      %arg1: tensor<8x2xi32>) -> (tensor<4x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>}) {
+    %0 = sdy.sharding_constraint %arg0 <@mesh, [{"a"}, {}]> : tensor<4x4xf32>
+    %1 = sdy.reshard %0 <@mesh, [{}, {"b"}]> : tensor<4x4xf32>
+    %2 = sdy.manual_computation(%1) in_shardings=[<@mesh, [{"a"}, {}]>] out_shardings=[<@mesh, [{"a"}, {}]>] manual_axes={"a"} (%arg2: tensor<2x4xf32> loc("x.py":1:1)) {
+      %5 = stablehlo.add %arg2, %arg2 : tensor<2x4xf32>
+      sdy.return %5 : tensor<2x4xf32>
+    } : (tensor<4x4xf32>) -> tensor<4x4xf32>
+    %3 = sdy.named_computation<"stage">(%arg1) in_shardings=[<@mesh, [{}, {}]>] (%arg3: tensor<8x2xi32>) {
+      sdy.return %arg3 : tensor<8x2xi32>
+    } : (tensor<8x2xi32>) -> tensor<8x2xi32>
+    %4 = sdy.propagation_barrier %2 allowed_direction=BACKWARD : tensor<4x4xf32>
+    %6 = stablehlo.negate %4 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"a", ?}, {?}]>]>} : tensor<4x4xf32>
+    return %6 : tensor<4x4xf32>
+  }
+}
+)");
+  const Module& m = mods.at(0);
+  ASSERT_EQ(m.other_ops.size(), 2u);
+  EXPECT_EQ(m.other_ops[0].name, "sdy.mesh");
+  EXPECT_EQ(m.other_ops[0].callee, "mesh");
+  const auto& ops = m.FindFunction("main")->body.blocks.at(0).ops;
+  ASSERT_EQ(ops.size(), 7u);
+  EXPECT_EQ(ops[0].name, "sdy.sharding_constraint");
+  EXPECT_EQ(ops[0].operands.at(0).name, "arg0");
+  EXPECT_EQ(ops[1].name, "sdy.reshard");
+  const Operation& mc = ops[2];
+  EXPECT_EQ(mc.name, "sdy.manual_computation");
+  ASSERT_EQ(mc.operands.size(), 1u);
+  EXPECT_EQ(mc.operands[0].name, "1");
+  ASSERT_EQ(mc.regions.size(), 1u);
+  const Block& body = mc.regions[0].blocks.at(0);
+  ASSERT_EQ(body.args.size(), 1u);
+  EXPECT_EQ(body.args[0].name, "arg2");
+  EXPECT_EQ(body.args[0].type.dims, std::vector<int64_t>({2, 4}));
+  ASSERT_EQ(body.ops.size(), 2u);
+  EXPECT_EQ(body.ops[1].name, "sdy.return");
+  EXPECT_EQ(Find(mc.attributes, "in_shardings")->array.size(), 1u);
+  EXPECT_EQ(Find(mc.attributes, "manual_axes")->dict.at(0).first, "a");
+  EXPECT_EQ(mc.result_types.at(0).dims, std::vector<int64_t>({4, 4}));
+  EXPECT_EQ(ops[3].name, "sdy.named_computation");
+  EXPECT_EQ(ops[3].operands.at(0).name, "arg1");
+  EXPECT_EQ(ops[3].regions.at(0).blocks.at(0).args.at(0).name, "arg3");
+  EXPECT_EQ(ops[4].name, "sdy.propagation_barrier");
+  EXPECT_EQ(Find(ops[4].attributes, "allowed_direction")->str, "BACKWARD");
 }
 
 TEST(Parser, GenericFuncAtTopLevelBecomesAFunction) {
