@@ -7,43 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "numerics/float_formats.h"
 #include "stablehlo/parser.h"
 
 namespace neuronmem::stablehlo {
 namespace {
-
-uint16_t FloatToHalf(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  const uint32_t sign = (x >> 16) & 0x8000;
-  const uint32_t exp = (x >> 23) & 0xff;
-  uint32_t mant = x & 0x7fffff;
-  if (exp == 0xff) return static_cast<uint16_t>(sign | 0x7c00 | (mant ? 0x200 | (mant >> 13) : 0));
-  int e = static_cast<int>(exp) - 127 + 15;
-  if (e >= 31) return static_cast<uint16_t>(sign | 0x7c00);
-  if (e <= 0) {
-    if (e < -10) return static_cast<uint16_t>(sign);
-    mant |= 0x800000;
-    const int shift = 14 - e;
-    uint32_t half = mant >> shift;
-    const uint32_t rem = mant & ((1u << shift) - 1);
-    const uint32_t mid = 1u << (shift - 1);
-    if (rem > mid || (rem == mid && (half & 1))) ++half;
-    return static_cast<uint16_t>(sign | half);
-  }
-  uint32_t half = (static_cast<uint32_t>(e) << 10) | (mant >> 13);
-  const uint32_t rem = mant & 0x1fff;
-  if (rem > 0x1000 || (rem == 0x1000 && (half & 1))) ++half;
-  return static_cast<uint16_t>(sign | half);
-}
-
-uint16_t FloatToBf16(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  if ((x & 0x7fffffff) > 0x7f800000) return static_cast<uint16_t>((x >> 16) | 0x40);  // quiet NaN
-  x += 0x7fff + ((x >> 16) & 1);  // round to nearest even
-  return static_cast<uint16_t>(x >> 16);
-}
 
 bool ParseScalar(const std::string& s, ElementType t, uint8_t* out) {
   const bool hex = s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
@@ -92,12 +60,10 @@ bool ParseScalar(const std::string& s, ElementType t, uint8_t* out) {
       } else if (t == ElementType::kF32 || t == ElementType::kC64) {
         const float f = static_cast<float>(d);
         std::memcpy(out, &f, 4);
-      } else if (t == ElementType::kF16) {
-        const uint16_t h = FloatToHalf(static_cast<float>(d));
-        std::memcpy(out, &h, 2);
-      } else if (t == ElementType::kBF16) {
-        const uint16_t h = FloatToBf16(static_cast<float>(d));
-        std::memcpy(out, &h, 2);
+      } else if (const numerics::FloatFormat* format = numerics::SmallFloatFormat(t)) {
+        // f16, bf16, f8/f6/f4: one rounding from the double, as MLIR's parser does (APFloat::convert).
+        const uint32_t bits = numerics::EncodeFloat(*format, d);
+        std::memcpy(out, &bits, size);
       } else {
         return false;
       }

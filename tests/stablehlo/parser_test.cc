@@ -536,6 +536,35 @@ TEST(Dense, EveryLiteralForm) {
   EXPECT_EQ(Values<uint8_t>(ConstantValue("dense<255> : tensor<ui8>")), std::vector<uint8_t>({255}));
 }
 
+// Decimal literals of the f8/f6/f4 types round once from the double, as MLIR's parser (APFloat) does;
+// f16/bf16 too (never through float).
+TEST(Dense, SmallFloatDecimals) {
+  EXPECT_EQ(ConstantValue("dense<[1.0, -4.480000e+02, 4.640000e+02, 5.0e+02, 0.001953125]> : tensor<5xf8E4M3FN>")
+                .dense,
+            std::vector<uint8_t>({0x38, 0xFE, 0x7E, 0x7F, 0x01}));
+  EXPECT_EQ(ConstantValue("dense<[-0.0, 2.400000e+02]> : tensor<2xf8E4M3FNUZ>").dense,
+            std::vector<uint8_t>({0x00, 0x7F}));
+  EXPECT_EQ(ConstantValue("dense<[5.734400e+04, 1.0e+05, -inf]> : tensor<3xf8E5M2>").dense,
+            std::vector<uint8_t>({0x7B, 0x7C, 0xFC}));
+  EXPECT_EQ(ConstantValue("dense<[1.0, 1.5, 0.25]> : tensor<3xf8E8M0FNU>").dense,
+            std::vector<uint8_t>({0x7F, 0x80, 0x7D}));
+  EXPECT_EQ(ConstantValue("dense<[6.0, 7.0, -0.5]> : tensor<3xf4E2M1FN>").dense,
+            std::vector<uint8_t>({0x07, 0x07, 0x09}));
+  EXPECT_EQ(ConstantValue("dense<[7.5, 2.8e+01]> : tensor<2xf6E2M3FN>").dense, std::vector<uint8_t>({0x1F, 0x1F}));
+  EXPECT_EQ(ConstantValue("dense<2.8e+01> : tensor<4xf6E3M2FN>").dense, std::vector<uint8_t>({0x1F}));
+  EXPECT_EQ(ConstantValue("dense<[1.0, 1.5e+01]> : tensor<2xf8E3M4>").dense, std::vector<uint8_t>({0x30, 0x6E}));
+  EXPECT_EQ(ConstantValue("dense<[1.0, 3.0e+01]> : tensor<2xf8E4M3B11FNUZ>").dense,
+            std::vector<uint8_t>({0x58, 0x7F}));
+  EXPECT_EQ(ConstantValue("dense<[1.0, 2.4e+02]> : tensor<2xf8E4M3>").dense, std::vector<uint8_t>({0x38, 0x77}));
+  EXPECT_EQ(ConstantValue("dense<[1.0, -0.0]> : tensor<2xf8E5M2FNUZ>").dense, std::vector<uint8_t>({0x40, 0x00}));
+  // 1 + 2^-8 + 2^-30: above the bf16 tie; through float it would be the tie and round down to 0x3F80.
+  EXPECT_EQ(Values<uint16_t>(ConstantValue("dense<1.003906250931322574615478515625> : tensor<bf16>")),
+            std::vector<uint16_t>({0x3F81}));
+  const std::string m = ParseError(
+      "func.func @main() -> () {\n  %0 = stablehlo.constant dense<[1.0, 1.0q]> : tensor<2xf8E4M3FN>\n}\n");
+  EXPECT_NE(m.find("not a valid f8E4M3FN value"), std::string::npos) << m;
+}
+
 TEST(Malformed, EveryErrorHasALocationAndNothingCrashes) {
   const std::string good = R"(func.func @main(%arg0: tensor<2xf32>) -> tensor<2xf32> {
   %0 = stablehlo.custom_call @t(%arg0) {backend_config = "x"} : (tensor<2xf32>) -> tensor<2xf32>
