@@ -6,6 +6,7 @@ packages=(
   meson ninja-build pkg-config g++ clang libclang-rt-14-dev python3 binutils
   libmimalloc-dev liburing-dev libtbb-dev nlohmann-json3-dev
   libgtest-dev libbenchmark-dev clang-format-14
+  libeigen3-dev libopenblas0-serial
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,266 @@
+#include "linalg/dot_general.h"
+
+#include <algorithm>
+#include <string>
+
+#include "linalg/element_traits.h"
+#include "linalg/gemm.h"
+#include "linalg/pack.h"
+
+namespace neuronmem::linalg {
+namespace {
+
+using detail::Arith;
+using detail::Dispatch;
+using detail::ElementTypeOf;
+using detail::MatrixOperand;
+
+Status CheckAxes(const char* operand, const char* list, Span<int64_t> axes, size_t rank, std::vector<bool>* used) {
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int64_t a = axes[i];
+    if (a < 0 || static_cast<size_t>(a) >= rank) {
+      return InvalidArgument("dot_general: %s_%s_dimensions[%zu] = %lld is out of range for rank %zu", operand, list,
+                             i, static_cast<long long>(a), rank);
+    }
+    if ((*used)[a]) {
+      return InvalidArgument("dot_general: %s_%s_dimensions[%zu] = %lld repeats a dimension", operand, list, i,
+                             static_cast<long long>(a));
+    }
+    (*used)[a] = true;
+  }
+  return Ok();
+}
+
+std::vector<int64_t> FreeAxes(size_t rank, Span<int64_t> batching, Span<int64_t> contracting) {
+  std::vector<int64_t> free;
+  for (size_t d = 0; d < rank; ++d) {
+    const auto is = [d](Span<int64_t> s) { return std::find(s.begin(), s.end(), int64_t(d)) != s.end(); };
+    if (!is(batching) && !is(contracting)) free.push_back(int64_t(d));
+  }
+  return free;
+}
+
+bool Supported(ElementType t) {
+  return Dispatch(t, [](auto) {});
+}
+
+// The size and stride of a group of axes merged into one, when their layout allows it (each axis's stride
+// is the next one's stride times its size; axes of size 1 do not matter).
+struct Group {
+  int64_t size = 1;
+  int64_t stride = 0;
+  bool mergeable = true;
+};
+
+Group MergeAxes(const std::vector<int64_t>& axes, Span<int64_t> dims, const std::vector<int64_t>& strides) {
+  Group g;
+  int64_t prev = -1;
+  for (int64_t a : axes) {
+    g.size *= dims[a];
+    if (dims[a] == 1) continue;
+    if (prev >= 0 && strides[prev] != strides[a] * dims[a]) g.mergeable = false;
+    prev = a;
+    g.stride = strides[a];
+  }
+  return g;
+}
+
+// An operand seen as batch x rows x cols for the matrix product (lhs: B x M x K, rhs: B x K x N).
+struct OperandPlan {
+  std::vector<int64_t> perm;  // batch axes, then row axes, then column axes
+  Group batch, rows, cols;
+};
+
+OperandPlan PlanOperand(Span<int64_t> dims, const std::vector<int64_t>& batch_axes,
+                        const std::vector<int64_t>& row_axes, const std::vector<int64_t>& col_axes) {
+  const std::vector<int64_t> strides = RowMajorStrides(dims);
+  OperandPlan p;
+  p.perm = batch_axes;
+  p.perm.insert(p.perm.end(), row_axes.begin(), row_axes.end());
+  p.perm.insert(p.perm.end(), col_axes.begin(), col_axes.end());
+  p.batch = MergeAxes(batch_axes, dims, strides);
+  p.rows = MergeAxes(row_axes, dims, strides);
+  p.cols = MergeAxes(col_axes, dims, strides);
+  return p;
+}
+
+// The matrix operand for Gemm when the stored layout allows one without copying.
+template <typename T>
+bool DirectMatrix(const OperandPlan& p, const T* data, MatrixOperand<T>* out) {
+  if (!p.batch.mergeable || !p.rows.mergeable || !p.cols.mergeable) return false;
+  const int64_t r = p.rows.size, c = p.cols.size;
+  if ((p.cols.stride == 1 || c == 1) && (r == 1 || p.rows.stride >= std::max<int64_t>(1, c))) {
+    *out = {data, r == 1 ? std::max<int64_t>(1, c) : p.rows.stride, false};
+    return true;
+  }
+  if ((p.rows.stride == 1 || r == 1) && (c == 1 || p.cols.stride >= std::max<int64_t>(1, r))) {
+    *out = {data, c == 1 ? std::max<int64_t>(1, r) : p.cols.stride, true};
+    return true;
+  }
+  return false;
+}
+
+template <typename T>
+std::vector<T> Pack(const TensorRef& t, const OperandPlan& p) {
+  const std::vector<int64_t> strides = RowMajorStrides(t.dims);
+  std::vector<int64_t> sizes, pstrides;
+  for (int64_t a : p.perm) {
+    sizes.push_back(t.dims[a]);
+    pstrides.push_back(strides[a]);
+  }
+  std::vector<T> out(static_cast<size_t>(p.batch.size * p.rows.size * p.cols.size));
+  detail::PackPermutedFrom<T>(t.type, t.data, sizes, pstrides, out.data());
+  return out;
+}
+
+// The operand as a matrix for Gemm: in place when its layout allows, else packed into `packed`.
+// Returns the distance between consecutive batch matrices.
+template <typename T>
+int64_t MatrixFor(const TensorRef& t, const OperandPlan& p, std::vector<T>* packed, MatrixOperand<T>* m) {
+  if (t.type == ElementTypeOf<T>() && DirectMatrix(p, static_cast<const T*>(t.data), m)) return p.batch.stride;
+  *packed = Pack<T>(t, p);
+  *m = {packed->data(), std::max<int64_t>(1, p.cols.size), false};
+  return p.rows.size * p.cols.size;
+}
+
+template <typename T>
+void RunGemm(const TensorRef& lhs, const TensorRef& rhs, const OperandPlan& lp, const OperandPlan& rp, T* out) {
+  const int64_t batch = lp.batch.size, m = lp.rows.size, k = lp.cols.size, n = rp.cols.size;
+  std::vector<T> lpacked, rpacked;
+  MatrixOperand<T> a{}, b{};
+  const int64_t a_batch_stride = MatrixFor(lhs, lp, &lpacked, &a);
+  const int64_t b_batch_stride = MatrixFor(rhs, rp, &rpacked, &b);
+  for (int64_t i = 0; i < batch; ++i) {
+    MatrixOperand<T> ai = a, bi = b;
+    ai.data += i * a_batch_stride;
+    bi.data += i * b_batch_stride;
+    detail::Gemm<T>(m, n, k, ai, bi, out + i * m * n, std::max<int64_t>(1, n));
+  }
+}
+
+// The exact path: operands converted and packed to B x M x K and B x K x N, then summed in the reference's
+// order (k ascending for each output element).
+template <typename T>
+void RunExact(const TensorRef& lhs, const TensorRef& rhs, const OperandPlan& lp, const OperandPlan& rp, T* out) {
+  using A = Arith<T>;
+  const int64_t batch = lp.batch.size, m = lp.rows.size, k = lp.cols.size, n = rp.cols.size;
+  const std::vector<T> a = Pack<T>(lhs, lp);
+  const std::vector<T> b = Pack<T>(rhs, rp);
+  std::vector<typename A::Acc> acc(static_cast<size_t>(n));
+  for (int64_t bi = 0; bi < batch; ++bi) {
+    const T* ab = a.data() + bi * m * k;
+    const T* bb = b.data() + bi * k * n;
+    for (int64_t i = 0; i < m; ++i) {
+      std::fill(acc.begin(), acc.end(), A::Zero());
+      for (int64_t kk = 0; kk < k; ++kk) {
+        const T av = ab[i * k + kk];
+        const T* brow = bb + kk * n;
+        for (int64_t j = 0; j < n; ++j) acc[j] = A::MulAdd(acc[j], av, brow[j]);
+      }
+      T* orow = out + (bi * m + i) * n;
+      for (int64_t j = 0; j < n; ++j) orow[j] = A::Store(acc[j]);
+    }
+  }
+}
+
+}  // namespace
+
+Status DotGeneralShape(Span<int64_t> lhs_dims, Span<int64_t> rhs_dims, const DotDimensionNumbers& dn,
+                       std::vector<int64_t>* result_dims) {
+  if (dn.lhs_batching_dimensions.size() != dn.rhs_batching_dimensions.size()) {
+    return InvalidArgument("dot_general: %zu lhs batching dimensions but %zu rhs batching dimensions",
+                           dn.lhs_batching_dimensions.size(), dn.rhs_batching_dimensions.size());
+  }
+  if (dn.lhs_contracting_dimensions.size() != dn.rhs_contracting_dimensions.size()) {
+    return InvalidArgument("dot_general: %zu lhs contracting dimensions but %zu rhs contracting dimensions",
+                           dn.lhs_contracting_dimensions.size(), dn.rhs_contracting_dimensions.size());
+  }
+  std::vector<bool> lhs_used(lhs_dims.size()), rhs_used(rhs_dims.size());
+  NEURONMEM_RETURN_IF_ERROR(CheckAxes("lhs", "batching", dn.lhs_batching_dimensions, lhs_dims.size(), &lhs_used));
+  NEURONMEM_RETURN_IF_ERROR(
+      CheckAxes("lhs", "contracting", dn.lhs_contracting_dimensions, lhs_dims.size(), &lhs_used));
+  NEURONMEM_RETURN_IF_ERROR(CheckAxes("rhs", "batching", dn.rhs_batching_dimensions, rhs_dims.size(), &rhs_used));
+  NEURONMEM_RETURN_IF_ERROR(
+      CheckAxes("rhs", "contracting", dn.rhs_contracting_dimensions, rhs_dims.size(), &rhs_used));
+  for (size_t i = 0; i < dn.lhs_batching_dimensions.size(); ++i) {
+    const int64_t l = lhs_dims[dn.lhs_batching_dimensions[i]], r = rhs_dims[dn.rhs_batching_dimensions[i]];
+    if (l != r) {
+      return InvalidArgument("dot_general: batching dimension pair %zu has sizes %lld (lhs) and %lld (rhs)", i,
+                             static_cast<long long>(l), static_cast<long long>(r));
+    }
+  }
+  for (size_t i = 0; i < dn.lhs_contracting_dimensions.size(); ++i) {
+    const int64_t l = lhs_dims[dn.lhs_contracting_dimensions[i]], r = rhs_dims[dn.rhs_contracting_dimensions[i]];
+    if (l != r) {
+      return InvalidArgument("dot_general: contracting dimension pair %zu has sizes %lld (lhs) and %lld (rhs)", i,
+                             static_cast<long long>(l), static_cast<long long>(r));
+    }
+  }
+  std::vector<int64_t> dims;
+  for (int64_t a : dn.lhs_batching_dimensions) dims.push_back(lhs_dims[a]);
+  for (int64_t a : FreeAxes(lhs_dims.size(), dn.lhs_batching_dimensions, dn.lhs_contracting_dimensions)) {
+    dims.push_back(lhs_dims[a]);
+  }
+  for (int64_t a : FreeAxes(rhs_dims.size(), dn.rhs_batching_dimensions, dn.rhs_contracting_dimensions)) {
+    dims.push_back(rhs_dims[a]);
+  }
+  *result_dims = std::move(dims);
+  return Ok();
+}
+
+Status CheckDotGeneral(ElementType lhs_type, Span<int64_t> lhs_dims, ElementType rhs_type, Span<int64_t> rhs_dims,
+                       const DotDimensionNumbers& dn, ElementType result_type, Span<int64_t> result_dims) {
+  for (int64_t d : lhs_dims) {
+    if (d < 0) return InvalidArgument("dot_general: lhs has a negative dimension");
+  }
+  for (int64_t d : rhs_dims) {
+    if (d < 0) return InvalidArgument("dot_general: rhs has a negative dimension");
+  }
+  std::vector<int64_t> expected;
+  NEURONMEM_RETURN_IF_ERROR(DotGeneralShape(lhs_dims, rhs_dims, dn, &expected));
+  if (!std::equal(expected.begin(), expected.end(), result_dims.begin(), result_dims.end())) {
+    return InvalidArgument("dot_general: result dims %s, expected %s", DimsToString(result_dims).c_str(),
+                           DimsToString(expected).c_str());
+  }
+  for (ElementType t : {lhs_type, rhs_type, result_type}) {
+    if (!Supported(t)) {
+      return Unimplemented("dot_general: element type %s is not supported", std::string(ElementTypeName(t)).c_str());
+    }
+  }
+  for (ElementType t : {lhs_type, rhs_type}) {
+    if (!detail::OperandConvertible(t, result_type)) {
+      return Unimplemented("dot_general: operand type %s with result type %s is not supported",
+                           std::string(ElementTypeName(t)).c_str(), std::string(ElementTypeName(result_type)).c_str());
+    }
+  }
+  return Ok();
+}
+
+Status DotGeneral(const TensorRef& lhs, const TensorRef& rhs, const DotDimensionNumbers& dn,
+                  const MutableTensorRef& result) {
+  NEURONMEM_RETURN_IF_ERROR(CheckTensor("dot_general lhs", lhs.data, lhs.dims));
+  NEURONMEM_RETURN_IF_ERROR(CheckTensor("dot_general rhs", rhs.data, rhs.dims));
+  NEURONMEM_RETURN_IF_ERROR(CheckTensor("dot_general result", result.data, result.dims));
+  NEURONMEM_RETURN_IF_ERROR(CheckDotGeneral(lhs.type, lhs.dims, rhs.type, rhs.dims, dn, result.type, result.dims));
+  if (NumElements(result.dims) == 0) return Ok();
+
+  const OperandPlan lp =
+      PlanOperand(lhs.dims, dn.lhs_batching_dimensions,
+                  FreeAxes(lhs.dims.size(), dn.lhs_batching_dimensions, dn.lhs_contracting_dimensions),
+                  dn.lhs_contracting_dimensions);
+  const OperandPlan rp =
+      PlanOperand(rhs.dims, dn.rhs_batching_dimensions, dn.rhs_contracting_dimensions,
+                  FreeAxes(rhs.dims.size(), dn.rhs_batching_dimensions, dn.rhs_contracting_dimensions));
+  Dispatch(result.type, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* out = static_cast<T*>(result.data);
+    if constexpr (detail::kIsGemmType<T>) {
+      RunGemm<T>(lhs, rhs, lp, rp, out);
+    } else {
+      RunExact<T>(lhs, rhs, lp, rp, out);
+    }
+  });
+  return Ok();
+}
+
+}  // namespace neuronmem::linalg

@@ -1,0 +1,54 @@
+// stablehlo.dot_general on dense row-major tensors.
+//
+// Semantics (StableHLO spec, "dot_general"; the reference interpreter's dotGeneralOp):
+//   result dims = [batch dims (in lhs_batching order), lhs free dims (ascending), rhs free dims (ascending)]
+//   result[b..., i..., j...] = sum over the contracting index space (lexicographic in the listed order) of
+//                              convert(lhs[...]) * convert(rhs[...])
+// Each operand element is first converted to the result element type. Accumulation is in the result type:
+//   - integers wrap (two's complement), pred is or-of-ands;
+//   - f16/bf16 round every product and every partial sum to the type, in the reference's order, so the
+//     result is bit-identical to the reference interpreter's;
+//   - f32, f64, complex64, complex128 go through a blocked matrix product (OpenBLAS or Eigen, see gemm.h):
+//     the same products, summed in another order and possibly with fused multiply-adds, so results may
+//     differ from a sequential sum in the last bits. NaN and infinities propagate (no zero-skipping).
+// precision_config and algorithm attributes do not change the numerics and are not inputs here.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "base/status.h"
+#include "linalg/tensor_ref.h"
+
+namespace neuronmem::linalg {
+
+// Owning (build once per op, at compile time, and reuse for every run).
+struct DotDimensionNumbers {
+  std::vector<int64_t> lhs_batching_dimensions;
+  std::vector<int64_t> rhs_batching_dimensions;
+  std::vector<int64_t> lhs_contracting_dimensions;
+  std::vector<int64_t> rhs_contracting_dimensions;
+};
+
+// Checks the dimension numbers against the operand dims and computes the result dims. INVALID_ARGUMENT
+// (naming the offending list and index) when: the batching or contracting lists of lhs and rhs differ in
+// length; an axis is out of range or repeated (within or across an operand's two lists); a batching or
+// contracting pair has different sizes. `result_dims` is replaced on success and left alone on failure.
+Status DotGeneralShape(Span<int64_t> lhs_dims, Span<int64_t> rhs_dims, const DotDimensionNumbers& dn,
+                       std::vector<int64_t>* result_dims);
+
+// Everything DotGeneral checks except the data pointers, for compile time: DotGeneralShape, the result dims
+// equal the computed ones (INVALID_ARGUMENT otherwise), and the element types. UNIMPLEMENTED when an element
+// type is not one of pred, s8-s64, u8-u64, f16, bf16, f32, f64, complex64, complex128, or an operand type
+// cannot be converted to the result type (allowed: pred->pred, integer->integer, float->float,
+// float or complex->complex).
+Status CheckDotGeneral(ElementType lhs_type, Span<int64_t> lhs_dims, ElementType rhs_type, Span<int64_t> rhs_dims,
+                       const DotDimensionNumbers& dn, ElementType result_type, Span<int64_t> result_dims);
+
+// result = dot_general(lhs, rhs). Runs CheckDotGeneral and CheckTensor on the three tensors first and writes
+// nothing when they fail. The result must not overlap an operand. Thread-safe (no shared state besides the
+// serialized OpenBLAS calls); allocates scratch only when an operand must be converted or re-laid out.
+Status DotGeneral(const TensorRef& lhs, const TensorRef& rhs, const DotDimensionNumbers& dn,
+                  const MutableTensorRef& result);
+
+}  // namespace neuronmem::linalg

@@ -1,0 +1,140 @@
+#include "linalg/gemm.h"
+
+#include <dlfcn.h>
+
+#include <Eigen/Core>
+
+#include <atomic>
+#include <climits>
+#include <complex>
+#include <mutex>
+
+namespace neuronmem::linalg::detail {
+namespace {
+
+// CBLAS enum values (cblas.h); declared here so that building needs no OpenBLAS headers.
+constexpr int kRowMajor = 101;
+constexpr int kNoTrans = 111;
+constexpr int kTrans = 112;
+
+using DgemmFn = void (*)(int, int, int, int, int, int, double, const double*, int, const double*, int, double,
+                         double*, int);
+using ZgemmFn = void (*)(int, int, int, int, int, int, const void*, const void*, int, const void*, int,
+                         const void*, void*, int);
+
+struct OpenBlas {
+  void* handle = nullptr;
+  SgemmFn sgemm = nullptr;
+  DgemmFn dgemm = nullptr;
+  ZgemmFn cgemm = nullptr;
+  ZgemmFn zgemm = nullptr;
+  std::mutex mu;  // the single-threaded build's buffer pool is not locked
+};
+
+#ifndef NEURONMEM_OPENBLAS_SERIAL_PATH
+#define NEURONMEM_OPENBLAS_SERIAL_PATH ""
+#endif
+
+// Loaded once, privately (RTLD_LOCAL: its BLAS symbols do not interpose on the host's), and never
+// unloaded. The serial build starts no threads.
+OpenBlas* LoadOpenBlas() {
+  static OpenBlas* blas = [] {
+    const char* path = NEURONMEM_OPENBLAS_SERIAL_PATH;
+    if (path[0] == '\0') return static_cast<OpenBlas*>(nullptr);
+    void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (h == nullptr) return static_cast<OpenBlas*>(nullptr);
+    auto* b = new OpenBlas;
+    b->handle = h;
+    b->sgemm = reinterpret_cast<SgemmFn>(dlsym(h, "cblas_sgemm"));
+    b->dgemm = reinterpret_cast<DgemmFn>(dlsym(h, "cblas_dgemm"));
+    b->cgemm = reinterpret_cast<ZgemmFn>(dlsym(h, "cblas_cgemm"));
+    b->zgemm = reinterpret_cast<ZgemmFn>(dlsym(h, "cblas_zgemm"));
+    if (!b->sgemm || !b->dgemm || !b->cgemm || !b->zgemm) {
+      dlclose(h);
+      delete b;
+      return static_cast<OpenBlas*>(nullptr);
+    }
+    return b;
+  }();
+  return blas;
+}
+
+std::atomic<bool> g_force_eigen{false};
+
+template <typename T, int Order>
+using MatMap = Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Order>, 0, Eigen::OuterStride<>>;
+template <typename T>
+using OutMap = Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>, 0, Eigen::OuterStride<>>;
+
+// op(X) as an Eigen map: a row-major m x k view, or the col-major view of the transposed storage.
+template <typename T, typename F>
+void WithMap(int64_t rows, int64_t cols, MatrixOperand<T> x, F&& f) {
+  if (!x.trans) {
+    f(MatMap<T, Eigen::RowMajor>(x.data, rows, cols, Eigen::OuterStride<>(x.ld)));
+  } else {
+    f(MatMap<T, Eigen::ColMajor>(x.data, rows, cols, Eigen::OuterStride<>(x.ld)));
+  }
+}
+
+template <typename T>
+void EigenGemm(int64_t m, int64_t n, int64_t k, MatrixOperand<T> a, MatrixOperand<T> b, T* c, int64_t ldc) {
+  OutMap<T> cm(c, m, n, Eigen::OuterStride<>(ldc));
+  WithMap(m, k, a, [&](const auto& am) { WithMap(k, n, b, [&](const auto& bm) { cm.noalias() = am * bm; }); });
+}
+
+bool FitsInt(int64_t v) { return v <= INT_MAX; }
+
+}  // namespace
+
+template <typename T>
+void Gemm(int64_t m, int64_t n, int64_t k, MatrixOperand<T> a, MatrixOperand<T> b, T* c, int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = T(0);
+    }
+    return;
+  }
+  OpenBlas* blas = g_force_eigen.load(std::memory_order_relaxed) ? nullptr : LoadOpenBlas();
+  if (blas == nullptr || !FitsInt(m) || !FitsInt(n) || !FitsInt(k) || !FitsInt(a.ld) || !FitsInt(b.ld) ||
+      !FitsInt(ldc)) {
+    EigenGemm(m, n, k, a, b, c, ldc);
+    return;
+  }
+  const int ta = a.trans ? kTrans : kNoTrans;
+  const int tb = b.trans ? kTrans : kNoTrans;
+  std::lock_guard<std::mutex> lock(blas->mu);
+  if constexpr (std::is_same_v<T, float>) {
+    blas->sgemm(kRowMajor, ta, tb, int(m), int(n), int(k), 1.0f, a.data, int(a.ld), b.data, int(b.ld), 0.0f, c,
+                int(ldc));
+  } else if constexpr (std::is_same_v<T, double>) {
+    blas->dgemm(kRowMajor, ta, tb, int(m), int(n), int(k), 1.0, a.data, int(a.ld), b.data, int(b.ld), 0.0, c,
+                int(ldc));
+  } else {
+    const T one(1), zero(0);
+    auto fn = std::is_same_v<T, std::complex<float>> ? blas->cgemm : blas->zgemm;
+    fn(kRowMajor, ta, tb, int(m), int(n), int(k), &one, a.data, int(a.ld), b.data, int(b.ld), &zero, c, int(ldc));
+  }
+}
+
+template void Gemm<float>(int64_t, int64_t, int64_t, MatrixOperand<float>, MatrixOperand<float>, float*, int64_t);
+template void Gemm<double>(int64_t, int64_t, int64_t, MatrixOperand<double>, MatrixOperand<double>, double*,
+                           int64_t);
+template void Gemm<std::complex<float>>(int64_t, int64_t, int64_t, MatrixOperand<std::complex<float>>,
+                                        MatrixOperand<std::complex<float>>, std::complex<float>*, int64_t);
+template void Gemm<std::complex<double>>(int64_t, int64_t, int64_t, MatrixOperand<std::complex<double>>,
+                                         MatrixOperand<std::complex<double>>, std::complex<double>*, int64_t);
+
+GemmBackend ActiveGemmBackend() {
+  if (g_force_eigen.load(std::memory_order_relaxed)) return GemmBackend::kEigen;
+  return LoadOpenBlas() != nullptr ? GemmBackend::kOpenBlas : GemmBackend::kEigen;
+}
+
+void ForceEigenGemm(bool force) { g_force_eigen.store(force, std::memory_order_relaxed); }
+
+SgemmFn OpenBlasSgemmForBenchmark() {
+  OpenBlas* blas = LoadOpenBlas();
+  return blas != nullptr ? blas->sgemm : nullptr;
+}
+
+}  // namespace neuronmem::linalg::detail

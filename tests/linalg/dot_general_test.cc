@@ -1,0 +1,294 @@
+// dot_general against a naive loop written from the spec, on random shapes and dimension numbers, for
+// every element type, with both matrix-product backends; spec example; edge cases; bad shapes.
+#include "linalg/dot_general.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "linalg/gemm.h"
+#include "linalg_test_util.h"
+
+namespace {
+
+using namespace linalg_test;
+using neuronmem::linalg::DotDimensionNumbers;
+using neuronmem::linalg::DotGeneral;
+using neuronmem::linalg::DotGeneralShape;
+using E = ElementType;
+
+struct Dn {
+  std::vector<int64_t> lb, rb, lc, rc;
+  DotDimensionNumbers view() const { return {lb, rb, lc, rc}; }
+};
+
+std::vector<int64_t> Free(size_t rank, const std::vector<int64_t>& b, const std::vector<int64_t>& c) {
+  std::vector<int64_t> f;
+  for (int64_t d = 0; d < int64_t(rank); ++d) {
+    if (std::count(b.begin(), b.end(), d) == 0 && std::count(c.begin(), c.end(), d) == 0) f.push_back(d);
+  }
+  return f;
+}
+
+// The spec's formula, element by element, with the accumulation the reference interpreter does in the
+// result type: exact wrap for integers, or/and for pred, f16/bf16 rounded after each step (emulated here in
+// float, independently of the library's double-based rounding), doubles for f32/f64/complex (compared
+// with a tolerance). Returns the expected values and a magnitude bound per element.
+void Naive(const Tensor& lhs, const Tensor& rhs, const Dn& dn, E rt, const std::vector<int64_t>& rdims,
+           Tensor* exact, std::vector<std::complex<double>>* approx, std::vector<double>* scale) {
+  const auto lf = Free(lhs.dims.size(), dn.lb, dn.lc), rf = Free(rhs.dims.size(), dn.rb, dn.rc);
+  std::vector<int64_t> cdims;
+  for (int64_t a : dn.lc) cdims.push_back(lhs.dims[a]);
+  const int64_t csize = neuronmem::linalg::NumElements(cdims);
+  const int64_t n = neuronmem::linalg::NumElements(rdims);
+  approx->assign(n, 0.0);
+  scale->assign(n, 0.0);
+  for (int64_t r = 0; r < n; ++r) {
+    const auto ri = Unravel(r, rdims);
+    std::vector<int64_t> li(lhs.dims.size()), rj(rhs.dims.size());
+    size_t p = 0;
+    for (size_t i = 0; i < dn.lb.size(); ++i, ++p) li[dn.lb[i]] = rj[dn.rb[i]] = ri[p];
+    for (int64_t a : lf) li[a] = ri[p++];
+    for (int64_t a : rf) rj[a] = ri[p++];
+    std::complex<double> sum = 0;
+    double mag = 0;
+    uint64_t isum = 0;
+    bool any = false;
+    float hsum = 0;
+    for (int64_t c = 0; c < csize; ++c) {
+      const auto ci = Unravel(c, cdims);
+      for (size_t i = 0; i < dn.lc.size(); ++i) li[dn.lc[i]] = rj[dn.rc[i]] = ci[i];
+      const auto a = lhs.Get(Ravel(li, lhs.dims)), b = rhs.Get(Ravel(rj, rhs.dims));
+      sum += a * b;
+      mag += std::abs(a) * std::abs(b);
+      isum += uint64_t(int64_t(a.real())) * uint64_t(int64_t(b.real()));
+      any = any || (a.real() != 0 && b.real() != 0);
+      if (rt == E::kF16) {
+        const float prod = float(Eigen::half(float(a.real()) * float(b.real())));
+        hsum = float(Eigen::half(hsum + prod));
+      } else if (rt == E::kBF16) {
+        const float prod = float(Eigen::bfloat16(float(a.real()) * float(b.real())));
+        hsum = float(Eigen::bfloat16(hsum + prod));
+      }
+    }
+    (*approx)[r] = sum;
+    (*scale)[r] = mag;
+    if (rt == E::kPred) exact->Set(r, any ? 1 : 0);
+    else if (rt == E::kF16 || rt == E::kBF16) exact->Set(r, hsum);
+    else if (neuronmem::IsInteger(rt)) {
+      detail::Dispatch(rt, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        if constexpr (detail::kIsInt<T>) exact->as<T>()[r] = static_cast<T>(isum);
+      });
+    }
+  }
+}
+
+// Random dimension numbers: `nb` batching, `nc` contracting and some free dims, each operand's axes in a
+// random order.
+void RandomCase(std::mt19937& rng, int nb, int nc, int nlf, int nrf, std::vector<int64_t>* ldims,
+                std::vector<int64_t>* rdims, Dn* dn, int max_dim) {
+  std::uniform_int_distribution<int> size(1, max_dim);
+  std::vector<int64_t> bs(nb), cs(nc), lfs(nlf), rfs(nrf);
+  for (auto* v : {&bs, &cs, &lfs, &rfs}) {
+    for (auto& x : *v) x = size(rng);
+  }
+  const int lr = nb + nc + nlf, rr = nb + nc + nrf;
+  std::vector<int64_t> lperm(lr), rperm(rr);
+  std::iota(lperm.begin(), lperm.end(), 0);
+  std::iota(rperm.begin(), rperm.end(), 0);
+  std::shuffle(lperm.begin(), lperm.end(), rng);
+  std::shuffle(rperm.begin(), rperm.end(), rng);
+  ldims->assign(lr, 0);
+  rdims->assign(rr, 0);
+  *dn = {};
+  int li = 0, ri = 0;
+  for (int i = 0; i < nb; ++i) {
+    dn->lb.push_back(lperm[li]); (*ldims)[lperm[li++]] = bs[i];
+    dn->rb.push_back(rperm[ri]); (*rdims)[rperm[ri++]] = bs[i];
+  }
+  for (int i = 0; i < nc; ++i) {
+    dn->lc.push_back(lperm[li]); (*ldims)[lperm[li++]] = cs[i];
+    dn->rc.push_back(rperm[ri]); (*rdims)[rperm[ri++]] = cs[i];
+  }
+  for (int i = 0; i < nlf; ++i) (*ldims)[lperm[li++]] = lfs[i];
+  for (int i = 0; i < nrf; ++i) (*rdims)[rperm[ri++]] = rfs[i];
+}
+
+void CheckAgainstNaive(const Tensor& lhs, const Tensor& rhs, const Dn& dn, E rt) {
+  std::vector<int64_t> rdims;
+  ASSERT_LINALG_OK(DotGeneralShape(lhs.dims, rhs.dims, dn.view(), &rdims));
+  Tensor got(rt, rdims), exact(rt, rdims);
+  ASSERT_LINALG_OK(DotGeneral(lhs.ref(), rhs.ref(), dn.view(), got.mut()));
+  std::vector<std::complex<double>> approx;
+  std::vector<double> scale;
+  Naive(lhs, rhs, dn, rt, rdims, &exact, &approx, &scale);
+  if (rt == E::kF32 || rt == E::kC64) {
+    EXPECT_TRUE(Close(got, approx, scale, 1e-6));
+  } else if (rt == E::kF64 || rt == E::kC128) {
+    EXPECT_TRUE(Close(got, approx, scale, 1e-14));
+  } else {
+    EXPECT_TRUE(BitEqual(got, exact));
+  }
+}
+
+class DotGeneralTypes : public ::testing::TestWithParam<std::tuple<E, bool>> {
+ protected:
+  void SetUp() override { detail::ForceEigenGemm(std::get<1>(GetParam())); }
+  void TearDown() override { detail::ForceEigenGemm(false); }
+};
+
+TEST_P(DotGeneralTypes, RandomShapesMatchNaiveLoop) {
+  const E t = std::get<0>(GetParam());
+  std::mt19937 rng(1234 + int(t));
+  for (int iter = 0; iter < 60; ++iter) {
+    std::uniform_int_distribution<int> count(0, 2);
+    std::vector<int64_t> ldims, rdims;
+    Dn dn;
+    RandomCase(rng, count(rng), count(rng), count(rng), count(rng), &ldims, &rdims, &dn, 5);
+    SCOPED_TRACE("iteration " + std::to_string(iter));
+    CheckAgainstNaive(Random(t, ldims, rng), Random(t, rdims, rng), dn, t);
+  }
+}
+
+TEST_P(DotGeneralTypes, MatrixLayoutsAndLongContractions) {
+  const E t = std::get<0>(GetParam());
+  std::mt19937 rng(99 + int(t));
+  // Plain, transposed lhs, transposed rhs, both, and a batch dim in the middle: direct and packed operands.
+  const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> shapes = {
+      {{17, 40}, {40, 9}}, {{40, 17}, {40, 9}}, {{17, 40}, {9, 40}}, {{40, 17}, {9, 40}}};
+  const std::vector<Dn> dns = {{{}, {}, {1}, {0}}, {{}, {}, {0}, {0}}, {{}, {}, {1}, {1}}, {{}, {}, {0}, {1}}};
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    CheckAgainstNaive(Random(t, shapes[i].first, rng), Random(t, shapes[i].second, rng), dns[i], t);
+  }
+  CheckAgainstNaive(Random(t, {6, 3, 33}, rng), Random(t, {3, 33, 7}, rng), {{1}, {0}, {2}, {1}}, t);
+  CheckAgainstNaive(Random(t, {3, 6, 33}, rng), Random(t, {33, 3, 7}, rng), {{0}, {1}, {2}, {0}}, t);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllTypes, DotGeneralTypes,
+    ::testing::Combine(::testing::Values(E::kPred, E::kS8, E::kS16, E::kS32, E::kS64, E::kU8, E::kU16, E::kU32,
+                                         E::kU64, E::kF16, E::kBF16, E::kF32, E::kF64, E::kC64, E::kC128),
+                       ::testing::Bool()),
+    [](const auto& info) {
+      std::string name(neuronmem::ElementTypeName(std::get<0>(info.param)));
+      name.erase(std::remove_if(name.begin(), name.end(), [](char c) { return !isalnum(c); }), name.end());
+      return name + (std::get<1>(info.param) ? "_eigen" : "_default");
+    });
+
+TEST(DotGeneral, SpecExample) {
+  // The spec's example: batching [0] x [0], contracting [2] x [1].
+  Tensor lhs(E::kS64, {2, 2, 2}), rhs(E::kS64, {2, 2, 2}), out(E::kS64, {2, 2, 2});
+  const int64_t l[] = {1, 2, 3, 4, 5, 6, 7, 8}, r[] = {1, 0, 0, 1, 1, 0, 0, 1};
+  std::copy(l, l + 8, lhs.as<int64_t>());
+  std::copy(r, r + 8, rhs.as<int64_t>());
+  ASSERT_LINALG_OK(DotGeneral(lhs.ref(), rhs.ref(), {{0}, {0}, {2}, {1}}, out.mut()));
+  EXPECT_TRUE(std::equal(l, l + 8, out.as<int64_t>()));
+}
+
+TEST(DotGeneral, IntegersWrapInTheResultType) {
+  Tensor lhs(E::kS8, {1, 2}), rhs(E::kS8, {2, 1}), out(E::kS8, {1, 1});
+  lhs.as<int8_t>()[0] = 100; lhs.as<int8_t>()[1] = 100;
+  rhs.as<int8_t>()[0] = 2; rhs.as<int8_t>()[1] = 2;
+  ASSERT_LINALG_OK(DotGeneral(lhs.ref(), rhs.ref(), {{}, {}, {1}, {0}}, out.mut()));
+  EXPECT_EQ(out.as<int8_t>()[0], int8_t(400 - 512));
+  // u16 * u16 does not overflow a promoted int (it would be undefined behaviour).
+  Tensor ul(E::kU16, {1, 1}), ur(E::kU16, {1, 1}), uo(E::kU16, {1, 1});
+  ul.as<uint16_t>()[0] = 65535; ur.as<uint16_t>()[0] = 65535;
+  ASSERT_LINALG_OK(DotGeneral(ul.ref(), ur.ref(), {{}, {}, {1}, {0}}, uo.mut()));
+  EXPECT_EQ(uo.as<uint16_t>()[0], uint16_t(1));
+}
+
+TEST(DotGeneral, OperandsConvertToTheResultType) {
+  // i8 x u8 -> i32: sign- and zero-extension before the product.
+  Tensor lhs(E::kS8, {1, 2}), rhs(E::kU8, {2, 1}), out(E::kS32, {1, 1});
+  lhs.as<int8_t>()[0] = -1; lhs.as<int8_t>()[1] = 2;
+  rhs.as<uint8_t>()[0] = 255; rhs.as<uint8_t>()[1] = 3;
+  ASSERT_LINALG_OK(DotGeneral(lhs.ref(), rhs.ref(), {{}, {}, {1}, {0}}, out.mut()));
+  EXPECT_EQ(out.as<int32_t>()[0], -255 + 6);
+  // f16 x f32 -> c64.
+  Tensor hl(E::kF16, {1, 1}), fr(E::kF32, {1, 1}), co(E::kC64, {1, 1});
+  hl.Set(0, 1.5); fr.Set(0, -2.0);
+  ASSERT_LINALG_OK(DotGeneral(hl.ref(), fr.ref(), {{}, {}, {1}, {0}}, co.mut()));
+  EXPECT_EQ(co.Get(0), std::complex<double>(-3.0, 0.0));
+}
+
+TEST(DotGeneral, HalfRoundsEveryStepLikeTheReference) {
+  // 2048 + 1 + 1 in f16: each partial sum rounds back to 2048 (ulp 2); a wider accumulator would give 2050.
+  Tensor lhs(E::kF16, {1, 3}), rhs(E::kF16, {3, 1}), out(E::kF16, {1, 1});
+  for (int i = 0; i < 3; ++i) { lhs.Set(i, i == 0 ? 2048.0 : 1.0); rhs.Set(i, 1.0); }
+  ASSERT_LINALG_OK(DotGeneral(lhs.ref(), rhs.ref(), {{}, {}, {1}, {0}}, out.mut()));
+  EXPECT_EQ(out.Get(0).real(), 2048.0);
+}
+
+TEST(DotGeneral, EmptyAndSizeOneDims) {
+  for (bool eigen : {false, true}) {
+    detail::ForceEigenGemm(eigen);
+    // K = 0: every result element is the zero of the type.
+    Tensor lhs(E::kF32, {3, 0}), rhs(E::kF32, {0, 4}), out(E::kF32, {3, 4});
+    for (int i = 0; i < 12; ++i) out.as<float>()[i] = 7.0f;
+    ASSERT_LINALG_OK(DotGeneral(lhs.ref(), rhs.ref(), {{}, {}, {1}, {0}}, out.mut()));
+    for (int i = 0; i < 12; ++i) EXPECT_EQ(out.as<float>()[i], 0.0f);
+    Tensor il(E::kS32, {2, 0}), ir(E::kS32, {0, 2}), io(E::kS32, {2, 2});
+    io.as<int32_t>()[0] = 5;
+    ASSERT_LINALG_OK(DotGeneral(il.ref(), ir.ref(), {{}, {}, {1}, {0}}, io.mut()));
+    EXPECT_EQ(io.as<int32_t>()[0], 0);
+    // M = 0: nothing to write; null data is fine for empty tensors.
+    Tensor r52(E::kF32, {5, 2});
+    ASSERT_LINALG_OK(DotGeneral({E::kF32, nullptr, {0, 5}}, r52.ref(), {{}, {}, {1}, {0}}, {E::kF32, nullptr, {0, 2}}));
+    // Rank-0 result of a vector dot product, and all dims of size 1.
+    std::mt19937 rng(5);
+    CheckAgainstNaive(Random(E::kF32, {7}, rng), Random(E::kF32, {7}, rng), {{}, {}, {0}, {0}}, E::kF32);
+    CheckAgainstNaive(Random(E::kF32, {1, 1, 1}, rng), Random(E::kF32, {1, 1}, rng), {{0}, {1}, {2}, {0}}, E::kF32);
+    // No contracting dims: an outer product.
+    CheckAgainstNaive(Random(E::kF64, {3}, rng), Random(E::kF64, {4}, rng), {{}, {}, {}, {}}, E::kF64);
+  }
+  detail::ForceEigenGemm(false);
+}
+
+TEST(DotGeneral, NanAndInfinityPropagate) {
+  for (bool eigen : {false, true}) {
+    detail::ForceEigenGemm(eigen);
+    // NaN * 0 and inf * 0 are NaN: a product that skipped zeros would lose them.
+    Tensor lhs(E::kF32, {2, 2}), rhs(E::kF32, {2, 2}), out(E::kF32, {2, 2});
+    lhs.Set(0, NAN); lhs.Set(1, 1); lhs.Set(2, INFINITY); lhs.Set(3, 1);
+    rhs.Set(0, 0); rhs.Set(1, 0); rhs.Set(2, 1); rhs.Set(3, 2);
+    ASSERT_LINALG_OK(DotGeneral(lhs.ref(), rhs.ref(), {{}, {}, {1}, {0}}, out.mut()));
+    EXPECT_TRUE(std::isnan(out.as<float>()[0]));
+    EXPECT_TRUE(std::isnan(out.as<float>()[1]));
+    EXPECT_TRUE(std::isnan(out.as<float>()[2]));
+    EXPECT_TRUE(std::isnan(out.as<float>()[3]));
+    Tensor hl(E::kF16, {1, 2}), hr(E::kF16, {2, 1}), ho(E::kF16, {1, 1});
+    hl.Set(0, 60000); hl.Set(1, 60000); hr.Set(0, 2); hr.Set(1, -2);
+    ASSERT_LINALG_OK(DotGeneral(hl.ref(), hr.ref(), {{}, {}, {1}, {0}}, ho.mut()));
+    EXPECT_TRUE(std::isnan(ho.Get(0).real())) << "inf + -inf in f16";
+  }
+  detail::ForceEigenGemm(false);
+}
+
+TEST(DotGeneral, BadShapesAreInvalidArgument) {
+  Tensor a(E::kF32, {2, 3}), b(E::kF32, {3, 4}), c(E::kF32, {2, 4}), wrong(E::kF32, {4, 2});
+  const auto code = NEURONMEM_STATUS_INVALID_ARGUMENT;
+  EXPECT_LINALG_CODE(DotGeneral(a.ref(), b.ref(), {{}, {}, {0}, {0}}, c.mut()), code);      // 2 vs 3
+  EXPECT_LINALG_CODE(DotGeneral(a.ref(), b.ref(), {{}, {}, {1}, {}}, c.mut()), code);       // lengths differ
+  EXPECT_LINALG_CODE(DotGeneral(a.ref(), b.ref(), {{}, {}, {2}, {0}}, c.mut()), code);      // out of range
+  EXPECT_LINALG_CODE(DotGeneral(a.ref(), b.ref(), {{}, {}, {-1}, {0}}, c.mut()), code);     // negative
+  EXPECT_LINALG_CODE(DotGeneral(a.ref(), b.ref(), {{1}, {0}, {1}, {0}}, c.mut()), code);    // repeated
+  EXPECT_LINALG_CODE(DotGeneral(a.ref(), b.ref(), {{}, {}, {1}, {0}}, wrong.mut()), code);  // result dims
+  EXPECT_LINALG_CODE(DotGeneral(a.ref(), b.ref(), {{0}, {0}, {1}, {0}}, c.mut()), code);    // batch sizes
+  EXPECT_LINALG_CODE(DotGeneral({E::kF32, nullptr, {2, 3}}, b.ref(), {{}, {}, {1}, {0}}, c.mut()), code);
+  EXPECT_LINALG_CODE(DotGeneral({E::kF32, a.bytes.data(), {2, -3}}, b.ref(), {{}, {}, {1}, {0}}, c.mut()), code);
+  // Nothing was written by the failed calls.
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(c.as<float>()[i], 0.0f);
+}
+
+TEST(DotGeneral, UnsupportedTypesAreUnimplemented) {
+  Tensor a(E::kF32, {2, 3}), b(E::kF32, {3, 4}), c(E::kF32, {2, 4});
+  const auto code = NEURONMEM_STATUS_UNIMPLEMENTED;
+  EXPECT_LINALG_CODE(DotGeneral({E::kF8E4M3FN, a.bytes.data(), {2, 3}}, b.ref(), {{}, {}, {1}, {0}}, c.mut()), code);
+  EXPECT_LINALG_CODE(DotGeneral({E::kS32, a.bytes.data(), {2, 3}}, b.ref(), {{}, {}, {1}, {0}}, c.mut()), code);
+  EXPECT_LINALG_CODE(DotGeneral(a.ref(), b.ref(), {{}, {}, {1}, {0}}, {E::kS4, c.bytes.data(), {2, 4}}), code);
+}
+
+}  // namespace
