@@ -37,7 +37,7 @@ void BM_DotGeneralF32(benchmark::State& state) {
   const la::DotDimensionNumbers dn{{}, {}, {1}, {0}};
   for (auto _ : state) {
     neuronmem::Status s = la::DotGeneral({ElementType::kF32, a.data(), dims}, {ElementType::kF32, b.data(), dims}, dn,
-                                  {ElementType::kF32, c.data(), dims});
+                                         {ElementType::kF32, c.data(), dims});
     if (s) state.SkipWithError(s->message.c_str());
     benchmark::DoNotOptimize(c.data());
   }

@@ -19,8 +19,8 @@ Status CheckAxes(const char* operand, const char* list, Span<int64_t> axes, size
   for (size_t i = 0; i < axes.size(); ++i) {
     const int64_t a = axes[i];
     if (a < 0 || static_cast<size_t>(a) >= rank) {
-      return InvalidArgument("dot_general: %s_%s_dimensions[%zu] = %lld is out of range for rank %zu", operand, list,
-                             i, static_cast<long long>(a), rank);
+      return InvalidArgument("dot_general: %s_%s_dimensions[%zu] = %lld is out of range for rank %zu", operand, list, i,
+                             static_cast<long long>(a), rank);
     }
     if ((*used)[a]) {
       return InvalidArgument("dot_general: %s_%s_dimensions[%zu] = %lld repeats a dimension", operand, list, i,
@@ -38,10 +38,6 @@ std::vector<int64_t> FreeAxes(size_t rank, Span<int64_t> batching, Span<int64_t>
     if (!is(batching) && !is(contracting)) free.push_back(int64_t(d));
   }
   return free;
-}
-
-bool Supported(ElementType t) {
-  return Dispatch(t, [](auto) {});
 }
 
 // The size and stride of a group of axes merged into one, when their layout allows it (each axis's stride
@@ -177,11 +173,9 @@ Status DotGeneralShape(Span<int64_t> lhs_dims, Span<int64_t> rhs_dims, const Dot
   }
   std::vector<bool> lhs_used(lhs_dims.size()), rhs_used(rhs_dims.size());
   NEURONMEM_RETURN_IF_ERROR(CheckAxes("lhs", "batching", dn.lhs_batching_dimensions, lhs_dims.size(), &lhs_used));
-  NEURONMEM_RETURN_IF_ERROR(
-      CheckAxes("lhs", "contracting", dn.lhs_contracting_dimensions, lhs_dims.size(), &lhs_used));
+  NEURONMEM_RETURN_IF_ERROR(CheckAxes("lhs", "contracting", dn.lhs_contracting_dimensions, lhs_dims.size(), &lhs_used));
   NEURONMEM_RETURN_IF_ERROR(CheckAxes("rhs", "batching", dn.rhs_batching_dimensions, rhs_dims.size(), &rhs_used));
-  NEURONMEM_RETURN_IF_ERROR(
-      CheckAxes("rhs", "contracting", dn.rhs_contracting_dimensions, rhs_dims.size(), &rhs_used));
+  NEURONMEM_RETURN_IF_ERROR(CheckAxes("rhs", "contracting", dn.rhs_contracting_dimensions, rhs_dims.size(), &rhs_used));
   for (size_t i = 0; i < dn.lhs_batching_dimensions.size(); ++i) {
     const int64_t l = lhs_dims[dn.lhs_batching_dimensions[i]], r = rhs_dims[dn.rhs_batching_dimensions[i]];
     if (l != r) {
@@ -210,30 +204,9 @@ Status DotGeneralShape(Span<int64_t> lhs_dims, Span<int64_t> rhs_dims, const Dot
 
 Status CheckDotGeneral(ElementType lhs_type, Span<int64_t> lhs_dims, ElementType rhs_type, Span<int64_t> rhs_dims,
                        const DotDimensionNumbers& dn, ElementType result_type, Span<int64_t> result_dims) {
-  for (int64_t d : lhs_dims) {
-    if (d < 0) return InvalidArgument("dot_general: lhs has a negative dimension");
-  }
-  for (int64_t d : rhs_dims) {
-    if (d < 0) return InvalidArgument("dot_general: rhs has a negative dimension");
-  }
-  std::vector<int64_t> expected;
-  NEURONMEM_RETURN_IF_ERROR(DotGeneralShape(lhs_dims, rhs_dims, dn, &expected));
-  if (!std::equal(expected.begin(), expected.end(), result_dims.begin(), result_dims.end())) {
-    return InvalidArgument("dot_general: result dims %s, expected %s", DimsToString(result_dims).c_str(),
-                           DimsToString(expected).c_str());
-  }
-  for (ElementType t : {lhs_type, rhs_type, result_type}) {
-    if (!Supported(t)) {
-      return Unimplemented("dot_general: element type %s is not supported", std::string(ElementTypeName(t)).c_str());
-    }
-  }
-  for (ElementType t : {lhs_type, rhs_type}) {
-    if (!detail::OperandConvertible(t, result_type)) {
-      return Unimplemented("dot_general: operand type %s with result type %s is not supported",
-                           std::string(ElementTypeName(t)).c_str(), std::string(ElementTypeName(result_type)).c_str());
-    }
-  }
-  return Ok();
+  return CheckBinaryKernel(
+      "dot_general", lhs_type, lhs_dims, rhs_type, rhs_dims, result_type, result_dims,
+      [&](std::vector<int64_t>* expected) { return DotGeneralShape(lhs_dims, rhs_dims, dn, expected); });
 }
 
 Status DotGeneral(const TensorRef& lhs, const TensorRef& rhs, const DotDimensionNumbers& dn,

@@ -26,44 +26,109 @@ struct Pred {
   uint8_t v;
 };
 
-template <ElementType E> struct StorageOf;
-template <> struct StorageOf<ElementType::kPred> { using type = Pred; };
-template <> struct StorageOf<ElementType::kS8> { using type = int8_t; };
-template <> struct StorageOf<ElementType::kS16> { using type = int16_t; };
-template <> struct StorageOf<ElementType::kS32> { using type = int32_t; };
-template <> struct StorageOf<ElementType::kS64> { using type = int64_t; };
-template <> struct StorageOf<ElementType::kU8> { using type = uint8_t; };
-template <> struct StorageOf<ElementType::kU16> { using type = uint16_t; };
-template <> struct StorageOf<ElementType::kU32> { using type = uint32_t; };
-template <> struct StorageOf<ElementType::kU64> { using type = uint64_t; };
-template <> struct StorageOf<ElementType::kF16> { using type = half; };
-template <> struct StorageOf<ElementType::kBF16> { using type = bfloat16; };
-template <> struct StorageOf<ElementType::kF32> { using type = float; };
-template <> struct StorageOf<ElementType::kF64> { using type = double; };
-template <> struct StorageOf<ElementType::kC64> { using type = c64; };
-template <> struct StorageOf<ElementType::kC128> { using type = c128; };
+template <ElementType E>
+struct StorageOf;
+template <>
+struct StorageOf<ElementType::kPred> {
+  using type = Pred;
+};
+template <>
+struct StorageOf<ElementType::kS8> {
+  using type = int8_t;
+};
+template <>
+struct StorageOf<ElementType::kS16> {
+  using type = int16_t;
+};
+template <>
+struct StorageOf<ElementType::kS32> {
+  using type = int32_t;
+};
+template <>
+struct StorageOf<ElementType::kS64> {
+  using type = int64_t;
+};
+template <>
+struct StorageOf<ElementType::kU8> {
+  using type = uint8_t;
+};
+template <>
+struct StorageOf<ElementType::kU16> {
+  using type = uint16_t;
+};
+template <>
+struct StorageOf<ElementType::kU32> {
+  using type = uint32_t;
+};
+template <>
+struct StorageOf<ElementType::kU64> {
+  using type = uint64_t;
+};
+template <>
+struct StorageOf<ElementType::kF16> {
+  using type = half;
+};
+template <>
+struct StorageOf<ElementType::kBF16> {
+  using type = bfloat16;
+};
+template <>
+struct StorageOf<ElementType::kF32> {
+  using type = float;
+};
+template <>
+struct StorageOf<ElementType::kF64> {
+  using type = double;
+};
+template <>
+struct StorageOf<ElementType::kC64> {
+  using type = c64;
+};
+template <>
+struct StorageOf<ElementType::kC128> {
+  using type = c128;
+};
 
-template <typename T> struct Tag { using type = T; };
+template <typename T>
+struct Tag {
+  using type = T;
+};
 
 // The element type whose storage is T.
 template <typename T>
 constexpr ElementType ElementTypeOf() {
-  if constexpr (std::is_same_v<T, Pred>) return ElementType::kPred;
-  else if constexpr (std::is_same_v<T, int8_t>) return ElementType::kS8;
-  else if constexpr (std::is_same_v<T, int16_t>) return ElementType::kS16;
-  else if constexpr (std::is_same_v<T, int32_t>) return ElementType::kS32;
-  else if constexpr (std::is_same_v<T, int64_t>) return ElementType::kS64;
-  else if constexpr (std::is_same_v<T, uint8_t>) return ElementType::kU8;
-  else if constexpr (std::is_same_v<T, uint16_t>) return ElementType::kU16;
-  else if constexpr (std::is_same_v<T, uint32_t>) return ElementType::kU32;
-  else if constexpr (std::is_same_v<T, uint64_t>) return ElementType::kU64;
-  else if constexpr (std::is_same_v<T, half>) return ElementType::kF16;
-  else if constexpr (std::is_same_v<T, bfloat16>) return ElementType::kBF16;
-  else if constexpr (std::is_same_v<T, float>) return ElementType::kF32;
-  else if constexpr (std::is_same_v<T, double>) return ElementType::kF64;
-  else if constexpr (std::is_same_v<T, c64>) return ElementType::kC64;
-  else if constexpr (std::is_same_v<T, c128>) return ElementType::kC128;
-  else return ElementType::kInvalid;
+  if constexpr (std::is_same_v<T, Pred>)
+    return ElementType::kPred;
+  else if constexpr (std::is_same_v<T, int8_t>)
+    return ElementType::kS8;
+  else if constexpr (std::is_same_v<T, int16_t>)
+    return ElementType::kS16;
+  else if constexpr (std::is_same_v<T, int32_t>)
+    return ElementType::kS32;
+  else if constexpr (std::is_same_v<T, int64_t>)
+    return ElementType::kS64;
+  else if constexpr (std::is_same_v<T, uint8_t>)
+    return ElementType::kU8;
+  else if constexpr (std::is_same_v<T, uint16_t>)
+    return ElementType::kU16;
+  else if constexpr (std::is_same_v<T, uint32_t>)
+    return ElementType::kU32;
+  else if constexpr (std::is_same_v<T, uint64_t>)
+    return ElementType::kU64;
+  else if constexpr (std::is_same_v<T, half>)
+    return ElementType::kF16;
+  else if constexpr (std::is_same_v<T, bfloat16>)
+    return ElementType::kBF16;
+  else if constexpr (std::is_same_v<T, float>)
+    return ElementType::kF32;
+  else if constexpr (std::is_same_v<T, double>)
+    return ElementType::kF64;
+  else if constexpr (std::is_same_v<T, c64>)
+    return ElementType::kC64;
+  else if constexpr (std::is_same_v<T, c128>)
+    return ElementType::kC128;
+  else
+    return ElementType::kInvalid;
 }
 
 // Calls f(Tag<T>{}) with T the storage type of `t`; returns false (without calling) for element types
@@ -90,12 +155,16 @@ bool Dispatch(ElementType t, F&& f) {
   }
 }
 
-template <typename T> constexpr bool kIsPred = std::is_same_v<T, Pred>;
-template <typename T> constexpr bool kIsInt = std::is_integral_v<T>;
-template <typename T> constexpr bool kIsHalfLike = std::is_same_v<T, half> || std::is_same_v<T, bfloat16>;
-template <typename T> constexpr bool kIsComplex = std::is_same_v<T, c64> || std::is_same_v<T, c128>;
-template <typename T> constexpr bool kIsFloat =
-    kIsHalfLike<T> || std::is_same_v<T, float> || std::is_same_v<T, double>;
+template <typename T>
+constexpr bool kIsPred = std::is_same_v<T, Pred>;
+template <typename T>
+constexpr bool kIsInt = std::is_integral_v<T>;
+template <typename T>
+constexpr bool kIsHalfLike = std::is_same_v<T, half> || std::is_same_v<T, bfloat16>;
+template <typename T>
+constexpr bool kIsComplex = std::is_same_v<T, c64> || std::is_same_v<T, c128>;
+template <typename T>
+constexpr bool kIsFloat = kIsHalfLike<T> || std::is_same_v<T, float> || std::is_same_v<T, double>;
 
 // Rounds a double to the nearest T (ties to even) with one rounding: the double is first rounded to
 // float with round-to-odd (enough extra bits that the second rounding is exact), then to T.
@@ -181,14 +250,22 @@ struct IntArith {
   static I Store(Acc a) { return static_cast<I>(a); }
   static Acc MulAdd(Acc acc, I a, I b) { return acc + static_cast<Acc>(a) * static_cast<Acc>(b); }
 };
-template <> struct Arith<int8_t> : IntArith<int8_t> {};
-template <> struct Arith<int16_t> : IntArith<int16_t> {};
-template <> struct Arith<int32_t> : IntArith<int32_t> {};
-template <> struct Arith<int64_t> : IntArith<int64_t> {};
-template <> struct Arith<uint8_t> : IntArith<uint8_t> {};
-template <> struct Arith<uint16_t> : IntArith<uint16_t> {};
-template <> struct Arith<uint32_t> : IntArith<uint32_t> {};
-template <> struct Arith<uint64_t> : IntArith<uint64_t> {};
+template <>
+struct Arith<int8_t> : IntArith<int8_t> {};
+template <>
+struct Arith<int16_t> : IntArith<int16_t> {};
+template <>
+struct Arith<int32_t> : IntArith<int32_t> {};
+template <>
+struct Arith<int64_t> : IntArith<int64_t> {};
+template <>
+struct Arith<uint8_t> : IntArith<uint8_t> {};
+template <>
+struct Arith<uint16_t> : IntArith<uint16_t> {};
+template <>
+struct Arith<uint32_t> : IntArith<uint32_t> {};
+template <>
+struct Arith<uint64_t> : IntArith<uint64_t> {};
 
 // f16/bf16: the accumulator holds a value of T in a double; the product and the sum of two values of T
 // are exact in double (f16) or off only far below T's rounding point (bf16), and each is rounded to T.
@@ -204,11 +281,13 @@ struct HalfArith {
     return Round(acc + p);
   }
 };
-template <> struct Arith<half> : HalfArith<half> {};
-template <> struct Arith<bfloat16> : HalfArith<bfloat16> {};
+template <>
+struct Arith<half> : HalfArith<half> {};
+template <>
+struct Arith<bfloat16> : HalfArith<bfloat16> {};
 
 // The types the BLAS-style matrix product (gemm.h) computes with.
-template <typename T> constexpr bool kIsGemmType =
-    std::is_same_v<T, float> || std::is_same_v<T, double> || kIsComplex<T>;
+template <typename T>
+constexpr bool kIsGemmType = std::is_same_v<T, float> || std::is_same_v<T, double> || kIsComplex<T>;
 
 }  // namespace neuronmem::linalg::detail

@@ -17,10 +17,10 @@ constexpr int kRowMajor = 101;
 constexpr int kNoTrans = 111;
 constexpr int kTrans = 112;
 
-using DgemmFn = void (*)(int, int, int, int, int, int, double, const double*, int, const double*, int, double,
-                         double*, int);
-using ZgemmFn = void (*)(int, int, int, int, int, int, const void*, const void*, int, const void*, int,
-                         const void*, void*, int);
+using DgemmFn = void (*)(int, int, int, int, int, int, double, const double*, int, const double*, int, double, double*,
+                         int);
+using ZgemmFn = void (*)(int, int, int, int, int, int, const void*, const void*, int, const void*, int, const void*,
+                         void*, int);
 
 struct OpenBlas {
   void* handle = nullptr;
@@ -108,8 +108,7 @@ void Gemm(int64_t m, int64_t n, int64_t k, MatrixOperand<T> a, MatrixOperand<T> 
     blas->sgemm(kRowMajor, ta, tb, int(m), int(n), int(k), 1.0f, a.data, int(a.ld), b.data, int(b.ld), 0.0f, c,
                 int(ldc));
   } else if constexpr (std::is_same_v<T, double>) {
-    blas->dgemm(kRowMajor, ta, tb, int(m), int(n), int(k), 1.0, a.data, int(a.ld), b.data, int(b.ld), 0.0, c,
-                int(ldc));
+    blas->dgemm(kRowMajor, ta, tb, int(m), int(n), int(k), 1.0, a.data, int(a.ld), b.data, int(b.ld), 0.0, c, int(ldc));
   } else {
     const T one(1), zero(0);
     auto fn = std::is_same_v<T, std::complex<float>> ? blas->cgemm : blas->zgemm;
@@ -118,8 +117,7 @@ void Gemm(int64_t m, int64_t n, int64_t k, MatrixOperand<T> a, MatrixOperand<T> 
 }
 
 template void Gemm<float>(int64_t, int64_t, int64_t, MatrixOperand<float>, MatrixOperand<float>, float*, int64_t);
-template void Gemm<double>(int64_t, int64_t, int64_t, MatrixOperand<double>, MatrixOperand<double>, double*,
-                           int64_t);
+template void Gemm<double>(int64_t, int64_t, int64_t, MatrixOperand<double>, MatrixOperand<double>, double*, int64_t);
 template void Gemm<std::complex<float>>(int64_t, int64_t, int64_t, MatrixOperand<std::complex<float>>,
                                         MatrixOperand<std::complex<float>>, std::complex<float>*, int64_t);
 template void Gemm<std::complex<double>>(int64_t, int64_t, int64_t, MatrixOperand<std::complex<double>>,

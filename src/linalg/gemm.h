@@ -31,8 +31,7 @@ GemmBackend ActiveGemmBackend();
 void ForceEigenGemm(bool force);
 
 // For benchmarks: OpenBLAS's own cblas_sgemm (row-major, no transposes), or null when not loaded.
-using SgemmFn = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float,
-                         float*, int);
+using SgemmFn = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float, float*, int);
 SgemmFn OpenBlasSgemmForBenchmark();
 
 }  // namespace neuronmem::linalg::detail

@@ -51,8 +51,8 @@ void PackPermutedFrom(ElementType from, const void* src, const std::vector<int64
                       const std::vector<int64_t>& strides, To* out) {
   Dispatch(from, [&](auto tag) {
     using From = typename decltype(tag)::type;
-    if constexpr ((kIsPred<To> && kIsPred<From>) || (kIsInt<To> && kIsInt<From>) ||
-                  (kIsFloat<To> && kIsFloat<From>) || (kIsComplex<To> && (kIsFloat<From> || kIsComplex<From>))) {
+    if constexpr ((kIsPred<To> && kIsPred<From>) || (kIsInt<To> && kIsInt<From>) || (kIsFloat<To> && kIsFloat<From>) ||
+                  (kIsComplex<To> && (kIsFloat<From> || kIsComplex<From>))) {
       PackPermuted<To, From>(static_cast<const From*>(src), sizes, strides, out);
     }
   });

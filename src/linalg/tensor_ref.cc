@@ -1,6 +1,9 @@
 #include "linalg/tensor_ref.h"
 
+#include <algorithm>
 #include <limits>
+
+#include "linalg/element_traits.h"
 
 namespace neuronmem::linalg {
 
@@ -44,6 +47,38 @@ Status CheckTensor(const char* what, const void* data, Span<int64_t> dims) {
     n *= d;
   }
   if (data == nullptr) return InvalidArgument("%s: null data for %s", what, DimsToString(dims).c_str());
+  return Ok();
+}
+
+Status CheckNonNegative(const char* op, Span<int64_t> lhs_dims, Span<int64_t> rhs_dims) {
+  for (auto [name, dims] : {std::pair{"lhs", lhs_dims}, std::pair{"rhs", rhs_dims}}) {
+    for (int64_t d : dims) {
+      if (d < 0) return InvalidArgument("%s: %s has a negative dimension in %s", op, name, DimsToString(dims).c_str());
+    }
+  }
+  return Ok();
+}
+
+Status CheckResultDims(const char* op, const std::vector<int64_t>& expected, Span<int64_t> result_dims) {
+  if (!std::equal(expected.begin(), expected.end(), result_dims.begin(), result_dims.end())) {
+    return InvalidArgument("%s: result dims %s, expected %s", op, DimsToString(result_dims).c_str(),
+                           DimsToString(expected).c_str());
+  }
+  return Ok();
+}
+
+Status CheckOperandTypes(const char* op, ElementType lhs, ElementType rhs, ElementType result) {
+  for (ElementType t : {lhs, rhs, result}) {
+    if (!detail::Dispatch(t, [](auto) {})) {
+      return Unimplemented("%s: element type %s is not supported", op, std::string(ElementTypeName(t)).c_str());
+    }
+  }
+  for (ElementType t : {lhs, rhs}) {
+    if (!detail::OperandConvertible(t, result)) {
+      return Unimplemented("%s: operand type %s with result type %s is not supported", op,
+                           std::string(ElementTypeName(t)).c_str(), std::string(ElementTypeName(result)).c_str());
+    }
+  }
   return Ok();
 }
 

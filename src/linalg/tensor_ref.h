@@ -70,4 +70,27 @@ std::string DimsToString(Span<int64_t> dims);
 // data pointer is null while the tensor has elements.
 Status CheckTensor(const char* what, const void* data, Span<int64_t> dims);
 
+// The element-type rules of dot_general and convolution: UNIMPLEMENTED (naming `op`) when a type is not one
+// of pred, s8-s64, u8-u64, f16, bf16, f32, f64, complex64, complex128, or an operand type cannot be converted
+// to the result type (allowed: pred->pred, integer->integer, float->float, float or complex->complex).
+Status CheckOperandTypes(const char* op, ElementType lhs, ElementType rhs, ElementType result);
+
+// For the kernels' Check functions: INVALID_ARGUMENT when a dim of lhs or rhs is negative.
+Status CheckNonNegative(const char* op, Span<int64_t> lhs_dims, Span<int64_t> rhs_dims);
+
+// INVALID_ARGUMENT naming `op` when the result dims are not the expected ones.
+Status CheckResultDims(const char* op, const std::vector<int64_t>& expected, Span<int64_t> result_dims);
+
+// The common checks of a two-operand kernel: operand dims, `shape(&expected)` (the op's own attribute checks),
+// the result dims, and CheckOperandTypes.
+template <typename ShapeFn>
+Status CheckBinaryKernel(const char* op, ElementType lhs_type, Span<int64_t> lhs_dims, ElementType rhs_type,
+                         Span<int64_t> rhs_dims, ElementType result_type, Span<int64_t> result_dims, ShapeFn&& shape) {
+  NEURONMEM_RETURN_IF_ERROR(CheckNonNegative(op, lhs_dims, rhs_dims));
+  std::vector<int64_t> expected;
+  NEURONMEM_RETURN_IF_ERROR(shape(&expected));
+  NEURONMEM_RETURN_IF_ERROR(CheckResultDims(op, expected, result_dims));
+  return CheckOperandTypes(op, lhs_type, rhs_type, result_type);
+}
+
 }  // namespace neuronmem::linalg

@@ -35,8 +35,8 @@ std::vector<int64_t> Free(size_t rank, const std::vector<int64_t>& b, const std:
 // result type: exact wrap for integers, or/and for pred, f16/bf16 rounded after each step (emulated here in
 // float, independently of the library's double-based rounding), doubles for f32/f64/complex (compared
 // with a tolerance). Returns the expected values and a magnitude bound per element.
-void Naive(const Tensor& lhs, const Tensor& rhs, const Dn& dn, E rt, const std::vector<int64_t>& rdims,
-           Tensor* exact, std::vector<std::complex<double>>* approx, std::vector<double>* scale) {
+void Naive(const Tensor& lhs, const Tensor& rhs, const Dn& dn, E rt, const std::vector<int64_t>& rdims, Tensor* exact,
+           std::vector<std::complex<double>>* approx, std::vector<double>* scale) {
   const auto lf = Free(lhs.dims.size(), dn.lb, dn.lc), rf = Free(rhs.dims.size(), dn.rb, dn.rc);
   std::vector<int64_t> cdims;
   for (int64_t a : dn.lc) cdims.push_back(lhs.dims[a]);
@@ -74,8 +74,10 @@ void Naive(const Tensor& lhs, const Tensor& rhs, const Dn& dn, E rt, const std::
     }
     (*approx)[r] = sum;
     (*scale)[r] = mag;
-    if (rt == E::kPred) exact->Set(r, any ? 1 : 0);
-    else if (rt == E::kF16 || rt == E::kBF16) exact->Set(r, hsum);
+    if (rt == E::kPred)
+      exact->Set(r, any ? 1 : 0);
+    else if (rt == E::kF16 || rt == E::kBF16)
+      exact->Set(r, hsum);
     else if (neuronmem::IsInteger(rt)) {
       detail::Dispatch(rt, [&](auto tag) {
         using T = typename decltype(tag)::type;
@@ -105,12 +107,16 @@ void RandomCase(std::mt19937& rng, int nb, int nc, int nlf, int nrf, std::vector
   *dn = {};
   int li = 0, ri = 0;
   for (int i = 0; i < nb; ++i) {
-    dn->lb.push_back(lperm[li]); (*ldims)[lperm[li++]] = bs[i];
-    dn->rb.push_back(rperm[ri]); (*rdims)[rperm[ri++]] = bs[i];
+    dn->lb.push_back(lperm[li]);
+    (*ldims)[lperm[li++]] = bs[i];
+    dn->rb.push_back(rperm[ri]);
+    (*rdims)[rperm[ri++]] = bs[i];
   }
   for (int i = 0; i < nc; ++i) {
-    dn->lc.push_back(lperm[li]); (*ldims)[lperm[li++]] = cs[i];
-    dn->rc.push_back(rperm[ri]); (*rdims)[rperm[ri++]] = cs[i];
+    dn->lc.push_back(lperm[li]);
+    (*ldims)[lperm[li++]] = cs[i];
+    dn->rc.push_back(rperm[ri]);
+    (*rdims)[rperm[ri++]] = cs[i];
   }
   for (int i = 0; i < nlf; ++i) (*ldims)[lperm[li++]] = lfs[i];
   for (int i = 0; i < nrf; ++i) (*rdims)[rperm[ri++]] = rfs[i];
@@ -133,11 +139,7 @@ void CheckAgainstNaive(const Tensor& lhs, const Tensor& rhs, const Dn& dn, E rt)
   }
 }
 
-class DotGeneralTypes : public ::testing::TestWithParam<std::tuple<E, bool>> {
- protected:
-  void SetUp() override { detail::ForceEigenGemm(std::get<1>(GetParam())); }
-  void TearDown() override { detail::ForceEigenGemm(false); }
-};
+using DotGeneralTypes = TypeAndBackendTest;
 
 TEST_P(DotGeneralTypes, RandomShapesMatchNaiveLoop) {
   const E t = std::get<0>(GetParam());
@@ -166,16 +168,12 @@ TEST_P(DotGeneralTypes, MatrixLayoutsAndLongContractions) {
   CheckAgainstNaive(Random(t, {3, 6, 33}, rng), Random(t, {33, 3, 7}, rng), {{0}, {1}, {2}, {0}}, t);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    AllTypes, DotGeneralTypes,
-    ::testing::Combine(::testing::Values(E::kPred, E::kS8, E::kS16, E::kS32, E::kS64, E::kU8, E::kU16, E::kU32,
-                                         E::kU64, E::kF16, E::kBF16, E::kF32, E::kF64, E::kC64, E::kC128),
-                       ::testing::Bool()),
-    [](const auto& info) {
-      std::string name(neuronmem::ElementTypeName(std::get<0>(info.param)));
-      name.erase(std::remove_if(name.begin(), name.end(), [](char c) { return !isalnum(c); }), name.end());
-      return name + (std::get<1>(info.param) ? "_eigen" : "_default");
-    });
+INSTANTIATE_TEST_SUITE_P(AllTypes, DotGeneralTypes,
+                         ::testing::Combine(::testing::Values(E::kPred, E::kS8, E::kS16, E::kS32, E::kS64, E::kU8,
+                                                              E::kU16, E::kU32, E::kU64, E::kF16, E::kBF16, E::kF32,
+                                                              E::kF64, E::kC64, E::kC128),
+                                            ::testing::Bool()),
+                         TypeAndBackendName);
 
 TEST(DotGeneral, SpecExample) {
   // The spec's example: batching [0] x [0], contracting [2] x [1].
@@ -189,13 +187,16 @@ TEST(DotGeneral, SpecExample) {
 
 TEST(DotGeneral, IntegersWrapInTheResultType) {
   Tensor lhs(E::kS8, {1, 2}), rhs(E::kS8, {2, 1}), out(E::kS8, {1, 1});
-  lhs.as<int8_t>()[0] = 100; lhs.as<int8_t>()[1] = 100;
-  rhs.as<int8_t>()[0] = 2; rhs.as<int8_t>()[1] = 2;
+  lhs.as<int8_t>()[0] = 100;
+  lhs.as<int8_t>()[1] = 100;
+  rhs.as<int8_t>()[0] = 2;
+  rhs.as<int8_t>()[1] = 2;
   ASSERT_LINALG_OK(DotGeneral(lhs.ref(), rhs.ref(), {{}, {}, {1}, {0}}, out.mut()));
   EXPECT_EQ(out.as<int8_t>()[0], int8_t(400 - 512));
   // u16 * u16 does not overflow a promoted int (it would be undefined behaviour).
   Tensor ul(E::kU16, {1, 1}), ur(E::kU16, {1, 1}), uo(E::kU16, {1, 1});
-  ul.as<uint16_t>()[0] = 65535; ur.as<uint16_t>()[0] = 65535;
+  ul.as<uint16_t>()[0] = 65535;
+  ur.as<uint16_t>()[0] = 65535;
   ASSERT_LINALG_OK(DotGeneral(ul.ref(), ur.ref(), {{}, {}, {1}, {0}}, uo.mut()));
   EXPECT_EQ(uo.as<uint16_t>()[0], uint16_t(1));
 }
@@ -203,13 +204,16 @@ TEST(DotGeneral, IntegersWrapInTheResultType) {
 TEST(DotGeneral, OperandsConvertToTheResultType) {
   // i8 x u8 -> i32: sign- and zero-extension before the product.
   Tensor lhs(E::kS8, {1, 2}), rhs(E::kU8, {2, 1}), out(E::kS32, {1, 1});
-  lhs.as<int8_t>()[0] = -1; lhs.as<int8_t>()[1] = 2;
-  rhs.as<uint8_t>()[0] = 255; rhs.as<uint8_t>()[1] = 3;
+  lhs.as<int8_t>()[0] = -1;
+  lhs.as<int8_t>()[1] = 2;
+  rhs.as<uint8_t>()[0] = 255;
+  rhs.as<uint8_t>()[1] = 3;
   ASSERT_LINALG_OK(DotGeneral(lhs.ref(), rhs.ref(), {{}, {}, {1}, {0}}, out.mut()));
   EXPECT_EQ(out.as<int32_t>()[0], -255 + 6);
   // f16 x f32 -> c64.
   Tensor hl(E::kF16, {1, 1}), fr(E::kF32, {1, 1}), co(E::kC64, {1, 1});
-  hl.Set(0, 1.5); fr.Set(0, -2.0);
+  hl.Set(0, 1.5);
+  fr.Set(0, -2.0);
   ASSERT_LINALG_OK(DotGeneral(hl.ref(), fr.ref(), {{}, {}, {1}, {0}}, co.mut()));
   EXPECT_EQ(co.Get(0), std::complex<double>(-3.0, 0.0));
 }
@@ -217,7 +221,10 @@ TEST(DotGeneral, OperandsConvertToTheResultType) {
 TEST(DotGeneral, HalfRoundsEveryStepLikeTheReference) {
   // 2048 + 1 + 1 in f16: each partial sum rounds back to 2048 (ulp 2); a wider accumulator would give 2050.
   Tensor lhs(E::kF16, {1, 3}), rhs(E::kF16, {3, 1}), out(E::kF16, {1, 1});
-  for (int i = 0; i < 3; ++i) { lhs.Set(i, i == 0 ? 2048.0 : 1.0); rhs.Set(i, 1.0); }
+  for (int i = 0; i < 3; ++i) {
+    lhs.Set(i, i == 0 ? 2048.0 : 1.0);
+    rhs.Set(i, 1.0);
+  }
   ASSERT_LINALG_OK(DotGeneral(lhs.ref(), rhs.ref(), {{}, {}, {1}, {0}}, out.mut()));
   EXPECT_EQ(out.Get(0).real(), 2048.0);
 }
@@ -252,15 +259,24 @@ TEST(DotGeneral, NanAndInfinityPropagate) {
     detail::ForceEigenGemm(eigen);
     // NaN * 0 and inf * 0 are NaN: a product that skipped zeros would lose them.
     Tensor lhs(E::kF32, {2, 2}), rhs(E::kF32, {2, 2}), out(E::kF32, {2, 2});
-    lhs.Set(0, NAN); lhs.Set(1, 1); lhs.Set(2, INFINITY); lhs.Set(3, 1);
-    rhs.Set(0, 0); rhs.Set(1, 0); rhs.Set(2, 1); rhs.Set(3, 2);
+    lhs.Set(0, NAN);
+    lhs.Set(1, 1);
+    lhs.Set(2, INFINITY);
+    lhs.Set(3, 1);
+    rhs.Set(0, 0);
+    rhs.Set(1, 0);
+    rhs.Set(2, 1);
+    rhs.Set(3, 2);
     ASSERT_LINALG_OK(DotGeneral(lhs.ref(), rhs.ref(), {{}, {}, {1}, {0}}, out.mut()));
     EXPECT_TRUE(std::isnan(out.as<float>()[0]));
     EXPECT_TRUE(std::isnan(out.as<float>()[1]));
     EXPECT_TRUE(std::isnan(out.as<float>()[2]));
     EXPECT_TRUE(std::isnan(out.as<float>()[3]));
     Tensor hl(E::kF16, {1, 2}), hr(E::kF16, {2, 1}), ho(E::kF16, {1, 1});
-    hl.Set(0, 60000); hl.Set(1, 60000); hr.Set(0, 2); hr.Set(1, -2);
+    hl.Set(0, 60000);
+    hl.Set(1, 60000);
+    hr.Set(0, 2);
+    hr.Set(1, -2);
     ASSERT_LINALG_OK(DotGeneral(hl.ref(), hr.ref(), {{}, {}, {1}, {0}}, ho.mut()));
     EXPECT_TRUE(std::isnan(ho.Get(0).real())) << "inf + -inf in f16";
   }

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <complex>
 #include <cstdint>
 #include <cstring>
@@ -13,6 +14,7 @@
 
 #include "base/status.h"
 #include "linalg/element_traits.h"
+#include "linalg/gemm.h"
 #include "linalg/tensor_ref.h"
 
 namespace linalg_test {
@@ -23,21 +25,21 @@ namespace detail = neuronmem::linalg::detail;
 
 inline std::string StatusText(const neuronmem::Status& s) { return s ? s->message : std::string("OK"); }
 
-#define EXPECT_LINALG_OK(expr)                                                      \
-  do {                                                                              \
-    ::neuronmem::Status _s = (expr);                                                \
-    EXPECT_FALSE(_s) << ::linalg_test::StatusText(_s);                              \
+#define EXPECT_LINALG_OK(expr)                         \
+  do {                                                 \
+    ::neuronmem::Status _s = (expr);                   \
+    EXPECT_FALSE(_s) << ::linalg_test::StatusText(_s); \
   } while (0)
-#define ASSERT_LINALG_OK(expr)                                                      \
-  do {                                                                              \
-    ::neuronmem::Status _s = (expr);                                                \
-    ASSERT_FALSE(_s) << ::linalg_test::StatusText(_s);                              \
+#define ASSERT_LINALG_OK(expr)                         \
+  do {                                                 \
+    ::neuronmem::Status _s = (expr);                   \
+    ASSERT_FALSE(_s) << ::linalg_test::StatusText(_s); \
   } while (0)
-#define EXPECT_LINALG_CODE(expr, want_code)                                         \
-  do {                                                                              \
-    ::neuronmem::Status _s = (expr);                                                \
-    ASSERT_TRUE(_s) << "expected an error";                                         \
-    EXPECT_EQ(_s->code, want_code) << _s->message;                                  \
+#define EXPECT_LINALG_CODE(expr, want_code)        \
+  do {                                             \
+    ::neuronmem::Status _s = (expr);               \
+    ASSERT_TRUE(_s) << "expected an error";        \
+    EXPECT_EQ(_s->code, want_code) << _s->message; \
   } while (0)
 
 // A tensor: its element type, dims, and raw bytes.
@@ -50,8 +52,14 @@ struct Tensor {
     bytes.assign(static_cast<size_t>(neuronmem::linalg::NumElements(dims)) * neuronmem::ElementByteSize(t) + 1, 0);
   }
   int64_t size() const { return neuronmem::linalg::NumElements(dims); }
-  template <typename T> T* as() { return reinterpret_cast<T*>(bytes.data()); }
-  template <typename T> const T* as() const { return reinterpret_cast<const T*>(bytes.data()); }
+  template <typename T>
+  T* as() {
+    return reinterpret_cast<T*>(bytes.data());
+  }
+  template <typename T>
+  const T* as() const {
+    return reinterpret_cast<const T*>(bytes.data());
+  }
   neuronmem::linalg::TensorRef ref() const { return {type, bytes.data(), dims}; }
   neuronmem::linalg::MutableTensorRef mut() { return {type, bytes.data(), dims}; }
 
@@ -61,10 +69,14 @@ struct Tensor {
     detail::Dispatch(type, [&](auto tag) {
       using T = typename decltype(tag)::type;
       const T x = as<T>()[i];
-      if constexpr (detail::kIsPred<T>) v = x.v ? 1.0 : 0.0;
-      else if constexpr (detail::kIsComplex<T>) v = {double(x.real()), double(x.imag())};
-      else if constexpr (detail::kIsHalfLike<T>) v = double(float(x));
-      else v = double(x);
+      if constexpr (detail::kIsPred<T>)
+        v = x.v ? 1.0 : 0.0;
+      else if constexpr (detail::kIsComplex<T>)
+        v = {double(x.real()), double(x.imag())};
+      else if constexpr (detail::kIsHalfLike<T>)
+        v = double(float(x));
+      else
+        v = double(x);
     });
     return v;
   }
@@ -72,10 +84,14 @@ struct Tensor {
     detail::Dispatch(type, [&](auto tag) {
       using T = typename decltype(tag)::type;
       T& x = as<T>()[i];
-      if constexpr (detail::kIsPred<T>) x.v = v.real() != 0;
-      else if constexpr (detail::kIsComplex<T>) x = T(typename T::value_type(v.real()), typename T::value_type(v.imag()));
-      else if constexpr (detail::kIsHalfLike<T>) x = T(float(v.real()));
-      else x = static_cast<T>(v.real());
+      if constexpr (detail::kIsPred<T>)
+        x.v = v.real() != 0;
+      else if constexpr (detail::kIsComplex<T>)
+        x = T(typename T::value_type(v.real()), typename T::value_type(v.imag()));
+      else if constexpr (detail::kIsHalfLike<T>)
+        x = T(float(v.real()));
+      else
+        x = static_cast<T>(v.real());
     });
   }
 };
@@ -141,6 +157,21 @@ inline ::testing::AssertionResult Close(const Tensor& got, const std::vector<std
     }
   }
   return ::testing::AssertionSuccess();
+}
+
+// Tests parameterized by (element type, force the Eigen matrix-product backend).
+class TypeAndBackendTest : public ::testing::TestWithParam<std::tuple<ElementType, bool>> {
+ protected:
+  void SetUp() override { detail::ForceEigenGemm(std::get<1>(GetParam())); }
+  void TearDown() override { detail::ForceEigenGemm(false); }
+};
+
+// Test-name suffix for those parameters: "f32_default", "complexf64_eigen".
+inline std::string TypeAndBackendName(const ::testing::TestParamInfo<std::tuple<ElementType, bool>>& info) {
+  std::string name(neuronmem::ElementTypeName(std::get<0>(info.param)));
+  name.erase(std::remove_if(name.begin(), name.end(), [](char c) { return !isalnum(static_cast<unsigned char>(c)); }),
+             name.end());
+  return name + (std::get<1>(info.param) ? "_eigen" : "_default");
 }
 
 }  // namespace linalg_test
