@@ -132,6 +132,16 @@ NEURONMEM_API neuronmem_status_t* neuronmem_manifest_load_file(const char* path,
                                                                const neuronmem_manifest_options_t* options,
                                                                neuronmem_manifest_t** out);
 
+/* Called once per public function by neuronmem_manifest_list_entries; `name` is borrowed for the call. */
+typedef void (*neuronmem_manifest_entry_visitor_t)(neuronmem_string_t name, void* user_data);
+
+/* Calls visit(name, user_data) for each public function of StableHLO text (`size` bytes), in source order,
+ * each name once: the entries neuronmem_manifest_options_t.entry may name. `filename` (NULL = "<input>")
+ * prefixes parse errors: INVALID_ARGUMENT "file:line:col: message"; nothing is visited then. */
+NEURONMEM_API neuronmem_status_t* neuronmem_manifest_list_entries(const char* text, size_t size, const char* filename,
+                                                                  neuronmem_manifest_entry_visitor_t visit,
+                                                                  void* user_data);
+
 /* Loads a manifest from its JSON form. INVALID_ARGUMENT if the JSON does not follow the schema. */
 NEURONMEM_API neuronmem_status_t* neuronmem_manifest_load_json(const char* json, size_t size,
                                                                neuronmem_manifest_t** out);

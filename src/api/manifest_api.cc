@@ -8,6 +8,7 @@
 #include <mutex>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "api/shim.h"
 #include "base/status.h"
@@ -126,6 +127,21 @@ neuronmem_status_t* neuronmem_manifest_load_file(const char* path, const neuronm
   mf::Manifest m;
   if (auto s = mf::LoadFromText(text, opt, &m)) return s.release();
   return Finish(std::move(m), out);
+  NEURONMEM_API_END
+}
+
+neuronmem_status_t* neuronmem_manifest_list_entries(const char* text, size_t size, const char* filename,
+                                                    neuronmem_manifest_entry_visitor_t visit, void* user_data) {
+  NEURONMEM_REQUIRE(visit);
+  if (size) NEURONMEM_REQUIRE(text);
+  NEURONMEM_API_BEGIN
+  std::vector<std::string> names;
+  if (auto s =
+          mf::ListPublicFunctions(std::string_view(text ? text : "", size), filename ? filename : "<input>", &names)) {
+    return s.release();
+  }
+  for (const std::string& n : names) visit(Str(n), user_data);
+  return nullptr;
   NEURONMEM_API_END
 }
 

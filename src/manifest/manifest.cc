@@ -92,6 +92,16 @@ class ValueKinds {
   size_t size_ = 0;
 };
 
+// How to choose an entry among `names` (the public functions): the tail of a NOT_FOUND message.
+std::string EntryChoices(const std::vector<std::string>& names) {
+  if (names.empty()) return "it has no public function to use as the entry";
+  std::string list;
+  for (const std::string& n : names) list += (list.empty() ? "@" : ", @") + n;
+  return "its public functions are " + list +
+         "; choose the entry by name (neuronmem_manifest_options_t.entry, the CLI's --entry NAME), or print "
+         "every one with the CLI's --all";
+}
+
 class Deriver {
  public:
   Deriver(const Options& o, Manifest* m) : opt_(o), m_(m) {}
@@ -171,7 +181,10 @@ class Deriver {
   void Run(const stablehlo::Module& module) {
     const stablehlo::Function* f = module.FindFunction(opt_.entry);
     if (f && !f->body.blocks.empty()) kinds_.Reserve(f->body.blocks[0].ops.size() + f->args.size());
-    if (!f) Error(NEURONMEM_STATUS_NOT_FOUND, module.loc, "no function @" + opt_.entry + " in the module");
+    if (!f) {
+      Error(NEURONMEM_STATUS_NOT_FOUND, module.loc,
+            "no function @" + opt_.entry + " in the module; " + EntryChoices(PublicFunctions({module})));
+    }
     m_->module = module.name;
     m_->entry = f->name;
     m_->policy = PolicyName(opt_.policy);
@@ -467,8 +480,27 @@ Status LoadFromText(std::string_view text, const Options& options, Manifest* out
   for (auto& mod : modules) {
     if (mod.FindFunction(options.entry)) return Derive(std::make_shared<const stablehlo::Module>(std::move(mod)), options, out);
   }
-  return NotFound("%s: no function @%s in the input (%zu module(s))", options.filename.c_str(),
-                  options.entry.c_str(), modules.size());
+  return NotFound("%s: no function @%s in the input (%zu module(s)); %s", options.filename.c_str(),
+                  options.entry.c_str(), modules.size(), EntryChoices(PublicFunctions(modules)).c_str());
+}
+
+std::vector<std::string> PublicFunctions(const std::vector<stablehlo::Module>& modules) {
+  std::vector<std::string> names;
+  std::set<std::string_view> seen;
+  for (const stablehlo::Module& m : modules) {
+    for (const stablehlo::Function& f : m.functions) {
+      if (f.visibility == "public" && seen.insert(f.name).second) names.emplace_back(f.name);
+    }
+  }
+  return names;
+}
+
+Status ListPublicFunctions(std::string_view text, const std::string& filename, std::vector<std::string>* out) {
+  out->clear();
+  std::vector<stablehlo::Module> modules;
+  NEURONMEM_RETURN_IF_ERROR(stablehlo::ParseModules(text, filename, &modules));
+  *out = PublicFunctions(modules);
+  return Ok();
 }
 
 }  // namespace neuronmem::manifest

@@ -124,7 +124,15 @@ Status Derive(const stablehlo::Module& module, const Options& options, Manifest*
 Status Derive(std::shared_ptr<const stablehlo::Module> module, const Options& options, Manifest* out);
 
 // Parses StableHLO text (the first module that defines the entry function) and derives its manifest.
+// NOT_FOUND without that function: the message lists the public functions there are and how to choose one.
 Status LoadFromText(std::string_view text, const Options& options, Manifest* out);
+
+// The public functions of every module of `modules`, in source order, each name once (a name defined in
+// several modules stands for the first: the one LoadFromText would use): the possible entries.
+std::vector<std::string> PublicFunctions(const std::vector<stablehlo::Module>& modules);
+
+// Parses StableHLO text and lists its public functions (PublicFunctions). `filename` prefixes parse errors.
+Status ListPublicFunctions(std::string_view text, const std::string& filename, std::vector<std::string>* out);
 
 // JSON form (docs/contract.md). FromJson checks schema_version and every field's type.
 std::string ToJson(const Manifest& m, int indent = 2);

@@ -365,6 +365,70 @@ TEST(Manifest, EntryByNameAndBadOptions) {
   neuronmem_manifest_destroy(nullptr);
 }
 
+// Issue 12 item 7: a module without @main. The error names the public functions and how to choose one;
+// neuronmem_manifest_list_entries lists them (every module, source order, each once, private ones left out).
+TEST(Manifest, WithoutMainTheErrorListsTheEntriesAndTheyCanBeListed) {
+  const std::string text = R"(module @m {
+  func.func @prefill(%a: tensor<2xf32>) -> tensor<2xf32> {
+    return %a : tensor<2xf32>
+  }
+  func.func private @helper(%a: tensor<2xf32>) -> tensor<2xf32> {
+    return %a : tensor<2xf32>
+  }
+  "func.func"() <{function_type = (tensor<2xi32>) -> (), sym_name = "decode"}> ({
+  ^bb0(%arg0: tensor<2xi32>):
+    "func.return"() : () -> ()
+  }) : () -> ()
+}
+// -----
+func.func public @prefill(%a: tensor<3xf32>) -> tensor<3xf32> {
+  return %a : tensor<3xf32>
+}
+func.func @score(%a: tensor<3xf32>) -> tensor<3xf32> {
+  return %a : tensor<3xf32>
+}
+)";
+  Result r = LoadError(text);
+  EXPECT_EQ(r.code, NEURONMEM_STATUS_NOT_FOUND);
+  EXPECT_NE(r.message.find("no function @main"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("its public functions are @prefill, @decode, @score;"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("neuronmem_manifest_options_t.entry"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("--entry NAME"), std::string::npos) << r.message;
+  EXPECT_EQ(r.message.find("helper"), std::string::npos) << r.message;
+
+  std::vector<std::string> names;
+  auto add = [](neuronmem_string_t name, void* user) { static_cast<std::vector<std::string>*>(user)->push_back(S(name)); };
+  ASSERT_OK(neuronmem_manifest_list_entries(text.data(), text.size(), "graph.mlir", add, &names));
+  EXPECT_EQ(names, (std::vector<std::string>{"prefill", "decode", "score"}));
+
+  // Each listed name is an entry; the first module that defines it is the one used.
+  for (const std::string& name : names) {
+    neuronmem_manifest_options_t o{};
+    o.struct_size = sizeof o;
+    o.entry = name.c_str();
+    neuronmem_manifest_t* m = nullptr;
+    ASSERT_OK(neuronmem_manifest_load_text(text.data(), text.size(), &o, &m));
+    if (name == "prefill") {
+      EXPECT_EQ(Arg(m, 0).dims[0], 2);
+    }
+    neuronmem_manifest_destroy(m);
+  }
+
+  names.clear();
+  const std::string bad = "func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {\n  return %a : tensor<2x>\n}\n";
+  Result parse = Take(neuronmem_manifest_list_entries(bad.data(), bad.size(), "bad.mlir", add, &names));
+  EXPECT_EQ(parse.code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(parse.message.rfind("bad.mlir:2:", 0), 0u) << parse.message;
+  EXPECT_TRUE(names.empty());
+  EXPECT_EQ(Take(neuronmem_manifest_list_entries(text.data(), text.size(), nullptr, nullptr, nullptr)).code,
+            NEURONMEM_STATUS_INVALID_ARGUMENT);
+  const std::string none = "func.func private @f() {\n  return\n}\n";
+  Result empty = LoadError(none);
+  EXPECT_NE(empty.message.find("it has no public function to use as the entry"), std::string::npos) << empty.message;
+  ASSERT_OK(neuronmem_manifest_list_entries(none.data(), none.size(), nullptr, add, &names));
+  EXPECT_TRUE(names.empty());
+}
+
 // Regression (issue 13 item 1): 20,000 nested modules crashed the loader with a stack overflow.
 TEST(Manifest, DeeplyNestedModulesAreAnErrorNotACrash) {
   std::string deep;
