@@ -1,0 +1,866 @@
+// Compilation of a module into a Program (value slots, kernels, liveness-planned workspace) and running it.
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <unordered_map>
+
+#include "interpreter/kernel.h"
+#include "interpreter/program.h"
+
+namespace neuronmem::interp {
+
+using stablehlo::Attribute;
+using stablehlo::Operation;
+using stablehlo::Type;
+
+namespace {
+
+constexpr size_t kAlign = 64;
+inline size_t AlignUp(size_t n) { return (n + kAlign - 1) & ~(kAlign - 1); }
+
+// Byte offsets of line starts in the source text.
+class SourceIndex {
+ public:
+  explicit SourceIndex(std::string_view text) : text_(text) {
+    starts_.push_back(0);
+    for (size_t i = 0; i < text.size(); ++i)
+      if (text[i] == '\n') starts_.push_back(i + 1);
+  }
+  // The rest of line `line` from column `col` (both 1-based); empty if out of range.
+  std::string_view LineFrom(uint32_t line, uint32_t col) const {
+    if (text_.empty() || line == 0 || line > starts_.size()) return {};
+    const size_t begin = starts_[line - 1] + (col ? col - 1 : 0);
+    const size_t end = line < starts_.size() ? starts_[line] : text_.size();
+    if (begin >= end) return {};
+    return text_.substr(begin, end - begin);
+  }
+
+ private:
+  std::string_view text_;
+  std::vector<size_t> starts_;
+};
+
+// Number of leaves (slots) a value of type t takes: tuples flatten.
+size_t LeafCount(const Type& t) {
+  if (t.kind != Type::Kind::kTuple) return 1;
+  size_t n = 0;
+  for (const Type& e : t.elements) n += LeafCount(e);
+  return n;
+}
+
+void LeafTypes(const Type& t, std::vector<const Type*>* out) {
+  if (t.kind != Type::Kind::kTuple) {
+    out->push_back(&t);
+    return;
+  }
+  for (const Type& e : t.elements) LeafTypes(e, out);
+}
+
+std::string NameOf(std::string_view s) { return std::string(s); }
+
+}  // namespace
+
+std::string FormatLocation(const std::string& file, const Operation& op) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, ":%u:%u", op.loc.line, op.loc.column);
+  return (file.empty() ? std::string("<input>") : file) + buf;
+}
+
+// ---- The compiler --------------------------------------------------------------------------------
+
+class Compiler;
+
+class FunctionCompiler final : public CompileCtx {
+ public:
+  FunctionCompiler(Compiler* c, Function* fn) : c_(c), fn_(fn) {}
+
+  Status CompileFunction(const stablehlo::Function& f);
+
+  const Slot& slot(uint32_t i) const override { return fn_->slots[i]; }
+  Status CompileRegion(size_t index, const Body** body) override;
+  uint32_t AddScratch(ElementType type, const std::vector<int64_t>& dims) override;
+  Status GetFunction(std::string_view name, const Function** fn) override;
+  std::string_view OpText() const override;
+  const ProgramState* state() const override;
+  const CustomCallRegistry* custom_calls() const override;
+
+  void AliasOutput(size_t i, uint32_t slot) override { alias_[i] = slot; }
+  uint32_t AddConstant(const Slot& like, const void* data) override;
+  void AddCallee(const Function* f) override { fn_->AddCallee(f); }
+
+ private:
+  struct OpenOp {
+    uint32_t start;
+    std::vector<uint32_t> pending;  // slots whose life extends to this op's end
+  };
+
+  Status NewSlot(const Type& t, Slot::Kind kind, const Operation* op, uint32_t* out);
+  Status DefineLeaves(const Type& t, Slot::Kind kind, const Operation* op, std::vector<uint32_t>* leaves);
+  Status Lookup(const stablehlo::ValueRef& ref, const std::vector<uint32_t>** leaves);
+  void Use(uint32_t slot);
+  void Define(std::string_view name, std::vector<std::vector<uint32_t>> results);
+  Status CompileBlock(const stablehlo::Block& block, Body* body, std::vector<uint32_t>* returned,
+                      stablehlo::Span<stablehlo::Argument> extra_args = {});
+  Status CompileOp(const Operation& op, Body* body, std::vector<uint32_t>* returned);
+  Status CompileImplicitArgs(const stablehlo::Block& block, Body* body, std::vector<uint32_t>* returned,
+                             const std::vector<std::string_view>& names, const std::vector<uint32_t>& like);
+  Status ResultNames(const Operation& op, std::vector<std::string_view>* names);
+
+  Compiler* c_;
+  Function* fn_;
+  int depth_ = 0;
+  uint32_t tick_ = 0;
+  std::vector<OpenOp> open_;                                    // by depth
+  std::vector<int> def_depth_;                                  // by slot
+  std::unordered_map<std::string_view, std::vector<std::vector<std::vector<uint32_t>>>> values_;
+  std::vector<std::vector<std::string_view>> scopes_;
+  std::vector<uint32_t> alias_;
+  friend class Compiler;
+};
+
+class Compiler {
+ public:
+  Compiler(const stablehlo::Module& m, const CompileOptions& o, Program::Impl* impl)
+      : module_(m), options_(o), impl_(impl), source_(o.source) {}
+
+  Status GetFunction(std::string_view name, const Function** out, const Operation* caller_op,
+                     const std::string& where) {
+    auto it = impl_->functions.find(NameOf(name));
+    if (it != impl_->functions.end()) {
+      if (it->second->compiling)
+        return Unimplemented("%s: recursive call of @%.*s", where.c_str(), static_cast<int>(name.size()), name.data());
+      *out = it->second.get();
+      return Ok();
+    }
+    const stablehlo::Function* f = module_.FindFunction(name);
+    if (!f) {
+      if (caller_op)
+        return InvalidArgument("%s: no function @%.*s in the module", where.c_str(), static_cast<int>(name.size()),
+                               name.data());
+      return InvalidArgument("%s: no function @%.*s in the module", options_.filename.c_str(),
+                             static_cast<int>(name.size()), name.data());
+    }
+    auto fn = std::make_unique<Function>();
+    fn->name = std::string(name);
+    fn->compiling = true;
+    Function* raw = fn.get();
+    impl_->functions.emplace(fn->name, std::move(fn));
+    FunctionCompiler fc(this, raw);
+    NEURONMEM_RETURN_IF_ERROR(fc.CompileFunction(*f));
+    raw->compiling = false;
+    *out = raw;
+    return Ok();
+  }
+
+  const stablehlo::Module& module_;
+  const CompileOptions& options_;
+  Program::Impl* impl_;
+  SourceIndex source_;
+};
+
+static Status OpStatus(const CompileCtx& cx, neuronmem_status_code_t code, const char* fmt, va_list ap) {
+  char buf[1024];
+  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  const auto& fc = static_cast<const FunctionCompiler&>(cx);
+  return MakeStatus(code, FormatLocation(fc.state()->filename, cx.op()) + ": '" + std::string(cx.op().name) + "': " + buf);
+}
+
+Status CompileCtx::Unsupported(const char* fmt, ...) const {
+  va_list ap;
+  va_start(ap, fmt);
+  Status s = OpStatus(*this, NEURONMEM_STATUS_UNIMPLEMENTED, fmt, ap);
+  va_end(ap);
+  return s;
+}
+
+Status CompileCtx::Invalid(const char* fmt, ...) const {
+  va_list ap;
+  va_start(ap, fmt);
+  Status s = OpStatus(*this, NEURONMEM_STATUS_INVALID_ARGUMENT, fmt, ap);
+  va_end(ap);
+  return s;
+}
+
+const Attribute* CompileCtx::Attr(std::string_view name) const { return stablehlo::Find(op_->attributes, name); }
+
+bool CompileCtx::IntListOf(const Attribute& a, std::vector<int64_t>* out) {
+  out->clear();
+  if (a.kind == Attribute::Kind::kArray) {
+    for (const Attribute& e : a.array) {
+      if (e.kind != Attribute::Kind::kInt) return false;
+      out->push_back(e.i);
+    }
+    return true;
+  }
+  if (a.kind == Attribute::Kind::kDense) {
+    const ElementType t = a.type.element;
+    if (!IsInteger(t)) return false;
+    const size_t bytes = ElementByteSize(t);
+    int64_t n = 1;
+    for (int64_t d : a.type.dims) n *= d;
+    for (int64_t i = 0; i < n; ++i) {
+      const uint8_t* p = a.dense.data() + (a.splat ? 0 : i * bytes);
+      int64_t v = 0;
+      switch (bytes) {
+        case 1: v = IsSignedInt(t) ? static_cast<int8_t>(*p) : *p; break;
+        case 2: { int16_t x; std::memcpy(&x, p, 2); v = IsSignedInt(t) ? x : static_cast<uint16_t>(x); break; }
+        case 4: { int32_t x; std::memcpy(&x, p, 4); v = IsSignedInt(t) ? x : static_cast<uint32_t>(x); break; }
+        default: std::memcpy(&v, p, 8); break;
+      }
+      out->push_back(v);
+    }
+    return true;
+  }
+  return false;
+}
+
+bool CompileCtx::IntList(std::string_view name, std::vector<int64_t>* out) const {
+  const Attribute* a = Attr(name);
+  return a && IntListOf(*a, out);
+}
+
+bool CompileCtx::Int(std::string_view name, int64_t* out) const {
+  const Attribute* a = Attr(name);
+  if (!a || a->kind != Attribute::Kind::kInt) return false;
+  *out = a->i;
+  return true;
+}
+
+bool CompileCtx::Bool(std::string_view name, bool* out) const {
+  const Attribute* a = Attr(name);
+  if (!a) return false;
+  if (a->kind == Attribute::Kind::kBool) {
+    *out = a->b;
+    return true;
+  }
+  if (a->kind == Attribute::Kind::kUnit) {
+    *out = true;
+    return true;
+  }
+  return false;
+}
+
+bool CompileCtx::EnumWord(std::string_view name, std::string* out) const {
+  const Attribute* a = Attr(name);
+  if (!a) return false;
+  std::string_view s = a->kind == Attribute::Kind::kString ? a->str : (a->str.empty() ? a->text : a->str);
+  // "#stablehlo<comparison_direction LT>" -> "LT"; "#stablehlo.transpose<TRANSPOSE>" too.
+  const size_t gt = s.rfind('>');
+  if (gt != std::string_view::npos) {
+    s = s.substr(0, gt);
+    const size_t sp = s.find_last_of(" <");
+    if (sp != std::string_view::npos) s = s.substr(sp + 1);
+  }
+  while (!s.empty() && (s.front() == ' ' || s.front() == '"')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '"')) s.remove_suffix(1);
+  if (s.empty()) return false;
+  *out = std::string(s);
+  return true;
+}
+
+const ProgramState* FunctionCompiler::state() const { return &c_->impl_->state; }
+const CustomCallRegistry* FunctionCompiler::custom_calls() const { return c_->impl_->state.custom_calls; }
+
+std::string_view FunctionCompiler::OpText() const { return c_->source_.LineFrom(op_->loc.line, op_->loc.column); }
+
+Status FunctionCompiler::NewSlot(const Type& t, Slot::Kind kind, const Operation* op, uint32_t* out) {
+  Slot s;
+  s.kind = kind;
+  if (t.kind == Type::Kind::kToken) {
+    s.type = ElementType::kPred;
+    s.count = 0;
+  } else if (t.kind == Type::Kind::kTensor || t.kind == Type::Kind::kScalar) {
+    s.type = t.element;
+    s.quant = t.quant;
+    s.count = 1;
+    for (int64_t d : t.dims) {
+      if (d < 0) {
+        const std::string where = op ? FormatLocation(state()->filename, *op) + ": '" + std::string(op->name) + "'"
+                                     : state()->filename;
+        return Unimplemented("%s: dynamic shape %s is not supported", where.c_str(), TypeToString(t).c_str());
+      }
+      s.dims.push_back(d);
+      s.count *= d;
+    }
+    if (!IsSupportedType(s.type)) {
+      const std::string where = op ? FormatLocation(state()->filename, *op) + ": '" + std::string(op->name) + "'"
+                                   : state()->filename;
+      return Unimplemented("%s: element type %s is not supported", where.c_str(), TypeToString(t).c_str());
+    }
+  } else {
+    const std::string where = op ? FormatLocation(state()->filename, *op) + ": '" + std::string(op->name) + "'"
+                                 : state()->filename;
+    return Unimplemented("%s: type %s is not supported", where.c_str(), TypeToString(t).c_str());
+  }
+  s.bytes = static_cast<size_t>(s.count) * ElementByteSize(s.type);
+  s.live_begin = s.live_end = depth_ < static_cast<int>(open_.size()) ? open_[depth_].start : tick_;
+  *out = static_cast<uint32_t>(fn_->slots.size());
+  fn_->slots.push_back(std::move(s));
+  def_depth_.push_back(depth_);
+  return Ok();
+}
+
+Status FunctionCompiler::DefineLeaves(const Type& t, Slot::Kind kind, const Operation* op,
+                                      std::vector<uint32_t>* leaves) {
+  std::vector<const Type*> types;
+  LeafTypes(t, &types);
+  for (const Type* lt : types) {
+    uint32_t s;
+    NEURONMEM_RETURN_IF_ERROR(NewSlot(*lt, kind, op, &s));
+    leaves->push_back(s);
+  }
+  return Ok();
+}
+
+uint32_t FunctionCompiler::AddScratch(ElementType type, const std::vector<int64_t>& dims) {
+  Slot s;
+  s.kind = Slot::Kind::kPlanned;
+  s.type = type;
+  s.dims = dims;
+  s.count = 1;
+  for (int64_t d : dims) s.count *= d;
+  s.bytes = static_cast<size_t>(s.count) * ElementByteSize(type);
+  s.live_begin = s.live_end = open_[depth_].start;
+  const uint32_t id = static_cast<uint32_t>(fn_->slots.size());
+  fn_->slots.push_back(std::move(s));
+  def_depth_.push_back(depth_);
+  open_[depth_].pending.push_back(id);
+  return id;
+}
+
+uint32_t FunctionCompiler::AddConstant(const Slot& like, const void* data) {
+  Slot s = like;
+  s.kind = Slot::Kind::kConst;
+  auto storage = std::make_unique<uint64_t[]>((s.bytes + 7) / 8 + 1);
+  if (s.bytes) std::memcpy(storage.get(), data, s.bytes);
+  s.const_data = reinterpret_cast<const char*>(storage.get());
+  c_->impl_->constant_bytes += s.bytes;
+  c_->impl_->constants.push_back(std::move(storage));
+  const uint32_t id = static_cast<uint32_t>(fn_->slots.size());
+  fn_->slots.push_back(std::move(s));
+  def_depth_.push_back(depth_);
+  return id;
+}
+
+void FunctionCompiler::Use(uint32_t slot) {
+  if (fn_->slots[slot].kind != Slot::Kind::kPlanned) return;
+  const int d = def_depth_[slot];
+  if (d < static_cast<int>(open_.size())) open_[d].pending.push_back(slot);
+}
+
+Status FunctionCompiler::Lookup(const stablehlo::ValueRef& ref, const std::vector<uint32_t>** leaves) {
+  auto it = values_.find(ref.name);
+  if (it == values_.end() || it->second.empty() || ref.index >= it->second.back().size()) {
+    return InvalidArgument("%s:%u:%u: '%.*s': use of undefined value %%%.*s#%u", state()->filename.c_str(),
+                           ref.loc.line, ref.loc.column, static_cast<int>(op_->name.size()), op_->name.data(),
+                           static_cast<int>(ref.name.size()), ref.name.data(), ref.index);
+  }
+  *leaves = &it->second.back()[ref.index];
+  return Ok();
+}
+
+void FunctionCompiler::Define(std::string_view name, std::vector<std::vector<uint32_t>> results) {
+  values_[name].push_back(std::move(results));
+  scopes_.back().push_back(name);
+}
+
+Status FunctionCompiler::ResultNames(const Operation& op, std::vector<std::string_view>* names) {
+  names->clear();
+  if (op.num_results == 0) return Ok();
+  // "%0:3 = " or "%0 = ": one name; "%a, %b = ": read the names from the source.
+  std::string_view text = c_->source_.LineFrom(op.loc.line, op.loc.column);
+  size_t eq = text.find('=');
+  std::string_view head = eq == std::string_view::npos ? std::string_view() : text.substr(0, eq);
+  if (head.find(',') == std::string_view::npos) {
+    names->push_back(op.result_name);
+    return Ok();
+  }
+  size_t pos = 0;
+  while (pos < head.size()) {
+    const size_t pct = head.find('%', pos);
+    if (pct == std::string_view::npos) break;
+    size_t end = pct + 1;
+    while (end < head.size() && head[end] != ',' && head[end] != ' ' && head[end] != ':') ++end;
+    names->push_back(head.substr(pct + 1, end - pct - 1));
+    pos = end;
+  }
+  if (names->size() != op.num_results || names->front() != op.result_name) {
+    return Unimplemented("%s: '%.*s': the result names of this op need the source text",
+                         FormatLocation(state()->filename, op).c_str(), static_cast<int>(op.name.size()),
+                         op.name.data());
+  }
+  return Ok();
+}
+
+Status FunctionCompiler::CompileOp(const Operation& op, Body* body, std::vector<uint32_t>* returned) {
+  op_ = &op;
+  const std::string_view name = op.name;
+  // Open the op: slots used by it (or by ops in its regions) live until it closes.
+  open_.resize(depth_ + 1);
+  open_[depth_].start = tick_;
+  open_[depth_].pending.clear();
+  const uint32_t start = tick_++;
+  auto close = [&] {
+    const uint32_t end = tick_++;
+    for (uint32_t s : open_[depth_].pending) {
+      Slot& sl = fn_->slots[s];
+      sl.live_end = std::max(sl.live_end, end);
+    }
+    open_[depth_].pending.clear();
+    return end;
+  };
+  // Operands.
+  inputs_.clear();
+  std::vector<size_t> operand_leaf_begin;
+  for (const auto& ref : op.operands) {
+    const std::vector<uint32_t>* leaves;
+    NEURONMEM_RETURN_IF_ERROR(Lookup(ref, &leaves));
+    operand_leaf_begin.push_back(inputs_.size());
+    for (uint32_t s : *leaves) {
+      inputs_.push_back(s);
+      Use(s);
+    }
+  }
+  if (name == "func.return" || name == "stablehlo.return" || name == "return") {
+    *returned = inputs_;
+    close();
+    return Ok();
+  }
+  // Tuples: compile-time only.
+  if (name == "stablehlo.tuple") {
+    Define(op.result_name, {inputs_});
+    close();
+    return Ok();
+  }
+  if (name == "stablehlo.get_tuple_element") {
+    int64_t index = 0;
+    if (!Int("index", &index) || op.operands.size() != 1 || op.operand_types.size() != 1 ||
+        op.operand_types[0].kind != Type::Kind::kTuple || index < 0 ||
+        static_cast<size_t>(index) >= op.operand_types[0].elements.size())
+      return Invalid("expected a tuple operand and an 'index' attribute in range");
+    size_t begin = 0;
+    for (int64_t i = 0; i < index; ++i) begin += LeafCount(op.operand_types[0].elements[i]);
+    const size_t n = LeafCount(op.operand_types[0].elements[index]);
+    Define(op.result_name, {std::vector<uint32_t>(inputs_.begin() + begin, inputs_.begin() + begin + n)});
+    close();
+    return Ok();
+  }
+  if (name == "stablehlo.optimization_barrier") {
+    std::vector<std::vector<uint32_t>> results;
+    for (size_t i = 0; i < op.operands.size(); ++i) {
+      const size_t b = operand_leaf_begin[i];
+      const size_t e = i + 1 < op.operands.size() ? operand_leaf_begin[i + 1] : inputs_.size();
+      results.emplace_back(inputs_.begin() + b, inputs_.begin() + e);
+    }
+    std::vector<std::string_view> names;
+    NEURONMEM_RETURN_IF_ERROR(ResultNames(op, &names));
+    if (names.size() == 1) {
+      Define(names[0], std::move(results));
+    } else {
+      for (size_t i = 0; i < names.size(); ++i) Define(names[i], {results[i]});
+    }
+    close();
+    return Ok();
+  }
+  const auto& reg = OpRegistry();
+  auto it = reg.find(name);
+  if (it == reg.end()) {
+    if (name.substr(0, 5) == "chlo." || name.substr(0, 10) == "stablehlo." || name.substr(0, 6) == "check.")
+      return Unsupported("op is not supported by the interpreter");
+    return Unsupported("op of an unknown dialect");
+  }
+  // Results.
+  stablehlo::Span<Type> result_types = op.result_types;
+  if (result_types.empty() && op.num_results == 1) {
+    // Pretty constants carry the type on the value: `stablehlo.constant dense<1> : tensor<i32>`.
+    const Attribute* v = Attr("value");
+    if (v && v->kind == Attribute::Kind::kDense) result_types = stablehlo::Span<Type>(&v->type, 1);
+  }
+  if (name == "stablehlo.select" && !op.generic && op.operand_types.size() == 2 && op.num_results == 1) {
+    // `select %p, %a, %b : tensor<2xi1>, tensor<2xf32>`: the result has the second type.
+    result_types = stablehlo::Span<Type>(&op.operand_types[1], 1);
+  }
+  if (name == "stablehlo.while" && !op.generic && op.operand_types.size() == op.num_results) {
+    result_types = op.operand_types;  // `stablehlo.while(...) : T1, T2`: the loop values' types
+  }
+  if (result_types.size() != op.num_results) {
+    // `dim = 0 : tensor<4xi32>` or `dim = 0 : (T, T) -> T`: the parser read the op's signature as the type of
+    // its last integer attribute.
+    for (const auto& kv : op.attributes) {
+      const Type& t = kv.second.type;
+      if (kv.second.kind != Attribute::Kind::kInt) continue;
+      if (t.kind == Type::Kind::kFunction && t.elements.size() - t.num_inputs == op.num_results)
+        result_types = stablehlo::Span<Type>(t.elements.data() + t.num_inputs, op.num_results);
+      else if ((t.kind == Type::Kind::kTensor || t.kind == Type::Kind::kScalar) && op.num_results == 1)
+        result_types = stablehlo::Span<Type>(&t, 1);
+    }
+  }
+  if (result_types.size() != op.num_results)
+    return Invalid("%u results but %zu result types", op.num_results, result_types.size());
+  std::vector<std::vector<uint32_t>> results(op.num_results);
+  outputs_.clear();
+  std::vector<size_t> result_leaf_begin;
+  for (uint32_t i = 0; i < op.num_results; ++i) {
+    result_leaf_begin.push_back(outputs_.size());
+    NEURONMEM_RETURN_IF_ERROR(DefineLeaves(result_types[i], Slot::Kind::kPlanned, &op, &results[i]));
+    outputs_.insert(outputs_.end(), results[i].begin(), results[i].end());
+  }
+  alias_.assign(outputs_.size(), UINT32_MAX);
+  std::unique_ptr<Kernel> kernel;
+  {
+    // The op may compile regions (which recurse into CompileOp): keep this op's lists.
+    const std::vector<uint32_t> saved_in = inputs_, saved_out = outputs_;
+    NEURONMEM_RETURN_IF_ERROR(it->second(*this, &kernel));
+    op_ = &op;
+    inputs_ = saved_in;
+    outputs_ = saved_out;
+  }
+  // Close this op: every slot used inside it lives to its end.
+  const uint32_t end = close();
+  (void)start;
+  for (uint32_t o : outputs_) {  // results are written while the op runs
+    Slot& sl = fn_->slots[o];
+    sl.live_end = std::max(sl.live_end, end);
+  }
+  // Aliased outputs.
+  size_t k = 0;
+  for (uint32_t i = 0; i < op.num_results; ++i) {
+    for (uint32_t& leaf : results[i]) {
+      if (alias_[k] != UINT32_MAX) {
+        leaf = alias_[k];
+        Use(leaf);
+        if (fn_->slots[leaf].kind == Slot::Kind::kPlanned) {
+          Slot& sl = fn_->slots[leaf];
+          sl.live_end = std::max(sl.live_end, end);
+        }
+      }
+      ++k;
+    }
+  }
+  if (kernel) {
+    kernel->op = &op;
+    body->kernels.push_back(kernel.get());
+    fn_->kernels.push_back(std::move(kernel));
+  }
+  std::vector<std::string_view> names;
+  NEURONMEM_RETURN_IF_ERROR(ResultNames(op, &names));
+  if (names.size() == 1) {
+    Define(names[0], std::move(results));
+  } else {
+    for (size_t i = 0; i < names.size(); ++i) Define(names[i], {std::move(results[i])});
+  }
+  return Ok();
+}
+
+Status FunctionCompiler::CompileBlock(const stablehlo::Block& block, Body* body, std::vector<uint32_t>* returned,
+                                      stablehlo::Span<stablehlo::Argument> extra_args) {
+  scopes_.emplace_back();
+  for (const auto& a : block.args.empty() ? extra_args : block.args) {
+    std::vector<uint32_t> leaves;
+    NEURONMEM_RETURN_IF_ERROR(DefineLeaves(a.type, Slot::Kind::kExternal, nullptr, &leaves));
+    body->arg_slots.insert(body->arg_slots.end(), leaves.begin(), leaves.end());
+    values_[a.name].push_back({leaves});
+    scopes_.back().push_back(a.name);
+  }
+  bool terminated = false;
+  for (const Operation& op : block.ops) {
+    NEURONMEM_RETURN_IF_ERROR(CompileOp(op, body, returned));
+    if (op.name == "func.return" || op.name == "stablehlo.return" || op.name == "return") terminated = true;
+  }
+  (void)terminated;
+  for (std::string_view n : scopes_.back()) values_[n].pop_back();
+  scopes_.pop_back();
+  return Ok();
+}
+
+Status FunctionCompiler::CompileImplicitArgs(const stablehlo::Block& block, Body* body, std::vector<uint32_t>* returned,
+                                             const std::vector<std::string_view>& names,
+                                             const std::vector<uint32_t>& like) {
+  scopes_.emplace_back();
+  for (size_t i = 0; i < names.size(); ++i) {
+    Slot s = fn_->slots[like[i]];
+    s.kind = Slot::Kind::kExternal;
+    s.const_data = nullptr;
+    const uint32_t id = static_cast<uint32_t>(fn_->slots.size());
+    fn_->slots.push_back(std::move(s));
+    def_depth_.push_back(depth_);
+    body->arg_slots.push_back(id);
+    values_[names[i]].push_back({{id}});
+    scopes_.back().push_back(names[i]);
+  }
+  Status st;
+  for (const Operation& o : block.ops) {
+    st = CompileOp(o, body, returned);
+    if (st) break;
+  }
+  for (std::string_view n : scopes_.back()) values_[n].pop_back();
+  scopes_.pop_back();
+  return st;
+}
+
+Status FunctionCompiler::CompileRegion(size_t index, const Body** out) {
+  const Operation& op = *op_;
+  if (index >= op.regions.size()) return Invalid("expected at least %zu regions", index + 1);
+  const auto& region = op.regions[index];
+  if (region.blocks.size() != 1) return Unsupported("regions with %zu blocks are not supported", region.blocks.size());
+  auto body = std::make_unique<Body>();
+  ++depth_;
+  open_.resize(depth_ + 1);
+  std::vector<uint32_t> returned;
+  const std::vector<uint32_t> saved_in = inputs_, saved_out = outputs_;
+  const std::vector<uint32_t> saved_alias = alias_;
+  Status s;
+  if (region.blocks[0].args.empty() && op.name == "stablehlo.while" && !saved_in.empty()) {
+    // Pretty while: `stablehlo.while(%iterArg = %init, ...)` names the block arguments of both regions.
+    std::vector<std::string_view> names;
+    const std::string_view text = OpText();
+    const size_t open = text.find("while(");
+    size_t pos = open == std::string_view::npos ? text.size() : open + 6;
+    while (pos < text.size() && text[pos] != ')') {
+      const size_t pct = text.find('%', pos);
+      const size_t eq = text.find('=', pos);
+      if (pct == std::string_view::npos || eq == std::string_view::npos) break;
+      size_t end = pct + 1;
+      while (end < text.size() && text[end] != ' ' && text[end] != '=') ++end;
+      names.push_back(text.substr(pct + 1, end - pct - 1));
+      pos = text.find_first_of(",)", eq);
+      if (pos == std::string_view::npos) break;
+      if (text[pos] == ',') ++pos;
+    }
+    if (names.size() != saved_in.size()) {
+      s = Unsupported("cannot read the loop variables of the pretty while form");
+    } else {
+      s = CompileImplicitArgs(region.blocks[0], body.get(), &returned, names, saved_in);
+    }
+  } else {
+    s = CompileBlock(region.blocks[0], body.get(), &returned);
+  }
+  --depth_;
+  op_ = &op;
+  inputs_ = saved_in;
+  outputs_ = saved_out;
+  alias_ = saved_alias;
+  NEURONMEM_RETURN_IF_ERROR(std::move(s));
+  body->result_slots = returned;
+  *out = body.get();
+  fn_->bodies.push_back(std::move(body));
+  return Ok();
+}
+
+Status FunctionCompiler::GetFunction(std::string_view name, const Function** fn) {
+  const Operation* op = op_;
+  const std::vector<uint32_t> saved_in = inputs_, saved_out = outputs_;
+  Status s = c_->GetFunction(name, fn, op_, FormatLocation(state()->filename, *op_) + ": '" +
+                                                std::string(op_->name) + "'");
+  op_ = op;
+  inputs_ = saved_in;
+  outputs_ = saved_out;
+  return s;
+}
+
+// Greedy first-fit placement of planned slots by live interval; returns the peak.
+static size_t PlanSlots(std::deque<Slot>* slots) {
+  std::vector<uint32_t> order;
+  for (uint32_t i = 0; i < slots->size(); ++i)
+    if ((*slots)[i].kind == Slot::Kind::kPlanned) order.push_back(i);
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    const Slot& x = (*slots)[a];
+    const Slot& y = (*slots)[b];
+    return x.live_begin != y.live_begin ? x.live_begin < y.live_begin : a < b;
+  });
+  struct Active {
+    size_t offset, size;
+    uint32_t end;
+  };
+  std::vector<Active> active;  // sorted by offset
+  size_t peak = 0;
+  for (uint32_t id : order) {
+    Slot& s = (*slots)[id];
+    active.erase(std::remove_if(active.begin(), active.end(), [&](const Active& a) { return a.end < s.live_begin; }),
+                 active.end());
+    const size_t size = AlignUp(std::max<size_t>(s.bytes, 1));
+    size_t at = 0;
+    size_t pos = 0;
+    for (; pos < active.size(); ++pos) {
+      if (active[pos].offset >= at + size) break;
+      at = std::max(at, active[pos].offset + active[pos].size);
+    }
+    s.offset = at;
+    active.insert(active.begin() + pos, Active{at, size, s.live_end});
+    peak = std::max(peak, at + size);
+  }
+  return peak;
+}
+
+Status FunctionCompiler::CompileFunction(const stablehlo::Function& f) {
+  if (f.body.blocks.size() != 1)
+    return Unimplemented("%s:%u:%u: function @%.*s: only single-block functions are supported",
+                         state()->filename.c_str(), f.loc.line, f.loc.column, static_cast<int>(f.name.size()),
+                         f.name.data());
+  open_.resize(1);
+  open_[0].start = 0;
+  std::vector<uint32_t> returned;
+  NEURONMEM_RETURN_IF_ERROR(CompileBlock(f.body.blocks[0], &fn_->body, &returned, f.args));
+  fn_->body.result_slots = returned;
+  for (const auto& a : f.args) {
+    std::vector<const Type*> types;
+    LeafTypes(a.type, &types);
+    for (const Type* t : types) fn_->param_types.push_back(*t);
+  }
+  for (const Type& t : f.result_types) {
+    std::vector<const Type*> types;
+    LeafTypes(t, &types);
+    for (const Type* lt : types) fn_->result_types.push_back(*lt);
+  }
+  if (returned.size() != fn_->result_types.size())
+    return InvalidArgument("%s:%u:%u: function @%.*s returns %zu values but declares %zu results",
+                           state()->filename.c_str(), f.loc.line, f.loc.column, static_cast<int>(f.name.size()),
+                           f.name.data(), returned.size(), fn_->result_types.size());
+  // Function results live to the end.
+  for (uint32_t s : returned) {
+    Slot& sl = fn_->slots[s];
+    sl.live_end = std::max(sl.live_end, tick_);
+  }
+  const size_t data = PlanSlots(&fn_->slots);
+  fn_->slot_array_bytes = AlignUp(fn_->slots.size() * sizeof(char*));
+  fn_->frame_bytes = fn_->slot_array_bytes + data;
+  size_t callee = 0;
+  for (const Function* c : fn_->callees) callee = std::max(callee, c->stack_bytes);
+  fn_->stack_bytes = fn_->frame_bytes + callee;
+  return Ok();
+}
+
+// ---- Frames and running ---------------------------------------------------------------------------
+
+void SetupFrame(const Function& fn, char* mem, Frame* frame) {
+  frame->slots = reinterpret_cast<char**>(mem);
+  char* data = mem + fn.slot_array_bytes;
+  for (size_t i = 0; i < fn.slots.size(); ++i) {
+    const Slot& s = fn.slots[i];
+    switch (s.kind) {
+      case Slot::Kind::kPlanned: frame->slots[i] = data + s.offset; break;
+      case Slot::Kind::kConst: frame->slots[i] = const_cast<char*>(s.const_data); break;
+      case Slot::Kind::kExternal: frame->slots[i] = nullptr; break;
+    }
+  }
+  frame->stack = mem + fn.frame_bytes;
+}
+
+Status CallFunction(const Function& fn, Frame& caller, const uint32_t* arg_slots, const uint32_t* result_slots) {
+  Frame frame;
+  SetupFrame(fn, caller.stack, &frame);
+  frame.state = caller.state;
+  for (size_t i = 0; i < fn.body.arg_slots.size(); ++i) frame.slots[fn.body.arg_slots[i]] = caller.slots[arg_slots[i]];
+  NEURONMEM_RETURN_IF_ERROR(RunBody(fn.body, frame));
+  for (size_t i = 0; i < fn.body.result_slots.size(); ++i) {
+    const uint32_t src = fn.body.result_slots[i];
+    std::memmove(caller.slots[result_slots[i]], frame.slots[src], fn.slots[src].bytes);
+  }
+  return Ok();
+}
+
+void Function::AddCallee(const Function* f) {
+  if (std::find(callees.begin(), callees.end(), f) == callees.end()) callees.push_back(f);
+}
+
+Status Compile(const stablehlo::Module& module, const CompileOptions& options, std::unique_ptr<Program>* out) {
+  auto impl = std::make_unique<Program::Impl>();
+  impl->state.filename = options.filename;
+  impl->state.custom_calls = options.custom_calls ? options.custom_calls : &CustomCallRegistry::BuiltIn();
+  Compiler c(module, options, impl.get());
+  const Function* entry = nullptr;
+  NEURONMEM_RETURN_IF_ERROR(c.GetFunction(options.entry, &entry, nullptr, options.filename));
+  impl->entry = entry;
+  for (const Type& t : entry->param_types) {
+    ValueSpec v;
+    v.type = t.kind == Type::Kind::kToken ? ElementType::kPred : t.element;
+    if (t.kind != Type::Kind::kToken) v.dims.assign(t.dims.begin(), t.dims.end());
+    v.bytes = t.kind == Type::Kind::kToken ? 0 : v.NumBytes();
+    impl->params.push_back(std::move(v));
+  }
+  for (uint32_t s : entry->body.result_slots) {
+    const Slot& sl = entry->slots[s];
+    ValueSpec v;
+    v.type = sl.type;
+    v.dims = sl.dims;
+    v.bytes = sl.bytes;
+    impl->results.push_back(std::move(v));
+  }
+  for (const auto& kv : impl->functions) impl->num_kernels += kv.second->kernels.size();
+  out->reset(new Program(std::move(impl)));
+  return Ok();
+}
+
+size_t ValueSpec::NumBytes() const {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return static_cast<size_t>(n) * ElementByteSize(type);
+}
+
+Program::Program(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Program::~Program() = default;
+const std::vector<ValueSpec>& Program::parameters() const { return impl_->params; }
+const std::vector<ValueSpec>& Program::results() const { return impl_->results; }
+size_t Program::workspace_bytes() const { return impl_->entry->stack_bytes; }
+size_t Program::constant_bytes() const { return impl_->constant_bytes; }
+size_t Program::num_kernels() const { return impl_->num_kernels; }
+
+Status Program::Run(const TensorView* args, size_t num_args, ResultAllocator* allocator,
+                    std::vector<TensorView>* results, Workspace* workspace) const {
+  const Function& fn = *impl_->entry;
+  if (num_args != impl_->params.size())
+    return InvalidArgument("@%s takes %zu arguments, %zu given", fn.name.c_str(), impl_->params.size(), num_args);
+  for (size_t i = 0; i < num_args; ++i) {
+    const ValueSpec& p = impl_->params[i];
+    bool ok = args[i].type == p.type && args[i].rank == p.dims.size() && (args[i].data || p.bytes == 0);
+    for (size_t d = 0; ok && d < p.dims.size(); ++d) ok = args[i].dims[d] == p.dims[d];
+    if (!ok)
+      return InvalidArgument("argument %zu of @%s does not match its parameter (%s with %zu dims expected)", i,
+                             fn.name.c_str(), std::string(ElementTypeName(p.type)).c_str(), p.dims.size());
+  }
+  Workspace local;
+  Workspace* ws = workspace ? workspace : &local;
+  char* mem = ws->Reserve(fn.stack_bytes);
+  if (!mem) return ResourceExhausted("no memory for the %zu-byte workspace of @%s", fn.stack_bytes, fn.name.c_str());
+  Frame frame;
+  SetupFrame(fn, mem, &frame);
+  frame.state = &impl_->state;
+  for (size_t i = 0; i < num_args; ++i) frame.slots[fn.body.arg_slots[i]] = static_cast<char*>(args[i].data);
+  NEURONMEM_RETURN_IF_ERROR(RunBody(fn.body, frame));
+  results->clear();
+  for (size_t i = 0; i < fn.body.result_slots.size(); ++i) {
+    const uint32_t s = fn.body.result_slots[i];
+    const ValueSpec& spec = impl_->results[i];
+    void* dst = allocator->Allocate(i, spec.bytes);
+    if (!dst && spec.bytes) return ResourceExhausted("no memory for result %zu (%zu bytes)", i, spec.bytes);
+    if (spec.bytes) std::memcpy(dst, frame.slots[s], spec.bytes);
+    TensorView v;
+    v.data = dst;
+    v.type = spec.type;
+    v.dims = spec.dims.data();
+    v.rank = spec.dims.size();
+    results->push_back(v);
+  }
+  return Ok();
+}
+
+Workspace::~Workspace() { std::free(data_); }
+
+char* Workspace::Reserve(size_t bytes) {
+  if (bytes <= size_ && data_) return data_;
+  std::free(data_);
+  data_ = static_cast<char*>(std::aligned_alloc(kAlign, AlignUp(std::max<size_t>(bytes, kAlign))));
+  size_ = data_ ? bytes : 0;
+  return data_;
+}
+
+void* HostResultAllocator::Allocate(size_t, size_t bytes) {
+  void* p = std::aligned_alloc(kAlign, AlignUp(std::max<size_t>(bytes, 1)));
+  if (p) blocks_.emplace_back(p);
+  return p;
+}
+
+void HostResultAllocator::Free::operator()(void* p) const { std::free(p); }
+
+}  // namespace neuronmem::interp

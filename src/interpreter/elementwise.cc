@@ -1,0 +1,1157 @@
+// Element-wise ops: unary and binary arithmetic, comparisons, select, clamp, convert, bitcast_convert,
+// reduce_precision, the elementary CHLO functions, and quantized element-wise ops (dequantize, compute in
+// the expressed type, quantize).
+#include <bit>
+#include <cfenv>
+#include <cinttypes>
+
+#include "interpreter/elementwise.h"
+#include "interpreter/kernel.h"
+#include "interpreter/quant.h"
+#include "interpreter/shape.h"
+
+namespace neuronmem::interp {
+namespace {
+
+template <typename T>
+using U = std::make_unsigned_t<T>;
+
+// ---- Unary functors: Supports<T>() and Apply(T) -------------------------------------------------
+// F::kInt, kFloat, kComplex, kBool say which classes an op takes.
+
+#define FLOAT_UNARY(Name, expr)                                                       \
+  struct Name {                                                                       \
+    template <typename T>                                                             \
+    static constexpr bool Supports() { return kIsFloat<T>; }                          \
+    template <typename T>                                                             \
+    static T Apply(T v) {                                                             \
+      using A = Acc<T>;                                                               \
+      const A x = static_cast<A>(v);                                                  \
+      return T(expr);                                                                 \
+    }                                                                                 \
+  };
+#define FLOAT_COMPLEX_UNARY(Name, expr)                                               \
+  struct Name {                                                                       \
+    template <typename T>                                                             \
+    static constexpr bool Supports() { return kIsFloat<T> || kIsComplex<T>; }         \
+    template <typename T>                                                             \
+    static T Apply(T v) {                                                             \
+      using A = Acc<T>;                                                               \
+      const A x = static_cast<A>(v);                                                  \
+      return T(expr);                                                                 \
+    }                                                                                 \
+  };
+
+FLOAT_COMPLEX_UNARY(Exp, std::exp(x))
+FLOAT_COMPLEX_UNARY(Log, std::log(x))
+FLOAT_COMPLEX_UNARY(Sqrt, std::sqrt(x))
+FLOAT_COMPLEX_UNARY(Sin, std::sin(x))
+FLOAT_COMPLEX_UNARY(Cos, std::cos(x))
+FLOAT_COMPLEX_UNARY(Tan, std::tan(x))
+FLOAT_COMPLEX_UNARY(Tanh, std::tanh(x))
+FLOAT_COMPLEX_UNARY(Sinh, std::sinh(x))
+FLOAT_COMPLEX_UNARY(Cosh, std::cosh(x))
+FLOAT_COMPLEX_UNARY(Asin, std::asin(x))
+FLOAT_COMPLEX_UNARY(Acos, std::acos(x))
+FLOAT_COMPLEX_UNARY(Atan, std::atan(x))
+FLOAT_COMPLEX_UNARY(Asinh, std::asinh(x))
+FLOAT_COMPLEX_UNARY(Acosh, std::acosh(x))
+FLOAT_COMPLEX_UNARY(Atanh, std::atanh(x))
+FLOAT_UNARY(Cbrt, std::cbrt(x))
+FLOAT_UNARY(Floor, std::floor(x))
+FLOAT_UNARY(Ceil, std::ceil(x))
+FLOAT_UNARY(RoundAfz, std::round(x))
+FLOAT_UNARY(RoundEven, std::nearbyint(x))
+FLOAT_UNARY(Erf, std::erf(x))
+FLOAT_UNARY(Erfc, std::erfc(x))
+
+struct Expm1 {
+  template <typename T>
+  static constexpr bool Supports() { return kIsFloat<T> || kIsComplex<T>; }
+  template <typename T>
+  static T Apply(T v) {
+    if constexpr (kIsComplex<T>) {
+      // exp(z) - 1 = expm1(x) cos(y) - 2 sin^2(y/2) + i exp(x) sin(y), without cancellation for small z.
+      using R = typename T::value_type;
+      const R x = v.real(), y = v.imag();
+      const R s = std::sin(y / 2);
+      return T(std::expm1(x) * std::cos(y) - 2 * s * s, std::exp(x) * std::sin(y));
+    } else {
+      return T(std::expm1(static_cast<Acc<T>>(v)));
+    }
+  }
+};
+
+struct Log1p {
+  template <typename T>
+  static constexpr bool Supports() { return kIsFloat<T> || kIsComplex<T>; }
+  template <typename T>
+  static T Apply(T v) {
+    if constexpr (kIsComplex<T>) {
+      // log(1 + z): real part log|1+z| = 0.5 log1p(2x + x^2 + y^2), imaginary part atan2(y, 1 + x).
+      using R = typename T::value_type;
+      const R x = v.real(), y = v.imag();
+      return T(R(0.5) * std::log1p(x * (2 + x) + y * y), std::atan2(y, 1 + x));
+    } else {
+      return T(std::log1p(static_cast<Acc<T>>(v)));
+    }
+  }
+};
+
+struct Logistic {
+  template <typename T>
+  static constexpr bool Supports() { return kIsFloat<T> || kIsComplex<T>; }
+  template <typename T>
+  static T Apply(T v) {
+    using A = Acc<T>;
+    const A x = static_cast<A>(v);
+    if constexpr (kIsComplex<T>) {
+      return T(A(1) / (A(1) + std::exp(-x)));
+    } else {
+      return T(A(1) / (A(1) + std::exp(-x)));
+    }
+  }
+};
+
+struct Rsqrt {
+  template <typename T>
+  static constexpr bool Supports() { return kIsFloat<T> || kIsComplex<T>; }
+  template <typename T>
+  static T Apply(T v) {
+    using A = Acc<T>;
+    if constexpr (kIsHalfLike<T>) {
+      return FromDouble<T>(1.0 / std::sqrt(static_cast<double>(static_cast<float>(v))));
+    } else if constexpr (std::is_same_v<T, float>) {
+      return static_cast<float>(1.0 / std::sqrt(static_cast<double>(v)));
+    } else {
+      return T(A(1) / std::sqrt(static_cast<A>(v)));
+    }
+  }
+};
+
+struct Negate {
+  template <typename T>
+  static constexpr bool Supports() { return !kIsBool<T>; }
+  template <typename T>
+  static T Apply(T v) {
+    if constexpr (kIsInt<T>) {
+      return static_cast<T>(U<T>(0) - static_cast<U<T>>(v));
+    } else {
+      return -v;
+    }
+  }
+};
+
+struct Abs {  // complex abs is its own kernel (real result)
+  template <typename T>
+  static constexpr bool Supports() { return kIsInt<T> || kIsFloat<T>; }
+  template <typename T>
+  static T Apply(T v) {
+    if constexpr (kIsInt<T>) {
+      if constexpr (std::is_signed_v<T>) {
+        return v < 0 ? static_cast<T>(U<T>(0) - static_cast<U<T>>(v)) : v;
+      } else {
+        return v;
+      }
+    } else if constexpr (kIsHalfLike<T>) {
+      return T(std::fabs(static_cast<float>(v)));
+    } else {
+      return std::fabs(v);
+    }
+  }
+};
+
+struct Sign {
+  template <typename T>
+  static constexpr bool Supports() { return !kIsBool<T>; }
+  template <typename T>
+  static T Apply(T v) {
+    if constexpr (kIsInt<T>) {
+      if constexpr (std::is_signed_v<T>) {
+        return static_cast<T>((v > 0) - (v < 0));
+      } else {
+        return static_cast<T>(v > 0 ? 1 : 0);
+      }
+    } else if constexpr (kIsComplex<T>) {
+      using R = typename T::value_type;
+      if (std::isnan(v.real()) || std::isnan(v.imag())) {
+        const R nan = std::numeric_limits<R>::quiet_NaN();
+        return T(nan, nan);
+      }
+      if (v.real() == 0 && v.imag() == 0) return v;
+      const R a = std::abs(v);
+      return T(v.real() / a, v.imag() / a);
+    } else {
+      using A = Acc<T>;
+      const A x = static_cast<A>(v);
+      if (std::isnan(x) || x == 0) return v;
+      return T(x > 0 ? A(1) : A(-1));
+    }
+  }
+};
+
+struct Not {
+  template <typename T>
+  static constexpr bool Supports() { return kIsInt<T> || kIsBool<T>; }
+  template <typename T>
+  static T Apply(T v) {
+    if constexpr (kIsBool<T>) {
+      return !v;
+    } else {
+      return static_cast<T>(~v);
+    }
+  }
+};
+
+// Integer ops that depend on the bit width get it through a second parameter.
+struct Popcnt {
+  template <typename T>
+  static constexpr bool Supports() { return kIsInt<T>; }
+  template <typename T>
+  static T ApplyBits(T v, int bits) {
+    U<T> u = static_cast<U<T>>(v);
+    if (bits < static_cast<int>(8 * sizeof(T))) u &= static_cast<U<T>>((U<T>(1) << bits) - 1);
+    return static_cast<T>(__builtin_popcountll(static_cast<unsigned long long>(u)));
+  }
+};
+
+struct Clz {
+  template <typename T>
+  static constexpr bool Supports() { return kIsInt<T>; }
+  template <typename T>
+  static T ApplyBits(T v, int bits) {
+    U<T> u = static_cast<U<T>>(v);
+    if (bits < static_cast<int>(8 * sizeof(T))) u &= static_cast<U<T>>((U<T>(1) << bits) - 1);
+    int n = 0;
+    for (int b = bits - 1; b >= 0 && !((u >> b) & 1); --b) ++n;
+    return static_cast<T>(n);
+  }
+};
+
+template <typename F, typename = void>
+struct HasBits : std::false_type {};
+template <typename F>
+struct HasBits<F, std::void_t<decltype(F::template ApplyBits<int32_t>(0, 0))>> : std::true_type {};
+
+template <typename T, typename F>
+class UnaryKernel final : public Kernel {
+ public:
+  UnaryKernel(uint32_t in, uint32_t out, int64_t n, int bits, int sub) : in_(in), out_(out), n_(n), bits_(bits), sub_(sub) {}
+  Status Run(Frame& f) const override {
+    const T* a = Ptr<T>(f, in_);
+    T* r = Ptr<T>(f, out_);
+    if constexpr (HasBits<F>::value) {
+      for (int64_t i = 0; i < n_; ++i) r[i] = F::template ApplyBits<T>(a[i], bits_);
+    } else {
+      for (int64_t i = 0; i < n_; ++i) r[i] = F::template Apply<T>(a[i]);
+    }
+    if constexpr (kIsInt<T>) {
+      if (sub_)
+        for (int64_t i = 0; i < n_; ++i) r[i] = WrapBits(r[i], sub_);
+    }
+    return Status();
+  }
+
+ private:
+  uint32_t in_, out_;
+  int64_t n_;
+  int bits_, sub_;
+};
+
+// ---- Binary functors -----------------------------------------------------------------------------
+
+struct Add {
+  template <typename T>
+  static constexpr bool Supports() { return true; }
+  template <typename T>
+  static T Apply(T a, T b) {
+    if constexpr (kIsBool<T>) return a || b;
+    else if constexpr (kIsInt<T>) return static_cast<T>(static_cast<U<T>>(a) + static_cast<U<T>>(b));
+    else if constexpr (kIsHalfLike<T>) return T(static_cast<float>(a) + static_cast<float>(b));
+    else return a + b;
+  }
+};
+struct Sub {
+  template <typename T>
+  static constexpr bool Supports() { return !kIsBool<T>; }
+  template <typename T>
+  static T Apply(T a, T b) {
+    if constexpr (kIsInt<T>) return static_cast<T>(static_cast<U<T>>(a) - static_cast<U<T>>(b));
+    else if constexpr (kIsHalfLike<T>) return T(static_cast<float>(a) - static_cast<float>(b));
+    else return a - b;
+  }
+};
+struct Mul {
+  template <typename T>
+  static constexpr bool Supports() { return true; }
+  template <typename T>
+  static T Apply(T a, T b) {
+    if constexpr (kIsBool<T>) return a && b;
+    else if constexpr (kIsInt<T>) {
+      using W = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, U<T>>;
+      return static_cast<T>(static_cast<W>(static_cast<U<T>>(a)) * static_cast<W>(static_cast<U<T>>(b)));
+    } else if constexpr (kIsHalfLike<T>) return T(static_cast<float>(a) * static_cast<float>(b));
+    else return a * b;
+  }
+};
+struct Div {
+  template <typename T>
+  static constexpr bool Supports() { return !kIsBool<T>; }
+  template <typename T>
+  static T Apply(T a, T b) {
+    if constexpr (kIsInt<T>) {
+      if (b == 0) return static_cast<T>(-1);  // all bits set, as XLA
+      if constexpr (std::is_signed_v<T>) {
+        if (a == std::numeric_limits<T>::min() && b == -1) return a;
+      }
+      return static_cast<T>(a / b);
+    } else if constexpr (kIsHalfLike<T>) {
+      return T(static_cast<float>(a) / static_cast<float>(b));
+    } else {
+      return a / b;
+    }
+  }
+};
+struct Rem {
+  template <typename T>
+  static constexpr bool Supports() { return kIsInt<T> || kIsFloat<T>; }
+  template <typename T>
+  static T Apply(T a, T b) {
+    if constexpr (kIsInt<T>) {
+      if (b == 0) return a;
+      if constexpr (std::is_signed_v<T>) {
+        if (b == -1) return 0;
+      }
+      return static_cast<T>(a % b);
+    } else if constexpr (kIsHalfLike<T>) {
+      return T(std::fmod(static_cast<float>(a), static_cast<float>(b)));
+    } else {
+      return std::fmod(a, b);
+    }
+  }
+};
+struct Max {
+  template <typename T>
+  static constexpr bool Supports() { return true; }
+  template <typename T>
+  static T Apply(T a, T b) {
+    if constexpr (kIsBool<T>) return a || b;
+    else if constexpr (kIsInt<T>) return a > b ? a : b;
+    else if constexpr (kIsComplex<T>) {
+      if (a.real() != b.real()) return a.real() > b.real() ? a : b;
+      return a.imag() >= b.imag() ? a : b;
+    } else {
+      const auto x = static_cast<Acc<T>>(a), y = static_cast<Acc<T>>(b);
+      if (std::isnan(x)) return a;
+      if (std::isnan(y)) return b;
+      if (x == y) return std::signbit(x) ? b : a;
+      return x > y ? a : b;
+    }
+  }
+};
+struct Min {
+  template <typename T>
+  static constexpr bool Supports() { return true; }
+  template <typename T>
+  static T Apply(T a, T b) {
+    if constexpr (kIsBool<T>) return a && b;
+    else if constexpr (kIsInt<T>) return a < b ? a : b;
+    else if constexpr (kIsComplex<T>) {
+      if (a.real() != b.real()) return a.real() < b.real() ? a : b;
+      return a.imag() <= b.imag() ? a : b;
+    } else {
+      const auto x = static_cast<Acc<T>>(a), y = static_cast<Acc<T>>(b);
+      if (std::isnan(x)) return a;
+      if (std::isnan(y)) return b;
+      if (x == y) return std::signbit(x) ? a : b;
+      return x < y ? a : b;
+    }
+  }
+};
+struct And {
+  template <typename T>
+  static constexpr bool Supports() { return kIsInt<T> || kIsBool<T>; }
+  template <typename T>
+  static T Apply(T a, T b) { if constexpr (kIsBool<T>) return a && b; else return static_cast<T>(a & b); }
+};
+struct Or {
+  template <typename T>
+  static constexpr bool Supports() { return kIsInt<T> || kIsBool<T>; }
+  template <typename T>
+  static T Apply(T a, T b) { if constexpr (kIsBool<T>) return a || b; else return static_cast<T>(a | b); }
+};
+struct Xor {
+  template <typename T>
+  static constexpr bool Supports() { return kIsInt<T> || kIsBool<T>; }
+  template <typename T>
+  static T Apply(T a, T b) { if constexpr (kIsBool<T>) return a != b; else return static_cast<T>(a ^ b); }
+};
+struct Pow {
+  template <typename T>
+  static constexpr bool Supports() { return !kIsBool<T>; }
+  template <typename T>
+  static T Apply(T a, T b) {
+    if constexpr (kIsInt<T>) {
+      if constexpr (std::is_signed_v<T>) {
+        if (b < 0) {
+          if (a == 1) return 1;
+          if (a == -1) return (b & 1) ? -1 : 1;
+          return 0;
+        }
+      }
+      U<T> base = static_cast<U<T>>(a), r = 1;
+      uint64_t e = static_cast<uint64_t>(b);
+      while (e) {
+        if (e & 1) r = static_cast<U<T>>(Mul::Apply<U<T>>(r, base));
+        base = static_cast<U<T>>(Mul::Apply<U<T>>(base, base));
+        e >>= 1;
+      }
+      return static_cast<T>(r);
+    } else if constexpr (kIsHalfLike<T>) {
+      return FromDouble<T>(std::pow(static_cast<double>(static_cast<float>(a)), static_cast<double>(static_cast<float>(b))));
+    } else {
+      return std::pow(a, b);
+    }
+  }
+};
+struct Atan2 {
+  template <typename T>
+  static constexpr bool Supports() { return kIsFloat<T> || kIsComplex<T>; }
+  template <typename T>
+  static T Apply(T a, T b) {
+    if constexpr (kIsComplex<T>) {
+      // atan2(y, x) = -i log((x + i y) / sqrt(x^2 + y^2))
+      const T i(0, 1);
+      return -i * std::log((b + i * a) / std::sqrt(b * b + a * a));
+    } else {
+      using A = Acc<T>;
+      return T(std::atan2(static_cast<A>(a), static_cast<A>(b)));
+    }
+  }
+};
+struct NextAfter {
+  template <typename T>
+  static constexpr bool Supports() { return kIsFloat<T>; }
+  template <typename T>
+  static T Apply(T a, T b) {
+    if constexpr (kIsHalfLike<T>) {
+      const float x = static_cast<float>(a), y = static_cast<float>(b);
+      if (std::isnan(x) || std::isnan(y)) return T(std::numeric_limits<float>::quiet_NaN());
+      if (x == y) return b;
+      uint16_t bits = Eigen::numext::bit_cast<uint16_t>(a);
+      if (x == 0) {
+        bits = 1;
+        if (y < 0) bits |= 0x8000;
+      } else if ((x < y) == (x > 0)) {
+        ++bits;
+      } else {
+        --bits;
+      }
+      return Eigen::numext::bit_cast<T>(bits);
+    } else {
+      return std::nextafter(a, b);
+    }
+  }
+};
+// Shifts: amounts outside [0, bits) give 0 (left, logical) or the sign fill (arithmetic).
+struct Shl {
+  template <typename T>
+  static constexpr bool Supports() { return kIsInt<T>; }
+  template <typename T>
+  static T ApplyBits(T a, T b, int bits) {
+    if (b < 0 || static_cast<uint64_t>(b) >= static_cast<uint64_t>(bits)) return 0;
+    return static_cast<T>(static_cast<U<T>>(a) << b);
+  }
+};
+struct Shrl {
+  template <typename T>
+  static constexpr bool Supports() { return kIsInt<T>; }
+  template <typename T>
+  static T ApplyBits(T a, T b, int bits) {
+    if (b < 0 || static_cast<uint64_t>(b) >= static_cast<uint64_t>(bits)) return 0;
+    U<T> u = static_cast<U<T>>(a);
+    if (bits < static_cast<int>(8 * sizeof(T))) u &= static_cast<U<T>>((U<T>(1) << bits) - 1);
+    return static_cast<T>(u >> b);
+  }
+};
+struct Shra {
+  template <typename T>
+  static constexpr bool Supports() { return kIsInt<T>; }
+  template <typename T>
+  static T ApplyBits(T a, T b, int bits) {
+    using S = std::make_signed_t<T>;
+    S s = static_cast<S>(a);
+    if (bits < static_cast<int>(8 * sizeof(T))) s = WrapBits<S>(s, bits);  // sign-extend from the width
+    if (b < 0 || static_cast<uint64_t>(b) >= static_cast<uint64_t>(bits)) return static_cast<T>(s < 0 ? -1 : 0);
+    return static_cast<T>(s >> b);
+  }
+};
+
+template <typename F, typename = void>
+struct HasBits2 : std::false_type {};
+template <typename F>
+struct HasBits2<F, std::void_t<decltype(F::template ApplyBits<int32_t>(0, 0, 0))>> : std::true_type {};
+
+template <typename T, typename F>
+class BinaryKernel final : public Kernel {
+ public:
+  BinaryKernel(uint32_t a, uint32_t b, uint32_t out, int64_t n, int bits, int sub)
+      : a_(a), b_(b), out_(out), n_(n), bits_(bits), sub_(sub) {}
+  Status Run(Frame& f) const override {
+    const T* a = Ptr<T>(f, a_);
+    const T* b = Ptr<T>(f, b_);
+    T* r = Ptr<T>(f, out_);
+    if constexpr (HasBits2<F>::value) {
+      for (int64_t i = 0; i < n_; ++i) r[i] = F::template ApplyBits<T>(a[i], b[i], bits_);
+    } else {
+      for (int64_t i = 0; i < n_; ++i) r[i] = F::template Apply<T>(a[i], b[i]);
+    }
+    if constexpr (kIsInt<T>) {
+      if (sub_)
+        for (int64_t i = 0; i < n_; ++i) r[i] = WrapBits(r[i], sub_);
+    }
+    return Status();
+  }
+
+ private:
+  uint32_t a_, b_, out_;
+  int64_t n_;
+  int bits_, sub_;
+};
+
+// ---- Generic compile helpers ---------------------------------------------------------------------
+
+Status CheckSameShape(CompileCtx& cx, const Slot& a, const Slot& b) {
+  if (a.dims != b.dims) return cx.Invalid("operand shapes differ");
+  return Ok();
+}
+
+bool AnyQuant(CompileCtx& cx) {
+  for (size_t i = 0; i < cx.num_inputs(); ++i)
+    if (cx.in_slot(i).quant) return true;
+  for (size_t i = 0; i < cx.num_outputs(); ++i)
+    if (cx.out_slot(i).quant) return true;
+  return false;
+}
+
+template <typename F>
+Status MakeUnary(CompileCtx& cx, uint32_t in, uint32_t out, std::unique_ptr<Kernel>* k) {
+  const Slot& a = cx.slot(in);
+  const Slot& r = cx.slot(out);
+  if (a.type != r.type || a.dims != r.dims) return cx.Invalid("result type differs from the operand type");
+  *k = Dispatch(a.type, [&](auto tag) -> std::unique_ptr<Kernel> {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_void_v<T>) {
+      return nullptr;
+    } else if constexpr (!F::template Supports<T>()) {
+      return nullptr;
+    } else {
+      return std::make_unique<UnaryKernel<T, F>>(in, out, a.count, BitWidth(a.type), SubByteBits(a.type));
+    }
+  });
+  if (!*k) return cx.Unsupported("element type %s is not supported", std::string(ElementTypeName(a.type)).c_str());
+  return Ok();
+}
+
+template <typename F>
+Status MakeBinary(CompileCtx& cx, uint32_t a_slot, uint32_t b_slot, uint32_t out, std::unique_ptr<Kernel>* k) {
+  const Slot& a = cx.slot(a_slot);
+  const Slot& b = cx.slot(b_slot);
+  const Slot& r = cx.slot(out);
+  NEURONMEM_RETURN_IF_ERROR(CheckSameShape(cx, a, b));
+  if (a.type != b.type || a.type != r.type || a.dims != r.dims)
+    return cx.Invalid("operand and result types differ");
+  *k = Dispatch(a.type, [&](auto tag) -> std::unique_ptr<Kernel> {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_void_v<T>) {
+      return nullptr;
+    } else if constexpr (!F::template Supports<T>()) {
+      return nullptr;
+    } else {
+      return std::make_unique<BinaryKernel<T, F>>(a_slot, b_slot, out, a.count, BitWidth(a.type), SubByteBits(a.type));
+    }
+  });
+  if (!*k) return cx.Unsupported("element type %s is not supported", std::string(ElementTypeName(a.type)).c_str());
+  return Ok();
+}
+
+template <typename F>
+Status CompileUnary(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
+  if (cx.num_inputs() != 1 || cx.num_outputs() != 1) return cx.Invalid("expected one operand and one result");
+  if (AnyQuant(cx))
+    return CompileQuantized(cx, k, [](CompileCtx& c, const std::vector<uint32_t>& in, uint32_t out,
+                                      std::unique_ptr<Kernel>* inner) { return MakeUnary<F>(c, in[0], out, inner); });
+  return MakeUnary<F>(cx, cx.in(0), cx.out(0), k);
+}
+
+template <typename F>
+Status CompileBinary(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
+  if (cx.num_inputs() != 2 || cx.num_outputs() != 1) return cx.Invalid("expected two operands and one result");
+  if (AnyQuant(cx))
+    return CompileQuantized(cx, k, [](CompileCtx& c, const std::vector<uint32_t>& in, uint32_t out,
+                                      std::unique_ptr<Kernel>* inner) {
+      return MakeBinary<F>(c, in[0], in[1], out, inner);
+    });
+  return MakeBinary<F>(cx, cx.in(0), cx.in(1), cx.out(0), k);
+}
+
+// ---- Ops with other result types -----------------------------------------------------------------
+
+template <typename T, typename R, typename F>
+class MapKernel final : public Kernel {
+ public:
+  MapKernel(uint32_t in, uint32_t out, int64_t n) : in_(in), out_(out), n_(n) {}
+  Status Run(Frame& f) const override {
+    const T* a = Ptr<T>(f, in_);
+    R* r = Ptr<R>(f, out_);
+    for (int64_t i = 0; i < n_; ++i) r[i] = F::template Apply<T, R>(a[i]);
+    return Status();
+  }
+
+ private:
+  uint32_t in_, out_;
+  int64_t n_;
+};
+
+struct AbsComplex {
+  template <typename T, typename R>
+  static R Apply(T v) { return R(std::abs(v)); }
+};
+struct RealPart {
+  template <typename T, typename R>
+  static R Apply(T v) { if constexpr (kIsComplex<T>) return v.real(); else return v; }
+};
+struct ImagPart {
+  template <typename T, typename R>
+  static R Apply(T v) { if constexpr (kIsComplex<T>) return v.imag(); else return R(0); }
+};
+struct IsFinite {
+  template <typename T, typename R>
+  static R Apply(T v) { return std::isfinite(static_cast<Acc<T>>(v)); }
+};
+
+template <typename F>
+Status CompileComplexPart(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
+  if (cx.num_inputs() != 1 || cx.num_outputs() != 1) return cx.Invalid("expected one operand and one result");
+  const Slot& a = cx.in_slot(0);
+  const Slot& r = cx.out_slot(0);
+  if (a.type == ElementType::kC64 && r.type == ElementType::kF32) {
+    *k = std::make_unique<MapKernel<c64, float, F>>(cx.in(0), cx.out(0), a.count);
+  } else if (a.type == ElementType::kC128 && r.type == ElementType::kF64) {
+    *k = std::make_unique<MapKernel<c128, double, F>>(cx.in(0), cx.out(0), a.count);
+  } else if (IsFloat(a.type) && a.type == r.type) {
+    *k = Dispatch(a.type, [&](auto tag) -> std::unique_ptr<Kernel> {
+      using T = typename decltype(tag)::type;
+      if constexpr (kIsFloat<T>) return std::make_unique<MapKernel<T, T, F>>(cx.in(0), cx.out(0), a.count);
+      else return nullptr;
+    });
+  } else {
+    return cx.Unsupported("%s -> %s is not supported", std::string(ElementTypeName(a.type)).c_str(),
+                          std::string(ElementTypeName(r.type)).c_str());
+  }
+  return Ok();
+}
+
+Status CompileAbs(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
+  if (cx.num_inputs() == 1 && IsComplex(cx.in_slot(0).type)) return CompileComplexPart<AbsComplex>(cx, k);
+  return CompileUnary<Abs>(cx, k);
+}
+
+Status CompileIsFinite(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
+  if (cx.num_inputs() != 1 || cx.num_outputs() != 1) return cx.Invalid("expected one operand and one result");
+  const Slot& a = cx.in_slot(0);
+  if (cx.out_slot(0).type != ElementType::kPred) return cx.Invalid("result must be i1");
+  *k = Dispatch(a.type, [&](auto tag) -> std::unique_ptr<Kernel> {
+    using T = typename decltype(tag)::type;
+    if constexpr (kIsFloat<T>) return std::make_unique<MapKernel<T, bool, IsFinite>>(cx.in(0), cx.out(0), a.count);
+    else return nullptr;
+  });
+  if (!*k) return cx.Unsupported("element type %s is not supported", std::string(ElementTypeName(a.type)).c_str());
+  return Ok();
+}
+
+template <typename R>
+class ComplexKernel final : public Kernel {
+ public:
+  using E = typename R::value_type;
+  ComplexKernel(uint32_t a, uint32_t b, uint32_t out, int64_t n) : a_(a), b_(b), out_(out), n_(n) {}
+  Status Run(Frame& f) const override {
+    const E* a = Ptr<E>(f, a_);
+    const E* b = Ptr<E>(f, b_);
+    R* r = Ptr<R>(f, out_);
+    for (int64_t i = 0; i < n_; ++i) r[i] = R(a[i], b[i]);
+    return Status();
+  }
+
+ private:
+  uint32_t a_, b_, out_;
+  int64_t n_;
+};
+
+Status CompileComplex(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
+  if (cx.num_inputs() != 2 || cx.num_outputs() != 1) return cx.Invalid("expected two operands and one result");
+  const Slot& a = cx.in_slot(0);
+  NEURONMEM_RETURN_IF_ERROR(CheckSameShape(cx, a, cx.in_slot(1)));
+  if (a.type == ElementType::kF32 && cx.out_slot(0).type == ElementType::kC64)
+    *k = std::make_unique<ComplexKernel<c64>>(cx.in(0), cx.in(1), cx.out(0), a.count);
+  else if (a.type == ElementType::kF64 && cx.out_slot(0).type == ElementType::kC128)
+    *k = std::make_unique<ComplexKernel<c128>>(cx.in(0), cx.in(1), cx.out(0), a.count);
+  else
+    return cx.Unsupported("complex of %s is not supported", std::string(ElementTypeName(a.type)).c_str());
+  return Ok();
+}
+
+// ---- compare -------------------------------------------------------------------------------------
+
+enum class Dir { kEq, kNe, kGe, kGt, kLe, kLt };
+
+template <typename T>
+inline int64_t TotalOrderKey(T v) {
+  if constexpr (kIsHalfLike<T>) {
+    int16_t b = static_cast<int16_t>(Eigen::numext::bit_cast<uint16_t>(v));
+    return b < 0 ? static_cast<int64_t>(static_cast<int16_t>(b ^ 0x7fff)) : b;
+  } else if constexpr (std::is_same_v<T, float>) {
+    int32_t b;
+    std::memcpy(&b, &v, 4);
+    return b < 0 ? static_cast<int64_t>(b ^ 0x7fffffff) : b;
+  } else {
+    int64_t b;
+    std::memcpy(&b, &v, 8);
+    return b < 0 ? (b ^ INT64_C(0x7fffffffffffffff)) : b;
+  }
+}
+
+template <typename T>
+class CompareKernel final : public Kernel {
+ public:
+  CompareKernel(uint32_t a, uint32_t b, uint32_t out, int64_t n, Dir dir, bool total, int sub)
+      : a_(a), b_(b), out_(out), n_(n), dir_(dir), total_(total), sub_(sub) {}
+  Status Run(Frame& f) const override {
+    const T* a = Ptr<T>(f, a_);
+    const T* b = Ptr<T>(f, b_);
+    bool* r = Ptr<bool>(f, out_);
+    if constexpr (kIsComplex<T>) {
+      for (int64_t i = 0; i < n_; ++i) r[i] = (dir_ == Dir::kEq) == (a[i] == b[i]);
+    } else if constexpr (kIsFloat<T>) {
+      if (total_) {
+        for (int64_t i = 0; i < n_; ++i) r[i] = Cmp(TotalOrderKey(a[i]), TotalOrderKey(b[i]));
+      } else {
+        for (int64_t i = 0; i < n_; ++i) r[i] = Cmp(static_cast<Acc<T>>(a[i]), static_cast<Acc<T>>(b[i]));
+      }
+    } else {
+      for (int64_t i = 0; i < n_; ++i) r[i] = Cmp(a[i], b[i]);
+    }
+    return Status();
+  }
+
+ private:
+  template <typename V>
+  bool Cmp(V x, V y) const {
+    switch (dir_) {
+      case Dir::kEq: return x == y;
+      case Dir::kNe: return x != y;
+      case Dir::kGe: return x >= y;
+      case Dir::kGt: return x > y;
+      case Dir::kLe: return x <= y;
+      case Dir::kLt: return x < y;
+    }
+    return false;
+  }
+  uint32_t a_, b_, out_;
+  int64_t n_;
+  Dir dir_;
+  bool total_;
+  int sub_;
+};
+
+bool ParseDir(const std::string& s, Dir* d) {
+  static const std::pair<const char*, Dir> kDirs[] = {{"EQ", Dir::kEq}, {"NE", Dir::kNe}, {"GE", Dir::kGe},
+                                                      {"GT", Dir::kGt}, {"LE", Dir::kLe}, {"LT", Dir::kLt}};
+  for (const auto& p : kDirs)
+    if (s == p.first) {
+      *d = p.second;
+      return true;
+    }
+  return false;
+}
+
+Status MakeCompare(CompileCtx& cx, uint32_t a_slot, uint32_t b_slot, uint32_t out, std::unique_ptr<Kernel>* k) {
+  std::string dir_word, type_word;
+  if (!cx.EnumWord("comparison_direction", &dir_word)) return cx.Invalid("missing comparison_direction");
+  Dir dir;
+  if (!ParseDir(dir_word, &dir)) return cx.Invalid("unknown comparison direction '%s'", dir_word.c_str());
+  cx.EnumWord("compare_type", &type_word);
+  const bool total = type_word == "TOTALORDER";
+  const Slot& a = cx.slot(a_slot);
+  NEURONMEM_RETURN_IF_ERROR(CheckSameShape(cx, a, cx.slot(b_slot)));
+  if (cx.slot(out).type != ElementType::kPred) return cx.Invalid("result must be i1");
+  if (IsComplex(a.type) && dir != Dir::kEq && dir != Dir::kNe)
+    return cx.Unsupported("ordered comparison of complex numbers");
+  *k = Dispatch(a.type, [&](auto tag) -> std::unique_ptr<Kernel> {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_void_v<T>) return nullptr;
+    else return std::make_unique<CompareKernel<T>>(a_slot, b_slot, out, a.count, dir, total, SubByteBits(a.type));
+  });
+  if (!*k) return cx.Unsupported("element type %s is not supported", std::string(ElementTypeName(a.type)).c_str());
+  return Ok();
+}
+
+Status CompileCompare(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
+  if (cx.num_inputs() != 2 || cx.num_outputs() != 1) return cx.Invalid("expected two operands and one result");
+  if (AnyQuant(cx))
+    return CompileQuantized(cx, k, [](CompileCtx& c, const std::vector<uint32_t>& in, uint32_t out,
+                                      std::unique_ptr<Kernel>* inner) { return MakeCompare(c, in[0], in[1], out, inner); });
+  return MakeCompare(cx, cx.in(0), cx.in(1), cx.out(0), k);
+}
+
+// ---- select, clamp -------------------------------------------------------------------------------
+
+class SelectKernel final : public Kernel {
+ public:
+  SelectKernel(uint32_t p, uint32_t t, uint32_t f, uint32_t out, int64_t n, size_t esize, bool scalar_pred)
+      : p_(p), t_(t), f_(f), out_(out), n_(n), esize_(esize), scalar_(scalar_pred) {}
+  Status Run(Frame& fr) const override {
+    const bool* p = Ptr<bool>(fr, p_);
+    const char* t = fr.slots[t_];
+    const char* f = fr.slots[f_];
+    char* r = fr.slots[out_];
+    if (scalar_) {
+      std::memmove(r, p[0] ? t : f, n_ * esize_);
+      return Status();
+    }
+    switch (esize_) {
+      case 1: Loop<uint8_t>(p, t, f, r); break;
+      case 2: Loop<uint16_t>(p, t, f, r); break;
+      case 4: Loop<uint32_t>(p, t, f, r); break;
+      case 8: Loop<uint64_t>(p, t, f, r); break;
+      default:
+        for (int64_t i = 0; i < n_; ++i) std::memcpy(r + i * esize_, (p[i] ? t : f) + i * esize_, esize_);
+    }
+    return Status();
+  }
+
+ private:
+  template <typename W>
+  void Loop(const bool* p, const char* t, const char* f, char* r) const {
+    const W* tw = reinterpret_cast<const W*>(t);
+    const W* fw = reinterpret_cast<const W*>(f);
+    W* rw = reinterpret_cast<W*>(r);
+    for (int64_t i = 0; i < n_; ++i) rw[i] = p[i] ? tw[i] : fw[i];
+  }
+  uint32_t p_, t_, f_, out_;
+  int64_t n_;
+  size_t esize_;
+  bool scalar_;
+};
+
+Status CompileSelect(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
+  if (cx.num_inputs() != 3 || cx.num_outputs() != 1) return cx.Invalid("expected three operands and one result");
+  const Slot& p = cx.in_slot(0);
+  const Slot& t = cx.in_slot(1);
+  if (p.type != ElementType::kPred) return cx.Invalid("the predicate must be i1");
+  if (t.dims != cx.in_slot(2).dims || t.type != cx.in_slot(2).type) return cx.Invalid("branch types differ");
+  const bool scalar = p.dims.empty() && !t.dims.empty();
+  if (!scalar && p.dims != t.dims) return cx.Invalid("predicate shape differs from the operands'");
+  *k = std::make_unique<SelectKernel>(cx.in(0), cx.in(1), cx.in(2), cx.out(0), t.count, ElementByteSize(t.type), scalar);
+  return Ok();
+}
+
+template <typename T>
+class ClampKernel final : public Kernel {
+ public:
+  ClampKernel(uint32_t lo, uint32_t x, uint32_t hi, uint32_t out, int64_t n, bool lo_s, bool hi_s)
+      : lo_(lo), x_(x), hi_(hi), out_(out), n_(n), lo_scalar_(lo_s), hi_scalar_(hi_s) {}
+  Status Run(Frame& f) const override {
+    const T* lo = Ptr<T>(f, lo_);
+    const T* x = Ptr<T>(f, x_);
+    const T* hi = Ptr<T>(f, hi_);
+    T* r = Ptr<T>(f, out_);
+    for (int64_t i = 0; i < n_; ++i) {
+      const T l = lo[lo_scalar_ ? 0 : i], h = hi[hi_scalar_ ? 0 : i];
+      r[i] = Min::Apply<T>(Max::Apply<T>(x[i], l), h);
+    }
+    return Status();
+  }
+
+ private:
+  uint32_t lo_, x_, hi_, out_;
+  int64_t n_;
+  bool lo_scalar_, hi_scalar_;
+};
+
+Status CompileClamp(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
+  if (cx.num_inputs() != 3 || cx.num_outputs() != 1) return cx.Invalid("expected three operands and one result");
+  const Slot& lo = cx.in_slot(0);
+  const Slot& x = cx.in_slot(1);
+  const Slot& hi = cx.in_slot(2);
+  if (lo.type != x.type || hi.type != x.type) return cx.Invalid("operand types differ");
+  const bool lo_s = lo.dims.empty(), hi_s = hi.dims.empty();
+  if ((!lo_s && lo.dims != x.dims) || (!hi_s && hi.dims != x.dims)) return cx.Invalid("min/max shape mismatch");
+  if (x.quant) return cx.Unsupported("quantized clamp is not supported");
+  *k = Dispatch(x.type, [&](auto tag) -> std::unique_ptr<Kernel> {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_void_v<T> || kIsComplex<T>) return nullptr;
+    else return std::make_unique<ClampKernel<T>>(cx.in(0), cx.in(1), cx.in(2), cx.out(0), x.count, lo_s, hi_s);
+  });
+  if (!*k) return cx.Unsupported("element type %s is not supported", std::string(ElementTypeName(x.type)).c_str());
+  return Ok();
+}
+
+// ---- convert, bitcast_convert, reduce_precision ---------------------------------------------------
+
+template <typename From, typename To>
+class ConvertKernel final : public Kernel {
+ public:
+  ConvertKernel(uint32_t in, uint32_t out, int64_t n, int to_bits) : in_(in), out_(out), n_(n), to_bits_(to_bits) {}
+  Status Run(Frame& f) const override {
+    const From* a = Ptr<From>(f, in_);
+    To* r = Ptr<To>(f, out_);
+    for (int64_t i = 0; i < n_; ++i) r[i] = ConvertElement<To, From>(a[i], to_bits_);
+    return Status();
+  }
+
+ private:
+  uint32_t in_, out_;
+  int64_t n_;
+  int to_bits_;
+};
+
+}  // namespace
+
+Status MakeConvert(CompileCtx& cx, uint32_t in, uint32_t out, std::unique_ptr<Kernel>* k) {
+  const Slot& a = cx.slot(in);
+  const Slot& r = cx.slot(out);
+  if (a.count != r.count) return cx.Invalid("operand and result shapes differ");
+  const int to_bits = SubByteBits(r.type);
+  *k = Dispatch(a.type, [&](auto ftag) -> std::unique_ptr<Kernel> {
+    using From = typename decltype(ftag)::type;
+    if constexpr (std::is_void_v<From>) {
+      return nullptr;
+    } else {
+      return Dispatch(r.type, [&](auto ttag) -> std::unique_ptr<Kernel> {
+        using To = typename decltype(ttag)::type;
+        if constexpr (std::is_void_v<To>) return nullptr;
+        else return std::make_unique<ConvertKernel<From, To>>(in, out, a.count, to_bits);
+      });
+    }
+  });
+  if (!*k)
+    return cx.Unsupported("convert %s -> %s is not supported", std::string(ElementTypeName(a.type)).c_str(),
+                          std::string(ElementTypeName(r.type)).c_str());
+  return Ok();
+}
+
+namespace {
+
+Status CompileConvert(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
+  if (cx.num_inputs() != 1 || cx.num_outputs() != 1) return cx.Invalid("expected one operand and one result");
+  if (AnyQuant(cx)) return cx.Unsupported("convert of quantized types is not supported");
+  if (cx.in_slot(0).type == cx.out_slot(0).type) {
+    cx.AliasOutput(0, cx.in(0));
+    return Ok();
+  }
+  return MakeConvert(cx, cx.in(0), cx.out(0), k);
+}
+
+// bitcast_convert between types of different storage (sub-byte, i1) packs or unpacks bits.
+class BitcastKernel final : public Kernel {
+ public:
+  BitcastKernel(uint32_t in, uint32_t out, int64_t n_in, int in_bits, int in_bytes, int64_t n_out, int out_bits,
+                int out_bytes, bool out_signed)
+      : in_(in), out_(out), n_in_(n_in), in_bits_(in_bits), in_bytes_(in_bytes), n_out_(n_out), out_bits_(out_bits),
+        out_bytes_(out_bytes), out_signed_(out_signed) {}
+  Status Run(Frame& f) const override {
+    // Gather all bits little-endian, then scatter.
+    const uint8_t* a = reinterpret_cast<const uint8_t*>(f.slots[in_]);
+    uint8_t* r = reinterpret_cast<uint8_t*>(f.slots[out_]);
+    std::vector<uint8_t> bits;  // one per bit; small tensors only reach here
+    bits.reserve(static_cast<size_t>(n_in_ * in_bits_));
+    for (int64_t i = 0; i < n_in_; ++i) {
+      uint64_t v = 0;
+      std::memcpy(&v, a + i * in_bytes_, in_bytes_);
+      for (int b = 0; b < in_bits_; ++b) bits.push_back((v >> b) & 1);
+    }
+    size_t pos = 0;
+    for (int64_t i = 0; i < n_out_; ++i) {
+      uint64_t v = 0;
+      for (int b = 0; b < out_bits_; ++b) v |= static_cast<uint64_t>(bits[pos++]) << b;
+      if (out_signed_ && out_bits_ < 64 && (v >> (out_bits_ - 1)) & 1) v |= ~((uint64_t(1) << out_bits_) - 1);
+      std::memcpy(r + i * out_bytes_, &v, out_bytes_);
+    }
+    return Status();
+  }
+
+ private:
+  uint32_t in_, out_;
+  int64_t n_in_;
+  int in_bits_, in_bytes_;
+  int64_t n_out_;
+  int out_bits_, out_bytes_;
+  bool out_signed_;
+};
+
+Status CompileBitcastConvert(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
+  if (cx.num_inputs() != 1 || cx.num_outputs() != 1) return cx.Invalid("expected one operand and one result");
+  const Slot& a = cx.in_slot(0);
+  const Slot& r = cx.out_slot(0);
+  const int ib = BitWidth(a.type), ob = BitWidth(r.type);
+  if (a.count * ib != r.count * ob) return cx.Invalid("operand and result sizes in bits differ");
+  const bool same_storage = ib == 8 * static_cast<int>(ElementByteSize(a.type)) &&
+                            ob == 8 * static_cast<int>(ElementByteSize(r.type));
+  if (same_storage) {
+    *k = std::make_unique<CopyKernel>(cx.in(0), cx.out(0), a.bytes);
+    return Ok();
+  }
+  *k = std::make_unique<BitcastKernel>(cx.in(0), cx.out(0), a.count, ib, ElementByteSize(a.type), r.count, ob,
+                                       ElementByteSize(r.type), IsSignedInt(r.type));
+  return Ok();
+}
+
+// reduce_precision: round to `mantissa` bits (nearest even) and clamp the exponent range to `exponent` bits.
+template <typename T>
+class ReducePrecisionKernel final : public Kernel {
+ public:
+  ReducePrecisionKernel(uint32_t in, uint32_t out, int64_t n, int e, int m) : in_(in), out_(out), n_(n), e_(e), m_(m) {}
+  Status Run(Frame& f) const override {
+    const T* a = Ptr<T>(f, in_);
+    T* r = Ptr<T>(f, out_);
+    for (int64_t i = 0; i < n_; ++i) r[i] = Reduce(a[i]);
+    return Status();
+  }
+
+ private:
+  T Reduce(T v) const {
+    using Bits = std::conditional_t<sizeof(T) == 8, uint64_t, std::conditional_t<sizeof(T) == 4, uint32_t, uint16_t>>;
+    constexpr int kMant = std::is_same_v<T, double> ? 52 : std::is_same_v<T, float> ? 23
+                          : std::is_same_v<T, half> ? 10 : 7;
+    constexpr int kExp = static_cast<int>(8 * sizeof(T)) - kMant - 1;
+    Bits x;
+    std::memcpy(&x, &v, sizeof(T));
+    const Bits sign = x & (Bits(1) << (8 * sizeof(T) - 1));
+    const Bits exp_mask = static_cast<Bits>(((Bits(1) << kExp) - 1) << kMant);
+    const Bits mant_mask = static_cast<Bits>((Bits(1) << kMant) - 1);
+    if ((x & exp_mask) == exp_mask) {  // inf or NaN: a NaN stays itself unless no mantissa bits remain (-> inf)
+      if ((x & mant_mask) == 0 || m_ > 0) return v;
+      x = static_cast<Bits>(sign | exp_mask);
+      T out;
+      std::memcpy(&out, &x, sizeof(T));
+      return out;
+    }
+    if (m_ < kMant) {
+      const int shift = kMant - m_;
+      const Bits last = (x >> shift) & 1;
+      const Bits bias = static_cast<Bits>((Bits(1) << (shift - 1)) - 1 + last);
+      x = static_cast<Bits>(x + bias);
+      x = static_cast<Bits>(x & ~((Bits(1) << shift) - 1));
+    }
+    if (e_ < kExp) {
+      const int64_t bias = (int64_t(1) << (kExp - 1)) - 1;
+      const int64_t new_bias = (int64_t(1) << (e_ - 1)) - 1;
+      const int64_t exp = static_cast<int64_t>((x & exp_mask) >> kMant) - bias;
+      if (exp > new_bias) {
+        x = static_cast<Bits>(sign | exp_mask);  // overflow to infinity
+      } else if (exp <= -new_bias) {
+        x = sign;  // underflow to zero (no subnormals in the reduced format)
+      }
+    }
+    T out;
+    std::memcpy(&out, &x, sizeof(T));
+    return out;
+  }
+  uint32_t in_, out_;
+  int64_t n_;
+  int e_, m_;
+};
+
+Status CompileReducePrecision(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
+  if (cx.num_inputs() != 1 || cx.num_outputs() != 1) return cx.Invalid("expected one operand and one result");
+  int64_t e = -1, m = -1;
+  cx.Int("exponent_bits", &e);
+  cx.Int("mantissa_bits", &m);
+  if (e < 0 || m < 0) {
+    // Pretty form: "format = e5m10".
+    const std::string_view text = cx.OpText();
+    const size_t at = text.find("format = e");
+    if (at == std::string_view::npos) return cx.Unsupported("cannot read exponent_bits/mantissa_bits (format)");
+    if (std::sscanf(std::string(text.substr(at + 10, 32)).c_str(), "%" SCNd64 "m%" SCNd64, &e, &m) != 2)
+      return cx.Invalid("malformed format");
+  }
+  if (e < 1 || m < 0) return cx.Invalid("exponent_bits must be >= 1 and mantissa_bits >= 0");
+  const Slot& a = cx.in_slot(0);
+  *k = Dispatch(a.type, [&](auto tag) -> std::unique_ptr<Kernel> {
+    using T = typename decltype(tag)::type;
+    if constexpr (kIsFloat<T>)
+      return std::make_unique<ReducePrecisionKernel<T>>(cx.in(0), cx.out(0), a.count, static_cast<int>(e),
+                                                       static_cast<int>(m));
+    else return nullptr;
+  });
+  if (!*k) return cx.Unsupported("element type %s is not supported", std::string(ElementTypeName(a.type)).c_str());
+  return Ok();
+}
+
+}  // namespace
+
+void RegisterElementwiseOps(std::unordered_map<std::string_view, OpCompileFn>* r) {
+  auto& m = *r;
+  m["stablehlo.abs"] = CompileAbs;
+  m["stablehlo.negate"] = CompileUnary<Negate>;
+  m["stablehlo.sign"] = CompileUnary<Sign>;
+  m["stablehlo.not"] = CompileUnary<Not>;
+  m["stablehlo.popcnt"] = CompileUnary<Popcnt>;
+  m["stablehlo.count_leading_zeros"] = CompileUnary<Clz>;
+  m["stablehlo.exponential"] = CompileUnary<Exp>;
+  m["stablehlo.exponential_minus_one"] = CompileUnary<Expm1>;
+  m["stablehlo.log"] = CompileUnary<Log>;
+  m["stablehlo.log_plus_one"] = CompileUnary<Log1p>;
+  m["stablehlo.logistic"] = CompileUnary<Logistic>;
+  m["stablehlo.sqrt"] = CompileUnary<Sqrt>;
+  m["stablehlo.rsqrt"] = CompileUnary<Rsqrt>;
+  m["stablehlo.cbrt"] = CompileUnary<Cbrt>;
+  m["stablehlo.sine"] = CompileUnary<Sin>;
+  m["stablehlo.cosine"] = CompileUnary<Cos>;
+  m["stablehlo.tan"] = CompileUnary<Tan>;
+  m["stablehlo.tanh"] = CompileUnary<Tanh>;
+  m["stablehlo.floor"] = CompileUnary<Floor>;
+  m["stablehlo.ceil"] = CompileUnary<Ceil>;
+  m["stablehlo.round_nearest_afz"] = CompileUnary<RoundAfz>;
+  m["stablehlo.round_nearest_even"] = CompileUnary<RoundEven>;
+  m["stablehlo.is_finite"] = CompileIsFinite;
+  m["stablehlo.real"] = CompileComplexPart<RealPart>;
+  m["stablehlo.imag"] = CompileComplexPart<ImagPart>;
+  m["stablehlo.complex"] = CompileComplex;
+  m["stablehlo.add"] = CompileBinary<Add>;
+  m["stablehlo.subtract"] = CompileBinary<Sub>;
+  m["stablehlo.multiply"] = CompileBinary<Mul>;
+  m["stablehlo.divide"] = CompileBinary<Div>;
+  m["stablehlo.remainder"] = CompileBinary<Rem>;
+  m["stablehlo.power"] = CompileBinary<Pow>;
+  m["stablehlo.maximum"] = CompileBinary<Max>;
+  m["stablehlo.minimum"] = CompileBinary<Min>;
+  m["stablehlo.and"] = CompileBinary<And>;
+  m["stablehlo.or"] = CompileBinary<Or>;
+  m["stablehlo.xor"] = CompileBinary<Xor>;
+  m["stablehlo.shift_left"] = CompileBinary<Shl>;
+  m["stablehlo.shift_right_logical"] = CompileBinary<Shrl>;
+  m["stablehlo.shift_right_arithmetic"] = CompileBinary<Shra>;
+  m["stablehlo.atan2"] = CompileBinary<Atan2>;
+  m["stablehlo.compare"] = CompileCompare;
+  m["stablehlo.select"] = CompileSelect;
+  m["stablehlo.clamp"] = CompileClamp;
+  m["stablehlo.convert"] = CompileConvert;
+  m["stablehlo.bitcast_convert"] = CompileBitcastConvert;
+  m["stablehlo.reduce_precision"] = CompileReducePrecision;
+  m["chlo.acos"] = CompileUnary<Acos>;
+  m["chlo.acosh"] = CompileUnary<Acosh>;
+  m["chlo.asin"] = CompileUnary<Asin>;
+  m["chlo.asinh"] = CompileUnary<Asinh>;
+  m["chlo.atan"] = CompileUnary<Atan>;
+  m["chlo.atanh"] = CompileUnary<Atanh>;
+  m["chlo.cosh"] = CompileUnary<Cosh>;
+  m["chlo.sinh"] = CompileUnary<Sinh>;
+  m["chlo.tan"] = CompileUnary<Tan>;
+  m["chlo.erf"] = CompileUnary<Erf>;
+  m["chlo.erfc"] = CompileUnary<Erfc>;
+  m["chlo.next_after"] = CompileBinary<NextAfter>;
+}
+
+}  // namespace neuronmem::interp

@@ -1,0 +1,164 @@
+// The StableHLO interpreter of the software NeuronCore.
+//
+// Compile: a parsed module + the entry function's name -> a Program. Every op of every function reachable
+// from the entry is resolved here to a registered op implementation, which decodes and checks its
+// attributes into a typed kernel; anything the interpreter cannot run (an unknown op, an element type or
+// attribute it does not support, a dynamic shape) fails at compile time with
+// "file:line:col: 'op.name': reason", never at run time. The result is a flat list of kernels per
+// function body with numbered value slots; intermediates are planned at compile time into one workspace
+// per run (liveness-based reuse), so a run allocates nothing per op.
+//
+// Run: arguments are views of existing memory (pointer, element type, dims); results are written to
+// memory obtained from a ResultAllocator (the executor hands out device-arena memory); a failure is a
+// Status naming the op and its location (for example a failed check.* custom call).
+//
+// Custom calls resolve through a CustomCallRegistry: the check.* targets of StableHLO's test suites are
+// built in; user targets register the same way.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/element_type.h"
+#include "base/status.h"
+#include "stablehlo/ir.h"
+
+namespace neuronmem::interp {
+
+// A tensor in memory: dense, row-major, one ElementByteSize(type) per element (sub-byte types one byte).
+struct TensorView {
+  void* data = nullptr;
+  ElementType type = ElementType::kInvalid;
+  const int64_t* dims = nullptr;
+  size_t rank = 0;
+
+  int64_t NumElements() const {
+    int64_t n = 1;
+    for (size_t i = 0; i < rank; ++i) n *= dims[i];
+    return n;
+  }
+  size_t Bytes() const { return static_cast<size_t>(NumElements()) * ElementByteSize(type); }
+};
+
+// Where results go. Allocate returns memory of `bytes` (aligned to 64) for result `index`, or nullptr
+// when there is none (the run then fails with RESOURCE_EXHAUSTED naming the result).
+class ResultAllocator {
+ public:
+  virtual ~ResultAllocator() = default;
+  virtual void* Allocate(size_t index, size_t bytes) = 0;
+};
+
+// A ResultAllocator on the host heap (tools and tests): the memory lives as long as the allocator.
+class HostResultAllocator : public ResultAllocator {
+ public:
+  void* Allocate(size_t index, size_t bytes) override;
+  void Clear() { blocks_.clear(); }
+
+ private:
+  struct Free {
+    void operator()(void* p) const;
+  };
+  std::vector<std::unique_ptr<void, Free>> blocks_;
+};
+
+// A custom call target: called at run time with views of the operands and of the (already allocated)
+// results. Returns a failed status to fail the run; the interpreter prefixes it with the op's location.
+struct CustomCallContext {
+  std::string_view target;
+  const TensorView* operands = nullptr;
+  size_t num_operands = 0;
+  const TensorView* results = nullptr;
+  size_t num_results = 0;
+};
+using CustomCallFn = std::function<Status(const CustomCallContext&)>;
+
+class CustomCallRegistry {
+ public:
+  // The registry with the built-in check.* targets (expect_eq, expect_close, expect_almost_eq, eq).
+  static const CustomCallRegistry& BuiltIn();
+
+  CustomCallRegistry() = default;
+  // Adds or replaces a target.
+  void Register(std::string name, CustomCallFn fn);
+  // nullptr if the target is unknown.
+  const CustomCallFn* Find(std::string_view name) const;
+
+ private:
+  std::vector<std::pair<std::string, CustomCallFn>> targets_;
+};
+
+struct CompileOptions {
+  std::string entry = "main";   // the function to run
+  std::string filename;          // prefixes error locations ("file:line:col")
+  // The text the module was parsed from. Needed only for pretty-printed ops whose custom syntax the IR
+  // does not keep (reduce's `applies stablehlo.add`, reduce_precision's format, `%a, %b = ...` result
+  // names); without it those ops fail to compile.
+  std::string_view source;
+  const CustomCallRegistry* custom_calls = nullptr;  // nullptr = CustomCallRegistry::BuiltIn()
+};
+
+struct ValueSpec {
+  ElementType type = ElementType::kInvalid;
+  std::vector<int64_t> dims;
+  size_t bytes = 0;
+
+  size_t NumBytes() const;
+};
+
+class Program;
+
+// Per-run scratch memory (the intermediates' workspace). Reuse one per thread to run a program
+// repeatedly without allocating; a Workspace must not be used by two runs at once.
+class Workspace {
+ public:
+  Workspace() = default;
+  Workspace(const Workspace&) = delete;
+  Workspace& operator=(const Workspace&) = delete;
+  ~Workspace();
+  // Returns at least `bytes` of 64-byte aligned memory (grows, never shrinks). nullptr if out of memory.
+  char* Reserve(size_t bytes);
+
+ private:
+  char* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+class Program {
+ public:
+  ~Program();
+  Program(const Program&) = delete;
+  Program& operator=(const Program&) = delete;
+
+  // The entry function's flattened parameters and results (tuples are flattened, tokens take 0 bytes).
+  const std::vector<ValueSpec>& parameters() const;
+  const std::vector<ValueSpec>& results() const;
+  // Peak bytes of intermediates during one run (the workspace a run needs), constants excluded.
+  size_t workspace_bytes() const;
+  // Bytes of constants the program holds.
+  size_t constant_bytes() const;
+  // Number of kernels (ops) over all compiled functions and regions.
+  size_t num_kernels() const;
+
+  // Runs the entry function. `args` must match parameters() in type and dims. Results are allocated
+  // from `allocator` and described in `results` (their dims point into this Program).
+  Status Run(const TensorView* args, size_t num_args, ResultAllocator* allocator,
+             std::vector<TensorView>* results, Workspace* workspace = nullptr) const;
+
+  struct Impl;
+
+ private:
+  friend Status Compile(const stablehlo::Module&, const CompileOptions&, std::unique_ptr<Program>*);
+  explicit Program(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Compiles `module` for the interpreter (see the file comment). INVALID_ARGUMENT for a malformed module,
+// UNIMPLEMENTED "file:line:col: 'op': reason" for what the interpreter does not support.
+Status Compile(const stablehlo::Module& module, const CompileOptions& options, std::unique_ptr<Program>* out);
+
+}  // namespace neuronmem::interp

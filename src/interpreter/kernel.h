@@ -1,0 +1,155 @@
+// Internals of the interpreter shared by the op families: kernels, frames, bodies, the compile context
+// that op implementations use, and the op registry.
+#pragma once
+
+#include <cstdarg>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "interpreter/interpreter.h"
+#include "interpreter/numeric.h"
+
+namespace neuronmem::interp {
+
+struct Function;
+struct Frame;
+
+// One compiled op. Run reads its operand slots and writes its result slots (slot pointers of the frame).
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  virtual Status Run(Frame& frame) const = 0;
+  const stablehlo::Operation* op = nullptr;  // for error messages
+};
+
+// A straight-line list of kernels (a block); arg_slots are set by whoever runs it (function call, region
+// owner); result_slots are the values its terminator returns.
+struct Body {
+  std::vector<const Kernel*> kernels;
+  std::vector<uint32_t> arg_slots;
+  std::vector<uint32_t> result_slots;
+};
+
+// The frame of one function invocation: slot pointers and the stack above it for callees.
+struct Frame {
+  char** slots;
+  char* stack;        // free memory for callee frames
+  const struct ProgramState* state;
+};
+
+struct ProgramState {
+  std::string filename;
+  const CustomCallRegistry* custom_calls;
+};
+
+// Runs the kernels of `body` in order.
+inline Status RunBody(const Body& body, Frame& frame) {
+  for (const Kernel* k : body.kernels) {
+    Status s = k->Run(frame);
+    if (s) return s;
+  }
+  return Status();
+}
+
+// A statically shaped value slot.
+struct Slot {
+  enum class Kind : uint8_t { kPlanned, kExternal, kConst };
+  Kind kind = Kind::kPlanned;
+  ElementType type = ElementType::kInvalid;
+  const stablehlo::QuantType* quant = nullptr;
+  std::vector<int64_t> dims;
+  int64_t count = 0;   // elements
+  size_t bytes = 0;
+  size_t offset = 0;   // kPlanned: offset in the frame's data
+  const char* const_data = nullptr;
+  // Liveness (kPlanned): first and last op index (in the function's pre-order numbering).
+  uint32_t live_begin = 0, live_end = 0;
+};
+
+std::string FormatLocation(const std::string& file, const stablehlo::Operation& op);
+
+// Everything an op implementation may use while compiling one op.
+class CompileCtx {
+ public:
+  virtual ~CompileCtx() = default;
+  const stablehlo::Operation& op() const { return *op_; }
+  size_t num_inputs() const { return inputs_.size(); }
+  size_t num_outputs() const { return outputs_.size(); }
+  uint32_t in(size_t i) const { return inputs_[i]; }
+  uint32_t out(size_t i) const { return outputs_[i]; }
+  const Slot& in_slot(size_t i) const { return slot(inputs_[i]); }
+  const Slot& out_slot(size_t i) const { return slot(outputs_[i]); }
+  virtual const Slot& slot(uint32_t i) const = 0;
+
+  // A failed status "file:line:col: 'op': message" (UNIMPLEMENTED or INVALID_ARGUMENT).
+  Status Unsupported(const char* fmt, ...) const __attribute__((format(printf, 2, 3)));
+  Status Invalid(const char* fmt, ...) const __attribute__((format(printf, 2, 3)));
+
+  // Compiles region `index` of the op into a body whose block arguments are fresh external slots.
+  virtual Status CompileRegion(size_t index, const Body** body) = 0;
+  // A planned scratch slot owned by the current op (live while the op runs).
+  virtual uint32_t AddScratch(ElementType type, const std::vector<int64_t>& dims) = 0;
+  // Makes output `i` another slot (no kernel writes it).
+  virtual void AliasOutput(size_t i, uint32_t slot) = 0;
+  // A constant slot shaped like `like` holding `data` (like.bytes bytes, copied).
+  virtual uint32_t AddConstant(const Slot& like, const void* data) = 0;
+  // Records that the current op calls `fn` (for the stack size).
+  virtual void AddCallee(const Function* fn) = 0;
+  // The compiled function called by name (func.call).
+  virtual Status GetFunction(std::string_view name, const Function** fn) = 0;
+  // Source text of the op from its location to its end (empty if the source is not known).
+  virtual std::string_view OpText() const = 0;
+  virtual const ProgramState* state() const = 0;
+  virtual const CustomCallRegistry* custom_calls() const = 0;
+
+  // Attribute helpers.
+  const stablehlo::Attribute* Attr(std::string_view name) const;
+  // Integer list from array<i64: ...>, [..] or dense<...> integer tensor. False if absent or malformed.
+  bool IntList(std::string_view name, std::vector<int64_t>* out) const;
+  static bool IntListOf(const stablehlo::Attribute& a, std::vector<int64_t>* out);
+  bool Int(std::string_view name, int64_t* out) const;
+  bool Bool(std::string_view name, bool* out) const;
+  // The word of an enum attribute: `#stablehlo<comparison_direction LT>`, `LT`, `"LT"`.
+  bool EnumWord(std::string_view name, std::string* out) const;
+
+ protected:
+  const stablehlo::Operation* op_ = nullptr;
+  std::vector<uint32_t> inputs_, outputs_;
+};
+
+using OpCompileFn = Status (*)(CompileCtx& cx, std::unique_ptr<Kernel>* out);
+
+// The op registry: name -> compile function. Families register themselves from static initializers in
+// their own translation units via RegisterOps (called from a single table in registry.cc).
+const std::unordered_map<std::string_view, OpCompileFn>& OpRegistry();
+
+void RegisterElementwiseOps(std::unordered_map<std::string_view, OpCompileFn>* r);
+void RegisterShapeOps(std::unordered_map<std::string_view, OpCompileFn>* r);
+void RegisterControlOps(std::unordered_map<std::string_view, OpCompileFn>* r);
+void RegisterCheckOps(std::unordered_map<std::string_view, OpCompileFn>* r);
+void RegisterReduceOps(std::unordered_map<std::string_view, OpCompileFn>* r);
+void RegisterIndexOps(std::unordered_map<std::string_view, OpCompileFn>* r);
+
+// Helpers for kernels.
+template <typename T>
+inline T* Ptr(Frame& f, uint32_t slot) {
+  return reinterpret_cast<T*>(f.slots[slot]);
+}
+
+// Row-major strides of dims.
+inline std::vector<int64_t> Strides(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> s(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) s[i - 1] = s[i] * dims[i];
+  return s;
+}
+
+// Formats element `i` of a buffer of `type` as text (for check failures).
+std::string FormatElement(ElementType type, const void* data, int64_t i);
+// Formats a multi-index of flat index `i` over dims: "[1, 2]".
+std::string FormatIndex(const std::vector<int64_t>& dims, int64_t i);
+
+}  // namespace neuronmem::interp

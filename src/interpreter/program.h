@@ -1,0 +1,46 @@
+// A compiled program: functions (slots, kernels, bodies) and the program-wide state.
+#pragma once
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "interpreter/kernel.h"
+
+namespace neuronmem::interp {
+
+struct Function {
+  std::string name;
+  std::deque<Slot> slots;  // a deque: references stay valid while ops add slots
+  Body body;
+  std::vector<std::unique_ptr<Kernel>> kernels;
+  std::vector<std::unique_ptr<Body>> bodies;   // regions
+  std::vector<const Function*> callees;
+  std::vector<stablehlo::Type> param_types;    // flattened
+  std::vector<stablehlo::Type> result_types;   // flattened
+  size_t slot_array_bytes = 0;
+  size_t frame_bytes = 0;   // slot pointers + planned intermediates
+  size_t stack_bytes = 0;   // frame + the deepest callee stack
+  bool compiling = false;
+
+  void AddCallee(const Function* f);
+};
+
+struct Program::Impl {
+  std::map<std::string, std::unique_ptr<Function>, std::less<>> functions;
+  const Function* entry = nullptr;
+  ProgramState state;
+  std::vector<ValueSpec> params, results;
+  std::vector<std::unique_ptr<uint64_t[]>> constants;
+  size_t constant_bytes = 0;
+  size_t num_kernels = 0;
+};
+
+// Sets up the frame of `fn` in `mem` (frame_bytes of it; callees use the rest).
+void SetupFrame(const Function& fn, char* mem, Frame* frame);
+// Calls `fn` from `caller`: arguments and results are slots of the caller's frame.
+Status CallFunction(const Function& fn, Frame& caller, const uint32_t* arg_slots, const uint32_t* result_slots);
+
+}  // namespace neuronmem::interp

@@ -1,0 +1,223 @@
+// neuronmem-conformance: runs StableHLO test files (the reference interpreter's own suites) on the
+// software NeuronCore's interpreter and prints one line per file, then a summary.
+//
+//   neuronmem-conformance [--expected-failures FILE] [--skip-missing] [--verbose] PATH...
+//
+// PATH is a .mlir file or a folder (searched recursively). Each file may hold several modules split by
+// `// -----`; a module with @main runs @main, otherwise every public function without parameters runs (the
+// interpret/ suites' convention). A file passes when every run finishes without a failed check.
+// Exit status: 0 if every file passed, or with --expected-failures, if exactly the listed files failed;
+// 77 (skip) with --skip-missing when a folder is absent; 1 otherwise.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "interpreter/interpreter.h"
+#include "stablehlo/parser.h"
+
+namespace fs = std::filesystem;
+using neuronmem::Status;
+namespace interp = neuronmem::interp;
+namespace shlo = neuronmem::stablehlo;
+
+namespace {
+
+enum class Outcome { kPass, kFail, kUnsupported };
+
+struct FileResult {
+  Outcome outcome = Outcome::kPass;
+  std::string message;
+  int tests = 0;
+};
+
+std::string ReadFile(const fs::path& p, bool* ok) {
+  std::ifstream in(p, std::ios::binary);
+  *ok = static_cast<bool>(in);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Runs one function of a module; returns its failure, if any.
+FileResult RunFunction(const shlo::Module& m, const std::string& name, const std::string& display,
+                       std::string_view source) {
+  FileResult r;
+  interp::CompileOptions opts;
+  opts.entry = name;
+  opts.filename = display;
+  opts.source = source;
+  std::unique_ptr<interp::Program> prog;
+  Status s = interp::Compile(m, opts, &prog);
+  if (s) {
+    r.outcome = s->code == NEURONMEM_STATUS_UNIMPLEMENTED ? Outcome::kUnsupported : Outcome::kFail;
+    r.message = s->message;
+    return r;
+  }
+  interp::HostResultAllocator alloc;
+  std::vector<interp::TensorView> results;
+  s = prog->Run(nullptr, 0, &alloc, &results);
+  if (s) {
+    r.outcome = s->code == NEURONMEM_STATUS_UNIMPLEMENTED ? Outcome::kUnsupported : Outcome::kFail;
+    r.message = s->message;
+  }
+  return r;
+}
+
+FileResult RunFile(const fs::path& path, const std::string& display) {
+  FileResult result;
+  bool ok;
+  const std::string text = ReadFile(path, &ok);
+  if (!ok) {
+    result.outcome = Outcome::kFail;
+    result.message = "cannot read the file";
+    return result;
+  }
+  std::vector<shlo::Module> modules;
+  Status s = shlo::ParseModules(text, display, &modules);
+  if (s) {
+    result.outcome = Outcome::kFail;
+    result.message = "parse error: " + s->message;
+    return result;
+  }
+  for (const shlo::Module& m : modules) {
+    std::vector<std::string> entries;
+    if (m.FindFunction("main")) {
+      entries.push_back("main");
+    } else {
+      for (const shlo::Function& f : m.functions)
+        if (f.visibility != "private" && f.args.empty()) entries.emplace_back(f.name);
+    }
+    for (const std::string& e : entries) {
+      FileResult r = RunFunction(m, e, display, text);
+      ++result.tests;
+      if (r.outcome != Outcome::kPass && result.outcome == Outcome::kPass) {
+        result.outcome = r.outcome;
+        result.message = "@" + e + ": " + r.message;
+      } else if (r.outcome == Outcome::kUnsupported && result.outcome == Outcome::kFail) {
+        // Keep the first failure; an unsupported op elsewhere does not hide it.
+      }
+    }
+  }
+  return result;
+}
+
+void Collect(const fs::path& root, std::vector<std::pair<fs::path, std::string>>* files) {
+  if (fs::is_directory(root)) {
+    std::vector<fs::path> found;
+    for (const auto& e : fs::recursive_directory_iterator(root))
+      if (e.is_regular_file() && e.path().extension() == ".mlir") found.push_back(e.path());
+    std::sort(found.begin(), found.end());
+    for (const auto& p : found) files->emplace_back(p, fs::relative(p, root).generic_string());
+  } else {
+    files->emplace_back(root, root.filename().generic_string());
+  }
+}
+
+// Expected-failures file: one "path reason..." per line; '#' starts a comment line.
+bool ReadExpected(const std::string& file, std::map<std::string, std::string>* out) {
+  std::ifstream in(file);
+  if (!in) return false;
+  std::string line;
+  while (std::getline(in, line)) {
+    const size_t b = line.find_first_not_of(" \t");
+    if (b == std::string::npos || line[b] == '#') continue;
+    const size_t e = line.find_first_of(" \t", b);
+    const std::string name = line.substr(b, e == std::string::npos ? std::string::npos : e - b);
+    std::string reason = e == std::string::npos ? "" : line.substr(line.find_first_not_of(" \t", e));
+    (*out)[name] = reason;
+  }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string expected_file;
+  bool skip_missing = false, verbose = false;
+  std::vector<std::string> paths;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--expected-failures" && i + 1 < argc) {
+      expected_file = argv[++i];
+    } else if (a == "--skip-missing") {
+      skip_missing = true;
+    } else if (a == "--verbose") {
+      verbose = true;
+    } else if (a == "-h" || a == "--help") {
+      std::printf("usage: neuronmem-conformance [--expected-failures FILE] [--skip-missing] [--verbose] PATH...\n");
+      return 0;
+    } else {
+      paths.push_back(a);
+    }
+  }
+  if (paths.empty()) {
+    std::fprintf(stderr, "neuronmem-conformance: no PATH given\n");
+    return 2;
+  }
+  std::vector<std::pair<fs::path, std::string>> files;
+  for (const std::string& p : paths) {
+    if (!fs::exists(p)) {
+      if (skip_missing) {
+        std::printf("SKIP: the folder %s is absent\n", p.c_str());
+        return 77;
+      }
+      std::fprintf(stderr, "neuronmem-conformance: %s does not exist\n", p.c_str());
+      return 2;
+    }
+    Collect(p, &files);
+  }
+  std::map<std::string, std::string> expected;
+  if (!expected_file.empty() && !ReadExpected(expected_file, &expected)) {
+    std::fprintf(stderr, "neuronmem-conformance: cannot read %s\n", expected_file.c_str());
+    return 2;
+  }
+  int passed = 0, failed = 0, unsupported = 0, tests = 0;
+  std::vector<std::string> unexpected_failures, unexpected_passes;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (const auto& [path, name] : files) {
+    const auto f0 = std::chrono::steady_clock::now();
+    FileResult r;
+    try {
+      r = RunFile(path, name);
+    } catch (const std::exception& e) {
+      r.outcome = Outcome::kFail;
+      r.message = std::string("exception: ") + e.what();
+    }
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - f0).count();
+    tests += r.tests;
+    const bool listed = expected.count(name) > 0;
+    switch (r.outcome) {
+      case Outcome::kPass:
+        ++passed;
+        if (listed) unexpected_passes.push_back(name);
+        if (verbose || listed) std::printf("pass %s (%.2f ms)%s\n", name.c_str(), ms, listed ? " [listed as failing]" : "");
+        break;
+      case Outcome::kFail:
+        ++failed;
+        if (!listed && !expected_file.empty()) unexpected_failures.push_back(name);
+        std::printf("FAIL %s: %s%s\n", name.c_str(), r.message.c_str(), listed ? " [expected]" : "");
+        break;
+      case Outcome::kUnsupported:
+        ++unsupported;
+        if (!listed && !expected_file.empty()) unexpected_failures.push_back(name);
+        std::printf("UNSUPPORTED %s: %s%s\n", name.c_str(), r.message.c_str(), listed ? " [expected]" : "");
+        break;
+    }
+  }
+  const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("%zu files (%d tests): %d passed, %d failed, %d unsupported in %.3f s\n", files.size(), tests, passed,
+              failed, unsupported, total);
+  if (expected_file.empty()) return (failed || unsupported) ? 1 : 0;
+  for (const auto& n : unexpected_failures) std::printf("unexpected failure: %s (not in %s)\n", n.c_str(), expected_file.c_str());
+  for (const auto& n : unexpected_passes)
+    std::printf("unexpected pass: %s (remove it from %s)\n", n.c_str(), expected_file.c_str());
+  return (unexpected_failures.empty() && unexpected_passes.empty()) ? 0 : 1;
+}
