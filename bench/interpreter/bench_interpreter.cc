@@ -15,7 +15,8 @@ using namespace neuronmem;
 constexpr int kOps = 1000;
 
 std::string ChainText() {
-  std::string t = "func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n  %v0 = stablehlo.add %x, %x : tensor<4xf32>\n";
+  std::string t =
+      "func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n  %v0 = stablehlo.add %x, %x : tensor<4xf32>\n";
   for (int i = 1; i < kOps; ++i)
     t += "  %v" + std::to_string(i) + " = stablehlo.add %v" + std::to_string(i - 1) + ", %x : tensor<4xf32>\n";
   t += "  func.return %v" + std::to_string(kOps - 1) + " : tensor<4xf32>\n}\n";
@@ -54,8 +55,8 @@ void BM_InterpreterAddChain(benchmark::State& state) {
     benchmark::DoNotOptimize(out);
     if (s) state.SkipWithError("run failed");
   }
-  state.counters["ns_per_op"] = benchmark::Counter(static_cast<double>(kOps), benchmark::Counter::kIsIterationInvariantRate |
-                                                                                 benchmark::Counter::kInvert);
+  state.counters["ns_per_op"] = benchmark::Counter(
+      static_cast<double>(kOps), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
   state.counters["workspace_bytes"] = static_cast<double>(p->workspace_bytes());
 }
 BENCHMARK(BM_InterpreterAddChain);
@@ -74,8 +75,8 @@ void BM_PlainLoopAddChain(benchmark::State& state) {
     }
     benchmark::DoNotOptimize(a);
   }
-  state.counters["ns_per_op"] = benchmark::Counter(static_cast<double>(kOps), benchmark::Counter::kIsIterationInvariantRate |
-                                                                                 benchmark::Counter::kInvert);
+  state.counters["ns_per_op"] = benchmark::Counter(
+      static_cast<double>(kOps), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_PlainLoopAddChain);
 

@@ -22,13 +22,18 @@ std::string FormatElement(ElementType type, const void* data, int64_t i) {
       std::snprintf(buf, sizeof buf, "?");
     } else {
       const T v = static_cast<const T*>(data)[i];
-      if constexpr (kIsBool<T>) std::snprintf(buf, sizeof buf, "%s", v ? "true" : "false");
-      else if constexpr (kIsInt<T> && std::is_signed_v<T>) std::snprintf(buf, sizeof buf, "%" PRId64, static_cast<int64_t>(v));
-      else if constexpr (kIsInt<T>) std::snprintf(buf, sizeof buf, "%" PRIu64, static_cast<uint64_t>(v));
+      if constexpr (kIsBool<T>)
+        std::snprintf(buf, sizeof buf, "%s", v ? "true" : "false");
+      else if constexpr (kIsInt<T> && std::is_signed_v<T>)
+        std::snprintf(buf, sizeof buf, "%" PRId64, static_cast<int64_t>(v));
+      else if constexpr (kIsInt<T>)
+        std::snprintf(buf, sizeof buf, "%" PRIu64, static_cast<uint64_t>(v));
       else if constexpr (kIsComplex<T>)
         std::snprintf(buf, sizeof buf, "(%.17g, %.17g)", static_cast<double>(v.real()), static_cast<double>(v.imag()));
-      else if constexpr (std::is_same_v<T, double>) std::snprintf(buf, sizeof buf, "%.17g", v);
-      else std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(static_cast<float>(v)));
+      else if constexpr (std::is_same_v<T, double>)
+        std::snprintf(buf, sizeof buf, "%.17g", v);
+      else
+        std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(static_cast<float>(v)));
     }
   });
   return buf;
@@ -75,18 +80,26 @@ uint64_t AbsBits(T v) {
 template <typename T>
 uint64_t UlpDifference(T f, T g) {
   uint64_t z;  // ULP distance from 0 to the largest subnormal
-  if constexpr (std::is_same_v<T, double>) z = (uint64_t(1) << 52) - 1;
-  else if constexpr (std::is_same_v<T, float>) z = (uint64_t(1) << 23) - 1;
-  else if constexpr (std::is_same_v<T, half>) z = (uint64_t(1) << 10) - 1;
-  else z = (uint64_t(1) << 7) - 1;
+  if constexpr (std::is_same_v<T, double>)
+    z = (uint64_t(1) << 52) - 1;
+  else if constexpr (std::is_same_v<T, float>)
+    z = (uint64_t(1) << 23) - 1;
+  else if constexpr (std::is_same_v<T, half>)
+    z = (uint64_t(1) << 10) - 1;
+  else
+    z = (uint64_t(1) << 7) - 1;
   uint64_t a = AbsBits(f), b = AbsBits(g);
   const double fd = ToDouble(f), gd = ToDouble(g);
   if (std::isnan(fd) && std::isnan(gd)) return 0;  // any NaN matches any NaN (payloads are not compared)
   if (std::isfinite(fd) && std::isfinite(gd)) {
-    if (z < a) a -= z;
-    else a = (2 * a < z ? 0 : 1);
-    if (z < b) b -= z;
-    else b = (2 * b < z ? 0 : 1);
+    if (z < a)
+      a -= z;
+    else
+      a = (2 * a < z ? 0 : 1);
+    if (z < b)
+      b -= z;
+    else
+      b = (2 * b < z ? 0 : 1);
     if (std::signbit(fd) != std::signbit(gd)) {
       if (a > UINT64_MAX - b) return UINT64_MAX;
       return a + b;
@@ -113,7 +126,8 @@ int64_t FirstMismatch(const T* a, const T* b, int64_t n, const CheckSpec& spec, 
     } else if constexpr (kIsComplex<T>) {
       using R = typename T::value_type;
       if (spec.mode == Mode::kClose) {
-        const uint64_t d = std::max(UlpDifference<R>(a[i].real(), b[i].real()), UlpDifference<R>(a[i].imag(), b[i].imag()));
+        const uint64_t d =
+            std::max(UlpDifference<R>(a[i].real(), b[i].real()), UlpDifference<R>(a[i].imag(), b[i].imag()));
         ok = d <= spec.max_ulp && d >= spec.min_ulp;
         if (!ok) *detail = ", ULP difference " + std::to_string(d);
       } else {
@@ -169,10 +183,14 @@ Status CheckTwo(const CustomCallContext& c, const CheckSpec& spec) {
 
 class CustomCallKernel final : public Kernel {
  public:
-  CustomCallKernel(std::string target, const CustomCallFn* fn, std::vector<uint32_t> ins,
-                   std::vector<uint32_t> outs, std::vector<Slot> in_slots, std::vector<Slot> out_slots)
-      : target_(std::move(target)), fn_(fn), ins_(std::move(ins)), outs_(std::move(outs)),
-        in_slots_(std::move(in_slots)), out_slots_(std::move(out_slots)) {}
+  CustomCallKernel(std::string target, const CustomCallFn* fn, std::vector<uint32_t> ins, std::vector<uint32_t> outs,
+                   std::vector<Slot> in_slots, std::vector<Slot> out_slots)
+      : target_(std::move(target)),
+        fn_(fn),
+        ins_(std::move(ins)),
+        outs_(std::move(outs)),
+        in_slots_(std::move(in_slots)),
+        out_slots_(std::move(out_slots)) {}
   Status Run(Frame& f) const override {
     TensorView views[16];
     std::vector<TensorView> heap;
@@ -232,8 +250,8 @@ Status CompileCustomCall(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
     outs.push_back(cx.out(i));
     out_slots.push_back(cx.out_slot(i));
   }
-  *k = std::make_unique<CustomCallKernel>(std::string(target), fn, std::move(ins), std::move(outs),
-                                          std::move(in_slots), std::move(out_slots));
+  *k = std::make_unique<CustomCallKernel>(std::string(target), fn, std::move(ins), std::move(outs), std::move(in_slots),
+                                          std::move(out_slots));
   return Ok();
 }
 
@@ -250,7 +268,9 @@ class CheckKernel final : public Kernel {
     x.dims = y.dims = sa_.dims.data();
     x.rank = y.rank = sa_.dims.size();
     Status s = Compare(x, y, spec_);
-    if (s) return MakeStatus(s->code, FormatLocation(f.state->filename, *op) + ": '" + std::string(op->name) + "': " + s->message);
+    if (s)
+      return MakeStatus(s->code,
+                        FormatLocation(f.state->filename, *op) + ": '" + std::string(op->name) + "': " + s->message);
     return Status();
   }
 
@@ -265,8 +285,10 @@ Status CompileCheckOp(CompileCtx& cx, std::unique_ptr<Kernel>* k, Mode mode, boo
   spec.mode = mode;
   spec.max_ulp = 1;
   if (const stablehlo::Attribute* t = cx.Attr("tolerance")) {
-    if (t->kind == stablehlo::Attribute::Kind::kFloat) spec.tolerance = t->f;
-    else if (t->kind == stablehlo::Attribute::Kind::kInt) spec.tolerance = static_cast<double>(t->i);
+    if (t->kind == stablehlo::Attribute::Kind::kFloat)
+      spec.tolerance = t->f;
+    else if (t->kind == stablehlo::Attribute::Kind::kInt)
+      spec.tolerance = static_cast<double>(t->i);
   }
   int64_t v;
   if (cx.Int("max_ulp_difference", &v)) spec.max_ulp = static_cast<uint64_t>(v);
@@ -301,14 +323,18 @@ Status CompileCheckOp(CompileCtx& cx, std::unique_ptr<Kernel>* k, Mode mode, boo
 }
 
 Status CompileExpectEq(CompileCtx& cx, std::unique_ptr<Kernel>* k) { return CompileCheckOp(cx, k, Mode::kEq, false); }
-Status CompileExpectEqConst(CompileCtx& cx, std::unique_ptr<Kernel>* k) { return CompileCheckOp(cx, k, Mode::kEq, true); }
+Status CompileExpectEqConst(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
+  return CompileCheckOp(cx, k, Mode::kEq, true);
+}
 Status CompileExpectAlmostEq(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   return CompileCheckOp(cx, k, Mode::kAlmost, false);
 }
 Status CompileExpectAlmostEqConst(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   return CompileCheckOp(cx, k, Mode::kAlmost, true);
 }
-Status CompileExpectClose(CompileCtx& cx, std::unique_ptr<Kernel>* k) { return CompileCheckOp(cx, k, Mode::kClose, false); }
+Status CompileExpectClose(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
+  return CompileCheckOp(cx, k, Mode::kClose, false);
+}
 
 }  // namespace
 

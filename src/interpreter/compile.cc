@@ -111,8 +111,8 @@ class FunctionCompiler final : public CompileCtx {
   Function* fn_;
   int depth_ = 0;
   uint32_t tick_ = 0;
-  std::vector<OpenOp> open_;                                    // by depth
-  std::vector<int> def_depth_;                                  // by slot
+  std::vector<OpenOp> open_;    // by depth
+  std::vector<int> def_depth_;  // by slot
   std::unordered_map<std::string_view, std::vector<std::vector<std::vector<uint32_t>>>> values_;
   std::vector<std::vector<std::string_view>> scopes_;
   std::vector<uint32_t> alias_;
@@ -163,7 +163,8 @@ static Status OpStatus(const CompileCtx& cx, neuronmem_status_code_t code, const
   char buf[1024];
   std::vsnprintf(buf, sizeof buf, fmt, ap);
   const auto& fc = static_cast<const FunctionCompiler&>(cx);
-  return MakeStatus(code, FormatLocation(fc.state()->filename, cx.op()) + ": '" + std::string(cx.op().name) + "': " + buf);
+  return MakeStatus(code,
+                    FormatLocation(fc.state()->filename, cx.op()) + ": '" + std::string(cx.op().name) + "': " + buf);
 }
 
 Status CompileCtx::Unsupported(const char* fmt, ...) const {
@@ -204,8 +205,18 @@ bool CompileCtx::IntListOf(const Attribute& a, std::vector<int64_t>* out) {
       int64_t v = 0;
       switch (bytes) {
         case 1: v = IsSignedInt(t) ? static_cast<int8_t>(*p) : *p; break;
-        case 2: { int16_t x; std::memcpy(&x, p, 2); v = IsSignedInt(t) ? x : static_cast<uint16_t>(x); break; }
-        case 4: { int32_t x; std::memcpy(&x, p, 4); v = IsSignedInt(t) ? x : static_cast<uint32_t>(x); break; }
+        case 2: {
+          int16_t x;
+          std::memcpy(&x, p, 2);
+          v = IsSignedInt(t) ? x : static_cast<uint16_t>(x);
+          break;
+        }
+        case 4: {
+          int32_t x;
+          std::memcpy(&x, p, 4);
+          v = IsSignedInt(t) ? x : static_cast<uint32_t>(x);
+          break;
+        }
         default: std::memcpy(&v, p, 8); break;
       }
       out->push_back(v);
@@ -276,21 +287,21 @@ Status FunctionCompiler::NewSlot(const Type& t, Slot::Kind kind, const Operation
     s.count = 1;
     for (int64_t d : t.dims) {
       if (d < 0) {
-        const std::string where = op ? FormatLocation(state()->filename, *op) + ": '" + std::string(op->name) + "'"
-                                     : state()->filename;
+        const std::string where =
+            op ? FormatLocation(state()->filename, *op) + ": '" + std::string(op->name) + "'" : state()->filename;
         return Unimplemented("%s: dynamic shape %s is not supported", where.c_str(), TypeToString(t).c_str());
       }
       s.dims.push_back(d);
       s.count *= d;
     }
     if (!IsSupportedType(s.type)) {
-      const std::string where = op ? FormatLocation(state()->filename, *op) + ": '" + std::string(op->name) + "'"
-                                   : state()->filename;
+      const std::string where =
+          op ? FormatLocation(state()->filename, *op) + ": '" + std::string(op->name) + "'" : state()->filename;
       return Unimplemented("%s: element type %s is not supported", where.c_str(), TypeToString(t).c_str());
     }
   } else {
-    const std::string where = op ? FormatLocation(state()->filename, *op) + ": '" + std::string(op->name) + "'"
-                                 : state()->filename;
+    const std::string where =
+        op ? FormatLocation(state()->filename, *op) + ": '" + std::string(op->name) + "'" : state()->filename;
     return Unimplemented("%s: type %s is not supported", where.c_str(), TypeToString(t).c_str());
   }
   s.bytes = static_cast<size_t>(s.count) * ElementByteSize(s.type);
@@ -651,8 +662,8 @@ Status FunctionCompiler::CompileRegion(size_t index, const Body** out) {
 Status FunctionCompiler::GetFunction(std::string_view name, const Function** fn) {
   const Operation* op = op_;
   const std::vector<uint32_t> saved_in = inputs_, saved_out = outputs_;
-  Status s = c_->GetFunction(name, fn, op_, FormatLocation(state()->filename, *op_) + ": '" +
-                                                std::string(op_->name) + "'");
+  Status s =
+      c_->GetFunction(name, fn, op_, FormatLocation(state()->filename, *op_) + ": '" + std::string(op_->name) + "'");
   op_ = op;
   inputs_ = saved_in;
   outputs_ = saved_out;

@@ -34,7 +34,8 @@ Status CompileCall(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   for (size_t i = 0; i < args.size(); ++i) {
     const Slot& a = cx.slot(args[i]);
     const Slot& p = fn->slots[fn->body.arg_slots[i]];
-    if (a.type != p.type || a.dims != p.dims) return cx.Invalid("argument %zu does not match the callee's parameter", i);
+    if (a.type != p.type || a.dims != p.dims)
+      return cx.Invalid("argument %zu does not match the callee's parameter", i);
   }
   cx.AddCallee(fn);
   *k = std::make_unique<CallKernel>(fn, std::move(args), std::move(results));
@@ -55,8 +56,13 @@ class WhileKernel final : public Kernel {
  public:
   WhileKernel(const Body* cond, const Body* body, std::vector<uint32_t> init, std::vector<uint32_t> bufs_a,
               std::vector<uint32_t> bufs_b, std::vector<uint32_t> results, std::vector<size_t> bytes)
-      : cond_(cond), body_(body), init_(std::move(init)), a_(std::move(bufs_a)), b_(std::move(bufs_b)),
-        results_(std::move(results)), bytes_(std::move(bytes)) {}
+      : cond_(cond),
+        body_(body),
+        init_(std::move(init)),
+        a_(std::move(bufs_a)),
+        b_(std::move(bufs_b)),
+        results_(std::move(results)),
+        bytes_(std::move(bytes)) {}
   Status Run(Frame& f) const override {
     const size_t n = init_.size();
     for (size_t i = 0; i < n; ++i) std::memmove(f.slots[a_[i]], f.slots[init_[i]], bytes_[i]);
@@ -112,7 +118,10 @@ class BranchKernel final : public Kernel {
  public:
   BranchKernel(uint32_t selector, bool is_pred, std::vector<const Body*> branches, std::vector<uint32_t> results,
                std::vector<size_t> bytes)
-      : selector_(selector), is_pred_(is_pred), branches_(std::move(branches)), results_(std::move(results)),
+      : selector_(selector),
+        is_pred_(is_pred),
+        branches_(std::move(branches)),
+        results_(std::move(results)),
         bytes_(std::move(bytes)) {}
   Status Run(Frame& f) const override {
     size_t b;
@@ -149,7 +158,8 @@ Status CompileBranches(CompileCtx& cx, bool is_if, std::unique_ptr<Kernel>* k) {
   for (size_t i = 0; i < nb; ++i) {
     const Body* b = nullptr;
     NEURONMEM_RETURN_IF_ERROR(cx.CompileRegion(i, &b));
-    if (b->result_slots.size() != cx.num_outputs()) return cx.Invalid("branch %zu returns the wrong number of values", i);
+    if (b->result_slots.size() != cx.num_outputs())
+      return cx.Invalid("branch %zu returns the wrong number of values", i);
     branches.push_back(b);
   }
   std::vector<uint32_t> results;

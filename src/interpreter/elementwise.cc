@@ -19,28 +19,22 @@ using U = std::make_unsigned_t<T>;
 // ---- Unary functors: Supports<T>() and Apply(T) -------------------------------------------------
 // F::kInt, kFloat, kComplex, kBool say which classes an op takes.
 
-#define FLOAT_UNARY(Name, expr)                                                       \
-  struct Name {                                                                       \
-    template <typename T>                                                             \
-    static constexpr bool Supports() { return kIsFloat<T>; }                          \
-    template <typename T>                                                             \
-    static T Apply(T v) {                                                             \
-      using A = Acc<T>;                                                               \
-      const A x = static_cast<A>(v);                                                  \
-      return T(expr);                                                                 \
-    }                                                                                 \
+// A unary op computed in Acc<T>; `supports` is a constant expression over T.
+#define UNARY_IN_ACC(Name, supports, expr) \
+  struct Name {                            \
+    template <typename T>                  \
+    static constexpr bool Supports() {     \
+      return supports;                     \
+    }                                      \
+    template <typename T>                  \
+    static T Apply(T v) {                  \
+      using A = Acc<T>;                    \
+      const A x = static_cast<A>(v);       \
+      return T(expr);                      \
+    }                                      \
   };
-#define FLOAT_COMPLEX_UNARY(Name, expr)                                               \
-  struct Name {                                                                       \
-    template <typename T>                                                             \
-    static constexpr bool Supports() { return kIsFloat<T> || kIsComplex<T>; }         \
-    template <typename T>                                                             \
-    static T Apply(T v) {                                                             \
-      using A = Acc<T>;                                                               \
-      const A x = static_cast<A>(v);                                                  \
-      return T(expr);                                                                 \
-    }                                                                                 \
-  };
+#define FLOAT_UNARY(Name, expr) UNARY_IN_ACC(Name, kIsFloat<T>, expr)
+#define FLOAT_COMPLEX_UNARY(Name, expr) UNARY_IN_ACC(Name, kIsFloat<T> || kIsComplex<T>, expr)
 
 FLOAT_COMPLEX_UNARY(Exp, std::exp(x))
 FLOAT_COMPLEX_UNARY(Log, std::log(x))
@@ -67,7 +61,9 @@ FLOAT_UNARY(Erfc, std::erfc(x))
 
 struct Expm1 {
   template <typename T>
-  static constexpr bool Supports() { return kIsFloat<T> || kIsComplex<T>; }
+  static constexpr bool Supports() {
+    return kIsFloat<T> || kIsComplex<T>;
+  }
   template <typename T>
   static T Apply(T v) {
     if constexpr (kIsComplex<T>) {
@@ -84,7 +80,9 @@ struct Expm1 {
 
 struct Log1p {
   template <typename T>
-  static constexpr bool Supports() { return kIsFloat<T> || kIsComplex<T>; }
+  static constexpr bool Supports() {
+    return kIsFloat<T> || kIsComplex<T>;
+  }
   template <typename T>
   static T Apply(T v) {
     if constexpr (kIsComplex<T>) {
@@ -100,7 +98,9 @@ struct Log1p {
 
 struct Logistic {
   template <typename T>
-  static constexpr bool Supports() { return kIsFloat<T> || kIsComplex<T>; }
+  static constexpr bool Supports() {
+    return kIsFloat<T> || kIsComplex<T>;
+  }
   template <typename T>
   static T Apply(T v) {
     using A = Acc<T>;
@@ -115,7 +115,9 @@ struct Logistic {
 
 struct Rsqrt {
   template <typename T>
-  static constexpr bool Supports() { return kIsFloat<T> || kIsComplex<T>; }
+  static constexpr bool Supports() {
+    return kIsFloat<T> || kIsComplex<T>;
+  }
   template <typename T>
   static T Apply(T v) {
     using A = Acc<T>;
@@ -131,7 +133,9 @@ struct Rsqrt {
 
 struct Negate {
   template <typename T>
-  static constexpr bool Supports() { return !kIsBool<T>; }
+  static constexpr bool Supports() {
+    return !kIsBool<T>;
+  }
   template <typename T>
   static T Apply(T v) {
     if constexpr (kIsInt<T>) {
@@ -144,7 +148,9 @@ struct Negate {
 
 struct Abs {  // complex abs is its own kernel (real result)
   template <typename T>
-  static constexpr bool Supports() { return kIsInt<T> || kIsFloat<T>; }
+  static constexpr bool Supports() {
+    return kIsInt<T> || kIsFloat<T>;
+  }
   template <typename T>
   static T Apply(T v) {
     if constexpr (kIsInt<T>) {
@@ -163,7 +169,9 @@ struct Abs {  // complex abs is its own kernel (real result)
 
 struct Sign {
   template <typename T>
-  static constexpr bool Supports() { return !kIsBool<T>; }
+  static constexpr bool Supports() {
+    return !kIsBool<T>;
+  }
   template <typename T>
   static T Apply(T v) {
     if constexpr (kIsInt<T>) {
@@ -192,7 +200,9 @@ struct Sign {
 
 struct Not {
   template <typename T>
-  static constexpr bool Supports() { return kIsInt<T> || kIsBool<T>; }
+  static constexpr bool Supports() {
+    return kIsInt<T> || kIsBool<T>;
+  }
   template <typename T>
   static T Apply(T v) {
     if constexpr (kIsBool<T>) {
@@ -206,7 +216,9 @@ struct Not {
 // Integer ops that depend on the bit width get it through a second parameter.
 struct Popcnt {
   template <typename T>
-  static constexpr bool Supports() { return kIsInt<T>; }
+  static constexpr bool Supports() {
+    return kIsInt<T>;
+  }
   template <typename T>
   static T ApplyBits(T v, int bits) {
     U<T> u = static_cast<U<T>>(v);
@@ -217,7 +229,9 @@ struct Popcnt {
 
 struct Clz {
   template <typename T>
-  static constexpr bool Supports() { return kIsInt<T>; }
+  static constexpr bool Supports() {
+    return kIsInt<T>;
+  }
   template <typename T>
   static T ApplyBits(T v, int bits) {
     U<T> u = static_cast<U<T>>(v);
@@ -236,7 +250,8 @@ struct HasBits<F, std::void_t<decltype(F::template ApplyBits<int32_t>(0, 0))>> :
 template <typename T, typename F>
 class UnaryKernel final : public Kernel {
  public:
-  UnaryKernel(uint32_t in, uint32_t out, int64_t n, int bits, int sub) : in_(in), out_(out), n_(n), bits_(bits), sub_(sub) {}
+  UnaryKernel(uint32_t in, uint32_t out, int64_t n, int bits, int sub)
+      : in_(in), out_(out), n_(n), bits_(bits), sub_(sub) {}
   Status Run(Frame& f) const override {
     const T* a = Ptr<T>(f, in_);
     T* r = Ptr<T>(f, out_);
@@ -262,41 +277,59 @@ class UnaryKernel final : public Kernel {
 
 struct Add {
   template <typename T>
-  static constexpr bool Supports() { return true; }
+  static constexpr bool Supports() {
+    return true;
+  }
   template <typename T>
   static T Apply(T a, T b) {
-    if constexpr (kIsBool<T>) return a || b;
-    else if constexpr (kIsInt<T>) return static_cast<T>(static_cast<U<T>>(a) + static_cast<U<T>>(b));
-    else if constexpr (kIsHalfLike<T>) return T(static_cast<float>(a) + static_cast<float>(b));
-    else return a + b;
+    if constexpr (kIsBool<T>)
+      return a || b;
+    else if constexpr (kIsInt<T>)
+      return static_cast<T>(static_cast<U<T>>(a) + static_cast<U<T>>(b));
+    else if constexpr (kIsHalfLike<T>)
+      return T(static_cast<float>(a) + static_cast<float>(b));
+    else
+      return a + b;
   }
 };
 struct Sub {
   template <typename T>
-  static constexpr bool Supports() { return !kIsBool<T>; }
+  static constexpr bool Supports() {
+    return !kIsBool<T>;
+  }
   template <typename T>
   static T Apply(T a, T b) {
-    if constexpr (kIsInt<T>) return static_cast<T>(static_cast<U<T>>(a) - static_cast<U<T>>(b));
-    else if constexpr (kIsHalfLike<T>) return T(static_cast<float>(a) - static_cast<float>(b));
-    else return a - b;
+    if constexpr (kIsInt<T>)
+      return static_cast<T>(static_cast<U<T>>(a) - static_cast<U<T>>(b));
+    else if constexpr (kIsHalfLike<T>)
+      return T(static_cast<float>(a) - static_cast<float>(b));
+    else
+      return a - b;
   }
 };
 struct Mul {
   template <typename T>
-  static constexpr bool Supports() { return true; }
+  static constexpr bool Supports() {
+    return true;
+  }
   template <typename T>
   static T Apply(T a, T b) {
-    if constexpr (kIsBool<T>) return a && b;
+    if constexpr (kIsBool<T>)
+      return a && b;
     else if constexpr (kIsInt<T>) {
       using W = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, U<T>>;
       return static_cast<T>(static_cast<W>(static_cast<U<T>>(a)) * static_cast<W>(static_cast<U<T>>(b)));
-    } else if constexpr (kIsHalfLike<T>) return T(static_cast<float>(a) * static_cast<float>(b));
-    else return a * b;
+    } else if constexpr (kIsHalfLike<T>)
+      return T(static_cast<float>(a) * static_cast<float>(b));
+    else
+      return a * b;
   }
 };
 struct Div {
   template <typename T>
-  static constexpr bool Supports() { return !kIsBool<T>; }
+  static constexpr bool Supports() {
+    return !kIsBool<T>;
+  }
   template <typename T>
   static T Apply(T a, T b) {
     if constexpr (kIsInt<T>) {
@@ -314,7 +347,9 @@ struct Div {
 };
 struct Rem {
   template <typename T>
-  static constexpr bool Supports() { return kIsInt<T> || kIsFloat<T>; }
+  static constexpr bool Supports() {
+    return kIsInt<T> || kIsFloat<T>;
+  }
   template <typename T>
   static T Apply(T a, T b) {
     if constexpr (kIsInt<T>) {
@@ -332,11 +367,15 @@ struct Rem {
 };
 struct Max {
   template <typename T>
-  static constexpr bool Supports() { return true; }
+  static constexpr bool Supports() {
+    return true;
+  }
   template <typename T>
   static T Apply(T a, T b) {
-    if constexpr (kIsBool<T>) return a || b;
-    else if constexpr (kIsInt<T>) return a > b ? a : b;
+    if constexpr (kIsBool<T>)
+      return a || b;
+    else if constexpr (kIsInt<T>)
+      return a > b ? a : b;
     else if constexpr (kIsComplex<T>) {
       if (a.real() != b.real()) return a.real() > b.real() ? a : b;
       return a.imag() >= b.imag() ? a : b;
@@ -351,11 +390,15 @@ struct Max {
 };
 struct Min {
   template <typename T>
-  static constexpr bool Supports() { return true; }
+  static constexpr bool Supports() {
+    return true;
+  }
   template <typename T>
   static T Apply(T a, T b) {
-    if constexpr (kIsBool<T>) return a && b;
-    else if constexpr (kIsInt<T>) return a < b ? a : b;
+    if constexpr (kIsBool<T>)
+      return a && b;
+    else if constexpr (kIsInt<T>)
+      return a < b ? a : b;
     else if constexpr (kIsComplex<T>) {
       if (a.real() != b.real()) return a.real() < b.real() ? a : b;
       return a.imag() <= b.imag() ? a : b;
@@ -370,25 +413,48 @@ struct Min {
 };
 struct And {
   template <typename T>
-  static constexpr bool Supports() { return kIsInt<T> || kIsBool<T>; }
+  static constexpr bool Supports() {
+    return kIsInt<T> || kIsBool<T>;
+  }
   template <typename T>
-  static T Apply(T a, T b) { if constexpr (kIsBool<T>) return a && b; else return static_cast<T>(a & b); }
+  static T Apply(T a, T b) {
+    if constexpr (kIsBool<T>)
+      return a && b;
+    else
+      return static_cast<T>(a & b);
+  }
 };
 struct Or {
   template <typename T>
-  static constexpr bool Supports() { return kIsInt<T> || kIsBool<T>; }
+  static constexpr bool Supports() {
+    return kIsInt<T> || kIsBool<T>;
+  }
   template <typename T>
-  static T Apply(T a, T b) { if constexpr (kIsBool<T>) return a || b; else return static_cast<T>(a | b); }
+  static T Apply(T a, T b) {
+    if constexpr (kIsBool<T>)
+      return a || b;
+    else
+      return static_cast<T>(a | b);
+  }
 };
 struct Xor {
   template <typename T>
-  static constexpr bool Supports() { return kIsInt<T> || kIsBool<T>; }
+  static constexpr bool Supports() {
+    return kIsInt<T> || kIsBool<T>;
+  }
   template <typename T>
-  static T Apply(T a, T b) { if constexpr (kIsBool<T>) return a != b; else return static_cast<T>(a ^ b); }
+  static T Apply(T a, T b) {
+    if constexpr (kIsBool<T>)
+      return a != b;
+    else
+      return static_cast<T>(a ^ b);
+  }
 };
 struct Pow {
   template <typename T>
-  static constexpr bool Supports() { return !kIsBool<T>; }
+  static constexpr bool Supports() {
+    return !kIsBool<T>;
+  }
   template <typename T>
   static T Apply(T a, T b) {
     if constexpr (kIsInt<T>) {
@@ -408,7 +474,8 @@ struct Pow {
       }
       return static_cast<T>(r);
     } else if constexpr (kIsHalfLike<T>) {
-      return FromDouble<T>(std::pow(static_cast<double>(static_cast<float>(a)), static_cast<double>(static_cast<float>(b))));
+      return FromDouble<T>(
+          std::pow(static_cast<double>(static_cast<float>(a)), static_cast<double>(static_cast<float>(b))));
     } else {
       return std::pow(a, b);
     }
@@ -416,7 +483,9 @@ struct Pow {
 };
 struct Atan2 {
   template <typename T>
-  static constexpr bool Supports() { return kIsFloat<T> || kIsComplex<T>; }
+  static constexpr bool Supports() {
+    return kIsFloat<T> || kIsComplex<T>;
+  }
   template <typename T>
   static T Apply(T a, T b) {
     if constexpr (kIsComplex<T>) {
@@ -431,7 +500,9 @@ struct Atan2 {
 };
 struct NextAfter {
   template <typename T>
-  static constexpr bool Supports() { return kIsFloat<T>; }
+  static constexpr bool Supports() {
+    return kIsFloat<T>;
+  }
   template <typename T>
   static T Apply(T a, T b) {
     if constexpr (kIsHalfLike<T>) {
@@ -456,7 +527,9 @@ struct NextAfter {
 // Shifts: amounts outside [0, bits) give 0 (left, logical) or the sign fill (arithmetic).
 struct Shl {
   template <typename T>
-  static constexpr bool Supports() { return kIsInt<T>; }
+  static constexpr bool Supports() {
+    return kIsInt<T>;
+  }
   template <typename T>
   static T ApplyBits(T a, T b, int bits) {
     if (b < 0 || static_cast<uint64_t>(b) >= static_cast<uint64_t>(bits)) return 0;
@@ -465,7 +538,9 @@ struct Shl {
 };
 struct Shrl {
   template <typename T>
-  static constexpr bool Supports() { return kIsInt<T>; }
+  static constexpr bool Supports() {
+    return kIsInt<T>;
+  }
   template <typename T>
   static T ApplyBits(T a, T b, int bits) {
     if (b < 0 || static_cast<uint64_t>(b) >= static_cast<uint64_t>(bits)) return 0;
@@ -476,7 +551,9 @@ struct Shrl {
 };
 struct Shra {
   template <typename T>
-  static constexpr bool Supports() { return kIsInt<T>; }
+  static constexpr bool Supports() {
+    return kIsInt<T>;
+  }
   template <typename T>
   static T ApplyBits(T a, T b, int bits) {
     using S = std::make_signed_t<T>;
@@ -559,8 +636,7 @@ Status MakeBinary(CompileCtx& cx, uint32_t a_slot, uint32_t b_slot, uint32_t out
   const Slot& b = cx.slot(b_slot);
   const Slot& r = cx.slot(out);
   NEURONMEM_RETURN_IF_ERROR(CheckSameShape(cx, a, b));
-  if (a.type != b.type || a.type != r.type || a.dims != r.dims)
-    return cx.Invalid("operand and result types differ");
+  if (a.type != b.type || a.type != r.type || a.dims != r.dims) return cx.Invalid("operand and result types differ");
   *k = Dispatch(a.type, [&](auto tag) -> std::unique_ptr<Kernel> {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_void_v<T>) {
@@ -579,8 +655,10 @@ template <typename F>
 Status CompileUnary(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   if (cx.num_inputs() != 1 || cx.num_outputs() != 1) return cx.Invalid("expected one operand and one result");
   if (AnyQuant(cx))
-    return CompileQuantized(cx, k, [](CompileCtx& c, const std::vector<uint32_t>& in, uint32_t out,
-                                      std::unique_ptr<Kernel>* inner) { return MakeUnary<F>(c, in[0], out, inner); });
+    return CompileQuantized(
+        cx, k, [](CompileCtx& c, const std::vector<uint32_t>& in, uint32_t out, std::unique_ptr<Kernel>* inner) {
+          return MakeUnary<F>(c, in[0], out, inner);
+        });
   return MakeUnary<F>(cx, cx.in(0), cx.out(0), k);
 }
 
@@ -588,10 +666,10 @@ template <typename F>
 Status CompileBinary(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   if (cx.num_inputs() != 2 || cx.num_outputs() != 1) return cx.Invalid("expected two operands and one result");
   if (AnyQuant(cx))
-    return CompileQuantized(cx, k, [](CompileCtx& c, const std::vector<uint32_t>& in, uint32_t out,
-                                      std::unique_ptr<Kernel>* inner) {
-      return MakeBinary<F>(c, in[0], in[1], out, inner);
-    });
+    return CompileQuantized(
+        cx, k, [](CompileCtx& c, const std::vector<uint32_t>& in, uint32_t out, std::unique_ptr<Kernel>* inner) {
+          return MakeBinary<F>(c, in[0], in[1], out, inner);
+        });
   return MakeBinary<F>(cx, cx.in(0), cx.in(1), cx.out(0), k);
 }
 
@@ -615,19 +693,33 @@ class MapKernel final : public Kernel {
 
 struct AbsComplex {
   template <typename T, typename R>
-  static R Apply(T v) { return R(std::abs(v)); }
+  static R Apply(T v) {
+    return R(std::abs(v));
+  }
 };
 struct RealPart {
   template <typename T, typename R>
-  static R Apply(T v) { if constexpr (kIsComplex<T>) return v.real(); else return v; }
+  static R Apply(T v) {
+    if constexpr (kIsComplex<T>)
+      return v.real();
+    else
+      return v;
+  }
 };
 struct ImagPart {
   template <typename T, typename R>
-  static R Apply(T v) { if constexpr (kIsComplex<T>) return v.imag(); else return R(0); }
+  static R Apply(T v) {
+    if constexpr (kIsComplex<T>)
+      return v.imag();
+    else
+      return R(0);
+  }
 };
 struct IsFinite {
   template <typename T, typename R>
-  static R Apply(T v) { return std::isfinite(static_cast<Acc<T>>(v)); }
+  static R Apply(T v) {
+    return std::isfinite(static_cast<Acc<T>>(v));
+  }
 };
 
 template <typename F>
@@ -642,8 +734,10 @@ Status CompileComplexPart(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   } else if (IsFloat(a.type) && a.type == r.type) {
     *k = Dispatch(a.type, [&](auto tag) -> std::unique_ptr<Kernel> {
       using T = typename decltype(tag)::type;
-      if constexpr (kIsFloat<T>) return std::make_unique<MapKernel<T, T, F>>(cx.in(0), cx.out(0), a.count);
-      else return nullptr;
+      if constexpr (kIsFloat<T>)
+        return std::make_unique<MapKernel<T, T, F>>(cx.in(0), cx.out(0), a.count);
+      else
+        return nullptr;
     });
   } else {
     return cx.Unsupported("%s -> %s is not supported", std::string(ElementTypeName(a.type)).c_str(),
@@ -663,8 +757,10 @@ Status CompileIsFinite(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   if (cx.out_slot(0).type != ElementType::kPred) return cx.Invalid("result must be i1");
   *k = Dispatch(a.type, [&](auto tag) -> std::unique_ptr<Kernel> {
     using T = typename decltype(tag)::type;
-    if constexpr (kIsFloat<T>) return std::make_unique<MapKernel<T, bool, IsFinite>>(cx.in(0), cx.out(0), a.count);
-    else return nullptr;
+    if constexpr (kIsFloat<T>)
+      return std::make_unique<MapKernel<T, bool, IsFinite>>(cx.in(0), cx.out(0), a.count);
+    else
+      return nullptr;
   });
   if (!*k) return cx.Unsupported("element type %s is not supported", std::string(ElementTypeName(a.type)).c_str());
   return Ok();
@@ -789,8 +885,10 @@ Status MakeCompare(CompileCtx& cx, uint32_t a_slot, uint32_t b_slot, uint32_t ou
     return cx.Unsupported("ordered comparison of complex numbers");
   *k = Dispatch(a.type, [&](auto tag) -> std::unique_ptr<Kernel> {
     using T = typename decltype(tag)::type;
-    if constexpr (std::is_void_v<T>) return nullptr;
-    else return std::make_unique<CompareKernel<T>>(a_slot, b_slot, out, a.count, dir, total, SubByteBits(a.type));
+    if constexpr (std::is_void_v<T>)
+      return nullptr;
+    else
+      return std::make_unique<CompareKernel<T>>(a_slot, b_slot, out, a.count, dir, total, SubByteBits(a.type));
   });
   if (!*k) return cx.Unsupported("element type %s is not supported", std::string(ElementTypeName(a.type)).c_str());
   return Ok();
@@ -799,8 +897,10 @@ Status MakeCompare(CompileCtx& cx, uint32_t a_slot, uint32_t b_slot, uint32_t ou
 Status CompileCompare(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   if (cx.num_inputs() != 2 || cx.num_outputs() != 1) return cx.Invalid("expected two operands and one result");
   if (AnyQuant(cx))
-    return CompileQuantized(cx, k, [](CompileCtx& c, const std::vector<uint32_t>& in, uint32_t out,
-                                      std::unique_ptr<Kernel>* inner) { return MakeCompare(c, in[0], in[1], out, inner); });
+    return CompileQuantized(
+        cx, k, [](CompileCtx& c, const std::vector<uint32_t>& in, uint32_t out, std::unique_ptr<Kernel>* inner) {
+          return MakeCompare(c, in[0], in[1], out, inner);
+        });
   return MakeCompare(cx, cx.in(0), cx.in(1), cx.out(0), k);
 }
 
@@ -852,7 +952,8 @@ Status CompileSelect(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   if (t.dims != cx.in_slot(2).dims || t.type != cx.in_slot(2).type) return cx.Invalid("branch types differ");
   const bool scalar = p.dims.empty() && !t.dims.empty();
   if (!scalar && p.dims != t.dims) return cx.Invalid("predicate shape differs from the operands'");
-  *k = std::make_unique<SelectKernel>(cx.in(0), cx.in(1), cx.in(2), cx.out(0), t.count, ElementByteSize(t.type), scalar);
+  *k =
+      std::make_unique<SelectKernel>(cx.in(0), cx.in(1), cx.in(2), cx.out(0), t.count, ElementByteSize(t.type), scalar);
   return Ok();
 }
 
@@ -890,8 +991,10 @@ Status CompileClamp(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   if (x.quant) return cx.Unsupported("quantized clamp is not supported");
   *k = Dispatch(x.type, [&](auto tag) -> std::unique_ptr<Kernel> {
     using T = typename decltype(tag)::type;
-    if constexpr (std::is_void_v<T> || kIsComplex<T>) return nullptr;
-    else return std::make_unique<ClampKernel<T>>(cx.in(0), cx.in(1), cx.in(2), cx.out(0), x.count, lo_s, hi_s);
+    if constexpr (std::is_void_v<T> || kIsComplex<T>)
+      return nullptr;
+    else
+      return std::make_unique<ClampKernel<T>>(cx.in(0), cx.in(1), cx.in(2), cx.out(0), x.count, lo_s, hi_s);
   });
   if (!*k) return cx.Unsupported("element type %s is not supported", std::string(ElementTypeName(x.type)).c_str());
   return Ok();
@@ -930,8 +1033,10 @@ Status MakeConvert(CompileCtx& cx, uint32_t in, uint32_t out, std::unique_ptr<Ke
     } else {
       return Dispatch(r.type, [&](auto ttag) -> std::unique_ptr<Kernel> {
         using To = typename decltype(ttag)::type;
-        if constexpr (std::is_void_v<To>) return nullptr;
-        else return std::make_unique<ConvertKernel<From, To>>(in, out, a.count, to_bits);
+        if constexpr (std::is_void_v<To>)
+          return nullptr;
+        else
+          return std::make_unique<ConvertKernel<From, To>>(in, out, a.count, to_bits);
       });
     }
   });
@@ -958,8 +1063,15 @@ class BitcastKernel final : public Kernel {
  public:
   BitcastKernel(uint32_t in, uint32_t out, int64_t n_in, int in_bits, int in_bytes, int64_t n_out, int out_bits,
                 int out_bytes, bool out_signed)
-      : in_(in), out_(out), n_in_(n_in), in_bits_(in_bits), in_bytes_(in_bytes), n_out_(n_out), out_bits_(out_bits),
-        out_bytes_(out_bytes), out_signed_(out_signed) {}
+      : in_(in),
+        out_(out),
+        n_in_(n_in),
+        in_bits_(in_bits),
+        in_bytes_(in_bytes),
+        n_out_(n_out),
+        out_bits_(out_bits),
+        out_bytes_(out_bytes),
+        out_signed_(out_signed) {}
   Status Run(Frame& f) const override {
     // Gather all bits little-endian, then scatter.
     const uint8_t* a = reinterpret_cast<const uint8_t*>(f.slots[in_]);
@@ -996,8 +1108,8 @@ Status CompileBitcastConvert(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   const Slot& r = cx.out_slot(0);
   const int ib = BitWidth(a.type), ob = BitWidth(r.type);
   if (a.count * ib != r.count * ob) return cx.Invalid("operand and result sizes in bits differ");
-  const bool same_storage = ib == 8 * static_cast<int>(ElementByteSize(a.type)) &&
-                            ob == 8 * static_cast<int>(ElementByteSize(r.type));
+  const bool same_storage =
+      ib == 8 * static_cast<int>(ElementByteSize(a.type)) && ob == 8 * static_cast<int>(ElementByteSize(r.type));
   if (same_storage) {
     *k = std::make_unique<CopyKernel>(cx.in(0), cx.out(0), a.bytes);
     return Ok();
@@ -1022,8 +1134,10 @@ class ReducePrecisionKernel final : public Kernel {
  private:
   T Reduce(T v) const {
     using Bits = std::conditional_t<sizeof(T) == 8, uint64_t, std::conditional_t<sizeof(T) == 4, uint32_t, uint16_t>>;
-    constexpr int kMant = std::is_same_v<T, double> ? 52 : std::is_same_v<T, float> ? 23
-                          : std::is_same_v<T, half> ? 10 : 7;
+    constexpr int kMant = std::is_same_v<T, double>  ? 52
+                          : std::is_same_v<T, float> ? 23
+                          : std::is_same_v<T, half>  ? 10
+                                                     : 7;
     constexpr int kExp = static_cast<int>(8 * sizeof(T)) - kMant - 1;
     Bits x;
     std::memcpy(&x, &v, sizeof(T));
@@ -1082,8 +1196,9 @@ Status CompileReducePrecision(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
     using T = typename decltype(tag)::type;
     if constexpr (kIsFloat<T>)
       return std::make_unique<ReducePrecisionKernel<T>>(cx.in(0), cx.out(0), a.count, static_cast<int>(e),
-                                                       static_cast<int>(m));
-    else return nullptr;
+                                                        static_cast<int>(m));
+    else
+      return nullptr;
   });
   if (!*k) return cx.Unsupported("element type %s is not supported", std::string(ElementTypeName(a.type)).c_str());
   return Ok();

@@ -93,8 +93,8 @@ class CustomCallRegistry {
 };
 
 struct CompileOptions {
-  std::string entry = "main";   // the function to run
-  std::string filename;          // prefixes error locations ("file:line:col")
+  std::string entry = "main";  // the function to run
+  std::string filename;        // prefixes error locations ("file:line:col")
   // The text the module was parsed from. Needed only for pretty-printed ops whose custom syntax the IR
   // does not keep (reduce's `applies stablehlo.add`, reduce_precision's format, `%a, %b = ...` result
   // names); without it those ops fail to compile.
@@ -146,8 +146,8 @@ class Program {
 
   // Runs the entry function. `args` must match parameters() in type and dims. Results are allocated
   // from `allocator` and described in `results` (their dims point into this Program).
-  Status Run(const TensorView* args, size_t num_args, ResultAllocator* allocator,
-             std::vector<TensorView>* results, Workspace* workspace = nullptr) const;
+  Status Run(const TensorView* args, size_t num_args, ResultAllocator* allocator, std::vector<TensorView>* results,
+             Workspace* workspace = nullptr) const;
 
   struct Impl;
 

@@ -37,7 +37,7 @@ struct Body {
 // The frame of one function invocation: slot pointers and the stack above it for callees.
 struct Frame {
   char** slots;
-  char* stack;        // free memory for callee frames
+  char* stack;  // free memory for callee frames
   const struct ProgramState* state;
 };
 
@@ -62,9 +62,9 @@ struct Slot {
   ElementType type = ElementType::kInvalid;
   const stablehlo::QuantType* quant = nullptr;
   std::vector<int64_t> dims;
-  int64_t count = 0;   // elements
+  int64_t count = 0;  // elements
   size_t bytes = 0;
-  size_t offset = 0;   // kPlanned: offset in the frame's data
+  size_t offset = 0;  // kPlanned: offset in the frame's data
   const char* const_data = nullptr;
   // Liveness (kPlanned): first and last op index (in the function's pre-order numbering).
   uint32_t live_begin = 0, live_end = 0;
@@ -131,8 +131,9 @@ void RegisterElementwiseOps(std::unordered_map<std::string_view, OpCompileFn>* r
 void RegisterShapeOps(std::unordered_map<std::string_view, OpCompileFn>* r);
 void RegisterControlOps(std::unordered_map<std::string_view, OpCompileFn>* r);
 void RegisterCheckOps(std::unordered_map<std::string_view, OpCompileFn>* r);
-void RegisterReduceOps(std::unordered_map<std::string_view, OpCompileFn>* r);
-void RegisterIndexOps(std::unordered_map<std::string_view, OpCompileFn>* r);
+void RegisterLinalgOps(std::unordered_map<std::string_view, OpCompileFn>* r);
+// Defined by chlo_special.cc when it exists (see registry.cc).
+void RegisterChloSpecialOps(std::unordered_map<std::string_view, OpCompileFn>* r);
 
 // Helpers for kernels.
 template <typename T>

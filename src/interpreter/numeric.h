@@ -29,11 +29,16 @@ struct Tag {
   using type = T;
 };
 
-template <typename T> constexpr bool kIsHalfLike = std::is_same_v<T, half> || std::is_same_v<T, bf16>;
-template <typename T> constexpr bool kIsFloat = kIsHalfLike<T> || std::is_floating_point_v<T>;
-template <typename T> constexpr bool kIsComplex = std::is_same_v<T, c64> || std::is_same_v<T, c128>;
-template <typename T> constexpr bool kIsBool = std::is_same_v<T, bool>;
-template <typename T> constexpr bool kIsInt = std::is_integral_v<T> && !kIsBool<T>;
+template <typename T>
+constexpr bool kIsHalfLike = std::is_same_v<T, half> || std::is_same_v<T, bf16>;
+template <typename T>
+constexpr bool kIsFloat = kIsHalfLike<T> || std::is_floating_point_v<T>;
+template <typename T>
+constexpr bool kIsComplex = std::is_same_v<T, c64> || std::is_same_v<T, c128>;
+template <typename T>
+constexpr bool kIsBool = std::is_same_v<T, bool>;
+template <typename T>
+constexpr bool kIsInt = std::is_integral_v<T> && !kIsBool<T>;
 
 // The type arithmetic on T is done in.
 template <typename T>
@@ -45,11 +50,15 @@ template <typename F>
 decltype(auto) Dispatch(ElementType t, F&& f) {
   switch (t) {
     case ElementType::kPred: return f(Tag<bool>{});
-    case ElementType::kS2: case ElementType::kS4: case ElementType::kS8: return f(Tag<int8_t>{});
+    case ElementType::kS2:
+    case ElementType::kS4:
+    case ElementType::kS8: return f(Tag<int8_t>{});
     case ElementType::kS16: return f(Tag<int16_t>{});
     case ElementType::kS32: return f(Tag<int32_t>{});
     case ElementType::kS64: return f(Tag<int64_t>{});
-    case ElementType::kU2: case ElementType::kU4: case ElementType::kU8: return f(Tag<uint8_t>{});
+    case ElementType::kU2:
+    case ElementType::kU4:
+    case ElementType::kU8: return f(Tag<uint8_t>{});
     case ElementType::kU16: return f(Tag<uint16_t>{});
     case ElementType::kU32: return f(Tag<uint32_t>{});
     case ElementType::kU64: return f(Tag<uint64_t>{});
@@ -69,8 +78,10 @@ bool IsSupportedType(ElementType t);
 // Integers narrower than their storage (i2, i4, ui2, ui4): the bit width, else 0.
 inline int SubByteBits(ElementType t) {
   switch (t) {
-    case ElementType::kS2: case ElementType::kU2: return 2;
-    case ElementType::kS4: case ElementType::kU4: return 4;
+    case ElementType::kS2:
+    case ElementType::kU2: return 2;
+    case ElementType::kS4:
+    case ElementType::kU4: return 4;
     default: return 0;
   }
 }

@@ -16,13 +16,13 @@ struct Function {
   std::deque<Slot> slots;  // a deque: references stay valid while ops add slots
   Body body;
   std::vector<std::unique_ptr<Kernel>> kernels;
-  std::vector<std::unique_ptr<Body>> bodies;   // regions
+  std::vector<std::unique_ptr<Body>> bodies;  // regions
   std::vector<const Function*> callees;
-  std::vector<stablehlo::Type> param_types;    // flattened
-  std::vector<stablehlo::Type> result_types;   // flattened
+  std::vector<stablehlo::Type> param_types;   // flattened
+  std::vector<stablehlo::Type> result_types;  // flattened
   size_t slot_array_bytes = 0;
-  size_t frame_bytes = 0;   // slot pointers + planned intermediates
-  size_t stack_bytes = 0;   // frame + the deepest callee stack
+  size_t frame_bytes = 0;  // slot pointers + planned intermediates
+  size_t stack_bytes = 0;  // frame + the deepest callee stack
   bool compiling = false;
 
   void AddCallee(const Function* f);

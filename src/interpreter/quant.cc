@@ -88,10 +88,12 @@ Status MakeQuantKernel(CompileCtx& cx, const Slot& q, uint32_t in, uint32_t out,
   QuantParams p;
   NEURONMEM_RETURN_IF_ERROR(GetParams(cx, q, &p));
   switch (q.type) {
-    case ElementType::kS2: case ElementType::kS4: case ElementType::kS8:
-      *k = std::make_unique<K<int8_t>>(in, out, q.count, std::move(p)); break;
-    case ElementType::kU2: case ElementType::kU4: case ElementType::kU8:
-      *k = std::make_unique<K<uint8_t>>(in, out, q.count, std::move(p)); break;
+    case ElementType::kS2:
+    case ElementType::kS4:
+    case ElementType::kS8: *k = std::make_unique<K<int8_t>>(in, out, q.count, std::move(p)); break;
+    case ElementType::kU2:
+    case ElementType::kU4:
+    case ElementType::kU8: *k = std::make_unique<K<uint8_t>>(in, out, q.count, std::move(p)); break;
     case ElementType::kS16: *k = std::make_unique<K<int16_t>>(in, out, q.count, std::move(p)); break;
     case ElementType::kU16: *k = std::make_unique<K<uint16_t>>(in, out, q.count, std::move(p)); break;
     case ElementType::kS32: *k = std::make_unique<K<int32_t>>(in, out, q.count, std::move(p)); break;

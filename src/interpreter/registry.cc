@@ -1,4 +1,8 @@
 // The op registry: one table built on first use from each family's registration function.
+//
+// A new op family is one translation unit with a Register...Ops function, declared in kernel.h and called
+// here. src/interpreter/chlo_special.cc (the CHLO special functions: lgamma, digamma, erf_inv, bessel_i1e,
+// ...) is picked up by meson.build when the file exists; it defines RegisterChloSpecialOps.
 #include "interpreter/kernel.h"
 #include "interpreter/quant.h"
 
@@ -12,6 +16,10 @@ const std::unordered_map<std::string_view, OpCompileFn>& OpRegistry() {
     RegisterControlOps(r);
     RegisterCheckOps(r);
     RegisterQuantOps(r);
+    RegisterLinalgOps(r);
+#ifdef NEURONMEM_INTERP_CHLO_SPECIAL
+    RegisterChloSpecialOps(r);
+#endif
     return r;
   }();
   return *registry;

@@ -5,21 +5,31 @@
 
 namespace neuronmem::interp {
 
+namespace {
+template <typename T>
+int64_t Load(const char* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  if constexpr (std::is_same_v<T, uint64_t>) return v > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : int64_t(v);
+  return static_cast<int64_t>(v);
+}
+}  // namespace
+
 int64_t ReadInt(const char* p, ElementType t) {
   switch (t) {
     case ElementType::kPred: return *reinterpret_cast<const bool*>(p) ? 1 : 0;
-    case ElementType::kS2: case ElementType::kS4: case ElementType::kS8: return *reinterpret_cast<const int8_t*>(p);
-    case ElementType::kU2: case ElementType::kU4: case ElementType::kU8: return *reinterpret_cast<const uint8_t*>(p);
-    case ElementType::kS16: { int16_t v; std::memcpy(&v, p, 2); return v; }
-    case ElementType::kU16: { uint16_t v; std::memcpy(&v, p, 2); return v; }
-    case ElementType::kS32: { int32_t v; std::memcpy(&v, p, 4); return v; }
-    case ElementType::kU32: { uint32_t v; std::memcpy(&v, p, 4); return v; }
-    case ElementType::kS64: { int64_t v; std::memcpy(&v, p, 8); return v; }
-    case ElementType::kU64: {
-      uint64_t v;
-      std::memcpy(&v, p, 8);
-      return v > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(v);
-    }
+    case ElementType::kS2:
+    case ElementType::kS4:
+    case ElementType::kS8: return Load<int8_t>(p);
+    case ElementType::kU2:
+    case ElementType::kU4:
+    case ElementType::kU8: return Load<uint8_t>(p);
+    case ElementType::kS16: return Load<int16_t>(p);
+    case ElementType::kU16: return Load<uint16_t>(p);
+    case ElementType::kS32: return Load<int32_t>(p);
+    case ElementType::kU32: return Load<uint32_t>(p);
+    case ElementType::kS64: return Load<int64_t>(p);
+    case ElementType::kU64: return Load<uint64_t>(p);
     default: return 0;
   }
 }
@@ -44,7 +54,9 @@ void StridedCopy(const char* in, char* out, const std::vector<int64_t>& dims, co
       out += inner * esize;
     } else {
       switch (esize) {
-        case 1: for (int64_t i = 0; i < inner; ++i) out[i] = base[i * istride]; break;
+        case 1:
+          for (int64_t i = 0; i < inner; ++i) out[i] = base[i * istride];
+          break;
         case 2: {
           auto* o = reinterpret_cast<uint16_t*>(out);
           for (int64_t i = 0; i < inner; ++i) std::memcpy(o + i, base + i * istride * 2, 2);
@@ -114,14 +126,17 @@ Status CompileConstant(CompileCtx& cx, std::unique_ptr<Kernel>*) {
     if (v->dense.size() < esize) return cx.Invalid("splat value is too short");
     for (int64_t i = 0; i < r.count; ++i) std::memcpy(data.data() + i * esize, v->dense.data(), esize);
   } else {
-    if (v->dense.size() != r.bytes) return cx.Invalid("dense value has %zu bytes, %zu expected", v->dense.size(), r.bytes);
+    if (v->dense.size() != r.bytes)
+      return cx.Invalid("dense value has %zu bytes, %zu expected", v->dense.size(), r.bytes);
     if (r.bytes) std::memcpy(data.data(), v->dense.data(), r.bytes);
   }
   const int sub = SubByteBits(r.type);
   if (sub) {
     for (int64_t i = 0; i < r.count; ++i) {
-      if (IsSignedInt(r.type)) data[i] = static_cast<char>(WrapBits<int8_t>(static_cast<int8_t>(data[i]), sub));
-      else data[i] = static_cast<char>(WrapBits<uint8_t>(static_cast<uint8_t>(data[i]), sub));
+      if (IsSignedInt(r.type))
+        data[i] = static_cast<char>(WrapBits<int8_t>(static_cast<int8_t>(data[i]), sub));
+      else
+        data[i] = static_cast<char>(WrapBits<uint8_t>(static_cast<uint8_t>(data[i]), sub));
     }
   }
   cx.AliasOutput(0, cx.AddConstant(r, data.data()));
@@ -130,7 +145,8 @@ Status CompileConstant(CompileCtx& cx, std::unique_ptr<Kernel>*) {
 
 class IotaKernel final : public Kernel {
  public:
-  IotaKernel(uint32_t out, ElementType t, std::vector<int64_t> dims, int64_t dim) : out_(out), t_(t), dims_(std::move(dims)), dim_(dim) {}
+  IotaKernel(uint32_t out, ElementType t, std::vector<int64_t> dims, int64_t dim)
+      : out_(out), t_(t), dims_(std::move(dims)), dim_(dim) {}
   Status Run(Frame& f) const override {
     int64_t outer = 1, inner = 1;
     for (int64_t d = 0; d < dim_; ++d) outer *= dims_[d];
@@ -179,8 +195,10 @@ Status CompileBroadcastInDim(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   std::vector<int64_t> strides(r.dims.size(), 0);
   const auto as = Strides(a.dims);
   for (size_t i = 0; i < bdims.size(); ++i) {
-    if (bdims[i] < 0 || static_cast<size_t>(bdims[i]) >= r.dims.size()) return cx.Invalid("broadcast dimension out of range");
-    if (a.dims[i] != 1 && a.dims[i] != r.dims[bdims[i]]) return cx.Invalid("operand dimension %zu does not broadcast", i);
+    if (bdims[i] < 0 || static_cast<size_t>(bdims[i]) >= r.dims.size())
+      return cx.Invalid("broadcast dimension out of range");
+    if (a.dims[i] != 1 && a.dims[i] != r.dims[bdims[i]])
+      return cx.Invalid("operand dimension %zu does not broadcast", i);
     strides[bdims[i]] = a.dims[i] == 1 ? 0 : as[i];
   }
   *k = std::make_unique<StridedKernel>(cx.in(0), cx.out(0), r.dims, strides, 0, ElementByteSize(r.type));
@@ -259,7 +277,8 @@ Status CompileSlice(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   std::vector<int64_t> strides(start.size());
   int64_t offset = 0;
   for (size_t i = 0; i < start.size(); ++i) {
-    if (stride[i] <= 0 || start[i] < 0 || limit[i] > a.dims[i] || start[i] > limit[i]) return cx.Invalid("bad slice bounds");
+    if (stride[i] <= 0 || start[i] < 0 || limit[i] > a.dims[i] || start[i] > limit[i])
+      return cx.Invalid("bad slice bounds");
     const int64_t n = (limit[i] - start[i] + stride[i] - 1) / stride[i];
     if (n != r.dims[i]) return cx.Invalid("result shape does not match the slice");
     offset += start[i] * as[i];
@@ -333,8 +352,14 @@ class PadKernel final : public Kernel {
  public:
   PadKernel(uint32_t in, uint32_t pad, uint32_t out, std::vector<int64_t> in_dims, std::vector<int64_t> out_dims,
             std::vector<int64_t> low, std::vector<int64_t> interior, size_t esize)
-      : in_(in), pad_(pad), out_(out), in_dims_(std::move(in_dims)), out_dims_(std::move(out_dims)), low_(std::move(low)),
-        interior_(std::move(interior)), esize_(esize) {}
+      : in_(in),
+        pad_(pad),
+        out_(out),
+        in_dims_(std::move(in_dims)),
+        out_dims_(std::move(out_dims)),
+        low_(std::move(low)),
+        interior_(std::move(interior)),
+        esize_(esize) {}
   Status Run(Frame& f) const override {
     char* r = f.slots[out_];
     const char* pv = f.slots[pad_];
@@ -389,7 +414,8 @@ Status CompilePad(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
     const int64_t n = low[d] + high[d] + a.dims[d] + std::max<int64_t>(a.dims[d] - 1, 0) * interior[d];
     if (n != r.dims[d]) return cx.Invalid("result shape does not match the padding");
   }
-  *k = std::make_unique<PadKernel>(cx.in(0), cx.in(1), cx.out(0), a.dims, r.dims, low, interior, ElementByteSize(a.type));
+  *k = std::make_unique<PadKernel>(cx.in(0), cx.in(1), cx.out(0), a.dims, r.dims, low, interior,
+                                   ElementByteSize(a.type));
   return Ok();
 }
 
@@ -397,8 +423,14 @@ class DynamicSliceKernel final : public Kernel {
  public:
   DynamicSliceKernel(uint32_t in, std::vector<uint32_t> starts, ElementType index_type, uint32_t out,
                      std::vector<int64_t> in_dims, std::vector<int64_t> sizes, size_t esize)
-      : in_(in), starts_(std::move(starts)), index_type_(index_type), out_(out), in_dims_(std::move(in_dims)),
-        sizes_(std::move(sizes)), strides_(Strides(in_dims_)), esize_(esize) {}
+      : in_(in),
+        starts_(std::move(starts)),
+        index_type_(index_type),
+        out_(out),
+        in_dims_(std::move(in_dims)),
+        sizes_(std::move(sizes)),
+        strides_(Strides(in_dims_)),
+        esize_(esize) {}
   Status Run(Frame& f) const override {
     int64_t offset = 0;
     for (size_t d = 0; d < starts_.size(); ++d) {
@@ -428,7 +460,8 @@ Status CompileDynamicSlice(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
     return cx.Invalid("expected one start index per dimension");
   std::vector<uint32_t> starts;
   for (size_t i = 1; i < cx.num_inputs(); ++i) {
-    if (!cx.in_slot(i).dims.empty() || !IsInteger(cx.in_slot(i).type)) return cx.Invalid("start indices must be integer scalars");
+    if (!cx.in_slot(i).dims.empty() || !IsInteger(cx.in_slot(i).type))
+      return cx.Invalid("start indices must be integer scalars");
     starts.push_back(cx.in(i));
   }
   for (size_t d = 0; d < sizes.size(); ++d)
@@ -441,10 +474,16 @@ Status CompileDynamicSlice(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
 
 class DynamicUpdateSliceKernel final : public Kernel {
  public:
-  DynamicUpdateSliceKernel(uint32_t in, uint32_t upd, std::vector<uint32_t> starts, ElementType index_type, uint32_t out,
-                           std::vector<int64_t> in_dims, std::vector<int64_t> upd_dims, size_t esize)
-      : in_(in), upd_(upd), starts_(std::move(starts)), index_type_(index_type), out_(out), in_dims_(std::move(in_dims)),
-        upd_dims_(std::move(upd_dims)), esize_(esize) {}
+  DynamicUpdateSliceKernel(uint32_t in, uint32_t upd, std::vector<uint32_t> starts, ElementType index_type,
+                           uint32_t out, std::vector<int64_t> in_dims, std::vector<int64_t> upd_dims, size_t esize)
+      : in_(in),
+        upd_(upd),
+        starts_(std::move(starts)),
+        index_type_(index_type),
+        out_(out),
+        in_dims_(std::move(in_dims)),
+        upd_dims_(std::move(upd_dims)),
+        esize_(esize) {}
   Status Run(Frame& f) const override {
     int64_t n = 1;
     for (int64_t d : in_dims_) n *= d;
@@ -498,7 +537,8 @@ Status CompileDynamicUpdateSlice(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
     return cx.Invalid("expected one start index per dimension");
   std::vector<uint32_t> starts;
   for (size_t i = 2; i < cx.num_inputs(); ++i) {
-    if (!cx.in_slot(i).dims.empty() || !IsInteger(cx.in_slot(i).type)) return cx.Invalid("start indices must be integer scalars");
+    if (!cx.in_slot(i).dims.empty() || !IsInteger(cx.in_slot(i).type))
+      return cx.Invalid("start indices must be integer scalars");
     starts.push_back(cx.in(i));
   }
   for (size_t d = 0; d < a.dims.size(); ++d)

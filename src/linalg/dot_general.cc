@@ -209,8 +209,10 @@ Status CheckDotGeneral(ElementType lhs_type, Span<int64_t> lhs_dims, ElementType
       [&](std::vector<int64_t>* expected) { return DotGeneralShape(lhs_dims, rhs_dims, dn, expected); });
 }
 
-Status DotGeneral(const TensorRef& lhs, const TensorRef& rhs, const DotDimensionNumbers& dn,
-                  const MutableTensorRef& result) {
+namespace {
+
+Status RunDotGeneral(const TensorRef& lhs, const TensorRef& rhs, const DotDimensionNumbers& dn,
+                     const MutableTensorRef& result, bool exact) {
   NEURONMEM_RETURN_IF_ERROR(CheckTensor("dot_general lhs", lhs.data, lhs.dims));
   NEURONMEM_RETURN_IF_ERROR(CheckTensor("dot_general rhs", rhs.data, rhs.dims));
   NEURONMEM_RETURN_IF_ERROR(CheckTensor("dot_general result", result.data, result.dims));
@@ -228,12 +230,26 @@ Status DotGeneral(const TensorRef& lhs, const TensorRef& rhs, const DotDimension
     using T = typename decltype(tag)::type;
     T* out = static_cast<T*>(result.data);
     if constexpr (detail::kIsGemmType<T>) {
-      RunGemm<T>(lhs, rhs, lp, rp, out);
-    } else {
-      RunExact<T>(lhs, rhs, lp, rp, out);
+      if (!exact) {
+        RunGemm<T>(lhs, rhs, lp, rp, out);
+        return;
+      }
     }
+    RunExact<T>(lhs, rhs, lp, rp, out);
   });
   return Ok();
+}
+
+}  // namespace
+
+Status DotGeneral(const TensorRef& lhs, const TensorRef& rhs, const DotDimensionNumbers& dn,
+                  const MutableTensorRef& result) {
+  return RunDotGeneral(lhs, rhs, dn, result, false);
+}
+
+Status DotGeneralExact(const TensorRef& lhs, const TensorRef& rhs, const DotDimensionNumbers& dn,
+                       const MutableTensorRef& result) {
+  return RunDotGeneral(lhs, rhs, dn, result, true);
 }
 
 }  // namespace neuronmem::linalg

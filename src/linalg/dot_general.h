@@ -51,4 +51,10 @@ Status CheckDotGeneral(ElementType lhs_type, Span<int64_t> lhs_dims, ElementType
 Status DotGeneral(const TensorRef& lhs, const TensorRef& rhs, const DotDimensionNumbers& dn,
                   const MutableTensorRef& result);
 
+// The same, always on the exact path (the reference's summation order and per-step rounding, as f16/bf16 always
+// are). Slower for f32, f64 and complex; bit-identical to the reference interpreter for small operands where
+// a blocked product's reordering would show through cancellation.
+Status DotGeneralExact(const TensorRef& lhs, const TensorRef& rhs, const DotDimensionNumbers& dn,
+                       const MutableTensorRef& result);
+
 }  // namespace neuronmem::linalg

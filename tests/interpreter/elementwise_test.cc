@@ -4,8 +4,8 @@
 #include <cmath>
 #include <limits>
 
-#include "interpreter/numeric.h"
 #include "interp_test_util.h"
+#include "interpreter/numeric.h"
 
 namespace neuronmem::interp {
 namespace {
@@ -14,8 +14,8 @@ using testing::Fn;
 using testing::RunText;
 
 std::string Binary(const std::string& op, const std::string& t, const std::string& a, const std::string& b) {
-  return Fn("  %a = stablehlo.constant dense<" + a + "> : " + t + "\n  %b = stablehlo.constant dense<" + b + "> : " + t +
-                "\n  %r = stablehlo." + op + " %a, %b : " + t,
+  return Fn("  %a = stablehlo.constant dense<" + a + "> : " + t + "\n  %b = stablehlo.constant dense<" + b +
+                "> : " + t + "\n  %r = stablehlo." + op + " %a, %b : " + t,
             t);
 }
 
@@ -79,33 +79,39 @@ TEST(Elementwise, HalfPrecisionRoundsOnce) {
   ASSERT_FALSE(r.status);
   EXPECT_EQ(r.Get<uint16_t>(0)[0], 0x3C00);
   // f64 -> f16 with a value just above the tie rounds up (double rounding through f32 would not).
-  const std::string t = Fn("  %a = stablehlo.constant dense<1.0004882812500002> : tensor<f64>\n"
-                           "  %r = stablehlo.convert %a : (tensor<f64>) -> tensor<f16>", "tensor<f16>");
+  const std::string t =
+      Fn("  %a = stablehlo.constant dense<1.0004882812500002> : tensor<f64>\n"
+         "  %r = stablehlo.convert %a : (tensor<f64>) -> tensor<f16>",
+         "tensor<f16>");
   auto c = RunText(t);
   ASSERT_FALSE(c.status) << c.status->message;
   EXPECT_EQ(c.Get<uint16_t>(0)[0], 0x3C01);
 }
 
 TEST(Elementwise, ConvertFloatToIntTruncatesAndSaturates) {
-  const std::string t = Fn("  %a = stablehlo.constant dense<[2.7, -2.7, 1.0e10, -1.0e10, 0x7FC00000]> : tensor<5xf32>\n"
-                           "  %r = stablehlo.convert %a : (tensor<5xf32>) -> tensor<5xi32>", "tensor<5xi32>");
+  const std::string t =
+      Fn("  %a = stablehlo.constant dense<[2.7, -2.7, 1.0e10, -1.0e10, 0x7FC00000]> : tensor<5xf32>\n"
+         "  %r = stablehlo.convert %a : (tensor<5xf32>) -> tensor<5xi32>",
+         "tensor<5xi32>");
   auto r = RunText(t);
   ASSERT_FALSE(r.status);
   EXPECT_EQ(r.Get<int32_t>(0), (std::vector<int32_t>{2, -2, INT32_MAX, INT32_MIN, 0}));
 }
 
 TEST(Elementwise, CompareTotalOrderSeparatesNegativeZeroAndNaN) {
-  const std::string t = Fn("  %a = stablehlo.constant dense<[-0.0, 1.0, 0x7FC00000]> : tensor<3xf32>\n"
-                           "  %b = stablehlo.constant dense<[0.0, 0x7FC00000, 0x7FC00000]> : tensor<3xf32>\n"
-                           "  %r = stablehlo.compare LT, %a, %b, TOTALORDER : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xi1>",
-                           "tensor<3xi1>");
+  const std::string t =
+      Fn("  %a = stablehlo.constant dense<[-0.0, 1.0, 0x7FC00000]> : tensor<3xf32>\n"
+         "  %b = stablehlo.constant dense<[0.0, 0x7FC00000, 0x7FC00000]> : tensor<3xf32>\n"
+         "  %r = stablehlo.compare LT, %a, %b, TOTALORDER : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xi1>",
+         "tensor<3xi1>");
   auto r = RunText(t);
   ASSERT_FALSE(r.status) << r.status->message;
   EXPECT_EQ(r.Get<uint8_t>(0), (std::vector<uint8_t>{1, 1, 0}));
-  const std::string f = Fn("  %a = stablehlo.constant dense<[-0.0, 1.0]> : tensor<2xf32>\n"
-                           "  %b = stablehlo.constant dense<[0.0, 0x7FC00000]> : tensor<2xf32>\n"
-                           "  %r = stablehlo.compare LT, %a, %b, FLOAT : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xi1>",
-                           "tensor<2xi1>");
+  const std::string f =
+      Fn("  %a = stablehlo.constant dense<[-0.0, 1.0]> : tensor<2xf32>\n"
+         "  %b = stablehlo.constant dense<[0.0, 0x7FC00000]> : tensor<2xf32>\n"
+         "  %r = stablehlo.compare LT, %a, %b, FLOAT : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xi1>",
+         "tensor<2xi1>");
   auto g = RunText(f);
   ASSERT_FALSE(g.status);
   EXPECT_EQ(g.Get<uint8_t>(0), (std::vector<uint8_t>{0, 0}));
@@ -118,8 +124,10 @@ TEST(Elementwise, IntegerPowerWithNegativeExponent) {
 }
 
 TEST(Elementwise, ComplexAbsAndParts) {
-  const std::string t = Fn("  %a = stablehlo.constant dense<[(3.0, 4.0)]> : tensor<1xcomplex<f32>>\n"
-                           "  %r = stablehlo.abs %a : (tensor<1xcomplex<f32>>) -> tensor<1xf32>", "tensor<1xf32>");
+  const std::string t =
+      Fn("  %a = stablehlo.constant dense<[(3.0, 4.0)]> : tensor<1xcomplex<f32>>\n"
+         "  %r = stablehlo.abs %a : (tensor<1xcomplex<f32>>) -> tensor<1xf32>",
+         "tensor<1xf32>");
   auto r = RunText(t);
   ASSERT_FALSE(r.status) << r.status->message;
   EXPECT_EQ(r.Get<float>(0)[0], 5.0f);
@@ -127,18 +135,27 @@ TEST(Elementwise, ComplexAbsAndParts) {
 
 TEST(Elementwise, QuantizedAddDequantizesComputesAndQuantizes) {
   const std::string q = "tensor<2x!quant.uniform<i8:f32, 0.5:-1>>";
-  const std::string t = Fn("  %a = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf32>\n"
-                           "  %q = stablehlo.uniform_quantize %a : (tensor<2xf32>) -> " + q + "\n"
-                           "  %s = stablehlo.add %q, %q : " + q + "\n"
-                           "  %r = stablehlo.uniform_dequantize %s : (" + q + ") -> tensor<2xf32>", "tensor<2xf32>");
+  const std::string t =
+      Fn("  %a = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf32>\n"
+         "  %q = stablehlo.uniform_quantize %a : (tensor<2xf32>) -> " +
+             q +
+             "\n"
+             "  %s = stablehlo.add %q, %q : " +
+             q +
+             "\n"
+             "  %r = stablehlo.uniform_dequantize %s : (" +
+             q + ") -> tensor<2xf32>",
+         "tensor<2xf32>");
   auto r = RunText(t);
   ASSERT_FALSE(r.status) << r.status->message;
   EXPECT_EQ(r.Get<float>(0), (std::vector<float>{2.0f, 4.0f}));
 }
 
 TEST(Elementwise, ReducePrecisionRoundsMantissaAndExponent) {
-  const std::string t = Fn("  %a = stablehlo.constant dense<[1.00048828125, 65520.0, 1.0e-10]> : tensor<3xf32>\n"
-                           "  %r = stablehlo.reduce_precision %a, format = e5m10 : tensor<3xf32>", "tensor<3xf32>");
+  const std::string t =
+      Fn("  %a = stablehlo.constant dense<[1.00048828125, 65520.0, 1.0e-10]> : tensor<3xf32>\n"
+         "  %r = stablehlo.reduce_precision %a, format = e5m10 : tensor<3xf32>",
+         "tensor<3xf32>");
   auto r = RunText(t);
   ASSERT_FALSE(r.status) << r.status->message;
   auto v = r.Get<float>(0);

@@ -11,24 +11,29 @@ using testing::Fn;
 using testing::RunText;
 
 TEST(Program, UnknownOpFailsAtCompileTimeWithItsLocation) {
-  auto c = CompileText(Fn("  %a = stablehlo.constant dense<1.0> : tensor<f32>\n"
-                          "  %r = stablehlo.frobnicate %a : tensor<f32>", "tensor<f32>"));
+  auto c =
+      CompileText(Fn("  %a = stablehlo.constant dense<1.0> : tensor<f32>\n"
+                     "  %r = stablehlo.frobnicate %a : tensor<f32>",
+                     "tensor<f32>"));
   ASSERT_TRUE(c.status);
   EXPECT_EQ(c.status->code, NEURONMEM_STATUS_UNIMPLEMENTED);
   EXPECT_NE(c.status->message.find("test.mlir:3:3: 'stablehlo.frobnicate'"), std::string::npos) << c.status->message;
 }
 
 TEST(Program, UnsupportedElementTypeFailsAtCompileTime) {
-  auto c = CompileText(Fn("  %a = stablehlo.constant dense<1.0> : tensor<f8E4M3FN>\n"
-                          "  %r = stablehlo.add %a, %a : tensor<f8E4M3FN>", "tensor<f8E4M3FN>"));
+  auto c =
+      CompileText(Fn("  %a = stablehlo.constant dense<1.0> : tensor<f8E4M3FN>\n"
+                     "  %r = stablehlo.add %a, %a : tensor<f8E4M3FN>",
+                     "tensor<f8E4M3FN>"));
   ASSERT_TRUE(c.status);
   EXPECT_NE(c.status->message.find("f8E4M3FN"), std::string::npos) << c.status->message;
 }
 
 TEST(Program, RunsWithArgumentViewsAndChecksThem) {
-  const std::string t = "func.func @main(%x: tensor<3xf32>, %y: tensor<3xf32>) -> tensor<3xf32> {\n"
-                        "  %r = stablehlo.multiply %x, %y : tensor<3xf32>\n"
-                        "  func.return %r : tensor<3xf32>\n}\n";
+  const std::string t =
+      "func.func @main(%x: tensor<3xf32>, %y: tensor<3xf32>) -> tensor<3xf32> {\n"
+      "  %r = stablehlo.multiply %x, %y : tensor<3xf32>\n"
+      "  func.return %r : tensor<3xf32>\n}\n";
   float x[3] = {1, 2, 3}, y[3] = {4, 5, 6};
   const int64_t dims[1] = {3};
   std::vector<TensorView> args = {{x, ElementType::kF32, dims, 1}, {y, ElementType::kF32, dims, 1}};
@@ -44,12 +49,13 @@ TEST(Program, RunsWithArgumentViewsAndChecksThem) {
 }
 
 TEST(Program, FailedCheckNamesTheCheckIndexAndValues) {
-  const std::string t = "func.func @main() {\n"
-                        "  %a = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf32>\n"
-                        "  %b = stablehlo.constant dense<[1.0, 2.5]> : tensor<2xf32>\n"
-                        "  stablehlo.custom_call @check.expect_close(%a, %b) {has_side_effect = true} : "
-                        "(tensor<2xf32>, tensor<2xf32>) -> ()\n"
-                        "  func.return\n}\n";
+  const std::string t =
+      "func.func @main() {\n"
+      "  %a = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf32>\n"
+      "  %b = stablehlo.constant dense<[1.0, 2.5]> : tensor<2xf32>\n"
+      "  stablehlo.custom_call @check.expect_close(%a, %b) {has_side_effect = true} : "
+      "(tensor<2xf32>, tensor<2xf32>) -> ()\n"
+      "  func.return\n}\n";
   auto r = RunText(t);
   ASSERT_TRUE(r.status);
   const std::string& m = r.status->message;
@@ -60,19 +66,21 @@ TEST(Program, FailedCheckNamesTheCheckIndexAndValues) {
 }
 
 TEST(Program, CheckToleranceAndUlps) {
-  const std::string close = "func.func @main() {\n"
-                            "  %a = stablehlo.constant dense<[1.0]> : tensor<1xf32>\n"
-                            "  %b = stablehlo.constant dense<[0x3F800003]> : tensor<1xf32>\n"
-                            "  stablehlo.custom_call @check.expect_close(%a, %b) : (tensor<1xf32>, tensor<1xf32>) -> ()\n"
-                            "  check.expect_almost_eq_const %a, dense<[1.00009]> : tensor<1xf32>\n"
-                            "  func.return\n}\n";
+  const std::string close =
+      "func.func @main() {\n"
+      "  %a = stablehlo.constant dense<[1.0]> : tensor<1xf32>\n"
+      "  %b = stablehlo.constant dense<[0x3F800003]> : tensor<1xf32>\n"
+      "  stablehlo.custom_call @check.expect_close(%a, %b) : (tensor<1xf32>, tensor<1xf32>) -> ()\n"
+      "  check.expect_almost_eq_const %a, dense<[1.00009]> : tensor<1xf32>\n"
+      "  func.return\n}\n";
   auto ok = RunText(close);
   EXPECT_FALSE(ok.status) << ok.status->message;
-  const std::string far = "func.func @main() {\n"
-                          "  %a = stablehlo.constant dense<[1.0]> : tensor<1xf32>\n"
-                          "  %b = stablehlo.constant dense<[0x3F800004]> : tensor<1xf32>\n"
-                          "  stablehlo.custom_call @check.expect_close(%a, %b) : (tensor<1xf32>, tensor<1xf32>) -> ()\n"
-                          "  func.return\n}\n";
+  const std::string far =
+      "func.func @main() {\n"
+      "  %a = stablehlo.constant dense<[1.0]> : tensor<1xf32>\n"
+      "  %b = stablehlo.constant dense<[0x3F800004]> : tensor<1xf32>\n"
+      "  stablehlo.custom_call @check.expect_close(%a, %b) : (tensor<1xf32>, tensor<1xf32>) -> ()\n"
+      "  func.return\n}\n";
   EXPECT_TRUE(RunText(far).status);
 }
 
@@ -100,9 +108,10 @@ TEST(Program, CustomCallTargetsRegisterLikeTheBuiltIns) {
     for (int64_t i = 0; i < c.operands[0].NumElements(); ++i) out[i] = 2 * in[i];
     return Status();
   });
-  const std::string t = Fn("  %a = stablehlo.constant dense<[1.0, 3.0]> : tensor<2xf32>\n"
-                           "  %r = stablehlo.custom_call @my.double(%a) : (tensor<2xf32>) -> tensor<2xf32>",
-                           "tensor<2xf32>");
+  const std::string t =
+      Fn("  %a = stablehlo.constant dense<[1.0, 3.0]> : tensor<2xf32>\n"
+         "  %r = stablehlo.custom_call @my.double(%a) : (tensor<2xf32>) -> tensor<2xf32>",
+         "tensor<2xf32>");
   std::vector<stablehlo::Module> mods;
   ASSERT_FALSE(stablehlo::ParseModules(t, "t.mlir", &mods));
   CompileOptions o;

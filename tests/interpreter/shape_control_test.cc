@@ -10,51 +10,52 @@ using testing::Fn;
 using testing::RunText;
 
 TEST(Shape, BroadcastTransposeSliceReverse) {
-  const std::string t = Fn(
-      "  %a = stablehlo.constant dense<[1, 2, 3]> : tensor<3xi32>\n"
-      "  %b = stablehlo.broadcast_in_dim %a, dims = [1] : (tensor<3xi32>) -> tensor<2x3xi32>\n"
-      "  %c = stablehlo.transpose %b, dims = [1, 0] : (tensor<2x3xi32>) -> tensor<3x2xi32>\n"
-      "  %d = stablehlo.slice %c [1:3, 0:2:1] : (tensor<3x2xi32>) -> tensor<2x2xi32>\n"
-      "  %r = stablehlo.reverse %d, dims = [0] : tensor<2x2xi32>",
-      "tensor<2x2xi32>");
+  const std::string t =
+      Fn("  %a = stablehlo.constant dense<[1, 2, 3]> : tensor<3xi32>\n"
+         "  %b = stablehlo.broadcast_in_dim %a, dims = [1] : (tensor<3xi32>) -> tensor<2x3xi32>\n"
+         "  %c = stablehlo.transpose %b, dims = [1, 0] : (tensor<2x3xi32>) -> tensor<3x2xi32>\n"
+         "  %d = stablehlo.slice %c [1:3, 0:2:1] : (tensor<3x2xi32>) -> tensor<2x2xi32>\n"
+         "  %r = stablehlo.reverse %d, dims = [0] : tensor<2x2xi32>",
+         "tensor<2x2xi32>");
   auto r = RunText(t);
   ASSERT_FALSE(r.status) << r.status->message;
   EXPECT_EQ(r.Get<int32_t>(0), (std::vector<int32_t>{3, 3, 2, 2}));
 }
 
 TEST(Shape, PadWithNegativeAndInteriorPadding) {
-  const std::string t = Fn(
-      "  %a = stablehlo.constant dense<[[1, 2, 3]]> : tensor<1x3xi32>\n"
-      "  %p = stablehlo.constant dense<0> : tensor<i32>\n"
-      "  %r = stablehlo.pad %a, %p, low = [0, -1], high = [1, 1], interior = [0, 1] : (tensor<1x3xi32>, tensor<i32>) -> "
-      "tensor<2x5xi32>",
-      "tensor<2x5xi32>");
+  const std::string t =
+      Fn("  %a = stablehlo.constant dense<[[1, 2, 3]]> : tensor<1x3xi32>\n"
+         "  %p = stablehlo.constant dense<0> : tensor<i32>\n"
+         "  %r = stablehlo.pad %a, %p, low = [0, -1], high = [1, 1], interior = [0, 1] : (tensor<1x3xi32>, "
+         "tensor<i32>) -> "
+         "tensor<2x5xi32>",
+         "tensor<2x5xi32>");
   auto r = RunText(t);
   ASSERT_FALSE(r.status) << r.status->message;
   EXPECT_EQ(r.Get<int32_t>(0), (std::vector<int32_t>{0, 2, 0, 3, 0, 0, 0, 0, 0, 0}));
 }
 
 TEST(Shape, DynamicSliceClampsStartIndices) {
-  const std::string t = Fn(
-      "  %a = stablehlo.iota dim = 0 : tensor<5xi32>\n"
-      "  %i = stablehlo.constant dense<4> : tensor<i64>\n"
-      "  %r = stablehlo.dynamic_slice %a, %i, sizes = [2] : (tensor<5xi32>, tensor<i64>) -> tensor<2xi32>",
-      "tensor<2xi32>");
+  const std::string t =
+      Fn("  %a = stablehlo.iota dim = 0 : tensor<5xi32>\n"
+         "  %i = stablehlo.constant dense<4> : tensor<i64>\n"
+         "  %r = stablehlo.dynamic_slice %a, %i, sizes = [2] : (tensor<5xi32>, tensor<i64>) -> tensor<2xi32>",
+         "tensor<2xi32>");
   auto r = RunText(t);
   ASSERT_FALSE(r.status) << r.status->message;
   EXPECT_EQ(r.Get<int32_t>(0), (std::vector<int32_t>{3, 4}));
 }
 
 TEST(Shape, DynamicUpdateSliceAndConcatenate) {
-  const std::string t = Fn(
-      "  %a = stablehlo.constant dense<[[1, 2], [3, 4]]> : tensor<2x2xi32>\n"
-      "  %u = stablehlo.constant dense<[[9]]> : tensor<1x1xi32>\n"
-      "  %i = stablehlo.constant dense<-3> : tensor<i32>\n"
-      "  %j = stablehlo.constant dense<1> : tensor<i32>\n"
-      "  %d = stablehlo.dynamic_update_slice %a, %u, %i, %j : (tensor<2x2xi32>, tensor<1x1xi32>, tensor<i32>, "
-      "tensor<i32>) -> tensor<2x2xi32>\n"
-      "  %r = stablehlo.concatenate %d, %a, dim = 1 : (tensor<2x2xi32>, tensor<2x2xi32>) -> tensor<2x4xi32>",
-      "tensor<2x4xi32>");
+  const std::string t =
+      Fn("  %a = stablehlo.constant dense<[[1, 2], [3, 4]]> : tensor<2x2xi32>\n"
+         "  %u = stablehlo.constant dense<[[9]]> : tensor<1x1xi32>\n"
+         "  %i = stablehlo.constant dense<-3> : tensor<i32>\n"
+         "  %j = stablehlo.constant dense<1> : tensor<i32>\n"
+         "  %d = stablehlo.dynamic_update_slice %a, %u, %i, %j : (tensor<2x2xi32>, tensor<1x1xi32>, tensor<i32>, "
+         "tensor<i32>) -> tensor<2x2xi32>\n"
+         "  %r = stablehlo.concatenate %d, %a, dim = 1 : (tensor<2x2xi32>, tensor<2x2xi32>) -> tensor<2x4xi32>",
+         "tensor<2x4xi32>");
   auto r = RunText(t);
   ASSERT_FALSE(r.status) << r.status->message;
   EXPECT_EQ(r.Get<int32_t>(0), (std::vector<int32_t>{1, 9, 1, 2, 3, 4, 3, 4}));

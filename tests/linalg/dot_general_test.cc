@@ -308,3 +308,44 @@ TEST(DotGeneral, UnsupportedTypesAreUnimplemented) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(DotGeneralExact, F32SumsInTheReferenceOrder) {
+  // 1e8 + 1 - 1e8 summed left to right in f32: 1e8 + 1 rounds to 1e8, so the exact path gives 0 (any other
+  // order, as a blocked product may take, can give 1).
+  Tensor lhs(E::kF32, {1, 3}), rhs(E::kF32, {3, 1}), out(E::kF32, {1, 1});
+  const double v[3] = {1e8, 1.0, -1e8};
+  for (int i = 0; i < 3; ++i) {
+    lhs.Set(i, v[i]);
+    rhs.Set(i, 1.0);
+  }
+  ASSERT_LINALG_OK(neuronmem::linalg::DotGeneralExact(lhs.ref(), rhs.ref(), {{}, {}, {1}, {0}}, out.mut()));
+  EXPECT_EQ(out.Get(0).real(), 0.0);
+}
+
+TEST(DotGeneralExact, ComplexMatchesSequentialSum) {
+  Tensor lhs(E::kC64, {2, 3}), rhs(E::kC64, {3, 2}), out(E::kC64, {2, 2});
+  for (int i = 0; i < 6; ++i) {
+    lhs.Set(i, std::complex<double>(0.5 * i - 1.25, 0.75 - 0.3 * i));
+    rhs.Set(i, std::complex<double>(1.5 - 0.2 * i, 0.1 * i + 0.05));
+  }
+  ASSERT_LINALG_OK(neuronmem::linalg::DotGeneralExact(lhs.ref(), rhs.ref(), {{}, {}, {1}, {0}}, out.mut()));
+  for (int i = 0; i < 2; ++i) {
+    for (int j = 0; j < 2; ++j) {
+      std::complex<float> acc = 0;
+      for (int k = 0; k < 3; ++k) {
+        const auto a = std::complex<float>(lhs.Get(i * 3 + k)), b = std::complex<float>(rhs.Get(k * 2 + j));
+        acc += a * b;
+      }
+      EXPECT_EQ(std::complex<float>(out.Get(i * 2 + j)), acc) << i << "," << j;
+    }
+  }
+}
+
+TEST(DotGeneralExact, ChecksLikeDotGeneral) {
+  Tensor lhs(E::kF32, {2, 3}), rhs(E::kF32, {4, 2}), out(E::kF32, {2, 2});
+  EXPECT_TRUE(neuronmem::linalg::DotGeneralExact(lhs.ref(), rhs.ref(), {{}, {}, {1}, {0}}, out.mut()));
+}
+
+}  // namespace

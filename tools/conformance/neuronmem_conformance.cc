@@ -198,7 +198,8 @@ int main(int argc, char** argv) {
       case Outcome::kPass:
         ++passed;
         if (listed) unexpected_passes.push_back(name);
-        if (verbose || listed) std::printf("pass %s (%.2f ms)%s\n", name.c_str(), ms, listed ? " [listed as failing]" : "");
+        if (verbose || listed)
+          std::printf("pass %s (%.2f ms)%s\n", name.c_str(), ms, listed ? " [listed as failing]" : "");
         break;
       case Outcome::kFail:
         ++failed;
@@ -216,8 +217,22 @@ int main(int argc, char** argv) {
   std::printf("%zu files (%d tests): %d passed, %d failed, %d unsupported in %.3f s\n", files.size(), tests, passed,
               failed, unsupported, total);
   if (expected_file.empty()) return (failed || unsupported) ? 1 : 0;
-  for (const auto& n : unexpected_failures) std::printf("unexpected failure: %s (not in %s)\n", n.c_str(), expected_file.c_str());
+  for (const auto& n : unexpected_failures)
+    std::printf("unexpected failure: %s (not in %s)\n", n.c_str(), expected_file.c_str());
   for (const auto& n : unexpected_passes)
     std::printf("unexpected pass: %s (remove it from %s)\n", n.c_str(), expected_file.c_str());
-  return (unexpected_failures.empty() && unexpected_passes.empty()) ? 0 : 1;
+  // A listed name that matches no file is a stale entry (a renamed or removed test): the list must name files.
+  std::set<std::string> seen;
+  for (const auto& f : files) seen.insert(f.second);
+  std::vector<std::string> stale;
+  for (const auto& [name, reason] : expected)
+    if (!seen.count(name)) stale.push_back(name);
+  for (const auto& n : stale)
+    std::printf("listed but not found: %s (remove it from %s)\n", n.c_str(), expected_file.c_str());
+  // Every listed line gives its reason.
+  std::vector<std::string> no_reason;
+  for (const auto& [name, reason] : expected)
+    if (reason.empty()) no_reason.push_back(name);
+  for (const auto& n : no_reason) std::printf("listed without a reason: %s\n", n.c_str());
+  return (unexpected_failures.empty() && unexpected_passes.empty() && stale.empty() && no_reason.empty()) ? 0 : 1;
 }

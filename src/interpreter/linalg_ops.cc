@@ -1,0 +1,341 @@
+// dot_general, dot and convolution: attributes decoded here, the arithmetic in src/linalg (the spec's
+// general form for every element type). Quantized operands run as dequantize -> compute in f32 ->
+// quantize, as the spec's interpretation of quantized dot_general/convolution.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "interpreter/attr_text.h"
+#include "interpreter/kernel.h"
+#include "interpreter/quant.h"
+#include "linalg/convolution.h"
+#include "linalg/dot_general.h"
+
+namespace neuronmem::interp {
+namespace {
+
+linalg::TensorRef In(Frame& f, uint32_t slot, const Slot& s) {
+  return linalg::TensorRef{s.type, f.slots[slot], linalg::Span<int64_t>(s.dims)};
+}
+linalg::MutableTensorRef Out(Frame& f, uint32_t slot, const Slot& s) {
+  return linalg::MutableTensorRef{s.type, f.slots[slot], linalg::Span<int64_t>(s.dims)};
+}
+
+// The three slots of a two-operand linalg op, with their shapes copied (slots may move while compiling).
+struct BinarySlots {
+  uint32_t lhs, rhs, out;
+  Slot lhs_s, rhs_s, out_s;
+};
+
+BinarySlots Slots3(CompileCtx& cx, const std::vector<uint32_t>& in, uint32_t out) {
+  return BinarySlots{in[0], in[1], out, cx.slot(in[0]), cx.slot(in[1]), cx.slot(out)};
+}
+
+// Up to this many multiply-adds, dot_general and convolution sum in the reference interpreter's order with
+// its per-step rounding (bit-identical results; a blocked product's reordering shows through cancellation,
+// most visibly for complex types). Above it they take the blocked fast path (OpenBLAS/Eigen).
+constexpr int64_t kExactMacs = int64_t{1} << 16;
+
+int64_t Product(const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+// Prefixes a kernel's status with the op's location.
+Status AtOp(const Frame& f, const stablehlo::Operation* op, Status s) {
+  if (!s) return s;
+  return MakeStatus(s->code,
+                    FormatLocation(f.state->filename, *op) + ": '" + std::string(op->name) + "': " + s->message);
+}
+
+// The number of multiply-adds of a dot_general or a convolution.
+int64_t Macs(const BinarySlots& s, const linalg::DotDimensionNumbers& dn) {
+  int64_t k = 1;
+  for (int64_t a : dn.lhs_contracting_dimensions) k *= s.lhs_s.dims[a];
+  return Product(s.out_s.dims) * k;
+}
+int64_t Macs(const BinarySlots& s, const linalg::ConvolutionParams& p) {
+  // Each result element sums (kernel elements / output features) products.
+  const int64_t out_features = s.rhs_s.dims[p.kernel_output_feature_dimension];
+  return Product(s.out_s.dims) * (out_features ? Product(s.rhs_s.dims) / out_features : 0);
+}
+
+// A two-operand linalg kernel: `Fast` or `Exact` by size (kExactMacs).
+template <typename Params, auto Fast, auto Exact>
+class LinalgKernel final : public Kernel {
+ public:
+  LinalgKernel(BinarySlots s, Params p) : s_(std::move(s)), p_(std::move(p)), exact_(Macs(s_, p_) <= kExactMacs) {}
+  Status Run(Frame& f) const override {
+    const auto fn = exact_ ? Exact : Fast;
+    return AtOp(f, op, fn(In(f, s_.lhs, s_.lhs_s), In(f, s_.rhs, s_.rhs_s), p_, Out(f, s_.out, s_.out_s)));
+  }
+
+ private:
+  BinarySlots s_;
+  Params p_;
+  bool exact_;
+};
+using DotGeneralKernel = LinalgKernel<linalg::DotDimensionNumbers, linalg::DotGeneral, linalg::DotGeneralExact>;
+using ConvolutionKernel = LinalgKernel<linalg::ConvolutionParams, linalg::Convolution, linalg::ConvolutionExact>;
+
+// Reads `key = [a, b] x [c, d]` (pretty form); absent means two empty lists.
+bool ReadListPair(std::string_view text, std::string_view key, std::vector<int64_t>* a, std::vector<int64_t>* b) {
+  a->clear();
+  b->clear();
+  TextCursor c(text);
+  if (!c.SeekKey(key)) return true;
+  std::string_view x;
+  return c.IntList(a) && c.Word(&x) && x == "x" && c.IntList(b);
+}
+
+Status DotDimensions(CompileCtx& cx, linalg::DotDimensionNumbers* dn) {
+  if (const stablehlo::Attribute* a = cx.Attr("dot_dimension_numbers")) {  // generic form
+    const auto list = [&](std::string_view key, std::vector<int64_t>* out) {
+      out->clear();
+      if (const stablehlo::Attribute* e = a->Get(key)) return CompileCtx::IntListOf(*e, out);
+      TextCursor c(a->text);  // the attribute's text when the parser kept it opaque
+      return !c.SeekKey(key) || c.IntList(out);
+    };
+    if (!list("lhs_batching_dimensions", &dn->lhs_batching_dimensions) ||
+        !list("rhs_batching_dimensions", &dn->rhs_batching_dimensions) ||
+        !list("lhs_contracting_dimensions", &dn->lhs_contracting_dimensions) ||
+        !list("rhs_contracting_dimensions", &dn->rhs_contracting_dimensions))
+      return cx.Invalid("malformed dot_dimension_numbers");
+    return Ok();
+  }
+  const std::string_view text = cx.OpText();
+  if (text.empty()) return cx.Unsupported("the pretty form needs the module's source text");
+  if (!ReadListPair(text, "batching_dims", &dn->lhs_batching_dimensions, &dn->rhs_batching_dimensions) ||
+      !ReadListPair(text, "contracting_dims", &dn->lhs_contracting_dimensions, &dn->rhs_contracting_dimensions))
+    return cx.Invalid("malformed batching_dims or contracting_dims");
+  return Ok();
+}
+
+// Builds the kernel on the (possibly dequantized) operands.
+template <typename Params, typename KernelT, typename CheckFn>
+Status CompileLinalg(CompileCtx& cx, std::unique_ptr<Kernel>* k, Params params, CheckFn check) {
+  if (cx.num_inputs() != 2 || cx.num_outputs() != 1) return cx.Invalid("expected two operands and one result");
+  const auto inner = [&](CompileCtx& c, const std::vector<uint32_t>& in, uint32_t out, std::unique_ptr<Kernel>* kk) {
+    BinarySlots s = Slots3(c, in, out);
+    Status st = check(s, params);
+    if (st) {
+      return st->code == NEURONMEM_STATUS_UNIMPLEMENTED ? c.Unsupported("%s", st->message.c_str())
+                                                        : c.Invalid("%s", st->message.c_str());
+    }
+    *kk = std::make_unique<KernelT>(std::move(s), params);
+    (*kk)->op = &c.op();
+    return Ok();
+  };
+  if (cx.in_slot(0).quant || cx.in_slot(1).quant || cx.out_slot(0).quant) return CompileQuantized(cx, k, inner);
+  return inner(cx, {cx.in(0), cx.in(1)}, cx.out(0), k);
+}
+
+Status CompileDotGeneral(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
+  linalg::DotDimensionNumbers dn;
+  NEURONMEM_RETURN_IF_ERROR(DotDimensions(cx, &dn));
+  return CompileLinalg<linalg::DotDimensionNumbers, DotGeneralKernel>(
+      cx, k, std::move(dn), [](const BinarySlots& s, const linalg::DotDimensionNumbers& d) {
+        return linalg::CheckDotGeneral(s.lhs_s.type, s.lhs_s.dims, s.rhs_s.type, s.rhs_s.dims, d, s.out_s.type,
+                                       s.out_s.dims);
+      });
+}
+
+// stablehlo.dot: rank-1 or rank-2 operands; contracts lhs's last dim with rhs's first.
+Status CompileDot(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
+  if (cx.num_inputs() != 2) return cx.Invalid("expected two operands");
+  const size_t lr = cx.in_slot(0).dims.size(), rr = cx.in_slot(1).dims.size();
+  if (lr < 1 || lr > 2 || rr < 1 || rr > 2) return cx.Invalid("operands must have rank 1 or 2");
+  linalg::DotDimensionNumbers dn;
+  dn.lhs_contracting_dimensions = {static_cast<int64_t>(lr) - 1};
+  dn.rhs_contracting_dimensions = {0};
+  return CompileLinalg<linalg::DotDimensionNumbers, DotGeneralKernel>(
+      cx, k, std::move(dn), [](const BinarySlots& s, const linalg::DotDimensionNumbers& d) {
+        return linalg::CheckDotGeneral(s.lhs_s.type, s.lhs_s.dims, s.rhs_s.type, s.rhs_s.dims, d, s.out_s.type,
+                                       s.out_s.dims);
+      });
+}
+
+// `[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]`: the dimension letters of the three operands.
+bool ParseConvLayout(TextCursor& c, linalg::ConvolutionParams* p) {
+  std::vector<std::string_view> in, kn, out;
+  std::string_view x;
+  if (!c.WordList(&in) || !c.Word(&x) || x != "x" || !c.WordList(&kn) || !c.Arrow() || !c.WordList(&out)) return false;
+  const auto spatial = [](const std::vector<std::string_view>& l, char a, char b, int64_t* da, int64_t* db,
+                          std::vector<int64_t>* sp) {
+    std::vector<std::pair<int64_t, int64_t>> pos;  // (spatial number, dim)
+    bool fa = false, fb = false;
+    for (size_t d = 0; d < l.size(); ++d) {
+      const std::string_view w = l[d];
+      if (w.size() == 1 && w[0] == a && !fa) {
+        *da = static_cast<int64_t>(d);
+        fa = true;
+      } else if (w.size() == 1 && w[0] == b && !fb) {
+        *db = static_cast<int64_t>(d);
+        fb = true;
+      } else {
+        int64_t n = 0;
+        for (char ch : w) {
+          if (ch < '0' || ch > '9') return false;
+          n = n * 10 + (ch - '0');
+        }
+        pos.emplace_back(n, static_cast<int64_t>(d));
+      }
+    }
+    if (!fa || !fb) return false;
+    sp->assign(pos.size(), -1);
+    for (const auto& [n, d] : pos) {
+      if (n < 0 || n >= static_cast<int64_t>(pos.size()) || (*sp)[n] != -1) return false;
+      (*sp)[n] = d;
+    }
+    return true;
+  };
+  return spatial(in, 'b', 'f', &p->input_batch_dimension, &p->input_feature_dimension, &p->input_spatial_dimensions) &&
+         spatial(kn, 'i', 'o', &p->kernel_input_feature_dimension, &p->kernel_output_feature_dimension,
+                 &p->kernel_spatial_dimensions) &&
+         spatial(out, 'b', 'f', &p->output_batch_dimension, &p->output_feature_dimension,
+                 &p->output_spatial_dimensions);
+}
+
+bool ReadPadding(const std::vector<int64_t>& flat, linalg::ConvolutionParams* p) {
+  if (flat.size() % 2) return false;
+  p->padding.clear();
+  for (size_t i = 0; i < flat.size(); i += 2) p->padding.emplace_back(flat[i], flat[i + 1]);
+  return true;
+}
+
+bool BoolListOf(const stablehlo::Attribute& a, std::vector<bool>* out) {
+  out->clear();
+  if (a.kind == stablehlo::Attribute::Kind::kArray) {
+    for (const stablehlo::Attribute& e : a.array) {
+      if (e.kind == stablehlo::Attribute::Kind::kBool) {
+        out->push_back(e.b);
+      } else if (e.kind == stablehlo::Attribute::Kind::kInt) {
+        out->push_back(e.i != 0);
+      } else {
+        return false;
+      }
+    }
+    return true;
+  }
+  std::vector<int64_t> v;
+  if (!CompileCtx::IntListOf(a, &v)) return false;
+  for (int64_t x : v) out->push_back(x != 0);
+  return true;
+}
+
+// Generic form: dimension_numbers = #stablehlo.conv<[b, 0, f]x[0, i, o]->[b, 0, f]> or
+// #stablehlo.conv<raw input_batch_dimension = 0, ...>; window_strides, padding, lhs_dilation,
+// rhs_dilation, window_reversal as separate attributes.
+Status GenericConvAttributes(CompileCtx& cx, const stablehlo::Attribute& dnum, linalg::ConvolutionParams* p) {
+  std::string_view body = dnum.text;
+  const size_t lt = body.find('<');
+  if (lt == std::string_view::npos) return cx.Invalid("malformed dimension_numbers");
+  body = body.substr(lt + 1);
+  TextCursor c(body);
+  std::string_view raw;
+  TextCursor probe(body);
+  if (probe.Word(&raw) && raw == "raw") {
+    const auto one = [&](std::string_view key, int64_t* v) {
+      TextCursor k(body);
+      return k.SeekKey(key) && k.Int(v);
+    };
+    const auto list = [&](std::string_view key, std::vector<int64_t>* v) {
+      TextCursor k(body);
+      return k.SeekKey(key) && k.IntList(v);
+    };
+    if (!one("input_batch_dimension", &p->input_batch_dimension) ||
+        !one("input_feature_dimension", &p->input_feature_dimension) ||
+        !list("input_spatial_dimensions", &p->input_spatial_dimensions) ||
+        !one("kernel_input_feature_dimension", &p->kernel_input_feature_dimension) ||
+        !one("kernel_output_feature_dimension", &p->kernel_output_feature_dimension) ||
+        !list("kernel_spatial_dimensions", &p->kernel_spatial_dimensions) ||
+        !one("output_batch_dimension", &p->output_batch_dimension) ||
+        !one("output_feature_dimension", &p->output_feature_dimension) ||
+        !list("output_spatial_dimensions", &p->output_spatial_dimensions))
+      return cx.Invalid("malformed dimension_numbers");
+  } else if (!ParseConvLayout(c, p)) {
+    return cx.Invalid("malformed dimension_numbers");
+  }
+  if (const stablehlo::Attribute* a = cx.Attr("window_strides"))
+    if (!CompileCtx::IntListOf(*a, &p->window_strides)) return cx.Invalid("malformed window_strides");
+  if (const stablehlo::Attribute* a = cx.Attr("lhs_dilation"))
+    if (!CompileCtx::IntListOf(*a, &p->lhs_dilation)) return cx.Invalid("malformed lhs_dilation");
+  if (const stablehlo::Attribute* a = cx.Attr("rhs_dilation"))
+    if (!CompileCtx::IntListOf(*a, &p->rhs_dilation)) return cx.Invalid("malformed rhs_dilation");
+  if (const stablehlo::Attribute* a = cx.Attr("padding")) {
+    std::vector<int64_t> flat;
+    if (!CompileCtx::IntListOf(*a, &flat) || !ReadPadding(flat, p)) return cx.Invalid("malformed padding");
+  }
+  if (const stablehlo::Attribute* a = cx.Attr("window_reversal"))
+    if (!BoolListOf(*a, &p->window_reversal)) return cx.Invalid("malformed window_reversal");
+  return Ok();
+}
+
+// Pretty form: dim_numbers = [..]x[..]->[..], window = {stride = [..], pad = [[..], ..], lhs_dilate = [..],
+// rhs_dilate = [..], reverse = [..]}.
+Status PrettyConvAttributes(CompileCtx& cx, linalg::ConvolutionParams* p) {
+  const std::string_view text = cx.OpText();
+  if (text.empty()) return cx.Unsupported("the pretty form needs the module's source text");
+  TextCursor c(text);
+  if (!c.SeekKey("dim_numbers") || !ParseConvLayout(c, p)) return cx.Invalid("malformed dim_numbers");
+  TextCursor w(text);
+  if (!w.SeekKey("window")) return Ok();
+  if (!w.Punct('{')) return cx.Invalid("malformed window");
+  if (w.Punct('}')) return Ok();
+  do {
+    std::string_view key;
+    if (!w.Word(&key) || !w.Punct('=')) return cx.Invalid("malformed window");
+    bool ok = true;
+    if (key == "stride") {
+      ok = w.IntList(&p->window_strides);
+    } else if (key == "lhs_dilate") {
+      ok = w.IntList(&p->lhs_dilation);
+    } else if (key == "rhs_dilate") {
+      ok = w.IntList(&p->rhs_dilation);
+    } else if (key == "reverse") {
+      std::vector<int64_t> r;
+      ok = w.IntList(&r);
+      p->window_reversal.assign(r.begin(), r.end());
+    } else if (key == "pad") {
+      std::vector<std::vector<int64_t>> pads;
+      ok = w.IntListList(&pads);
+      p->padding.clear();
+      for (const auto& pr : pads) {
+        if (pr.size() != 2) return cx.Invalid("each pad entry must be [low, high]");
+        p->padding.emplace_back(pr[0], pr[1]);
+      }
+    } else {
+      return cx.Unsupported("unknown window attribute '%s'", std::string(key).c_str());
+    }
+    if (!ok) return cx.Invalid("malformed window attribute '%s'", std::string(key).c_str());
+  } while (w.Punct(','));
+  if (!w.Punct('}')) return cx.Invalid("malformed window");
+  return Ok();
+}
+
+Status CompileConvolution(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
+  linalg::ConvolutionParams p;
+  if (const stablehlo::Attribute* d = cx.Attr("dimension_numbers")) {
+    NEURONMEM_RETURN_IF_ERROR(GenericConvAttributes(cx, *d, &p));
+  } else {
+    NEURONMEM_RETURN_IF_ERROR(PrettyConvAttributes(cx, &p));
+  }
+  if (!cx.Int("feature_group_count", &p.feature_group_count)) p.feature_group_count = 1;
+  if (!cx.Int("batch_group_count", &p.batch_group_count)) p.batch_group_count = 1;
+  return CompileLinalg<linalg::ConvolutionParams, ConvolutionKernel>(
+      cx, k, std::move(p), [](const BinarySlots& s, const linalg::ConvolutionParams& q) {
+        return linalg::CheckConvolution(s.lhs_s.type, s.lhs_s.dims, s.rhs_s.type, s.rhs_s.dims, q, s.out_s.type,
+                                        s.out_s.dims);
+      });
+}
+
+}  // namespace
+
+void RegisterLinalgOps(std::unordered_map<std::string_view, OpCompileFn>* r) {
+  (*r)["stablehlo.dot_general"] = CompileDotGeneral;
+  (*r)["stablehlo.dot"] = CompileDot;
+  (*r)["stablehlo.convolution"] = CompileConvolution;
+}
+
+}  // namespace neuronmem::interp
