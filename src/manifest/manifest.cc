@@ -8,6 +8,7 @@
 #include <set>
 #include <algorithm>
 
+#include "manifest/value_kinds.h"
 #include "stablehlo/parser.h"
 
 namespace neuronmem::manifest {
@@ -32,65 +33,6 @@ std::string_view PlacementKindName(std::string_view kind) {
   }
   return {};
 }
-
-// SSA value name -> memory kind, for every value the walk has defined. One lookup or insert per op, so it
-// is an open-addressing table of views into the IR's names (which outlive the derivation) and views of
-// static kind strings: no allocation per value, unlike a node-based map of copied strings.
-class ValueKinds {
- public:
-  void Reserve(size_t n) { Rehash(std::max<size_t>(16, NextPow2(n * 2))); }
-  // Sets the kind of `name` (insert_or_assign), or keeps an existing one when `overwrite` is false.
-  void Set(std::string_view name, std::string_view kind, bool overwrite = true) {
-    if ((size_ + 1) * 2 > slots_.size()) Rehash(std::max<size_t>(16, slots_.size() * 2));
-    Slot& s = Probe(name);
-    if (s.used) {
-      if (overwrite) s.kind = kind;
-      return;
-    }
-    s = Slot{name, kind, true};
-    ++size_;
-  }
-  std::string_view Get(std::string_view name, std::string_view fallback) const {
-    if (slots_.empty()) return fallback;
-    const Slot& s = slots_[IndexOf(name)];
-    return s.used ? s.kind : fallback;
-  }
-
- private:
-  struct Slot {
-    std::string_view name;
-    std::string_view kind;
-    bool used = false;
-  };
-  static size_t NextPow2(size_t v) {
-    size_t p = 1;
-    while (p < v) p <<= 1;
-    return p;
-  }
-  static uint64_t Hash(std::string_view s) {  // FNV-1a, enough for short SSA names
-    uint64_t h = 1469598103934665603ull;
-    for (char c : s) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
-    return h ^ (h >> 29);
-  }
-  // The slot holding `name`, or the free slot where it would go (the table is never full).
-  size_t IndexOf(std::string_view name) const {
-    const size_t mask = slots_.size() - 1;
-    for (size_t i = Hash(name) & mask;; i = (i + 1) & mask) {
-      if (!slots_[i].used || slots_[i].name == name) return i;
-    }
-  }
-  Slot& Probe(std::string_view name) { return slots_[IndexOf(name)]; }
-  void Rehash(size_t n) {
-    if (n <= slots_.size()) return;
-    std::vector<Slot> old = std::move(slots_);
-    slots_.assign(n, Slot{});
-    for (const Slot& s : old) {
-      if (s.used) Probe(s.name) = s;
-    }
-  }
-  std::vector<Slot> slots_;
-  size_t size_ = 0;
-};
 
 // How to choose an entry among `names` (the public functions): the tail of a NOT_FOUND message.
 std::string EntryChoices(const std::vector<std::string>& names) {
@@ -192,7 +134,6 @@ class Deriver {
       const auto& a = f->args[i];
       Value v = MakeValue(static_cast<uint32_t>(i), a.name, a.type, a.attrs, a.loc, "argument");
       if (!v.kind_explicit) v.memory_kind = MemoryKind::kDevice;
-      kinds_.Set(a.name, MemoryKindName(v.memory_kind));
       m_->arguments.push_back(std::move(v));
     }
     bool all_device = true;
@@ -206,37 +147,82 @@ class Deriver {
       }
       m_->results.push_back(std::move(v));
     }
-    // Walk the entry function and every function it can reach (calls), once each.
-    std::vector<const stablehlo::Function*> work = {f};
-    std::set<std::string_view> seen = {f->name};
-    while (!work.empty()) {
-      const stablehlo::Function* fn = work.back();
-      work.pop_back();
-      if (fn != f) {
-        for (const auto& a : fn->args) kinds_.Set(a.name, "device", /*overwrite=*/false);
-      }
-      WalkRegion(fn->body, fn->name, 0, [&](std::string_view callee) {
-        if (const stablehlo::Function* g = module.FindFunction(callee); g && seen.insert(callee).second) {
-          work.push_back(g);
-        }
-      });
+    // Walk the entry function and, at each call, the function called (once each: kinds flow through calls).
+    module_ = &module;
+    std::vector<std::string_view> arg_kinds;
+    for (const Value& v : m_->arguments) arg_kinds.push_back(MemoryKindName(v.memory_kind));
+    WalkFunction(*f, arg_kinds);
+    // Functions whose call was too deeply nested to follow at once: walked last, with device arguments.
+    while (!deferred_.empty()) {
+      const stablehlo::Function* g = deferred_.back();
+      deferred_.pop_back();
+      WalkFunction(*g, {});
     }
     for (auto& [target, count] : targets_) m_->custom_call_targets.push_back({target, count});
   }
 
-  template <typename OnCall>
-  void WalkRegion(const stablehlo::Region& r, std::string_view fn, int depth, OnCall&& on_call) {
-    for (const auto& b : r.blocks) {
-      for (const auto& a : b.args) kinds_.Set(a.name, "device", /*overwrite=*/false);
-      for (const Operation& op : b.ops) {
-        Visit(op, fn, on_call);
-        for (const auto& sub : op.regions) WalkRegion(sub, fn, depth + 1, on_call);
+  using Kinds = std::vector<std::string_view>;
+
+  // Walks `fn` with its arguments in `arg_kinds` (device where absent) and records the kinds its results
+  // are returned in. A function is walked once, with the kinds of its first call.
+  void WalkFunction(const stablehlo::Function& fn, const Kinds& arg_kinds) {
+    walked_[&fn];  // present while walking: a recursive call sees no result kinds (device)
+    const size_t mark = kinds_.Mark();
+    for (size_t i = 0; i < fn.args.size(); ++i) {
+      kinds_.Set({fn.args[i].name}, i < arg_kinds.size() ? arg_kinds[i] : MemoryKindName(MemoryKind::kDevice));
+    }
+    Kinds returned;
+    WalkRegion(fn.body, fn.name, arg_kinds, &returned);
+    kinds_.PopTo(mark);
+    walked_[&fn] = std::move(returned);
+  }
+
+  // Walks a region whose entry block's arguments are in `entry_kinds` (device where absent; other blocks'
+  // arguments are device) and merges the kinds its terminators return into *returned.
+  void WalkRegion(const stablehlo::Region& r, std::string_view fn, const Kinds& entry_kinds, Kinds* returned) {
+    ++depth_;
+    const size_t mark = kinds_.Mark();
+    bool first_return = true;
+    for (size_t b = 0; b < r.blocks.size(); ++b) {
+      const stablehlo::Block& block = r.blocks[b];
+      for (size_t i = 0; i < block.args.size(); ++i) {
+        kinds_.Set({block.args[i].name}, b == 0 && i < entry_kinds.size() ? entry_kinds[i] : kDevice);
+      }
+      for (const Operation& op : block.ops) {
+        if (IsTerminator(op.name)) {
+          MergeReturned(op, first_return, returned);
+          first_return = false;
+        }
+        Visit(op, fn);
+      }
+    }
+    kinds_.PopTo(mark);
+    --depth_;
+  }
+
+  static bool IsTerminator(std::string_view name) {
+    constexpr std::string_view kReturn = ".return";
+    return name.size() > kReturn.size() && name.substr(name.size() - kReturn.size()) == kReturn;
+  }
+
+  // The kinds of a terminator's operands; where several terminators of a region disagree, device.
+  void MergeReturned(const Operation& op, bool first, Kinds* returned) {
+    if (first) returned->clear();
+    for (size_t i = 0; i < op.operands.size(); ++i) {
+      const std::string_view k = Kind(op.operands[i]);
+      if (first) {
+        returned->push_back(k);
+      } else if (i < returned->size() && (*returned)[i] != k) {
+        (*returned)[i] = kDevice;
       }
     }
   }
 
-  std::string KindOf(const stablehlo::ValueRef& v) {
-    return std::string(kinds_.Get(v.name, "device"));
+  std::string_view Kind(const stablehlo::ValueRef& v) const { return kinds_.Get({v.name, v.index}, kDevice); }
+  std::string KindOf(const stablehlo::ValueRef& v) const { return std::string(Kind(v)); }
+
+  void SetResult(const Operation& op, uint32_t index, std::string_view kind) {
+    if (!op.result_name.empty()) kinds_.Set({op.result_name, index}, kind);
   }
 
   static const Attribute* FrontendAttr(const Operation& op, const char* key) {
@@ -258,13 +244,14 @@ class Deriver {
     return "";
   }
 
-  template <typename OnCall>
-  void Visit(const Operation& op, std::string_view fn, OnCall&& on_call) {
+  // Records what `op` says (host compute, moves, kernels, channels, custom-call targets), walks its regions
+  // and the functions it calls, and defines the kinds of its results: the kind rule of docs/contract.md
+  // (section 2, "Kinds through ops that move no data").
+  void Visit(const Operation& op, std::string_view fn) {
     if (const Attribute* ct = FrontendAttr(op, "_xla_compute_type"); ct && ct->str == "host") {
       m_->host_compute.push_back(
           {std::string(fn), std::string(op.name), std::string(op.callee), {op.loc.line, op.loc.column}});
     }
-    if (op.name == "func.call" && !op.callee.empty()) on_call(op.callee);
     if (op.name == "stablehlo.custom_call") {
       const std::string target(op.callee);
       if (target.empty()) Error(NEURONMEM_STATUS_INVALID_ARGUMENT, op.loc, "custom_call without a call target");
@@ -296,6 +283,9 @@ class Deriver {
         }
       } else if (target == "AwsNeuronCustomNativeKernel") {
         m_->kernels.push_back(DecodeKernel(op, fn));
+      } else if (IsReannotation(target) && op.operands.size() == 1) {
+        SetResult(op, 0, Kind(op.operands[0]));
+        return;
       }
       if (!to_kind.empty()) {
         if (op.operands.size() != 1) {
@@ -316,13 +306,119 @@ class Deriver {
         mv.spelling = target;
         mv.loc = {op.loc.line, op.loc.column};
         m_->moves.push_back(std::move(mv));
-        if (!op.result_name.empty()) kinds_.Set(op.result_name, PlacementKindName(to_kind));
+        SetResult(op, 0, PlacementKindName(to_kind));
         return;
       }
     }
     if (op.name == "stablehlo.send" || op.name == "stablehlo.recv") m_->channels.push_back(DecodeChannel(op, fn));
-    // Any other op produces device values; a value computed on the host stays where its operands were.
-    if (!op.result_name.empty()) kinds_.Set(op.result_name, "device");
+    if (op.name == "func.call") {
+      VisitCall(op);
+      return;
+    }
+    if (!op.regions.empty()) {
+      VisitRegions(op, fn);
+      return;
+    }
+    if (KeepsOperandKinds(op.name)) {  // result i is operand i, re-annotated or re-viewed
+      for (uint32_t i = 0; i < op.num_results; ++i) {
+        SetResult(op, i, i < op.operands.size() ? Kind(op.operands[i]) : kDevice);
+      }
+      return;
+    }
+    if (op.name == "stablehlo.tuple") {  // the tuple keeps each element's kind
+      for (uint32_t i = 0; i < op.operands.size(); ++i) kinds_.Set({op.result_name, 0, i + 1}, Kind(op.operands[i]));
+      SetResult(op, 0, kDevice);
+      return;
+    }
+    if (op.name == "stablehlo.get_tuple_element" && op.operands.size() == 1) {
+      const stablehlo::ValueRef& t = op.operands[0];
+      const int64_t index = TupleIndex(op);
+      const std::string_view whole = Kind(t);
+      SetResult(op, 0, index < 0 ? whole : kinds_.Get({t.name, t.index, static_cast<uint32_t>(index) + 1}, whole));
+      return;
+    }
+    // Any other op computes new values on the device.
+    for (uint32_t i = 0; i < op.num_results; ++i) SetResult(op, i, kDevice);
+  }
+
+  // Ops that only re-annotate or re-view their operands: Shardy's sharding ops, optimization barriers, and
+  // reshapes and bitcasts (the same bytes under another shape or element type).
+  static bool KeepsOperandKinds(std::string_view name) {
+    return name == "sdy.sharding_constraint" || name == "sdy.reshard" || name == "sdy.propagation_barrier" ||
+           name == "stablehlo.optimization_barrier" || name == "stablehlo.reshape" ||
+           name == "stablehlo.bitcast_convert";
+  }
+
+  // Custom calls that re-annotate their one operand for the SPMD partitioner.
+  static bool IsReannotation(std::string_view target) {
+    return target == "Sharding" || target == "SPMDFullToShardShape" || target == "SPMDShardToFullShape";
+  }
+
+  // get_tuple_element's index: `{index = N}` (generic form) or `%t[N]` (pretty form); -1 if absent.
+  static int64_t TupleIndex(const Operation& op) {
+    if (const Attribute* a = Find(op.attributes, "index")) return a->i;
+    for (const auto& [key, a] : op.attributes) {
+      if (key.empty() && a.kind == Attribute::Kind::kOpaque && a.str.size() > 2 && a.str.front() == '[') {
+        int64_t v = 0;
+        for (char c : a.str.substr(1, a.str.size() - 2)) {
+          if (c < '0' || c > '9' || v > (int64_t{1} << 40)) return -1;
+          v = v * 10 + (c - '0');
+        }
+        return v;
+      }
+    }
+    return -1;
+  }
+
+  // A call: the callee is walked with the kinds of the operands (at its first call) and its results come
+  // back in the kinds it returns them in. Calls nested deeper than the parser's limit are walked last.
+  void VisitCall(const Operation& op) {
+    const stablehlo::Function* g = op.callee.empty() ? nullptr : module_->FindFunction(op.callee);
+    if (g && !walked_.count(g)) {
+      if (depth_ < stablehlo::kMaxDepth) {
+        Kinds operand_kinds;
+        for (const auto& v : op.operands) operand_kinds.push_back(Kind(v));
+        WalkFunction(*g, operand_kinds);
+      } else {
+        walked_[g];
+        deferred_.push_back(g);
+      }
+    }
+    const Kinds* returned = g ? &walked_[g] : nullptr;
+    for (uint32_t i = 0; i < op.num_results; ++i) {
+      SetResult(op, i, returned && i < returned->size() ? (*returned)[i] : kDevice);
+    }
+  }
+
+  // An op with regions. Where the regions' entry arguments are the operands (while's loop values, Shardy's
+  // manual_computation and named_computation), they get the operands' kinds. Results: a while loop's are its
+  // operands'; if, case and Shardy's region ops return what their regions return; other ops (reduce, sort,
+  // map, ...) compute on the device.
+  void VisitRegions(const Operation& op, std::string_view fn) {
+    const bool is_while = op.name == "stablehlo.while";
+    const bool sdy = op.name == "sdy.manual_computation" || op.name == "sdy.named_computation";
+    const bool branches = op.name == "stablehlo.if" || op.name == "stablehlo.case";
+    Kinds operand_kinds;
+    if (is_while || sdy) {
+      for (const auto& v : op.operands) operand_kinds.push_back(Kind(v));
+    }
+    Kinds merged, returned;
+    bool first = true;
+    for (const stablehlo::Region& r : op.regions) {
+      returned.clear();
+      WalkRegion(r, fn, operand_kinds, &returned);
+      if (!branches && !sdy) continue;
+      if (first) {
+        merged = returned;
+      } else {
+        for (size_t i = 0; i < merged.size(); ++i) {
+          if (i >= returned.size() || returned[i] != merged[i]) merged[i] = kDevice;
+        }
+      }
+      first = false;
+    }
+    const Kinds& results = is_while ? operand_kinds : merged;
+    for (uint32_t i = 0; i < op.num_results; ++i) SetResult(op, i, i < results.size() ? results[i] : kDevice);
   }
 
   static std::string Base64Decode(const std::string& in, bool* ok) {
@@ -439,7 +535,12 @@ class Deriver {
  private:
   const Options& opt_;
   Manifest* m_;
+  static constexpr std::string_view kDevice = "device";
+  const stablehlo::Module* module_ = nullptr;
   ValueKinds kinds_;
+  std::map<const stablehlo::Function*, Kinds> walked_;  // the kinds each walked function returns
+  std::vector<const stablehlo::Function*> deferred_;
+  int depth_ = 0;  // regions and calls being walked
   std::map<std::string, uint64_t> targets_;
 };
 

@@ -12,10 +12,13 @@ namespace neuronmem::stablehlo::parse {
 
 // What the tail has collected so far.
 struct Parser::PrettyState {
-  PrettyState(Operation* o, OpLists* l, Scratch* s) : op(o), lists(l), pending_args(s->args.Get()) {}
+  PrettyState(Operation* o, OpLists* l, Scratch* s)
+      : op(o), lists(l), pending_args(s->args.Get()), loop_args(s->args.Get()) {}
   Operation* op;
   OpLists* lists;
   ScratchPool<Argument>::Lease pending_args;     // "reducer(%a: t, %b: t)" before a region
+  ScratchPool<Argument>::Lease loop_args;        // while(%iter = %init, ...): every region's entry arguments
+  Span<Argument> loop_span;                      // loop_args with their types, once a region needs them
   std::string_view first_keyword, last_keyword;  // bare words (compare's direction and type)
   int paren = 0;                                 // open '(' of the tail
   bool signature_done = false;                   // after the trailing `: type`
@@ -72,6 +75,10 @@ void Parser::PrettyValue(PrettyState* st, int depth) {
   }
   if (PeekPunct("=") && st->paren > 0) {  // while(%iter = %init): the init value is the operand
     lex_.Next();
+    Argument arg;
+    arg.name = v.text.substr(1);
+    arg.loc = v.loc;
+    st->loop_args->push_back(arg);
     return;
   }
   if (!st->signature_done) st->lists->operands->push_back(MakeRef(v));
@@ -99,10 +106,21 @@ void Parser::PrettyPunct(PrettyState* st, int depth) {
   }
 }
 
-// `{`: a region (ops, or after declared block arguments) or an attribute dictionary.
+// `{`: a region (ops, or after declared block arguments) or an attribute dictionary. The entry arguments
+// of a region are those declared before it, or a while loop's `%iter = %init` values (typed by the
+// signature, one type per loop value), which every region of the loop receives.
 void Parser::PrettyBrace(PrettyState* st, int depth) {
   if (BraceStartsRegion() || !st->pending_args->empty()) {
-    st->lists->regions->push_back(ParseRegion(depth + 1, arena_->Copy(*st->pending_args)));
+    Span<Argument> args = arena_->Copy(*st->pending_args);
+    if (args.empty() && !st->loop_args->empty()) {
+      if (st->loop_span.empty()) {
+        const Span<Type>& types = st->op->operand_types;
+        for (size_t i = 0; i < st->loop_args->size() && i < types.size(); ++i) (*st->loop_args)[i].type = types[i];
+        st->loop_span = arena_->Copy(*st->loop_args);
+      }
+      args = st->loop_span;
+    }
+    st->lists->regions->push_back(ParseRegion(depth + 1, args));
     st->pending_args->clear();
   } else {
     ParseAttrDictInto(depth + 1, &*st->lists->attributes);
@@ -148,14 +166,15 @@ void Parser::PrettyWord(PrettyState* st, int depth) {
   st->last_keyword = word.text;
 }
 
-// `<...>` is skipped; `[...]` custom syntax (slice's [1:5:2, 1:3]) is kept as an opaque attribute.
+// Custom syntax in `<...>` (a Shardy sharding, named_computation's <"name">) or `[...]` (slice's
+// [1:5:2, 1:3]) is kept as an unnamed opaque attribute with its text.
 void Parser::PrettyBracket(PrettyState* st, int depth) {
   const Token start = lex_.Peek();
   if (IsPunct(start, "<")) {
     RawAngle(lex_.Next());
-    return;
+  } else {
+    SkipBalanced(depth + 1);
   }
-  SkipBalanced(depth + 1);
   Attribute a;
   a.kind = Attribute::Kind::kOpaque;
   a.loc = start.loc;

@@ -94,6 +94,216 @@ TEST(ManifestIr, TheParsedModuleIsKept) {
   EXPECT_EQ(from_json.ir, nullptr);
 }
 
+// Issue 12 item 5: a value keeps its kind through ops that only re-annotate or re-view it, so each move
+// reports where the data really comes from. Every move below takes a pinned_host value to the device; the
+// ops between the argument and the move change no bytes.
+TEST(ManifestKinds, ThroughOpsThatMoveNoData) {
+  const Manifest m = FromText(R"(module @passthrough {
+  func.func public @main(%arg0: tensor<4x4xf32> {mhlo.memory_kind = "pinned_host"}, %arg1: tensor<4x4xf32>)
+      -> tensor<4x4xf32> {
+    %0 = sdy.sharding_constraint %arg0 <@mesh, [{"a"}, {}]> : tensor<4x4xf32>
+    %1 = stablehlo.custom_call @annotate_device_placement(%0) {has_side_effect = true, mhlo.frontend_attributes = {_xla_buffer_placement = "device"}} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+    %2 = sdy.reshard %arg0 <@mesh, [{}, {"a"}]> : tensor<4x4xf32>
+    %3 = sdy.propagation_barrier %2 allowed_direction=NONE : tensor<4x4xf32>
+    %4 = stablehlo.custom_call @MoveToDevice(%3) : (tensor<4x4xf32>) -> tensor<4x4xf32>
+    %5 = stablehlo.custom_call @Sharding(%arg0) {mhlo.sharding = "{devices=[2,1]<=[2]}"} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+    %6 = stablehlo.custom_call @SPMDFullToShardShape(%5) {mhlo.sharding = "{manual}"} : (tensor<4x4xf32>) -> tensor<2x4xf32>
+    %7 = stablehlo.custom_call @SPMDShardToFullShape(%6) {mhlo.sharding = "{devices=[2,1]<=[2]}"} : (tensor<2x4xf32>) -> tensor<4x4xf32>
+    %8 = stablehlo.custom_call @MoveToDevice(%7) : (tensor<4x4xf32>) -> tensor<4x4xf32>
+    %9:2 = stablehlo.optimization_barrier %arg1, %arg0 : tensor<4x4xf32>, tensor<4x4xf32>
+    %10 = stablehlo.reshape %9#1 : (tensor<4x4xf32>) -> tensor<16xf32>
+    %11 = stablehlo.bitcast_convert %10 : (tensor<16xf32>) -> tensor<16xi32>
+    %12 = stablehlo.custom_call @MoveToDevice(%11) : (tensor<16xi32>) -> tensor<16xi32>
+    %13 = stablehlo.custom_call @MoveToDevice(%9#0) : (tensor<4x4xf32>) -> tensor<4x4xf32>
+    %14 = stablehlo.tuple %arg1, %arg0 : tuple<tensor<4x4xf32>, tensor<4x4xf32>>
+    %15 = stablehlo.get_tuple_element %14[1] : (tuple<tensor<4x4xf32>, tensor<4x4xf32>>) -> tensor<4x4xf32>
+    %16 = "stablehlo.get_tuple_element"(%14) {index = 0 : i32} : (tuple<tensor<4x4xf32>, tensor<4x4xf32>>) -> tensor<4x4xf32>
+    %17 = stablehlo.custom_call @MoveToDevice(%15) : (tensor<4x4xf32>) -> tensor<4x4xf32>
+    %18 = stablehlo.custom_call @MoveToDevice(%16) : (tensor<4x4xf32>) -> tensor<4x4xf32>
+    %19 = stablehlo.add %arg0, %arg0 : tensor<4x4xf32>
+    %20 = stablehlo.custom_call @MoveToDevice(%19) : (tensor<4x4xf32>) -> tensor<4x4xf32>
+    return %20 : tensor<4x4xf32>
+  }
+}
+)");
+  // value moved -> the kind the move reports it comes from
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"%0", "pinned_host"},   // sharding_constraint
+      {"%3", "pinned_host"},   // reshard, then propagation_barrier
+      {"%7", "pinned_host"},   // Sharding, SPMDFullToShardShape, SPMDShardToFullShape
+      {"%11", "pinned_host"},  // optimization_barrier's second result, reshape, bitcast_convert
+      {"%9", "device"},        // optimization_barrier's first result (%9#0): %arg1
+      {"%15", "pinned_host"},  // tuple element 1, pretty get_tuple_element
+      {"%16", "device"},       // tuple element 0, generic get_tuple_element
+      {"%19", "device"},       // an add computes a new value on the device
+  };
+  ASSERT_EQ(m.moves.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(m.moves[i].value, expected[i].first) << i;
+    EXPECT_EQ(m.moves[i].from_kind, expected[i].second) << m.moves[i].value;
+  }
+  EXPECT_EQ(m.moves[0].from_memory_kind, MemoryKind::kPinnedHost);
+}
+
+// Kinds cross call boundaries (the callee's arguments have the caller's operand kinds, the call's results
+// the kinds the callee returns) and the region arguments of while, if and case.
+TEST(ManifestKinds, ThroughCallsAndControlFlow) {
+  const Manifest m = FromText(R"(module @control {
+  func.func public @main(%arg0: tensor<4xf32> {mhlo.memory_kind = "pinned_host"}, %arg1: tensor<i1>,
+      %arg2: tensor<i32>) -> tensor<4xf32> {
+    %0 = call @offload(%arg0) : (tensor<4xf32>) -> tensor<4xf32>
+    %1 = stablehlo.custom_call @MoveToDevice(%0) : (tensor<4xf32>) -> tensor<4xf32>
+    %c = stablehlo.constant dense<0> : tensor<i64>
+    %2:2 = stablehlo.while(%iterArg = %c, %iterArg_0 = %arg0) : tensor<i64>, tensor<4xf32>
+     cond {
+      %c_1 = stablehlo.constant dense<3> : tensor<i64>
+      %5 = stablehlo.compare  LT, %iterArg, %c_1,  SIGNED : (tensor<i64>, tensor<i64>) -> tensor<i1>
+      stablehlo.return %5 : tensor<i1>
+    } do {
+      %5 = stablehlo.custom_call @MoveToDevice(%iterArg_0) : (tensor<4xf32>) -> tensor<4xf32>
+      %6 = stablehlo.custom_call @MoveToHost(%5) : (tensor<4xf32>) -> tensor<4xf32>
+      stablehlo.return %iterArg, %6 : tensor<i64>, tensor<4xf32>
+    }
+    %3 = "stablehlo.while"(%arg0) ({
+    ^bb0(%x: tensor<4xf32>):
+      %t = stablehlo.constant dense<true> : tensor<i1>
+      stablehlo.return %t : tensor<i1>
+    }, {
+    ^bb0(%x: tensor<4xf32>):
+      %y = stablehlo.custom_call @MoveToDevice(%x) : (tensor<4xf32>) -> tensor<4xf32>
+      stablehlo.return %x : tensor<4xf32>
+    }) : (tensor<4xf32>) -> tensor<4xf32>
+    %4 = stablehlo.custom_call @MoveToDevice(%2#1) : (tensor<4xf32>) -> tensor<4xf32>
+    %7 = "stablehlo.if"(%arg1) ({
+      stablehlo.return %arg0 : tensor<4xf32>
+    }, {
+      %8 = stablehlo.custom_call @MoveToHost(%1) : (tensor<4xf32>) -> tensor<4xf32>
+      stablehlo.return %8 : tensor<4xf32>
+    }) : (tensor<i1>) -> tensor<4xf32>
+    %9 = stablehlo.custom_call @MoveToDevice(%7) : (tensor<4xf32>) -> tensor<4xf32>
+    %10 = "stablehlo.case"(%arg2) ({
+      stablehlo.return %arg0 : tensor<4xf32>
+    }, {
+      stablehlo.return %1 : tensor<4xf32>
+    }) : (tensor<i32>) -> tensor<4xf32>
+    %11 = stablehlo.custom_call @MoveToDevice(%10) : (tensor<4xf32>) -> tensor<4xf32>
+    return %11 : tensor<4xf32>
+  }
+  func.func private @offload(%arg0: tensor<4xf32>) -> tensor<4xf32> {
+    %0 = stablehlo.custom_call @MoveToDevice(%arg0) : (tensor<4xf32>) -> tensor<4xf32>
+    %1 = stablehlo.custom_call @MoveToHost(%0) : (tensor<4xf32>) -> tensor<4xf32>
+    return %1 : tensor<4xf32>
+  }
+}
+)");
+  struct Expected {
+    const char* function;
+    const char* value;
+    const char* from;
+  };
+  const std::vector<Expected> expected = {
+      {"offload", "%arg0", "pinned_host"},  // the callee's argument has the caller's operand kind
+      {"offload", "%0", "device"},
+      {"main", "%0", "pinned_host"},        // the call's result: what the callee returns
+      {"main", "%iterArg_0", "pinned_host"},  // pretty while: the loop value's kind inside the body
+      {"main", "%5", "device"},
+      {"main", "%x", "pinned_host"},        // generic while: the block argument's
+      {"main", "%2#1", "pinned_host"},      // the loop's result
+      {"main", "%1", "device"},             // if's second branch
+      {"main", "%7", "pinned_host"},        // both branches return pinned_host
+      {"main", "%10", "device"},            // case's branches disagree: device
+  };
+  ASSERT_EQ(m.moves.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(m.moves[i].function, expected[i].function) << i;
+    EXPECT_EQ(m.moves[i].value, expected[i].value) << i;
+    EXPECT_EQ(m.moves[i].from_kind, expected[i].from) << i << " " << m.moves[i].value;
+  }
+}
+
+// Issue 12 item 1: placement annotations inside Shardy's regions are seen, with the kinds the region's
+// operands have; what a region returns is what its op yields; values inside a region isolated from above
+// (numbered afresh) do not change the kinds of the values of the same name outside it.
+TEST(ManifestKinds, InsideShardyRegions) {
+  const Manifest m = FromText(R"(module @jit_f attributes {mhlo.num_partitions = 2 : i32} {
+  sdy.mesh @mesh = <["a"=2]>
+  func.func public @main(%arg0: tensor<4x4xf32> {mhlo.memory_kind = "pinned_host", sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>},
+      %arg1: tensor<4x4xf32>) -> (tensor<4x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>}) {
+    %0 = stablehlo.custom_call @MoveToHost(%arg1) : (tensor<4x4xf32>) -> tensor<4x4xf32>
+    %1 = sdy.manual_computation(%arg0, %0) in_shardings=[<@mesh, [{"a"}, {}]>, <@mesh, [{"a"}, {}]>] out_shardings=[<@mesh, [{"a"}, {}]>] manual_axes={"a"} (%arg2: tensor<2x4xf32>, %arg3: tensor<2x4xf32>) {
+      %0 = stablehlo.custom_call @annotate_device_placement(%arg2) {has_side_effect = true, mhlo.frontend_attributes = {_xla_buffer_placement = "device"}} : (tensor<2x4xf32>) -> tensor<2x4xf32>
+      %1 = stablehlo.add %0, %0 : tensor<2x4xf32>
+      %2 = stablehlo.custom_call @annotate_device_placement(%1) {has_side_effect = true, mhlo.frontend_attributes = {_xla_buffer_placement = "pinned_host"}} : (tensor<2x4xf32>) -> tensor<2x4xf32>
+      sdy.return %2 : tensor<2x4xf32>
+    } : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+    %2 = stablehlo.custom_call @MoveToDevice(%0) : (tensor<4x4xf32>) -> tensor<4x4xf32>
+    %3 = sdy.named_computation<"stage">(%1) (%arg2: tensor<4x4xf32>) {
+      %4 = stablehlo.custom_call @MoveToDevice(%arg2) : (tensor<4x4xf32>) -> tensor<4x4xf32>
+      sdy.return %arg2 : tensor<4x4xf32>
+    } : (tensor<4x4xf32>) -> tensor<4x4xf32>
+    %5 = stablehlo.custom_call @MoveToDevice(%3) : (tensor<4x4xf32>) -> tensor<4x4xf32>
+    return %5 : tensor<4x4xf32>
+  }
+}
+)");
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"%arg1", "device"},
+      {"%arg2", "pinned_host"},  // manual_computation's block argument: %arg0's kind
+      {"%1", "device"},
+      {"%0", "pinned_host"},     // the outer %0 (MoveToHost), not the region's
+      {"%arg2", "pinned_host"},  // named_computation's block argument: what manual_computation returned
+      {"%3", "pinned_host"},     // named_computation's result
+  };
+  ASSERT_EQ(m.moves.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(m.moves[i].value, expected[i].first) << i;
+    EXPECT_EQ(m.moves[i].from_kind, expected[i].second) << i << " " << m.moves[i].value;
+  }
+  ASSERT_TRUE(m.ir);
+  const stablehlo::Operation& named = m.ir->FindFunction("main")->body.blocks.at(0).ops.at(3);
+  EXPECT_EQ(named.name, "sdy.named_computation");
+  ASSERT_FALSE(named.attributes.empty());
+  EXPECT_EQ(named.attributes[0].second.text, "<\"stage\">");
+}
+
+// Kinds follow calls at the call, so a long call chain must not exhaust the stack: calls nested deeper than
+// the parser's nesting limit are walked afterwards (with device arguments), and their moves still reported.
+TEST(ManifestKinds, LongCallChainsAreWalkedWithoutDeepRecursion) {
+  std::string text =
+      "func.func @main(%a: tensor<2xf32> {mhlo.memory_kind = \"pinned_host\"}) -> tensor<2xf32> {\n"
+      "  %0 = call @f1(%a) : (tensor<2xf32>) -> tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n";
+  const int n = 2000;
+  for (int i = 1; i < n; ++i) {
+    text += "func.func private @f" + std::to_string(i) + "(%a: tensor<2xf32>) -> tensor<2xf32> {\n  %0 = call @f" +
+            std::to_string(i + 1) + "(%a) : (tensor<2xf32>) -> tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n";
+  }
+  text += "func.func private @f" + std::to_string(n) +
+          "(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+          "  %0 = stablehlo.custom_call @MoveToDevice(%a) : (tensor<2xf32>) -> tensor<2xf32>\n"
+          "  return %0 : tensor<2xf32>\n}\n";
+  const Manifest m = FromText(text);
+  ASSERT_EQ(m.moves.size(), 1u);
+  EXPECT_EQ(m.moves[0].function, "f" + std::to_string(n));
+  EXPECT_EQ(m.moves[0].from_kind, "device");  // beyond the limit, arguments are taken as device
+  // Within the limit the kind is followed.
+  const Manifest short_chain = FromText(R"(func.func @main(%a: tensor<2xf32> {mhlo.memory_kind = "pinned_host"}) -> tensor<2xf32> {
+  %0 = call @f1(%a) : (tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+func.func private @f1(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = call @f2(%a) : (tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+func.func private @f2(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = stablehlo.custom_call @MoveToDevice(%a) : (tensor<2xf32>) -> tensor<2xf32>
+  %1 = call @f1(%0) : (tensor<2xf32>) -> tensor<2xf32>
+  return %1 : tensor<2xf32>
+}
+)");
+  ASSERT_EQ(short_chain.moves.size(), 1u);  // f1 is walked once, though called twice (recursively)
+  EXPECT_EQ(short_chain.moves[0].from_kind, "pinned_host");
+}
+
 TEST(ManifestOptions, CoreCountIsRangeChecked) {
   const std::string text = "func.func @main() -> () {\n  return\n}\n";
   for (uint32_t cores : {0u, 65u, 4000000000u}) {

@@ -384,6 +384,48 @@ TEST(Parser, ShardyOps) {
   EXPECT_EQ(Find(ops[4].attributes, "allowed_direction")->str, "BACKWARD");
 }
 
+// The pretty while form names its loop values `%iter = %init`: both regions get them as entry arguments,
+// typed by the signature (the generic form declares them itself). Custom syntax in `<...>` after an op
+// name (named_computation's <"name">) is kept as an unnamed opaque attribute.
+TEST(Parser, PrettyWhileRegionsHaveTheLoopValuesAsArguments) {
+  auto mods = MustParse(R"(func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
+  %c = stablehlo.constant dense<0> : tensor<i64>
+  %0:2 = stablehlo.while(%iterArg = %c, %iterArg_0 = %arg0) : tensor<i64>, tensor<4xf32>
+   cond {
+    %c_1 = stablehlo.constant dense<3> : tensor<i64>
+    %1 = stablehlo.compare  LT, %iterArg, %c_1,  SIGNED : (tensor<i64>, tensor<i64>) -> tensor<i1>
+    stablehlo.return %1 : tensor<i1>
+  } do {
+    stablehlo.return %iterArg, %iterArg_0 : tensor<i64>, tensor<4xf32>
+  }
+  %2 = sdy.named_computation<"stage">(%0#1) (%a: tensor<4xf32>) {
+    sdy.return %a : tensor<4xf32>
+  } : (tensor<4xf32>) -> tensor<4xf32>
+  return %2 : tensor<4xf32>
+}
+)");
+  const auto& ops = mods.at(0).FindFunction("main")->body.blocks.at(0).ops;
+  const Operation& w = ops.at(1);
+  ASSERT_EQ(w.operands.size(), 2u);
+  EXPECT_EQ(w.operands[0].name, "c");
+  ASSERT_EQ(w.regions.size(), 2u);
+  for (const Region& r : w.regions) {
+    const Block& b = r.blocks.at(0);
+    ASSERT_EQ(b.args.size(), 2u);
+    EXPECT_EQ(b.args[0].name, "iterArg");
+    EXPECT_EQ(b.args[0].type.kind, Type::Kind::kTensor);
+    EXPECT_TRUE(b.args[0].type.dims.empty());
+    EXPECT_EQ(b.args[1].name, "iterArg_0");
+    EXPECT_EQ(b.args[1].type.dims, std::vector<int64_t>({4}));
+  }
+  const Operation& named = ops.at(2);
+  ASSERT_EQ(named.attributes.size(), 1u);
+  EXPECT_EQ(named.attributes[0].first, "");
+  EXPECT_EQ(named.attributes[0].second.kind, Attribute::Kind::kOpaque);
+  EXPECT_EQ(named.attributes[0].second.str, "<\"stage\">");
+  EXPECT_EQ(named.regions.at(0).blocks.at(0).args.at(0).name, "a");
+}
+
 TEST(Parser, GenericFuncAtTopLevelBecomesAFunction) {
   auto mods = MustParse(R"(
 "func.func"() <{function_type = (tensor<4xf32>) -> tensor<4xf32>, sym_name = "main",
