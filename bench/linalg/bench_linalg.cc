@@ -4,11 +4,15 @@
 #include <benchmark/benchmark.h>
 
 #include <Eigen/Core>
+#include <unsupported/Eigen/FFT>
+
+#include <complex>
 
 #include <random>
 #include <vector>
 
 #include "linalg/dot_general.h"
+#include "linalg/fft.h"
 #include "linalg/gemm.h"
 
 namespace {
@@ -80,11 +84,42 @@ void BM_DotGeneralF32EigenBackend(benchmark::State& state) {
   la::detail::ForceEigenGemm(false);
 }
 
+// stablehlo.fft (FFT, complex64, 16 rows of length n) against Eigen's FFT called directly on one row of
+// complex<double> 16 times: the kernel's overhead is the widening to double and the strided gather.
+void BM_FftC64(benchmark::State& state) {
+  const int64_t n = state.range(0), rows = 16;
+  std::vector<std::complex<float>> in(static_cast<size_t>(rows * n)), out(in.size());
+  const auto re = RandomFloats(in.size(), 5);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = {re[i], -re[i]};
+  const std::vector<int64_t> dims = {rows, n}, len = {n};
+  for (auto _ : state) {
+    auto s =
+        la::Fft(la::FftType::kFft, len, {ElementType::kC64, in.data(), dims}, {ElementType::kC64, out.data(), dims});
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(state.iterations() * rows);
+}
+void BM_EigenFftDirect(benchmark::State& state) {
+  const int64_t n = state.range(0), rows = 16;
+  std::vector<std::complex<double>> in(static_cast<size_t>(n)), out(in.size());
+  const auto re = RandomFloats(in.size(), 5);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = {re[i], -re[i]};
+  Eigen::FFT<double> fft;
+  for (auto _ : state) {
+    for (int64_t r = 0; r < rows; ++r) fft.fwd(out.data(), in.data(), n);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(state.iterations() * rows);
+}
+
 BENCHMARK(BM_DotGeneralF32)->Arg(256)->Arg(1024)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_OpenBlasSgemmDirect)->Arg(256)->Arg(1024)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_EigenGemmDirect)->Arg(256)->Arg(1024)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DotGeneralF32EigenBackend)->Arg(256)->Arg(1024)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
+
+BENCHMARK(BM_FftC64)->Arg(1024)->Arg(1000)->Arg(1031)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_EigenFftDirect)->Arg(1024)->Arg(1000)->Arg(1031)->Unit(benchmark::kMicrosecond);
 
 BENCHMARK_MAIN();
