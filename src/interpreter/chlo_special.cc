@@ -1,0 +1,115 @@
+// The CHLO special functions (src/numerics/special_functions.h: lgamma, digamma, zeta, polygamma, erf, erfc,
+// erf_inv, bessel_i1e, cosh, sinh, acos, asin, acosh, asinh, atan, atanh, tan, next_after) as interpreter
+// kernels, with the numerics of StableHLO's reference interpreter on the CHLO decompositions
+// (docs/numerics.md). Registered after the element-wise family, so these kernels replace any earlier
+// registration of the same CHLO op names.
+#include <string>
+
+#include "interpreter/kernel.h"
+#include "numerics/special_functions.h"
+
+namespace neuronmem::interp {
+namespace {
+
+// Prefixes a kernel's status with the op's location.
+Status AtOp(const Frame& f, const stablehlo::Operation* op, Status s) {
+  if (!s) return s;
+  return MakeStatus(s->code,
+                    FormatLocation(f.state->filename, *op) + ": '" + std::string(op->name) + "': " + s->message);
+}
+
+class ChloUnaryKernel final : public Kernel {
+ public:
+  ChloUnaryKernel(numerics::ChloUnaryOp fn, ElementType type, uint32_t in, uint32_t out, int64_t n)
+      : fn_(fn), type_(type), in_(in), out_(out), n_(n) {}
+  Status Run(Frame& f) const override {
+    return AtOp(f, op, numerics::ApplyChloUnary(fn_, type_, f.slots[in_], f.slots[out_], n_));
+  }
+
+ private:
+  numerics::ChloUnaryOp fn_;
+  ElementType type_;
+  uint32_t in_, out_;
+  int64_t n_;
+};
+
+class ChloBinaryKernel final : public Kernel {
+ public:
+  ChloBinaryKernel(numerics::ChloBinaryOp fn, ElementType type, uint32_t x, uint32_t y, uint32_t out, int64_t n)
+      : fn_(fn), type_(type), x_(x), y_(y), out_(out), n_(n) {}
+  Status Run(Frame& f) const override {
+    return AtOp(f, op, numerics::ApplyChloBinary(fn_, type_, f.slots[x_], f.slots[y_], f.slots[out_], n_));
+  }
+
+ private:
+  numerics::ChloBinaryOp fn_;
+  ElementType type_;
+  uint32_t x_, y_, out_;
+  int64_t n_;
+};
+
+// Operands and result: one element type (f16, bf16, f32, f64), not quantized, one shape.
+Status CheckOperands(CompileCtx& cx, size_t inputs) {
+  if (cx.num_inputs() != inputs || cx.num_outputs() != 1) {
+    return cx.Invalid("expected %zu operand(s) and one result", inputs);
+  }
+  const Slot& out = cx.out_slot(0);
+  for (size_t i = 0; i < inputs; ++i) {
+    const Slot& in = cx.in_slot(i);
+    if (in.quant || out.quant) return cx.Unsupported("quantized operands are not supported");
+    if (in.type != out.type) {
+      return cx.Invalid("operand %zu is %s but the result is %s", i, std::string(ElementTypeName(in.type)).c_str(),
+                        std::string(ElementTypeName(out.type)).c_str());
+    }
+    if (in.dims != out.dims) return cx.Invalid("operand %zu and the result have different shapes", i);
+  }
+  if (!numerics::ChloSupportsElementType(out.type)) {
+    return cx.Unsupported("element type %s is not supported (f16, bf16, f32, f64)",
+                          std::string(ElementTypeName(out.type)).c_str());
+  }
+  return Status();
+}
+
+template <numerics::ChloUnaryOp kFn>
+Status CompileChloUnary(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
+  if (Status s = CheckOperands(cx, 1)) return s;
+  const Slot& out = cx.out_slot(0);
+  *k = std::make_unique<ChloUnaryKernel>(kFn, out.type, cx.in(0), cx.out(0), out.count);
+  return Status();
+}
+
+template <numerics::ChloBinaryOp kFn>
+Status CompileChloBinary(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
+  if (Status s = CheckOperands(cx, 2)) return s;
+  const Slot& out = cx.out_slot(0);
+  *k = std::make_unique<ChloBinaryKernel>(kFn, out.type, cx.in(0), cx.in(1), cx.out(0), out.count);
+  return Status();
+}
+
+}  // namespace
+
+void RegisterChloSpecialOps(std::unordered_map<std::string_view, OpCompileFn>* r) {
+  using U = numerics::ChloUnaryOp;
+  using B = numerics::ChloBinaryOp;
+  auto& m = *r;
+  m["chlo.lgamma"] = CompileChloUnary<U::kLgamma>;
+  m["chlo.digamma"] = CompileChloUnary<U::kDigamma>;
+  m["chlo.erf"] = CompileChloUnary<U::kErf>;
+  m["chlo.erfc"] = CompileChloUnary<U::kErfc>;
+  m["chlo.erf_inv"] = CompileChloUnary<U::kErfInv>;
+  m["chlo.bessel_i1e"] = CompileChloUnary<U::kBesselI1e>;
+  m["chlo.cosh"] = CompileChloUnary<U::kCosh>;
+  m["chlo.sinh"] = CompileChloUnary<U::kSinh>;
+  m["chlo.acos"] = CompileChloUnary<U::kAcos>;
+  m["chlo.asin"] = CompileChloUnary<U::kAsin>;
+  m["chlo.acosh"] = CompileChloUnary<U::kAcosh>;
+  m["chlo.asinh"] = CompileChloUnary<U::kAsinh>;
+  m["chlo.atan"] = CompileChloUnary<U::kAtan>;
+  m["chlo.atanh"] = CompileChloUnary<U::kAtanh>;
+  m["chlo.tan"] = CompileChloUnary<U::kTan>;
+  m["chlo.zeta"] = CompileChloBinary<B::kZeta>;
+  m["chlo.polygamma"] = CompileChloBinary<B::kPolygamma>;
+  m["chlo.next_after"] = CompileChloBinary<B::kNextAfter>;
+}
+
+}  // namespace neuronmem::interp
