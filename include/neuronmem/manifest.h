@@ -54,6 +54,7 @@ typedef struct neuronmem_manifest_counts {
   size_t num_kernels;
   size_t num_custom_call_targets;
   size_t num_channels;
+  size_t num_warnings; /* neuronmem_manifest_warning; filled when struct_size covers it */
 } neuronmem_manifest_counts_t;
 
 /* An argument or result of the entry function. Growable output struct. */
@@ -193,6 +194,11 @@ NEURONMEM_API neuronmem_status_t* neuronmem_manifest_custom_call_target(const ne
                                                                         uint64_t* out_count);
 NEURONMEM_API neuronmem_status_t* neuronmem_manifest_channel(const neuronmem_manifest_t* manifest, size_t index,
                                                              neuronmem_manifest_channel_t* out);
+
+/* Warning `index` (borrowed), "file:line:col: message": what the loader accepted but skipped (an op of an
+ * unknown dialect in custom form, whose placement it therefore cannot follow). OUT_OF_RANGE past the last. */
+NEURONMEM_API neuronmem_status_t* neuronmem_manifest_warning(const neuronmem_manifest_t* manifest, size_t index,
+                                                             neuronmem_string_t* out);
 
 /* The memory of `device` that argument / result `index` must be uploaded to / will live in: `device` ->
  * that core's HBM memory, `pinned_host` -> that core's pinned_host memory, `unpinned_host` -> its

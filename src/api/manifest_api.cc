@@ -191,6 +191,9 @@ neuronmem_status_t* neuronmem_manifest_get_counts(const neuronmem_manifest_t* ma
   out->num_kernels = m.kernels.size();
   out->num_custom_call_targets = m.custom_call_targets.size();
   out->num_channels = m.channels.size();
+  if (out->struct_size >= NEURONMEM_MIN_SIZE(neuronmem_manifest_counts_t, num_warnings)) {
+    out->num_warnings = m.warnings.size();
+  }
   return nullptr;
 }
 
@@ -343,6 +346,17 @@ neuronmem_status_t* neuronmem_manifest_channel(const neuronmem_manifest_t* manif
   out->num_payloads = c.payload.size();
   out->line = c.loc.line;
   out->column = c.loc.column;
+  return nullptr;
+}
+
+neuronmem_status_t* neuronmem_manifest_warning(const neuronmem_manifest_t* manifest, size_t index,
+                                               neuronmem_string_t* out) {
+  NEURONMEM_REQUIRE(manifest);
+  NEURONMEM_REQUIRE(out);
+  if (index >= manifest->m.warnings.size()) {
+    return OutOfRange("warning %zu does not exist: the manifest has %zu", index, manifest->m.warnings.size()).release();
+  }
+  *out = Str(manifest->m.warnings[index]);
   return nullptr;
 }
 

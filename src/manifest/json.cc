@@ -283,6 +283,12 @@ Manifest ReadManifest(const json& j) {
   ForEach(j, "channels", [&](const json& e, size_t, const std::string& at) {
     m.channels.push_back(ReadChannel(e, at));
   });
+  if (j.contains("warnings")) {  // added in 0.1 after the first writers: optional
+    ForEach(j, "warnings", [&](const json& e, size_t, const std::string& at) {
+      if (!e.is_string()) Bad(at, "must be a string");
+      m.warnings.push_back(e.get<std::string>());
+    });
+  }
   return m;
 }
 
@@ -343,6 +349,7 @@ std::string ToJson(const Manifest& m, int indent) {
                              {"payload", payload},
                              {"location", LocJson(c.loc)}});
   }
+  j["warnings"] = m.warnings;
   // Strings from the source are bytes; invalid UTF-8 is replaced (U+FFFD) rather than failing.
   return j.dump(indent, ' ', false, json::error_handler_t::replace);
 }

@@ -159,6 +159,10 @@ class Deriver {
       WalkFunction(*g, {});
     }
     for (auto& [target, count] : targets_) m_->custom_call_targets.push_back({target, count});
+    for (const stablehlo::Warning& w : module.warnings) {
+      m_->warnings.push_back(opt_.filename + ":" + std::to_string(w.loc.line) + ":" + std::to_string(w.loc.column) +
+                             ": " + w.message);
+    }
   }
 
   using Kinds = std::vector<std::string_view>;
@@ -248,6 +252,10 @@ class Deriver {
   // and the functions it calls, and defines the kinds of its results: the kind rule of docs/contract.md
   // (section 2, "Kinds through ops that move no data").
   void Visit(const Operation& op, std::string_view fn) {
+    if (op.skipped) {
+      VisitSkipped(op);
+      return;
+    }
     if (const Attribute* ct = FrontendAttr(op, "_xla_compute_type"); ct && ct->str == "host") {
       m_->host_compute.push_back(
           {std::string(fn), std::string(op.name), std::string(op.callee), {op.loc.line, op.loc.column}});
@@ -295,7 +303,12 @@ class Deriver {
         }
         Move mv;
         mv.function = fn;
-        mv.value = "%" + std::string(op.operands[0].name) + (op.operands[0].index ? "#" + std::to_string(op.operands[0].index) : "");
+        mv.value = Ref(op.operands[0]);
+        if (Kind(op.operands[0]) == kSkipped) {
+          Error(NEURONMEM_STATUS_UNIMPLEMENTED, op.loc,
+                "@" + target + " moves " + mv.value + ", which comes from an op of a dialect the parser does not " +
+                    "know and skipped (see the warnings): where it comes from is unknown");
+        }
         if (!op.result_name.empty()) mv.result = "%" + std::string(op.result_name);
         mv.type = Spec(!op.operand_types.empty() ? op.operand_types[0]
                                                  : (!op.result_types.empty() ? op.result_types[0] : Type()));
@@ -339,6 +352,24 @@ class Deriver {
     }
     // Any other op computes new values on the device.
     for (uint32_t i = 0; i < op.num_results; ++i) SetResult(op, i, kDevice);
+  }
+
+  // An op the parser skipped (an unknown dialect's custom form) is harmless unless placement flows through
+  // it: a value that is not on the device goes in, or what comes out (of unknown kind) is moved.
+  void VisitSkipped(const Operation& op) {
+    for (const auto& v : op.operands) {
+      const std::string_view k = Kind(v);
+      if (k == kDevice) continue;
+      Error(NEURONMEM_STATUS_UNIMPLEMENTED, v.loc,
+            (k == kSkipped ? std::string("a value of unknown kind (") : "a " + std::string(k) + " value (") + Ref(v) +
+                ") flows into '" + std::string(op.name) +
+                "', an op of a dialect the parser does not know and skipped; its placement cannot be followed");
+    }
+    for (uint32_t i = 0; i < op.num_results; ++i) SetResult(op, i, kSkipped);
+  }
+
+  static std::string Ref(const stablehlo::ValueRef& v) {
+    return "%" + std::string(v.name) + (v.index ? "#" + std::to_string(v.index) : "");
   }
 
   // Ops that only re-annotate or re-view their operands: Shardy's sharding ops, optimization barriers, and
@@ -536,6 +567,7 @@ class Deriver {
   const Options& opt_;
   Manifest* m_;
   static constexpr std::string_view kDevice = "device";
+  static constexpr std::string_view kSkipped = "unknown";  // the results of a skipped op
   const stablehlo::Module* module_ = nullptr;
   ValueKinds kinds_;
   std::map<const stablehlo::Function*, Kinds> walked_;  // the kinds each walked function returns

@@ -113,6 +113,9 @@ struct Manifest {
   std::vector<Kernel> kernels;
   std::vector<CustomCallTarget> custom_call_targets;
   std::vector<Channel> channels;
+  // "file:line:col: message" for what the parser accepted but skipped (ops of unknown dialects in custom
+  // form), in source order.
+  std::vector<std::string> warnings;
   // The parsed module the manifest was derived from (the executor runs it); null for a manifest read from
   // JSON. Shared: copies of the manifest share one IR.
   std::shared_ptr<const stablehlo::Module> ir;

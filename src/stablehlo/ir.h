@@ -181,6 +181,8 @@ struct Region;
 struct Operation {
   std::string_view name;         // "stablehlo.add", "func.return", "sdy.sharding_constraint", "func.call"
   bool generic = false;          // printed in the generic "name"(...) form
+  bool skipped = false;          // an op of an unknown dialect whose custom form could not be read: only its
+                                 // name, results, operands (the values it reads) and location are known
   uint32_t num_results = 0;      // %0:3 -> 3
   std::string_view result_name;  // %0 -> "0"; empty when the op has no results
   Span<ValueRef> operands;
@@ -213,11 +215,18 @@ struct Function {
   Location loc;
 };
 
+// Something the parser accepted but could not fully read (an op of an unknown dialect it skipped).
+struct Warning {
+  Location loc;
+  std::string message;
+};
+
 struct Module {
   std::string_view name;  // without '@'; empty if unnamed or implicit
   NamedAttrs attributes;
   std::vector<Function> functions;
   std::vector<Operation> other_ops;  // top-level ops that are not functions (kept opaque)
+  std::vector<Warning> warnings;     // in source order
   Location loc;
   std::shared_ptr<const Arena> arena;  // owns every string and array above and below
 

@@ -15,6 +15,7 @@ namespace neuronmem::stablehlo::parse {
 struct ParseError {
   Location loc;
   std::string message;
+  bool fatal = false;  // the nesting limit: never recovered from by skipping an op
 };
 
 [[noreturn]] void Fail(Location loc, std::string message);

@@ -77,7 +77,11 @@ Operation Parser::ParseOperation(int depth) {
     op.name = name.text;
     if (op.name == "return") op.name = "func.return";
     if (op.name == "call") op.name = "func.call";
-    ParsePrettyTail(&op, &lists, depth);
+    if (KnownDialect(op.name)) {
+      ParsePrettyTail(&op, &lists, depth);
+    } else {
+      ParseUnknownDialectTail(&op, &lists, depth);
+    }
   } else {
     Fail(name.loc, "expected an operation, found " + Describe(name));
   }
@@ -182,6 +186,81 @@ void Parser::ParseGenericTail(Operation* op, OpLists* lists, int depth) {
   ApplySignature(op, lists->operands->size(), sig);
   SkipLocation(depth);
   Finish(op, lists);
+}
+
+// The dialects whose ops the parser reads in custom form (and fails on when it cannot): StableHLO and what
+// JAX and XLA print beside it. Names without a dialect (`return`, `call`) count as known.
+bool Parser::KnownDialect(std::string_view op_name) {
+  const size_t dot = op_name.find('.');
+  if (dot == std::string_view::npos) return true;
+  const std::string_view d = op_name.substr(0, dot);
+  return d == "stablehlo" || d == "func" || d == "sdy" || d == "chlo" || d == "mhlo" || d == "builtin";
+}
+
+// An op of another dialect in custom form: read generically like any op when that works; otherwise the op
+// is skipped as one balanced unit (operands, attributes, regions, trailing type), marked `skipped`, with a
+// warning. The nesting limit still fails.
+void Parser::ParseUnknownDialectTail(Operation* op, OpLists* lists, int depth) {
+  const Lexer saved = lex_;
+  const size_t warnings = scratch_->warnings.size();  // those of ops nested in this one go if it is skipped
+  try {
+    ParsePrettyTail(op, lists, depth);
+    return;
+  } catch (const ParseError& e) {
+    if (e.fatal) throw;
+    lex_ = saved;
+    scratch_->warnings.resize(warnings);
+    lists->operands->clear();
+    lists->attributes->clear();
+    lists->regions->clear();
+    const Operation kept = *op;  // name, results, location
+    *op = Operation();
+    op->name = kept.name;
+    op->result_name = kept.result_name;
+    op->num_results = kept.num_results;
+    op->loc = kept.loc;
+    op->skipped = true;
+    SkipUnknownOp(op, lists);
+    Finish(op, lists);
+    scratch_->warnings.push_back(
+        {op->loc, "skipped '" + std::string(op->name) + "': an op of a dialect the parser does not know, whose " +
+                      "custom form it could not read (" + At(e.loc) + ": " + e.message + ")"});
+  }
+}
+
+// Skips the tail of an op up to the end of its line at bracket depth 0 (regions and dictionaries may span
+// lines), iteratively. The values read at brace depth 0 before the trailing ':' are its operands, except
+// those declared there (`(%a: T)` before a region, `%iter = %init`).
+void Parser::SkipUnknownOp(Operation* op, OpLists* lists) {
+  int depth = 0;
+  int braces = 0;
+  bool signature = false;
+  for (;;) {
+    const Token& t = lex_.Peek();
+    if (t.kind == Tok::kEof) {
+      if (depth != 0) Fail(op->loc, "unbalanced brackets in '" + std::string(op->name) + "'");
+      return;
+    }
+    if (depth == 0 && ((t.newline_before && StartsNewOp(t)) || IsPunct(t, "}"))) return;
+    const Token tok = lex_.Next();
+    if (tok.kind == Tok::kValue) {
+      const bool declared = PeekPunct("=") || (depth > 0 && PeekPunct(":"));
+      if (braces == 0 && !signature && !declared) lists->operands->push_back(MakeRef(tok));
+      continue;
+    }
+    if (tok.kind != Tok::kPunct || tok.text.size() != 1) continue;
+    const char c = tok.text[0];
+    if (c == '(' || c == '[' || c == '{') {
+      ++depth;
+      braces += c == '{';
+    } else if (c == ')' || c == ']' || c == '}') {
+      if (depth == 0) Fail(tok.loc, std::string("unbalanced '") + c + "' in '" + std::string(op->name) + "'");
+      --depth;
+      braces -= c == '}';
+    } else if (c == ':' && depth == 0) {
+      signature = true;
+    }
+  }
 }
 
 }  // namespace neuronmem::stablehlo::parse

@@ -94,12 +94,18 @@ std::string_view Parser::RawAngle(const Token& open) {
 void Parser::ParseAll(std::vector<Module>* out) {
   Module current;
   bool has_content = false;
+  auto emit = [&] {  // the module ends: it takes the warnings parsed with it
+    current.warnings = std::move(scratch_->warnings);
+    scratch_->warnings.clear();
+    out->push_back(std::move(current));
+    current = Module();
+  };
   for (;;) {
     const Token& t = lex_.Peek();
     if (t.kind == Tok::kEof) break;
     if (t.kind == Tok::kSplit) {
       lex_.Next();
-      if (has_content) out->push_back(std::move(current));
+      if (has_content) emit();
       current = Module();
       has_content = false;
       continue;
@@ -109,10 +115,7 @@ void Parser::ParseAll(std::vector<Module>* out) {
       continue;
     }
     if ((t.kind == Tok::kIdent && t.text == "module") || PeekGenericModule()) {
-      if (has_content && (!current.functions.empty() || !current.other_ops.empty())) {
-        out->push_back(std::move(current));
-        current = Module();
-      }
+      if (has_content && (!current.functions.empty() || !current.other_ops.empty())) emit();
       if (t.kind == Tok::kIdent) {
         ParseModule(&current, 1);
       } else {  // "builtin.module"() ({...}) : () -> (): the same module in the generic form
@@ -122,15 +125,14 @@ void Parser::ParseAll(std::vector<Module>* out) {
         current.attributes = op.attributes;
         AddGenericModuleContents(op, &current);
       }
-      out->push_back(std::move(current));
-      current = Module();
+      emit();
       has_content = false;
       continue;
     }
     ParseModuleItem(&current, 0);
     has_content = true;
   }
-  if (has_content) out->push_back(std::move(current));
+  if (has_content) emit();
 }
 
 // `module [@name] [attributes {...}] { items } [loc(...)]`. A nested module counts one level of nesting,

@@ -73,6 +73,8 @@ struct Scratch {
   // names are views into the arena's source. Shared by the sub-parsers of one parse.
   std::unordered_map<std::string_view, Type> type_aliases;
   std::unordered_map<std::string_view, Attribute> attribute_aliases;
+  // Warnings of the module being parsed (ParseAll moves them into it).
+  std::vector<Warning> warnings;
 };
 
 class Parser {
@@ -107,7 +109,7 @@ class Parser {
     return lex_.Next();
   }
   void CheckDepth(int depth, Location loc) {
-    if (depth > kMaxDepth) Fail(loc, "nesting deeper than " + std::to_string(kMaxDepth) + " levels");
+    if (depth > kMaxDepth) throw ParseError{loc, "nesting deeper than " + std::to_string(kMaxDepth) + " levels", true};
   }
 
   // ---- shared helpers (parser.cc) ----
@@ -154,6 +156,9 @@ class Parser {
   static ValueRef MakeRef(const Token& v);
   void ApplySignature(Operation* op, size_t num_operands, const Type& sig);
   void ParseGenericTail(Operation* op, OpLists* lists, int depth);
+  static bool KnownDialect(std::string_view op_name);
+  void ParseUnknownDialectTail(Operation* op, OpLists* lists, int depth);
+  void SkipUnknownOp(Operation* op, OpLists* lists);
 
   // ---- the pretty form (pretty_form.cc) ----
   struct PrettyState;

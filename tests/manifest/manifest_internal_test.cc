@@ -304,6 +304,49 @@ func.func private @f2(%a: tensor<2xf32>) -> tensor<2xf32> {
   EXPECT_EQ(short_chain.moves[0].from_kind, "pinned_host");
 }
 
+// Issue 12 item 3: a skipped op is reported as a warning and does not fail the load, unless a placed value
+// flows into it or its result (of unknown kind) is moved.
+TEST(ManifestKinds, SkippedOpsWarnAndFailOnlyWhenPlacementFlowsThroughThem) {
+  const std::string head = R"(func.func @main(%arg0: tensor<4xf32> {mhlo.memory_kind = "pinned_host"}, %arg1: tensor<4xf32>) -> tensor<4xf32> {
+)";
+  Manifest m;
+  Options o;
+  o.filename = "graph.mlir";
+  Status s = LoadFromText(head + R"(  %0 = acme.pack %arg1 into {1, 2} : tensor<4xf32>
+  %1 = stablehlo.add %0, %0 : tensor<4xf32>
+  %2 = stablehlo.custom_call @MoveToHost(%1) : (tensor<4xf32>) -> tensor<4xf32>
+  return %2 : tensor<4xf32>
+}
+)", o, &m);
+  ASSERT_FALSE(s) << s->message;
+  ASSERT_EQ(m.warnings.size(), 1u);
+  EXPECT_EQ(m.warnings[0].rfind("graph.mlir:2:3: skipped 'acme.pack'", 0), 0u) << m.warnings[0];
+  ASSERT_EQ(m.moves.size(), 1u);
+  EXPECT_EQ(m.moves[0].from_kind, "device");
+  // JSON keeps the warnings.
+  Manifest back;
+  ASSERT_FALSE(FromJson(ToJson(m), &back));
+  EXPECT_EQ(back.warnings, m.warnings);
+
+  s = LoadFromText(head + "  %0 = acme.pack %arg1, %arg0 into {1, 2} : tensor<4xf32>\n  return %0 : tensor<4xf32>\n}\n",
+                   o, &m);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->code, NEURONMEM_STATUS_UNIMPLEMENTED);
+  EXPECT_EQ(s->message.rfind("graph.mlir:2:25: a pinned_host value (%arg0) flows into 'acme.pack'", 0), 0u)
+      << s->message;
+
+  s = LoadFromText(head + R"(  %0 = acme.pack %arg1 into {1, 2} : tensor<4xf32>
+  %1 = sdy.sharding_constraint %0 <@mesh, [{}]> : tensor<4xf32>
+  %2 = stablehlo.custom_call @MoveToHost(%1) : (tensor<4xf32>) -> tensor<4xf32>
+  return %2 : tensor<4xf32>
+}
+)", o, &m);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->code, NEURONMEM_STATUS_UNIMPLEMENTED);
+  EXPECT_EQ(s->message.rfind("graph.mlir:4:3: @MoveToHost moves %1, which comes from an op of a dialect", 0), 0u)
+      << s->message;
+}
+
 TEST(ManifestOptions, CoreCountIsRangeChecked) {
   const std::string text = "func.func @main() -> () {\n  return\n}\n";
   for (uint32_t cores : {0u, 65u, 4000000000u}) {

@@ -429,6 +429,33 @@ func.func @score(%a: tensor<3xf32>) -> tensor<3xf32> {
   EXPECT_TRUE(names.empty());
 }
 
+// Issue 12 item 3: the warnings of a load (an op of an unknown dialect skipped) through the C API; a counts
+// struct of the first published size still works (num_warnings is left alone).
+TEST(Manifest, WarningsOfSkippedOps) {
+  neuronmem_manifest_t* m = Load(R"(func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = acme.pack %a into {1, 2} : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+)");
+  ASSERT_NE(m, nullptr);
+  neuronmem_manifest_counts_t c{};
+  c.struct_size = sizeof c;
+  ASSERT_OK(neuronmem_manifest_get_counts(m, &c));
+  ASSERT_EQ(c.num_warnings, 1u);
+  neuronmem_string_t w{};
+  ASSERT_OK(neuronmem_manifest_warning(m, 0, &w));
+  EXPECT_EQ(S(w).rfind("graph.mlir:2:3: skipped 'acme.pack'", 0), 0u) << S(w);
+  EXPECT_EQ(Take(neuronmem_manifest_warning(m, 1, &w)).code, NEURONMEM_STATUS_OUT_OF_RANGE);
+  EXPECT_EQ(Take(neuronmem_manifest_warning(m, 0, nullptr)).code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  neuronmem_manifest_counts_t old{};
+  old.struct_size = offsetof(neuronmem_manifest_counts_t, num_warnings);
+  old.num_warnings = 77;
+  ASSERT_OK(neuronmem_manifest_get_counts(m, &old));
+  EXPECT_EQ(old.num_channels, 0u);
+  EXPECT_EQ(old.num_warnings, 77u);
+  neuronmem_manifest_destroy(m);
+}
+
 // Regression (issue 13 item 1): 20,000 nested modules crashed the loader with a stack overflow.
 TEST(Manifest, DeeplyNestedModulesAreAnErrorNotACrash) {
   std::string deep;

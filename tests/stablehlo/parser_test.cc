@@ -426,6 +426,73 @@ TEST(Parser, PrettyWhileRegionsHaveTheLoopValuesAsArguments) {
   EXPECT_EQ(named.regions.at(0).blocks.at(0).args.at(0).name, "a");
 }
 
+// Issue 12 item 3: an op of an unknown dialect whose custom form the generic reader cannot read is skipped
+// as one balanced unit (operands, attributes, regions, trailing type), with a warning; one it can read is
+// kept; a known dialect's unreadable op still fails, and so does the nesting limit.
+TEST(Parser, UnknownDialectOpsInCustomFormAreSkippedWithAWarning) {
+  auto mods = MustParse(R"(module @m {
+  func.func @main(%arg0: tensor<4xf32>, %arg1: tensor<4xf32>) -> tensor<4xf32> {
+    %0 = acme.pack %arg0, %arg1 into {1, 2} : tensor<4xf32>
+    %1:2 = acme.scan(%0) lanes {0: "x", 1: "y"} (%a: tensor<4xf32>) {
+      %9 = stablehlo.add %a, %a : tensor<4xf32>
+      acme.yield %9 {3} : tensor<4xf32>
+    } : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+    %2 = acme.named<"stage">(%1#1) (%b: tensor<4xf32>) {
+      acme.return %b : tensor<4xf32>
+    } : (tensor<4xf32>) -> tensor<4xf32>
+    %3 = stablehlo.add %1#0, %2 : tensor<4xf32>
+    return %3 : tensor<4xf32>
+  }
+}
+// -----
+func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = acme.pack %arg0 into {7} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+)");
+  ASSERT_EQ(mods.size(), 2u);
+  const Module& m = mods[0];
+  const auto& ops = m.FindFunction("main")->body.blocks.at(0).ops;
+  ASSERT_EQ(ops.size(), 5u);
+  EXPECT_EQ(ops[0].name, "acme.pack");
+  EXPECT_TRUE(ops[0].skipped);
+  EXPECT_EQ(ops[0].result_name, "0");
+  ASSERT_EQ(ops[0].operands.size(), 2u);
+  EXPECT_EQ(ops[0].operands[1].name, "arg1");
+  EXPECT_TRUE(ops[0].regions.empty());
+  EXPECT_TRUE(ops[1].skipped);  // its region's content cannot be read: {0: "x", ...} and {3}
+  EXPECT_EQ(ops[1].num_results, 2u);
+  ASSERT_EQ(ops[1].operands.size(), 1u);  // %0; not %a (declared), not the region's values
+  EXPECT_EQ(ops[1].operands[0].name, "0");
+  EXPECT_FALSE(ops[2].skipped);  // read generically: kept with its region
+  EXPECT_EQ(ops[2].regions.size(), 1u);
+  EXPECT_EQ(ops[3].name, "stablehlo.add");
+  EXPECT_EQ(ops[3].operands.at(0).index, 0u);
+  EXPECT_EQ(ops[4].name, "func.return");
+  ASSERT_EQ(m.warnings.size(), 2u);
+  EXPECT_EQ(m.warnings[0].loc.line, 3u);
+  EXPECT_EQ(m.warnings[0].loc.column, 5u);
+  EXPECT_NE(m.warnings[0].message.find("skipped 'acme.pack'"), std::string::npos) << m.warnings[0].message;
+  EXPECT_NE(m.warnings[0].message.find("3:"), std::string::npos) << m.warnings[0].message;  // why, where
+  EXPECT_EQ(m.warnings[1].loc.line, 4u);
+  ASSERT_EQ(mods[1].warnings.size(), 1u);  // each module has its own
+  EXPECT_EQ(mods[1].warnings[0].loc.line, 17u);
+
+  // A known dialect's op that cannot be read is an error, and so is an unbalanced unknown op.
+  EXPECT_NE(ParseError("func.func @f(%a: tensor<4xf32>) {\n  %0 = stablehlo.add %a into {1} : tensor<4xf32>\n}\n")
+                .find("bad.mlir:2:"),
+            std::string::npos);
+  EXPECT_NE(ParseError("func.func @f(%a: tensor<4xf32>) {\n  %0 = acme.pack %a {1 : tensor<4xf32>\n").find("bad.mlir:"),
+            std::string::npos);
+  // The nesting limit is not skipped over.
+  std::string deep = "func.func @f(%a: tensor<4xf32>) {\n  %0 = acme.pack %a ";
+  for (int i = 0; i < 300; ++i) deep += "[";
+  deep += "{1}";
+  for (int i = 0; i < 300; ++i) deep += "]";
+  deep += " : tensor<4xf32>\n}\n";
+  EXPECT_NE(ParseError(deep).find("nesting deeper than 256 levels"), std::string::npos);
+}
+
 TEST(Parser, GenericFuncAtTopLevelBecomesAFunction) {
   auto mods = MustParse(R"(
 "func.func"() <{function_type = (tensor<4xf32>) -> tensor<4xf32>, sym_name = "main",

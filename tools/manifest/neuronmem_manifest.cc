@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -146,10 +147,26 @@ bool ListEntries(const char* path, std::vector<std::string>* names) {
   return !Fail(neuronmem_manifest_list_entries(text.data(), text.size(), path, add, names));
 }
 
-// Loads the manifest of o.entry from `path` and prints it (JSON when `json`); the exit code.
-int PrintManifest(const char* path, const neuronmem_manifest_options_t& o, bool json) {
+// Prints the manifest's warnings not printed yet to stderr ("warning: file:line:col: message").
+void PrintWarnings(const neuronmem_manifest_t* m, std::set<std::string>* printed) {
+  neuronmem_manifest_counts_t c{};
+  c.struct_size = sizeof c;
+  if (Fail(neuronmem_manifest_get_counts(m, &c))) return;
+  for (size_t i = 0; i < c.num_warnings; ++i) {
+    neuronmem_string_t w;
+    if (Fail(neuronmem_manifest_warning(m, i, &w))) return;
+    if (!printed->insert(S(w)).second) continue;
+    std::fprintf(stderr, "warning: %.*s\n", static_cast<int>(w.size), w.data);
+  }
+}
+
+// Loads the manifest of o.entry from `path` and prints it (JSON when `json`) and its warnings (each once:
+// with --all, the entries of one module share them); the exit code.
+int PrintManifest(const char* path, const neuronmem_manifest_options_t& o, bool json,
+                  std::set<std::string>* printed) {
   neuronmem_manifest_t* m = nullptr;
   if (Fail(neuronmem_manifest_load_file(path, &o, &m))) return 1;
+  PrintWarnings(m, printed);
   bool ok = true;
   if (json) {
     neuronmem_string_t j;
@@ -199,8 +216,9 @@ int main(int argc, char** argv) {
     }
   }
   if (!path) return Usage(stderr);
+  std::set<std::string> printed;  // warnings
   if (!all) {
-    const int rc = PrintManifest(path, o, json);
+    const int rc = PrintManifest(path, o, json, &printed);
     if (rc == 0 && json) std::printf("\n");
     return rc;
   }
@@ -215,7 +233,7 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < names.size(); ++i) {
     o.entry = names[i].c_str();
     if (i) std::printf(json ? ",\n" : "\n");
-    if (const int rc = PrintManifest(path, o, json)) return rc;
+    if (const int rc = PrintManifest(path, o, json, &printed)) return rc;
   }
   if (json) std::printf("]\n");
   return 0;
