@@ -1,24 +1,22 @@
-// C shim for buffers and events: argument checks, then the copy engine.
+// C shim for buffers and events: checks the C arguments and structs, converts them (element types,
+// semantics, wait lists, memories) and calls the copy engine.
 #include <neuronmem/buffer.h>
 
+#include <string>
+#include <vector>
+
+#include "api/handles.h"
 #include "api/shim.h"
 #include "base/event.h"
 #include "base/status.h"
 #include "copy/copy_engine.h"
-#include "core/client.h"
 
 using neuronmem::InvalidArgument;
+using neuronmem::Status;
+namespace api = neuronmem::api;
 namespace copy = neuronmem::copy;
 
 namespace {
-
-neuronmem_status_t* CheckWaits(neuronmem_event_t* const* waits, size_t n) {
-  if (n && !waits) return InvalidArgument("wait_events is NULL but num_wait_events is %zu", n).release();
-  for (size_t i = 0; i < n; ++i) {
-    if (!waits[i]) return InvalidArgument("wait_events[%zu] is NULL", i).release();
-  }
-  return nullptr;
-}
 
 // Completes a call whose caller passed no out-event: wait, and return the transfer's error.
 neuronmem_status_t* WaitIfNoEvent(neuronmem::Event* ev, neuronmem_event_t** out) {
@@ -27,16 +25,93 @@ neuronmem_status_t* WaitIfNoEvent(neuronmem::Event* ev, neuronmem_event_t** out)
     return nullptr;
   }
   neuronmem::Wait(ev, -1);
-  neuronmem::Status err = neuronmem::CopyStatus(ev->error.get());
+  Status err = neuronmem::CopyStatus(ev->error());
   neuronmem::Release(ev);
   return err.release();
+}
+
+// The C++ memory of a memory handle of `client`; INVALID_ARGUMENT for one of another client.
+Status MemoryOf(neuronmem_client_t* client, neuronmem_memory_t* memory, const char* where,
+                const copy::MemoryView** out) {
+  if (!memory) return InvalidArgument("%sthe target memory is NULL", where);
+  if (memory->client != client) {
+    return InvalidArgument("%smemory: %s belongs to another client", where, memory->memory->debug_string().c_str());
+  }
+  *out = &memory->memory->view();
+  return neuronmem::Ok();
+}
+
+// neuronmem_buffer_from_host_args_t -> copy::FromHostArgs. `where` prefixes messages ("args[3]: ").
+Status ConvertFromHostArgs(neuronmem_client_t* client, const neuronmem_buffer_from_host_args_t& a, const char* where,
+                           copy::FromHostArgs* out) {
+  NEURONMEM_RETURN_IF_ERROR(api::CheckStructSize(a.struct_size,
+                                                 NEURONMEM_MIN_SIZE(neuronmem_buffer_from_host_args_t, num_wait_events),
+                                                 "neuronmem_buffer_from_host_args_t", where));
+  if (a.extension) return InvalidArgument("%sextension must be NULL", where);
+  NEURONMEM_RETURN_IF_ERROR(MemoryOf(client, a.memory, where, &out->memory));
+  if (a.host_buffer_semantics > NEURONMEM_HOST_BUFFER_MUTABLE_ZERO_COPY) {
+    return InvalidArgument("%shost_buffer_semantics %u is not a neuronmem_host_buffer_semantics_t", where,
+                           a.host_buffer_semantics);
+  }
+  out->semantics = static_cast<copy::HostBufferSemantics>(a.host_buffer_semantics);
+  NEURONMEM_RETURN_IF_ERROR(api::ElementTypeOf(a.element_type, where, &out->type));
+  if (a.num_dims && !a.dims) return InvalidArgument("%sdims is NULL but num_dims is %zu", where, a.num_dims);
+  out->dims = neuronmem::Span<const int64_t>(a.dims, a.num_dims);
+  if (a.byte_strides) {
+    for (size_t d = 0; d < a.num_dims && d < NEURONMEM_MAX_RANK; ++d) {
+      if (a.byte_strides[d] < 0) return InvalidArgument("%sbyte_strides[%zu] is negative", where, d);
+    }
+  }
+  out->byte_strides = a.byte_strides;
+  out->data = a.data;
+  return api::WaitList(a.wait_events, a.num_wait_events, where, &out->waits);
+}
+
+// Creates one buffer (a handle of `client`) from a C argument struct: the small-upload path, so no
+// container is allocated here.
+neuronmem_status_t* BufferFromHost(neuronmem_client_t* client, const neuronmem_buffer_from_host_args_t& args,
+                                   neuronmem_buffer_t** out, neuronmem_event_t** out_ready,
+                                   neuronmem_event_t** out_done_with_host) {
+  copy::FromHostArgs converted;
+  if (Status s = ConvertFromHostArgs(client, args, "", &converted)) return s.release();
+  auto handle = std::make_unique<neuronmem_buffer_t>();
+  handle->client = client;
+  copy::Buffer* buffer = &handle->buffer;
+  if (Status s = client->engine().FromHost({&converted, 1}, &buffer, out_ready, out_done_with_host)) {
+    return s.release();
+  }
+  *out = handle.release();
+  return nullptr;
+}
+
+// Creates `count` buffers from C argument structs in one submission with one event.
+neuronmem_status_t* BuffersFromHost(neuronmem_client_t* client, const neuronmem_buffer_from_host_args_t* args,
+                                    size_t count, neuronmem_buffer_t** out, neuronmem_event_t** out_ready) {
+  std::vector<copy::FromHostArgs> converted(count);
+  for (size_t i = 0; i < count; ++i) {
+    const std::string where = "args[" + std::to_string(i) + "]: ";
+    if (Status s = ConvertFromHostArgs(client, args[i], where.c_str(), &converted[i])) return s.release();
+  }
+  std::vector<std::unique_ptr<neuronmem_buffer_t>> handles(count);
+  std::vector<copy::Buffer*> buffers(count);
+  for (size_t i = 0; i < count; ++i) {
+    handles[i] = std::make_unique<neuronmem_buffer_t>();
+    handles[i]->client = client;
+    buffers[i] = &handles[i]->buffer;
+  }
+  if (Status s = client->engine().FromHost(converted, buffers.data(), out_ready, nullptr)) return s.release();
+  for (size_t i = 0; i < count; ++i) out[i] = handles[i].release();
+  return nullptr;
 }
 
 }  // namespace
 
 extern "C" {
 
-uint64_t neuronmem_element_type_size(neuronmem_element_type_t type) { return copy::ElementSize(type); }
+uint64_t neuronmem_element_type_size(neuronmem_element_type_t type) {
+  const neuronmem::ElementType t = neuronmem::ElementTypeFromC(type);
+  return t == neuronmem::ElementType::kInvalid ? 0 : neuronmem::ElementByteSize(t);
+}
 
 neuronmem_status_t* neuronmem_buffer_from_host(neuronmem_client_t* client,
                                                const neuronmem_buffer_from_host_args_t* args,
@@ -49,7 +124,7 @@ neuronmem_status_t* neuronmem_buffer_from_host(neuronmem_client_t* client,
   NEURONMEM_REQUIRE(client);
   NEURONMEM_REQUIRE(args);
   NEURONMEM_API_BEGIN
-  return client->copy_engine->FromHost(args, 1, out_buffer, out_ready, out_done_with_host).release();
+  return BufferFromHost(client, *args, out_buffer, out_ready, out_done_with_host);
   NEURONMEM_API_END
 }
 
@@ -66,7 +141,8 @@ neuronmem_status_t* neuronmem_buffers_from_host_batch(neuronmem_client_t* client
   }
   NEURONMEM_REQUIRE(args);
   NEURONMEM_API_BEGIN
-  return client->copy_engine->FromHost(args, count, out_buffers, out_ready, nullptr).release();
+  if (count == 1) return BufferFromHost(client, *args, out_buffers, out_ready, nullptr);
+  return BuffersFromHost(client, args, count, out_buffers, out_ready);
   NEURONMEM_API_END
 }
 
@@ -78,7 +154,16 @@ neuronmem_status_t* neuronmem_buffer_allocate(neuronmem_client_t* client, neuron
   NEURONMEM_REQUIRE(client);
   NEURONMEM_REQUIRE(memory);
   NEURONMEM_API_BEGIN
-  return client->copy_engine->Allocate(memory, element_type, dims, num_dims, out_buffer).release();
+  const copy::MemoryView* view = nullptr;
+  if (Status s = MemoryOf(client, memory, "", &view)) return s.release();
+  neuronmem::ElementType type;
+  if (Status s = api::ElementTypeOf(element_type, "", &type)) return s.release();
+  if (num_dims && !dims) return InvalidArgument("dims is NULL but num_dims is %zu", num_dims).release();
+  auto handle = std::make_unique<neuronmem_buffer_t>();
+  handle->client = client;
+  if (Status s = client->engine().Allocate(*view, type, {dims, num_dims}, &handle->buffer)) return s.release();
+  *out_buffer = handle.release();
+  return nullptr;
   NEURONMEM_API_END
 }
 
@@ -90,10 +175,18 @@ neuronmem_status_t* neuronmem_buffer_copy_to_memory(neuronmem_buffer_t* src, neu
   if (out_ready) *out_ready = nullptr;
   NEURONMEM_REQUIRE(src);
   NEURONMEM_REQUIRE(memory);
-  if (auto* s = CheckWaits(wait_events, num_wait_events)) return s;
   NEURONMEM_API_BEGIN
-  return src->client->copy_engine->CopyToMemory(src, memory, wait_events, num_wait_events, out_buffer, out_ready)
-      .release();
+  copy::EventList waits;
+  if (Status s = api::WaitList(wait_events, num_wait_events, "", &waits)) return s.release();
+  const copy::MemoryView* view = nullptr;
+  if (Status s = MemoryOf(src->client, memory, "", &view)) return s.release();
+  auto handle = std::make_unique<neuronmem_buffer_t>();
+  handle->client = src->client;
+  if (Status s = src->client->engine().CopyToMemory(src->buffer, *view, waits, &handle->buffer, out_ready)) {
+    return s.release();
+  }
+  *out_buffer = handle.release();
+  return nullptr;
   NEURONMEM_API_END
 }
 
@@ -102,11 +195,12 @@ neuronmem_status_t* neuronmem_buffer_read(neuronmem_buffer_t* buffer, uint64_t o
                                           neuronmem_event_t** out_ready) {
   if (out_ready) *out_ready = nullptr;
   NEURONMEM_REQUIRE(buffer);
-  if (auto* s = CheckWaits(wait_events, num_wait_events)) return s;
   NEURONMEM_API_BEGIN
+  copy::EventList waits;
+  if (Status s = api::WaitList(wait_events, num_wait_events, "", &waits)) return s.release();
   neuronmem::Event* ev = nullptr;
-  if (auto s = buffer->client->copy_engine->Read(buffer, offset, dst, size, wait_events, num_wait_events, &ev,
-                                                 /*caller_waits=*/out_ready == nullptr)) {
+  if (Status s = buffer->client->engine().Read(buffer->buffer, offset, dst, size, waits, &ev,
+                                               /*caller_waits=*/out_ready == nullptr)) {
     return s.release();
   }
   return WaitIfNoEvent(ev, out_ready);
@@ -118,11 +212,12 @@ neuronmem_status_t* neuronmem_buffer_write(neuronmem_buffer_t* buffer, uint64_t 
                                            neuronmem_event_t** out_ready) {
   if (out_ready) *out_ready = nullptr;
   NEURONMEM_REQUIRE(buffer);
-  if (auto* s = CheckWaits(wait_events, num_wait_events)) return s;
   NEURONMEM_API_BEGIN
+  copy::EventList waits;
+  if (Status s = api::WaitList(wait_events, num_wait_events, "", &waits)) return s.release();
   neuronmem::Event* ev = nullptr;
-  if (auto s = buffer->client->copy_engine->Write(buffer, offset, src, size, wait_events, num_wait_events, &ev,
-                                                  /*caller_waits=*/out_ready == nullptr)) {
+  if (Status s = buffer->client->engine().Write(buffer->buffer, offset, src, size, waits, &ev,
+                                                /*caller_waits=*/out_ready == nullptr)) {
     return s.release();
   }
   return WaitIfNoEvent(ev, out_ready);
@@ -134,11 +229,11 @@ neuronmem_status_t* neuronmem_buffer_upload_chunk(neuronmem_buffer_t* buffer, ui
                                                   size_t num_wait_events, neuronmem_event_t** out_done) {
   if (out_done) *out_done = nullptr;
   NEURONMEM_REQUIRE(buffer);
-  if (auto* s = CheckWaits(wait_events, num_wait_events)) return s;
   NEURONMEM_API_BEGIN
+  copy::EventList waits;
+  if (Status s = api::WaitList(wait_events, num_wait_events, "", &waits)) return s.release();
   neuronmem::Event* ev = nullptr;
-  if (auto s = buffer->client->copy_engine->UploadChunk(buffer, offset, data, size, is_last != 0, wait_events,
-                                                        num_wait_events, &ev)) {
+  if (Status s = buffer->client->engine().UploadChunk(buffer->buffer, offset, data, size, is_last != 0, waits, &ev)) {
     return s.release();
   }
   return WaitIfNoEvent(ev, out_done);
@@ -152,11 +247,12 @@ neuronmem_status_t* neuronmem_buffer_load_file(neuronmem_buffer_t* buffer, const
   if (out_ready) *out_ready = nullptr;
   NEURONMEM_REQUIRE(buffer);
   NEURONMEM_REQUIRE(path);
-  if (auto* s = CheckWaits(wait_events, num_wait_events)) return s;
   NEURONMEM_API_BEGIN
+  copy::EventList waits;
+  if (Status s = api::WaitList(wait_events, num_wait_events, "", &waits)) return s.release();
   neuronmem::Event* ev = nullptr;
-  if (auto s = buffer->client->copy_engine->LoadFile(buffer, path, file_offset, size, buffer_offset, wait_events,
-                                                     num_wait_events, &ev)) {
+  if (Status s =
+          buffer->client->engine().LoadFile(buffer->buffer, path, file_offset, size, buffer_offset, waits, &ev)) {
     return s.release();
   }
   return WaitIfNoEvent(ev, out_ready);
@@ -167,25 +263,23 @@ neuronmem_status_t* neuronmem_buffer_ready_event(neuronmem_buffer_t* buffer, neu
   NEURONMEM_REQUIRE(out_event);
   *out_event = nullptr;
   NEURONMEM_REQUIRE(buffer);
-  std::lock_guard<std::mutex> lock(buffer->definition_mu);
-  *out_event = neuronmem::Share(buffer->definition.load(std::memory_order_acquire));
+  *out_event = buffer->buffer.ReadyEvent();
   return nullptr;
 }
 
 neuronmem_status_t* neuronmem_buffer_delete(neuronmem_buffer_t* buffer) {
   NEURONMEM_REQUIRE(buffer);
-  return copy::DeleteBuffer(buffer).release();
+  buffer->buffer.Delete();
+  return nullptr;
 }
 
-void neuronmem_buffer_destroy(neuronmem_buffer_t* buffer) {
-  if (buffer) copy::DestroyBuffer(buffer);
-}
+void neuronmem_buffer_destroy(neuronmem_buffer_t* buffer) { delete buffer; }
 
 neuronmem_status_t* neuronmem_buffer_memory(const neuronmem_buffer_t* buffer, neuronmem_memory_t** out_memory) {
   NEURONMEM_REQUIRE(out_memory);
   *out_memory = nullptr;
   NEURONMEM_REQUIRE(buffer);
-  *out_memory = buffer->memory;
+  *out_memory = buffer->client->shell(buffer->buffer.memory());
   return nullptr;
 }
 
@@ -193,7 +287,7 @@ neuronmem_status_t* neuronmem_buffer_device(const neuronmem_buffer_t* buffer, ne
   NEURONMEM_REQUIRE(out_device);
   *out_device = nullptr;
   NEURONMEM_REQUIRE(buffer);
-  *out_device = buffer->memory->devices[0];
+  *out_device = buffer->client->shell(buffer->buffer.memory())->devices[0];
   return nullptr;
 }
 
@@ -201,7 +295,7 @@ neuronmem_status_t* neuronmem_buffer_element_type(const neuronmem_buffer_t* buff
                                                   neuronmem_element_type_t* out_type) {
   NEURONMEM_REQUIRE(buffer);
   NEURONMEM_REQUIRE(out_type);
-  *out_type = buffer->type;
+  *out_type = static_cast<neuronmem_element_type_t>(neuronmem::ElementTypeToC(buffer->buffer.element_type()));
   return nullptr;
 }
 
@@ -210,29 +304,29 @@ neuronmem_status_t* neuronmem_buffer_dims(const neuronmem_buffer_t* buffer, cons
   NEURONMEM_REQUIRE(buffer);
   NEURONMEM_REQUIRE(out_dims);
   NEURONMEM_REQUIRE(out_num_dims);
-  *out_dims = buffer->dims;
-  *out_num_dims = buffer->rank;
+  *out_dims = buffer->buffer.dims().data();
+  *out_num_dims = buffer->buffer.dims().size();
   return nullptr;
 }
 
 neuronmem_status_t* neuronmem_buffer_on_device_size(const neuronmem_buffer_t* buffer, uint64_t* out_bytes) {
   NEURONMEM_REQUIRE(buffer);
   NEURONMEM_REQUIRE(out_bytes);
-  *out_bytes = buffer->bytes;
+  *out_bytes = buffer->buffer.bytes();
   return nullptr;
 }
 
 neuronmem_status_t* neuronmem_buffer_is_deleted(const neuronmem_buffer_t* buffer, int32_t* out) {
   NEURONMEM_REQUIRE(buffer);
   NEURONMEM_REQUIRE(out);
-  *out = buffer->deleted.load(std::memory_order_acquire) ? 1 : 0;
+  *out = buffer->buffer.deleted() ? 1 : 0;
   return nullptr;
 }
 
 neuronmem_status_t* neuronmem_buffer_is_zero_copy(const neuronmem_buffer_t* buffer, int32_t* out) {
   NEURONMEM_REQUIRE(buffer);
   NEURONMEM_REQUIRE(out);
-  *out = buffer->zero_copy ? 1 : 0;
+  *out = buffer->buffer.zero_copy() ? 1 : 0;
   return nullptr;
 }
 
@@ -249,7 +343,7 @@ neuronmem_status_t* neuronmem_event_wait(neuronmem_event_t* event, int64_t timeo
     return neuronmem::DeadlineExceeded("the event was not ready after %lld ns", static_cast<long long>(timeout_ns))
         .release();
   }
-  return neuronmem::CopyStatus(event->error.get()).release();
+  return neuronmem::CopyStatus(event->error()).release();
 }
 
 neuronmem_status_t* neuronmem_event_get_error(const neuronmem_event_t* event, neuronmem_status_t** out_error) {
@@ -259,7 +353,7 @@ neuronmem_status_t* neuronmem_event_get_error(const neuronmem_event_t* event, ne
   if (!neuronmem::IsReady(event)) {
     return neuronmem::FailedPrecondition("the event is not ready yet: wait for it first").release();
   }
-  *out_error = neuronmem::CopyStatus(event->error.get()).release();
+  *out_error = neuronmem::CopyStatus(event->error()).release();
   return nullptr;
 }
 
@@ -278,14 +372,14 @@ neuronmem_status_t* neuronmem_event_create(neuronmem_client_t* client, neuronmem
   *out = nullptr;
   NEURONMEM_REQUIRE(client);
   NEURONMEM_API_BEGIN
-  return client->copy_engine->CreateUserEvent(out).release();
+  return client->engine().CreateUserEvent(out).release();
   NEURONMEM_API_END
 }
 
 neuronmem_status_t* neuronmem_event_complete(neuronmem_event_t* event, const neuronmem_status_t* error) {
   NEURONMEM_REQUIRE(event);
   NEURONMEM_API_BEGIN
-  if (!event->user_owner) {
+  if (!event->user_completed()) {
     return neuronmem::FailedPrecondition(
                "this event is completed by libneuronmem; only events made by neuronmem_event_create can be "
                "completed by the caller")
@@ -300,7 +394,7 @@ neuronmem_status_t* neuronmem_event_complete(neuronmem_event_t* event, const neu
 
 void neuronmem_event_destroy(neuronmem_event_t* event) {
   if (!event) return;
-  if (event->user_owner && !neuronmem::IsReady(event)) {
+  if (event->user_completed() && !neuronmem::IsReady(event)) {
     // The caller's only handle is going away: nobody can complete the event any more.
     neuronmem::CompleteUserEvent(event, neuronmem::Cancelled("the event was destroyed before it was completed"));
   }

@@ -1,15 +1,72 @@
-// C shim for clients, devices, memories and the pinned-host allocator: argument checks, then the
-// subsystem call. No exception crosses this boundary (NEURONMEM_API_BEGIN/END).
+// C shim for clients, devices, memories and the pinned-host allocator: argument and struct checks,
+// conversion of the options to core::ClientConfig, then the C++ call. No exception crosses this boundary
+// (NEURONMEM_API_BEGIN/END).
 #include <neuronmem/client.h>
 
 #include <cstddef>
 
+#include "api/handles.h"
 #include "api/shim.h"
 #include "base/status.h"
 #include "core/client.h"
 
 using neuronmem::InvalidArgument;
 using neuronmem::NotFound;
+namespace core = neuronmem::core;
+
+neuronmem_client::neuronmem_client(std::unique_ptr<core::Client> c) : client(std::move(c)) {
+  device_shells.resize(client->devices().size());
+  memory_shells.resize(client->memories().size());
+  for (core::Memory* m : client->memories()) {
+    neuronmem_memory_t& shell = memory_shells[static_cast<size_t>(m->id())];
+    shell.memory = m;
+    shell.client = this;
+    shell.kind_name = std::string(neuronmem::MemoryKindName(m->kind()));
+    memories.push_back(&shell);
+  }
+  for (core::Device* d : client->devices()) {
+    neuronmem_device_t& shell = device_shells[static_cast<size_t>(d->id())];
+    shell.device = d;
+    shell.client = this;
+    for (core::Memory* m : d->memories()) {
+      neuronmem_memory_t* ms = memories[static_cast<size_t>(m->id())];
+      shell.memories.push_back(ms);
+      shell.by_kind[static_cast<size_t>(m->kind())] = ms;
+    }
+    devices.push_back(&shell);
+  }
+  for (core::Memory* m : client->memories()) {
+    for (core::Device* d : m->devices()) memories[static_cast<size_t>(m->id())]->devices.push_back(devices[d->id()]);
+  }
+  for (const std::string& e : client->extensions()) extensions.push_back({e.c_str(), e.size()});
+}
+
+namespace {
+
+// neuronmem_client_options_t -> core::ClientConfig (zero fields mean their defaults).
+neuronmem::Status ResolveClientOptions(const neuronmem_client_options_t* options, core::ClientConfig* out) {
+  core::ClientConfig c;
+  if (options) {
+    NEURONMEM_RETURN_IF_ERROR(neuronmem::api::CheckStructSize(
+        options->struct_size, NEURONMEM_MIN_SIZE(neuronmem_client_options_t, pinned_host_bytes),
+        "neuronmem_client_options_t"));
+    if (options->extension) {
+      return InvalidArgument("neuronmem_client_options_t.extension must be NULL (no extensions are defined)");
+    }
+    if (options->num_cores) c.num_cores = options->num_cores;
+    if (options->mlock_mode > NEURONMEM_MLOCK_DISABLED) {
+      return InvalidArgument("neuronmem_client_options_t.mlock_mode %u is not a neuronmem_mlock_mode_t",
+                             options->mlock_mode);
+    }
+    c.mlock_mode = static_cast<neuronmem::memory::MlockMode>(options->mlock_mode);
+    if (options->device_bytes_per_core) c.device_bytes_per_core = options->device_bytes_per_core;
+    if (options->pinned_host_bytes) c.pinned_host_bytes = options->pinned_host_bytes;
+  }
+  *out = c;
+  return neuronmem::Ok();
+}
+
+}  // namespace
 
 extern "C" {
 
@@ -18,32 +75,34 @@ neuronmem_status_t* neuronmem_client_create(const neuronmem_client_options_t* op
   NEURONMEM_REQUIRE(out_client);
   *out_client = nullptr;
   NEURONMEM_API_BEGIN
-  neuronmem::ClientConfig config;
-  if (auto s = neuronmem::ResolveClientOptions(options, &config)) return s.release();
-  std::unique_ptr<neuronmem_client_t> client;
-  if (auto s = neuronmem::CreateClient(config, &client)) return s.release();
-  *out_client = client.release();
+  core::ClientConfig config;
+  if (auto s = ResolveClientOptions(options, &config)) return s.release();
+  std::unique_ptr<core::Client> client;
+  if (auto s = core::Client::Create(config, &client)) return s.release();
+  *out_client = new neuronmem_client_t(std::move(client));
   return nullptr;
   NEURONMEM_API_END
 }
 
 neuronmem_status_t* neuronmem_client_destroy(neuronmem_client_t* client) {
   NEURONMEM_API_BEGIN
-  return neuronmem::DestroyClient(std::unique_ptr<neuronmem_client_t>(client)).release();
+  if (!client) return nullptr;
+  std::unique_ptr<neuronmem_client_t> shell(client);
+  return core::Client::Destroy(std::move(shell->client)).release();
   NEURONMEM_API_END
 }
 
 neuronmem_status_t* neuronmem_client_platform_name(const neuronmem_client_t* client, neuronmem_string_t* out) {
   NEURONMEM_REQUIRE(client);
   NEURONMEM_REQUIRE(out);
-  *out = {client->platform_name.c_str(), client->platform_name.size()};
+  *out = {client->client->platform_name().c_str(), client->client->platform_name().size()};
   return nullptr;
 }
 
 neuronmem_status_t* neuronmem_client_platform_version(const neuronmem_client_t* client, neuronmem_string_t* out) {
   NEURONMEM_REQUIRE(client);
   NEURONMEM_REQUIRE(out);
-  *out = {client->platform_version.c_str(), client->platform_version.size()};
+  *out = {client->client->platform_version().c_str(), client->client->platform_version().size()};
   return nullptr;
 }
 
@@ -82,13 +141,12 @@ neuronmem_status_t* neuronmem_client_lookup_device(const neuronmem_client_t* cli
   NEURONMEM_REQUIRE(out_device);
   *out_device = nullptr;
   NEURONMEM_REQUIRE(client);
-  neuronmem_device_t* d = client->DeviceById(id);
-  if (!d) {
+  if (!client->client->device(id)) {
     return NotFound("no NeuronCore with id %d: this client has %zu (ids 0..%zu)", id, client->devices.size(),
                     client->devices.size() - 1)
         .release();
   }
-  *out_device = d;
+  *out_device = client->devices[static_cast<size_t>(id)];
   return nullptr;
 }
 
@@ -97,13 +155,12 @@ neuronmem_status_t* neuronmem_client_lookup_memory(const neuronmem_client_t* cli
   NEURONMEM_REQUIRE(out_memory);
   *out_memory = nullptr;
   NEURONMEM_REQUIRE(client);
-  neuronmem_memory_t* m = client->MemoryById(id);
-  if (!m) {
+  if (!client->client->memory(id)) {
     return NotFound("no memory with id %d: this client has %zu memories (ids 0..%zu)", id, client->memories.size(),
                     client->memories.size() - 1)
         .release();
   }
-  *out_memory = m;
+  *out_memory = client->memories[static_cast<size_t>(id)];
   return nullptr;
 }
 
@@ -112,30 +169,28 @@ neuronmem_status_t* neuronmem_device_memory_of_kind(const neuronmem_device_t* de
   NEURONMEM_REQUIRE(out_memory);
   *out_memory = nullptr;
   NEURONMEM_REQUIRE(device);
-  if (static_cast<uint32_t>(kind) > NEURONMEM_MEMORY_KIND_UNPINNED_HOST) {
+  neuronmem::MemoryKind k;
+  if (!neuronmem::MemoryKindFromC(kind, &k)) {
     return InvalidArgument("%d is not a neuronmem_memory_kind_t (device=0, pinned_host=1, unpinned_host=2)",
                            static_cast<int>(kind))
         .release();
   }
-  *out_memory = device->by_kind[static_cast<size_t>(kind)];
+  *out_memory = device->by_kind[static_cast<size_t>(k)];
   return nullptr;
 }
 
 neuronmem_status_t* neuronmem_device_describe(const neuronmem_device_t* device, neuronmem_device_description_t* out) {
   NEURONMEM_REQUIRE(device);
   NEURONMEM_REQUIRE(out);
-  if (auto* s = neuronmem::api::CheckStructSize(out->struct_size,
-                                                NEURONMEM_MIN_SIZE(neuronmem_device_description_t, to_string),
-                                                "neuronmem_device_description_t")) {
-    return s;
-  }
-  out->id = device->id;
+  NEURONMEM_CHECK_STRUCT_SIZE(out, neuronmem_device_description_t, to_string);
+  const core::Device& d = *device->device;
+  out->id = d.id();
   out->process_index = 0;
-  out->local_id = device->id;
+  out->local_id = d.id();
   out->reserved = 0;
-  out->kind = {device->kind.c_str(), device->kind.size()};
-  out->debug_string = {device->debug_string.c_str(), device->debug_string.size()};
-  out->to_string = {device->to_string.c_str(), device->to_string.size()};
+  out->kind = {d.kind().c_str(), d.kind().size()};
+  out->debug_string = {d.debug_string().c_str(), d.debug_string().size()};
+  out->to_string = {d.to_string().c_str(), d.to_string().size()};
   return nullptr;
 }
 
@@ -153,22 +208,19 @@ neuronmem_status_t* neuronmem_device_default_memory(const neuronmem_device_t* de
   NEURONMEM_REQUIRE(out_memory);
   *out_memory = nullptr;
   NEURONMEM_REQUIRE(device);
-  *out_memory = device->default_memory();
+  *out_memory = device->by_kind[static_cast<size_t>(neuronmem::MemoryKind::kDevice)];
   return nullptr;
 }
 
 neuronmem_status_t* neuronmem_memory_describe(const neuronmem_memory_t* memory, neuronmem_memory_description_t* out) {
   NEURONMEM_REQUIRE(memory);
   NEURONMEM_REQUIRE(out);
-  if (auto* s = neuronmem::api::CheckStructSize(out->struct_size,
-                                                NEURONMEM_MIN_SIZE(neuronmem_memory_description_t, to_string),
-                                                "neuronmem_memory_description_t")) {
-    return s;
-  }
-  out->id = memory->id;
-  out->kind_id = static_cast<int32_t>(memory->kind);
+  NEURONMEM_CHECK_STRUCT_SIZE(out, neuronmem_memory_description_t, to_string);
+  const core::Memory& m = *memory->memory;
+  out->id = m.id();
+  out->kind_id = static_cast<int32_t>(m.kind());
   out->kind = {memory->kind_name.c_str(), memory->kind_name.size()};
-  out->debug_string = {memory->debug_string.c_str(), memory->debug_string.size()};
+  out->debug_string = {m.debug_string().c_str(), m.debug_string().size()};
   out->to_string = out->debug_string;
   return nullptr;
 }
@@ -186,7 +238,7 @@ neuronmem_status_t* neuronmem_memory_addressable_devices(const neuronmem_memory_
 neuronmem_status_t* neuronmem_memory_kind(const neuronmem_memory_t* memory, neuronmem_memory_kind_t* out_kind) {
   NEURONMEM_REQUIRE(memory);
   NEURONMEM_REQUIRE(out_kind);
-  *out_kind = memory->kind;
+  *out_kind = static_cast<neuronmem_memory_kind_t>(memory->memory->kind());
   return nullptr;
 }
 
@@ -201,11 +253,8 @@ neuronmem_status_t* neuronmem_memory_client(const neuronmem_memory_t* memory, ne
 neuronmem_status_t* neuronmem_memory_get_stats(const neuronmem_memory_t* memory, neuronmem_memory_stats_t* out) {
   NEURONMEM_REQUIRE(memory);
   NEURONMEM_REQUIRE(out);
-  if (auto* s = neuronmem::api::CheckStructSize(
-          out->struct_size, NEURONMEM_MIN_SIZE(neuronmem_memory_stats_t, is_shared), "neuronmem_memory_stats_t")) {
-    return s;
-  }
-  const neuronmem::memory::ArenaStats st = memory->Stats();
+  NEURONMEM_CHECK_STRUCT_SIZE(out, neuronmem_memory_stats_t, is_shared);
+  const neuronmem::memory::ArenaStats st = memory->memory->Stats();
   out->capacity = st.capacity;
   out->bytes_in_use = st.bytes_in_use;
   out->peak_bytes_in_use = st.peak_bytes_in_use;
@@ -213,7 +262,7 @@ neuronmem_status_t* neuronmem_memory_get_stats(const neuronmem_memory_t* memory,
   out->largest_free_block = st.largest_free_block;
   out->total_allocations = st.total_allocations;
   out->is_locked = st.locked ? 1 : 0;
-  out->is_shared = (memory->kind != NEURONMEM_MEMORY_KIND_DEVICE && memory->client->devices.size() > 1) ? 1 : 0;
+  out->is_shared = memory->memory->shared() ? 1 : 0;
   return nullptr;
 }
 
@@ -222,13 +271,13 @@ neuronmem_status_t* neuronmem_host_allocate(neuronmem_client_t* client, uint64_t
   NEURONMEM_REQUIRE(out_ptr);
   *out_ptr = nullptr;
   NEURONMEM_REQUIRE(client);
-  return client->pinned_arena->Allocate(size, alignment, out_ptr).release();
+  return client->client->pinned_arena().Allocate(size, alignment, out_ptr).release();
 }
 
 neuronmem_status_t* neuronmem_host_free(neuronmem_client_t* client, void* ptr) {
   NEURONMEM_REQUIRE(client);
   if (!ptr) return nullptr;
-  return client->pinned_arena->Free(ptr).release();
+  return client->client->pinned_arena().Free(ptr).release();
 }
 
 neuronmem_status_t* neuronmem_host_is_pinned(const neuronmem_client_t* client, const void* ptr, uint64_t size,
@@ -236,7 +285,7 @@ neuronmem_status_t* neuronmem_host_is_pinned(const neuronmem_client_t* client, c
   NEURONMEM_REQUIRE(out);
   *out = 0;
   NEURONMEM_REQUIRE(client);
-  *out = (ptr && client->pinned_arena->Contains(ptr, size)) ? 1 : 0;
+  *out = (ptr && client->client->pinned_arena().Contains(ptr, size)) ? 1 : 0;
   return nullptr;
 }
 

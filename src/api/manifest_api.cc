@@ -10,15 +10,18 @@
 #include <string>
 #include <vector>
 
+#include "api/handles.h"
 #include "api/shim.h"
+#include "base/element_type.h"
+#include "base/memory_kind.h"
 #include "base/status.h"
 #include "copy/copy_engine.h"
-#include "core/client.h"
 #include "manifest/manifest.h"
 #include "manifest/upload_plan.h"
 
 using neuronmem::InvalidArgument;
 using neuronmem::OutOfRange;
+namespace copy = neuronmem::copy;
 namespace mf = neuronmem::manifest;
 
 struct neuronmem_manifest {
@@ -31,10 +34,6 @@ struct neuronmem_manifest {
 
 namespace {
 
-#define NEURONMEM_CHECK_SIZE(out, type, last)                                                                          \
-  if (auto* _size_status = neuronmem::api::CheckStructSize((out)->struct_size, NEURONMEM_MIN_SIZE(type, last), #type)) \
-  return _size_status
-
 neuronmem_string_t Str(const std::string& s) { return {s.c_str(), s.size()}; }
 
 // The manifest's kind as the C enum (the numeric values agree: base/memory_kind.h).
@@ -42,12 +41,7 @@ neuronmem_memory_kind_t KindEnum(neuronmem::MemoryKind kind) { return static_cas
 
 neuronmem_status_t* ResolveOptions(const neuronmem_manifest_options_t* o, mf::Options* out) {
   if (!o) return nullptr;
-  const size_t min = offsetof(neuronmem_manifest_options_t, num_cores) + sizeof(uint32_t);
-  if (o->struct_size < min) {
-    return InvalidArgument("neuronmem_manifest_options_t.struct_size is %zu, smaller than the minimum %zu",
-                           o->struct_size, min)
-        .release();
-  }
+  NEURONMEM_CHECK_STRUCT_SIZE(o, neuronmem_manifest_options_t, num_cores);
   if (o->extension) return InvalidArgument("neuronmem_manifest_options_t.extension must be NULL").release();
   if (o->policy > NEURONMEM_PLACEMENT_POLICY_TORCH_NEURONX) {
     return InvalidArgument("policy %u is not a neuronmem_placement_policy_t", o->policy).release();
@@ -182,7 +176,7 @@ neuronmem_status_t* neuronmem_manifest_get_counts(const neuronmem_manifest_t* ma
                                                   neuronmem_manifest_counts_t* out) {
   NEURONMEM_REQUIRE(manifest);
   NEURONMEM_REQUIRE(out);
-  NEURONMEM_CHECK_SIZE(out, neuronmem_manifest_counts_t, num_channels);
+  NEURONMEM_CHECK_STRUCT_SIZE(out, neuronmem_manifest_counts_t, num_channels);
   const mf::Manifest& m = manifest->m;
   out->num_arguments = m.arguments.size();
   out->num_results = m.results.size();
@@ -201,7 +195,7 @@ neuronmem_status_t* neuronmem_manifest_argument(const neuronmem_manifest_t* mani
                                                 neuronmem_manifest_value_t* out) {
   NEURONMEM_REQUIRE(manifest);
   NEURONMEM_REQUIRE(out);
-  NEURONMEM_CHECK_SIZE(out, neuronmem_manifest_value_t, num_attributes);
+  NEURONMEM_CHECK_STRUCT_SIZE(out, neuronmem_manifest_value_t, num_attributes);
   if (index >= manifest->m.arguments.size()) {
     return OutOfRange("argument %zu does not exist: the entry function has %zu", index, manifest->m.arguments.size())
         .release();
@@ -214,7 +208,7 @@ neuronmem_status_t* neuronmem_manifest_result(const neuronmem_manifest_t* manife
                                               neuronmem_manifest_value_t* out) {
   NEURONMEM_REQUIRE(manifest);
   NEURONMEM_REQUIRE(out);
-  NEURONMEM_CHECK_SIZE(out, neuronmem_manifest_value_t, num_attributes);
+  NEURONMEM_CHECK_STRUCT_SIZE(out, neuronmem_manifest_value_t, num_attributes);
   if (index >= manifest->m.results.size()) {
     return OutOfRange("result %zu does not exist: the entry function has %zu", index, manifest->m.results.size())
         .release();
@@ -242,7 +236,7 @@ neuronmem_status_t* neuronmem_manifest_move(const neuronmem_manifest_t* manifest
                                             neuronmem_manifest_move_t* out) {
   NEURONMEM_REQUIRE(manifest);
   NEURONMEM_REQUIRE(out);
-  NEURONMEM_CHECK_SIZE(out, neuronmem_manifest_move_t, column);
+  NEURONMEM_CHECK_STRUCT_SIZE(out, neuronmem_manifest_move_t, column);
   if (index >= manifest->m.moves.size()) {
     return OutOfRange("move %zu does not exist: the manifest has %zu", index, manifest->m.moves.size()).release();
   }
@@ -286,7 +280,7 @@ neuronmem_status_t* neuronmem_manifest_kernel(const neuronmem_manifest_t* manife
                                               neuronmem_manifest_kernel_t* out) {
   NEURONMEM_REQUIRE(manifest);
   NEURONMEM_REQUIRE(out);
-  NEURONMEM_CHECK_SIZE(out, neuronmem_manifest_kernel_t, column);
+  NEURONMEM_CHECK_STRUCT_SIZE(out, neuronmem_manifest_kernel_t, column);
   if (index >= manifest->m.kernels.size()) return OutOfRange("kernel %zu does not exist", index).release();
   const mf::Kernel& k = manifest->m.kernels[index];
   out->function = Str(k.function);
@@ -331,7 +325,7 @@ neuronmem_status_t* neuronmem_manifest_channel(const neuronmem_manifest_t* manif
                                                neuronmem_manifest_channel_t* out) {
   NEURONMEM_REQUIRE(manifest);
   NEURONMEM_REQUIRE(out);
-  NEURONMEM_CHECK_SIZE(out, neuronmem_manifest_channel_t, column);
+  NEURONMEM_CHECK_STRUCT_SIZE(out, neuronmem_manifest_channel_t, column);
   if (index >= manifest->m.channels.size()) return OutOfRange("channel %zu does not exist", index).release();
   const mf::Channel& c = manifest->m.channels[index];
   static_assert(sizeof(std::pair<int64_t, int64_t>) == 2 * sizeof(int64_t), "pairs flatten");
@@ -393,7 +387,12 @@ neuronmem_status_t* neuronmem_manifest_upload_arguments(const neuronmem_manifest
   NEURONMEM_API_BEGIN
   neuronmem_client_t* client = device->client;
   std::vector<mf::ArgumentUpload> plan;
-  auto in_pinned_arena = [client](const void* p, uint64_t n) { return client->pinned_arena->Contains(p, n); };
+  if (host_buffer_semantics > NEURONMEM_HOST_BUFFER_MUTABLE_ZERO_COPY) {
+    return InvalidArgument("host_buffer_semantics %u is not a neuronmem_host_buffer_semantics_t", host_buffer_semantics)
+        .release();
+  }
+  const auto semantics = static_cast<copy::HostBufferSemantics>(host_buffer_semantics);
+  auto in_pinned_arena = [client](const void* p, uint64_t n) { return client->client->pinned_arena().Contains(p, n); };
   if (auto s = mf::PlanArgumentUploads(manifest->m, host_data, num_arguments, in_pinned_arena, &plan)) {
     return s.release();
   }
@@ -401,19 +400,25 @@ neuronmem_status_t* neuronmem_manifest_upload_arguments(const neuronmem_manifest
     if (out_ready) *out_ready = neuronmem::ReadyEvent();
     return nullptr;
   }
-  std::vector<neuronmem_buffer_from_host_args_t> batch(plan.size());
+  std::vector<copy::FromHostArgs> batch(plan.size());
   for (size_t i = 0; i < plan.size(); ++i) {
-    neuronmem_buffer_from_host_args_t& a = batch[i];
-    a.struct_size = sizeof a;
+    copy::FromHostArgs& a = batch[i];
     a.data = host_data[i];
-    a.element_type = static_cast<uint32_t>(neuronmem::ElementTypeToC(plan[i].element_type));
-    a.dims = plan[i].dims->data();
-    a.num_dims = plan[i].dims->size();
-    a.memory = device->by_kind[KindEnum(plan[i].memory_kind)];
-    a.host_buffer_semantics =
-        plan[i].zero_copy ? static_cast<uint32_t>(NEURONMEM_HOST_BUFFER_IMMUTABLE_ZERO_COPY) : host_buffer_semantics;
+    a.type = plan[i].element_type;
+    a.dims = neuronmem::Span<const int64_t>(plan[i].dims->data(), plan[i].dims->size());
+    a.memory = &device->by_kind[static_cast<size_t>(plan[i].memory_kind)]->memory->view();
+    a.semantics = plan[i].zero_copy ? copy::HostBufferSemantics::kImmutableZeroCopy : semantics;
   }
-  return client->copy_engine->FromHost(batch.data(), batch.size(), out_buffers, out_ready, nullptr).release();
+  std::vector<std::unique_ptr<neuronmem_buffer_t>> handles(plan.size());
+  std::vector<copy::Buffer*> buffers(plan.size());
+  for (size_t i = 0; i < plan.size(); ++i) {
+    handles[i] = std::make_unique<neuronmem_buffer_t>();
+    handles[i]->client = client;
+    buffers[i] = &handles[i]->buffer;
+  }
+  if (auto s = client->engine().FromHost(batch, buffers.data(), out_ready, nullptr)) return s.release();
+  for (size_t i = 0; i < plan.size(); ++i) out_buffers[i] = handles[i].release();
+  return nullptr;
   NEURONMEM_API_END
 }
 

@@ -1,10 +1,15 @@
-// Helpers shared by the C shims in src/api: argument checks that produce the documented statuses.
+// Helpers shared by the C shims in src/api: the only place that checks C structs and turns C values into
+// C++ ones. Argument checks produce the documented statuses.
 #pragma once
 
+#include <neuronmem/buffer.h>
 #include <neuronmem/status.h>
 
 #include <cstddef>
 
+#include "base/element_type.h"
+#include "base/event.h"
+#include "base/span.h"
 #include "base/status.h"
 
 namespace neuronmem::api {
@@ -14,13 +19,15 @@ inline neuronmem_status_t* NullArg(const char* function, const char* arg) {
   return InvalidArgument("%s: argument '%s' must not be NULL", function, arg).release();
 }
 
-// INVALID_ARGUMENT when a caller's growable struct is smaller than the first published version.
-inline neuronmem_status_t* CheckStructSize(size_t struct_size, size_t min_size, const char* type) {
-  if (struct_size >= min_size) return nullptr;
-  return InvalidArgument("%s.struct_size is %zu, smaller than the minimum %zu; set it to sizeof(%s)", type, struct_size,
-                         min_size, type)
-      .release();
-}
+// INVALID_ARGUMENT when a caller's growable struct is smaller than its first published size
+// (`where` prefixes the message, e.g. "args[3]: ").
+Status CheckStructSize(size_t struct_size, size_t min_size, const char* type, const char* where = "");
+
+// The element type of a C value; INVALID_ARGUMENT for a value that is no neuronmem_element_type_t.
+Status ElementTypeOf(int64_t c_value, const char* where, ElementType* out);
+
+// The wait list of a C call: INVALID_ARGUMENT if the array is NULL with a count, or an entry is NULL.
+Status WaitList(neuronmem_event_t* const* events, size_t count, const char* where, Span<Event* const>* out);
 
 }  // namespace neuronmem::api
 
@@ -30,3 +37,10 @@ inline neuronmem_status_t* CheckStructSize(size_t struct_size, size_t min_size, 
 
 // The first published size of a growable struct: every field up to and including `last`.
 #define NEURONMEM_MIN_SIZE(type, last) (offsetof(type, last) + sizeof(((type*)nullptr)->last))
+
+// Returns INVALID_ARGUMENT from the enclosing C entry point when *ptr's struct_size is below the first
+// published size of `type` (whose last field then was `last`).
+#define NEURONMEM_CHECK_STRUCT_SIZE(ptr, type, last)                                                    \
+  if (::neuronmem::Status _size_status =                                                                \
+          ::neuronmem::api::CheckStructSize((ptr)->struct_size, NEURONMEM_MIN_SIZE(type, last), #type)) \
+  return _size_status.release()

@@ -94,12 +94,35 @@ ElementType ParseElementTypeName(std::string_view s) {
   return E::kInvalid;
 }
 
-ElementType ElementTypeFromC(int64_t c_value) {
-  if (c_value < 0) return E::kInvalid;
-  for (const ElementTypeInfo& e : kTable) {
-    if (e.c_type == c_value) return e.type;
+namespace {
+
+// neuronmem_element_type_t -> type, indexed by the C value (every upload converts one: no search).
+constexpr int kNumCTypes = 13;
+struct FromCTable {
+  ElementType types[kNumCTypes] = {};
+  constexpr FromCTable() {
+    for (const ElementTypeInfo& e : kTable) {
+      if (e.c_type >= 0 && e.c_type < kNumCTypes) types[e.c_type] = e.type;
+    }
   }
-  return E::kInvalid;
+};
+constexpr FromCTable kFromC;
+
+constexpr bool EveryCTypeMapped() {
+  int mapped = 0;
+  for (const ElementTypeInfo& e : kTable) mapped += e.c_type >= 0;
+  for (ElementType t : kFromC.types) {
+    if (t == E::kInvalid) return false;
+  }
+  return mapped == kNumCTypes;
+}
+static_assert(EveryCTypeMapped(), "kNumCTypes must match the C values in kTable");
+
+}  // namespace
+
+ElementType ElementTypeFromC(int64_t c_value) {
+  if (c_value < 0 || c_value >= kNumCTypes) return E::kInvalid;
+  return kFromC.types[c_value];
 }
 
 int32_t ElementTypeToC(ElementType t) { return ElementInfo(t).c_type; }

@@ -4,13 +4,32 @@
 
 namespace neuronmem {
 
-Event* NewEvent() { return new Event(); }
+// The functions of event.h, with access to the event's private state.
+struct EventAccess {
+  static Event* New() { return new Event(); }
+  static void Delete(Event* e) { delete e; }
+  static std::atomic<int32_t>& refs(Event* e) { return e->refs_; }
+  static std::atomic<bool>& ready(Event* e) { return e->ready_; }
+  static bool& immortal(Event* e) { return e->immortal_; }
+  static Status& error(Event* e) { return e->error_; }
+  static std::mutex& mu(Event* e) { return e->mu_; }
+  static std::condition_variable& cv(Event* e) { return e->cv_; }
+  static std::vector<std::function<void(const neuronmem_status_t*)>>& callbacks(Event* e) { return e->callbacks_; }
+  static HelpWork*& help(Event* e) { return e->help_; }
+  static std::shared_ptr<UserEvents>& user_owner(Event* e) { return e->user_owner_; }
+};
+
+namespace {
+using A = EventAccess;
+}  // namespace
+
+Event* NewEvent() { return A::New(); }
 
 Event* ReadyEvent() {
   static Event* ready = [] {
-    Event* e = new Event();  // immortal
-    e->immortal = true;
-    e->ready.store(true, std::memory_order_release);
+    Event* e = A::New();  // immortal
+    A::immortal(e) = true;
+    A::ready(e).store(true, std::memory_order_release);
     return e;
   }();
   return ready;
@@ -23,27 +42,27 @@ Event* FailedEvent(Status error) {
 }
 
 void Retain(Event* e) {
-  if (!e->immortal) e->refs.fetch_add(1, std::memory_order_relaxed);
+  if (!A::immortal(e)) A::refs(e).fetch_add(1, std::memory_order_relaxed);
 }
 
 void Release(Event* e) {
-  if (e->immortal) return;
-  if (e->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete e;
+  if (A::immortal(e)) return;
+  if (A::refs(e).fetch_sub(1, std::memory_order_acq_rel) == 1) A::Delete(e);
 }
 
 bool Complete(Event* e, Status error) {
   std::vector<std::function<void(const neuronmem_status_t*)>> callbacks;
   {
-    std::lock_guard<std::mutex> lock(e->mu);
-    if (e->ready.load(std::memory_order_relaxed)) return false;  // completes once
-    e->error = std::move(error);
-    e->ready.store(true, std::memory_order_release);
-    callbacks.swap(e->callbacks);
+    std::lock_guard<std::mutex> lock(A::mu(e));
+    if (A::ready(e).load(std::memory_order_relaxed)) return false;  // completes once
+    A::error(e) = std::move(error);
+    A::ready(e).store(true, std::memory_order_release);
+    callbacks.swap(A::callbacks(e));
   }
-  e->cv.notify_all();
+  A::cv(e).notify_all();
   // A callback may release the last other reference; keep the event alive while we run them.
   Retain(e);
-  for (auto& cb : callbacks) cb(e->error.get());
+  for (auto& cb : callbacks) cb(A::error(e).get());
   Release(e);
   return true;
 }
@@ -51,7 +70,7 @@ bool Complete(Event* e, Status error) {
 Status NewUserEvent(const std::shared_ptr<UserEvents>& owner, Event** out) {
   *out = nullptr;
   Event* e = NewEvent();
-  e->user_owner = owner;
+  A::user_owner(e) = owner;
   {
     std::lock_guard<std::mutex> lock(owner->mu);
     if (owner->closed) {
@@ -66,8 +85,8 @@ Status NewUserEvent(const std::shared_ptr<UserEvents>& owner, Event** out) {
 
 bool CompleteUserEvent(Event* e, Status error) {
   {
-    std::lock_guard<std::mutex> lock(e->user_owner->mu);
-    e->user_owner->pending.erase(e);
+    std::lock_guard<std::mutex> lock(A::user_owner(e)->mu);
+    A::user_owner(e)->pending.erase(e);
   }
   return Complete(e, std::move(error));
 }
@@ -91,23 +110,23 @@ void CancelUserEvents(UserEvents* owner) {
 
 void OnReady(Event* e, std::function<void(const neuronmem_status_t*)> fn) {
   if (!IsReady(e)) {
-    std::unique_lock<std::mutex> lock(e->mu);
-    if (!e->ready.load(std::memory_order_relaxed)) {
-      e->callbacks.push_back(std::move(fn));
+    std::unique_lock<std::mutex> lock(A::mu(e));
+    if (!A::ready(e).load(std::memory_order_relaxed)) {
+      A::callbacks(e).push_back(std::move(fn));
       return;
     }
   }
-  fn(e->error.get());
+  fn(A::error(e).get());
 }
 
 bool Wait(Event* e, int64_t timeout_ns) {
   if (IsReady(e)) return true;
-  std::unique_lock<std::mutex> lock(e->mu);
+  std::unique_lock<std::mutex> lock(A::mu(e));
   if (timeout_ns < 0) {
     HelpWork* last = nullptr;
-    while (!e->ready.load(std::memory_order_acquire)) {
-      if (e->help && e->help != last) {
-        HelpWork* w = last = e->help;
+    while (!A::ready(e).load(std::memory_order_acquire)) {
+      if (A::help(e) && A::help(e) != last) {
+        HelpWork* w = last = A::help(e);
         w->Ref();
         lock.unlock();
         w->Help();
@@ -115,31 +134,31 @@ bool Wait(Event* e, int64_t timeout_ns) {
         lock.lock();
         continue;
       }
-      e->cv.wait(lock);  // woken by Complete or by a new offer
+      A::cv(e).wait(lock);  // woken by Complete or by a new offer
     }
     return true;
   }
-  auto ready = [e] { return e->ready.load(std::memory_order_acquire); };
-  return e->cv.wait_for(lock, std::chrono::nanoseconds(timeout_ns), ready);
+  auto ready = [e] { return A::ready(e).load(std::memory_order_acquire); };
+  return A::cv(e).wait_for(lock, std::chrono::nanoseconds(timeout_ns), ready);
 }
 
 void OfferHelp(Event* e, HelpWork* work) {
   work->Ref();
   HelpWork* old = nullptr;
   {
-    std::lock_guard<std::mutex> lock(e->mu);
-    old = e->help;
-    e->help = work;
+    std::lock_guard<std::mutex> lock(A::mu(e));
+    old = A::help(e);
+    A::help(e) = work;
   }
   if (old) old->Unref();
-  e->cv.notify_all();
+  A::cv(e).notify_all();
 }
 
 void WithdrawHelp(Event* e, HelpWork* work) {
   {
-    std::lock_guard<std::mutex> lock(e->mu);
-    if (e->help != work) return;
-    e->help = nullptr;
+    std::lock_guard<std::mutex> lock(A::mu(e));
+    if (A::help(e) != work) return;
+    A::help(e) = nullptr;
   }
   work->Unref();
 }

@@ -17,6 +17,7 @@
 
 namespace neuronmem {
 struct UserEvents;
+struct EventAccess;  // event.cc: the functions below reach the event's private state through it
 
 // Work that a thread blocked on an event can share: a large copy in progress offers its remaining chunks,
 // so that on a machine with one oneTBB worker an asynchronous copy followed by a wait uses both CPUs.
@@ -31,18 +32,36 @@ class HelpWork {
 };
 }  // namespace neuronmem
 
-struct neuronmem_event {
-  // Use Event::Create / Event::ReadyOk; never construct directly.
-  std::atomic<int32_t> refs{1};
-  std::atomic<bool> ready{false};
-  bool immortal = false;
-  neuronmem::Status error;  // written once before `ready` is set (release)
-  std::mutex mu;
-  std::condition_variable cv;
-  std::vector<std::function<void(const neuronmem_status_t*)>> callbacks;  // guarded by mu
-  neuronmem::HelpWork* help = nullptr;                                    // guarded by mu; holds a ref
-  // Set for events made by neuronmem_event_create (completed by the caller, not by the library).
-  std::shared_ptr<neuronmem::UserEvents> user_owner;
+// The event object is the C handle itself (no wrapper): the immortal ready event can then be handed to a
+// caller without an allocation, which keeps the small-transfer path at tens of nanoseconds. Its state is
+// private; the functions below are the only way to change it.
+struct neuronmem_event final {
+ public:
+  neuronmem_event(const neuronmem_event&) = delete;
+  neuronmem_event& operator=(const neuronmem_event&) = delete;
+
+  bool ready() const { return ready_.load(std::memory_order_acquire); }
+  // The failure, or NULL on success; meaningful once ready().
+  const neuronmem_status_t* error() const { return error_.get(); }
+  // Whether the event stands for "ready and succeeded" for good (Retain/Release do nothing on it).
+  bool immortal() const { return immortal_; }
+  // Whether the caller completes it (neuronmem_event_create) rather than the library.
+  bool user_completed() const { return user_owner_ != nullptr; }
+
+ private:
+  friend struct neuronmem::EventAccess;
+  neuronmem_event() = default;
+  ~neuronmem_event() = default;
+
+  std::atomic<int32_t> refs_{1};
+  std::atomic<bool> ready_{false};
+  bool immortal_ = false;
+  neuronmem::Status error_;  // written once before ready_ is set (release)
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::function<void(const neuronmem_status_t*)>> callbacks_;  // guarded by mu_
+  neuronmem::HelpWork* help_ = nullptr;                                    // guarded by mu_; holds a ref
+  std::shared_ptr<neuronmem::UserEvents> user_owner_;                      // set for caller-completed events
 };
 
 namespace neuronmem {
@@ -59,7 +78,7 @@ Event* FailedEvent(Status error);
 void Retain(Event* e);
 void Release(Event* e);
 
-inline bool IsReady(const Event* e) { return e->ready.load(std::memory_order_acquire); }
+inline bool IsReady(const Event* e) { return e->ready(); }
 
 // Completes the event (exactly once) and runs its callbacks on this thread. Returns false (and changes
 // nothing) if it was already complete.

@@ -1,102 +1,126 @@
-// The client object behind neuronmem_client_t: its NeuronCores, its memories (kinds and stable ids)
-// and the arenas that back them. Subsystems (copy engine, manifests) reach the arenas through here.
+// The client: the composition root. It owns the memories (their arenas), the NeuronCore devices and the
+// copy engine, wires them together and tears them down in order. Its one public entry point for the layers
+// above is Client::Create.
 //
 // Memory ids (docs/memory-kinds.md): for N cores, core k's `device` memory is 2k and its `pinned_host`
 // memory is 2k+1 (the Neuron PJRT plugin's numbering), and its `unpinned_host` memory is 2N+k.
 #pragma once
-
-#include <neuronmem/client.h>
 
 #include <array>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "base/memory_kind.h"
 #include "base/status.h"
+#include "copy/copy_engine.h"
+#include "copy/memory_view.h"
 #include "memory/device_arena.h"
+#include "memory/memory.h"
 #include "memory/pinned_arena.h"
 
-namespace neuronmem {
-namespace copy {
-class CopyEngine;  // src/copy: owns the DMA queues and workers of a client
-}
+namespace neuronmem::core {
 
-// Resolved client options (defaults applied, validated).
+// Client options, validated and with defaults applied (the C layer converts neuronmem_client_options_t).
 struct ClientConfig {
   uint32_t num_cores = 2;
-  neuronmem_mlock_mode_t mlock_mode = NEURONMEM_MLOCK_BEST_EFFORT;
+  memory::MlockMode mlock_mode = memory::MlockMode::kBestEffort;
   uint64_t device_bytes_per_core = 64ull << 20;
   uint64_t pinned_host_bytes = 64ull << 20;
 };
 
-// Validates C options and applies defaults. INVALID_ARGUMENT naming the offending field.
-Status ResolveClientOptions(const neuronmem_client_options_t* options, ClientConfig* out);
+// Limits Create enforces (INVALID_ARGUMENT naming the field otherwise).
+constexpr uint32_t kMaxCores = 64;
+constexpr uint64_t kMinDeviceBytes = 1ull << 20;
+constexpr uint64_t kMinPinnedBytes = 32ull << 20;
+constexpr uint64_t kMaxArenaBytes = 1ull << 40;  // 1 TiB: a sanity bound, far above this machine
 
-}  // namespace neuronmem
+class Device;
 
-struct neuronmem_memory {
-  neuronmem_client_t* client = nullptr;
-  int32_t id = -1;
-  neuronmem_memory_kind_t kind = NEURONMEM_MEMORY_KIND_DEVICE;
-  int32_t core = 0;  // the core this memory entry belongs to
-  std::string kind_name;
-  std::string debug_string;                  // "NeuronMemory(id=0, kind=device)"
-  std::vector<neuronmem_device_t*> devices;  // addressable devices
-  // Backing store: exactly one is set. pinned/unpinned are shared by every core's entry.
-  neuronmem::memory::DeviceArena* device_arena = nullptr;
-  neuronmem::memory::PinnedHostArena* pinned_arena = nullptr;
-  neuronmem::memory::UnpinnedHostMemory* unpinned = nullptr;
+// One memory of the client: a kind on a core, with its stable id, backed by an arena (shared between cores
+// for the host kinds).
+class Memory {
+ public:
+  int32_t id() const { return view_.id; }
+  MemoryKind kind() const { return kind_; }
+  uint32_t core() const { return view_.core; }
+  const std::string& debug_string() const { return debug_string_; }  // "NeuronMemory(id=0, kind=device)"
+  // The copy engine's view of it.
+  const copy::MemoryView& view() const { return view_; }
+  memory::ArenaStats Stats() const { return view_.memory->Stats(); }
+  // Whether the same arena also backs other memory ids (the host kinds with more than one core).
+  bool shared() const { return shared_; }
+  const std::vector<Device*>& devices() const { return devices_; }  // addressable by
 
-  neuronmem::memory::ArenaStats Stats() const;
+ private:
+  friend class Client;
+  copy::MemoryView view_;
+  MemoryKind kind_ = MemoryKind::kDevice;
+  bool shared_ = false;
+  std::string debug_string_;
+  std::vector<Device*> devices_;
 };
 
-struct neuronmem_device {
-  neuronmem_client_t* client = nullptr;
-  int32_t id = 0;
-  std::string kind = "NC_v2";
-  std::string debug_string;                      // "NeuronCore(id=0, process_index=0, local_id=0)"
-  std::string to_string;                         // "NC_v2 (NeuronCore(id=0, process_index=0, local_id=0))"
-  std::vector<neuronmem_memory_t*> memories;     // addressable, in id order
-  std::array<neuronmem_memory_t*, 3> by_kind{};  // indexed by neuronmem_memory_kind_t
-  neuronmem_memory_t* default_memory() const { return by_kind[NEURONMEM_MEMORY_KIND_DEVICE]; }
+// One NeuronCore.
+class Device {
+ public:
+  int32_t id() const { return id_; }
+  const std::string& kind() const { return kind_; }                  // "NC_v2"
+  const std::string& debug_string() const { return debug_string_; }  // "NeuronCore(id=0, ...)"
+  const std::string& to_string() const { return to_string_; }        // "NC_v2 (NeuronCore(id=0, ...))"
+  // Its device, pinned_host and unpinned_host memories, in id order.
+  const std::vector<Memory*>& memories() const { return memories_; }
+  Memory* memory_of_kind(MemoryKind kind) const { return by_kind_[static_cast<size_t>(kind)]; }
+  Memory* default_memory() const { return memory_of_kind(MemoryKind::kDevice); }
+
+ private:
+  friend class Client;
+  int32_t id_ = 0;
+  std::string kind_ = "NC_v2";
+  std::string debug_string_;
+  std::string to_string_;
+  std::vector<Memory*> memories_;
+  std::array<Memory*, kNumMemoryKinds> by_kind_{};
 };
 
-struct neuronmem_client {
-  neuronmem::ClientConfig config;
-  std::string platform_name = "neuron";
-  std::string platform_version;
-  std::vector<std::string> extension_storage;
-  std::vector<neuronmem_string_t> extensions;
+class Client {
+ public:
+  // Validates the config, maps the arenas, builds devices and memories, starts the copy engine.
+  // INVALID_ARGUMENT (bad counts or sizes), RESOURCE_EXHAUSTED, UNAVAILABLE (mlock required and refused).
+  static Status Create(const ClientConfig& config, std::unique_ptr<Client>* out);
+  // Tears the client down; returns FAILED_PRECONDITION describing live allocations, if any (the client is
+  // destroyed either way).
+  static Status Destroy(std::unique_ptr<Client> client);
+  ~Client();
 
-  std::unique_ptr<neuronmem::memory::PinnedHostArena> pinned_arena;
-  std::unique_ptr<neuronmem::memory::UnpinnedHostMemory> unpinned;
-  std::vector<std::unique_ptr<neuronmem::memory::DeviceArena>> device_arenas;  // one per core
+  const ClientConfig& config() const { return config_; }
+  const std::string& platform_name() const { return platform_name_; }
+  const std::string& platform_version() const { return platform_version_; }
+  // The extensions that have something behind them.
+  const std::vector<std::string>& extensions() const { return extensions_; }
+  const std::vector<Device*>& devices() const { return devices_; }    // id order
+  const std::vector<Memory*>& memories() const { return memories_; }  // id order
+  Device* device(int32_t id) const;                                   // nullptr for an unknown id
+  Memory* memory(int32_t id) const;                                   // nullptr for an unknown id
+  // The pinned-host arena behind every pinned_host memory (neuronmem_host_allocate).
+  memory::PinnedHostArena& pinned_arena() const { return *pinned_arena_; }
+  copy::CopyEngine& copy_engine() const { return *copy_engine_; }
 
-  std::vector<std::unique_ptr<neuronmem_device_t>> device_storage;
-  std::vector<std::unique_ptr<neuronmem_memory_t>> memory_storage;
-  std::vector<neuronmem_device_t*> devices;   // id order
-  std::vector<neuronmem_memory_t*> memories;  // id order
-
-  // The copy engine (src/copy), created with the client and shut down before the arenas go.
-  std::unique_ptr<neuronmem::copy::CopyEngine> copy_engine;
-
-  ~neuronmem_client();
-
-  neuronmem_memory_t* MemoryById(int32_t id) const;
-  neuronmem_device_t* DeviceById(int32_t id) const;
+ private:
+  Client() = default;
+  ClientConfig config_;
+  std::string platform_name_ = "neuron";
+  std::string platform_version_;
+  std::vector<std::string> extensions_;
+  // Declared before the engine: the engine goes first (it drains transfers that still use the memories).
+  std::unique_ptr<memory::PinnedHostArena> pinned_arena_;
+  std::unique_ptr<memory::UnpinnedHostMemory> unpinned_;
+  std::vector<std::unique_ptr<memory::DeviceArena>> device_arenas_;  // one per core
+  std::vector<std::unique_ptr<Memory>> memory_storage_;
+  std::vector<std::unique_ptr<Device>> device_storage_;
+  std::vector<Device*> devices_;
+  std::vector<Memory*> memories_;
+  std::unique_ptr<copy::CopyEngine> copy_engine_;
 };
 
-namespace neuronmem {
-
-// Creates a client (arenas, devices, memories, copy engine).
-Status CreateClient(const ClientConfig& config, std::unique_ptr<neuronmem_client_t>* out);
-
-// Tears the client down; returns FAILED_PRECONDITION describing live allocations, if any (the client
-// is destroyed either way).
-Status DestroyClient(std::unique_ptr<neuronmem_client_t> client);
-
-// Kind name <-> enum. KindFromName returns false for unknown strings.
-const char* KindName(neuronmem_memory_kind_t kind);
-bool KindFromName(const std::string& name, neuronmem_memory_kind_t* out);
-
-}  // namespace neuronmem
+}  // namespace neuronmem::core

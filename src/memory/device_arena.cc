@@ -83,4 +83,25 @@ ArenaStats DeviceArena::Stats() const {
   return st;
 }
 
+Status DeviceArena::Allocate(uint64_t size, uint64_t alignment, void** out) {
+  *out = nullptr;
+  uint64_t offset = 0;
+  NEURONMEM_RETURN_IF_ERROR(Allocate(size, alignment, &offset));
+  *out = base_ + offset;
+  return Ok();
+}
+
+Status DeviceArena::Free(void* ptr, uint64_t /*size*/) {
+  const uint8_t* p = static_cast<const uint8_t*>(ptr);
+  if (p < base_ || p >= base_ + capacity_) {
+    return InvalidArgument("%s: %p is not an allocation of this arena", name_.c_str(), ptr);
+  }
+  return Free(static_cast<uint64_t>(p - base_));
+}
+
+bool DeviceArena::Contains(const void* p, uint64_t size) const {
+  const uint8_t* b = static_cast<const uint8_t*>(p);
+  return b >= base_ && b <= base_ + capacity_ && size <= static_cast<uint64_t>(base_ + capacity_ - b);
+}
+
 }  // namespace neuronmem::memory

@@ -134,8 +134,8 @@ uint8_t* MapAligned(uint64_t bytes) {
 }
 
 // Brings a region's lock state in line with the mode. Returns false if locking is required and refused.
-bool ApplyLock(Region* r, neuronmem_mlock_mode_t mode, int* err) {
-  if (mode == NEURONMEM_MLOCK_DISABLED) {
+bool ApplyLock(Region* r, MlockMode mode, int* err) {
+  if (mode == MlockMode::kDisabled) {
     if (r->locked && munlock(r->base, r->size) == 0) r->locked = false;
     return true;
   }
@@ -146,7 +146,7 @@ bool ApplyLock(Region* r, neuronmem_mlock_mode_t mode, int* err) {
       *err = errno;
     }
   }
-  return r->locked || mode != NEURONMEM_MLOCK_REQUIRED;
+  return r->locked || mode != MlockMode::kRequired;
 }
 
 }  // namespace
@@ -171,7 +171,7 @@ struct PinnedHostArena::Impl {
   }
 };
 
-Status PinnedHostArena::Create(std::string name, uint64_t capacity, neuronmem_mlock_mode_t mlock_mode,
+Status PinnedHostArena::Create(std::string name, uint64_t capacity, MlockMode mlock_mode,
                                std::unique_ptr<PinnedHostArena>* out) {
   if (capacity == 0 || capacity > (1ull << 40)) {
     return InvalidArgument("%s: capacity %" PRIu64 " bytes is outside (0, 1 TiB]", name.c_str(), capacity);
@@ -382,12 +382,15 @@ Status UnpinnedHostMemory::Allocate(uint64_t size, uint64_t alignment, void** ou
   return Ok();
 }
 
-void UnpinnedHostMemory::Free(void* ptr, uint64_t size) {
-  if (!ptr) return;
+Status UnpinnedHostMemory::Free(void* ptr, uint64_t size) {
+  if (!ptr) return Ok();
   std::free(ptr);
   in_use_.fetch_sub(size, std::memory_order_relaxed);
   live_.fetch_sub(1, std::memory_order_relaxed);
+  return Ok();
 }
+
+bool UnpinnedHostMemory::Contains(const void* /*p*/, uint64_t /*size*/) const { return true; }
 
 ArenaStats UnpinnedHostMemory::Stats() const {
   ArenaStats st;

@@ -4,8 +4,6 @@
 // pinned_arena.cc and in docs/arenas.md. Thread-safe.
 #pragma once
 
-#include <neuronmem/client.h>
-
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -13,34 +11,36 @@
 
 #include "base/status.h"
 #include "memory/arena_stats.h"
+#include "memory/memory.h"
 
 namespace neuronmem::memory {
 
-class PinnedHostArena {
+class PinnedHostArena final : public Memory {
  public:
-  // capacity: bytes (at least mimalloc's arena unit; rounded up to it). mlock_mode: see client.h.
+  // capacity: bytes (at least mimalloc's arena unit; rounded up to it).
   // UNAVAILABLE if locking is required and refused; RESOURCE_EXHAUSTED if the region cannot be mapped
   // or mimalloc refuses another arena.
-  static Status Create(std::string name, uint64_t capacity, neuronmem_mlock_mode_t mlock_mode,
+  static Status Create(std::string name, uint64_t capacity, MlockMode mlock_mode,
                        std::unique_ptr<PinnedHostArena>* out);
-  ~PinnedHostArena();
+  ~PinnedHostArena() override;
 
   // size > 0; alignment power of two, 0 = 64, at most 4096. INVALID_ARGUMENT / RESOURCE_EXHAUSTED
   // (message names the memory and sizes). The hot path: a spinlock around mimalloc, a few atomics.
-  Status Allocate(uint64_t size, uint64_t alignment, void** out);
+  Status Allocate(uint64_t size, uint64_t alignment, void** out) override;
   // INVALID_ARGUMENT for a pointer outside the arena, not at an allocation start, or already freed.
   Status Free(void* ptr);
+  Status Free(void* ptr, uint64_t /*size*/) override { return Free(ptr); }
 
   // Whether [p, p+size) lies inside the arena region.
-  bool Contains(const void* p, uint64_t size) const;
+  bool Contains(const void* p, uint64_t size) const override;
   // Whether p is the start of a live allocation; writes its requested size to *size if so.
   bool IsLiveAllocation(const void* p, uint64_t* size) const;
 
   uint8_t* base() const { return base_; }
   uint64_t capacity() const { return capacity_; }
   bool locked() const { return locked_; }
-  const std::string& name() const { return name_; }
-  ArenaStats Stats() const;
+  const std::string& name() const override { return name_; }
+  ArenaStats Stats() const override;
 
  private:
   PinnedHostArena() = default;
@@ -53,15 +53,17 @@ class PinnedHostArena {
 };
 
 // Ordinary pageable host memory with the same accounting (the unpinned_host kind). Thread-safe.
-class UnpinnedHostMemory {
+class UnpinnedHostMemory final : public Memory {
  public:
   explicit UnpinnedHostMemory(std::string name);
   // size > 0; alignment power of two, 0 = 64. RESOURCE_EXHAUSTED when the system allocator fails.
-  Status Allocate(uint64_t size, uint64_t alignment, void** out);
+  Status Allocate(uint64_t size, uint64_t alignment, void** out) override;
   // ptr must come from Allocate; size is the requested size (the caller tracks it).
-  void Free(void* ptr, uint64_t size);
-  ArenaStats Stats() const;
-  const std::string& name() const { return name_; }
+  Status Free(void* ptr, uint64_t size) override;
+  // Every host address is ordinary pageable memory: always true.
+  bool Contains(const void* p, uint64_t size) const override;
+  ArenaStats Stats() const override;
+  const std::string& name() const override { return name_; }
 
  private:
   std::string name_;

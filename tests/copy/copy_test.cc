@@ -16,9 +16,9 @@
 #include <thread>
 #include <vector>
 
+#include "api/handles.h"
 #include "base/event.h"
 #include "copy/copy_engine.h"
-#include "core/client.h"
 
 namespace {
 
@@ -582,7 +582,7 @@ TEST_F(CopyTest, DeleteWhileATransferIsPendingWaitsForIt) {
 TEST_F(CopyTest, InjectedFaultsFailTheEventKeepTheSourceAndLaterTransfersWork) {
   auto data = Pattern(8192, 4);
   neuronmem_buffer_t* src = Upload(data, Mem(0));
-  client_->copy_engine->InjectFaults(1);
+  client_->engine().InjectFaults(1);
   neuronmem_buffer_t* dst = nullptr;
   neuronmem_event_t* e = nullptr;
   ASSERT_OK(neuronmem_buffer_copy_to_memory(src, Mem(2), nullptr, 0, &dst, &e));
@@ -615,7 +615,7 @@ TEST_F(CopyTest, QueuedFaultAlsoFailsOnlyItsOwnTransfer) {
   auto a = Args(big.data(), big.size(), Mem(0));
   neuronmem_buffer_t* b1 = nullptr;
   neuronmem_event_t* e1 = nullptr;
-  client_->copy_engine->InjectFaults(1);  // hits the large (queued) upload
+  client_->engine().InjectFaults(1);  // hits the large (queued) upload
   ASSERT_OK(neuronmem_buffer_from_host(client_, &a, &b1, &e1, nullptr));
   auto small = Pattern(100, 1);
   auto a2 = Args(small.data(), small.size(), Mem(0));

@@ -77,7 +77,7 @@ TEST(DeviceArena, MisuseIsAStatus) {
 
 TEST(PinnedHostArena, AllocateWriteFreeAndStats) {
   std::unique_ptr<PinnedHostArena> a;
-  ASSERT_FALSE(PinnedHostArena::Create("pinned_host", 32 << 20, NEURONMEM_MLOCK_BEST_EFFORT, &a));
+  ASSERT_FALSE(PinnedHostArena::Create("pinned_host", 32 << 20, neuronmem::memory::MlockMode::kBestEffort, &a));
   EXPECT_EQ(a->capacity(), 32u << 20);
   std::vector<std::pair<void*, uint64_t>> live;
   uint64_t expect_bytes = 0;
@@ -113,7 +113,7 @@ TEST(PinnedHostArena, AllocateWriteFreeAndStats) {
 
 TEST(PinnedHostArena, MisuseIsAStatus) {
   std::unique_ptr<PinnedHostArena> a;
-  ASSERT_FALSE(PinnedHostArena::Create("pinned_host", 32 << 20, NEURONMEM_MLOCK_DISABLED, &a));
+  ASSERT_FALSE(PinnedHostArena::Create("pinned_host", 32 << 20, neuronmem::memory::MlockMode::kDisabled, &a));
   EXPECT_FALSE(a->locked());
   void* p = reinterpret_cast<void*>(1);
   EXPECT_EQ(Code(a->Allocate(0, 0, &p)), NEURONMEM_STATUS_INVALID_ARGUMENT);
@@ -142,8 +142,8 @@ TEST(PinnedHostArena, MisuseIsAStatus) {
 
 TEST(PinnedHostArena, ExhaustionNamesTheMemoryAndRecovers) {
   std::unique_ptr<PinnedHostArena> a;
-  ASSERT_FALSE(
-      PinnedHostArena::Create("NeuronMemory(id=1, kind=pinned_host)", 32 << 20, NEURONMEM_MLOCK_BEST_EFFORT, &a));
+  ASSERT_FALSE(PinnedHostArena::Create("NeuronMemory(id=1, kind=pinned_host)", 32 << 20,
+                                       neuronmem::memory::MlockMode::kBestEffort, &a));
   std::vector<void*> ptrs;
   Status last;
   for (int i = 0; i < 100000 && !last; ++i) {
@@ -174,7 +174,7 @@ TEST(PinnedHostArena, ManyArenasReuseRegions) {
   // if destroyed arenas' regions are reused.
   for (int i = 0; i < 200; ++i) {
     std::unique_ptr<PinnedHostArena> a;
-    Status s = PinnedHostArena::Create("pinned_host", 32 << 20, NEURONMEM_MLOCK_BEST_EFFORT, &a);
+    Status s = PinnedHostArena::Create("pinned_host", 32 << 20, neuronmem::memory::MlockMode::kBestEffort, &a);
     ASSERT_FALSE(s) << i << ": " << Message(s);
     void* p = nullptr;
     ASSERT_FALSE(a->Allocate(4096, 0, &p)) << i;
@@ -184,8 +184,8 @@ TEST(PinnedHostArena, ManyArenasReuseRegions) {
   }
   // Two arenas alive at once never share a region.
   std::unique_ptr<PinnedHostArena> a, b;
-  ASSERT_FALSE(PinnedHostArena::Create("a", 32 << 20, NEURONMEM_MLOCK_BEST_EFFORT, &a));
-  ASSERT_FALSE(PinnedHostArena::Create("b", 32 << 20, NEURONMEM_MLOCK_BEST_EFFORT, &b));
+  ASSERT_FALSE(PinnedHostArena::Create("a", 32 << 20, neuronmem::memory::MlockMode::kBestEffort, &a));
+  ASSERT_FALSE(PinnedHostArena::Create("b", 32 << 20, neuronmem::memory::MlockMode::kBestEffort, &b));
   EXPECT_NE(a->base(), b->base());
   void* p = nullptr;
   ASSERT_FALSE(a->Allocate(64, 0, &p));
@@ -197,20 +197,20 @@ TEST(PinnedHostArena, ArenaDestroyedWithLiveBlocksIsNotReused) {
   uint8_t* leaked_base = nullptr;
   {
     std::unique_ptr<PinnedHostArena> a;
-    ASSERT_FALSE(PinnedHostArena::Create("leaky", 64 << 20, NEURONMEM_MLOCK_BEST_EFFORT, &a));
+    ASSERT_FALSE(PinnedHostArena::Create("leaky", 64 << 20, neuronmem::memory::MlockMode::kBestEffort, &a));
     void* p = nullptr;
     ASSERT_FALSE(a->Allocate(100, 0, &p));
     leaked_base = a->base();
   }
   std::unique_ptr<PinnedHostArena> b;
-  ASSERT_FALSE(PinnedHostArena::Create("fresh", 64 << 20, NEURONMEM_MLOCK_BEST_EFFORT, &b));
+  ASSERT_FALSE(PinnedHostArena::Create("fresh", 64 << 20, neuronmem::memory::MlockMode::kBestEffort, &b));
   EXPECT_NE(b->base(), leaked_base);
   EXPECT_EQ(b->Stats().live_allocations, 0u);
 }
 
 TEST(PinnedHostArena, MlockRequiredLocksOrFailsClearly) {
   std::unique_ptr<PinnedHostArena> a;
-  Status s = PinnedHostArena::Create("pinned_host", 32 << 20, NEURONMEM_MLOCK_REQUIRED, &a);
+  Status s = PinnedHostArena::Create("pinned_host", 32 << 20, neuronmem::memory::MlockMode::kRequired, &a);
   if (!s) {
     EXPECT_TRUE(a->locked());
     EXPECT_TRUE(a->Stats().locked);
@@ -222,7 +222,7 @@ TEST(PinnedHostArena, MlockRequiredLocksOrFailsClearly) {
 
 TEST(PinnedHostArena, ThreadsAllocateAndFreeEachOthersBlocks) {
   std::unique_ptr<PinnedHostArena> a;
-  ASSERT_FALSE(PinnedHostArena::Create("pinned_host", 64 << 20, NEURONMEM_MLOCK_BEST_EFFORT, &a));
+  ASSERT_FALSE(PinnedHostArena::Create("pinned_host", 64 << 20, neuronmem::memory::MlockMode::kBestEffort, &a));
   constexpr int kThreads = 4;
   constexpr int kRounds = 2000;
   std::vector<std::vector<std::pair<void*, uint64_t>>> made(kThreads);
@@ -298,11 +298,44 @@ TEST(UnpinnedHostMemory, AccountsAllocations) {
   std::memset(p, 1, 1000);
   EXPECT_EQ(m.Stats().bytes_in_use, 1000u);
   EXPECT_EQ(m.Stats().capacity, 0u);
-  m.Free(p, 1000);
+  EXPECT_FALSE(m.Free(p, 1000));
   EXPECT_EQ(m.Stats().live_allocations, 0u);
   EXPECT_EQ(m.Stats().total_allocations, 1u);
   EXPECT_EQ(Code(m.Allocate(0, 0, &p)), NEURONMEM_STATUS_INVALID_ARGUMENT);
   EXPECT_EQ(Code(m.Allocate(1ull << 50, 0, &p)), NEURONMEM_STATUS_RESOURCE_EXHAUSTED);
+}
+
+// The three memories through the one interface the copy engine uses: allocate, contains, stats, free.
+TEST(MemoryInterface, EveryMemoryAllocatesContainsAndFrees) {
+  std::unique_ptr<DeviceArena> device;
+  ASSERT_FALSE(DeviceArena::Create("NeuronMemory(id=0, kind=device)", 4 << 20, &device));
+  std::unique_ptr<PinnedHostArena> pinned;
+  ASSERT_FALSE(PinnedHostArena::Create("pinned_host", 32 << 20, MlockMode::kDisabled, &pinned));
+  UnpinnedHostMemory unpinned("unpinned_host");
+  int on_stack = 0;
+  for (Memory* m : std::vector<Memory*>{device.get(), pinned.get(), &unpinned}) {
+    SCOPED_TRACE(m->name());
+    void* p = nullptr;
+    ASSERT_FALSE(m->Allocate(4096, 64, &p));
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u);
+    std::memset(p, 7, 4096);
+    EXPECT_TRUE(m->Contains(p, 4096));
+    EXPECT_EQ(m->Stats().live_allocations, 1u);
+    EXPECT_EQ(m->Stats().bytes_in_use, 4096u);
+    EXPECT_FALSE(m->Free(p, 4096));
+    EXPECT_EQ(m->Stats().live_allocations, 0u);
+    EXPECT_EQ(Code(m->Allocate(0, 0, &p)), NEURONMEM_STATUS_INVALID_ARGUMENT);
+  }
+  // Only ordinary host memory contains arbitrary host addresses (a buffer there may alias them).
+  EXPECT_FALSE(device->Contains(&on_stack, sizeof on_stack));
+  EXPECT_FALSE(pinned->Contains(&on_stack, sizeof on_stack));
+  EXPECT_TRUE(unpinned.Contains(&on_stack, sizeof on_stack));
+  // A range running past an arena's end is not inside it.
+  EXPECT_FALSE(device->Contains(device->base() + device->capacity() - 8, 16));
+  // Freeing what a device arena never handed out is refused through the interface too.
+  Memory& dev = *device;
+  EXPECT_EQ(Code(dev.Free(&on_stack, sizeof on_stack)), NEURONMEM_STATUS_INVALID_ARGUMENT);
 }
 
 }  // namespace

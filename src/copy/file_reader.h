@@ -1,0 +1,34 @@
+// File loads: opening a file for a range read (with the documented error codes) and reading the range
+// straight into memory through io_uring (batches of 8 MiB reads), finishing with pread where needed.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+
+#include "base/status.h"
+
+struct io_uring;
+
+namespace neuronmem::copy {
+
+// Opens `path` read-only and checks that [file_offset, file_offset+size) lies in it. NOT_FOUND,
+// PERMISSION_DENIED, INVALID_ARGUMENT (not a regular file, other open errors), OUT_OF_RANGE.
+Status OpenFileRange(const char* path, uint64_t file_offset, uint64_t size, int* out_fd);
+
+class FileReader {
+ public:
+  FileReader();  // sets up a ring if the kernel allows; otherwise reads with pread
+  ~FileReader();
+  FileReader(const FileReader&) = delete;
+  FileReader& operator=(const FileReader&) = delete;
+
+  // Reads `size` bytes at `file_offset` of fd into dst. INTERNAL for I/O errors, OUT_OF_RANGE if the file
+  // ended early (it was truncated after it was opened).
+  Status Read(int fd, uint64_t file_offset, uint8_t* dst, uint64_t size);
+
+ private:
+  std::mutex mu_;  // one ring, used by one read at a time
+  io_uring* ring_ = nullptr;
+};
+
+}  // namespace neuronmem::copy

@@ -1,0 +1,79 @@
+// Storages: the bytes behind buffers, with two counts. `refs` keeps the object alive (the buffer, pending
+// operations); `users` keeps the memory alive (the buffer's content reference plus pending operations).
+// Memory is released when users reaches zero and is never re-acquired after that. The registry lists every
+// storage still holding memory, so the engine can orphan them when the client goes away.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+#include "base/event.h"
+#include "base/status.h"
+#include "memory/memory.h"
+
+namespace neuronmem::copy {
+
+struct Storage;
+
+struct Registry {
+  std::mutex mu;
+  Storage* head = nullptr;
+  size_t count = 0;
+  bool closed = false;  // the client is gone: releasing memory must not touch its arenas
+};
+
+struct Storage {
+  std::atomic<int32_t> refs{1};
+  std::atomic<int32_t> users{1};
+  std::atomic<bool> deleted{false};
+  memory::Memory* memory = nullptr;
+  bool owned = false;  // the bytes came from memory->Allocate (false: zero-copy alias, or no bytes)
+  uint8_t* data = nullptr;
+  uint64_t bytes = 0;
+  EventRef done_with_host;  // zero-copy: completed when the memory is released
+  std::shared_ptr<Registry> registry;
+  Storage* prev = nullptr;
+  Storage* next = nullptr;
+
+  uint8_t* at(uint64_t offset) const { return data + offset; }
+};
+
+// A storage of `bytes` allocated from `memory` (none for 0 bytes), registered. RESOURCE_EXHAUSTED when full.
+Status NewStorage(const std::shared_ptr<Registry>& registry, memory::Memory* memory, uint64_t bytes, Storage** out);
+// A storage aliasing the caller's `data` (zero-copy): nothing to free; done_with_host, if set, completes
+// when the memory is released.
+Storage* NewAliasStorage(const std::shared_ptr<Registry>& registry, memory::Memory* memory, void* data,
+                         EventRef done_with_host);
+
+void RetainObject(Storage* s);
+void ReleaseObject(Storage* s);
+// Adds a user of the memory unless it is already released.
+bool AcquireUser(Storage* s);
+void ReleaseUser(Storage* s);
+
+// A storage held for the duration of an operation: object and memory.
+struct StorageUse {
+  Storage* s = nullptr;
+  StorageUse() = default;
+  // Takes a new use of a storage the caller already holds memory of (a freshly made one).
+  static StorageUse Of(Storage* held) {
+    RetainObject(held);
+    AcquireUser(held);
+    StorageUse u;
+    u.s = held;
+    return u;
+  }
+  StorageUse(const StorageUse&) = delete;
+  StorageUse& operator=(const StorageUse&) = delete;
+  StorageUse(StorageUse&& o) noexcept : s(o.s) { o.s = nullptr; }
+  ~StorageUse() {
+    if (s) {
+      ReleaseUser(s);
+      ReleaseObject(s);
+    }
+  }
+};
+
+}  // namespace neuronmem::copy

@@ -1,0 +1,1 @@
+// The layer the fixture includes correctly.

@@ -1,0 +1,1 @@
+// The layer above copy.
