@@ -17,6 +17,7 @@ const std::unordered_map<std::string_view, OpCompileFn>& OpRegistry() {
     RegisterCheckOps(r);
     RegisterQuantOps(r);
     RegisterLinalgOps(r);
+    RegisterLinalgSolverOps(r);
 #ifdef NEURONMEM_INTERP_CHLO_SPECIAL
     RegisterChloSpecialOps(r);
 #endif

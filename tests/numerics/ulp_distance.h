@@ -32,8 +32,13 @@ inline int64_t OrderedBits(ElementType type, double v) {
 // Both values finite, or equal infinities (an infinity is one ulp beyond the largest finite value).
 inline int64_t UlpDistance(ElementType type, double a, double b) {
   if (a == b) return 0;
-  const int64_t d = OrderedBits(type, a) - OrderedBits(type, b);
-  return d < 0 ? -d : d;
+  const int64_t oa = OrderedBits(type, a), ob = OrderedBits(type, b);
+  // Opposite signs: the distance can exceed int64 for f64 (saturates).
+  const uint64_t ua = oa < 0 ? 0 - static_cast<uint64_t>(oa) : static_cast<uint64_t>(oa);
+  const uint64_t ub = ob < 0 ? 0 - static_cast<uint64_t>(ob) : static_cast<uint64_t>(ob);
+  if ((oa < 0) == (ob < 0)) return static_cast<int64_t>(ua > ub ? ua - ub : ub - ua);
+  const uint64_t d = ua + ub;
+  return d < ua || d > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(d);
 }
 
 }  // namespace neuronmem::numerics
