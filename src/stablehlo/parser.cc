@@ -29,9 +29,16 @@ std::string_view Parser::TextFrom(const Token& t) {
 
 Span<Type> Parser::Repeat(const Type& t, size_t n) {
   if (n == 0) return {};
-  Type* out = static_cast<Type*>(arena_->Allocate(n * sizeof(Type), alignof(Type)));
-  std::uninitialized_fill(out, out + n, t);
-  return Span<Type>(out, n);
+  const RepeatKey key{t.dims.data(),    t.elements.data(), t.text.data(),     t.quant,
+                      t.dims.size(),    t.elements.size(), t.num_inputs,      n,
+                      static_cast<int>(t.element), static_cast<int>(t.kind)};
+  Span<Type>& shared = scratch_->repeats[key];
+  if (shared.empty()) {
+    Type* out = static_cast<Type*>(arena_->Allocate(n * sizeof(Type), alignof(Type)));
+    std::uninitialized_fill(out, out + n, t);
+    shared = Span<Type>(out, n);
+  }
+  return shared;
 }
 
 void Parser::SkipBalanced(int depth) {

@@ -58,6 +58,30 @@ class ScratchPool {
   std::vector<std::vector<T>*> free_;
 };
 
+// An array of n copies of one type (pretty-form signatures: one type for every operand and result), shared by
+// every op with the same type and count. Types are identified by their arrays and text, which interning makes
+// the same for equal types.
+struct RepeatKey {
+  const void* dims;
+  const void* elements;
+  const void* text;
+  const void* quant;
+  size_t num_dims, num_elements, num_inputs, n;
+  int element, kind;
+  bool operator==(const RepeatKey& o) const {
+    return dims == o.dims && elements == o.elements && text == o.text && quant == o.quant &&
+           num_dims == o.num_dims && num_elements == o.num_elements && num_inputs == o.num_inputs && n == o.n &&
+           element == o.element && kind == o.kind;
+  }
+};
+struct RepeatKeyHash {
+  size_t operator()(const RepeatKey& k) const {
+    size_t h = std::hash<const void*>()(k.dims) ^ (std::hash<const void*>()(k.elements) << 1) ^
+               (std::hash<const void*>()(k.text) << 2) ^ (std::hash<const void*>()(k.quant) << 3);
+    return h ^ (k.n * 0x9E3779B97F4A7C15ull) ^ (static_cast<size_t>(k.element) << 8) ^ static_cast<size_t>(k.kind);
+  }
+};
+
 struct Scratch {
   ScratchPool<ValueRef> refs;
   ScratchPool<Type> types;
@@ -73,6 +97,11 @@ struct Scratch {
   // names are views into the arena's source. Shared by the sub-parsers of one parse.
   std::unordered_map<std::string_view, Type> type_aliases;
   std::unordered_map<std::string_view, Attribute> attribute_aliases;
+  // Types interned once per parse (the IR's memory per byte of text): tensor types by their body text,
+  // function types by their text, and the arrays of repeated types (RepeatKey). Views into the arena.
+  std::unordered_map<std::string_view, Type> tensor_types;
+  std::unordered_map<std::string_view, Type> function_types;
+  std::unordered_map<RepeatKey, Span<Type>, RepeatKeyHash> repeats;
   // Warnings of the module being parsed (ParseAll moves them into it).
   std::vector<Warning> warnings;
 };

@@ -20,6 +20,7 @@ Type Parser::ParseType(int depth) {
   const Token t = lex_.Next();
   CheckDepth(depth, t.loc);
   Type type;
+  std::string_view tensor_body;  // set for a tensor type: its interning key
   if (t.kind == Tok::kIdent && (t.text == "tensor" || t.text == "tuple" || t.text == "complex" ||
                                 t.text == "memref" || t.text == "vector")) {
     const Token open = Expect("<", "after a type name");
@@ -31,7 +32,10 @@ Type Parser::ParseType(int depth) {
     } else {
       const std::string_view body = RawAngle(open);
       if (t.text == "tensor") {
+        const auto interned = scratch_->tensor_types.find(body);
+        if (interned != scratch_->tensor_types.end()) return interned->second;
         ParseTensorBody(body, t.loc, &type, arena_);
+        tensor_body = body;
       } else if (t.text == "complex") {
         type.kind = Type::Kind::kScalar;
         type.element = ParseElementTypeName("complex<" + std::string(body) + ">");
@@ -60,7 +64,13 @@ Type Parser::ParseType(int depth) {
     } else {
       elements->push_back(ParseType(depth + 1));
     }
+    const std::string_view text = TextFrom(t);
+    Type& interned = scratch_->function_types[text];
+    if (interned.kind == Type::Kind::kFunction) return interned;
     type.elements = arena_->Copy(*elements);
+    type.text = text;
+    interned = type;
+    return type;
   } else if (t.kind == Tok::kIdent) {
     type.kind = Type::Kind::kScalar;
     type.element = ParseElementTypeName(t.text);
@@ -77,6 +87,7 @@ Type Parser::ParseType(int depth) {
       type.element == ElementType::kOther || type.element == ElementType::kInvalid || type.quant) {
     type.text = TextFrom(t);
   }
+  if (!tensor_body.empty()) scratch_->tensor_types.emplace(tensor_body, type);
   return type;
 }
 

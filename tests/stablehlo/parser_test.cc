@@ -493,6 +493,46 @@ func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
   EXPECT_NE(ParseError(deep).find("nesting deeper than 256 levels"), std::string::npos);
 }
 
+// Types are interned once per parse (the IR's memory per byte of text): equal tensor types share their
+// dims, equal function-type signatures their element arrays, and pretty-form signatures with one type for
+// every operand and result share one array per type and count. Equal types stay equal; different ones
+// stay apart.
+TEST(Parser, TypesAreInternedOncePerParse) {
+  auto mods = MustParse(R"(func.func @main(%a: tensor<8x128xf32>, %b: tensor<8x128xf32>, %i: tensor<8x128xi32>) -> () {
+  %0 = stablehlo.add %a, %b : tensor<8x128xf32>
+  %1 = stablehlo.multiply %0, %b : tensor<8x128xf32>
+  %2 = stablehlo.add %i, %i : tensor<8x128xi32>
+  %3 = stablehlo.negate %a : tensor<8x128xf32>
+  %4 = "stablehlo.add"(%0, %1) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
+  %5 = "stablehlo.add"(%0, %1) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
+  %6 = "stablehlo.add"(%2, %2) : (tensor<8x128xi32>, tensor<8x128xi32>) -> tensor<8x128xi32>
+  return
+}
+// -----
+func.func @other(%a: tensor<8x128xf32>) -> () {
+  %0 = stablehlo.add %a, %a : tensor<8x128xf32>
+  return
+}
+)");
+  const Function& f = *mods.at(0).FindFunction("main");
+  const auto& ops = f.body.blocks.at(0).ops;
+  EXPECT_EQ(f.args[0].type.dims.data(), f.args[1].type.dims.data());
+  EXPECT_NE(f.args[0].type.dims.data(), f.args[2].type.dims.data());  // same text but another element type
+  EXPECT_EQ(ops[0].operand_types.data(), ops[1].operand_types.data());  // 2 operands of tensor<8x128xf32>
+  EXPECT_EQ(ops[0].operand_types.size(), 2u);
+  EXPECT_NE(ops[0].operand_types.data(), ops[2].operand_types.data());  // i32
+  EXPECT_NE(ops[0].operand_types.data(), ops[3].operand_types.data());  // one operand
+  EXPECT_EQ(ops[3].operand_types.size(), 1u);
+  EXPECT_EQ(ops[2].operand_types[1].element, ElementType::kS32);
+  EXPECT_EQ(ops[4].operand_types.data(), ops[5].operand_types.data());  // the same function type
+  EXPECT_NE(ops[4].operand_types.data(), ops[6].operand_types.data());
+  EXPECT_EQ(ops[6].result_types.at(0).element, ElementType::kS32);
+  EXPECT_EQ(ops[5].result_types.at(0).dims, std::vector<int64_t>({8, 128}));
+  // The modules of one parse share one arena, and so their interned types.
+  const Operation& other = mods.at(1).FindFunction("other")->body.blocks.at(0).ops.at(0);
+  EXPECT_EQ(other.operand_types.data(), ops[0].operand_types.data());
+}
+
 TEST(Parser, GenericFuncAtTopLevelBecomesAFunction) {
   auto mods = MustParse(R"(
 "func.func"() <{function_type = (tensor<4xf32>) -> tensor<4xf32>, sym_name = "main",
