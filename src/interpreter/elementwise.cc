@@ -596,6 +596,41 @@ class BinaryKernel final : public Kernel {
   int bits_, sub_;
 };
 
+// ---- Scalar binary functions (reduction bodies, `applies`) ---------------------------------------
+
+template <typename F, typename T, int Bits, int Sub>
+void ScalarApply(const void* a, const void* b, void* out) {
+  T x, y, r;
+  std::memcpy(static_cast<void*>(&x), a, sizeof(T));
+  std::memcpy(static_cast<void*>(&y), b, sizeof(T));
+  if constexpr (HasBits2<F>::value)
+    r = F::template ApplyBits<T>(x, y, Bits);
+  else
+    r = F::template Apply<T>(x, y);
+  if constexpr (kIsInt<T> && Sub != 0) r = WrapBits(r, Sub);
+  std::memcpy(out, static_cast<const void*>(&r), sizeof(T));
+}
+
+template <typename F>
+ScalarBinaryFn ScalarFor(ElementType t) {
+  const int sub = SubByteBits(t);
+  return Dispatch(t, [&](auto tag) -> ScalarBinaryFn {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_void_v<T>) {
+      return nullptr;
+    } else if constexpr (!F::template Supports<T>()) {
+      return nullptr;
+    } else if constexpr (kIsBool<T>) {
+      return &ScalarApply<F, T, 1, 0>;
+    } else {
+      constexpr int kBits = static_cast<int>(8 * sizeof(T));
+      if (sub == 2) return &ScalarApply<F, T, 2, 2>;
+      if (sub == 4) return &ScalarApply<F, T, 4, 4>;
+      return &ScalarApply<F, T, kBits, 0>;
+    }
+  });
+}
+
 // ---- Generic compile helpers ---------------------------------------------------------------------
 
 Status CheckSameShape(CompileCtx& cx, const Slot& a, const Slot& b) {
@@ -800,22 +835,6 @@ Status CompileComplex(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
 // ---- compare -------------------------------------------------------------------------------------
 
 enum class Dir { kEq, kNe, kGe, kGt, kLe, kLt };
-
-template <typename T>
-inline int64_t TotalOrderKey(T v) {
-  if constexpr (kIsHalfLike<T>) {
-    int16_t b = static_cast<int16_t>(Eigen::numext::bit_cast<uint16_t>(v));
-    return b < 0 ? static_cast<int64_t>(static_cast<int16_t>(b ^ 0x7fff)) : b;
-  } else if constexpr (std::is_same_v<T, float>) {
-    int32_t b;
-    std::memcpy(&b, &v, 4);
-    return b < 0 ? static_cast<int64_t>(b ^ 0x7fffffff) : b;
-  } else {
-    int64_t b;
-    std::memcpy(&b, &v, 8);
-    return b < 0 ? (b ^ INT64_C(0x7fffffffffffffff)) : b;
-  }
-}
 
 template <typename T>
 class CompareKernel final : public Kernel {
@@ -1148,7 +1167,7 @@ class ReducePrecisionKernel final : public Kernel {
       if ((x & mant_mask) == 0 || m_ > 0) return v;
       x = static_cast<Bits>(sign | exp_mask);
       T out;
-      std::memcpy(&out, &x, sizeof(T));
+      std::memcpy(static_cast<void*>(&out), &x, sizeof(T));
       return out;
     }
     if (m_ < kMant) {
@@ -1169,7 +1188,7 @@ class ReducePrecisionKernel final : public Kernel {
       }
     }
     T out;
-    std::memcpy(&out, &x, sizeof(T));
+    std::memcpy(static_cast<void*>(&out), &x, sizeof(T));
     return out;
   }
   uint32_t in_, out_;
@@ -1205,6 +1224,29 @@ Status CompileReducePrecision(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
 }
 
 }  // namespace
+
+ScalarBinaryFn FindScalarBinary(std::string_view name, ElementType t) {
+  static const std::pair<std::string_view, ScalarBinaryFn (*)(ElementType)> kTable[] = {
+      {"stablehlo.add", ScalarFor<Add>},
+      {"stablehlo.subtract", ScalarFor<Sub>},
+      {"stablehlo.multiply", ScalarFor<Mul>},
+      {"stablehlo.divide", ScalarFor<Div>},
+      {"stablehlo.remainder", ScalarFor<Rem>},
+      {"stablehlo.power", ScalarFor<Pow>},
+      {"stablehlo.maximum", ScalarFor<Max>},
+      {"stablehlo.minimum", ScalarFor<Min>},
+      {"stablehlo.and", ScalarFor<And>},
+      {"stablehlo.or", ScalarFor<Or>},
+      {"stablehlo.xor", ScalarFor<Xor>},
+      {"stablehlo.shift_left", ScalarFor<Shl>},
+      {"stablehlo.shift_right_logical", ScalarFor<Shrl>},
+      {"stablehlo.shift_right_arithmetic", ScalarFor<Shra>},
+      {"stablehlo.atan2", ScalarFor<Atan2>},
+  };
+  for (const auto& [n, make] : kTable)
+    if (n == name) return make(t);
+  return nullptr;
+}
 
 void RegisterElementwiseOps(std::unordered_map<std::string_view, OpCompileFn>* r) {
   auto& m = *r;

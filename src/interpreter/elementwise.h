@@ -8,4 +8,11 @@ namespace neuronmem::interp {
 // A convert kernel from slot `in` to slot `out` (same element count, any supported types).
 Status MakeConvert(CompileCtx& cx, uint32_t in, uint32_t out, std::unique_ptr<Kernel>* k);
 
+// A scalar binary function on elements of one type: *out = op(*a, *b) (out may alias a or b; unaligned is fine).
+using ScalarBinaryFn = void (*)(const void* a, const void* b, void* out);
+// The scalar function of the element-wise binary op `name` ("stablehlo.add", "stablehlo.maximum", ...) for
+// element type t, with the op's numerics (integer wrap, sub-byte widths, shifts past the width); nullptr if
+// `name` is not such an op or does not take t.
+ScalarBinaryFn FindScalarBinary(std::string_view name, ElementType t);
+
 }  // namespace neuronmem::interp

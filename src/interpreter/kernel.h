@@ -134,6 +134,8 @@ void RegisterCheckOps(std::unordered_map<std::string_view, OpCompileFn>* r);
 void RegisterLinalgOps(std::unordered_map<std::string_view, OpCompileFn>* r);
 // fft, triangular_solve, cholesky (linalg_solver_ops.cc).
 void RegisterLinalgSolverOps(std::unordered_map<std::string_view, OpCompileFn>* r);
+void RegisterReduceOps(std::unordered_map<std::string_view, OpCompileFn>* r);
+void RegisterIndexOps(std::unordered_map<std::string_view, OpCompileFn>* r);
 // Defined by chlo_special.cc when it exists (see registry.cc).
 void RegisterChloSpecialOps(std::unordered_map<std::string_view, OpCompileFn>* r);
 

@@ -72,6 +72,24 @@ decltype(auto) Dispatch(ElementType t, F&& f) {
   }
 }
 
+// A key whose signed order is the IEEE total order of a float (compare's TOTALORDER): -NaN < -inf < ... < -0 < +0
+// < ... < +inf < +NaN.
+template <typename T>
+inline int64_t TotalOrderKey(T v) {
+  if constexpr (kIsHalfLike<T>) {
+    int16_t b = static_cast<int16_t>(Eigen::numext::bit_cast<uint16_t>(v));
+    return b < 0 ? static_cast<int64_t>(static_cast<int16_t>(b ^ 0x7fff)) : b;
+  } else if constexpr (std::is_same_v<T, float>) {
+    int32_t b;
+    std::memcpy(&b, &v, 4);
+    return b < 0 ? static_cast<int64_t>(b ^ 0x7fffffff) : b;
+  } else {
+    int64_t b;
+    std::memcpy(&b, &v, 8);
+    return b < 0 ? (b ^ INT64_C(0x7fffffffffffffff)) : b;
+  }
+}
+
 // True for the element types the interpreter computes with.
 bool IsSupportedType(ElementType t);
 

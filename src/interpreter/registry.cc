@@ -18,6 +18,8 @@ const std::unordered_map<std::string_view, OpCompileFn>& OpRegistry() {
     RegisterQuantOps(r);
     RegisterLinalgOps(r);
     RegisterLinalgSolverOps(r);
+    RegisterReduceOps(r);
+    RegisterIndexOps(r);
 #ifdef NEURONMEM_INTERP_CHLO_SPECIAL
     RegisterChloSpecialOps(r);
 #endif

@@ -130,7 +130,22 @@ void Parser::PrettyBrace(PrettyState* st, int depth) {
 // The trailing `: signature`: a function type, one type for all operands and results, or one per operand.
 void Parser::PrettySignature(PrettyState* st, int depth) {
   lex_.Next();
-  const Type sig = ParseType(depth + 1);
+  Type sig = ParseType(depth + 1);
+  if (sig.kind != Type::Kind::kFunction && Accept("->")) {
+    // "type -> result" or "type -> (results)": a function type whose one input is written without
+    // parentheses (chlo.top_k's signature).
+    auto elements = scratch_->types.Get();
+    elements->push_back(sig);
+    if (Accept("(")) {
+      ParseTypeList(&*elements, ")", "to close a function type's results", depth);
+    } else {
+      elements->push_back(ParseType(depth + 1));
+    }
+    sig = Type();
+    sig.kind = Type::Kind::kFunction;
+    sig.num_inputs = 1;
+    sig.elements = arena_->Copy(*elements);
+  }
   if (sig.kind != Type::Kind::kFunction && PeekPunct(",")) {
     // "type, type": one type per operand (e.g. stablehlo.select, compare's short form)
     auto types = scratch_->types.Get();

@@ -606,6 +606,25 @@ func.func @main(%a: tensor<2xf32>, %b: tensor<2xf32>) -> tensor<2xi1> {
   EXPECT_EQ(ops[2].operands.size(), 2u);
 }
 
+TEST(Parser, PrettySignatureWithAnUnparenthesizedInput) {
+  // chlo.top_k prints `: tensor<5x3xf32> -> (tensor<5x2xf32>, tensor<5x2xi32>)`.
+  auto mods = MustParse(R"(
+func.func @main(%a: tensor<5x3xf32>) -> tensor<5x2xi32> {
+  %v, %i = chlo.top_k(%a, k = 2) : tensor<5x3xf32> -> (tensor<5x2xf32>, tensor<5x2xi32>)
+  %n = chlo.erf %v : tensor<5x2xf32> -> tensor<5x2xf32>
+  return %i : tensor<5x2xi32>
+}
+)");
+  const auto& ops = mods.at(0).functions.at(0).body.blocks.at(0).ops;
+  ASSERT_EQ(ops.at(0).operand_types.size(), 1u);
+  EXPECT_EQ(TypeToString(ops[0].operand_types[0]), "tensor<5x3xf32>");
+  ASSERT_EQ(ops[0].result_types.size(), 2u);
+  EXPECT_EQ(TypeToString(ops[0].result_types[0]), "tensor<5x2xf32>");
+  EXPECT_EQ(TypeToString(ops[0].result_types[1]), "tensor<5x2xi32>");
+  ASSERT_EQ(ops.at(1).result_types.size(), 1u);
+  EXPECT_EQ(TypeToString(ops[1].result_types[0]), "tensor<5x2xf32>");
+}
+
 TEST(Parser, DenseArrayAttributesOfEveryElementKind) {
   auto mods = MustParse(R"(
 func.func @main(%a: tensor<2x3xf32>) -> tensor<3x2xf32> {

@@ -1,0 +1,473 @@
+// Reductions and windowed ops, each calling its body on scalars (region.h): reduce, reduce_window,
+// select_and_scatter, map. Iteration orders are the reference interpreter's (row-major over the input or
+// the window, the accumulator as the body's first arguments), so non-associative bodies (float sums,
+// argmax with ties) give its results.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "interpreter/attr_text.h"
+#include "interpreter/kernel.h"
+#include "interpreter/region.h"
+
+namespace neuronmem::interp {
+namespace {
+
+// Row-major multi-index over `dims`.
+struct Odometer {
+  explicit Odometer(const std::vector<int64_t>& d) : dims(d), idx(d.size(), 0) {}
+  // Advances; returns the lowest dim that changed (dims.size() when it wrapped around completely).
+  size_t Next() {
+    for (size_t d = dims.size(); d-- > 0;) {
+      if (++idx[d] < dims[d]) return d;
+      idx[d] = 0;
+    }
+    return dims.size();
+  }
+  const std::vector<int64_t>& dims;
+  std::vector<int64_t> idx;
+};
+
+// Per-operand data of a variadic op: slot, element size.
+struct Operand {
+  uint32_t slot;
+  size_t esize;
+};
+
+std::vector<Operand> Operands(CompileCtx& cx, const std::vector<uint32_t>& slots) {
+  std::vector<Operand> v;
+  for (uint32_t s : slots) v.push_back({s, ElementByteSize(cx.slot(s).type)});
+  return v;
+}
+
+Status NoQuant(CompileCtx& cx) {
+  for (size_t i = 0; i < cx.num_inputs(); ++i)
+    if (cx.in_slot(i).quant) return cx.Unsupported("quantized operands are not supported by this op");
+  for (size_t i = 0; i < cx.num_outputs(); ++i)
+    if (cx.out_slot(i).quant) return cx.Unsupported("quantized results are not supported by this op");
+  return Ok();
+}
+
+// The operands of a variadic reduction: N inputs of one shape, N 0-d init values, N results of `rdims(input
+// dims)`, result k typed like init k. `pretty`: the operands come as (input, init) pairs.
+struct Reduction {
+  std::vector<uint32_t> ins, inits, outs;
+  std::vector<ElementType> acc_types, x_types;
+  std::vector<int64_t> in_dims, out_dims;
+
+  std::vector<ElementType> ArgTypes() const {
+    std::vector<ElementType> t = acc_types;
+    t.insert(t.end(), x_types.begin(), x_types.end());
+    return t;
+  }
+};
+
+template <typename RDims>
+Status ReadReduction(CompileCtx& cx, bool pretty, bool same_types, RDims rdims, Reduction* r) {
+  NEURONMEM_RETURN_IF_ERROR(NoQuant(cx));
+  const size_t n = cx.num_outputs();
+  if (n == 0 || cx.num_inputs() != 2 * n) return cx.Invalid("expected N inputs, N init values and N results");
+  for (size_t i = 0; i < n; ++i) {
+    r->ins.push_back(cx.in(pretty ? 2 * i : i));
+    r->inits.push_back(cx.in(pretty ? 2 * i + 1 : n + i));
+    r->outs.push_back(cx.out(i));
+  }
+  r->in_dims = cx.slot(r->ins[0]).dims;
+  NEURONMEM_RETURN_IF_ERROR(rdims(r->in_dims, &r->out_dims));
+  for (size_t i = 0; i < n; ++i) {
+    const Slot& in = cx.slot(r->ins[i]);
+    const Slot& init = cx.slot(r->inits[i]);
+    const Slot& out = cx.slot(r->outs[i]);
+    if (in.dims != r->in_dims) return cx.Invalid("inputs have different shapes");
+    if (!init.dims.empty()) return cx.Invalid("init values must be 0-d");
+    if (out.dims != r->out_dims || out.type != init.type) return cx.Invalid("result %zu has the wrong type", i);
+    if (same_types && in.type != init.type) return cx.Invalid("input %zu and its init value differ in type", i);
+    r->acc_types.push_back(init.type);
+    r->x_types.push_back(in.type);
+  }
+  return Ok();
+}
+
+// ---- reduce --------------------------------------------------------------------------------------
+
+class ReduceKernel final : public Kernel {
+ public:
+  ReduceKernel(std::vector<Operand> in, std::vector<Operand> init, std::vector<Operand> out, std::vector<int64_t> dims,
+               std::vector<int64_t> rstrides, int64_t out_count, ScalarRegion body, uint32_t stage)
+      : in_(std::move(in)),
+        init_(std::move(init)),
+        out_(std::move(out)),
+        dims_(std::move(dims)),
+        rstr_(std::move(rstrides)),
+        out_count_(out_count),
+        body_(std::move(body)),
+        stage_(stage) {
+    for (const Operand& o : out_) out_esize_.push_back(o.esize);
+  }
+
+  Status Run(Frame& f) const override {
+    const size_t n = in_.size();
+    for (size_t k = 0; k < n; ++k) {
+      char* r = f.slots[out_[k].slot];
+      for (int64_t i = 0; i < out_count_; ++i)
+        std::memcpy(r + i * out_[k].esize, f.slots[init_[k].slot], out_[k].esize);
+    }
+    int64_t count = 1;
+    for (int64_t d : dims_) count *= d;
+    if (count == 0) return Status();
+    std::vector<const char*> args(2 * n);
+    std::vector<char*> dst(n);
+    Odometer it(dims_);
+    int64_t roff = 0;
+    for (int64_t i = 0; i < count; ++i) {
+      for (size_t k = 0; k < n; ++k) {
+        dst[k] = f.slots[out_[k].slot] + roff * out_[k].esize;
+        args[k] = dst[k];
+        args[n + k] = f.slots[in_[k].slot] + i * in_[k].esize;
+      }
+      NEURONMEM_RETURN_IF_ERROR(body_.Call(f, args.data()));
+      body_.StoreResults(f, dst.data(), out_esize_.data(), stage_);
+      const size_t changed = it.Next();
+      if (changed == dims_.size()) break;
+      roff += rstr_[changed];
+      for (size_t d = changed + 1; d < dims_.size(); ++d) roff -= rstr_[d] * (dims_[d] - 1);
+    }
+    return Status();
+  }
+
+ private:
+  std::vector<Operand> in_, init_, out_;
+  std::vector<size_t> out_esize_;
+  std::vector<int64_t> dims_, rstr_;
+  int64_t out_count_;
+  ScalarRegion body_;
+  uint32_t stage_;
+};
+
+Status CompileReduce(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
+  const bool pretty = !cx.op().generic;  // `(%input init: %init), ...` pairs
+  std::vector<int64_t> dimensions;
+  if (!cx.IntList("dimensions", &dimensions)) {
+    TextCursor c(cx.OpText());
+    if (!c.SeekKey("dimensions") || !c.IntList(&dimensions)) return cx.Invalid("missing dimensions");
+  }
+  std::vector<bool> reduced;
+  Reduction r;
+  NEURONMEM_RETURN_IF_ERROR(ReadReduction(
+      cx, pretty, false,
+      [&](const std::vector<int64_t>& in, std::vector<int64_t>* out) {
+        reduced.assign(in.size(), false);
+        for (int64_t d : dimensions) {
+          if (d < 0 || d >= static_cast<int64_t>(in.size()) || reduced[d]) return cx.Invalid("bad dimensions");
+          reduced[d] = true;
+        }
+        for (size_t d = 0; d < in.size(); ++d)
+          if (!reduced[d]) out->push_back(in[d]);
+        return Ok();
+      },
+      &r));
+  const size_t n = r.outs.size(), rank = r.in_dims.size();
+  ScalarRegion body;
+  const std::string_view text = cx.OpText();
+  if (pretty && cx.op().regions.empty()) {
+    const size_t at = text.find(" applies ");
+    if (at == std::string_view::npos || n != 1) return cx.Invalid("missing reducer");
+    const std::string_view rest = text.substr(at + 9);
+    NEURONMEM_RETURN_IF_ERROR(body.CompileApplies(cx, rest.substr(0, rest.find_first_of(" \t")), r.acc_types[0]));
+  } else {
+    NEURONMEM_RETURN_IF_ERROR(
+        body.Compile(cx, 0, r.ArgTypes(), r.acc_types, pretty ? PairOrder(n) : std::vector<size_t>{}));
+  }
+  // Result offset per input dim: the result's stride for kept dims, 0 for reduced ones.
+  const std::vector<int64_t> rs = Strides(r.out_dims);
+  std::vector<int64_t> rstr(rank, 0);
+  for (size_t d = 0, o = 0; d < rank; ++d)
+    if (!reduced[d]) rstr[d] = rs[o++];
+  int64_t out_count = 1;
+  for (int64_t d : r.out_dims) out_count *= d;
+  const uint32_t stage = ScalarRegion::AddStage(cx, n);
+  *k = std::make_unique<ReduceKernel>(Operands(cx, r.ins), Operands(cx, r.inits), Operands(cx, r.outs), r.in_dims,
+                                      std::move(rstr), out_count, std::move(body), stage);
+  return Ok();
+}
+
+// ---- reduce_window -------------------------------------------------------------------------------
+
+struct Window {
+  std::vector<int64_t> dims, strides, base_dilations, window_dilations;
+  std::vector<int64_t> pad_lo, pad_hi;
+};
+
+// Reads window_dimensions, window_strides, base_dilations, window_dilations and padding (generic form).
+Status ReadWindow(CompileCtx& cx, size_t rank, bool dilations, Window* w) {
+  if (!cx.IntList("window_dimensions", &w->dims)) return cx.Invalid("missing window_dimensions");
+  const auto list = [&](const char* name, std::vector<int64_t>* v, int64_t dflt) -> Status {
+    if (!cx.Attr(name)) {
+      v->assign(rank, dflt);
+      return Ok();
+    }
+    if (!cx.IntList(name, v) || v->size() != rank) return cx.Invalid("%s must have %zu entries", name, rank);
+    return Ok();
+  };
+  if (w->dims.size() != rank) return cx.Invalid("window_dimensions must have %zu entries", rank);
+  NEURONMEM_RETURN_IF_ERROR(list("window_strides", &w->strides, 1));
+  if (dilations) {
+    NEURONMEM_RETURN_IF_ERROR(list("base_dilations", &w->base_dilations, 1));
+    NEURONMEM_RETURN_IF_ERROR(list("window_dilations", &w->window_dilations, 1));
+  } else {
+    w->base_dilations.assign(rank, 1);
+    w->window_dilations.assign(rank, 1);
+  }
+  w->pad_lo.assign(rank, 0);
+  w->pad_hi.assign(rank, 0);
+  if (cx.Attr("padding")) {
+    std::vector<int64_t> flat;
+    if (!cx.IntList("padding", &flat) || flat.size() != 2 * rank) return cx.Invalid("padding must be %zux2", rank);
+    for (size_t d = 0; d < rank; ++d) {
+      w->pad_lo[d] = flat[2 * d];
+      w->pad_hi[d] = flat[2 * d + 1];
+    }
+  }
+  for (size_t d = 0; d < rank; ++d)
+    if (w->dims[d] < 1 || w->strides[d] < 1 || w->base_dilations[d] < 1 || w->window_dilations[d] < 1)
+      return cx.Invalid("window sizes, strides and dilations must be positive");
+  return Ok();
+}
+
+// The result dims of a window over `in` (the spec's shape of reduce_window).
+std::vector<int64_t> WindowResultDims(const std::vector<int64_t>& in, const Window& w) {
+  std::vector<int64_t> r(in.size());
+  for (size_t d = 0; d < in.size(); ++d) {
+    const int64_t dilated = in[d] == 0 ? 0 : (in[d] - 1) * w.base_dilations[d] + 1;
+    const int64_t padded = dilated + w.pad_lo[d] + w.pad_hi[d];
+    const int64_t win = (w.dims[d] - 1) * w.window_dilations[d] + 1;
+    r[d] = padded < win ? 0 : (padded - win) / w.strides[d] + 1;
+  }
+  return r;
+}
+
+class ReduceWindowKernel final : public Kernel {
+ public:
+  ReduceWindowKernel(std::vector<Operand> in, std::vector<Operand> init, std::vector<Operand> out,
+                     std::vector<int64_t> in_dims, std::vector<int64_t> out_dims, Window w, ScalarRegion body,
+                     uint32_t stage)
+      : in_(std::move(in)),
+        init_(std::move(init)),
+        out_(std::move(out)),
+        in_dims_(std::move(in_dims)),
+        out_dims_(std::move(out_dims)),
+        w_(std::move(w)),
+        body_(std::move(body)),
+        stage_(stage) {
+    for (const Operand& o : out_) out_esize_.push_back(o.esize);
+  }
+
+  Status Run(Frame& f) const override {
+    const size_t n = in_.size(), rank = in_dims_.size();
+    int64_t out_count = 1, win_count = 1;
+    for (int64_t d : out_dims_) out_count *= d;
+    for (int64_t d : w_.dims) win_count *= d;
+    if (out_count == 0) return Status();
+    const std::vector<int64_t> in_str = Strides(in_dims_);
+    std::vector<const char*> args(2 * n);
+    std::vector<char*> dst(n);
+    Odometer out_it(out_dims_);
+    for (int64_t o = 0; o < out_count; ++o, out_it.Next()) {
+      for (size_t k = 0; k < n; ++k) {
+        dst[k] = f.slots[out_[k].slot] + o * out_[k].esize;
+        std::memcpy(dst[k], f.slots[init_[k].slot], out_[k].esize);
+        args[k] = dst[k];
+      }
+      Odometer win_it(w_.dims);
+      for (int64_t wi = 0; wi < win_count; ++wi, win_it.Next()) {
+        int64_t off = 0;
+        bool in_bounds = true;
+        for (size_t d = 0; d < rank && in_bounds; ++d) {
+          const int64_t p = out_it.idx[d] * w_.strides[d] + win_it.idx[d] * w_.window_dilations[d] - w_.pad_lo[d];
+          if (p < 0 || p % w_.base_dilations[d] != 0 || p / w_.base_dilations[d] >= in_dims_[d]) {
+            in_bounds = false;
+          } else {
+            off += p / w_.base_dilations[d] * in_str[d];
+          }
+        }
+        for (size_t k = 0; k < n; ++k)
+          args[n + k] = in_bounds ? f.slots[in_[k].slot] + off * in_[k].esize : f.slots[init_[k].slot];
+        NEURONMEM_RETURN_IF_ERROR(body_.Call(f, args.data()));
+        body_.StoreResults(f, dst.data(), out_esize_.data(), stage_);
+      }
+    }
+    return Status();
+  }
+
+ private:
+  std::vector<Operand> in_, init_, out_;
+  std::vector<size_t> out_esize_;
+  std::vector<int64_t> in_dims_, out_dims_;
+  Window w_;
+  ScalarRegion body_;
+  uint32_t stage_;
+};
+
+Status CompileReduceWindow(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
+  Window w;
+  Reduction r;
+  NEURONMEM_RETURN_IF_ERROR(ReadReduction(
+      cx, false, true,
+      [&](const std::vector<int64_t>& in, std::vector<int64_t>* out) {
+        NEURONMEM_RETURN_IF_ERROR(ReadWindow(cx, in.size(), true, &w));
+        *out = WindowResultDims(in, w);
+        return Ok();
+      },
+      &r));
+  ScalarRegion body;
+  NEURONMEM_RETURN_IF_ERROR(body.Compile(cx, 0, r.ArgTypes(), r.acc_types));
+  const uint32_t stage = ScalarRegion::AddStage(cx, r.outs.size());
+  *k = std::make_unique<ReduceWindowKernel>(Operands(cx, r.ins), Operands(cx, r.inits), Operands(cx, r.outs), r.in_dims,
+                                            r.out_dims, std::move(w), std::move(body), stage);
+  return Ok();
+}
+
+// ---- select_and_scatter --------------------------------------------------------------------------
+
+class SelectAndScatterKernel final : public Kernel {
+ public:
+  SelectAndScatterKernel(uint32_t operand, uint32_t source, uint32_t init, uint32_t out, size_t esize,
+                         std::vector<int64_t> dims, std::vector<int64_t> source_dims, Window w, ScalarRegion select,
+                         ScalarRegion scatter)
+      : operand_(operand),
+        source_(source),
+        init_(init),
+        out_(out),
+        esize_(esize),
+        dims_(std::move(dims)),
+        source_dims_(std::move(source_dims)),
+        w_(std::move(w)),
+        select_(std::move(select)),
+        scatter_(std::move(scatter)) {}
+
+  Status Run(Frame& f) const override {
+    const size_t rank = dims_.size();
+    int64_t count = 1, src_count = 1, win_count = 1;
+    for (int64_t d : dims_) count *= d;
+    for (int64_t d : source_dims_) src_count *= d;
+    for (int64_t d : w_.dims) win_count *= d;
+    char* out = f.slots[out_];
+    const char* operand = f.slots[operand_];
+    for (int64_t i = 0; i < count; ++i) std::memcpy(out + i * esize_, f.slots[init_], esize_);
+    if (src_count == 0) return Status();
+    const std::vector<int64_t> str = Strides(dims_);
+    Odometer src_it(source_dims_);
+    for (int64_t s = 0; s < src_count; ++s, src_it.Next()) {
+      int64_t selected = -1;
+      Odometer win_it(w_.dims);
+      for (int64_t wi = 0; wi < win_count; ++wi, win_it.Next()) {
+        int64_t off = 0;
+        bool in_bounds = true;
+        for (size_t d = 0; d < rank && in_bounds; ++d) {
+          const int64_t p = src_it.idx[d] * w_.strides[d] + win_it.idx[d] - w_.pad_lo[d];
+          if (p < 0 || p >= dims_[d]) in_bounds = false;
+          off += p * str[d];
+        }
+        if (!in_bounds) continue;
+        if (selected < 0) {
+          selected = off;
+          continue;
+        }
+        const char* args[2] = {operand + selected * esize_, operand + off * esize_};
+        NEURONMEM_RETURN_IF_ERROR(select_.Call(f, args));
+        if (!*reinterpret_cast<const bool*>(select_.Result(f, 0))) selected = off;
+      }
+      if (selected < 0) continue;
+      char* dst = out + selected * esize_;
+      const char* args[2] = {dst, f.slots[source_] + s * esize_};
+      NEURONMEM_RETURN_IF_ERROR(scatter_.Call(f, args));
+      std::memmove(dst, scatter_.Result(f, 0), esize_);
+    }
+    return Status();
+  }
+
+ private:
+  uint32_t operand_, source_, init_, out_;
+  size_t esize_;
+  std::vector<int64_t> dims_, source_dims_;
+  Window w_;
+  ScalarRegion select_, scatter_;
+};
+
+Status CompileSelectAndScatter(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
+  NEURONMEM_RETURN_IF_ERROR(NoQuant(cx));
+  if (cx.num_inputs() != 3 || cx.num_outputs() != 1) return cx.Invalid("expected operand, source, init_value");
+  const Slot operand = cx.in_slot(0), source = cx.in_slot(1), init = cx.in_slot(2), out = cx.out_slot(0);
+  Window w;
+  NEURONMEM_RETURN_IF_ERROR(ReadWindow(cx, operand.dims.size(), false, &w));
+  if (WindowResultDims(operand.dims, w) != source.dims) return cx.Invalid("source does not match the windows");
+  if (!init.dims.empty() || init.type != operand.type || source.type != operand.type || out.type != operand.type ||
+      out.dims != operand.dims)
+    return cx.Invalid("operand, source, init_value and result must share the element type");
+  const ElementType t = operand.type;
+  ScalarRegion select, scatter;
+  NEURONMEM_RETURN_IF_ERROR(select.Compile(cx, 0, {t, t}, {ElementType::kPred}));
+  NEURONMEM_RETURN_IF_ERROR(scatter.Compile(cx, 1, {t, t}, {t}));
+  *k = std::make_unique<SelectAndScatterKernel>(cx.in(0), cx.in(1), cx.in(2), cx.out(0), ElementByteSize(t),
+                                                operand.dims, source.dims, std::move(w), std::move(select),
+                                                std::move(scatter));
+  return Ok();
+}
+
+// ---- map -----------------------------------------------------------------------------------------
+
+class MapKernel final : public Kernel {
+ public:
+  MapKernel(std::vector<Operand> in, Operand out, int64_t count, ScalarRegion body)
+      : in_(std::move(in)), out_(out), count_(count), body_(std::move(body)) {}
+  Status Run(Frame& f) const override {
+    std::vector<const char*> args(in_.size());
+    for (int64_t i = 0; i < count_; ++i) {
+      for (size_t k = 0; k < in_.size(); ++k) args[k] = f.slots[in_[k].slot] + i * in_[k].esize;
+      NEURONMEM_RETURN_IF_ERROR(body_.Call(f, args.data()));
+      std::memcpy(f.slots[out_.slot] + i * out_.esize, body_.Result(f, 0), out_.esize);
+    }
+    return Status();
+  }
+
+ private:
+  std::vector<Operand> in_;
+  Operand out_;
+  int64_t count_;
+  ScalarRegion body_;
+};
+
+Status CompileMap(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
+  NEURONMEM_RETURN_IF_ERROR(NoQuant(cx));
+  if (cx.num_inputs() == 0 || cx.num_outputs() != 1) return cx.Invalid("expected inputs and one result");
+  const Slot out = cx.out_slot(0);
+  std::vector<int64_t> dimensions;
+  if (cx.IntList("dimensions", &dimensions)) {
+    for (size_t i = 0; i < dimensions.size(); ++i)
+      if (dimensions[i] != static_cast<int64_t>(i)) return cx.Invalid("dimensions must be [0, ..., rank - 1]");
+    if (dimensions.size() != out.dims.size()) return cx.Invalid("dimensions must be [0, ..., rank - 1]");
+  }
+  std::vector<ElementType> types;
+  std::vector<uint32_t> ins;
+  for (size_t i = 0; i < cx.num_inputs(); ++i) {
+    if (cx.in_slot(i).dims != out.dims) return cx.Invalid("inputs and result must have the same shape");
+    types.push_back(cx.in_slot(i).type);
+    ins.push_back(cx.in(i));
+  }
+  ScalarRegion body;
+  NEURONMEM_RETURN_IF_ERROR(body.Compile(cx, 0, types, {out.type}));
+  *k = std::make_unique<MapKernel>(Operands(cx, ins), Operand{cx.out(0), ElementByteSize(out.type)}, out.count,
+                                   std::move(body));
+  return Ok();
+}
+
+}  // namespace
+
+void RegisterReduceOps(std::unordered_map<std::string_view, OpCompileFn>* r) {
+  (*r)["stablehlo.reduce"] = CompileReduce;
+  (*r)["stablehlo.reduce_window"] = CompileReduceWindow;
+  (*r)["stablehlo.select_and_scatter"] = CompileSelectAndScatter;
+  (*r)["stablehlo.map"] = CompileMap;
+}
+
+}  // namespace neuronmem::interp

@@ -1,0 +1,292 @@
+// reduce, reduce_window, select_and_scatter, map, gather, scatter, sort, chlo.top_k: the spec's examples and
+// edge cases (evaluation order, out-of-bounds indices, padding, empty dimensions, bad attributes).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "interp_test_util.h"
+
+namespace neuronmem::interp {
+namespace {
+
+using testing::CompileText;
+using testing::Fn;
+using testing::RunText;
+
+const char kAddI64[] =
+    "({\n  ^bb0(%x: tensor<i64>, %y: tensor<i64>):\n"
+    "    %s = stablehlo.add %x, %y : tensor<i64>\n    stablehlo.return %s : tensor<i64>\n  })";
+
+TEST(Reduce, SpecExampleGenericForm) {
+  const std::string t =
+      Fn(std::string("  %a = stablehlo.constant dense<[[0, 1, 2, 3, 4, 5]]> : tensor<1x6xi64>\n"
+                     "  %z = stablehlo.constant dense<0> : tensor<i64>\n"
+                     "  %r = \"stablehlo.reduce\"(%a, %z) ") +
+             kAddI64 + " {dimensions = array<i64: 1>} : (tensor<1x6xi64>, tensor<i64>) -> tensor<1xi64>",
+         "tensor<1xi64>");
+  auto r = RunText(t);
+  ASSERT_FALSE(r.status) << r.status->message;
+  EXPECT_EQ(r.Get<int64_t>(0), (std::vector<int64_t>{15}));
+}
+
+TEST(Reduce, AppliesFormOverSeveralDimensions) {
+  const std::string t =
+      Fn("  %a = stablehlo.iota dim = 1 : tensor<2x3x4xi32>\n"
+         "  %z = stablehlo.constant dense<1> : tensor<i32>\n"
+         "  %r = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [0, 2] : "
+         "(tensor<2x3x4xi32>, tensor<i32>) -> tensor<3xi32>",
+         "tensor<3xi32>");
+  auto r = RunText(t);
+  ASSERT_FALSE(r.status) << r.status->message;
+  EXPECT_EQ(r.Get<int32_t>(0), (std::vector<int32_t>{1, 9, 17}));  // 1 + 8 * i
+}
+
+TEST(Reduce, SumsInRowMajorOrderFromTheInitValue) {
+  // ((0 + 1e8) + 1) - 1e8 in f32 is 0: the reference's order, not a pairwise or reordered sum.
+  const std::string t =
+      Fn("  %a = stablehlo.constant dense<[1.0e8, 1.0, -1.0e8]> : tensor<3xf32>\n"
+         "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+         "  %r = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [0] : "
+         "(tensor<3xf32>, tensor<f32>) -> tensor<f32>",
+         "tensor<f32>");
+  auto r = RunText(t);
+  ASSERT_FALSE(r.status) << r.status->message;
+  EXPECT_EQ(r.Get<float>(0), (std::vector<float>{0.0f}));
+}
+
+TEST(Reduce, VariadicArgmaxPrettyFormKeepsTheFirstMaximum) {
+  // reducer(%acc_v, %x_v) (%acc_i, %x_i): the pretty form pairs the arguments per operand.
+  const std::string t =
+      Fn("  %v = stablehlo.constant dense<[3.0, 7.0, 7.0, 1.0]> : tensor<4xf32>\n"
+         "  %i = stablehlo.iota dim = 0 : tensor<4xi32>\n"
+         "  %nv = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
+         "  %ni = stablehlo.constant dense<-1> : tensor<i32>\n"
+         "  %m:2 = stablehlo.reduce(%v init: %nv), (%i init: %ni) across dimensions = [0] : "
+         "(tensor<4xf32>, tensor<4xi32>, tensor<f32>, tensor<i32>) -> (tensor<f32>, tensor<i32>)\n"
+         "   reducer(%a: tensor<f32>, %b: tensor<f32>) (%c: tensor<i32>, %d: tensor<i32>)  {\n"
+         "    %gt = stablehlo.compare  GT, %b, %a,  FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
+         "    %sv = stablehlo.select %gt, %b, %a : tensor<i1>, tensor<f32>\n"
+         "    %si = stablehlo.select %gt, %d, %c : tensor<i1>, tensor<i32>\n"
+         "    stablehlo.return %sv, %si : tensor<f32>, tensor<i32>\n"
+         "  }\n"
+         "  %r = stablehlo.convert %m#1 : (tensor<i32>) -> tensor<i32>",
+         "tensor<i32>");
+  auto r = RunText(t);
+  ASSERT_FALSE(r.status) << r.status->message;
+  EXPECT_EQ(r.Get<int32_t>(0), (std::vector<int32_t>{1}));
+}
+
+TEST(Reduce, EmptyReducedDimensionGivesTheInitValue) {
+  const std::string t =
+      Fn("  %a = stablehlo.constant dense<> : tensor<2x0xi32>\n"
+         "  %z = stablehlo.constant dense<7> : tensor<i32>\n"
+         "  %r = stablehlo.reduce(%a init: %z) applies stablehlo.multiply across dimensions = [1] : "
+         "(tensor<2x0xi32>, tensor<i32>) -> tensor<2xi32>",
+         "tensor<2xi32>");
+  auto r = RunText(t);
+  ASSERT_FALSE(r.status) << r.status->message;
+  EXPECT_EQ(r.Get<int32_t>(0), (std::vector<int32_t>{7, 7}));
+}
+
+TEST(Reduce, BadDimensionsFailAtCompile) {
+  const std::string t =
+      Fn("  %a = stablehlo.constant dense<1> : tensor<2xi32>\n"
+         "  %z = stablehlo.constant dense<0> : tensor<i32>\n"
+         "  %r = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [1] : "
+         "(tensor<2xi32>, tensor<i32>) -> tensor<i32>",
+         "tensor<i32>");
+  auto c = CompileText(t);
+  ASSERT_TRUE(c.status);
+  EXPECT_EQ(c.status->code, NEURONMEM_STATUS_INVALID_ARGUMENT) << c.status->message;
+  EXPECT_NE(c.status->message.find("test.mlir:4:"), std::string::npos) << c.status->message;
+}
+
+TEST(ReduceWindow, SpecExampleWithDilationsAndPadding) {
+  const std::string t = Fn(std::string("  %a = stablehlo.constant dense<[[1, 2], [3, 4], [5, 6]]> : tensor<3x2xi64>\n"
+                                       "  %z = stablehlo.constant dense<0> : tensor<i64>\n"
+                                       "  %r = \"stablehlo.reduce_window\"(%a, %z) ") +
+                               kAddI64 +
+                               " {window_dimensions = array<i64: 2, 1>, window_strides = array<i64: 4, 1>, "
+                               "base_dilations = array<i64: 2, 1>, window_dilations = array<i64: 3, 1>, "
+                               "padding = dense<[[2, 1], [0, 0]]> : tensor<2x2xi64>} : "
+                               "(tensor<3x2xi64>, tensor<i64>) -> tensor<2x2xi64>",
+                           "tensor<2x2xi64>");
+  auto r = RunText(t);
+  ASSERT_FALSE(r.status) << r.status->message;
+  EXPECT_EQ(r.Get<int64_t>(0), (std::vector<int64_t>{0, 0, 3, 4}));
+}
+
+TEST(ReduceWindow, PaddingTakesTheInitValueIntoTheBody) {
+  // Max over windows of 2 with one padded element on each side, init 100: the pads contribute 100.
+  const std::string t =
+      Fn("  %a = stablehlo.constant dense<[1, 2]> : tensor<2xi32>\n"
+         "  %z = stablehlo.constant dense<100> : tensor<i32>\n"
+         "  %r = \"stablehlo.reduce_window\"(%a, %z) ({\n  ^bb0(%x: tensor<i32>, %y: tensor<i32>):\n"
+         "    %s = stablehlo.subtract %x, %y : tensor<i32>\n    stablehlo.return %s : tensor<i32>\n  }) "
+         "{window_dimensions = array<i64: 2>, padding = dense<[[1, 1]]> : tensor<1x2xi64>} : "
+         "(tensor<2xi32>, tensor<i32>) -> tensor<3xi32>",
+         "tensor<3xi32>");
+  auto r = RunText(t);
+  ASSERT_FALSE(r.status) << r.status->message;
+  // (100 - 100) - 1 = -1; (100 - 1) - 2 = 97; (100 - 2) - 100 = -2
+  EXPECT_EQ(r.Get<int32_t>(0), (std::vector<int32_t>{-1, 97, -2}));
+}
+
+TEST(SelectAndScatter, SpecExample) {
+  const std::string t =
+      Fn("  %a = stablehlo.constant dense<[[1, 5], [2, 5], [3, 6], [4, 4]]> : tensor<4x2xi64>\n"
+         "  %s = stablehlo.constant dense<[[5, 6], [7, 8]]> : tensor<2x2xi64>\n"
+         "  %z = stablehlo.constant dense<0> : tensor<i64>\n"
+         "  %r = \"stablehlo.select_and_scatter\"(%a, %s, %z) ({\n"
+         "  ^bb0(%x: tensor<i64>, %y: tensor<i64>):\n"
+         "    %p = stablehlo.compare GE, %x, %y : (tensor<i64>, tensor<i64>) -> tensor<i1>\n"
+         "    stablehlo.return %p : tensor<i1>\n  }, {\n"
+         "  ^bb0(%x: tensor<i64>, %y: tensor<i64>):\n"
+         "    %q = stablehlo.add %x, %y : tensor<i64>\n    stablehlo.return %q : tensor<i64>\n  }) "
+         "{window_dimensions = array<i64: 3, 1>, window_strides = array<i64: 2, 1>, "
+         "padding = dense<[[0, 1], [0, 0]]> : tensor<2x2xi64>} : "
+         "(tensor<4x2xi64>, tensor<2x2xi64>, tensor<i64>) -> tensor<4x2xi64>",
+         "tensor<4x2xi64>");
+  auto r = RunText(t);
+  ASSERT_FALSE(r.status) << r.status->message;
+  EXPECT_EQ(r.Get<int64_t>(0), (std::vector<int64_t>{0, 0, 0, 0, 5, 14, 7, 0}));
+}
+
+TEST(Map, AppliesTheComputationPerElement) {
+  const std::string t =
+      Fn("  %a = stablehlo.constant dense<[1, 2, 3]> : tensor<3xi32>\n"
+         "  %b = stablehlo.constant dense<[10, 20, 30]> : tensor<3xi32>\n"
+         "  %r = \"stablehlo.map\"(%a, %b) ({\n  ^bb0(%x: tensor<i32>, %y: tensor<i32>):\n"
+         "    %m = stablehlo.multiply %x, %y : tensor<i32>\n    %s = stablehlo.add %m, %x : tensor<i32>\n"
+         "    stablehlo.return %s : tensor<i32>\n  }) {dimensions = array<i64: 0>} : "
+         "(tensor<3xi32>, tensor<3xi32>) -> tensor<3xi32>",
+         "tensor<3xi32>");
+  auto r = RunText(t);
+  ASSERT_FALSE(r.status) << r.status->message;
+  EXPECT_EQ(r.Get<int32_t>(0), (std::vector<int32_t>{11, 42, 93}));
+}
+
+TEST(Gather, SpecExampleWithBatchingDims) {
+  const std::string t =
+      Fn("  %a = stablehlo.iota dim = 0 : tensor<48xi32>\n"
+         "  %one = stablehlo.constant dense<1> : tensor<48xi32>\n"
+         "  %b = stablehlo.add %a, %one : tensor<48xi32>\n"
+         "  %op = stablehlo.reshape %b : (tensor<48xi32>) -> tensor<2x3x4x2xi32>\n"
+         "  %i = stablehlo.constant dense<[[[[0, 0], [1, 0], [2, 1]], [[0, 1], [1, 1], [0, 9]]], "
+         "[[[0, 0], [2, 1], [2, 2]], [[1, 2], [0, 1], [1, 0]]]]> : tensor<2x2x3x2xi64>\n"
+         "  %r = \"stablehlo.gather\"(%op, %i) {dimension_numbers = #stablehlo.gather<offset_dims = [3, 4], "
+         "collapsed_slice_dims = [1], operand_batching_dims = [0], start_indices_batching_dims = [1], "
+         "start_index_map = [2, 1], index_vector_dim = 3>, slice_sizes = array<i64: 1, 1, 2, 2>, "
+         "indices_are_sorted = false} : (tensor<2x3x4x2xi32>, tensor<2x2x3x2xi64>) -> tensor<2x2x3x2x2xi32>",
+         "tensor<2x2x3x2x2xi32>");
+  auto r = RunText(t);
+  ASSERT_FALSE(r.status) << r.status->message;
+  EXPECT_EQ(r.Get<int32_t>(0), (std::vector<int32_t>{1,  2,  3,  4,  3,  4,  5,  6,  13, 14, 15, 16, 33, 34, 35, 36,
+                                                     35, 36, 37, 38, 41, 42, 43, 44, 1,  2,  3,  4,  13, 14, 15, 16,
+                                                     21, 22, 23, 24, 43, 44, 45, 46, 33, 34, 35, 36, 27, 28, 29, 30}));
+}
+
+TEST(Gather, StartIndicesAreClampedIntoTheOperand) {
+  const std::string t =
+      Fn("  %a = stablehlo.constant dense<[10, 11, 12, 13]> : tensor<4xi32>\n"
+         "  %i = stablehlo.constant dense<[[-5], [3], [100]]> : tensor<3x1xi32>\n"
+         "  %r = \"stablehlo.gather\"(%a, %i) {dimension_numbers = #stablehlo.gather<offset_dims = [1], "
+         "start_index_map = [0], index_vector_dim = 1>, slice_sizes = array<i64: 2>} : "
+         "(tensor<4xi32>, tensor<3x1xi32>) -> tensor<3x2xi32>",
+         "tensor<3x2xi32>");
+  auto r = RunText(t);
+  ASSERT_FALSE(r.status) << r.status->message;
+  EXPECT_EQ(r.Get<int32_t>(0), (std::vector<int32_t>{10, 11, 12, 13, 12, 13}));
+}
+
+TEST(Scatter, SpecExample) {
+  const std::string t = Fn(
+      std::string("  %a = stablehlo.iota dim = 0 : tensor<24xi64>\n"
+                  "  %one = stablehlo.constant dense<1> : tensor<24xi64>\n"
+                  "  %b = stablehlo.add %a, %one : tensor<24xi64>\n"
+                  "  %in = stablehlo.reshape %b : (tensor<24xi64>) -> tensor<3x4x2xi64>\n"
+                  "  %i = stablehlo.constant dense<[[[0, 2], [1, 0], [2, 1]], [[0, 1], [1, 0], [2, 0]]]> : "
+                  "tensor<2x3x2xi64>\n"
+                  "  %u = stablehlo.constant dense<1> : tensor<2x3x2x2xi64>\n"
+                  "  %r = \"stablehlo.scatter\"(%in, %i, %u) ") +
+          kAddI64 +
+          " {scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [2, 3], inserted_window_dims = [0], "
+          "scatter_dims_to_operand_dims = [1, 0], index_vector_dim = 2>, indices_are_sorted = false, "
+          "unique_indices = false} : (tensor<3x4x2xi64>, tensor<2x3x2xi64>, tensor<2x3x2x2xi64>) -> "
+          "tensor<3x4x2xi64>",
+      "tensor<3x4x2xi64>");
+  auto r = RunText(t);
+  ASSERT_FALSE(r.status) << r.status->message;
+  EXPECT_EQ(r.Get<int64_t>(0), (std::vector<int64_t>{1,  2,  5,  6,  8,  9,  8,  9,  10, 11, 12, 13,
+                                                     14, 15, 16, 17, 18, 19, 20, 21, 21, 22, 23, 24}));
+}
+
+TEST(Scatter, OutOfBoundsUpdatesAreSkippedAndRepeatsApplyInOrder) {
+  // Bounds are checked per element, as the spec says: start 5 is out of bounds for both window elements,
+  // start -1 only for the first (its second updates element 0), start 3 only for the second. Start 1 twice
+  // with a non-commutative body applies in order: ((x - 1) - 2).
+  const std::string t =
+      Fn("  %in = stablehlo.constant dense<[10, 20, 30, 40]> : tensor<4xi32>\n"
+         "  %i = stablehlo.constant dense<[[1], [5], [-1], [3], [1]]> : tensor<5x1xi32>\n"
+         "  %u = stablehlo.constant dense<[[1, 1], [9, 9], [9, 9], [9, 9], [2, 2]]> : tensor<5x2xi32>\n"
+         "  %r = \"stablehlo.scatter\"(%in, %i, %u) ({\n  ^bb0(%x: tensor<i32>, %y: tensor<i32>):\n"
+         "    %s = stablehlo.subtract %x, %y : tensor<i32>\n    stablehlo.return %s : tensor<i32>\n  }) "
+         "{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1], "
+         "scatter_dims_to_operand_dims = [0], index_vector_dim = 1>} : "
+         "(tensor<4xi32>, tensor<5x1xi32>, tensor<5x2xi32>) -> tensor<4xi32>",
+         "tensor<4xi32>");
+  auto r = RunText(t);
+  ASSERT_FALSE(r.status) << r.status->message;
+  EXPECT_EQ(r.Get<int32_t>(0), (std::vector<int32_t>{1, 17, 27, 31}));
+}
+
+TEST(Sort, SpecExampleTwoOperandsStable) {
+  const std::string t =
+      "func.func @main() -> (tensor<2x3xi64>, tensor<2x3xi64>) {\n"
+      "  %a = stablehlo.constant dense<[[1, 2, 3], [3, 2, 1]]> : tensor<2x3xi64>\n"
+      "  %b = stablehlo.constant dense<[[3, 2, 1], [1, 2, 3]]> : tensor<2x3xi64>\n"
+      "  %r:2 = \"stablehlo.sort\"(%a, %b) ({\n"
+      "  ^bb0(%x: tensor<i64>, %y: tensor<i64>, %z: tensor<i64>, %w: tensor<i64>):\n"
+      "    %p = stablehlo.compare GT, %x, %y : (tensor<i64>, tensor<i64>) -> tensor<i1>\n"
+      "    stablehlo.return %p : tensor<i1>\n  }) {dimension = 0 : i64, is_stable = true} : "
+      "(tensor<2x3xi64>, tensor<2x3xi64>) -> (tensor<2x3xi64>, tensor<2x3xi64>)\n"
+      "  func.return %r#0, %r#1 : tensor<2x3xi64>, tensor<2x3xi64>\n}\n";
+  auto r = RunText(t);
+  ASSERT_FALSE(r.status) << r.status->message;
+  EXPECT_EQ(r.Get<int64_t>(0), (std::vector<int64_t>{3, 2, 3, 1, 2, 1}));
+  EXPECT_EQ(r.Get<int64_t>(1), (std::vector<int64_t>{1, 2, 1, 3, 2, 3}));
+}
+
+TEST(Sort, NegativeDimensionAndStableTies) {
+  // Sort by the first operand only (last dim); equal keys keep their order, seen through the second operand.
+  const std::string t =
+      "func.func @main() -> tensor<4xi32> {\n"
+      "  %a = stablehlo.constant dense<[2, 1, 2, 1]> : tensor<4xi32>\n"
+      "  %b = stablehlo.iota dim = 0 : tensor<4xi32>\n"
+      "  %r:2 = \"stablehlo.sort\"(%a, %b) ({\n"
+      "  ^bb0(%x: tensor<i32>, %y: tensor<i32>, %z: tensor<i32>, %w: tensor<i32>):\n"
+      "    %p = stablehlo.compare LT, %x, %y : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+      "    stablehlo.return %p : tensor<i1>\n  }) {dimension = -1 : i64, is_stable = true} : "
+      "(tensor<4xi32>, tensor<4xi32>) -> (tensor<4xi32>, tensor<4xi32>)\n"
+      "  func.return %r#1 : tensor<4xi32>\n}\n";
+  auto r = RunText(t);
+  ASSERT_FALSE(r.status) << r.status->message;
+  EXPECT_EQ(r.Get<int32_t>(0), (std::vector<int32_t>{1, 3, 0, 2}));
+}
+
+TEST(TopK, LargestFirstTiesByIndexNanOnTop) {
+  const std::string t =
+      "func.func @main() -> (tensor<2x2xf32>, tensor<2x2xi32>) {\n"
+      "  %a = stablehlo.constant dense<[[1.0, 3.0, 3.0], [0x7FC00000, -1.0, 2.0]]> : tensor<2x3xf32>\n"
+      "  %v, %i = chlo.top_k(%a, k = 2) : tensor<2x3xf32> -> (tensor<2x2xf32>, tensor<2x2xi32>)\n"
+      "  func.return %v, %i : tensor<2x2xf32>, tensor<2x2xi32>\n}\n";
+  auto r = RunText(t);
+  ASSERT_FALSE(r.status) << r.status->message;
+  EXPECT_EQ(r.Get<int32_t>(1), (std::vector<int32_t>{1, 2, 0, 2}));
+  EXPECT_EQ(r.Get<float>(0)[0], 3.0f);
+  EXPECT_TRUE(std::isnan(r.Get<float>(0)[2]));
+  EXPECT_EQ(r.Get<float>(0)[3], 2.0f);
+}
+
+}  // namespace
+}  // namespace neuronmem::interp
