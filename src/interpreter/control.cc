@@ -1,4 +1,5 @@
 // Control flow and calls: func.call/call, while, if, case, and the token ops (after_all).
+#include "interpreter/attr_text.h"
 #include "interpreter/program.h"
 #include "interpreter/shape.h"
 
@@ -175,6 +176,142 @@ Status CompileBranches(CompileCtx& cx, bool is_if, std::unique_ptr<Kernel>* k) {
 Status CompileIf(CompileCtx& cx, std::unique_ptr<Kernel>* k) { return CompileBranches(cx, true, k); }
 Status CompileCase(CompileCtx& cx, std::unique_ptr<Kernel>* k) { return CompileBranches(cx, false, k); }
 
+// chlo.scan(%inputs...) inits(%inits...) dimension=d [attributes {is_reverse = true}] { body }: for each
+// position t along d (descending when reversed) the body takes the inputs' slices at t and the carries and
+// returns the outputs' slices at t and the new carries; the results are the stacked outputs, then the
+// final carries.
+class ScanKernel final : public Kernel {
+ public:
+  struct Geometry {
+    int64_t outer = 1, len = 0, inner = 1;
+  };
+  ScanKernel(const Body* body, std::vector<uint32_t> ins, std::vector<uint32_t> inits, std::vector<uint32_t> outs,
+             std::vector<uint32_t> slices, std::vector<uint32_t> carry_a, std::vector<uint32_t> carry_b,
+             std::vector<size_t> esize, std::vector<size_t> carry_bytes, Geometry g, bool reverse)
+      : body_(body),
+        ins_(std::move(ins)),
+        inits_(std::move(inits)),
+        outs_(std::move(outs)),
+        slices_(std::move(slices)),
+        a_(std::move(carry_a)),
+        b_(std::move(carry_b)),
+        esize_(std::move(esize)),
+        carry_bytes_(std::move(carry_bytes)),
+        g_(g),
+        reverse_(reverse) {}
+
+  Status Run(Frame& f) const override {
+    const size_t n = ins_.size(), m = inits_.size();
+    for (size_t j = 0; j < m; ++j) std::memmove(f.slots[a_[j]], f.slots[inits_[j]], carry_bytes_[j]);
+    const std::vector<uint32_t>* cur = &a_;
+    const std::vector<uint32_t>* next = &b_;
+    for (int64_t s = 0; s < g_.len; ++s) {
+      const int64_t t = reverse_ ? g_.len - 1 - s : s;
+      for (size_t k = 0; k < n; ++k) {
+        const size_t row = g_.inner * esize_[k];
+        for (int64_t o = 0; o < g_.outer; ++o)
+          std::memcpy(f.slots[slices_[k]] + o * row, f.slots[ins_[k]] + (o * g_.len + t) * row, row);
+        f.slots[body_->arg_slots[k]] = f.slots[slices_[k]];
+      }
+      for (size_t j = 0; j < m; ++j) f.slots[body_->arg_slots[n + j]] = f.slots[(*cur)[j]];
+      NEURONMEM_RETURN_IF_ERROR(RunBody(*body_, f));
+      for (size_t k = 0; k < n; ++k) {
+        const size_t row = g_.inner * esize_[k];
+        for (int64_t o = 0; o < g_.outer; ++o)
+          std::memcpy(f.slots[outs_[k]] + (o * g_.len + t) * row, f.slots[body_->result_slots[k]] + o * row, row);
+      }
+      for (size_t j = 0; j < m; ++j)
+        std::memmove(f.slots[(*next)[j]], f.slots[body_->result_slots[n + j]], carry_bytes_[j]);
+      std::swap(cur, next);
+    }
+    for (size_t j = 0; j < m; ++j) std::memmove(f.slots[outs_[n + j]], f.slots[(*cur)[j]], carry_bytes_[j]);
+    return Status();
+  }
+
+ private:
+  const Body* body_;
+  std::vector<uint32_t> ins_, inits_, outs_, slices_, a_, b_;
+  std::vector<size_t> esize_, carry_bytes_;
+  Geometry g_;
+  bool reverse_;
+};
+
+Status CompileScan(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
+  // The number of scanned inputs: operandSegmentSizes (generic form) or the values inside `scan(...)`.
+  std::vector<int64_t> segments;
+  size_t n = 0;
+  if (cx.IntList("operandSegmentSizes", &segments) && segments.size() == 2) {
+    n = static_cast<size_t>(segments[0]);
+  } else {
+    const std::string_view text = cx.OpText();
+    const size_t open = text.find("scan(");
+    const size_t close = open == std::string_view::npos ? open : text.find(')', open);
+    if (close == std::string_view::npos) return cx.Invalid("cannot read the scanned inputs");
+    for (size_t i = open; i < close; ++i) n += text[i] == '%';
+  }
+  const size_t total = cx.num_inputs();
+  if (n == 0 || n > total || cx.num_outputs() != total) return cx.Invalid("expected inputs, inits and as many results");
+  const size_t m = total - n;
+  int64_t dim = -1;
+  if (!cx.Int("dimension", &dim)) {
+    TextCursor c(cx.OpText());
+    if (!c.SeekKey("dimension") || !c.Int(&dim)) return cx.Invalid("missing dimension");
+  }
+  bool reverse = false;
+  if (!cx.Bool("is_reverse", &reverse)) {
+    TextCursor c(cx.OpText());
+    std::string_view w;
+    reverse = c.SeekKey("is_reverse") && c.Word(&w) && w == "true";
+  }
+  const Slot in0 = cx.in_slot(0);
+  const int64_t rank = static_cast<int64_t>(in0.dims.size());
+  if (dim < 0 || dim >= rank) return cx.Invalid("dimension out of range");
+  ScanKernel::Geometry g;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (d < dim) g.outer *= in0.dims[d];
+    if (d > dim) g.inner *= in0.dims[d];
+  }
+  g.len = in0.dims[dim];
+  std::vector<int64_t> slice_dims = in0.dims;
+  slice_dims.erase(slice_dims.begin() + dim);
+  const Body* body = nullptr;
+  NEURONMEM_RETURN_IF_ERROR(cx.CompileRegion(0, &body));
+  if (body->arg_slots.size() != total || body->result_slots.size() != total)
+    return cx.Invalid("the body must take and return %zu values", total);
+  std::vector<uint32_t> ins, inits, outs, slices, carry_a, carry_b;
+  std::vector<size_t> esize, carry_bytes;
+  for (size_t i = 0; i < total; ++i) {
+    const Slot& in = cx.in_slot(i);
+    const Slot& out = cx.out_slot(i);
+    const Slot& arg = cx.slot(body->arg_slots[i]);
+    const Slot& res = cx.slot(body->result_slots[i]);
+    if (in.quant || out.quant) return cx.Unsupported("quantized scan is not supported");
+    if (out.type != in.type || out.dims != in.dims)
+      return cx.Invalid("result %zu must have the type of operand %zu", i, i);
+    if (i < n) {
+      if (in.dims != in0.dims) return cx.Invalid("scanned inputs must have the same shape");
+      if (arg.type != in.type || arg.dims != slice_dims || res.type != in.type || res.dims != slice_dims)
+        return cx.Invalid("body argument and result %zu must be slices of input %zu", i, i);
+      ins.push_back(cx.in(i));
+      slices.push_back(cx.AddScratch(in.type, slice_dims));
+      esize.push_back(ElementByteSize(in.type));
+    } else {
+      if (arg.type != in.type || arg.dims != in.dims || res.type != in.type || res.dims != in.dims)
+        return cx.Invalid("body argument and result %zu must have the type of init %zu", i, i - n);
+      inits.push_back(cx.in(i));
+      carry_a.push_back(cx.AddScratch(in.type, in.dims));
+      carry_b.push_back(cx.AddScratch(in.type, in.dims));
+      carry_bytes.push_back(in.bytes);
+    }
+    outs.push_back(cx.out(i));
+  }
+  (void)m;
+  *k = std::make_unique<ScanKernel>(body, std::move(ins), std::move(inits), std::move(outs), std::move(slices),
+                                    std::move(carry_a), std::move(carry_b), std::move(esize), std::move(carry_bytes), g,
+                                    reverse);
+  return Ok();
+}
+
 // Tokens carry no data: after_all and create_token only define them.
 Status CompileToken(CompileCtx&, std::unique_ptr<Kernel>*) { return Ok(); }
 
@@ -187,6 +324,7 @@ void RegisterControlOps(std::unordered_map<std::string_view, OpCompileFn>* r) {
   m["stablehlo.while"] = CompileWhile;
   m["stablehlo.if"] = CompileIf;
   m["stablehlo.case"] = CompileCase;
+  m["chlo.scan"] = CompileScan;
   m["stablehlo.after_all"] = CompileToken;
   m["stablehlo.create_token"] = CompileToken;
 }

@@ -564,6 +564,19 @@ struct Shra {
   }
 };
 
+// chlo.mulhi: the high half of the double-width product (signed or unsigned), as bits of T's width.
+struct MulHi {
+  template <typename T>
+  static constexpr bool Supports() {
+    return kIsInt<T>;
+  }
+  template <typename T>
+  static T ApplyBits(T a, T b, int bits) {
+    __extension__ using Wide = std::conditional_t<std::is_signed_v<T>, __int128, unsigned __int128>;
+    return static_cast<T>((static_cast<Wide>(a) * static_cast<Wide>(b)) >> bits);
+  }
+};
+
 template <typename F, typename = void>
 struct HasBits2 : std::false_type {};
 template <typename F>
@@ -1242,6 +1255,7 @@ ScalarBinaryFn FindScalarBinary(std::string_view name, ElementType t) {
       {"stablehlo.shift_right_logical", ScalarFor<Shrl>},
       {"stablehlo.shift_right_arithmetic", ScalarFor<Shra>},
       {"stablehlo.atan2", ScalarFor<Atan2>},
+      {"chlo.mulhi", ScalarFor<MulHi>},
   };
   for (const auto& [n, make] : kTable)
     if (n == name) return make(t);
@@ -1309,6 +1323,7 @@ void RegisterElementwiseOps(std::unordered_map<std::string_view, OpCompileFn>* r
   m["chlo.erf"] = CompileUnary<Erf>;
   m["chlo.erfc"] = CompileUnary<Erfc>;
   m["chlo.next_after"] = CompileBinary<NextAfter>;
+  m["chlo.mulhi"] = CompileBinary<MulHi>;
 }
 
 }  // namespace neuronmem::interp

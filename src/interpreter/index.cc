@@ -203,6 +203,15 @@ Status CompileGather(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   return CompileGatherWith(cx, cx.in(0), cx.out(0), std::move(slice_sizes), k);
 }
 
+// dynamic_gather(operand, start_indices, slice_sizes): gather with slice_sizes from a constant operand.
+Status CompileDynamicGather(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
+  if (cx.num_inputs() != 3 || cx.num_outputs() != 1) return cx.Invalid("expected operand, start_indices, slice_sizes");
+  if (cx.in_slot(0).quant || cx.out_slot(0).quant) return cx.Unsupported("quantized dynamic_gather is not supported");
+  std::vector<int64_t> slice_sizes;
+  NEURONMEM_RETURN_IF_ERROR(ConstantInts(cx, 2, "slice_sizes", &slice_sizes));
+  return CompileGatherWith(cx, cx.in(0), cx.out(0), std::move(slice_sizes), k);
+}
+
 // ---- scatter -------------------------------------------------------------------------------------
 
 struct ScatterPlan {
@@ -522,6 +531,7 @@ Status CompileTopK(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
 
 void RegisterIndexOps(std::unordered_map<std::string_view, OpCompileFn>* r) {
   (*r)["stablehlo.gather"] = CompileGather;
+  (*r)["stablehlo.dynamic_gather"] = CompileDynamicGather;
   (*r)["stablehlo.scatter"] = CompileScatter;
   (*r)["stablehlo.sort"] = CompileSort;
   (*r)["chlo.top_k"] = CompileTopK;

@@ -42,6 +42,13 @@ int64_t Product(const std::vector<int64_t>& dims) {
   return n;
 }
 
+// A linalg check's status as the op's compile error.
+Status FromLinalg(CompileCtx& cx, const Status& st) {
+  if (!st) return Ok();
+  return st->code == NEURONMEM_STATUS_UNIMPLEMENTED ? cx.Unsupported("%s", st->message.c_str())
+                                                    : cx.Invalid("%s", st->message.c_str());
+}
+
 // Prefixes a kernel's status with the op's location.
 Status AtOp(const Frame& f, const stablehlo::Operation* op, Status s) {
   if (!s) return s;
@@ -118,11 +125,7 @@ Status CompileLinalg(CompileCtx& cx, std::unique_ptr<Kernel>* k, Params params, 
   if (cx.num_inputs() != 2 || cx.num_outputs() != 1) return cx.Invalid("expected two operands and one result");
   const auto inner = [&](CompileCtx& c, const std::vector<uint32_t>& in, uint32_t out, std::unique_ptr<Kernel>* kk) {
     BinarySlots s = Slots3(c, in, out);
-    Status st = check(s, params);
-    if (st) {
-      return st->code == NEURONMEM_STATUS_UNIMPLEMENTED ? c.Unsupported("%s", st->message.c_str())
-                                                        : c.Invalid("%s", st->message.c_str());
-    }
+    NEURONMEM_RETURN_IF_ERROR(FromLinalg(c, check(s, params)));
     *kk = std::make_unique<KernelT>(std::move(s), params);
     (*kk)->op = &c.op();
     return Ok();

@@ -34,6 +34,17 @@ int64_t ReadInt(const char* p, ElementType t) {
   }
 }
 
+Status ConstantInts(CompileCtx& cx, size_t input, const char* what, std::vector<int64_t>* out) {
+  const Slot& s = cx.in_slot(input);
+  if (s.kind != Slot::Kind::kConst || !s.const_data)
+    return cx.Unsupported("%s must be a constant (dynamic shapes are not supported)", what);
+  if (!IsInteger(s.type) || s.dims.size() > 1) return cx.Invalid("%s must be a 1-d integer tensor", what);
+  out->clear();
+  const size_t es = ElementByteSize(s.type);
+  for (int64_t i = 0; i < s.count; ++i) out->push_back(ReadInt(s.const_data + i * es, s.type));
+  return Ok();
+}
+
 void StridedCopy(const char* in, char* out, const std::vector<int64_t>& dims, const std::vector<int64_t>& strides,
                  size_t esize) {
   const size_t rank = dims.size();
@@ -184,10 +195,7 @@ Status CompileIota(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   return Ok();
 }
 
-Status CompileBroadcastInDim(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
-  std::vector<int64_t> bdims;
-  if (!cx.IntList("broadcast_dimensions", &bdims) && !cx.IntList("dims", &bdims))
-    return cx.Invalid("missing broadcast_dimensions");
+Status MakeBroadcastInDim(CompileCtx& cx, const std::vector<int64_t>& bdims, std::unique_ptr<Kernel>* k) {
   const Slot& a = cx.in_slot(0);
   const Slot& r = cx.out_slot(0);
   NEURONMEM_RETURN_IF_ERROR(CheckQuantSame(cx, a, r));
@@ -203,6 +211,24 @@ Status CompileBroadcastInDim(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   }
   *k = std::make_unique<StridedKernel>(cx.in(0), cx.out(0), r.dims, strides, 0, ElementByteSize(r.type));
   return Ok();
+}
+
+Status CompileBroadcastInDim(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
+  std::vector<int64_t> bdims;
+  if (!cx.IntList("broadcast_dimensions", &bdims) && !cx.IntList("dims", &bdims))
+    return cx.Invalid("missing broadcast_dimensions");
+  return MakeBroadcastInDim(cx, bdims, k);
+}
+
+// dynamic_broadcast_in_dim: output_dimensions (a constant) must be the result's static dims; the
+// known_(non)expanding_dimensions hints change nothing.
+Status CompileDynamicBroadcastInDim(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
+  if (cx.num_inputs() != 2) return cx.Invalid("expected operand and output_dimensions");
+  std::vector<int64_t> bdims, out_dims;
+  if (!cx.IntList("broadcast_dimensions", &bdims)) return cx.Invalid("missing broadcast_dimensions");
+  NEURONMEM_RETURN_IF_ERROR(ConstantInts(cx, 1, "output_dimensions", &out_dims));
+  if (out_dims != cx.out_slot(0).dims) return cx.Invalid("output_dimensions differ from the result's dims");
+  return MakeBroadcastInDim(cx, bdims, k);
 }
 
 Status CompileReshape(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
@@ -398,12 +424,8 @@ class PadKernel final : public Kernel {
   size_t esize_;
 };
 
-Status CompilePad(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
-  std::vector<int64_t> low, high, interior;
-  if (!(cx.IntList("edge_padding_low", &low) || cx.IntList("low", &low)) ||
-      !(cx.IntList("edge_padding_high", &high) || cx.IntList("high", &high)) ||
-      !(cx.IntList("interior_padding", &interior) || cx.IntList("interior", &interior)))
-    return cx.Invalid("missing padding attributes");
+Status MakePad(CompileCtx& cx, const std::vector<int64_t>& low, const std::vector<int64_t>& high,
+               const std::vector<int64_t>& interior, std::unique_ptr<Kernel>* k) {
   const Slot& a = cx.in_slot(0);
   const Slot& r = cx.out_slot(0);
   NEURONMEM_RETURN_IF_ERROR(CheckQuantSame(cx, a, r));
@@ -417,6 +439,26 @@ Status CompilePad(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   *k = std::make_unique<PadKernel>(cx.in(0), cx.in(1), cx.out(0), a.dims, r.dims, low, interior,
                                    ElementByteSize(a.type));
   return Ok();
+}
+
+Status CompilePad(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
+  std::vector<int64_t> low, high, interior;
+  if (!(cx.IntList("edge_padding_low", &low) || cx.IntList("low", &low)) ||
+      !(cx.IntList("edge_padding_high", &high) || cx.IntList("high", &high)) ||
+      !(cx.IntList("interior_padding", &interior) || cx.IntList("interior", &interior)))
+    return cx.Invalid("missing padding attributes");
+  return MakePad(cx, low, high, interior, k);
+}
+
+// dynamic_pad(operand, padding_value, low, high, interior): the amounts are operands, which must be
+// constants (the result's static shape fixes only low + high).
+Status CompileDynamicPad(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
+  if (cx.num_inputs() != 5) return cx.Invalid("expected operand, padding_value, low, high, interior");
+  std::vector<int64_t> low, high, interior;
+  NEURONMEM_RETURN_IF_ERROR(ConstantInts(cx, 2, "edge_padding_low", &low));
+  NEURONMEM_RETURN_IF_ERROR(ConstantInts(cx, 3, "edge_padding_high", &high));
+  NEURONMEM_RETURN_IF_ERROR(ConstantInts(cx, 4, "interior_padding", &interior));
+  return MakePad(cx, low, high, interior, k);
 }
 
 class DynamicSliceKernel final : public Kernel {
@@ -562,6 +604,8 @@ void RegisterShapeOps(std::unordered_map<std::string_view, OpCompileFn>* r) {
   m["stablehlo.reverse"] = CompileReverse;
   m["stablehlo.concatenate"] = CompileConcatenate;
   m["stablehlo.pad"] = CompilePad;
+  m["stablehlo.dynamic_pad"] = CompileDynamicPad;
+  m["stablehlo.dynamic_broadcast_in_dim"] = CompileDynamicBroadcastInDim;
   m["stablehlo.dynamic_slice"] = CompileDynamicSlice;
   m["stablehlo.dynamic_update_slice"] = CompileDynamicUpdateSlice;
 }

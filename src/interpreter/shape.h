@@ -7,6 +7,9 @@ namespace neuronmem::interp {
 
 // Reads an integer scalar of type t (any integer type or pred) as int64 (ui64 saturates).
 int64_t ReadInt(const char* p, ElementType t);
+// The values of input `input`, which must be a constant 1-d integer tensor (UNIMPLEMENTED naming `what`
+// when it is not a constant).
+Status ConstantInts(CompileCtx& cx, size_t input, const char* what, std::vector<int64_t>* out);
 
 // Copies the view (in, dims, strides in elements) into the dense `out`.
 void StridedCopy(const char* in, char* out, const std::vector<int64_t>& dims, const std::vector<int64_t>& strides,

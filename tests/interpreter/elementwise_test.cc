@@ -164,5 +164,24 @@ TEST(Elementwise, ReducePrecisionRoundsMantissaAndExponent) {
   EXPECT_EQ(v[2], 0.0f);
 }
 
+TEST(Elementwise, MulHiSignedAndUnsignedIncluding64Bits) {
+  const std::string t =
+      "func.func @main() -> (tensor<3xi8>, tensor<2xui64>, tensor<2xi64>) {\n"
+      "  %a = stablehlo.constant dense<[64, -64, -128]> : tensor<3xi8>\n"
+      "  %b = stablehlo.constant dense<[4, 4, -128]> : tensor<3xi8>\n"
+      "  %r = \"chlo.mulhi\"(%a, %b) : (tensor<3xi8>, tensor<3xi8>) -> tensor<3xi8>\n"
+      "  %c = stablehlo.constant dense<[18446744073709551615, 4294967296]> : tensor<2xui64>\n"
+      "  %s = \"chlo.mulhi\"(%c, %c) : (tensor<2xui64>, tensor<2xui64>) -> tensor<2xui64>\n"
+      "  %d = stablehlo.constant dense<[-1, -9223372036854775808]> : tensor<2xi64>\n"
+      "  %e = stablehlo.constant dense<[1, -9223372036854775808]> : tensor<2xi64>\n"
+      "  %u = \"chlo.mulhi\"(%d, %e) : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64>\n"
+      "  func.return %r, %s, %u : tensor<3xi8>, tensor<2xui64>, tensor<2xi64>\n}\n";
+  auto r = RunText(t);
+  ASSERT_FALSE(r.status) << r.status->message;
+  EXPECT_EQ(r.Get<int8_t>(0), (std::vector<int8_t>{1, -1, 64}));
+  EXPECT_EQ(r.Get<uint64_t>(1), (std::vector<uint64_t>{18446744073709551614ull, 1}));
+  EXPECT_EQ(r.Get<int64_t>(2), (std::vector<int64_t>{-1, int64_t{1} << 62}));
+}
+
 }  // namespace
 }  // namespace neuronmem::interp

@@ -6,6 +6,7 @@
 namespace neuronmem::interp {
 namespace {
 
+using testing::CompileText;
 using testing::Fn;
 using testing::RunText;
 
@@ -104,6 +105,56 @@ TEST(Control, CaseOutOfRangeRunsTheLastBranchAndCallsWork) {
   auto r = RunText(t);
   ASSERT_FALSE(r.status) << r.status->message;
   EXPECT_EQ(r.Get<int32_t>(0), (std::vector<int32_t>{20}));
+}
+
+TEST(Shape, DynamicPadWithConstantAmounts) {
+  const std::string t =
+      Fn("  %a = stablehlo.constant dense<[[1, 2], [3, 4]]> : tensor<2x2xi32>\n"
+         "  %p = stablehlo.constant dense<-1> : tensor<i32>\n"
+         "  %lo = stablehlo.constant dense<[1, -1]> : tensor<2xi64>\n"
+         "  %hi = stablehlo.constant dense<[0, 0]> : tensor<2xi64>\n"
+         "  %in = stablehlo.constant dense<[0, 1]> : tensor<2xi64>\n"
+         "  %r = stablehlo.dynamic_pad %a, %p, %lo, %hi, %in : (tensor<2x2xi32>, tensor<i32>, tensor<2xi64>, "
+         "tensor<2xi64>, tensor<2xi64>) -> tensor<3x2xi32>",
+         "tensor<3x2xi32>");
+  auto r = RunText(t);
+  ASSERT_FALSE(r.status) << r.status->message;
+  EXPECT_EQ(r.Get<int32_t>(0), (std::vector<int32_t>{-1, -1, -1, 2, -1, 4}));
+}
+
+TEST(Shape, DynamicBroadcastChecksOutputDimensions) {
+  const std::string ok =
+      Fn("  %a = stablehlo.constant dense<[1, 2]> : tensor<2xi32>\n"
+         "  %d = stablehlo.constant dense<[3, 2]> : tensor<2xi64>\n"
+         "  %r = \"stablehlo.dynamic_broadcast_in_dim\"(%a, %d) {broadcast_dimensions = array<i64: 1>} : "
+         "(tensor<2xi32>, tensor<2xi64>) -> tensor<3x2xi32>",
+         "tensor<3x2xi32>");
+  auto r = RunText(ok);
+  ASSERT_FALSE(r.status) << r.status->message;
+  EXPECT_EQ(r.Get<int32_t>(0), (std::vector<int32_t>{1, 2, 1, 2, 1, 2}));
+  std::string bad = ok;
+  bad.replace(bad.find("[3, 2]"), 6, "[4, 2]");
+  auto c = CompileText(bad);
+  ASSERT_TRUE(c.status);
+  EXPECT_EQ(c.status->code, NEURONMEM_STATUS_INVALID_ARGUMENT) << c.status->message;
+}
+
+TEST(Control, ScanCarriesAndReverse) {
+  // Reverse cumulative sum: outputs [6, 5, 3], final carry 6.
+  const std::string t =
+      "func.func @main() -> (tensor<3xi32>, tensor<i32>) {\n"
+      "  %a = stablehlo.constant dense<[1, 2, 3]> : tensor<3xi32>\n"
+      "  %z = stablehlo.constant dense<0> : tensor<i32>\n"
+      "  %r:2 = chlo.scan(%a) inits(%z) dimension=0 attributes {is_reverse = true} {\n"
+      "  ^bb0(%x: tensor<i32>, %c: tensor<i32>):\n"
+      "    %s = stablehlo.add %x, %c : tensor<i32>\n"
+      "    stablehlo.return %s, %s : tensor<i32>, tensor<i32>\n"
+      "  } : (tensor<3xi32>, tensor<i32>) -> (tensor<3xi32>, tensor<i32>)\n"
+      "  func.return %r#0, %r#1 : tensor<3xi32>, tensor<i32>\n}\n";
+  auto r = RunText(t);
+  ASSERT_FALSE(r.status) << r.status->message;
+  EXPECT_EQ(r.Get<int32_t>(0), (std::vector<int32_t>{6, 5, 3}));
+  EXPECT_EQ(r.Get<int32_t>(1), (std::vector<int32_t>{6}));
 }
 
 }  // namespace
