@@ -14,19 +14,14 @@
 #include "linalg/dot_general.h"
 #include "linalg/fft.h"
 #include "linalg/gemm.h"
+#include "random_floats.h"
 
 namespace {
 
 using neuronmem::ElementType;
 namespace la = neuronmem::linalg;
 
-std::vector<float> RandomFloats(size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
+using neuronmem::bench::RandomFloats;
 
 void SetFlops(benchmark::State& state, int64_t n) {
   state.counters["GFLOP/s"] =

@@ -9,55 +9,14 @@
 
 #include <neuronmem/neuronmem.h>
 
+#include "generated_module.h"
 #include "manifest/manifest.h"
 #include "stablehlo/parser.h"
 
 namespace {
 
-std::string GenerateModule(int ops) {
-  std::ostringstream s;
-  s << "#loc1 = loc(\"gen.py\":1:0)\n";
-  s << "module @jit_generated attributes {mhlo.num_partitions = 1 : i32} {\n";
-  s << "  func.func public @main(%arg0: tensor<8x16xi32> {mhlo.memory_kind = \"pinned_host\"}, "
-       "%arg1: tensor<8x128xf32> {mhlo.sharding = \"{replicated}\"}) -> (tensor<8x128xf32> "
-       "{jax.result_info = \"out\", mhlo.memory_kind = \"device\"}) {\n";
-  s << "    %v0 = stablehlo.add %arg1, %arg1 : tensor<8x128xf32> loc(#loc1)\n";
-  for (int i = 1; i < ops; ++i) {
-    switch (i % 5) {
-      case 0:
-        s << "    %v" << i << " = stablehlo.multiply %v" << i - 1 << ", %arg1 : tensor<8x128xf32> loc(\"gen.py\":" << i
-          << ":4)\n";
-        break;
-      case 1:
-        s << "    %v" << i << " = stablehlo.custom_call @annotate_device_placement(%v" << i - 1
-          << ") {has_side_effect = true, mhlo.frontend_attributes = {_xla_buffer_placement = \"pinned_host\"}} : "
-             "(tensor<8x128xf32>) -> tensor<8x128xf32>\n";
-        break;
-      case 2:
-        s << "    %c" << i << " = stablehlo.constant dense<[1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5, 8.5]> : tensor<8xf32>\n";
-        s << "    %v" << i << " = stablehlo.custom_call @MoveToDevice(%v" << i - 1
-          << ") {backend_config = \"\"} : (tensor<8x128xf32>) -> tensor<8x128xf32>\n";
-        break;
-      case 3:
-        s << "    %v" << i << " = \"stablehlo.add\"(%v" << i - 1 << ", %v" << i - 2
-          << ") : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>\n";
-        break;
-      default:
-        s << "    %v" << i << " = stablehlo.compare  GT, %v" << i - 1 << ", %arg1,  FLOAT : (tensor<8x128xf32>, "
-             "tensor<8x128xf32>) -> tensor<8x128xi1>\n";
-        s << "    %s" << i << " = stablehlo.select %v" << i << ", %v" << i - 1 << ", %arg1 : tensor<8x128xi1>, "
-             "tensor<8x128xf32>\n";
-        s << "    %w" << i << " = stablehlo.negate %s" << i << " : tensor<8x128xf32>\n";
-        s << "    %v" << i << "_ = stablehlo.abs %w" << i << " : tensor<8x128xf32>\n";
-        break;
-    }
-  }
-  s << "    return %arg1 : tensor<8x128xf32>\n  }\n}\n";
-  return s.str();
-}
-
 void BM_ParseAndManifest_Generated10kOps(benchmark::State& state) {
-  const std::string text = GenerateModule(10000);
+  const std::string text = neuronmem::bench::GenerateDecodeModule(10000);
   size_t ops = 0;
   for (auto _ : state) {
     std::vector<neuronmem::stablehlo::Module> mods;
@@ -77,10 +36,13 @@ void BM_ParseAndManifest_Generated10kOps(benchmark::State& state) {
   state.counters["bytes"] = static_cast<double>(text.size());
   state.counters["ops"] = static_cast<double>(ops);
 }
-BENCHMARK(BM_ParseAndManifest_Generated10kOps)->Unit(benchmark::kMillisecond)->Repetitions(5)->ReportAggregatesOnly(true);
+BENCHMARK(BM_ParseAndManifest_Generated10kOps)
+    ->Unit(benchmark::kMillisecond)
+    ->Repetitions(5)
+    ->ReportAggregatesOnly(true);
 
 void BM_ParseOnly_Generated10kOps(benchmark::State& state) {
-  const std::string text = GenerateModule(10000);
+  const std::string text = neuronmem::bench::GenerateDecodeModule(10000);
   size_t arena_bytes = 0;
   for (auto _ : state) {
     std::vector<neuronmem::stablehlo::Module> mods;
@@ -95,7 +57,7 @@ BENCHMARK(BM_ParseOnly_Generated10kOps)->Unit(benchmark::kMillisecond)->Repetiti
 
 // What a frontend calls: the C API's load from text (parse, derive, keep the manifest), then destroy.
 void BM_ManifestLoadText_CApi_Generated10kOps(benchmark::State& state) {
-  const std::string text = GenerateModule(10000);
+  const std::string text = neuronmem::bench::GenerateDecodeModule(10000);
   for (auto _ : state) {
     neuronmem_manifest_t* m = nullptr;
     if (neuronmem_status_t* s = neuronmem_manifest_load_text(text.data(), text.size(), nullptr, &m)) {
@@ -107,11 +69,14 @@ void BM_ManifestLoadText_CApi_Generated10kOps(benchmark::State& state) {
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * text.size()));
 }
-BENCHMARK(BM_ManifestLoadText_CApi_Generated10kOps)->Unit(benchmark::kMillisecond)->Repetitions(5)->ReportAggregatesOnly(true);
+BENCHMARK(BM_ManifestLoadText_CApi_Generated10kOps)
+    ->Unit(benchmark::kMillisecond)
+    ->Repetitions(5)
+    ->ReportAggregatesOnly(true);
 
 // Writing the JSON form of the same manifest (what neuronmem_manifest_to_json builds on its first call).
 void BM_ManifestToJson_Generated10kOps(benchmark::State& state) {
-  const std::string text = GenerateModule(10000);
+  const std::string text = neuronmem::bench::GenerateDecodeModule(10000);
   std::vector<neuronmem::stablehlo::Module> mods;
   neuronmem::manifest::Manifest m;
   if (neuronmem::stablehlo::ParseModules(text, "gen.mlir", &mods) ||
@@ -155,7 +120,10 @@ void BM_ParseAndManifest_ConformanceFiles(benchmark::State& state) {
   state.counters["files"] = static_cast<double>(texts.size());
   state.counters["bytes"] = static_cast<double>(total);
 }
-BENCHMARK(BM_ParseAndManifest_ConformanceFiles)->Unit(benchmark::kMillisecond)->Repetitions(5)->ReportAggregatesOnly(true);
+BENCHMARK(BM_ParseAndManifest_ConformanceFiles)
+    ->Unit(benchmark::kMillisecond)
+    ->Repetitions(5)
+    ->ReportAggregatesOnly(true);
 
 }  // namespace
 

@@ -348,6 +348,21 @@ Status CheckValues(const TensorView& actual, const TensorView& expected, CheckKi
   return Compare(actual, expected, spec);
 }
 
+namespace {
+
+// An identity custom call: one operand, one result of the same type and size.
+Status CopyOperandToResult(const CustomCallContext& c) {
+  if (c.num_operands != 1 || c.num_results != 1 || c.operands[0].type != c.results[0].type ||
+      c.operands[0].Bytes() != c.results[0].Bytes())
+    return InvalidArgument("@%.*s takes one operand and returns it unchanged", static_cast<int>(c.target.size()),
+                           c.target.data());
+  if (c.results[0].data != c.operands[0].data)
+    std::memmove(c.results[0].data, c.operands[0].data, c.results[0].Bytes());
+  return Ok();
+}
+
+}  // namespace
+
 const CustomCallRegistry& CustomCallRegistry::BuiltIn() {
   static const CustomCallRegistry* r = [] {
     auto* reg = new CustomCallRegistry();
@@ -377,6 +392,10 @@ const CustomCallRegistry& CustomCallRegistry::BuiltIn() {
       if (c.num_results == 1 && c.results[0].type == ElementType::kPred) *static_cast<bool*>(c.results[0].data) = !st;
       return st;
     });
+    // Placement annotations (JAX's memory kinds, Neuron's memory placement): the value is unchanged; the
+    // executor registers its own versions of these targets to move the bytes between the core's memories.
+    for (const char* name : {"annotate_device_placement", "MoveToHost", "MoveToDevice", "AwsNeuronMemoryPlacement"})
+      reg->Register(name, CopyOperandToResult);
     return reg;
   }();
   return *r;

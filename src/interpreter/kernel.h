@@ -136,6 +136,7 @@ void RegisterLinalgOps(std::unordered_map<std::string_view, OpCompileFn>* r);
 void RegisterLinalgSolverOps(std::unordered_map<std::string_view, OpCompileFn>* r);
 void RegisterReduceOps(std::unordered_map<std::string_view, OpCompileFn>* r);
 void RegisterIndexOps(std::unordered_map<std::string_view, OpCompileFn>* r);
+void RegisterRngOps(std::unordered_map<std::string_view, OpCompileFn>* r);
 // Defined by chlo_special.cc when it exists (see registry.cc).
 void RegisterChloSpecialOps(std::unordered_map<std::string_view, OpCompileFn>* r);
 

@@ -20,6 +20,7 @@ const std::unordered_map<std::string_view, OpCompileFn>& OpRegistry() {
     RegisterLinalgSolverOps(r);
     RegisterReduceOps(r);
     RegisterIndexOps(r);
+    RegisterRngOps(r);
 #ifdef NEURONMEM_INTERP_CHLO_SPECIAL
     RegisterChloSpecialOps(r);
 #endif

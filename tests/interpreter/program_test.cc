@@ -129,5 +129,18 @@ TEST(Program, CustomCallTargetsRegisterLikeTheBuiltIns) {
   EXPECT_NE(s->message.find("unknown custom call target"), std::string::npos);
 }
 
+TEST(Program, PlacementAnnotationsPassValuesThrough) {
+  const std::string t =
+      Fn("  %a = stablehlo.constant dense<[1.5, 2.5]> : tensor<2xf32>\n"
+         "  %h = stablehlo.custom_call @annotate_device_placement(%a) {has_side_effect = true, "
+         "mhlo.frontend_attributes = {_xla_buffer_placement = \"pinned_host\"}} : (tensor<2xf32>) -> tensor<2xf32>\n"
+         "  %d = stablehlo.custom_call @MoveToDevice(%h) : (tensor<2xf32>) -> tensor<2xf32>\n"
+         "  %r = stablehlo.custom_call @MoveToHost(%d) : (tensor<2xf32>) -> tensor<2xf32>",
+         "tensor<2xf32>");
+  auto r = RunText(t);
+  ASSERT_FALSE(r.status) << r.status->message;
+  EXPECT_EQ(r.Get<float>(0), (std::vector<float>{1.5f, 2.5f}));
+}
+
 }  // namespace
 }  // namespace neuronmem::interp

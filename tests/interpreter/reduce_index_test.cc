@@ -288,5 +288,57 @@ TEST(TopK, LargestFirstTiesByIndexNanOnTop) {
   EXPECT_EQ(r.Get<float>(0)[3], 2.0f);
 }
 
+TEST(Rng, ThreeFryAndPhiloxKnownAnswers) {
+  // Random123's known-answer vectors for key 0, counter 0: threefry2x32_20 -> (0x6b200159, 0x99ba4efe);
+  // philox4x32_10 -> (0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8). The state's counter advances by the
+  // number of blocks drawn.
+  const std::string t =
+      "func.func @main() -> (tensor<2xui64>, tensor<1xui64>, tensor<2xui64>, tensor<4xui32>) {\n"
+      "  %s = stablehlo.constant dense<[0, 0]> : tensor<2xui64>\n"
+      "  %a, %b = \"stablehlo.rng_bit_generator\"(%s) {rng_algorithm = #stablehlo<rng_algorithm THREE_FRY>} : "
+      "(tensor<2xui64>) -> (tensor<2xui64>, tensor<1xui64>)\n"
+      "  %c, %d = \"stablehlo.rng_bit_generator\"(%s) {rng_algorithm = #stablehlo<rng_algorithm PHILOX>} : "
+      "(tensor<2xui64>) -> (tensor<2xui64>, tensor<4xui32>)\n"
+      "  func.return %a, %b, %c, %d : tensor<2xui64>, tensor<1xui64>, tensor<2xui64>, tensor<4xui32>\n}\n";
+  auto r = RunText(t);
+  ASSERT_FALSE(r.status) << r.status->message;
+  EXPECT_EQ(r.Get<uint64_t>(0), (std::vector<uint64_t>{0, 1}));
+  EXPECT_EQ(r.Get<uint64_t>(1), (std::vector<uint64_t>{0x99ba4efe6b200159ull}));
+  EXPECT_EQ(r.Get<uint64_t>(2), (std::vector<uint64_t>{0, 1}));
+  EXPECT_EQ(r.Get<uint32_t>(3), (std::vector<uint32_t>{0x6627e8d5u, 0xe169c58du, 0xbc57ac4cu, 0x9b00dbd8u}));
+}
+
+TEST(Rng, ThreeFry32InterleavesPairsAlongTheHalvedDim) {
+  // A [3] u32 output: one dim, odd, so it is halved to 2 counters: [x0(c), x1(c), x0(c + 1)].
+  const std::string t =
+      "func.func @main() -> (tensor<2xui64>, tensor<3xui32>, tensor<1xui64>) {\n"
+      "  %s = stablehlo.constant dense<[0, 0]> : tensor<2xui64>\n"
+      "  %a, %b = \"stablehlo.rng_bit_generator\"(%s) {rng_algorithm = #stablehlo<rng_algorithm THREE_FRY>} : "
+      "(tensor<2xui64>) -> (tensor<2xui64>, tensor<3xui32>)\n"
+      "  %e, %f = \"stablehlo.rng_bit_generator\"(%s) {rng_algorithm = #stablehlo<rng_algorithm THREE_FRY>} : "
+      "(tensor<2xui64>) -> (tensor<2xui64>, tensor<1xui64>)\n"
+      "  func.return %a, %b, %f : tensor<2xui64>, tensor<3xui32>, tensor<1xui64>\n}\n";
+  auto r = RunText(t);
+  ASSERT_FALSE(r.status) << r.status->message;
+  EXPECT_EQ(r.Get<uint64_t>(0), (std::vector<uint64_t>{0, 2}));
+  const auto bits = r.Get<uint32_t>(1);
+  ASSERT_EQ(bits.size(), 3u);
+  EXPECT_EQ(bits[0], 0x6b200159u);
+  EXPECT_EQ(bits[1], 0x99ba4efeu);
+  EXPECT_NE(bits[2], bits[0]);
+}
+
+TEST(Rng, UnsupportedStateShapeFailsAtCompile) {
+  const std::string t =
+      "func.func @main() -> tensor<4xui32> {\n"
+      "  %s = stablehlo.constant dense<[0, 0, 0]> : tensor<3xui32>\n"
+      "  %a, %b = \"stablehlo.rng_bit_generator\"(%s) {rng_algorithm = #stablehlo<rng_algorithm PHILOX>} : "
+      "(tensor<3xui32>) -> (tensor<3xui32>, tensor<4xui32>)\n"
+      "  func.return %b : tensor<4xui32>\n}\n";
+  auto c = CompileText(t);
+  ASSERT_TRUE(c.status);
+  EXPECT_EQ(c.status->code, NEURONMEM_STATUS_UNIMPLEMENTED) << c.status->message;
+}
+
 }  // namespace
 }  // namespace neuronmem::interp
