@@ -52,14 +52,14 @@ void BM_PinnedHost_PublicApi(benchmark::State& state) {
   for (auto _ : state) {
     for (int i = 0; i < kBatch; ++i) {
       void* p = nullptr;
-      neuronmem_status_t* s = neuronmem_host_allocate(c, size, 0, &p);
+      neuronmem_status_t* s = neuronmem_client_host_allocate(c, size, 0, &p);
       benchmark::DoNotOptimize(p);
       if (s) {
         state.SkipWithError("allocation failed");
         neuronmem_status_free(s);
         return;
       }
-      neuronmem_status_free(neuronmem_host_free(c, p));
+      neuronmem_status_free(neuronmem_client_host_free(c, p));
     }
   }
   state.counters["ns_per_pair"] = benchmark::Counter(static_cast<double>(state.iterations() * kBatch),

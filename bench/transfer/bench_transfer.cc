@@ -7,6 +7,8 @@
 // two-thread streaming copy, measured in the same run.
 #include <neuronmem/neuronmem.h>
 
+#include "common/transfer_helpers.h"
+
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -193,13 +195,14 @@ void BM_Baseline_NaiveQueue(benchmark::State& state) {
 // ---- Small: libneuronmem ----------------------------------------------------------------------------
 
 // Upload = neuronmem_buffer_from_host + wait for ready; the buffer is destroyed outside the timed region.
-void SmallUpload(benchmark::State& state, int memory_id, uint32_t semantics, bool pinned_source) {
+void SmallUpload(benchmark::State& state, int memory_id, neuronmem_host_buffer_semantics_t semantics,
+                 bool pinned_source) {
   const size_t size = static_cast<size_t>(state.range(0));
   std::vector<uint8_t> heap_src(size, 7);
   void* src = heap_src.data();
   void* pinned = nullptr;
   if (pinned_source) {
-    Check(neuronmem_host_allocate(Client(), size, 0, &pinned));
+    Check(neuronmem_client_host_allocate(Client(), size, 0, &pinned));
     std::memset(pinned, 7, size);
     src = pinned;
   }
@@ -214,14 +217,14 @@ void SmallUpload(benchmark::State& state, int memory_id, uint32_t semantics, boo
   a.memory = Mem(memory_id);
   std::vector<double> samples;
   samples.reserve(kSamples);
-  int32_t zero_copy = 0;
+  bool zero_copy = false;
   for (auto _ : state) {
     for (int i = 0; i < kSamples; ++i) {
       neuronmem_buffer_t* b = nullptr;
       neuronmem_event_t* e = nullptr;
       auto t0 = Clock::now();
       Check(neuronmem_buffer_from_host(Client(), &a, &b, &e, nullptr));
-      int32_t ready = 0;
+      bool ready = false;
       Check(neuronmem_event_is_ready(e, &ready));
       if (!ready) Check(neuronmem_event_wait(e, -1));
       auto t1 = Clock::now();
@@ -233,7 +236,7 @@ void SmallUpload(benchmark::State& state, int memory_id, uint32_t semantics, boo
   }
   state.counters["zero_copy"] = zero_copy;
   Report(state, samples, size);
-  if (pinned) Check(neuronmem_host_free(Client(), pinned));
+  if (pinned) Check(neuronmem_client_host_free(Client(), pinned));
 }
 
 void BM_Upload_Device(benchmark::State& s) {
@@ -252,7 +255,7 @@ void BM_Write_BlockTableRow_Device(benchmark::State& state) {
   const int64_t rows = 256;
   int64_t dims[2] = {rows, static_cast<int64_t>(row_bytes / 4)};
   neuronmem_buffer_t* table = nullptr;
-  Check(neuronmem_buffer_allocate(Client(), Mem(0), NEURONMEM_ELEMENT_TYPE_S32, dims, 2, &table));
+  Check(neuronmem_test::Allocate(Client(), Mem(0), NEURONMEM_ELEMENT_TYPE_S32, dims, 2, &table));
   std::vector<int32_t> row(row_bytes / 4, 3);
   std::vector<double> samples;
   samples.reserve(kSamples);
@@ -261,9 +264,9 @@ void BM_Write_BlockTableRow_Device(benchmark::State& state) {
       row[0] = i;
       neuronmem_event_t* e = nullptr;
       auto t0 = Clock::now();
-      Check(neuronmem_buffer_write(table, static_cast<uint64_t>(i % rows) * row_bytes, row.data(), row_bytes, nullptr,
-                                   0, &e));
-      int32_t ready = 0;
+      Check(neuronmem_test::Write(table, static_cast<uint64_t>(i % rows) * row_bytes, row.data(), row_bytes, nullptr, 0,
+                                  &e));
+      bool ready = false;
       Check(neuronmem_event_is_ready(e, &ready));
       if (!ready) Check(neuronmem_event_wait(e, -1));
       auto t1 = Clock::now();
@@ -329,11 +332,11 @@ void BM_Large_HostToDevice(benchmark::State& state) {
   std::vector<uint8_t> src(n, 5);
   int64_t dims[1] = {static_cast<int64_t>(n)};
   neuronmem_buffer_t* b = nullptr;
-  Check(neuronmem_buffer_allocate(Client(), Mem(0), NEURONMEM_ELEMENT_TYPE_U8, dims, 1, &b));
+  Check(neuronmem_test::Allocate(Client(), Mem(0), NEURONMEM_ELEMENT_TYPE_U8, dims, 1, &b));
   double gbs = 0;
   for (auto _ : state) {
     gbs = BestGBs(n, n >= (256u << 20) ? 3 : 6,
-                  [&] { Check(neuronmem_buffer_write(b, 0, src.data(), n, nullptr, 0, nullptr)); });
+                  [&] { Check(neuronmem_test::Write(b, 0, src.data(), n, nullptr, 0, nullptr)); });
   }
   ReportLarge(state, n, gbs);
   neuronmem_buffer_destroy(b);
@@ -344,11 +347,11 @@ void BM_Large_DeviceToHost(benchmark::State& state) {
   std::vector<uint8_t> dst(n, 5);
   int64_t dims[1] = {static_cast<int64_t>(n)};
   neuronmem_buffer_t* b = nullptr;
-  Check(neuronmem_buffer_allocate(Client(), Mem(0), NEURONMEM_ELEMENT_TYPE_U8, dims, 1, &b));
+  Check(neuronmem_test::Allocate(Client(), Mem(0), NEURONMEM_ELEMENT_TYPE_U8, dims, 1, &b));
   double gbs = 0;
   for (auto _ : state) {
     gbs = BestGBs(n, n >= (256u << 20) ? 3 : 6,
-                  [&] { Check(neuronmem_buffer_read(b, 0, dst.data(), n, nullptr, 0, nullptr)); });
+                  [&] { Check(neuronmem_test::Read(b, 0, dst.data(), n, nullptr, 0, nullptr)); });
   }
   ReportLarge(state, n, gbs);
   neuronmem_buffer_destroy(b);
@@ -358,13 +361,13 @@ void BM_Large_CoreToCore(benchmark::State& state) {
   const size_t n = static_cast<size_t>(state.range(0)) << 20;
   int64_t dims[1] = {static_cast<int64_t>(n)};
   neuronmem_buffer_t* b = nullptr;
-  Check(neuronmem_buffer_allocate(Client(), Mem(0), NEURONMEM_ELEMENT_TYPE_U8, dims, 1, &b));
+  Check(neuronmem_test::Allocate(Client(), Mem(0), NEURONMEM_ELEMENT_TYPE_U8, dims, 1, &b));
   double gbs = 0;
   for (auto _ : state) {
     gbs = BestGBs(n, n >= (256u << 20) ? 3 : 6, [&] {
       neuronmem_buffer_t* c = nullptr;
       neuronmem_event_t* e = nullptr;
-      Check(neuronmem_buffer_copy_to_memory(b, Mem(2), nullptr, 0, &c, &e));
+      Check(neuronmem_test::CopyToMemory(b, Mem(2), nullptr, 0, &c, &e));
       Check(neuronmem_event_wait(e, -1));
       neuronmem_event_destroy(e);
       neuronmem_buffer_destroy(c);
@@ -387,7 +390,7 @@ void BM_FileLoad_PageCache(benchmark::State& state) {
   }
   int64_t dims[1] = {static_cast<int64_t>(n)};
   neuronmem_buffer_t* b = nullptr;
-  Check(neuronmem_buffer_allocate(Client(), Mem(0), NEURONMEM_ELEMENT_TYPE_U8, dims, 1, &b));
+  Check(neuronmem_test::Allocate(Client(), Mem(0), NEURONMEM_ELEMENT_TYPE_U8, dims, 1, &b));
   double gbs = 0, pread_gbs = 0;
   for (auto _ : state) {
     pread_gbs = BestGBs(n, 5, [&] {
@@ -398,7 +401,7 @@ void BM_FileLoad_PageCache(benchmark::State& state) {
         done += static_cast<size_t>(r);
       }
     });
-    gbs = BestGBs(n, 5, [&] { Check(neuronmem_buffer_load_file(b, path, 0, n, 0, nullptr, 0, nullptr)); });
+    gbs = BestGBs(n, 5, [&] { Check(neuronmem_test::LoadFile(b, path, 0, n, 0, nullptr, 0, nullptr)); });
   }
   state.counters["GBs"] = gbs;
   state.counters["pread_1t_GBs"] = pread_gbs;

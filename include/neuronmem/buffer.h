@@ -59,20 +59,102 @@ typedef enum neuronmem_host_buffer_semantics {
   NEURONMEM_HOST_BUFFER_FORCE_32 = 0x7fffffff
 } neuronmem_host_buffer_semantics_t;
 
-/* Arguments of neuronmem_buffer_from_host. Growable: set struct_size = sizeof; zero fields mean defaults. */
+/* The events a call waits for before it starts: `num_events` handles (borrowed for the call), or none. */
+typedef struct neuronmem_event_list {
+  neuronmem_event_t* const* events; /* may be NULL when num_events == 0; no entry may be NULL */
+  size_t num_events;
+} neuronmem_event_list_t;
+
+/* Arguments of neuronmem_buffer_from_host. Growable: struct_size = NEURONMEM_BUFFER_FROM_HOST_ARGS_STRUCT_SIZE
+ * (or sizeof); zero fields mean defaults. */
 typedef struct neuronmem_buffer_from_host_args {
   size_t struct_size;
-  const void* extension;                 /* reserved: must be NULL */
-  const void* data;                      /* the host data; may be NULL only if the buffer has 0 bytes */
-  uint32_t element_type;                 /* a neuronmem_element_type_t */
-  uint32_t host_buffer_semantics;        /* a neuronmem_host_buffer_semantics_t */
-  const int64_t* dims;                   /* num_dims sizes, each >= 0; may be NULL when num_dims == 0 */
-  size_t num_dims;                       /* 0..NEURONMEM_MAX_RANK */
-  const int64_t* byte_strides;           /* NULL = dense row-major; else num_dims strides in bytes (>= 0) */
-  neuronmem_memory_t* memory;            /* the target memory (any kind, any core) */
-  neuronmem_event_t* const* wait_events; /* events to wait for before the transfer starts; may be NULL */
-  size_t num_wait_events;
+  const neuronmem_extension_base_t* extension; /* extension chain; NULL */
+  const void* data;                            /* the host data; NULL only for 0 bytes */
+  neuronmem_element_type_t element_type;
+  neuronmem_host_buffer_semantics_t host_buffer_semantics;
+  const int64_t* dims;         /* num_dims sizes, each >= 0; NULL if none */
+  size_t num_dims;             /* 0..NEURONMEM_MAX_RANK */
+  const int64_t* byte_strides; /* NULL = dense row-major; else num_dims strides in bytes (>= 0) */
+  neuronmem_memory_t* memory;  /* the target memory (any kind, any core) */
+  neuronmem_event_list_t wait; /* events to wait for before the transfer starts */
 } neuronmem_buffer_from_host_args_t;
+#define NEURONMEM_BUFFER_FROM_HOST_ARGS_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_buffer_from_host_args_t, wait)
+
+/* Arguments of neuronmem_buffer_allocate. Growable like neuronmem_buffer_from_host_args_t. */
+typedef struct neuronmem_buffer_allocate_args {
+  size_t struct_size;
+  const neuronmem_extension_base_t* extension; /* extension chain; NULL */
+  neuronmem_client_t* client;
+  neuronmem_memory_t* memory; /* a memory of `client` */
+  neuronmem_element_type_t element_type;
+  const int64_t* dims; /* num_dims sizes, each >= 0; NULL if none */
+  size_t num_dims;     /* 0..NEURONMEM_MAX_RANK */
+} neuronmem_buffer_allocate_args_t;
+#define NEURONMEM_BUFFER_ALLOCATE_ARGS_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_buffer_allocate_args_t, num_dims)
+
+/* Arguments of neuronmem_buffer_copy_to_memory. Growable. */
+typedef struct neuronmem_buffer_copy_args {
+  size_t struct_size;
+  const neuronmem_extension_base_t* extension; /* extension chain; NULL */
+  neuronmem_buffer_t* src;
+  neuronmem_memory_t* memory; /* the target memory (any kind, any core) of src's client */
+  neuronmem_event_list_t wait;
+} neuronmem_buffer_copy_args_t;
+#define NEURONMEM_BUFFER_COPY_ARGS_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_buffer_copy_args_t, wait)
+
+/* Arguments of neuronmem_buffer_read: bytes [offset, offset+size) of `buffer` into host memory `dst`
+ * (valid until the read's event is ready). Growable. */
+typedef struct neuronmem_buffer_read_args {
+  size_t struct_size;
+  const neuronmem_extension_base_t* extension; /* extension chain; NULL */
+  neuronmem_buffer_t* buffer;
+  uint64_t offset;
+  uint64_t size;
+  void* dst; /* NULL only for 0 bytes */
+  neuronmem_event_list_t wait;
+} neuronmem_buffer_read_args_t;
+#define NEURONMEM_BUFFER_READ_ARGS_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_buffer_read_args_t, wait)
+
+/* Arguments of neuronmem_buffer_write: host bytes `src` (unchanged until the write's event is ready) into
+ * [offset, offset+size) of `buffer`. Growable. */
+typedef struct neuronmem_buffer_write_args {
+  size_t struct_size;
+  const neuronmem_extension_base_t* extension; /* extension chain; NULL */
+  neuronmem_buffer_t* buffer;
+  uint64_t offset;
+  uint64_t size;
+  const void* src; /* NULL only for 0 bytes */
+  neuronmem_event_list_t wait;
+} neuronmem_buffer_write_args_t;
+#define NEURONMEM_BUFFER_WRITE_ARGS_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_buffer_write_args_t, wait)
+
+/* Arguments of neuronmem_buffer_upload_chunk. Growable. */
+typedef struct neuronmem_buffer_chunk_args {
+  size_t struct_size;
+  const neuronmem_extension_base_t* extension; /* extension chain; NULL */
+  neuronmem_buffer_t* buffer;                  /* from neuronmem_buffer_allocate */
+  uint64_t offset;
+  uint64_t size;
+  const void* data; /* unchanged until the chunk's event is ready; NULL only for 0 bytes */
+  neuronmem_event_list_t wait;
+  bool is_last; /* the buffer's content is defined once this and every earlier chunk landed */
+} neuronmem_buffer_chunk_args_t;
+#define NEURONMEM_BUFFER_CHUNK_ARGS_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_buffer_chunk_args_t, is_last)
+
+/* Arguments of neuronmem_buffer_load_file: bytes [file_offset, file_offset+size) of the file at `path`
+ * into the buffer at buffer_offset. Growable. */
+typedef struct neuronmem_buffer_load_file_args {
+  size_t struct_size;
+  const neuronmem_extension_base_t* extension; /* extension chain; NULL */
+  neuronmem_buffer_t* buffer;
+  const char* path; /* NUL-terminated */
+  uint64_t file_offset;
+  uint64_t size;
+  uint64_t buffer_offset;
+  neuronmem_event_list_t wait;
+} neuronmem_buffer_load_file_args_t;
+#define NEURONMEM_BUFFER_LOAD_FILE_ARGS_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_buffer_load_file_args_t, wait)
 
 /* on-ready callback: `error` is NULL on success, else the transfer's error (borrowed for the call only).
  * Runs exactly once, on the thread that completed the event or, if the event was already ready, on the
@@ -81,14 +163,17 @@ typedef void (*neuronmem_event_callback_t)(const neuronmem_status_t* error, void
 
 /* ---- Buffers -------------------------------------------------------------------------------------- */
 
+/* Every call below that takes an args struct returns INVALID_ARGUMENT for a NULL args, a struct_size
+ * smaller than the struct's first published size, an extension chain with an unknown type, a NULL
+ * wait.events with a count, or a NULL entry in it. */
+
 /* Creates a buffer in args->memory holding the host data. client, args, out_buffer: required.
  * out_ready (nullable): receives an event ready when the buffer's content is defined.
  * out_done_with_host (nullable): receives an event ready when the library no longer reads args->data (for
  * zero-copy buffers: when the buffer's memory is released).
- * Returns INVALID_ARGUMENT (NULL arguments, struct_size too small, extension set, unknown element type or
- * semantics, rank above NEURONMEM_MAX_RANK, negative dims or strides, a byte size that overflows, NULL data
- * for a non-empty buffer, a memory of another client, NULL wait event), RESOURCE_EXHAUSTED (the target
- * memory is full: the message names it and the sizes). */
+ * Returns INVALID_ARGUMENT (unknown element type or semantics, rank above NEURONMEM_MAX_RANK, negative dims
+ * or strides, a byte size that overflows, NULL data for a non-empty buffer, a memory of another client),
+ * RESOURCE_EXHAUSTED (the target memory is full: the message names it and the sizes). */
 NEURONMEM_API neuronmem_status_t* neuronmem_buffer_from_host(neuronmem_client_t* client,
                                                              const neuronmem_buffer_from_host_args_t* args,
                                                              neuronmem_buffer_t** out_buffer,
@@ -98,58 +183,48 @@ NEURONMEM_API neuronmem_status_t* neuronmem_buffer_from_host(neuronmem_client_t*
 /* Creates `count` buffers from `args[0..count)` in one batched submission with one event for all (the
  * upload plan's path): out_buffers (required) receives count owned buffers, out_ready (nullable) one event
  * ready when every buffer is defined (failed if any transfer failed). Same argument rules and codes as
- * neuronmem_buffer_from_host; on failure no buffer is created. */
-NEURONMEM_API neuronmem_status_t* neuronmem_buffers_from_host_batch(neuronmem_client_t* client,
-                                                                    const neuronmem_buffer_from_host_args_t* args,
-                                                                    size_t count, neuronmem_buffer_t** out_buffers,
-                                                                    neuronmem_event_t** out_ready);
+ * neuronmem_buffer_from_host (messages name the entry, "args[3]: ..."); on failure no buffer is created. */
+NEURONMEM_API neuronmem_status_t* neuronmem_buffer_from_host_batch(neuronmem_client_t* client,
+                                                                   const neuronmem_buffer_from_host_args_t* args,
+                                                                   size_t count, neuronmem_buffer_t** out_buffers,
+                                                                   neuronmem_event_t** out_ready);
 
-/* Creates an uninitialised buffer in `memory`. Returns INVALID_ARGUMENT (as above) or RESOURCE_EXHAUSTED. */
-NEURONMEM_API neuronmem_status_t* neuronmem_buffer_allocate(neuronmem_client_t* client, neuronmem_memory_t* memory,
-                                                            neuronmem_element_type_t element_type, const int64_t* dims,
-                                                            size_t num_dims, neuronmem_buffer_t** out_buffer);
+/* Creates an uninitialised buffer in args->memory (its content counts as defined). out_buffer: required.
+ * Returns INVALID_ARGUMENT (as above) or RESOURCE_EXHAUSTED. */
+NEURONMEM_API neuronmem_status_t* neuronmem_buffer_allocate(const neuronmem_buffer_allocate_args_t* args,
+                                                            neuronmem_buffer_t** out_buffer);
 
-/* Copies `src` into a new buffer in `memory` (any kind, any core). out_buffer: required; out_ready:
- * nullable. Waits for src's content and for wait_events. Returns INVALID_ARGUMENT (NULL arguments, a memory
- * of another client), FAILED_PRECONDITION (src deleted), RESOURCE_EXHAUSTED. */
-NEURONMEM_API neuronmem_status_t* neuronmem_buffer_copy_to_memory(neuronmem_buffer_t* src, neuronmem_memory_t* memory,
-                                                                  neuronmem_event_t* const* wait_events,
-                                                                  size_t num_wait_events,
+/* Copies args->src into a new buffer in args->memory (any kind, any core). out_buffer: required; out_ready:
+ * nullable. Waits for src's content and for args->wait. Returns INVALID_ARGUMENT (a memory of another
+ * client), FAILED_PRECONDITION (src deleted), RESOURCE_EXHAUSTED. */
+NEURONMEM_API neuronmem_status_t* neuronmem_buffer_copy_to_memory(const neuronmem_buffer_copy_args_t* args,
                                                                   neuronmem_buffer_t** out_buffer,
                                                                   neuronmem_event_t** out_ready);
 
-/* Copies bytes [offset, offset+size) of the buffer to host memory `dst` (which must stay valid until the
- * event is ready). out_ready: nullable (then the call waits for the copy and returns its error). Returns
- * INVALID_ARGUMENT (NULL arguments), OUT_OF_RANGE (range past the buffer), FAILED_PRECONDITION (deleted). */
-NEURONMEM_API neuronmem_status_t* neuronmem_buffer_read(neuronmem_buffer_t* buffer, uint64_t offset, void* dst,
-                                                        uint64_t size, neuronmem_event_t* const* wait_events,
-                                                        size_t num_wait_events, neuronmem_event_t** out_ready);
+/* Copies bytes [offset, offset+size) of args->buffer to host memory args->dst. out_ready: nullable (then
+ * the call waits for the copy and returns its error). Returns OUT_OF_RANGE (range past the buffer),
+ * FAILED_PRECONDITION (deleted). */
+NEURONMEM_API neuronmem_status_t* neuronmem_buffer_read(const neuronmem_buffer_read_args_t* args,
+                                                        neuronmem_event_t** out_ready);
 
-/* Writes host bytes `src` into [offset, offset+size) of an existing buffer, in place: the per-step update
- * of decode metadata. `src` must stay unchanged until the event is ready (a small write on an idle queue
- * completes before the call returns). out_ready: nullable (then the call waits). Codes as neuronmem_buffer_read. */
-NEURONMEM_API neuronmem_status_t* neuronmem_buffer_write(neuronmem_buffer_t* buffer, uint64_t offset, const void* src,
-                                                         uint64_t size, neuronmem_event_t* const* wait_events,
-                                                         size_t num_wait_events, neuronmem_event_t** out_ready);
+/* Writes host bytes args->src into [offset, offset+size) of an existing buffer, in place: the per-step
+ * update of decode metadata (a small write on an idle queue completes before the call returns). out_ready:
+ * nullable (then the call waits). Codes as neuronmem_buffer_read. */
+NEURONMEM_API neuronmem_status_t* neuronmem_buffer_write(const neuronmem_buffer_write_args_t* args,
+                                                         neuronmem_event_t** out_ready);
 
-/* Chunked upload into a buffer from neuronmem_buffer_allocate: copies `size` bytes of `data` to `offset`
- * after wait_events (data must stay unchanged until out_done is ready). When is_last is nonzero, the
- * buffer's content becomes defined once every chunk has landed (neuronmem_buffer_ready_event). out_done:
- * nullable (then the call waits). Returns INVALID_ARGUMENT, OUT_OF_RANGE, FAILED_PRECONDITION (deleted, or
- * a chunk after the last). */
-NEURONMEM_API neuronmem_status_t* neuronmem_buffer_upload_chunk(neuronmem_buffer_t* buffer, uint64_t offset,
-                                                                const void* data, uint64_t size, int32_t is_last,
-                                                                neuronmem_event_t* const* wait_events,
-                                                                size_t num_wait_events, neuronmem_event_t** out_done);
+/* Chunked upload into a buffer from neuronmem_buffer_allocate: copies args->size bytes of args->data to
+ * args->offset after args->wait. With is_last, the buffer's content becomes defined once every chunk has
+ * landed (neuronmem_buffer_ready_event). out_done: nullable (then the call waits). Returns OUT_OF_RANGE,
+ * FAILED_PRECONDITION (deleted, or a chunk after the last). */
+NEURONMEM_API neuronmem_status_t* neuronmem_buffer_upload_chunk(const neuronmem_buffer_chunk_args_t* args,
+                                                                neuronmem_event_t** out_done);
 
-/* Loads bytes [file_offset, file_offset+size) of the file at `path` (NUL-terminated) into the buffer at
- * buffer_offset, asynchronously through io_uring. Returns NOT_FOUND (no such file), PERMISSION_DENIED,
- * OUT_OF_RANGE (range past the end of the file or of the buffer), INVALID_ARGUMENT, FAILED_PRECONDITION. */
-NEURONMEM_API neuronmem_status_t* neuronmem_buffer_load_file(neuronmem_buffer_t* buffer, const char* path,
-                                                             uint64_t file_offset, uint64_t size,
-                                                             uint64_t buffer_offset,
-                                                             neuronmem_event_t* const* wait_events,
-                                                             size_t num_wait_events, neuronmem_event_t** out_ready);
+/* Loads a byte range of a file into the buffer, asynchronously through io_uring. out_ready: nullable (then
+ * the call waits). Returns NOT_FOUND (no such file), PERMISSION_DENIED, OUT_OF_RANGE (range past the end of
+ * the file or of the buffer), INVALID_ARGUMENT (not a regular file), FAILED_PRECONDITION. */
+NEURONMEM_API neuronmem_status_t* neuronmem_buffer_load_file(const neuronmem_buffer_load_file_args_t* args,
+                                                             neuronmem_event_t** out_ready);
 
 /* An event ready when the buffer's content is defined (upload, copy, last chunk). out_event: required,
  * owned. Returns INVALID_ARGUMENT. */
@@ -177,17 +252,17 @@ NEURONMEM_API neuronmem_status_t* neuronmem_buffer_dims(const neuronmem_buffer_t
 /* Bytes the buffer occupies in its memory (dense). */
 NEURONMEM_API neuronmem_status_t* neuronmem_buffer_on_device_size(const neuronmem_buffer_t* buffer,
                                                                   uint64_t* out_bytes);
-NEURONMEM_API neuronmem_status_t* neuronmem_buffer_is_deleted(const neuronmem_buffer_t* buffer, int32_t* out);
-/* 1 if the buffer aliases caller memory (zero-copy), 0 if it owns a copy. */
-NEURONMEM_API neuronmem_status_t* neuronmem_buffer_is_zero_copy(const neuronmem_buffer_t* buffer, int32_t* out);
+NEURONMEM_API neuronmem_status_t* neuronmem_buffer_is_deleted(const neuronmem_buffer_t* buffer, bool* out);
+/* Whether the buffer aliases caller memory (zero-copy) rather than owning a copy. */
+NEURONMEM_API neuronmem_status_t* neuronmem_buffer_is_zero_copy(const neuronmem_buffer_t* buffer, bool* out);
 
 /* The size in bytes of one element of `type`, or 0 for an unknown type. */
 NEURONMEM_API uint64_t neuronmem_element_type_size(neuronmem_element_type_t type);
 
 /* ---- Events --------------------------------------------------------------------------------------- */
 
-/* Writes 1 to *out if the event is ready (succeeded or failed), else 0. Returns INVALID_ARGUMENT. */
-NEURONMEM_API neuronmem_status_t* neuronmem_event_is_ready(const neuronmem_event_t* event, int32_t* out);
+/* Whether the event is ready (succeeded or failed). Returns INVALID_ARGUMENT. */
+NEURONMEM_API neuronmem_status_t* neuronmem_event_is_ready(const neuronmem_event_t* event, bool* out);
 
 /* Blocks until the event is ready or timeout_ns nanoseconds passed (timeout_ns < 0: no limit). Returns NULL
  * if the transfer succeeded, a copy of its error if it failed, DEADLINE_EXCEEDED on timeout,
@@ -197,8 +272,7 @@ NEURONMEM_API neuronmem_status_t* neuronmem_event_wait(neuronmem_event_t* event,
 
 /* The transfer's error: writes a copy (owned by the caller) or NULL on success to *out_error. Returns
  * FAILED_PRECONDITION if the event is not ready yet, INVALID_ARGUMENT for NULL arguments. */
-NEURONMEM_API neuronmem_status_t* neuronmem_event_get_error(const neuronmem_event_t* event,
-                                                            neuronmem_status_t** out_error);
+NEURONMEM_API neuronmem_status_t* neuronmem_event_error(const neuronmem_event_t* event, neuronmem_status_t** out_error);
 
 /* Registers a callback that runs exactly once when the event is ready (at once if it already is).
  * Returns INVALID_ARGUMENT for NULL event or callback. */

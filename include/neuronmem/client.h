@@ -40,13 +40,14 @@ typedef enum neuronmem_mlock_mode {
  * means its default. Defaults: 2 NeuronCores, 64 MiB device (HBM) arena per core, 64 MiB pinned-host
  * arena, NEURONMEM_MLOCK_BEST_EFFORT (creation takes tens of milliseconds; docs/memory-kinds.md). */
 typedef struct neuronmem_client_options {
-  size_t struct_size;             /* required: sizeof(neuronmem_client_options_t) of the caller */
-  const void* extension;          /* reserved: must be NULL */
-  uint32_t num_cores;             /* 1..64; 0 = 2 */
-  uint32_t mlock_mode;            /* a neuronmem_mlock_mode_t */
+  size_t struct_size;                          /* required: NEURONMEM_CLIENT_OPTIONS_STRUCT_SIZE */
+  const neuronmem_extension_base_t* extension; /* extension chain; NULL (none is defined yet) */
+  uint32_t num_cores;                          /* 1..64; 0 = 2 */
+  neuronmem_mlock_mode_t mlock_mode;
   uint64_t device_bytes_per_core; /* HBM arena bytes per core, >= 1 MiB; 0 = 64 MiB */
   uint64_t pinned_host_bytes;     /* pinned-host arena bytes, >= 32 MiB (mimalloc's arena unit); 0 = 64 MiB */
 } neuronmem_client_options_t;
+#define NEURONMEM_CLIENT_OPTIONS_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_client_options_t, pinned_host_bytes)
 
 /* A device as PJRT describes it. Growable: the caller sets struct_size; strings are borrowed from the
  * client and NUL-terminated. */
@@ -60,16 +61,18 @@ typedef struct neuronmem_device_description {
   neuronmem_string_t debug_string; /* "NeuronCore(id=0, process_index=0, local_id=0)" */
   neuronmem_string_t to_string;    /* "NC_v2 (NeuronCore(id=0, process_index=0, local_id=0))" */
 } neuronmem_device_description_t;
+#define NEURONMEM_DEVICE_DESCRIPTION_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_device_description_t, to_string)
 
 /* A memory as PJRT describes it. Growable like neuronmem_device_description_t. */
 typedef struct neuronmem_memory_description {
   size_t struct_size;
   int32_t id;                      /* stable id: docs/memory-kinds.md */
-  int32_t kind_id;                 /* a neuronmem_memory_kind_t */
+  neuronmem_memory_kind_t kind_id; /* its kind as the enum */
   neuronmem_string_t kind;         /* "device", "pinned_host" or "unpinned_host" */
   neuronmem_string_t debug_string; /* "NeuronMemory(id=0, kind=device)" */
   neuronmem_string_t to_string;    /* same as debug_string */
 } neuronmem_memory_description_t;
+#define NEURONMEM_MEMORY_DESCRIPTION_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_memory_description_t, to_string)
 
 /* Arena statistics of one memory. Growable like neuronmem_device_description_t. */
 typedef struct neuronmem_memory_stats {
@@ -80,9 +83,10 @@ typedef struct neuronmem_memory_stats {
   uint64_t live_allocations;   /* allocations not yet freed */
   uint64_t largest_free_block; /* largest single allocation that would succeed now (0 if unbounded) */
   uint64_t total_allocations;  /* allocations made since creation */
-  uint32_t is_locked;          /* 1 if the memory is page-locked (mlock succeeded) */
-  uint32_t is_shared;          /* 1 if the same arena also backs other memory ids (pinned_host) */
+  bool is_locked;              /* the memory is page-locked (mlock succeeded) */
+  bool is_shared;              /* the same arena also backs other memory ids (the host kinds) */
 } neuronmem_memory_stats_t;
+#define NEURONMEM_MEMORY_STATS_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_memory_stats_t, is_shared)
 
 /* Creates a client: maps and populates the pinned-host arena and one device arena per core.
  * options: nullable (NULL = all defaults). out_client: required; receives an owned client.
@@ -107,7 +111,8 @@ NEURONMEM_API neuronmem_status_t* neuronmem_client_platform_name(const neuronmem
 NEURONMEM_API neuronmem_status_t* neuronmem_client_platform_version(const neuronmem_client_t* client,
                                                                     neuronmem_string_t* out);
 
-/* The names of the extensions this client supports (borrowed array of borrowed strings).
+/* The names of the extension structs this client accepts in an extension chain (borrowed array of
+ * borrowed strings); none in this release.
  * client, out_names, out_count: required. Returns INVALID_ARGUMENT on NULL arguments. */
 NEURONMEM_API neuronmem_status_t* neuronmem_client_extensions(const neuronmem_client_t* client,
                                                               const neuronmem_string_t** out_names, size_t* out_count);
@@ -173,27 +178,27 @@ NEURONMEM_API neuronmem_status_t* neuronmem_memory_client(const neuronmem_memory
 /* A snapshot of the memory's arena statistics. pinned_host memories of different cores share one arena
  * and report the same figures (is_shared = 1). Returns INVALID_ARGUMENT on NULL arguments or struct_size
  * below the first version's size. */
-NEURONMEM_API neuronmem_status_t* neuronmem_memory_get_stats(const neuronmem_memory_t* memory,
-                                                             neuronmem_memory_stats_t* out);
+NEURONMEM_API neuronmem_status_t* neuronmem_memory_stats(const neuronmem_memory_t* memory,
+                                                         neuronmem_memory_stats_t* out);
 
 /* Allocates `size` bytes inside the client's pinned-host arena, aligned to `alignment` (a power of two,
  * 0 = 64, at most 4096). Memory written here can be uploaded to `pinned_host` without a copy.
  * client, out_ptr: required; *out_ptr receives memory owned by the caller until
- * neuronmem_host_free(). Returns INVALID_ARGUMENT (NULL arguments, size 0, alignment not a power of two
+ * neuronmem_client_host_free(). Returns INVALID_ARGUMENT (NULL arguments, size 0, alignment not a power of two
  * or too large, size that overflows), RESOURCE_EXHAUSTED (the arena is full: the message names the memory
  * and the sizes). Thread-safe; any thread may free what another allocated. */
-NEURONMEM_API neuronmem_status_t* neuronmem_host_allocate(neuronmem_client_t* client, uint64_t size, uint64_t alignment,
-                                                          void** out_ptr);
+NEURONMEM_API neuronmem_status_t* neuronmem_client_host_allocate(neuronmem_client_t* client, uint64_t size,
+                                                                 uint64_t alignment, void** out_ptr);
 
-/* Frees memory from neuronmem_host_allocate(). ptr NULL is a no-op. Returns INVALID_ARGUMENT for a
+/* Frees memory from neuronmem_client_host_allocate(). ptr NULL is a no-op. Returns INVALID_ARGUMENT for a
  * pointer outside the arena, not at the start of an allocation, or already freed (a double free is
  * detected until the block is handed out again). Thread-safe. */
-NEURONMEM_API neuronmem_status_t* neuronmem_host_free(neuronmem_client_t* client, void* ptr);
+NEURONMEM_API neuronmem_status_t* neuronmem_client_host_free(neuronmem_client_t* client, void* ptr);
 
 /* Whether [ptr, ptr+size) lies inside the client's pinned-host arena (then an upload to pinned_host can
- * alias it). Writes 1 or 0 to *out. Returns INVALID_ARGUMENT on NULL client or out. */
-NEURONMEM_API neuronmem_status_t* neuronmem_host_is_pinned(const neuronmem_client_t* client, const void* ptr,
-                                                           uint64_t size, int32_t* out);
+ * alias it). Writes the answer to *out. Returns INVALID_ARGUMENT on NULL client or out. */
+NEURONMEM_API neuronmem_status_t* neuronmem_client_host_is_pinned(const neuronmem_client_t* client, const void* ptr,
+                                                                  uint64_t size, bool* out);
 
 #ifdef __cplusplus
 }

@@ -34,15 +34,17 @@ typedef enum neuronmem_placement_policy {
   NEURONMEM_PLACEMENT_POLICY_FORCE_32 = 0x7fffffff
 } neuronmem_placement_policy_t;
 
-/* Load options. Growable: set struct_size; all-zero means defaults. */
+/* Load options. Growable: struct_size = NEURONMEM_MANIFEST_OPTIONS_STRUCT_SIZE (or sizeof); all-zero means
+ * defaults. */
 typedef struct neuronmem_manifest_options {
   size_t struct_size;
-  const void* extension; /* reserved: must be NULL */
-  const char* entry;     /* NUL-terminated entry function name; NULL = "main" */
-  const char* filename;  /* NUL-terminated name used in error messages; NULL = "<input>" (or the path) */
-  uint32_t policy;       /* a neuronmem_placement_policy_t */
-  uint32_t num_cores;    /* cores that send/recv pairs may name, 1..64; 0 = 2 */
+  const neuronmem_extension_base_t* extension; /* extension chain; NULL */
+  const char* entry;                           /* NUL-terminated entry function name; NULL = "main" */
+  const char* filename; /* NUL-terminated name used in error messages; NULL = "<input>" (or the path) */
+  neuronmem_placement_policy_t policy;
+  uint32_t num_cores; /* cores that send/recv pairs may name; 0 = 2 */
 } neuronmem_manifest_options_t;
+#define NEURONMEM_MANIFEST_OPTIONS_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_manifest_options_t, num_cores)
 
 /* Counts of each part of a manifest. Growable output struct: the caller sets struct_size. */
 typedef struct neuronmem_manifest_counts {
@@ -56,41 +58,44 @@ typedef struct neuronmem_manifest_counts {
   size_t num_channels;
   size_t num_warnings; /* neuronmem_manifest_warning; filled when struct_size covers it */
 } neuronmem_manifest_counts_t;
+#define NEURONMEM_MANIFEST_COUNTS_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_manifest_counts_t, num_warnings)
 
 /* An argument or result of the entry function. Growable output struct. */
 typedef struct neuronmem_manifest_value {
   size_t struct_size;
   uint32_t index;
-  uint32_t memory_kind;            /* a neuronmem_memory_kind_t */
+  neuronmem_memory_kind_t memory_kind;
   neuronmem_string_t name;         /* argument SSA name ("arg0") or jax.result_info of a result */
   neuronmem_string_t element_type; /* "f32", "bf16", "i1", ..., "tuple", "token" */
   int32_t buffer_element_type;     /* the neuronmem_element_type_t to upload with, or -1 if none fits */
-  int32_t kind_explicit;           /* 1 if mhlo.memory_kind said so, 0 if the policy chose */
+  bool kind_explicit;              /* mhlo.memory_kind said so (false: the policy chose) */
   const int64_t* dims;             /* -1 for a dynamic dimension */
   size_t num_dims;
   int64_t aliasing_output; /* tf.aliasing_output, or -1 */
-  int32_t buffer_donor;    /* jax.buffer_donor */
+  bool buffer_donor;       /* jax.buffer_donor */
   uint32_t line, column;   /* source location */
   size_t num_attributes;   /* other attributes: neuronmem_manifest_value_attribute */
 } neuronmem_manifest_value_t;
+#define NEURONMEM_MANIFEST_VALUE_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_manifest_value_t, num_attributes)
 
 /* An intra-graph move (annotate_device_placement, MoveToHost, MoveToDevice, AwsNeuronMemoryPlacement). */
 typedef struct neuronmem_manifest_move {
   size_t struct_size;
-  neuronmem_string_t function;  /* the function containing it */
-  neuronmem_string_t value;     /* the SSA value moved, "%3" */
-  neuronmem_string_t result;    /* the SSA value holding the moved tensor */
-  neuronmem_string_t spelling;  /* the custom-call target used */
-  neuronmem_string_t from_kind; /* kind of the value before the move */
-  neuronmem_string_t to_kind;   /* as written: device, pinned_host, unpinned_host, vmem, pinned_device */
-  uint32_t from_memory_kind;    /* neuronmem_memory_kind_t of from_kind */
-  uint32_t to_memory_kind;      /* neuronmem_memory_kind_t where libneuronmem places to_kind (vmem and
-                                   pinned_device are device-side: `device`) */
+  neuronmem_string_t function;              /* the function containing it */
+  neuronmem_string_t value;                 /* the SSA value moved, "%3" */
+  neuronmem_string_t result;                /* the SSA value holding the moved tensor */
+  neuronmem_string_t spelling;              /* the custom-call target used */
+  neuronmem_string_t from_kind;             /* kind of the value before the move */
+  neuronmem_string_t to_kind;               /* as written: device, pinned_host, unpinned_host, vmem, pinned_device */
+  neuronmem_memory_kind_t from_memory_kind; /* the kind of from_kind */
+  neuronmem_memory_kind_t to_memory_kind;   /* where libneuronmem places to_kind (vmem and
+                                     pinned_device are device-side: `device`) */
   neuronmem_string_t element_type;
   const int64_t* dims;
   size_t num_dims;
   uint32_t line, column;
 } neuronmem_manifest_move_t;
+#define NEURONMEM_MANIFEST_MOVE_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_manifest_move_t, column)
 
 /* A custom kernel (AwsNeuronCustomNativeKernel) with its decoded backend_config. */
 typedef struct neuronmem_manifest_kernel {
@@ -105,6 +110,7 @@ typedef struct neuronmem_manifest_kernel {
   uint32_t num_operands, num_results;
   uint32_t line, column;
 } neuronmem_manifest_kernel_t;
+#define NEURONMEM_MANIFEST_KERNEL_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_manifest_kernel_t, column)
 
 /* A send or recv. */
 typedef struct neuronmem_manifest_channel {
@@ -113,12 +119,13 @@ typedef struct neuronmem_manifest_channel {
   neuronmem_string_t op; /* "send" or "recv" */
   int64_t handle;
   int32_t type; /* 0 invalid, 1 device-to-device, 2 device-to-host, 3 host-to-device */
-  int32_t is_host_transfer;
+  bool is_host_transfer;
   const int64_t* source_target_pairs; /* num_pairs (source, target) pairs, flattened */
   size_t num_pairs;
   size_t num_payloads;
   uint32_t line, column;
 } neuronmem_manifest_channel_t;
+#define NEURONMEM_MANIFEST_CHANNEL_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_manifest_channel_t, column)
 
 /* Loads the manifest of the entry function from StableHLO text (`size` bytes, need not be NUL-terminated).
  * options: nullable. out: required, owned. Returns INVALID_ARGUMENT ("file:line:col: message" for bad text
@@ -161,8 +168,8 @@ NEURONMEM_API neuronmem_status_t* neuronmem_manifest_entry(const neuronmem_manif
                                                            neuronmem_string_t* out_entry);
 
 /* Counts (caller sets out->struct_size). INVALID_ARGUMENT for NULL or a too small struct_size. */
-NEURONMEM_API neuronmem_status_t* neuronmem_manifest_get_counts(const neuronmem_manifest_t* manifest,
-                                                                neuronmem_manifest_counts_t* out);
+NEURONMEM_API neuronmem_status_t* neuronmem_manifest_counts(const neuronmem_manifest_t* manifest,
+                                                            neuronmem_manifest_counts_t* out);
 
 /* Argument / result `index`. OUT_OF_RANGE for a bad index; INVALID_ARGUMENT for NULL or struct_size. */
 NEURONMEM_API neuronmem_status_t* neuronmem_manifest_argument(const neuronmem_manifest_t* manifest, size_t index,
@@ -170,9 +177,9 @@ NEURONMEM_API neuronmem_status_t* neuronmem_manifest_argument(const neuronmem_ma
 NEURONMEM_API neuronmem_status_t* neuronmem_manifest_result(const neuronmem_manifest_t* manifest, size_t index,
                                                             neuronmem_manifest_value_t* out);
 
-/* Attribute `attr` (key and value as written) of argument (is_result = 0) or result `index`. OUT_OF_RANGE. */
+/* Attribute `attr` (key and value as written) of argument (is_result false) or result `index`. OUT_OF_RANGE. */
 NEURONMEM_API neuronmem_status_t* neuronmem_manifest_value_attribute(const neuronmem_manifest_t* manifest,
-                                                                     int32_t is_result, size_t index, size_t attr,
+                                                                     bool is_result, size_t index, size_t attr,
                                                                      neuronmem_string_t* out_key,
                                                                      neuronmem_string_t* out_value);
 
@@ -185,9 +192,9 @@ NEURONMEM_API neuronmem_status_t* neuronmem_manifest_host_compute(const neuronme
                                                                   uint32_t* out_column);
 NEURONMEM_API neuronmem_status_t* neuronmem_manifest_kernel(const neuronmem_manifest_t* manifest, size_t index,
                                                             neuronmem_manifest_kernel_t* out);
-/* Input (is_output = 0) or output name `name_index` of kernel `index`. */
+/* Input (is_output false) or output name `name_index` of kernel `index`. */
 NEURONMEM_API neuronmem_status_t* neuronmem_manifest_kernel_io_name(const neuronmem_manifest_t* manifest, size_t index,
-                                                                    int32_t is_output, size_t name_index,
+                                                                    bool is_output, size_t name_index,
                                                                     neuronmem_string_t* out);
 NEURONMEM_API neuronmem_status_t* neuronmem_manifest_custom_call_target(const neuronmem_manifest_t* manifest,
                                                                         size_t index, neuronmem_string_t* out_target,
@@ -210,19 +217,31 @@ NEURONMEM_API neuronmem_status_t* neuronmem_manifest_result_memory(const neuronm
                                                                    const neuronmem_device_t* device, size_t index,
                                                                    neuronmem_memory_t** out_memory);
 
-/* The upload plan: creates one buffer per argument in the memory the manifest names for `device`, from
- * host_data[i] (dense, row-major, of the argument's shape and element type), in one batched submission
- * with one event for all. An argument whose kind is pinned_host and whose host data lies inside the
- * client's pinned-host arena is uploaded zero-copy (no bytes move); every other argument is copied with
- * `host_buffer_semantics` (a neuronmem_host_buffer_semantics_t; zero-copy values fall back to a copy where
+/* Arguments of neuronmem_manifest_upload_arguments. Growable. */
+typedef struct neuronmem_manifest_upload_args {
+  size_t struct_size;
+  const neuronmem_extension_base_t* extension; /* extension chain; NULL */
+  const neuronmem_manifest_t* manifest;
+  neuronmem_device_t* device;   /* the device whose memories the arguments go to */
+  const void* const* host_data; /* num_arguments pointers: dense, row-major data of each argument */
+  size_t num_arguments;         /* must equal the manifest's */
+  neuronmem_host_buffer_semantics_t host_buffer_semantics;
+} neuronmem_manifest_upload_args_t;
+#define NEURONMEM_MANIFEST_UPLOAD_ARGS_STRUCT_SIZE \
+  NEURONMEM_STRUCT_SIZE(neuronmem_manifest_upload_args_t, host_buffer_semantics)
+
+/* The upload plan: creates one buffer per argument in the memory the manifest names for args->device, from
+ * host_data[i], in one batched submission with one event for all. An argument whose kind is pinned_host
+ * and whose host data lies inside the client's pinned-host arena is uploaded zero-copy (no bytes move);
+ * every other argument is copied with host_buffer_semantics (zero-copy values fall back to a copy where
  * not possible). out_buffers: num_arguments slots, each receives an owned buffer. out_ready: nullable.
- * Returns INVALID_ARGUMENT (NULL arguments, num_arguments different from the manifest's, NULL host data for a
- * non-empty argument), UNIMPLEMENTED (an argument with a dynamic shape, a tuple, or an element type buffers
- * do not support), RESOURCE_EXHAUSTED; on failure no buffer is created. */
-NEURONMEM_API neuronmem_status_t* neuronmem_manifest_upload_arguments(
-    const neuronmem_manifest_t* manifest, neuronmem_device_t* device, const void* const* host_data,
-    size_t num_arguments, uint32_t host_buffer_semantics, neuronmem_buffer_t** out_buffers,
-    neuronmem_event_t** out_ready);
+ * Returns INVALID_ARGUMENT (NULL arguments, struct_size, num_arguments different from the manifest's, NULL
+ * host data for a non-empty argument, unknown semantics), UNIMPLEMENTED (an argument with a dynamic shape,
+ * a tuple, or an element type buffers do not support), RESOURCE_EXHAUSTED; on failure no buffer is
+ * created. */
+NEURONMEM_API neuronmem_status_t* neuronmem_manifest_upload_arguments(const neuronmem_manifest_upload_args_t* args,
+                                                                      neuronmem_buffer_t** out_buffers,
+                                                                      neuronmem_event_t** out_ready);
 
 #ifdef __cplusplus
 }

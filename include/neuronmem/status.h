@@ -6,6 +6,7 @@
 #ifndef NEURONMEM_STATUS_H
 #define NEURONMEM_STATUS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,6 +27,27 @@ typedef struct neuronmem_string {
   const char* data;
   size_t size;
 } neuronmem_string_t;
+
+/* The published size of a growable struct: every field up to and including `last` (PJRT's
+ * PJRT_STRUCT_SIZE). Each growable struct has a NEURONMEM_<STRUCT>_STRUCT_SIZE macro built with it; the
+ * library checks with a static_assert that the macro covers the whole struct. */
+#define NEURONMEM_STRUCT_SIZE(type, last) (offsetof(type, last) + sizeof(((type*)0)->last))
+
+/* Extension types: what an extension struct chained into a growable struct is. Append-only. This release
+ * defines none: a chain with any entry is rejected with INVALID_ARGUMENT naming its type. */
+typedef enum neuronmem_extension_type {
+  NEURONMEM_EXTENSION_TYPE_NONE = 0,
+  NEURONMEM_EXTENSION_TYPE_FORCE_32 = 0x7fffffff
+} neuronmem_extension_type_t;
+
+/* The head of every extension struct: growable structs point at a chain of these (`extension`, NULL for
+ * none). An extension struct starts with this header and adds its own fields after it. */
+typedef struct neuronmem_extension_base {
+  size_t struct_size;                          /* sizeof the whole extension struct */
+  neuronmem_extension_type_t type;             /* which extension struct this is */
+  const struct neuronmem_extension_base* next; /* the next in the chain, or NULL */
+} neuronmem_extension_base_t;
+#define NEURONMEM_EXTENSION_BASE_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_extension_base_t, next)
 
 /* Status codes. Append-only: values never change meaning or number. Modelled on the PJRT/absl codes. */
 typedef enum neuronmem_status_code {

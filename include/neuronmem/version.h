@@ -7,7 +7,7 @@
 #define NEURONMEM_VERSION_H
 
 #define NEURONMEM_VERSION_MAJOR 0
-#define NEURONMEM_VERSION_MINOR 1
+#define NEURONMEM_VERSION_MINOR 2
 #define NEURONMEM_VERSION_PATCH 0
 
 /* The version as one integer: (major << 16) | (minor << 8) | patch. Compare with neuronmem_version(). */

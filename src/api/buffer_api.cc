@@ -44,14 +44,12 @@ Status MemoryOf(neuronmem_client_t* client, neuronmem_memory_t* memory, const ch
 // neuronmem_buffer_from_host_args_t -> copy::FromHostArgs. `where` prefixes messages ("args[3]: ").
 Status ConvertFromHostArgs(neuronmem_client_t* client, const neuronmem_buffer_from_host_args_t& a, const char* where,
                            copy::FromHostArgs* out) {
-  NEURONMEM_RETURN_IF_ERROR(api::CheckStructSize(a.struct_size,
-                                                 NEURONMEM_MIN_SIZE(neuronmem_buffer_from_host_args_t, num_wait_events),
-                                                 "neuronmem_buffer_from_host_args_t", where));
-  if (a.extension) return InvalidArgument("%sextension must be NULL", where);
+  NEURONMEM_RETURN_IF_ERROR(
+      api::CheckArgs(a, NEURONMEM_BUFFER_FROM_HOST_ARGS_STRUCT_SIZE, "neuronmem_buffer_from_host_args_t", where));
   NEURONMEM_RETURN_IF_ERROR(MemoryOf(client, a.memory, where, &out->memory));
-  if (a.host_buffer_semantics > NEURONMEM_HOST_BUFFER_MUTABLE_ZERO_COPY) {
+  if (static_cast<uint32_t>(a.host_buffer_semantics) > NEURONMEM_HOST_BUFFER_MUTABLE_ZERO_COPY) {
     return InvalidArgument("%shost_buffer_semantics %u is not a neuronmem_host_buffer_semantics_t", where,
-                           a.host_buffer_semantics);
+                           static_cast<uint32_t>(a.host_buffer_semantics));
   }
   out->semantics = static_cast<copy::HostBufferSemantics>(a.host_buffer_semantics);
   NEURONMEM_RETURN_IF_ERROR(api::ElementTypeOf(a.element_type, where, &out->type));
@@ -64,7 +62,7 @@ Status ConvertFromHostArgs(neuronmem_client_t* client, const neuronmem_buffer_fr
   }
   out->byte_strides = a.byte_strides;
   out->data = a.data;
-  return api::WaitList(a.wait_events, a.num_wait_events, where, &out->waits);
+  return api::WaitList(a.wait, where, &out->waits);
 }
 
 // Creates one buffer (a handle of `client`) from a C argument struct: the small-upload path, so no
@@ -128,9 +126,9 @@ neuronmem_status_t* neuronmem_buffer_from_host(neuronmem_client_t* client,
   NEURONMEM_API_END
 }
 
-neuronmem_status_t* neuronmem_buffers_from_host_batch(neuronmem_client_t* client,
-                                                      const neuronmem_buffer_from_host_args_t* args, size_t count,
-                                                      neuronmem_buffer_t** out_buffers, neuronmem_event_t** out_ready) {
+neuronmem_status_t* neuronmem_buffer_from_host_batch(neuronmem_client_t* client,
+                                                     const neuronmem_buffer_from_host_args_t* args, size_t count,
+                                                     neuronmem_buffer_t** out_buffers, neuronmem_event_t** out_ready) {
   if (out_ready) *out_ready = nullptr;
   NEURONMEM_REQUIRE(client);
   NEURONMEM_REQUIRE(out_buffers);
@@ -146,40 +144,50 @@ neuronmem_status_t* neuronmem_buffers_from_host_batch(neuronmem_client_t* client
   NEURONMEM_API_END
 }
 
-neuronmem_status_t* neuronmem_buffer_allocate(neuronmem_client_t* client, neuronmem_memory_t* memory,
-                                              neuronmem_element_type_t element_type, const int64_t* dims,
-                                              size_t num_dims, neuronmem_buffer_t** out_buffer) {
+neuronmem_status_t* neuronmem_buffer_allocate(const neuronmem_buffer_allocate_args_t* args,
+                                              neuronmem_buffer_t** out_buffer) {
   NEURONMEM_REQUIRE(out_buffer);
   *out_buffer = nullptr;
-  NEURONMEM_REQUIRE(client);
-  NEURONMEM_REQUIRE(memory);
+  NEURONMEM_REQUIRE(args);
   NEURONMEM_API_BEGIN
+  if (Status s =
+          api::CheckArgs(*args, NEURONMEM_BUFFER_ALLOCATE_ARGS_STRUCT_SIZE, "neuronmem_buffer_allocate_args_t")) {
+    return s.release();
+  }
+  if (!args->client) return InvalidArgument("args->client is NULL").release();
   const copy::MemoryView* view = nullptr;
-  if (Status s = MemoryOf(client, memory, "", &view)) return s.release();
+  if (Status s = MemoryOf(args->client, args->memory, "", &view)) return s.release();
   neuronmem::ElementType type;
-  if (Status s = api::ElementTypeOf(element_type, "", &type)) return s.release();
-  if (num_dims && !dims) return InvalidArgument("dims is NULL but num_dims is %zu", num_dims).release();
+  if (Status s = api::ElementTypeOf(args->element_type, "", &type)) return s.release();
+  if (args->num_dims && !args->dims) {
+    return InvalidArgument("dims is NULL but num_dims is %zu", args->num_dims).release();
+  }
   auto handle = std::make_unique<neuronmem_buffer_t>();
-  handle->client = client;
-  if (Status s = client->engine().Allocate(*view, type, {dims, num_dims}, &handle->buffer)) return s.release();
+  handle->client = args->client;
+  if (Status s = args->client->engine().Allocate(*view, type, {args->dims, args->num_dims}, &handle->buffer)) {
+    return s.release();
+  }
   *out_buffer = handle.release();
   return nullptr;
   NEURONMEM_API_END
 }
 
-neuronmem_status_t* neuronmem_buffer_copy_to_memory(neuronmem_buffer_t* src, neuronmem_memory_t* memory,
-                                                    neuronmem_event_t* const* wait_events, size_t num_wait_events,
+neuronmem_status_t* neuronmem_buffer_copy_to_memory(const neuronmem_buffer_copy_args_t* args,
                                                     neuronmem_buffer_t** out_buffer, neuronmem_event_t** out_ready) {
   NEURONMEM_REQUIRE(out_buffer);
   *out_buffer = nullptr;
   if (out_ready) *out_ready = nullptr;
-  NEURONMEM_REQUIRE(src);
-  NEURONMEM_REQUIRE(memory);
+  NEURONMEM_REQUIRE(args);
   NEURONMEM_API_BEGIN
+  if (Status s = api::CheckArgs(*args, NEURONMEM_BUFFER_COPY_ARGS_STRUCT_SIZE, "neuronmem_buffer_copy_args_t")) {
+    return s.release();
+  }
+  neuronmem_buffer_t* src = args->src;
+  if (!src) return InvalidArgument("args->src is NULL").release();
   copy::EventList waits;
-  if (Status s = api::WaitList(wait_events, num_wait_events, "", &waits)) return s.release();
+  if (Status s = api::WaitList(args->wait, "", &waits)) return s.release();
   const copy::MemoryView* view = nullptr;
-  if (Status s = MemoryOf(src->client, memory, "", &view)) return s.release();
+  if (Status s = MemoryOf(src->client, args->memory, "", &view)) return s.release();
   auto handle = std::make_unique<neuronmem_buffer_t>();
   handle->client = src->client;
   if (Status s = src->client->engine().CopyToMemory(src->buffer, *view, waits, &handle->buffer, out_ready)) {
@@ -190,69 +198,92 @@ neuronmem_status_t* neuronmem_buffer_copy_to_memory(neuronmem_buffer_t* src, neu
   NEURONMEM_API_END
 }
 
-neuronmem_status_t* neuronmem_buffer_read(neuronmem_buffer_t* buffer, uint64_t offset, void* dst, uint64_t size,
-                                          neuronmem_event_t* const* wait_events, size_t num_wait_events,
-                                          neuronmem_event_t** out_ready) {
+}  // extern "C"
+
+namespace {
+
+// The checks every transfer on an existing buffer shares: the struct, the buffer, the wait list.
+template <typename Args>
+Status TransferArgs(const Args* args, size_t min_size, const char* type, copy::EventList* waits) {
+  NEURONMEM_RETURN_IF_ERROR(api::CheckArgs(*args, min_size, type));
+  if (!args->buffer) return InvalidArgument("args->buffer is NULL");
+  return api::WaitList(args->wait, "", waits);
+}
+
+}  // namespace
+
+extern "C" {
+
+neuronmem_status_t* neuronmem_buffer_read(const neuronmem_buffer_read_args_t* args, neuronmem_event_t** out_ready) {
   if (out_ready) *out_ready = nullptr;
-  NEURONMEM_REQUIRE(buffer);
+  NEURONMEM_REQUIRE(args);
   NEURONMEM_API_BEGIN
   copy::EventList waits;
-  if (Status s = api::WaitList(wait_events, num_wait_events, "", &waits)) return s.release();
+  if (Status s = TransferArgs(args, NEURONMEM_BUFFER_READ_ARGS_STRUCT_SIZE, "neuronmem_buffer_read_args_t", &waits)) {
+    return s.release();
+  }
+  neuronmem_buffer_t* b = args->buffer;
   neuronmem::Event* ev = nullptr;
-  if (Status s = buffer->client->engine().Read(buffer->buffer, offset, dst, size, waits, &ev,
-                                               /*caller_waits=*/out_ready == nullptr)) {
+  if (Status s = b->client->engine().Read(b->buffer, args->offset, args->dst, args->size, waits, &ev,
+                                          /*caller_waits=*/out_ready == nullptr)) {
     return s.release();
   }
   return WaitIfNoEvent(ev, out_ready);
   NEURONMEM_API_END
 }
 
-neuronmem_status_t* neuronmem_buffer_write(neuronmem_buffer_t* buffer, uint64_t offset, const void* src, uint64_t size,
-                                           neuronmem_event_t* const* wait_events, size_t num_wait_events,
-                                           neuronmem_event_t** out_ready) {
+neuronmem_status_t* neuronmem_buffer_write(const neuronmem_buffer_write_args_t* args, neuronmem_event_t** out_ready) {
   if (out_ready) *out_ready = nullptr;
-  NEURONMEM_REQUIRE(buffer);
+  NEURONMEM_REQUIRE(args);
   NEURONMEM_API_BEGIN
   copy::EventList waits;
-  if (Status s = api::WaitList(wait_events, num_wait_events, "", &waits)) return s.release();
+  if (Status s = TransferArgs(args, NEURONMEM_BUFFER_WRITE_ARGS_STRUCT_SIZE, "neuronmem_buffer_write_args_t", &waits)) {
+    return s.release();
+  }
+  neuronmem_buffer_t* b = args->buffer;
   neuronmem::Event* ev = nullptr;
-  if (Status s = buffer->client->engine().Write(buffer->buffer, offset, src, size, waits, &ev,
-                                                /*caller_waits=*/out_ready == nullptr)) {
+  if (Status s = b->client->engine().Write(b->buffer, args->offset, args->src, args->size, waits, &ev,
+                                           /*caller_waits=*/out_ready == nullptr)) {
     return s.release();
   }
   return WaitIfNoEvent(ev, out_ready);
   NEURONMEM_API_END
 }
 
-neuronmem_status_t* neuronmem_buffer_upload_chunk(neuronmem_buffer_t* buffer, uint64_t offset, const void* data,
-                                                  uint64_t size, int32_t is_last, neuronmem_event_t* const* wait_events,
-                                                  size_t num_wait_events, neuronmem_event_t** out_done) {
+neuronmem_status_t* neuronmem_buffer_upload_chunk(const neuronmem_buffer_chunk_args_t* args,
+                                                  neuronmem_event_t** out_done) {
   if (out_done) *out_done = nullptr;
-  NEURONMEM_REQUIRE(buffer);
+  NEURONMEM_REQUIRE(args);
   NEURONMEM_API_BEGIN
   copy::EventList waits;
-  if (Status s = api::WaitList(wait_events, num_wait_events, "", &waits)) return s.release();
+  if (Status s = TransferArgs(args, NEURONMEM_BUFFER_CHUNK_ARGS_STRUCT_SIZE, "neuronmem_buffer_chunk_args_t", &waits)) {
+    return s.release();
+  }
+  neuronmem_buffer_t* b = args->buffer;
   neuronmem::Event* ev = nullptr;
-  if (Status s = buffer->client->engine().UploadChunk(buffer->buffer, offset, data, size, is_last != 0, waits, &ev)) {
+  if (Status s =
+          b->client->engine().UploadChunk(b->buffer, args->offset, args->data, args->size, args->is_last, waits, &ev)) {
     return s.release();
   }
   return WaitIfNoEvent(ev, out_done);
   NEURONMEM_API_END
 }
 
-neuronmem_status_t* neuronmem_buffer_load_file(neuronmem_buffer_t* buffer, const char* path, uint64_t file_offset,
-                                               uint64_t size, uint64_t buffer_offset,
-                                               neuronmem_event_t* const* wait_events, size_t num_wait_events,
+neuronmem_status_t* neuronmem_buffer_load_file(const neuronmem_buffer_load_file_args_t* args,
                                                neuronmem_event_t** out_ready) {
   if (out_ready) *out_ready = nullptr;
-  NEURONMEM_REQUIRE(buffer);
-  NEURONMEM_REQUIRE(path);
+  NEURONMEM_REQUIRE(args);
   NEURONMEM_API_BEGIN
   copy::EventList waits;
-  if (Status s = api::WaitList(wait_events, num_wait_events, "", &waits)) return s.release();
+  if (Status s = TransferArgs(args, NEURONMEM_BUFFER_LOAD_FILE_ARGS_STRUCT_SIZE, "neuronmem_buffer_load_file_args_t",
+                              &waits)) {
+    return s.release();
+  }
+  if (!args->path) return InvalidArgument("args->path is NULL").release();
+  neuronmem_buffer_t* b = args->buffer;
   neuronmem::Event* ev = nullptr;
-  if (Status s =
-          buffer->client->engine().LoadFile(buffer->buffer, path, file_offset, size, buffer_offset, waits, &ev)) {
+  if (Status s = b->client->engine().LoadFile(b->buffer, args->path, args->file_offset, args->size, args->buffer_offset,
+                                              waits, &ev)) {
     return s.release();
   }
   return WaitIfNoEvent(ev, out_ready);
@@ -316,24 +347,24 @@ neuronmem_status_t* neuronmem_buffer_on_device_size(const neuronmem_buffer_t* bu
   return nullptr;
 }
 
-neuronmem_status_t* neuronmem_buffer_is_deleted(const neuronmem_buffer_t* buffer, int32_t* out) {
+neuronmem_status_t* neuronmem_buffer_is_deleted(const neuronmem_buffer_t* buffer, bool* out) {
   NEURONMEM_REQUIRE(buffer);
   NEURONMEM_REQUIRE(out);
-  *out = buffer->buffer.deleted() ? 1 : 0;
+  *out = buffer->buffer.deleted();
   return nullptr;
 }
 
-neuronmem_status_t* neuronmem_buffer_is_zero_copy(const neuronmem_buffer_t* buffer, int32_t* out) {
+neuronmem_status_t* neuronmem_buffer_is_zero_copy(const neuronmem_buffer_t* buffer, bool* out) {
   NEURONMEM_REQUIRE(buffer);
   NEURONMEM_REQUIRE(out);
-  *out = buffer->buffer.zero_copy() ? 1 : 0;
+  *out = buffer->buffer.zero_copy();
   return nullptr;
 }
 
-neuronmem_status_t* neuronmem_event_is_ready(const neuronmem_event_t* event, int32_t* out) {
+neuronmem_status_t* neuronmem_event_is_ready(const neuronmem_event_t* event, bool* out) {
   NEURONMEM_REQUIRE(event);
   NEURONMEM_REQUIRE(out);
-  *out = neuronmem::IsReady(event) ? 1 : 0;
+  *out = neuronmem::IsReady(event);
   return nullptr;
 }
 
@@ -346,7 +377,7 @@ neuronmem_status_t* neuronmem_event_wait(neuronmem_event_t* event, int64_t timeo
   return neuronmem::CopyStatus(event->error()).release();
 }
 
-neuronmem_status_t* neuronmem_event_get_error(const neuronmem_event_t* event, neuronmem_status_t** out_error) {
+neuronmem_status_t* neuronmem_event_error(const neuronmem_event_t* event, neuronmem_status_t** out_error) {
   NEURONMEM_REQUIRE(out_error);
   *out_error = nullptr;
   NEURONMEM_REQUIRE(event);

@@ -38,7 +38,6 @@ neuronmem_client::neuronmem_client(std::unique_ptr<core::Client> c) : client(std
   for (core::Memory* m : client->memories()) {
     for (core::Device* d : m->devices()) memories[static_cast<size_t>(m->id())]->devices.push_back(devices[d->id()]);
   }
-  for (const std::string& e : client->extensions()) extensions.push_back({e.c_str(), e.size()});
 }
 
 namespace {
@@ -47,16 +46,12 @@ namespace {
 neuronmem::Status ResolveClientOptions(const neuronmem_client_options_t* options, core::ClientConfig* out) {
   core::ClientConfig c;
   if (options) {
-    NEURONMEM_RETURN_IF_ERROR(neuronmem::api::CheckStructSize(
-        options->struct_size, NEURONMEM_MIN_SIZE(neuronmem_client_options_t, pinned_host_bytes),
-        "neuronmem_client_options_t"));
-    if (options->extension) {
-      return InvalidArgument("neuronmem_client_options_t.extension must be NULL (no extensions are defined)");
-    }
+    NEURONMEM_RETURN_IF_ERROR(neuronmem::api::CheckArgs(
+        *options, NEURONMEM_MIN_SIZE(neuronmem_client_options_t, pinned_host_bytes), "neuronmem_client_options_t"));
     if (options->num_cores) c.num_cores = options->num_cores;
-    if (options->mlock_mode > NEURONMEM_MLOCK_DISABLED) {
+    if (static_cast<uint32_t>(options->mlock_mode) > NEURONMEM_MLOCK_DISABLED) {
       return InvalidArgument("neuronmem_client_options_t.mlock_mode %u is not a neuronmem_mlock_mode_t",
-                             options->mlock_mode);
+                             static_cast<uint32_t>(options->mlock_mode));
     }
     c.mlock_mode = static_cast<neuronmem::memory::MlockMode>(options->mlock_mode);
     if (options->device_bytes_per_core) c.device_bytes_per_core = options->device_bytes_per_core;
@@ -218,7 +213,7 @@ neuronmem_status_t* neuronmem_memory_describe(const neuronmem_memory_t* memory, 
   NEURONMEM_CHECK_STRUCT_SIZE(out, neuronmem_memory_description_t, to_string);
   const core::Memory& m = *memory->memory;
   out->id = m.id();
-  out->kind_id = static_cast<int32_t>(m.kind());
+  out->kind_id = static_cast<neuronmem_memory_kind_t>(m.kind());
   out->kind = {memory->kind_name.c_str(), memory->kind_name.size()};
   out->debug_string = {m.debug_string().c_str(), m.debug_string().size()};
   out->to_string = out->debug_string;
@@ -250,7 +245,7 @@ neuronmem_status_t* neuronmem_memory_client(const neuronmem_memory_t* memory, ne
   return nullptr;
 }
 
-neuronmem_status_t* neuronmem_memory_get_stats(const neuronmem_memory_t* memory, neuronmem_memory_stats_t* out) {
+neuronmem_status_t* neuronmem_memory_stats(const neuronmem_memory_t* memory, neuronmem_memory_stats_t* out) {
   NEURONMEM_REQUIRE(memory);
   NEURONMEM_REQUIRE(out);
   NEURONMEM_CHECK_STRUCT_SIZE(out, neuronmem_memory_stats_t, is_shared);
@@ -261,31 +256,31 @@ neuronmem_status_t* neuronmem_memory_get_stats(const neuronmem_memory_t* memory,
   out->live_allocations = st.live_allocations;
   out->largest_free_block = st.largest_free_block;
   out->total_allocations = st.total_allocations;
-  out->is_locked = st.locked ? 1 : 0;
-  out->is_shared = memory->memory->shared() ? 1 : 0;
+  out->is_locked = st.locked;
+  out->is_shared = memory->memory->shared();
   return nullptr;
 }
 
-neuronmem_status_t* neuronmem_host_allocate(neuronmem_client_t* client, uint64_t size, uint64_t alignment,
-                                            void** out_ptr) {
+neuronmem_status_t* neuronmem_client_host_allocate(neuronmem_client_t* client, uint64_t size, uint64_t alignment,
+                                                   void** out_ptr) {
   NEURONMEM_REQUIRE(out_ptr);
   *out_ptr = nullptr;
   NEURONMEM_REQUIRE(client);
   return client->client->pinned_arena().Allocate(size, alignment, out_ptr).release();
 }
 
-neuronmem_status_t* neuronmem_host_free(neuronmem_client_t* client, void* ptr) {
+neuronmem_status_t* neuronmem_client_host_free(neuronmem_client_t* client, void* ptr) {
   NEURONMEM_REQUIRE(client);
   if (!ptr) return nullptr;
   return client->client->pinned_arena().Free(ptr).release();
 }
 
-neuronmem_status_t* neuronmem_host_is_pinned(const neuronmem_client_t* client, const void* ptr, uint64_t size,
-                                             int32_t* out) {
+neuronmem_status_t* neuronmem_client_host_is_pinned(const neuronmem_client_t* client, const void* ptr, uint64_t size,
+                                                    bool* out) {
   NEURONMEM_REQUIRE(out);
-  *out = 0;
+  *out = false;
   NEURONMEM_REQUIRE(client);
-  *out = (ptr && client->client->pinned_arena().Contains(ptr, size)) ? 1 : 0;
+  *out = ptr && client->client->pinned_arena().Contains(ptr, size);
   return nullptr;
 }
 

@@ -34,6 +34,7 @@ struct neuronmem_client {
   std::vector<neuronmem_memory_t> memory_shells;
   std::vector<neuronmem_device_t*> devices;   // id order, for the borrowed-array queries
   std::vector<neuronmem_memory_t*> memories;  // id order
+  // The extension structs this client accepts in a chain (neuronmem_client_extensions): none yet.
   std::vector<neuronmem_string_t> extensions;
 
   // Wraps a created client: one shell per device and memory, linked as the C++ objects are.

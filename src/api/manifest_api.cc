@@ -41,10 +41,13 @@ neuronmem_memory_kind_t KindEnum(neuronmem::MemoryKind kind) { return static_cas
 
 neuronmem_status_t* ResolveOptions(const neuronmem_manifest_options_t* o, mf::Options* out) {
   if (!o) return nullptr;
-  NEURONMEM_CHECK_STRUCT_SIZE(o, neuronmem_manifest_options_t, num_cores);
-  if (o->extension) return InvalidArgument("neuronmem_manifest_options_t.extension must be NULL").release();
-  if (o->policy > NEURONMEM_PLACEMENT_POLICY_TORCH_NEURONX) {
-    return InvalidArgument("policy %u is not a neuronmem_placement_policy_t", o->policy).release();
+  if (auto s = neuronmem::api::CheckArgs(*o, NEURONMEM_MIN_SIZE(neuronmem_manifest_options_t, num_cores),
+                                         "neuronmem_manifest_options_t")) {
+    return s.release();
+  }
+  if (static_cast<uint32_t>(o->policy) > NEURONMEM_PLACEMENT_POLICY_TORCH_NEURONX) {
+    return InvalidArgument("policy %u is not a neuronmem_placement_policy_t", static_cast<uint32_t>(o->policy))
+        .release();
   }
   if (o->entry) out->entry = o->entry;
   if (o->filename) out->filename = o->filename;
@@ -172,8 +175,7 @@ neuronmem_status_t* neuronmem_manifest_entry(const neuronmem_manifest_t* manifes
   return nullptr;
 }
 
-neuronmem_status_t* neuronmem_manifest_get_counts(const neuronmem_manifest_t* manifest,
-                                                  neuronmem_manifest_counts_t* out) {
+neuronmem_status_t* neuronmem_manifest_counts(const neuronmem_manifest_t* manifest, neuronmem_manifest_counts_t* out) {
   NEURONMEM_REQUIRE(manifest);
   NEURONMEM_REQUIRE(out);
   NEURONMEM_CHECK_STRUCT_SIZE(out, neuronmem_manifest_counts_t, num_channels);
@@ -217,7 +219,7 @@ neuronmem_status_t* neuronmem_manifest_result(const neuronmem_manifest_t* manife
   return nullptr;
 }
 
-neuronmem_status_t* neuronmem_manifest_value_attribute(const neuronmem_manifest_t* manifest, int32_t is_result,
+neuronmem_status_t* neuronmem_manifest_value_attribute(const neuronmem_manifest_t* manifest, bool is_result,
                                                        size_t index, size_t attr, neuronmem_string_t* out_key,
                                                        neuronmem_string_t* out_value) {
   NEURONMEM_REQUIRE(manifest);
@@ -298,7 +300,7 @@ neuronmem_status_t* neuronmem_manifest_kernel(const neuronmem_manifest_t* manife
 }
 
 neuronmem_status_t* neuronmem_manifest_kernel_io_name(const neuronmem_manifest_t* manifest, size_t index,
-                                                      int32_t is_output, size_t name_index, neuronmem_string_t* out) {
+                                                      bool is_output, size_t name_index, neuronmem_string_t* out) {
   NEURONMEM_REQUIRE(manifest);
   NEURONMEM_REQUIRE(out);
   if (index >= manifest->m.kernels.size()) return OutOfRange("kernel %zu does not exist", index).release();
@@ -374,15 +376,23 @@ neuronmem_status_t* neuronmem_manifest_result_memory(const neuronmem_manifest_t*
   return ValueMemory(manifest->m.results, device, index, "result", out_memory);
 }
 
-neuronmem_status_t* neuronmem_manifest_upload_arguments(const neuronmem_manifest_t* manifest,
-                                                        neuronmem_device_t* device, const void* const* host_data,
-                                                        size_t num_arguments, uint32_t host_buffer_semantics,
+neuronmem_status_t* neuronmem_manifest_upload_arguments(const neuronmem_manifest_upload_args_t* upload,
                                                         neuronmem_buffer_t** out_buffers,
                                                         neuronmem_event_t** out_ready) {
   if (out_ready) *out_ready = nullptr;
+  NEURONMEM_REQUIRE(upload);
+  NEURONMEM_REQUIRE(out_buffers);
+  if (auto s = neuronmem::api::CheckArgs(*upload, NEURONMEM_MANIFEST_UPLOAD_ARGS_STRUCT_SIZE,
+                                         "neuronmem_manifest_upload_args_t")) {
+    return s.release();
+  }
+  const neuronmem_manifest_t* manifest = upload->manifest;
+  neuronmem_device_t* device = upload->device;
+  const void* const* host_data = upload->host_data;
+  const size_t num_arguments = upload->num_arguments;
+  const uint32_t host_buffer_semantics = static_cast<uint32_t>(upload->host_buffer_semantics);
   NEURONMEM_REQUIRE(manifest);
   NEURONMEM_REQUIRE(device);
-  NEURONMEM_REQUIRE(out_buffers);
   for (size_t i = 0; i < num_arguments; ++i) out_buffers[i] = nullptr;
   NEURONMEM_API_BEGIN
   neuronmem_client_t* client = device->client;

@@ -1,5 +1,28 @@
 #include "api/shim.h"
 
+#include <neuronmem/neuronmem.h>
+
+// Every growable struct of the public headers, against its published size.
+NEURONMEM_ASSERT_STRUCT_SIZE(neuronmem_extension_base_t, NEURONMEM_EXTENSION_BASE_STRUCT_SIZE);
+NEURONMEM_ASSERT_STRUCT_SIZE(neuronmem_client_options_t, NEURONMEM_CLIENT_OPTIONS_STRUCT_SIZE);
+NEURONMEM_ASSERT_STRUCT_SIZE(neuronmem_device_description_t, NEURONMEM_DEVICE_DESCRIPTION_STRUCT_SIZE);
+NEURONMEM_ASSERT_STRUCT_SIZE(neuronmem_memory_description_t, NEURONMEM_MEMORY_DESCRIPTION_STRUCT_SIZE);
+NEURONMEM_ASSERT_STRUCT_SIZE(neuronmem_memory_stats_t, NEURONMEM_MEMORY_STATS_STRUCT_SIZE);
+NEURONMEM_ASSERT_STRUCT_SIZE(neuronmem_buffer_from_host_args_t, NEURONMEM_BUFFER_FROM_HOST_ARGS_STRUCT_SIZE);
+NEURONMEM_ASSERT_STRUCT_SIZE(neuronmem_buffer_allocate_args_t, NEURONMEM_BUFFER_ALLOCATE_ARGS_STRUCT_SIZE);
+NEURONMEM_ASSERT_STRUCT_SIZE(neuronmem_buffer_copy_args_t, NEURONMEM_BUFFER_COPY_ARGS_STRUCT_SIZE);
+NEURONMEM_ASSERT_STRUCT_SIZE(neuronmem_buffer_read_args_t, NEURONMEM_BUFFER_READ_ARGS_STRUCT_SIZE);
+NEURONMEM_ASSERT_STRUCT_SIZE(neuronmem_buffer_write_args_t, NEURONMEM_BUFFER_WRITE_ARGS_STRUCT_SIZE);
+NEURONMEM_ASSERT_STRUCT_SIZE(neuronmem_buffer_chunk_args_t, NEURONMEM_BUFFER_CHUNK_ARGS_STRUCT_SIZE);
+NEURONMEM_ASSERT_STRUCT_SIZE(neuronmem_buffer_load_file_args_t, NEURONMEM_BUFFER_LOAD_FILE_ARGS_STRUCT_SIZE);
+NEURONMEM_ASSERT_STRUCT_SIZE(neuronmem_manifest_options_t, NEURONMEM_MANIFEST_OPTIONS_STRUCT_SIZE);
+NEURONMEM_ASSERT_STRUCT_SIZE(neuronmem_manifest_counts_t, NEURONMEM_MANIFEST_COUNTS_STRUCT_SIZE);
+NEURONMEM_ASSERT_STRUCT_SIZE(neuronmem_manifest_value_t, NEURONMEM_MANIFEST_VALUE_STRUCT_SIZE);
+NEURONMEM_ASSERT_STRUCT_SIZE(neuronmem_manifest_move_t, NEURONMEM_MANIFEST_MOVE_STRUCT_SIZE);
+NEURONMEM_ASSERT_STRUCT_SIZE(neuronmem_manifest_kernel_t, NEURONMEM_MANIFEST_KERNEL_STRUCT_SIZE);
+NEURONMEM_ASSERT_STRUCT_SIZE(neuronmem_manifest_channel_t, NEURONMEM_MANIFEST_CHANNEL_STRUCT_SIZE);
+NEURONMEM_ASSERT_STRUCT_SIZE(neuronmem_manifest_upload_args_t, NEURONMEM_MANIFEST_UPLOAD_ARGS_STRUCT_SIZE);
+
 namespace neuronmem::api {
 
 Status CheckStructSize(size_t struct_size, size_t min_size, const char* type, const char* where) {
@@ -17,10 +40,23 @@ Status ElementTypeOf(int64_t c_value, const char* where, ElementType* out) {
   return Ok();
 }
 
-Status WaitList(neuronmem_event_t* const* events, size_t count, const char* where, Span<Event* const>* out) {
-  if (count && !events) return InvalidArgument("%swait_events is NULL but num_wait_events is %zu", where, count);
+Status CheckExtensions(const neuronmem_extension_base_t* chain, const char* type, const char* where) {
+  if (!chain) return Ok();
+  if (chain->struct_size < NEURONMEM_EXTENSION_BASE_STRUCT_SIZE) {
+    return InvalidArgument("%s%s.extension has struct_size %zu, smaller than neuronmem_extension_base_t", where, type,
+                           chain->struct_size);
+  }
+  // No extension struct is defined in this release, so the chain's first entry is already unknown.
+  return InvalidArgument("%s%s.extension has type %d, which this library does not know (it defines none)", where, type,
+                         static_cast<int>(chain->type));
+}
+
+Status WaitList(const neuronmem_event_list_t& list, const char* where, Span<Event* const>* out) {
+  neuronmem_event_t* const* events = list.events;
+  const size_t count = list.num_events;
+  if (count && !events) return InvalidArgument("%swait.events is NULL but wait.num_events is %zu", where, count);
   for (size_t i = 0; i < count; ++i) {
-    if (!events[i]) return InvalidArgument("%swait_events[%zu] is NULL", where, i);
+    if (!events[i]) return InvalidArgument("%swait.events[%zu] is NULL", where, i);
   }
   *out = Span<Event* const>(events, count);
   return Ok();

@@ -23,11 +23,22 @@ inline neuronmem_status_t* NullArg(const char* function, const char* arg) {
 // (`where` prefixes the message, e.g. "args[3]: ").
 Status CheckStructSize(size_t struct_size, size_t min_size, const char* type, const char* where = "");
 
+// INVALID_ARGUMENT for an extension chain with an entry this library does not know (it knows none yet) or a
+// malformed entry. `type` names the struct the chain hangs from.
+Status CheckExtensions(const neuronmem_extension_base_t* chain, const char* type, const char* where = "");
+
+// Both checks every growable argument struct gets: its size, then its extension chain.
+template <typename T>
+Status CheckArgs(const T& args, size_t min_size, const char* type, const char* where = "") {
+  NEURONMEM_RETURN_IF_ERROR(CheckStructSize(args.struct_size, min_size, type, where));
+  return CheckExtensions(args.extension, type, where);
+}
+
 // The element type of a C value; INVALID_ARGUMENT for a value that is no neuronmem_element_type_t.
 Status ElementTypeOf(int64_t c_value, const char* where, ElementType* out);
 
 // The wait list of a C call: INVALID_ARGUMENT if the array is NULL with a count, or an entry is NULL.
-Status WaitList(neuronmem_event_t* const* events, size_t count, const char* where, Span<Event* const>* out);
+Status WaitList(const neuronmem_event_list_t& list, const char* where, Span<Event* const>* out);
 
 }  // namespace neuronmem::api
 
@@ -37,6 +48,12 @@ Status WaitList(neuronmem_event_t* const* events, size_t count, const char* wher
 
 // The first published size of a growable struct: every field up to and including `last`.
 #define NEURONMEM_MIN_SIZE(type, last) (offsetof(type, last) + sizeof(((type*)nullptr)->last))
+
+// Checks that the published NEURONMEM_<STRUCT>_STRUCT_SIZE of a growable struct ends at its last field
+// (only padding may follow it), so the macro and the struct cannot drift apart (shim.cc lists them all).
+#define NEURONMEM_ASSERT_STRUCT_SIZE(type, size_macro)                                       \
+  static_assert((size_macro) <= sizeof(type) && sizeof(type) - (size_macro) < alignof(type), \
+                #size_macro " must cover every field of " #type)
 
 // Returns INVALID_ARGUMENT from the enclosing C entry point when *ptr's struct_size is below the first
 // published size of `type` (whose last field then was `last`).

@@ -32,7 +32,6 @@ Status Client::Create(const ClientConfig& config, std::unique_ptr<Client>* out) 
   client->config_ = config;
   client->platform_version_ = std::string("libneuronmem ") + std::to_string(NEURONMEM_VERSION_MAJOR) + "." +
                               std::to_string(NEURONMEM_VERSION_MINOR) + "." + std::to_string(NEURONMEM_VERSION_PATCH);
-  client->extensions_ = {"memory_descriptions", "memory_stats", "host_allocator", "copy_engine", "placement_manifest"};
 
   const uint32_t n = config.num_cores;
   // Memories first (ids: device 2k, pinned_host 2k+1, unpinned_host 2n+k), so names are known to the

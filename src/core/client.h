@@ -96,13 +96,12 @@ class Client {
   const ClientConfig& config() const { return config_; }
   const std::string& platform_name() const { return platform_name_; }
   const std::string& platform_version() const { return platform_version_; }
-  // The extensions that have something behind them.
-  const std::vector<std::string>& extensions() const { return extensions_; }
+
   const std::vector<Device*>& devices() const { return devices_; }    // id order
   const std::vector<Memory*>& memories() const { return memories_; }  // id order
   Device* device(int32_t id) const;                                   // nullptr for an unknown id
   Memory* memory(int32_t id) const;                                   // nullptr for an unknown id
-  // The pinned-host arena behind every pinned_host memory (neuronmem_host_allocate).
+  // The pinned-host arena behind every pinned_host memory (neuronmem_client_host_allocate).
   memory::PinnedHostArena& pinned_arena() const { return *pinned_arena_; }
   copy::CopyEngine& copy_engine() const { return *copy_engine_; }
 
@@ -111,7 +110,6 @@ class Client {
   ClientConfig config_;
   std::string platform_name_ = "neuron";
   std::string platform_version_;
-  std::vector<std::string> extensions_;
   // Declared before the engine: the engine goes first (it drains transfers that still use the memories).
   std::unique_ptr<memory::PinnedHostArena> pinned_arena_;
   std::unique_ptr<memory::UnpinnedHostMemory> unpinned_;

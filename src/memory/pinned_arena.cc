@@ -311,7 +311,7 @@ Status PinnedHostArena::Free(void* ptr) {
   if (user < base_ || user >= base_ + capacity_) {
     return InvalidArgument(
         "%s: pointer %p is not inside the pinned-host arena [%p, %p): free only what "
-        "neuronmem_host_allocate returned",
+        "neuronmem_client_host_allocate returned",
         name_.c_str(), ptr, static_cast<void*>(base_), static_cast<void*>(base_ + capacity_));
   }
   uint64_t size = 0;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include "common/client_helpers.h"
 #include "common/status_helpers.h"
+#include "common/transfer_helpers.h"
 
 #include <algorithm>
 #include <atomic>
@@ -67,7 +68,7 @@ class CopyTest : public ::testing::Test {
 
   neuronmem_buffer_from_host_args_t Args(
       const void* data, uint64_t bytes, neuronmem_memory_t* m,
-      uint32_t semantics = NEURONMEM_HOST_BUFFER_IMMUTABLE_UNTIL_TRANSFER_COMPLETES) {
+      neuronmem_host_buffer_semantics_t semantics = NEURONMEM_HOST_BUFFER_IMMUTABLE_UNTIL_TRANSFER_COMPLETES) {
     dims_[0] = static_cast<int64_t>(bytes);
     neuronmem_buffer_from_host_args_t a{};
     a.struct_size = sizeof a;
@@ -95,7 +96,7 @@ class CopyTest : public ::testing::Test {
     uint64_t n = 0;
     EXPECT_OK(neuronmem_buffer_on_device_size(b, &n));
     std::vector<uint8_t> out(n, 0xEE);
-    EXPECT_OK(neuronmem_buffer_read(b, 0, out.data(), n, nullptr, 0, nullptr));
+    EXPECT_OK(neuronmem_test::Read(b, 0, out.data(), n, nullptr, 0, nullptr));
     return out;
   }
 
@@ -116,7 +117,7 @@ TEST_F(CopyTest, RoundTripsEveryKindPairAndCore) {
         ASSERT_NE(a, nullptr);
         neuronmem_buffer_t* b = nullptr;
         neuronmem_event_t* ready = nullptr;
-        ASSERT_OK(neuronmem_buffer_copy_to_memory(a, Mem(dst_id), nullptr, 0, &b, &ready));
+        ASSERT_OK(neuronmem_test::CopyToMemory(a, Mem(dst_id), nullptr, 0, &b, &ready));
         ASSERT_OK(neuronmem_event_wait(ready, -1));
         neuronmem_event_destroy(ready);
         neuronmem_memory_t* where = nullptr;
@@ -142,11 +143,11 @@ TEST_F(CopyTest, LargeAndUnalignedRoundTrips) {
     ASSERT_OK(neuronmem_event_wait(ready, -1));
     neuronmem_event_destroy(ready);
     std::vector<uint8_t> out(data.size() - 3);
-    ASSERT_OK(neuronmem_buffer_read(b, 0, out.data(), out.size(), nullptr, 0, nullptr));
+    ASSERT_OK(neuronmem_test::Read(b, 0, out.data(), out.size(), nullptr, 0, nullptr));
     EXPECT_TRUE(std::equal(out.begin(), out.end(), data.begin() + 3));
     // A byte range at an odd offset.
     std::vector<uint8_t> part(12345);
-    ASSERT_OK(neuronmem_buffer_read(b, 777777, part.data(), part.size(), nullptr, 0, nullptr));
+    ASSERT_OK(neuronmem_test::Read(b, 777777, part.data(), part.size(), nullptr, 0, nullptr));
     EXPECT_TRUE(std::equal(part.begin(), part.end(), data.begin() + 3 + 777777));
     neuronmem_buffer_destroy(b);
   }
@@ -154,7 +155,7 @@ TEST_F(CopyTest, LargeAndUnalignedRoundTrips) {
 
 TEST_F(CopyTest, ZeroCopyPinnedUploadAliasesTheArena) {
   void* host = nullptr;
-  ASSERT_OK(neuronmem_host_allocate(client_, 4096, 0, &host));
+  ASSERT_OK(neuronmem_client_host_allocate(client_, 4096, 0, &host));
   std::memset(host, 0x11, 4096);
   auto a = Args(host, 4096, Mem(1), NEURONMEM_HOST_BUFFER_MUTABLE_ZERO_COPY);
   neuronmem_buffer_t* b = nullptr;
@@ -162,35 +163,35 @@ TEST_F(CopyTest, ZeroCopyPinnedUploadAliasesTheArena) {
   neuronmem_event_t* done_host = nullptr;
   neuronmem_memory_stats_t before{}, after{};
   before.struct_size = after.struct_size = sizeof before;
-  ASSERT_OK(neuronmem_memory_get_stats(Mem(1), &before));
+  ASSERT_OK(neuronmem_memory_stats(Mem(1), &before));
   ASSERT_OK(neuronmem_buffer_from_host(client_, &a, &b, &ready, &done_host));
-  ASSERT_OK(neuronmem_memory_get_stats(Mem(1), &after));
+  ASSERT_OK(neuronmem_memory_stats(Mem(1), &after));
   EXPECT_EQ(after.live_allocations, before.live_allocations) << "zero-copy must not allocate";
-  int32_t zc = 0, is_ready = 0;
+  bool zc = false, is_ready = false;
   ASSERT_OK(neuronmem_buffer_is_zero_copy(b, &zc));
-  EXPECT_EQ(zc, 1);
+  EXPECT_TRUE(zc);
   ASSERT_OK(neuronmem_event_is_ready(ready, &is_ready));
-  EXPECT_EQ(is_ready, 1);
+  EXPECT_TRUE(is_ready);
   ASSERT_OK(neuronmem_event_is_ready(done_host, &is_ready));
-  EXPECT_EQ(is_ready, 0) << "the buffer still uses the host memory";
+  EXPECT_FALSE(is_ready) << "the buffer still uses the host memory";
   // The caller writes the metadata in place; the buffer sees it (mutable zero-copy).
   static_cast<uint8_t*>(host)[5] = 0x77;
   uint8_t byte = 0;
-  ASSERT_OK(neuronmem_buffer_read(b, 5, &byte, 1, nullptr, 0, nullptr));
+  ASSERT_OK(neuronmem_test::Read(b, 5, &byte, 1, nullptr, 0, nullptr));
   EXPECT_EQ(byte, 0x77);
   neuronmem_buffer_destroy(b);
   ASSERT_OK(neuronmem_event_is_ready(done_host, &is_ready));
-  EXPECT_EQ(is_ready, 1);
+  EXPECT_TRUE(is_ready);
   neuronmem_event_destroy(ready);
   neuronmem_event_destroy(done_host);
-  EXPECT_OK(neuronmem_host_free(client_, host));
+  EXPECT_OK(neuronmem_client_host_free(client_, host));
 
   // Outside the pinned arena, zero-copy to pinned_host falls back to a copy.
   std::vector<uint8_t> heap(256, 3);
   auto c = Args(heap.data(), heap.size(), Mem(1), NEURONMEM_HOST_BUFFER_IMMUTABLE_ZERO_COPY);
   ASSERT_OK(neuronmem_buffer_from_host(client_, &c, &b, nullptr, nullptr));
   ASSERT_OK(neuronmem_buffer_is_zero_copy(b, &zc));
-  EXPECT_EQ(zc, 0);
+  EXPECT_FALSE(zc);
   heap[0] = 9;  // not aliased: the buffer keeps its copy
   EXPECT_EQ(Download(b)[0], 3);
   neuronmem_buffer_destroy(b);
@@ -230,7 +231,7 @@ TEST_F(CopyTest, StridedHostDataIsGathered) {
   neuronmem_buffer_t* b = nullptr;
   ASSERT_OK(neuronmem_buffer_from_host(client_, &a, &b, nullptr, nullptr));
   std::vector<int32_t> out(12);
-  ASSERT_OK(neuronmem_buffer_read(b, 0, out.data(), 48, nullptr, 0, nullptr));
+  ASSERT_OK(neuronmem_test::Read(b, 0, out.data(), 48, nullptr, 0, nullptr));
   for (int r = 0; r < 3; ++r)
     for (int c = 0; c < 4; ++c) EXPECT_EQ(out[r * 4 + c], r * 100 + c);
   const int64_t* d = nullptr;
@@ -266,30 +267,30 @@ TEST_F(CopyTest, InPlaceWritesAndOrderingWithinAQueue) {
   std::vector<int32_t> table(64 * 32, 0);
   neuronmem_buffer_t* bt = nullptr;
   int64_t dims[2] = {64, 32};
-  ASSERT_OK(neuronmem_buffer_allocate(client_, Mem(0), NEURONMEM_ELEMENT_TYPE_S32, dims, 2, &bt));
+  ASSERT_OK(neuronmem_test::Allocate(client_, Mem(0), NEURONMEM_ELEMENT_TYPE_S32, dims, 2, &bt));
   std::vector<std::vector<int32_t>> rows(200, std::vector<int32_t>(32));
   std::vector<neuronmem_event_t*> events;
   for (int i = 0; i < 200; ++i) {
     for (int c = 0; c < 32; ++c) rows[i][c] = i * 1000 + c;
     neuronmem_event_t* ev = nullptr;
     const uint64_t row = static_cast<uint64_t>(i % 64);
-    ASSERT_OK(neuronmem_buffer_write(bt, row * 128, rows[i].data(), 128, nullptr, 0, &ev));
+    ASSERT_OK(neuronmem_test::Write(bt, row * 128, rows[i].data(), 128, nullptr, 0, &ev));
     events.push_back(ev);
   }
   std::vector<int32_t> out(64 * 32);
   neuronmem_event_t* read_ev = nullptr;
-  ASSERT_OK(neuronmem_buffer_read(bt, 0, out.data(), out.size() * 4, nullptr, 0, &read_ev));
+  ASSERT_OK(neuronmem_test::Read(bt, 0, out.data(), out.size() * 4, nullptr, 0, &read_ev));
   ASSERT_OK(neuronmem_event_wait(read_ev, -1));
   // Every earlier event on the queue completed before the read's.
   for (auto* ev : events) {
-    int32_t r = 0;
+    bool r = false;
     ASSERT_OK(neuronmem_event_is_ready(ev, &r));
-    EXPECT_EQ(r, 1);
+    EXPECT_TRUE(r);
     neuronmem_event_destroy(ev);
   }
-  int32_t r = 0;
+  bool r = false;
   ASSERT_OK(neuronmem_event_is_ready(big_ready, &r));
-  EXPECT_EQ(r, 1);
+  EXPECT_TRUE(r);
   for (int row = 0; row < 64; ++row) {
     const int last = row + 64 * ((199 - row) / 64);  // the last write to this row
     for (int c = 0; c < 32; ++c) ASSERT_EQ(out[row * 32 + c], last * 1000 + c) << row;
@@ -356,11 +357,11 @@ TEST_F(CopyTest, WaitingThreadHelpsWithALargeAsynchronousCopy) {
   for (int dst_id : {2, 3}) {
     neuronmem_buffer_t* dst = nullptr;
     neuronmem_event_t* ready = nullptr;
-    ASSERT_OK(neuronmem_buffer_copy_to_memory(src, Mem(dst_id), nullptr, 0, &dst, &ready));
+    ASSERT_OK(neuronmem_test::CopyToMemory(src, Mem(dst_id), nullptr, 0, &dst, &ready));
     ASSERT_OK(neuronmem_event_wait(ready, -1));
     neuronmem_event_destroy(ready);
     std::vector<uint8_t> out(data.size());
-    ASSERT_OK(neuronmem_buffer_read(dst, 0, out.data(), out.size(), nullptr, 0, nullptr));
+    ASSERT_OK(neuronmem_test::Read(dst, 0, out.data(), out.size(), nullptr, 0, nullptr));
     EXPECT_TRUE(out == data) << "memory " << dst_id;
     neuronmem_buffer_destroy(dst);
   }
@@ -377,10 +378,10 @@ TEST_F(CopyTest, UserEventsGateTransfersAndPassTheirErrorOn) {
   ASSERT_OK(neuronmem_event_create(client_, &executed));
   std::vector<uint8_t> out(4096, 0);
   neuronmem_event_t* read = nullptr;
-  ASSERT_OK(neuronmem_buffer_read(b, 0, out.data(), out.size(), &executed, 1, &read));
-  int32_t ready = 1;
+  ASSERT_OK(neuronmem_test::Read(b, 0, out.data(), out.size(), &executed, 1, &read));
+  bool ready = true;
   ASSERT_OK(neuronmem_event_is_ready(read, &ready));
-  EXPECT_EQ(ready, 0) << "the read must wait for the user event";
+  EXPECT_FALSE(ready) << "the read must wait for the user event";
   EXPECT_EQ(Take(neuronmem_event_wait(read, 20 * 1000 * 1000)).code, NEURONMEM_STATUS_DEADLINE_EXCEEDED);
   ASSERT_OK(neuronmem_event_complete(executed, nullptr));
   ASSERT_OK(neuronmem_event_wait(read, -1));
@@ -402,11 +403,11 @@ TEST_F(CopyTest, UserEventsGateTransfersAndPassTheirErrorOn) {
   neuronmem_event_t* failed = nullptr;
   ASSERT_OK(neuronmem_event_create(client_, &failed));
   std::vector<uint8_t> untouched(4096, 0xEE);
-  ASSERT_OK(neuronmem_buffer_read(b, 0, untouched.data(), untouched.size(), &failed, 1, &read));
+  ASSERT_OK(neuronmem_test::Read(b, 0, untouched.data(), untouched.size(), &failed, 1, &read));
   neuronmem_status_t* err = nullptr;
   {
     // Any status object will do as the error; take one from a call that fails.
-    err = neuronmem_buffer_read(b, 1u << 20, untouched.data(), 1, nullptr, 0, nullptr);
+    err = neuronmem_test::Read(b, 1u << 20, untouched.data(), 1, nullptr, 0, nullptr);
     ASSERT_NE(err, nullptr);
   }
   const neuronmem_status_code_t code = neuronmem_status_code(err);
@@ -424,12 +425,12 @@ TEST_F(CopyTest, UserEventsGateTransfersAndPassTheirErrorOn) {
 TEST_F(CopyTest, DroppedUserEventsCancelWhatWaitsOnThem) {
   int64_t dims[1] = {256};
   neuronmem_buffer_t* b = nullptr;
-  ASSERT_OK(neuronmem_buffer_allocate(client_, Mem(0), NEURONMEM_ELEMENT_TYPE_U8, dims, 1, &b));
+  ASSERT_OK(neuronmem_test::Allocate(client_, Mem(0), NEURONMEM_ELEMENT_TYPE_U8, dims, 1, &b));
   neuronmem_event_t* never = nullptr;
   ASSERT_OK(neuronmem_event_create(client_, &never));
   std::vector<uint8_t> out(256);
   neuronmem_event_t* read = nullptr;
-  ASSERT_OK(neuronmem_buffer_read(b, 0, out.data(), out.size(), &never, 1, &read));
+  ASSERT_OK(neuronmem_test::Read(b, 0, out.data(), out.size(), &never, 1, &read));
   neuronmem_event_destroy(never);  // the only handle: nobody can complete it now
   Result r = Take(neuronmem_event_wait(read, -1));
   EXPECT_EQ(r.code, NEURONMEM_STATUS_CANCELLED) << r.message;
@@ -445,12 +446,12 @@ TEST(UserEvents, DestroyingTheClientCancelsPendingUserEventsInsteadOfHanging) {
   ASSERT_OK(neuronmem_client_lookup_memory(client, 0, &hbm));
   int64_t dims[1] = {64};
   neuronmem_buffer_t* b = nullptr;
-  ASSERT_OK(neuronmem_buffer_allocate(client, hbm, NEURONMEM_ELEMENT_TYPE_U8, dims, 1, &b));
+  ASSERT_OK(neuronmem_test::Allocate(client, hbm, NEURONMEM_ELEMENT_TYPE_U8, dims, 1, &b));
   neuronmem_event_t* pending = nullptr;
   ASSERT_OK(neuronmem_event_create(client, &pending));
   std::vector<uint8_t> out(64);
   neuronmem_event_t* read = nullptr;
-  ASSERT_OK(neuronmem_buffer_read(b, 0, out.data(), out.size(), &pending, 1, &read));
+  ASSERT_OK(neuronmem_test::Read(b, 0, out.data(), out.size(), &pending, 1, &read));
   neuronmem_buffer_destroy(b);
   // Returns (the queue drains: the read fails) although the caller still holds the uncompleted event.
   EXPECT_OK(neuronmem_client_destroy(client));
@@ -472,10 +473,10 @@ TEST_F(CopyTest, EventChainsAndCallbacksRunExactlyOnce) {
   ASSERT_OK(neuronmem_buffer_from_host(client_, &a, &up, &e1, nullptr));
   neuronmem_buffer_t* moved = nullptr;
   neuronmem_event_t* e2 = nullptr;
-  ASSERT_OK(neuronmem_buffer_copy_to_memory(up, Mem(2), &e1, 1, &moved, &e2));
+  ASSERT_OK(neuronmem_test::CopyToMemory(up, Mem(2), &e1, 1, &moved, &e2));
   std::vector<uint8_t> out(data.size());
   neuronmem_event_t* e3 = nullptr;
-  ASSERT_OK(neuronmem_buffer_read(moved, 0, out.data(), out.size(), &e2, 1, &e3));
+  ASSERT_OK(neuronmem_test::Read(moved, 0, out.data(), out.size(), &e2, 1, &e3));
   CallbackCount before_done, after_done;
   ASSERT_OK(neuronmem_event_on_ready(e3, CountCallback, &before_done));
   ASSERT_OK(neuronmem_event_wait(e3, -1));
@@ -501,16 +502,16 @@ TEST_F(CopyTest, WaitWithTimeoutAndErrorQueries) {
   neuronmem_event_t* e = nullptr;
   ASSERT_OK(neuronmem_buffer_from_host(client_, &a, &b, &e, nullptr));
   neuronmem_status_t* err = nullptr;
-  int32_t ready = 0;
+  bool ready = false;
   ASSERT_OK(neuronmem_event_is_ready(e, &ready));
   if (!ready) {
-    Result r = Take(neuronmem_event_get_error(e, &err));
+    Result r = Take(neuronmem_event_error(e, &err));
     EXPECT_EQ(r.code, NEURONMEM_STATUS_FAILED_PRECONDITION);
     r = Take(neuronmem_event_wait(e, 1000));  // 1 us: a 64 MiB upload is not done yet
     EXPECT_TRUE(r.code == NEURONMEM_STATUS_DEADLINE_EXCEEDED || r.code == NEURONMEM_STATUS_OK) << r.message;
   }
   ASSERT_OK(neuronmem_event_wait(e, 10ll * 1000 * 1000 * 1000));
-  ASSERT_OK(neuronmem_event_get_error(e, &err));
+  ASSERT_OK(neuronmem_event_error(e, &err));
   EXPECT_EQ(err, nullptr);
   neuronmem_event_destroy(e);
   neuronmem_buffer_destroy(b);
@@ -520,27 +521,27 @@ TEST_F(CopyTest, DeletedBuffersAndOutOfRangeGiveStatuses) {
   auto data = Pattern(1000, 2);
   neuronmem_buffer_t* b = Upload(data, Mem(0));
   uint8_t tmp[16];
-  Result r = Take(neuronmem_buffer_read(b, 995, tmp, 10, nullptr, 0, nullptr));
+  Result r = Take(neuronmem_test::Read(b, 995, tmp, 10, nullptr, 0, nullptr));
   EXPECT_EQ(r.code, NEURONMEM_STATUS_OUT_OF_RANGE);
   EXPECT_NE(r.message.find("past the end"), std::string::npos) << r.message;
-  EXPECT_EQ(Take(neuronmem_buffer_write(b, UINT64_MAX, tmp, 2, nullptr, 0, nullptr)).code,
+  EXPECT_EQ(Take(neuronmem_test::Write(b, UINT64_MAX, tmp, 2, nullptr, 0, nullptr)).code,
             NEURONMEM_STATUS_OUT_OF_RANGE);
   neuronmem_memory_stats_t st{};
   st.struct_size = sizeof st;
-  ASSERT_OK(neuronmem_memory_get_stats(Mem(0), &st));
+  ASSERT_OK(neuronmem_memory_stats(Mem(0), &st));
   const uint64_t live_before = st.live_allocations;
   ASSERT_OK(neuronmem_buffer_delete(b));
-  ASSERT_OK(neuronmem_memory_get_stats(Mem(0), &st));
+  ASSERT_OK(neuronmem_memory_stats(Mem(0), &st));
   EXPECT_EQ(st.live_allocations, live_before - 1) << "delete releases the memory when nothing is pending";
-  int32_t deleted = 0;
+  bool deleted = false;
   ASSERT_OK(neuronmem_buffer_is_deleted(b, &deleted));
-  EXPECT_EQ(deleted, 1);
-  r = Take(neuronmem_buffer_read(b, 0, tmp, 1, nullptr, 0, nullptr));
+  EXPECT_TRUE(deleted);
+  r = Take(neuronmem_test::Read(b, 0, tmp, 1, nullptr, 0, nullptr));
   EXPECT_EQ(r.code, NEURONMEM_STATUS_FAILED_PRECONDITION);
   EXPECT_NE(r.message.find("deleted"), std::string::npos);
-  EXPECT_EQ(Take(neuronmem_buffer_write(b, 0, tmp, 1, nullptr, 0, nullptr)).code, NEURONMEM_STATUS_FAILED_PRECONDITION);
+  EXPECT_EQ(Take(neuronmem_test::Write(b, 0, tmp, 1, nullptr, 0, nullptr)).code, NEURONMEM_STATUS_FAILED_PRECONDITION);
   neuronmem_buffer_t* c = nullptr;
-  EXPECT_EQ(Take(neuronmem_buffer_copy_to_memory(b, Mem(1), nullptr, 0, &c, nullptr)).code,
+  EXPECT_EQ(Take(neuronmem_test::CopyToMemory(b, Mem(1), nullptr, 0, &c, nullptr)).code,
             NEURONMEM_STATUS_FAILED_PRECONDITION);
   EXPECT_EQ(c, nullptr);
   ASSERT_OK(neuronmem_buffer_delete(b));  // twice is a no-op
@@ -556,23 +557,23 @@ TEST_F(CopyTest, DeleteWhileATransferIsPendingWaitsForIt) {
   ASSERT_OK(neuronmem_event_create(client_, &gate));
   neuronmem_buffer_t* target = nullptr;
   int64_t dims[1] = {4096};
-  ASSERT_OK(neuronmem_buffer_allocate(client_, Mem(0), NEURONMEM_ELEMENT_TYPE_U8, dims, 1, &target));
+  ASSERT_OK(neuronmem_test::Allocate(client_, Mem(0), NEURONMEM_ELEMENT_TYPE_U8, dims, 1, &target));
   std::vector<uint8_t> out(4096);
   neuronmem_event_t* re = nullptr;
-  ASSERT_OK(neuronmem_buffer_read(target, 0, out.data(), 4096, &gate, 1, &re));
+  ASSERT_OK(neuronmem_test::Read(target, 0, out.data(), 4096, &gate, 1, &re));
   ASSERT_OK(neuronmem_buffer_delete(target));
   neuronmem_memory_stats_t st{};
   st.struct_size = sizeof st;
-  ASSERT_OK(neuronmem_memory_get_stats(Mem(0), &st));
+  ASSERT_OK(neuronmem_memory_stats(Mem(0), &st));
   EXPECT_EQ(st.live_allocations, 1u) << "the pending read still holds the memory";
-  int32_t ready = 1;
+  bool ready = true;
   ASSERT_OK(neuronmem_event_is_ready(re, &ready));
-  EXPECT_EQ(ready, 0);
+  EXPECT_FALSE(ready);
   ASSERT_OK(neuronmem_event_complete(gate, nullptr));
   Result r = Take(neuronmem_event_wait(re, -1));
   EXPECT_EQ(r.code, NEURONMEM_STATUS_FAILED_PRECONDITION) << r.message;
   EXPECT_NE(r.message.find("deleted before the transfer ran"), std::string::npos) << r.message;
-  ASSERT_OK(neuronmem_memory_get_stats(Mem(0), &st));
+  ASSERT_OK(neuronmem_memory_stats(Mem(0), &st));
   EXPECT_EQ(st.live_allocations, 0u);
   neuronmem_event_destroy(re);
   neuronmem_event_destroy(gate);
@@ -585,25 +586,25 @@ TEST_F(CopyTest, InjectedFaultsFailTheEventKeepTheSourceAndLaterTransfersWork) {
   client_->engine().InjectFaults(1);
   neuronmem_buffer_t* dst = nullptr;
   neuronmem_event_t* e = nullptr;
-  ASSERT_OK(neuronmem_buffer_copy_to_memory(src, Mem(2), nullptr, 0, &dst, &e));
+  ASSERT_OK(neuronmem_test::CopyToMemory(src, Mem(2), nullptr, 0, &dst, &e));
   Result r = Take(neuronmem_event_wait(e, -1));
   EXPECT_EQ(r.code, NEURONMEM_STATUS_INTERNAL);
   EXPECT_NE(r.message.find("injected fault"), std::string::npos);
   neuronmem_status_t* err = nullptr;
-  ASSERT_OK(neuronmem_event_get_error(e, &err));
+  ASSERT_OK(neuronmem_event_error(e, &err));
   EXPECT_EQ(neuronmem_status_code(err), NEURONMEM_STATUS_INTERNAL);
   neuronmem_status_free(err);
   // A read that depends on the failed copy fails too, with the cause in its message.
   uint8_t b;
   neuronmem_event_t* e2 = nullptr;
-  ASSERT_OK(neuronmem_buffer_read(dst, 0, &b, 1, nullptr, 0, &e2));
+  ASSERT_OK(neuronmem_test::Read(dst, 0, &b, 1, nullptr, 0, &e2));
   r = Take(neuronmem_event_wait(e2, -1));
   EXPECT_NE(r.message.find("dependency failed"), std::string::npos) << r.message;
   EXPECT_EQ(Download(src), data) << "the source is never modified";
   // Later transfers on the queue still run.
   neuronmem_buffer_t* again = nullptr;
   neuronmem_event_t* e3 = nullptr;
-  ASSERT_OK(neuronmem_buffer_copy_to_memory(src, Mem(2), nullptr, 0, &again, &e3));
+  ASSERT_OK(neuronmem_test::CopyToMemory(src, Mem(2), nullptr, 0, &again, &e3));
   ASSERT_OK(neuronmem_event_wait(e3, -1));
   EXPECT_EQ(Download(again), data);
   for (auto* ev : {e, e2, e3}) neuronmem_event_destroy(ev);
@@ -635,13 +636,13 @@ TEST_F(CopyTest, ChunkedUploadStreamsIntoAPreCreatedBuffer) {
   auto data = Pattern(10u << 20, 6);
   int64_t dims[1] = {static_cast<int64_t>(data.size())};
   neuronmem_buffer_t* b = nullptr;
-  ASSERT_OK(neuronmem_buffer_allocate(client_, Mem(2), NEURONMEM_ELEMENT_TYPE_U8, dims, 1, &b));
+  ASSERT_OK(neuronmem_test::Allocate(client_, Mem(2), NEURONMEM_ELEMENT_TYPE_U8, dims, 1, &b));
   const uint64_t chunk = 3u << 20;
   std::vector<neuronmem_event_t*> evs;
   for (uint64_t off = 0; off < data.size(); off += chunk) {
     const uint64_t n = std::min<uint64_t>(chunk, data.size() - off);
     neuronmem_event_t* e = nullptr;
-    ASSERT_OK(neuronmem_buffer_upload_chunk(b, off, data.data() + off, n, off + n == data.size(), nullptr, 0, &e));
+    ASSERT_OK(neuronmem_test::UploadChunk(b, off, data.data() + off, n, off + n == data.size(), nullptr, 0, &e));
     evs.push_back(e);
   }
   neuronmem_event_t* def = nullptr;
@@ -649,14 +650,14 @@ TEST_F(CopyTest, ChunkedUploadStreamsIntoAPreCreatedBuffer) {
   ASSERT_OK(neuronmem_event_wait(def, -1));
   // A chunk can wait for other work: this one rewrites the first bytes only after `gate` fires.
   neuronmem_buffer_t* b2 = nullptr;
-  ASSERT_OK(neuronmem_buffer_allocate(client_, Mem(0), NEURONMEM_ELEMENT_TYPE_U8, dims, 1, &b2));
+  ASSERT_OK(neuronmem_test::Allocate(client_, Mem(0), NEURONMEM_ELEMENT_TYPE_U8, dims, 1, &b2));
   neuronmem_event_t* gate = nullptr;
   ASSERT_OK(neuronmem_event_create(client_, &gate));
   neuronmem_event_t* gated = nullptr;
-  ASSERT_OK(neuronmem_buffer_upload_chunk(b2, 0, data.data(), data.size(), 1, &gate, 1, &gated));
-  int32_t gated_ready = 1;
+  ASSERT_OK(neuronmem_test::UploadChunk(b2, 0, data.data(), data.size(), 1, &gate, 1, &gated));
+  bool gated_ready = true;
   ASSERT_OK(neuronmem_event_is_ready(gated, &gated_ready));
-  EXPECT_EQ(gated_ready, 0);
+  EXPECT_FALSE(gated_ready);
   ASSERT_OK(neuronmem_event_complete(gate, nullptr));
   ASSERT_OK(neuronmem_event_wait(gated, -1));
   EXPECT_EQ(Download(b2), data);
@@ -664,15 +665,15 @@ TEST_F(CopyTest, ChunkedUploadStreamsIntoAPreCreatedBuffer) {
   neuronmem_event_destroy(gate);
   neuronmem_buffer_destroy(b2);
   for (auto* e : evs) {
-    int32_t r = 0;
+    bool r = false;
     ASSERT_OK(neuronmem_event_is_ready(e, &r));
-    EXPECT_EQ(r, 1);
+    EXPECT_TRUE(r);
     neuronmem_event_destroy(e);
   }
   EXPECT_EQ(Download(b), data);
-  Result r = Take(neuronmem_buffer_upload_chunk(b, 0, data.data(), 1, 0, nullptr, 0, nullptr));
+  Result r = Take(neuronmem_test::UploadChunk(b, 0, data.data(), 1, 0, nullptr, 0, nullptr));
   EXPECT_EQ(r.code, NEURONMEM_STATUS_FAILED_PRECONDITION);
-  EXPECT_EQ(Take(neuronmem_buffer_upload_chunk(b, data.size(), data.data(), 1, 1, nullptr, 0, nullptr)).code,
+  EXPECT_EQ(Take(neuronmem_test::UploadChunk(b, data.size(), data.data(), 1, 1, nullptr, 0, nullptr)).code,
             NEURONMEM_STATUS_OUT_OF_RANGE);
   neuronmem_event_destroy(def);
   neuronmem_buffer_destroy(b);
@@ -688,21 +689,21 @@ TEST_F(CopyTest, FileLoadsIntoEveryKind) {
   for (int id : {0, 1, 3, 5}) {
     int64_t dims[1] = {static_cast<int64_t>(data.size() - 1000)};
     neuronmem_buffer_t* b = nullptr;
-    ASSERT_OK(neuronmem_buffer_allocate(client_, Mem(id), NEURONMEM_ELEMENT_TYPE_U8, dims, 1, &b));
+    ASSERT_OK(neuronmem_test::Allocate(client_, Mem(id), NEURONMEM_ELEMENT_TYPE_U8, dims, 1, &b));
     neuronmem_event_t* e = nullptr;
-    ASSERT_OK(neuronmem_buffer_load_file(b, path, 1000, data.size() - 1000, 0, nullptr, 0, &e));
+    ASSERT_OK(neuronmem_test::LoadFile(b, path, 1000, data.size() - 1000, 0, nullptr, 0, &e));
     ASSERT_OK(neuronmem_event_wait(e, -1));
     neuronmem_event_destroy(e);
     auto out = Download(b);
     EXPECT_TRUE(std::equal(out.begin(), out.end(), data.begin() + 1000)) << id;
     // Statuses for bad ranges and files.
-    Result r = Take(neuronmem_buffer_load_file(b, path, data.size() - 10, 20, 0, nullptr, 0, nullptr));
+    Result r = Take(neuronmem_test::LoadFile(b, path, data.size() - 10, 20, 0, nullptr, 0, nullptr));
     EXPECT_EQ(r.code, NEURONMEM_STATUS_OUT_OF_RANGE);
     EXPECT_NE(r.message.find("past its end"), std::string::npos) << r.message;
-    r = Take(neuronmem_buffer_load_file(b, "/nonexistent/weights.bin", 0, 10, 0, nullptr, 0, nullptr));
+    r = Take(neuronmem_test::LoadFile(b, "/nonexistent/weights.bin", 0, 10, 0, nullptr, 0, nullptr));
     EXPECT_EQ(r.code, NEURONMEM_STATUS_NOT_FOUND);
     EXPECT_NE(r.message.find("/nonexistent/weights.bin"), std::string::npos);
-    r = Take(neuronmem_buffer_load_file(b, path, 0, 10, dims[0] - 5, nullptr, 0, nullptr));
+    r = Take(neuronmem_test::LoadFile(b, path, 0, 10, dims[0] - 5, nullptr, 0, nullptr));
     EXPECT_EQ(r.code, NEURONMEM_STATUS_OUT_OF_RANGE);
     neuronmem_buffer_destroy(b);
   }
@@ -713,12 +714,12 @@ TEST_F(CopyTest, FileLoadsIntoEveryKind) {
   close(fd);
   int64_t dims[1] = {16};
   neuronmem_buffer_t* b = nullptr;
-  ASSERT_OK(neuronmem_buffer_allocate(client_, Mem(0), NEURONMEM_ELEMENT_TYPE_U8, dims, 1, &b));
-  EXPECT_EQ(Take(neuronmem_buffer_load_file(b, short_path, 0, 16, 0, nullptr, 0, nullptr)).code,
+  ASSERT_OK(neuronmem_test::Allocate(client_, Mem(0), NEURONMEM_ELEMENT_TYPE_U8, dims, 1, &b));
+  EXPECT_EQ(Take(neuronmem_test::LoadFile(b, short_path, 0, 16, 0, nullptr, 0, nullptr)).code,
             NEURONMEM_STATUS_OUT_OF_RANGE);
-  ASSERT_OK(neuronmem_buffer_load_file(b, short_path, 0, 3, 0, nullptr, 0, nullptr));
+  ASSERT_OK(neuronmem_test::LoadFile(b, short_path, 0, 3, 0, nullptr, 0, nullptr));
   uint8_t got[3];
-  ASSERT_OK(neuronmem_buffer_read(b, 0, got, 3, nullptr, 0, nullptr));
+  ASSERT_OK(neuronmem_test::Read(b, 0, got, 3, nullptr, 0, nullptr));
   EXPECT_EQ(std::memcmp(got, "abc", 3), 0);
   neuronmem_buffer_destroy(b);
   unlink(path);
@@ -743,7 +744,7 @@ TEST_F(CopyTest, BatchUploadCreatesEveryBufferWithOneEvent) {
   }
   std::vector<neuronmem_buffer_t*> bufs(6);
   neuronmem_event_t* e = nullptr;
-  ASSERT_OK(neuronmem_buffers_from_host_batch(client_, args.data(), args.size(), bufs.data(), &e));
+  ASSERT_OK(neuronmem_buffer_from_host_batch(client_, args.data(), args.size(), bufs.data(), &e));
   ASSERT_OK(neuronmem_event_wait(e, -1));
   for (int i = 0; i < 6; ++i) {
     neuronmem_memory_t* m = nullptr;
@@ -754,14 +755,14 @@ TEST_F(CopyTest, BatchUploadCreatesEveryBufferWithOneEvent) {
   }
   neuronmem_event_destroy(e);
   // A bad element anywhere fails the whole batch and creates nothing.
-  args[3].element_type = 99;
-  Result r = Take(neuronmem_buffers_from_host_batch(client_, args.data(), args.size(), bufs.data(), &e));
+  args[3].element_type = static_cast<neuronmem_element_type_t>(99);
+  Result r = Take(neuronmem_buffer_from_host_batch(client_, args.data(), args.size(), bufs.data(), &e));
   EXPECT_EQ(r.code, NEURONMEM_STATUS_INVALID_ARGUMENT);
   EXPECT_NE(r.message.find("args[3]"), std::string::npos) << r.message;
   for (auto* b : bufs) EXPECT_EQ(b, nullptr);
   neuronmem_memory_stats_t st{};
   st.struct_size = sizeof st;
-  ASSERT_OK(neuronmem_memory_get_stats(Mem(0), &st));
+  ASSERT_OK(neuronmem_memory_stats(Mem(0), &st));
   EXPECT_EQ(st.live_allocations, 0u);
 }
 
@@ -776,7 +777,7 @@ TEST_F(CopyTest, BadArgumentsAreInvalidArgument) {
   EXPECT_EQ(Take(neuronmem_buffer_from_host(client_, &a, &b, nullptr, nullptr)).code,
             NEURONMEM_STATUS_INVALID_ARGUMENT);
   a = Args(d.data(), 8, Mem(0));
-  a.element_type = 13;
+  a.element_type = static_cast<neuronmem_element_type_t>(13);
   EXPECT_EQ(Take(neuronmem_buffer_from_host(client_, &a, &b, nullptr, nullptr)).code,
             NEURONMEM_STATUS_INVALID_ARGUMENT);
   a = Args(d.data(), 8, Mem(0));
@@ -828,7 +829,7 @@ TEST(CopyClient, DestroyWithLiveBuffersIsReportedAndBufferDestroyStaysSafe) {
   ASSERT_OK(neuronmem_client_lookup_memory(c, 0, &m));
   int64_t dims[1] = {1000};
   neuronmem_buffer_t* b = nullptr;
-  ASSERT_OK(neuronmem_buffer_allocate(c, m, NEURONMEM_ELEMENT_TYPE_U8, dims, 1, &b));
+  ASSERT_OK(neuronmem_test::Allocate(c, m, NEURONMEM_ELEMENT_TYPE_U8, dims, 1, &b));
   Result r = Take(neuronmem_client_destroy(c));
   EXPECT_EQ(r.code, NEURONMEM_STATUS_FAILED_PRECONDITION);
   EXPECT_NE(r.message.find("kind=device): 1 live allocation(s), 1000 bytes"), std::string::npos) << r.message;
@@ -870,12 +871,12 @@ TEST(CopyStress, ThreadsUploadAndDownloadConcurrently) {
         }
         neuronmem_buffer_t* b2 = nullptr;
         neuronmem_event_t* e2 = nullptr;
-        if (neuronmem_status_t* s = neuronmem_buffer_copy_to_memory(b, mems[rng() % 6], &e, 1, &b2, &e2)) {
+        if (neuronmem_status_t* s = neuronmem_test::CopyToMemory(b, mems[rng() % 6], &e, 1, &b2, &e2)) {
           neuronmem_status_free(s);
           failures++;
         } else {
           std::vector<uint8_t> out(size);
-          neuronmem_status_t* s2 = neuronmem_buffer_read(b2, 0, out.data(), size, &e2, 1, nullptr);
+          neuronmem_status_t* s2 = neuronmem_test::Read(b2, 0, out.data(), size, &e2, 1, nullptr);
           if (s2) {
             neuronmem_status_free(s2);
             failures++;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/client_helpers.h"
+#include "common/transfer_helpers.h"
 
 namespace {
 int Fail(const char* what, neuronmem_status_t* s) {
@@ -31,14 +32,14 @@ int main() {
   const int64_t n = 64 << 10;
   int64_t dims[1] = {n};
   neuronmem_buffer_t* buf = nullptr;
-  if (neuronmem_status_t* s = neuronmem_buffer_allocate(client, hbm, NEURONMEM_ELEMENT_TYPE_U8, dims, 1, &buf))
+  if (neuronmem_status_t* s = neuronmem_test::Allocate(client, hbm, NEURONMEM_ELEMENT_TYPE_U8, dims, 1, &buf))
     return Fail("buffer_allocate", s);
 
   neuronmem_event_t* gate = nullptr;
   if (neuronmem_status_t* s = neuronmem_event_create(client, &gate)) return Fail("event_create", s);
   std::vector<unsigned char> out(static_cast<size_t>(n));
   neuronmem_event_t* done = nullptr;
-  if (neuronmem_status_t* s = neuronmem_buffer_read(buf, 0, out.data(), static_cast<uint64_t>(n), &gate, 1, &done))
+  if (neuronmem_status_t* s = neuronmem_test::Read(buf, 0, out.data(), static_cast<uint64_t>(n), &gate, 1, &done))
     return Fail("buffer_read", s);
   // A worker now copies into `out`.
   if (neuronmem_status_t* s = neuronmem_event_complete(gate, nullptr)) return Fail("event_complete", s);

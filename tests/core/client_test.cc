@@ -68,10 +68,10 @@ TEST(Client, DefaultsCreateTwoCores) {
   ASSERT_OK(neuronmem_client_lookup_memory(c, 0, &mem));
   neuronmem_memory_stats_t st{};
   st.struct_size = sizeof st;
-  ASSERT_OK(neuronmem_memory_get_stats(mem, &st));
+  ASSERT_OK(neuronmem_memory_stats(mem, &st));
   EXPECT_EQ(st.capacity, 64ull << 20);
   ASSERT_OK(neuronmem_client_lookup_memory(c, 1, &mem));
-  ASSERT_OK(neuronmem_memory_get_stats(mem, &st));
+  ASSERT_OK(neuronmem_memory_stats(mem, &st));
   EXPECT_EQ(st.capacity, 64ull << 20);
   EXPECT_EQ(st.is_shared, 1u);
   EXPECT_OK(neuronmem_client_destroy(c));
@@ -95,9 +95,17 @@ TEST(Client, OptionValidation) {
   EXPECT_EQ(c, nullptr);  // outputs defined on failure
 
   o = SmallOptions();
-  int dummy = 0;
-  o.extension = &dummy;
-  EXPECT_EQ(Take(neuronmem_client_create(&o, &c)).code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  neuronmem_extension_base_t ext{};
+  ext.struct_size = NEURONMEM_EXTENSION_BASE_STRUCT_SIZE;
+  ext.type = static_cast<neuronmem_extension_type_t>(42);
+  o.extension = &ext;
+  r = Take(neuronmem_client_create(&o, &c));
+  EXPECT_EQ(r.code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(r.message.find("type 42"), std::string::npos) << r.message;
+  ext.struct_size = 1;  // a malformed entry
+  r = Take(neuronmem_client_create(&o, &c));
+  EXPECT_EQ(r.code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(r.message.find("struct_size 1"), std::string::npos) << r.message;
 
   o = SmallOptions(65);
   r = Take(neuronmem_client_create(&o, &c));
@@ -117,7 +125,7 @@ TEST(Client, OptionValidation) {
   EXPECT_NE(r.message.find("pinned_host_bytes"), std::string::npos) << r.message;
 
   o = SmallOptions();
-  o.mlock_mode = 7;
+  o.mlock_mode = static_cast<neuronmem_mlock_mode_t>(7);
   EXPECT_EQ(Take(neuronmem_client_create(&o, &c)).code, NEURONMEM_STATUS_INVALID_ARGUMENT);
 
   r = Take(neuronmem_client_create(&o, nullptr));
@@ -150,10 +158,10 @@ TEST_F(ClientTest, PlatformAndExtensions) {
   const neuronmem_string_t* ext = nullptr;
   size_t n = 0;
   ASSERT_OK(neuronmem_client_extensions(client_, &ext, &n));
-  std::set<std::string> names;
-  for (size_t i = 0; i < n; ++i) names.insert(Str(ext[i]));
-  EXPECT_TRUE(names.count("memory_descriptions"));
-  EXPECT_TRUE(names.count("host_allocator"));
+  // Only extension structs are named here, and this release defines none (neuronmem_extension_type_t).
+  EXPECT_EQ(n, 0u);
+  EXPECT_OK(neuronmem_client_extensions(client_, &ext, &n));
+  EXPECT_EQ(Take(neuronmem_client_extensions(client_, nullptr, &n)).code, NEURONMEM_STATUS_INVALID_ARGUMENT);
 }
 
 TEST_F(ClientTest, DevicesDescribeLikeNeuronPjrt) {
@@ -249,10 +257,10 @@ TEST(Client, IsAGoodGuestMimallocStaysPrivate) {
   neuronmem_client_t* c = nullptr;
   ASSERT_OK(neuronmem_client_create(&o, &c));
   void* p = nullptr;
-  ASSERT_OK(neuronmem_host_allocate(c, 64, 0, &p));  // mimalloc is loaded and in use by now
+  ASSERT_OK(neuronmem_client_host_allocate(c, 64, 0, &p));  // mimalloc is loaded and in use by now
   EXPECT_EQ(dlsym(RTLD_DEFAULT, "mi_malloc"), nullptr);
   EXPECT_EQ(dlsym(RTLD_DEFAULT, "mi_manage_os_memory_ex"), nullptr);
-  EXPECT_OK(neuronmem_host_free(c, p));
+  EXPECT_OK(neuronmem_client_host_free(c, p));
   EXPECT_OK(neuronmem_client_destroy(c));
 }
 
@@ -287,65 +295,65 @@ TEST_F(ClientTest, HostAllocationsLandInThePinnedArenaAndShowInStats) {
   std::vector<void*> ptrs;
   for (uint64_t size : {1ull, 64ull, 1000ull, 4096ull, 65536ull, 1ull << 20}) {
     void* p = nullptr;
-    ASSERT_OK(neuronmem_host_allocate(client_, size, 0, &p));
+    ASSERT_OK(neuronmem_client_host_allocate(client_, size, 0, &p));
     ASSERT_NE(p, nullptr);
     EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u);
     std::memset(p, 0xab, size);
-    int32_t is_pinned = 0;
-    ASSERT_OK(neuronmem_host_is_pinned(client_, p, size, &is_pinned));
-    EXPECT_EQ(is_pinned, 1);
+    bool is_pinned = false;
+    ASSERT_OK(neuronmem_client_host_is_pinned(client_, p, size, &is_pinned));
+    EXPECT_TRUE(is_pinned);
     ptrs.push_back(p);
   }
   void* aligned = nullptr;
-  ASSERT_OK(neuronmem_host_allocate(client_, 100, 4096, &aligned));
+  ASSERT_OK(neuronmem_client_host_allocate(client_, 100, 4096, &aligned));
   EXPECT_EQ(reinterpret_cast<uintptr_t>(aligned) % 4096, 0u);
   ptrs.push_back(aligned);
 
   neuronmem_memory_stats_t st{}, st1{};
   st.struct_size = st1.struct_size = sizeof st;
-  ASSERT_OK(neuronmem_memory_get_stats(pinned, &st));
-  ASSERT_OK(neuronmem_memory_get_stats(pinned1, &st1));
+  ASSERT_OK(neuronmem_memory_stats(pinned, &st));
+  ASSERT_OK(neuronmem_memory_stats(pinned1, &st1));
   EXPECT_EQ(st.live_allocations, 7u);
   EXPECT_EQ(st.bytes_in_use, 1u + 64 + 1000 + 4096 + 65536 + (1u << 20) + 100);
   EXPECT_EQ(st.bytes_in_use, st1.bytes_in_use);  // one arena behind both ids
   EXPECT_GE(st.peak_bytes_in_use, st.bytes_in_use);
   EXPECT_GT(st.largest_free_block, 0u);
   EXPECT_LE(st.largest_free_block, st.capacity);
-  for (void* p : ptrs) EXPECT_OK(neuronmem_host_free(client_, p));
-  ASSERT_OK(neuronmem_memory_get_stats(pinned, &st));
+  for (void* p : ptrs) EXPECT_OK(neuronmem_client_host_free(client_, p));
+  ASSERT_OK(neuronmem_memory_stats(pinned, &st));
   EXPECT_EQ(st.live_allocations, 0u);
   EXPECT_EQ(st.bytes_in_use, 0u);
   EXPECT_EQ(st.total_allocations, 7u);
 
   int local = 0;
-  int32_t is_pinned = 1;
-  ASSERT_OK(neuronmem_host_is_pinned(client_, &local, sizeof local, &is_pinned));
-  EXPECT_EQ(is_pinned, 0);
+  bool is_pinned = true;
+  ASSERT_OK(neuronmem_client_host_is_pinned(client_, &local, sizeof local, &is_pinned));
+  EXPECT_FALSE(is_pinned);
 }
 
 TEST_F(ClientTest, HostAllocatorRejectsBadInput) {
   void* p = reinterpret_cast<void*>(0x1);
-  Result r = Take(neuronmem_host_allocate(client_, 0, 0, &p));
+  Result r = Take(neuronmem_client_host_allocate(client_, 0, 0, &p));
   EXPECT_EQ(r.code, NEURONMEM_STATUS_INVALID_ARGUMENT);
   EXPECT_EQ(p, nullptr);
-  EXPECT_EQ(Take(neuronmem_host_allocate(client_, 64, 3, &p)).code, NEURONMEM_STATUS_INVALID_ARGUMENT);
-  r = Take(neuronmem_host_allocate(client_, UINT64_MAX - 8, 0, &p));
+  EXPECT_EQ(Take(neuronmem_client_host_allocate(client_, 64, 3, &p)).code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  r = Take(neuronmem_client_host_allocate(client_, UINT64_MAX - 8, 0, &p));
   EXPECT_TRUE(r.code == NEURONMEM_STATUS_INVALID_ARGUMENT || r.code == NEURONMEM_STATUS_RESOURCE_EXHAUSTED)
       << r.message;
-  EXPECT_EQ(Take(neuronmem_host_allocate(nullptr, 64, 0, &p)).code, NEURONMEM_STATUS_INVALID_ARGUMENT);
-  EXPECT_EQ(Take(neuronmem_host_allocate(client_, 64, 0, nullptr)).code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(Take(neuronmem_client_host_allocate(nullptr, 64, 0, &p)).code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(Take(neuronmem_client_host_allocate(client_, 64, 0, nullptr)).code, NEURONMEM_STATUS_INVALID_ARGUMENT);
 
   int local = 0;
-  r = Take(neuronmem_host_free(client_, &local));
+  r = Take(neuronmem_client_host_free(client_, &local));
   EXPECT_EQ(r.code, NEURONMEM_STATUS_INVALID_ARGUMENT);
   EXPECT_FALSE(r.message.empty());
-  ASSERT_OK(neuronmem_host_allocate(client_, 256, 0, &p));
-  r = Take(neuronmem_host_free(client_, static_cast<char*>(p) + 64));  // interior pointer
+  ASSERT_OK(neuronmem_client_host_allocate(client_, 256, 0, &p));
+  r = Take(neuronmem_client_host_free(client_, static_cast<char*>(p) + 64));  // interior pointer
   EXPECT_EQ(r.code, NEURONMEM_STATUS_INVALID_ARGUMENT);
-  EXPECT_OK(neuronmem_host_free(client_, p));
-  r = Take(neuronmem_host_free(client_, p));  // double free
+  EXPECT_OK(neuronmem_client_host_free(client_, p));
+  r = Take(neuronmem_client_host_free(client_, p));  // double free
   EXPECT_EQ(r.code, NEURONMEM_STATUS_INVALID_ARGUMENT);
-  EXPECT_OK(neuronmem_host_free(client_, nullptr));
+  EXPECT_OK(neuronmem_client_host_free(client_, nullptr));
 }
 
 TEST(Client, PinnedArenaExhaustionIsAStatusAndLeavesNothing) {
@@ -356,7 +364,7 @@ TEST(Client, PinnedArenaExhaustionIsAStatusAndLeavesNothing) {
   Result last{NEURONMEM_STATUS_OK, ""};
   for (int i = 0; i < 1000; ++i) {
     void* p = nullptr;
-    last = Take(neuronmem_host_allocate(c, 1 << 20, 0, &p));
+    last = Take(neuronmem_client_host_allocate(c, 1 << 20, 0, &p));
     if (last.code != NEURONMEM_STATUS_OK) {
       EXPECT_EQ(p, nullptr);
       break;
@@ -367,17 +375,17 @@ TEST(Client, PinnedArenaExhaustionIsAStatusAndLeavesNothing) {
   EXPECT_NE(last.message.find("pinned_host"), std::string::npos) << last.message;
   EXPECT_NE(last.message.find("1048576"), std::string::npos) << last.message;
   EXPECT_GT(ptrs.size(), 8u);
-  for (void* p : ptrs) EXPECT_OK(neuronmem_host_free(c, p));
+  for (void* p : ptrs) EXPECT_OK(neuronmem_client_host_free(c, p));
   neuronmem_memory_t* pinned = nullptr;
   ASSERT_OK(neuronmem_client_lookup_memory(c, 1, &pinned));
   neuronmem_memory_stats_t st{};
   st.struct_size = sizeof st;
-  ASSERT_OK(neuronmem_memory_get_stats(pinned, &st));
+  ASSERT_OK(neuronmem_memory_stats(pinned, &st));
   EXPECT_EQ(st.live_allocations, 0u);
   // After freeing everything the arena serves the same load again.
   void* p = nullptr;
-  ASSERT_OK(neuronmem_host_allocate(c, 1 << 20, 0, &p));
-  EXPECT_OK(neuronmem_host_free(c, p));
+  ASSERT_OK(neuronmem_client_host_allocate(c, 1 << 20, 0, &p));
+  EXPECT_OK(neuronmem_client_host_free(c, p));
   EXPECT_OK(neuronmem_client_destroy(c));
 }
 
@@ -387,15 +395,15 @@ TEST(Client, DestroyWithLiveAllocationsIsReported) {
   ASSERT_OK(neuronmem_client_create(&o, &c));
   void* a = nullptr;
   void* b = nullptr;
-  ASSERT_OK(neuronmem_host_allocate(c, 100, 0, &a));
-  ASSERT_OK(neuronmem_host_allocate(c, 28, 0, &b));
+  ASSERT_OK(neuronmem_client_host_allocate(c, 100, 0, &a));
+  ASSERT_OK(neuronmem_client_host_allocate(c, 28, 0, &b));
   Result r = Take(neuronmem_client_destroy(c));
   EXPECT_EQ(r.code, NEURONMEM_STATUS_FAILED_PRECONDITION);
   EXPECT_NE(r.message.find("pinned_host: 2 live allocation(s), 128 bytes"), std::string::npos) << r.message;
 }
 
 TEST(Client, MlockModes) {
-  for (uint32_t mode : {NEURONMEM_MLOCK_BEST_EFFORT, NEURONMEM_MLOCK_DISABLED}) {
+  for (neuronmem_mlock_mode_t mode : {NEURONMEM_MLOCK_BEST_EFFORT, NEURONMEM_MLOCK_DISABLED}) {
     auto o = SmallOptions(1);
     o.mlock_mode = mode;
     neuronmem_client_t* c = nullptr;
@@ -404,13 +412,13 @@ TEST(Client, MlockModes) {
     ASSERT_OK(neuronmem_client_lookup_memory(c, 1, &pinned));
     neuronmem_memory_stats_t st{};
     st.struct_size = sizeof st;
-    ASSERT_OK(neuronmem_memory_get_stats(pinned, &st));
+    ASSERT_OK(neuronmem_memory_stats(pinned, &st));
     if (mode == NEURONMEM_MLOCK_DISABLED) {
       EXPECT_EQ(st.is_locked, 0u);
     }
     neuronmem_memory_t* dev = nullptr;
     ASSERT_OK(neuronmem_client_lookup_memory(c, 0, &dev));
-    ASSERT_OK(neuronmem_memory_get_stats(dev, &st));
+    ASSERT_OK(neuronmem_memory_stats(dev, &st));
     EXPECT_EQ(st.capacity, 4ull << 20);
     EXPECT_OK(neuronmem_client_destroy(c));
   }
@@ -424,7 +432,7 @@ TEST(Client, MlockModes) {
     ASSERT_OK(neuronmem_client_lookup_memory(c, 1, &pinned));
     neuronmem_memory_stats_t st{};
     st.struct_size = sizeof st;
-    ASSERT_OK(neuronmem_memory_get_stats(pinned, &st));
+    ASSERT_OK(neuronmem_memory_stats(pinned, &st));
     EXPECT_EQ(st.is_locked, 1u);
     EXPECT_OK(neuronmem_client_destroy(c));
   } else {
@@ -450,7 +458,7 @@ TEST_F(ClientTest, NullArgumentsAndSmallStructsAreInvalidArgument) {
   ASSERT_OK(neuronmem_client_lookup_memory(client_, 0, &m));
   neuronmem_memory_stats_t st{};
   st.struct_size = 16;
-  Result r = Take(neuronmem_memory_get_stats(m, &st));
+  Result r = Take(neuronmem_memory_stats(m, &st));
   EXPECT_EQ(r.code, NEURONMEM_STATUS_INVALID_ARGUMENT);
   EXPECT_NE(r.message.find("neuronmem_memory_stats_t.struct_size"), std::string::npos) << r.message;
   neuronmem_memory_description_t md{};
@@ -464,10 +472,12 @@ TEST_F(ClientTest, NullArgumentsAndSmallStructsAreInvalidArgument) {
   EXPECT_EQ(m, nullptr);
   neuronmem_memory_kind_t k;
   EXPECT_EQ(Take(neuronmem_memory_kind(nullptr, &k)).code, NEURONMEM_STATUS_INVALID_ARGUMENT);
-  int32_t pinned;
-  EXPECT_EQ(Take(neuronmem_host_is_pinned(client_, nullptr, 0, nullptr)).code, NEURONMEM_STATUS_INVALID_ARGUMENT);
-  EXPECT_EQ(Take(neuronmem_host_is_pinned(nullptr, nullptr, 0, &pinned)).code, NEURONMEM_STATUS_INVALID_ARGUMENT);
-  EXPECT_EQ(Take(neuronmem_host_free(nullptr, &pinned)).code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  bool pinned;
+  EXPECT_EQ(Take(neuronmem_client_host_is_pinned(client_, nullptr, 0, nullptr)).code,
+            NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(Take(neuronmem_client_host_is_pinned(nullptr, nullptr, 0, &pinned)).code,
+            NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(Take(neuronmem_client_host_free(nullptr, &pinned)).code, NEURONMEM_STATUS_INVALID_ARGUMENT);
 }
 
 TEST(Client, HostAllocationsFromSeveralThreadsFreedElsewhere) {
@@ -481,7 +491,7 @@ TEST(Client, HostAllocationsFromSeveralThreadsFreedElsewhere) {
     ts.emplace_back([&, t] {
       for (int i = 0; i < kPer; ++i) {
         void* p = nullptr;
-        neuronmem_status_t* s = neuronmem_host_allocate(c, 16 + (i % 7) * 100, 0, &p);
+        neuronmem_status_t* s = neuronmem_client_host_allocate(c, 16 + (i % 7) * 100, 0, &p);
         if (s) {
           neuronmem_status_free(s);
           continue;
@@ -498,7 +508,7 @@ TEST(Client, HostAllocationsFromSeveralThreadsFreedElsewhere) {
     ts.emplace_back([&, t] {
       for (void* p : out[(t + 1) % kThreads]) {
         EXPECT_EQ(static_cast<unsigned char*>(p)[0], (t + 1) % kThreads);
-        EXPECT_OK(neuronmem_host_free(c, p));
+        EXPECT_OK(neuronmem_client_host_free(c, p));
       }
     });
   }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "common/status_helpers.h"
+#include "common/transfer_helpers.h"
 
 #include <cstring>
 #include <filesystem>
@@ -22,25 +23,41 @@ using neuronmem_test::Take;
 
 std::string S(neuronmem_string_t s) { return std::string(s.data, s.size); }
 
-std::string DataFile(const char* name) {
-  return std::string(NEURONMEM_TEST_DATA_DIR) + "/" + name;
+std::string DataFile(const char* name) { return std::string(NEURONMEM_TEST_DATA_DIR) + "/" + name; }
+
+// neuronmem_manifest_upload_arguments with its args struct filled from plain arguments.
+neuronmem_status_t* Upload(const neuronmem_manifest_t* m, neuronmem_device_t* dev, const void* const* data, size_t n,
+                           neuronmem_host_buffer_semantics_t semantics, neuronmem_buffer_t** bufs,
+                           neuronmem_event_t** ready) {
+  neuronmem_manifest_upload_args_t a{};
+  a.struct_size = NEURONMEM_MANIFEST_UPLOAD_ARGS_STRUCT_SIZE;
+  a.manifest = m;
+  a.device = dev;
+  a.host_data = data;
+  a.num_arguments = n;
+  a.host_buffer_semantics = semantics;
+  return neuronmem_manifest_upload_arguments(&a, bufs, ready);
 }
 
-neuronmem_manifest_t* Load(const std::string& text, uint32_t policy = 0, Result* error = nullptr) {
+neuronmem_manifest_t* Load(const std::string& text,
+                           neuronmem_placement_policy_t policy = NEURONMEM_PLACEMENT_POLICY_DEVICE,
+                           Result* error = nullptr) {
   neuronmem_manifest_options_t o{};
   o.struct_size = sizeof o;
   o.policy = policy;
   o.filename = "graph.mlir";
   neuronmem_manifest_t* m = nullptr;
   Result r = Take(neuronmem_manifest_load_text(text.data(), text.size(), &o, &m));
-  if (error) *error = r;
-  else EXPECT_EQ(r.code, NEURONMEM_STATUS_OK) << r.message;
+  if (error)
+    *error = r;
+  else
+    EXPECT_EQ(r.code, NEURONMEM_STATUS_OK) << r.message;
   return m;
 }
 
 Result LoadError(const std::string& text) {
   Result r;
-  neuronmem_manifest_t* m = Load(text, 0, &r);
+  neuronmem_manifest_t* m = Load(text, NEURONMEM_PLACEMENT_POLICY_DEVICE, &r);
   EXPECT_EQ(m, nullptr);
   EXPECT_NE(r.code, NEURONMEM_STATUS_OK) << "expected an error for:\n" << text;
   return r;
@@ -68,7 +85,7 @@ TEST(Manifest, DecodeStepUsesEverySpelling) {
   EXPECT_EQ(S(entry), "main");
   neuronmem_manifest_counts_t c{};
   c.struct_size = sizeof c;
-  ASSERT_OK(neuronmem_manifest_get_counts(m, &c));
+  ASSERT_OK(neuronmem_manifest_counts(m, &c));
   EXPECT_EQ(c.num_arguments, 4u);
   EXPECT_EQ(c.num_results, 3u);
   EXPECT_EQ(c.num_moves, 3u);
@@ -241,7 +258,7 @@ TEST(Manifest, EveryConformanceFileHasAManifest) {
     neuronmem_manifest_counts_t c{};
     c.struct_size = sizeof c;
     if (m) {
-      ASSERT_OK(neuronmem_manifest_get_counts(m, &c));
+      ASSERT_OK(neuronmem_manifest_counts(m, &c));
       EXPECT_EQ(c.num_arguments, 0u);  // the interpreter tests take no arguments
       EXPECT_GE(c.num_results, 1u);
       EXPECT_GE(c.num_custom_call_targets, 1u);  // @check.expect_*
@@ -341,7 +358,8 @@ TEST(Manifest, ValidationErrorsCarryLocations) {
 }
 
 TEST(Manifest, EntryByNameAndBadOptions) {
-  const std::string text = "func.func @step(%a: tensor<2xi32> {mhlo.memory_kind = \"unpinned_host\"}) -> () {\n  return\n}\n";
+  const std::string text =
+      "func.func @step(%a: tensor<2xi32> {mhlo.memory_kind = \"unpinned_host\"}) -> () {\n  return\n}\n";
   neuronmem_manifest_options_t o{};
   o.struct_size = sizeof o;
   o.entry = "step";
@@ -350,15 +368,17 @@ TEST(Manifest, EntryByNameAndBadOptions) {
   EXPECT_EQ(Arg(m, 0).memory_kind, NEURONMEM_MEMORY_KIND_UNPINNED_HOST);
   neuronmem_manifest_destroy(m);
   o.struct_size = 4;
-  EXPECT_EQ(Take(neuronmem_manifest_load_text(text.data(), text.size(), &o, &m)).code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(Take(neuronmem_manifest_load_text(text.data(), text.size(), &o, &m)).code,
+            NEURONMEM_STATUS_INVALID_ARGUMENT);
   o.struct_size = sizeof o;
   o.num_cores = 65;  // a client has at most 64 cores
   Result cores = Take(neuronmem_manifest_load_text(text.data(), text.size(), &o, &m));
   EXPECT_EQ(cores.code, NEURONMEM_STATUS_INVALID_ARGUMENT);
   EXPECT_NE(cores.message.find("num_cores is 65"), std::string::npos) << cores.message;
   o.num_cores = 0;  // the default
-  o.policy = 9;
-  EXPECT_EQ(Take(neuronmem_manifest_load_text(text.data(), text.size(), &o, &m)).code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  o.policy = static_cast<neuronmem_placement_policy_t>(9);
+  EXPECT_EQ(Take(neuronmem_manifest_load_text(text.data(), text.size(), &o, &m)).code,
+            NEURONMEM_STATUS_INVALID_ARGUMENT);
   EXPECT_EQ(Take(neuronmem_manifest_load_text(text.data(), text.size(), nullptr, nullptr)).code,
             NEURONMEM_STATUS_INVALID_ARGUMENT);
   EXPECT_EQ(Take(neuronmem_manifest_load_file("/nonexistent.mlir", nullptr, &m)).code, NEURONMEM_STATUS_NOT_FOUND);
@@ -397,7 +417,9 @@ func.func @score(%a: tensor<3xf32>) -> tensor<3xf32> {
   EXPECT_EQ(r.message.find("helper"), std::string::npos) << r.message;
 
   std::vector<std::string> names;
-  auto add = [](neuronmem_string_t name, void* user) { static_cast<std::vector<std::string>*>(user)->push_back(S(name)); };
+  auto add = [](neuronmem_string_t name, void* user) {
+    static_cast<std::vector<std::string>*>(user)->push_back(S(name));
+  };
   ASSERT_OK(neuronmem_manifest_list_entries(text.data(), text.size(), "graph.mlir", add, &names));
   EXPECT_EQ(names, (std::vector<std::string>{"prefill", "decode", "score"}));
 
@@ -440,7 +462,7 @@ TEST(Manifest, WarningsOfSkippedOps) {
   ASSERT_NE(m, nullptr);
   neuronmem_manifest_counts_t c{};
   c.struct_size = sizeof c;
-  ASSERT_OK(neuronmem_manifest_get_counts(m, &c));
+  ASSERT_OK(neuronmem_manifest_counts(m, &c));
   ASSERT_EQ(c.num_warnings, 1u);
   neuronmem_string_t w{};
   ASSERT_OK(neuronmem_manifest_warning(m, 0, &w));
@@ -450,7 +472,7 @@ TEST(Manifest, WarningsOfSkippedOps) {
   neuronmem_manifest_counts_t old{};
   old.struct_size = offsetof(neuronmem_manifest_counts_t, num_warnings);
   old.num_warnings = 77;
-  ASSERT_OK(neuronmem_manifest_get_counts(m, &old));
+  ASSERT_OK(neuronmem_manifest_counts(m, &old));
   EXPECT_EQ(old.num_channels, 0u);
   EXPECT_EQ(old.num_warnings, 77u);
   neuronmem_manifest_destroy(m);
@@ -491,7 +513,7 @@ TEST_F(UploadPlan, EveryBufferLandsInTheManifestsKindZeroCopyWherePinned) {
     ASSERT_OK(neuronmem_client_lookup_device(client_, core, &dev));
     // Argument 0 (block table) is written straight into the pinned arena; the others are ordinary memory.
     void* table = nullptr;
-    ASSERT_OK(neuronmem_host_allocate(client_, 8 * 16 * 4, 0, &table));
+    ASSERT_OK(neuronmem_client_host_allocate(client_, 8 * 16 * 4, 0, &table));
     for (int i = 0; i < 8 * 16; ++i) static_cast<int32_t*>(table)[i] = i + core;
     std::vector<int32_t> lens(8, 5);
     std::vector<uint16_t> hidden(8 * 128, 0x3F80);
@@ -499,9 +521,7 @@ TEST_F(UploadPlan, EveryBufferLandsInTheManifestsKindZeroCopyWherePinned) {
     const void* data[4] = {table, lens.data(), hidden.data(), state.data()};
     neuronmem_buffer_t* bufs[4] = {};
     neuronmem_event_t* ready = nullptr;
-    ASSERT_OK(neuronmem_manifest_upload_arguments(m_, dev, data, 4,
-                                                  NEURONMEM_HOST_BUFFER_IMMUTABLE_UNTIL_TRANSFER_COMPLETES, bufs,
-                                                  &ready));
+    ASSERT_OK(Upload(m_, dev, data, 4, NEURONMEM_HOST_BUFFER_IMMUTABLE_UNTIL_TRANSFER_COMPLETES, bufs, &ready));
     ASSERT_OK(neuronmem_event_wait(ready, -1));
     neuronmem_event_destroy(ready);
     for (size_t i = 0; i < 4; ++i) {
@@ -517,16 +537,16 @@ TEST_F(UploadPlan, EveryBufferLandsInTheManifestsKindZeroCopyWherePinned) {
       ASSERT_OK(neuronmem_buffer_device(bufs[i], &owner));
       EXPECT_EQ(owner, dev);
     }
-    int32_t zc = 0;
+    bool zc = false;
     ASSERT_OK(neuronmem_buffer_is_zero_copy(bufs[0], &zc));
-    EXPECT_EQ(zc, 1) << "the block table lies in the pinned arena: no bytes move";
+    EXPECT_TRUE(zc) << "the block table lies in the pinned arena: no bytes move";
     ASSERT_OK(neuronmem_buffer_is_zero_copy(bufs[1], &zc));
-    EXPECT_EQ(zc, 0) << "seq_lens is pinned_host but lives in ordinary memory: copied";
+    EXPECT_FALSE(zc) << "seq_lens is pinned_host but lives in ordinary memory: copied";
     std::vector<float> back(8 * 128);
-    ASSERT_OK(neuronmem_buffer_read(bufs[3], 0, back.data(), back.size() * 4, nullptr, 0, nullptr));
+    ASSERT_OK(neuronmem_test::Read(bufs[3], 0, back.data(), back.size() * 4, nullptr, 0, nullptr));
     EXPECT_EQ(back, state);
     int32_t row[16];
-    ASSERT_OK(neuronmem_buffer_read(bufs[0], 64, row, 64, nullptr, 0, nullptr));
+    ASSERT_OK(neuronmem_test::Read(bufs[0], 64, row, 64, nullptr, 0, nullptr));
     EXPECT_EQ(row[0], 16 + core);
     // Results live where the manifest says.
     neuronmem_memory_t* r1 = nullptr;
@@ -535,7 +555,7 @@ TEST_F(UploadPlan, EveryBufferLandsInTheManifestsKindZeroCopyWherePinned) {
     ASSERT_OK(neuronmem_memory_kind(r1, &rk));
     EXPECT_EQ(rk, NEURONMEM_MEMORY_KIND_PINNED_HOST);
     for (auto* b : bufs) neuronmem_buffer_destroy(b);
-    EXPECT_OK(neuronmem_host_free(client_, table));
+    EXPECT_OK(neuronmem_client_host_free(client_, table));
   }
 }
 
@@ -544,11 +564,20 @@ TEST_F(UploadPlan, WrongArgumentCountOrNullDataFailsAndCreatesNothing) {
   ASSERT_OK(neuronmem_client_lookup_device(client_, 0, &dev));
   neuronmem_buffer_t* bufs[4] = {};
   const void* data[4] = {nullptr, nullptr, nullptr, nullptr};
-  Result r = Take(neuronmem_manifest_upload_arguments(m_, dev, data, 3, 0, bufs, nullptr));
+  const auto copy = NEURONMEM_HOST_BUFFER_IMMUTABLE_ONLY_DURING_CALL;
+  Result r = Take(Upload(m_, dev, data, 3, copy, bufs, nullptr));
   EXPECT_EQ(r.code, NEURONMEM_STATUS_INVALID_ARGUMENT);
   EXPECT_NE(r.message.find("takes 4 arguments, 3 were given"), std::string::npos) << r.message;
-  r = Take(neuronmem_manifest_upload_arguments(m_, dev, data, 4, 0, bufs, nullptr));
+  r = Take(Upload(m_, dev, data, 4, copy, bufs, nullptr));
   EXPECT_EQ(r.code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  r = Take(Upload(m_, dev, data, 4, static_cast<neuronmem_host_buffer_semantics_t>(9), bufs, nullptr));
+  EXPECT_EQ(r.code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(r.message.find("host_buffer_semantics 9"), std::string::npos) << r.message;
+  neuronmem_manifest_upload_args_t small{};
+  small.struct_size = NEURONMEM_MANIFEST_UPLOAD_ARGS_STRUCT_SIZE - 1;
+  r = Take(neuronmem_manifest_upload_arguments(&small, bufs, nullptr));
+  EXPECT_EQ(r.code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(r.message.find("struct_size"), std::string::npos) << r.message;
   for (auto* b : bufs) EXPECT_EQ(b, nullptr);
   neuronmem_memory_t* mem = nullptr;
   EXPECT_EQ(Take(neuronmem_manifest_argument_memory(m_, dev, 9, &mem)).code, NEURONMEM_STATUS_OUT_OF_RANGE);

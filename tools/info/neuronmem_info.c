@@ -132,7 +132,7 @@ int main(int argc, char** argv) {
       memset(&st, 0, sizeof st);
       st.struct_size = sizeof st;
       rc = report(neuronmem_memory_describe(mems[m], &md), "memory description") ||
-           report(neuronmem_memory_get_stats(mems[m], &st), "memory statistics");
+           report(neuronmem_memory_stats(mems[m], &st), "memory statistics");
       if (rc) break;
       printf("%.*s%s\n", (int)md.debug_string.size, md.debug_string.data,
              st.is_shared ? "  [arena shared with the other cores' memories of this kind]" : "");

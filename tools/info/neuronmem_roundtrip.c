@@ -38,7 +38,7 @@ int main(void) {
 
   /* The zero-copy path: metadata written straight into the pinned-host arena. */
   void* pinned = NULL;
-  rc = rc || failed(neuronmem_host_allocate(client, sizeof table, 0, &pinned), "host allocate");
+  rc = rc || failed(neuronmem_client_host_allocate(client, sizeof table, 0, &pinned), "host allocate");
   if (!rc) memcpy(pinned, table, sizeof table);
 
   for (size_t i = 0; i < n_mem && !rc; ++i) {
@@ -62,7 +62,7 @@ int main(void) {
          failed(neuronmem_event_wait(ready, -1), "upload wait");
     neuronmem_event_destroy(ready);
     if (rc) break;
-    int32_t is_zc = 0;
+    bool is_zc = false;
     rc = failed(neuronmem_buffer_is_zero_copy(buf, &is_zc), "zero copy query");
     printf("upload   %zu-byte block table -> %-40s %s\n", sizeof table, describe(mems[i], a, sizeof a),
            is_zc ? "(zero-copy: aliases the pinned arena, no bytes moved)" : "(copied)");
@@ -71,14 +71,27 @@ int main(void) {
     neuronmem_memory_t* next = mems[(i + 1) % n_mem];
     neuronmem_buffer_t* moved = NULL;
     neuronmem_event_t* copied = NULL;
-    rc = rc || failed(neuronmem_buffer_copy_to_memory(buf, next, NULL, 0, &moved, &copied), "copy");
+    neuronmem_buffer_copy_args_t copy_args = {
+        .struct_size = NEURONMEM_BUFFER_COPY_ARGS_STRUCT_SIZE, .src = buf, .memory = next};
+    rc = rc || failed(neuronmem_buffer_copy_to_memory(&copy_args, &moved, &copied), "copy");
     int32_t row[kCols];
     for (int c = 0; c < kCols; ++c) row[c] = -1 - c;
     neuronmem_event_t* written = NULL;
-    rc = rc || failed(neuronmem_buffer_write(moved, 3 * sizeof row, row, sizeof row, &copied, 1, &written), "write");
+    neuronmem_buffer_write_args_t write_args = {.struct_size = NEURONMEM_BUFFER_WRITE_ARGS_STRUCT_SIZE,
+                                                .buffer = moved,
+                                                .offset = 3 * sizeof row,
+                                                .size = sizeof row,
+                                                .src = row,
+                                                .wait = {&copied, 1}};
+    rc = rc || failed(neuronmem_buffer_write(&write_args, &written), "write");
     int32_t back[kRows][kCols];
     memset(back, 0, sizeof back);
-    rc = rc || failed(neuronmem_buffer_read(moved, 0, back, sizeof back, &written, 1, NULL), "read");
+    neuronmem_buffer_read_args_t read_args = {.struct_size = NEURONMEM_BUFFER_READ_ARGS_STRUCT_SIZE,
+                                              .buffer = moved,
+                                              .size = sizeof back,
+                                              .dst = back,
+                                              .wait = {&written, 1}};
+    rc = rc || failed(neuronmem_buffer_read(&read_args, NULL), "read");
     neuronmem_event_destroy(copied);
     neuronmem_event_destroy(written);
     int bad = 0;
@@ -92,7 +105,7 @@ int main(void) {
     neuronmem_buffer_destroy(moved);
     neuronmem_buffer_destroy(buf);
   }
-  if (pinned) rc |= failed(neuronmem_host_free(client, pinned), "host free");
+  if (pinned) rc |= failed(neuronmem_client_host_free(client, pinned), "host free");
   rc |= failed(neuronmem_client_destroy(client), "destroy client");
   printf("%s\n", rc ? "round trip FAILED" : "round trip through every memory kind: OK");
   return rc;

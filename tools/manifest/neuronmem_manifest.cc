@@ -18,7 +18,9 @@ namespace {
 std::string S(neuronmem_string_t s) { return std::string(s.data, s.size); }
 
 const char* KindName(uint32_t k) {
-  return k == NEURONMEM_MEMORY_KIND_PINNED_HOST ? "pinned_host" : k == NEURONMEM_MEMORY_KIND_UNPINNED_HOST ? "unpinned_host" : "device";
+  return k == NEURONMEM_MEMORY_KIND_PINNED_HOST     ? "pinned_host"
+         : k == NEURONMEM_MEMORY_KIND_UNPINNED_HOST ? "unpinned_host"
+                                                    : "device";
 }
 
 std::string Shape(const std::string& elem, const int64_t* dims, size_t n) {
@@ -67,8 +69,8 @@ void PrintValues(const neuronmem_manifest_t* m, bool results, size_t n) {
     if (!v.kind_explicit) extra += " (default)";
     if (v.aliasing_output >= 0) extra += " aliases output " + std::to_string(v.aliasing_output);
     if (v.buffer_donor) extra += " donated";
-    std::printf("  %-3zu %-14s %-26s %-14s%s\n", i, S(v.name).c_str(), Shape(S(v.element_type), v.dims, v.num_dims).c_str(),
-                KindName(v.memory_kind), extra.c_str());
+    std::printf("  %-3zu %-14s %-26s %-14s%s\n", i, S(v.name).c_str(),
+                Shape(S(v.element_type), v.dims, v.num_dims).c_str(), KindName(v.memory_kind), extra.c_str());
   }
 }
 
@@ -77,7 +79,7 @@ bool PrintTable(const neuronmem_manifest_t* m, const char* path) {
   neuronmem_string_t module, entry;
   neuronmem_manifest_counts_t c{};
   c.struct_size = sizeof c;
-  if (Fail(neuronmem_manifest_entry(m, &module, &entry)) || Fail(neuronmem_manifest_get_counts(m, &c))) return false;
+  if (Fail(neuronmem_manifest_entry(m, &module, &entry)) || Fail(neuronmem_manifest_counts(m, &c))) return false;
   std::printf("module %s, entry @%s\n", module.size ? S(module).c_str() : "(unnamed)", S(entry).c_str());
   PrintValues(m, false, c.num_arguments);
   PrintValues(m, true, c.num_results);
@@ -151,7 +153,7 @@ bool ListEntries(const char* path, std::vector<std::string>* names) {
 void PrintWarnings(const neuronmem_manifest_t* m, std::set<std::string>* printed) {
   neuronmem_manifest_counts_t c{};
   c.struct_size = sizeof c;
-  if (Fail(neuronmem_manifest_get_counts(m, &c))) return;
+  if (Fail(neuronmem_manifest_counts(m, &c))) return;
   for (size_t i = 0; i < c.num_warnings; ++i) {
     neuronmem_string_t w;
     if (Fail(neuronmem_manifest_warning(m, i, &w))) return;
@@ -162,8 +164,7 @@ void PrintWarnings(const neuronmem_manifest_t* m, std::set<std::string>* printed
 
 // Loads the manifest of o.entry from `path` and prints it (JSON when `json`) and its warnings (each once:
 // with --all, the entries of one module share them); the exit code.
-int PrintManifest(const char* path, const neuronmem_manifest_options_t& o, bool json,
-                  std::set<std::string>* printed) {
+int PrintManifest(const char* path, const neuronmem_manifest_options_t& o, bool json, std::set<std::string>* printed) {
   neuronmem_manifest_t* m = nullptr;
   if (Fail(neuronmem_manifest_load_file(path, &o, &m))) return 1;
   PrintWarnings(m, printed);
@@ -199,9 +200,12 @@ int main(int argc, char** argv) {
       o.entry = next;
       ++i;
     } else if (!std::strcmp(a, "--policy") && next) {
-      if (!std::strcmp(next, "device")) o.policy = NEURONMEM_PLACEMENT_POLICY_DEVICE;
-      else if (!std::strcmp(next, "torch-neuronx")) o.policy = NEURONMEM_PLACEMENT_POLICY_TORCH_NEURONX;
-      else return Usage(stderr);
+      if (!std::strcmp(next, "device"))
+        o.policy = NEURONMEM_PLACEMENT_POLICY_DEVICE;
+      else if (!std::strcmp(next, "torch-neuronx"))
+        o.policy = NEURONMEM_PLACEMENT_POLICY_TORCH_NEURONX;
+      else
+        return Usage(stderr);
       ++i;
     } else if (!std::strcmp(a, "--cores") && next) {
       if (!ParseCores(next, &o.num_cores)) {
