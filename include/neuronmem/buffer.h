@@ -241,17 +241,22 @@ NEURONMEM_API void neuronmem_buffer_destroy(neuronmem_buffer_t* buffer);
 
 /* Queries. buffer and the out-pointer: required (INVALID_ARGUMENT otherwise). Borrowed results live as long
  * as the buffer handle. They work on deleted buffers too. */
+/* The memory the buffer lives in (borrowed from the client). */
 NEURONMEM_API neuronmem_status_t* neuronmem_buffer_memory(const neuronmem_buffer_t* buffer,
                                                           neuronmem_memory_t** out_memory);
+/* The device whose queue moves the buffer's bytes: its memory's core (borrowed from the client). */
 NEURONMEM_API neuronmem_status_t* neuronmem_buffer_device(const neuronmem_buffer_t* buffer,
                                                           neuronmem_device_t** out_device);
+/* The buffer's element type. */
 NEURONMEM_API neuronmem_status_t* neuronmem_buffer_element_type(const neuronmem_buffer_t* buffer,
                                                                 neuronmem_element_type_t* out_type);
+/* The buffer's shape: *out_num_dims sizes at *out_dims (borrowed from the handle; NULL for rank 0). */
 NEURONMEM_API neuronmem_status_t* neuronmem_buffer_dims(const neuronmem_buffer_t* buffer, const int64_t** out_dims,
                                                         size_t* out_num_dims);
 /* Bytes the buffer occupies in its memory (dense). */
 NEURONMEM_API neuronmem_status_t* neuronmem_buffer_on_device_size(const neuronmem_buffer_t* buffer,
                                                                   uint64_t* out_bytes);
+/* Whether neuronmem_buffer_delete was called on the buffer. */
 NEURONMEM_API neuronmem_status_t* neuronmem_buffer_is_deleted(const neuronmem_buffer_t* buffer, bool* out);
 /* Whether the buffer aliases caller memory (zero-copy) rather than owning a copy. */
 NEURONMEM_API neuronmem_status_t* neuronmem_buffer_is_zero_copy(const neuronmem_buffer_t* buffer, bool* out);

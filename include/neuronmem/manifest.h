@@ -174,6 +174,7 @@ NEURONMEM_API neuronmem_status_t* neuronmem_manifest_counts(const neuronmem_mani
 /* Argument / result `index`. OUT_OF_RANGE for a bad index; INVALID_ARGUMENT for NULL or struct_size. */
 NEURONMEM_API neuronmem_status_t* neuronmem_manifest_argument(const neuronmem_manifest_t* manifest, size_t index,
                                                               neuronmem_manifest_value_t* out);
+/* Result `index` of the entry function, as neuronmem_manifest_argument. */
 NEURONMEM_API neuronmem_status_t* neuronmem_manifest_result(const neuronmem_manifest_t* manifest, size_t index,
                                                             neuronmem_manifest_value_t* out);
 
@@ -183,22 +184,28 @@ NEURONMEM_API neuronmem_status_t* neuronmem_manifest_value_attribute(const neuro
                                                                      neuronmem_string_t* out_key,
                                                                      neuronmem_string_t* out_value);
 
-/* Move, host-compute region, kernel, custom-call target, channel `index`. OUT_OF_RANGE for a bad index. */
+/* The parts below are numbered 0..count-1 (neuronmem_manifest_counts); each call returns OUT_OF_RANGE for
+ * a bad index and INVALID_ARGUMENT for NULL arguments or a too small struct_size. Strings are borrowed. */
+/* Intra-graph move `index`. */
 NEURONMEM_API neuronmem_status_t* neuronmem_manifest_move(const neuronmem_manifest_t* manifest, size_t index,
                                                           neuronmem_manifest_move_t* out);
+/* Host-compute region `index`: the op, the function containing it, its source location. */
 NEURONMEM_API neuronmem_status_t* neuronmem_manifest_host_compute(const neuronmem_manifest_t* manifest, size_t index,
                                                                   neuronmem_string_t* out_op,
                                                                   neuronmem_string_t* out_function, uint32_t* out_line,
                                                                   uint32_t* out_column);
+/* NKI kernel `index` with its decoded backend_config. */
 NEURONMEM_API neuronmem_status_t* neuronmem_manifest_kernel(const neuronmem_manifest_t* manifest, size_t index,
                                                             neuronmem_manifest_kernel_t* out);
 /* Input (is_output false) or output name `name_index` of kernel `index`. */
 NEURONMEM_API neuronmem_status_t* neuronmem_manifest_kernel_io_name(const neuronmem_manifest_t* manifest, size_t index,
                                                                     bool is_output, size_t name_index,
                                                                     neuronmem_string_t* out);
+/* Custom-call target `index` and how many calls in the module use it. */
 NEURONMEM_API neuronmem_status_t* neuronmem_manifest_custom_call_target(const neuronmem_manifest_t* manifest,
                                                                         size_t index, neuronmem_string_t* out_target,
                                                                         uint64_t* out_count);
+/* send / recv `index` with its channel and source-target pairs. */
 NEURONMEM_API neuronmem_status_t* neuronmem_manifest_channel(const neuronmem_manifest_t* manifest, size_t index,
                                                              neuronmem_manifest_channel_t* out);
 
@@ -213,6 +220,7 @@ NEURONMEM_API neuronmem_status_t* neuronmem_manifest_warning(const neuronmem_man
 NEURONMEM_API neuronmem_status_t* neuronmem_manifest_argument_memory(const neuronmem_manifest_t* manifest,
                                                                      const neuronmem_device_t* device, size_t index,
                                                                      neuronmem_memory_t** out_memory);
+/* The memory of `device` that result `index` will live in (as neuronmem_manifest_argument_memory). */
 NEURONMEM_API neuronmem_status_t* neuronmem_manifest_result_memory(const neuronmem_manifest_t* manifest,
                                                                    const neuronmem_device_t* device, size_t index,
                                                                    neuronmem_memory_t** out_memory);
