@@ -49,7 +49,7 @@ int main() {
   unsigned sum = 0;
   for (;;) {
     for (size_t i = 0; i < out.size(); i += 64) sum += static_cast<volatile unsigned char&>(out[i]);
-    int32_t ready = 0;
+    bool ready = false;
     if (neuronmem_status_t* s = neuronmem_event_is_ready(done, &ready)) return Fail("event_is_ready", s);
     if (ready) break;
   }
