@@ -2,8 +2,9 @@
  *
  * A buffer is a dense array of one element type living in one memory (device HBM of a core, the pinned-host
  * arena, or ordinary host memory). Every transfer is asynchronous: it returns an event that becomes ready
- * when the transfer has finished (or failed), and accepts a list of events to wait for before it starts.
- * Transfers on the same NeuronCore's DMA queue complete in submission order. Concepts: docs/async.md.
+ * when the transfer has finished (or failed), and accepts a list of events to wait for before it starts:
+ * events of the same client only (another client's event is INVALID_ARGUMENT at submission). Transfers
+ * on the same NeuronCore's DMA queue complete in submission order. Concepts: docs/async.md.
  *
  * Ownership: buffers and events returned by these calls are owned by the caller (neuronmem_buffer_destroy,
  * neuronmem_event_destroy); memories and devices are borrowed from the client. All functions are
@@ -222,7 +223,8 @@ NEURONMEM_API neuronmem_status_t* neuronmem_buffer_upload_chunk(const neuronmem_
 
 /* Loads a byte range of a file into the buffer, asynchronously through io_uring. out_ready: nullable (then
  * the call waits). Returns NOT_FOUND (no such file), PERMISSION_DENIED, OUT_OF_RANGE (range past the end of
- * the file or of the buffer), INVALID_ARGUMENT (not a regular file), FAILED_PRECONDITION. */
+ * the file or of the buffer), INVALID_ARGUMENT (not a regular file: never blocks on a FIFO), FAILED_PRECONDITION
+ * (deleted, or an IMMUTABLE_ZERO_COPY buffer). */
 NEURONMEM_API neuronmem_status_t* neuronmem_buffer_load_file(const neuronmem_buffer_load_file_args_t* args,
                                                              neuronmem_event_t** out_ready);
 
@@ -269,7 +271,7 @@ NEURONMEM_API uint64_t neuronmem_element_type_size(neuronmem_element_type_t type
 /* Whether the event is ready (succeeded or failed). Returns INVALID_ARGUMENT. */
 NEURONMEM_API neuronmem_status_t* neuronmem_event_is_ready(const neuronmem_event_t* event, bool* out);
 
-/* Blocks until the event is ready or timeout_ns nanoseconds passed (timeout_ns < 0: no limit). Returns NULL
+/* Blocks until the event is ready or timeout_ns nanoseconds passed (< 0 or INT64_MAX: no limit). Returns NULL
  * if the transfer succeeded, a copy of its error if it failed, DEADLINE_EXCEEDED on timeout,
  * INVALID_ARGUMENT for NULL. Without a limit, the calling thread may copy part of a large transfer the
  * event stands for before it blocks (docs/async.md, "Waiting threads help"). */

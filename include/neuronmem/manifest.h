@@ -135,7 +135,8 @@ NEURONMEM_API neuronmem_status_t* neuronmem_manifest_load_text(const char* text,
                                                                const neuronmem_manifest_options_t* options,
                                                                neuronmem_manifest_t** out);
 
-/* As neuronmem_manifest_load_text, from a file (NOT_FOUND if it cannot be read). */
+/* As neuronmem_manifest_load_text, from a regular file (NOT_FOUND if missing; INVALID_ARGUMENT for a FIFO,
+ * device or directory, or over 4 GiB). */
 NEURONMEM_API neuronmem_status_t* neuronmem_manifest_load_file(const char* path,
                                                                const neuronmem_manifest_options_t* options,
                                                                neuronmem_manifest_t** out);

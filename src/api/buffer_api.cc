@@ -107,7 +107,7 @@ neuronmem_status_t* BuffersFromHost(neuronmem_client_t* client, const neuronmem_
 extern "C" {
 
 uint64_t neuronmem_element_type_size(neuronmem_element_type_t type) {
-  const neuronmem::ElementType t = neuronmem::ElementTypeFromC(type);
+  const neuronmem::ElementType t = neuronmem::ElementTypeFromC(api::EnumValue(type));
   return t == neuronmem::ElementType::kInvalid ? 0 : neuronmem::ElementByteSize(t);
 }
 
@@ -158,7 +158,7 @@ neuronmem_status_t* neuronmem_buffer_allocate(const neuronmem_buffer_allocate_ar
   const copy::MemoryView* view = nullptr;
   if (Status s = MemoryOf(args->client, args->memory, "", &view)) return s.release();
   neuronmem::ElementType type;
-  if (Status s = api::ElementTypeOf(args->element_type, "", &type)) return s.release();
+  if (Status s = api::ElementTypeOf(api::EnumValue(args->element_type), "", &type)) return s.release();
   if (args->num_dims && !args->dims) {
     return InvalidArgument("dims is NULL but num_dims is %zu", args->num_dims).release();
   }

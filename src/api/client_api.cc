@@ -165,9 +165,9 @@ neuronmem_status_t* neuronmem_device_memory_of_kind(const neuronmem_device_t* de
   *out_memory = nullptr;
   NEURONMEM_REQUIRE(device);
   neuronmem::MemoryKind k;
-  if (!neuronmem::MemoryKindFromC(kind, &k)) {
-    return InvalidArgument("%d is not a neuronmem_memory_kind_t (device=0, pinned_host=1, unpinned_host=2)",
-                           static_cast<int>(kind))
+  if (!neuronmem::MemoryKindFromC(neuronmem::api::EnumValue(kind), &k)) {
+    return InvalidArgument("%lld is not a neuronmem_memory_kind_t (device=0, pinned_host=1, unpinned_host=2)",
+                           static_cast<long long>(neuronmem::api::EnumValue(kind)))
         .release();
   }
   *out_memory = device->by_kind[static_cast<size_t>(k)];

@@ -3,16 +3,15 @@
 #include <neuronmem/manifest.h>
 
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <mutex>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "api/handles.h"
 #include "api/shim.h"
 #include "base/element_type.h"
+#include "base/file.h"
 #include "base/memory_kind.h"
 #include "base/status.h"
 #include "copy/copy_engine.h"
@@ -116,11 +115,8 @@ neuronmem_status_t* neuronmem_manifest_load_file(const char* path, const neuronm
   mf::Options opt;
   opt.filename = path;
   if (auto* s = ResolveOptions(options, &opt)) return s;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return neuronmem::NotFound("cannot read '%s': %s", path, std::strerror(errno)).release();
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
+  std::string text;
+  if (auto s = neuronmem::ReadRegularFile(path, neuronmem::kMaxTextFileBytes, &text)) return s.release();
   mf::Manifest m;
   if (auto s = mf::LoadFromText(text, opt, &m)) return s.release();
   return Finish(std::move(m), out);

@@ -6,6 +6,8 @@
 #include <neuronmem/status.h>
 
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 
 #include "base/element_type.h"
 #include "base/event.h"
@@ -36,6 +38,16 @@ Status CheckArgs(const T& args, size_t min_size, const char* type, const char* w
 
 // The element type of a C value; INVALID_ARGUMENT for a value that is no neuronmem_element_type_t.
 Status ElementTypeOf(int64_t c_value, const char* where, ElementType* out);
+
+// The value of a C enum argument read as an integer, never as the enum: a C caller may pass any 32-bit value,
+// and a C++ load of one outside the enum's range is undefined (UBSan aborts). Validate this value instead.
+template <typename E>
+int64_t EnumValue(const E& e) {
+  static_assert(sizeof(E) == sizeof(int32_t), "C enums of the API are 32-bit");
+  int32_t v;
+  std::memcpy(&v, &e, sizeof v);
+  return v;
+}
 
 // The wait list of a C call: INVALID_ARGUMENT if the array is NULL with a count, or an entry is NULL.
 Status WaitList(const neuronmem_event_list_t& list, const char* where, Span<Event* const>* out);

@@ -2,6 +2,7 @@
 #include <neuronmem/status.h>
 #include <neuronmem/version.h>
 
+#include "api/shim.h"
 #include "base/status.h"
 
 #define NEURONMEM_STR2(x) #x
@@ -21,7 +22,7 @@ neuronmem_string_t neuronmem_status_message(const neuronmem_status_t* status) {
 void neuronmem_status_free(neuronmem_status_t* status) { neuronmem::FreeStatus(status); }
 
 const char* neuronmem_status_code_name(neuronmem_status_code_t code) {
-  switch (code) {
+  switch (neuronmem::api::EnumValue(code)) {  // any int32 may arrive from C: never load it as the enum
     case NEURONMEM_STATUS_OK: return "OK";
     case NEURONMEM_STATUS_CANCELLED: return "CANCELLED";
     case NEURONMEM_STATUS_UNKNOWN: return "UNKNOWN";

@@ -17,13 +17,18 @@ struct EventAccess {
   static std::vector<std::function<void(const neuronmem_status_t*)>>& callbacks(Event* e) { return e->callbacks_; }
   static HelpWork*& help(Event* e) { return e->help_; }
   static std::shared_ptr<UserEvents>& user_owner(Event* e) { return e->user_owner_; }
+  static const void*& owner(Event* e) { return e->owner_; }
 };
 
 namespace {
 using A = EventAccess;
 }  // namespace
 
-Event* NewEvent() { return A::New(); }
+Event* NewEvent(const void* owner) {
+  Event* e = A::New();
+  A::owner(e) = owner;
+  return e;
+}
 
 Event* ReadyEvent() {
   static Event* ready = [] {
@@ -69,7 +74,7 @@ bool Complete(Event* e, Status error) {
 
 Status NewUserEvent(const std::shared_ptr<UserEvents>& owner, Event** out) {
   *out = nullptr;
-  Event* e = NewEvent();
+  Event* e = NewEvent(owner.get());
   A::user_owner(e) = owner;
   {
     std::lock_guard<std::mutex> lock(owner->mu);
@@ -121,6 +126,12 @@ void OnReady(Event* e, std::function<void(const neuronmem_status_t*)> fn) {
 
 bool Wait(Event* e, int64_t timeout_ns) {
   if (IsReady(e)) return true;
+  // The deadline, unless now + timeout is past what the clock can represent (INT64_MAX, the usual
+  // "forever"): then the wait has no deadline (adding would overflow and the wait would end at once).
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point now = Clock::now();
+  const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::time_point::max() - now);
+  if (timeout_ns >= left.count()) timeout_ns = -1;
   std::unique_lock<std::mutex> lock(A::mu(e));
   if (timeout_ns < 0) {
     HelpWork* last = nullptr;
@@ -139,7 +150,7 @@ bool Wait(Event* e, int64_t timeout_ns) {
     return true;
   }
   auto ready = [e] { return A::ready(e).load(std::memory_order_acquire); };
-  return A::cv(e).wait_for(lock, std::chrono::nanoseconds(timeout_ns), ready);
+  return A::cv(e).wait_until(lock, now + std::chrono::nanoseconds(timeout_ns), ready);
 }
 
 void OfferHelp(Event* e, HelpWork* work) {

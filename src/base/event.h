@@ -47,6 +47,9 @@ struct neuronmem_event final {
   bool immortal() const { return immortal_; }
   // Whether the caller completes it (neuronmem_event_create) rather than the library.
   bool user_completed() const { return user_owner_ != nullptr; }
+  // The client whose transfers or caller complete it (an opaque tag: the client's UserEvents), or NULL for
+  // events that belong to no client (the immortal ready event, events created already complete).
+  const void* owner() const { return owner_; }
 
  private:
   friend struct neuronmem::EventAccess;
@@ -62,14 +65,15 @@ struct neuronmem_event final {
   std::vector<std::function<void(const neuronmem_status_t*)>> callbacks_;  // guarded by mu_
   neuronmem::HelpWork* help_ = nullptr;                                    // guarded by mu_; holds a ref
   std::shared_ptr<neuronmem::UserEvents> user_owner_;                      // set for caller-completed events
+  const void* owner_ = nullptr;                                            // set once, at creation
 };
 
 namespace neuronmem {
 
 using Event = neuronmem_event_t;
 
-// A new pending event with one reference.
-Event* NewEvent();
+// A new pending event with one reference, completed by work of the client tagged `owner` (see owner()).
+Event* NewEvent(const void* owner = nullptr);
 // The immortal ready-and-succeeded event (Retain/Release are no-ops on it).
 Event* ReadyEvent();
 // A new event already completed with `error`.
@@ -102,8 +106,9 @@ void CancelUserEvents(UserEvents* owner);
 // Runs fn(error) once the event is ready: now, on this thread, if it already is.
 void OnReady(Event* e, std::function<void(const neuronmem_status_t*)> fn);
 
-// Waits; timeout_ns < 0 = forever. Returns false on timeout. A wait without timeout helps with work the
-// event's producer offers (OfferHelp) before it blocks; a wait with a timeout never does (no overrun).
+// Waits; timeout_ns < 0, or a timeout past the clock's range (INT64_MAX), means forever. Returns false on
+// timeout. A wait without timeout helps with work the event's producer offers (OfferHelp) before it blocks;
+// a wait with a timeout never does (no overrun).
 bool Wait(Event* e, int64_t timeout_ns);
 
 // Offers `work` (referenced until withdrawn) to threads waiting on e; WithdrawHelp takes it back.

@@ -2,7 +2,9 @@
 
 #include <neuronmem/version.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 namespace neuronmem {
@@ -88,11 +90,34 @@ NEURONMEM_DEFINE_STATUS_HELPER(DeadlineExceeded, NEURONMEM_STATUS_DEADLINE_EXCEE
 
 Status CopyStatus(const neuronmem_status_t* s) noexcept {
   if (!s) return Status();
+  Status copy;
   try {
-    return MakeStatus(s->code, s->message);
+    copy = MakeStatus(s->code, s->message);
   } catch (...) {
     return MakeStatus(s->code, std::string());
   }
+  if (copy.get() != OutOfMemoryStatus() && copy->message.size() == s->message.size()) {
+    copy->chain = s->chain;
+    copy->root_at = s->root_at;
+  }
+  return copy;
+}
+
+Status DependencyFailed(const neuronmem_status_t* dependency) noexcept {
+  const uint64_t chain = dependency->chain + 1;
+  const size_t root_at = std::min(dependency->root_at, dependency->message.size());
+  const char* root = dependency->message.c_str() + root_at;
+  Status s = chain == 1 ? StatusF(dependency->code, "a dependency failed: %s", root)
+                        : StatusF(dependency->code,
+                                  "a dependency failed (the root cause is %llu transfers up the chain of failed "
+                                  "dependencies): %s",
+                                  static_cast<unsigned long long>(chain), root);
+  if (s.get() != OutOfMemoryStatus()) {
+    const size_t root_len = std::strlen(root);
+    s->chain = chain;
+    s->root_at = s->message.size() >= root_len ? s->message.size() - root_len : 0;
+  }
+  return s;
 }
 
 Status Annotate(Status s, const std::string& context) noexcept {

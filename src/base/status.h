@@ -13,6 +13,10 @@
 struct neuronmem_status {
   neuronmem_status_code_t code;
   std::string message;
+  // A failure inherited through failed dependencies (DependencyFailed): how many transfers up the chain
+  // its root cause is (0: this is the root cause), and where in `message` the root cause's text starts.
+  uint64_t chain = 0;
+  size_t root_at = 0;
 };
 
 namespace neuronmem {
@@ -59,6 +63,10 @@ NEURONMEM_DECLARE_STATUS_HELPER(DeadlineExceeded)
 
 // A copy of a status (for fanning one failure out to several events). Empty stays empty.
 Status CopyStatus(const neuronmem_status_t* s) noexcept;
+
+// The failure of a transfer whose dependency failed with `dependency`: its code, and the root cause's
+// message once with the length of the chain (a chain of n failed transfers costs O(n), not O(n^2)).
+Status DependencyFailed(const neuronmem_status_t* dependency) noexcept;
 
 // Returns the message prefixed with "context: ".
 Status Annotate(Status s, const std::string& context) noexcept;

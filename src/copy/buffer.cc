@@ -32,6 +32,10 @@ void Buffer::Init(const MemoryView* memory, ElementType type, Span<const int64_t
 }
 
 void Buffer::Clear() {
+  {
+    std::lock_guard<std::mutex> lock(chunk_mu_);
+    chunk_events_.clear();
+  }
   if (!storage_) return;
   Delete();
   ReleaseObject(storage_);
@@ -79,6 +83,16 @@ Status Buffer::CheckRange(uint64_t offset, uint64_t size, const char* what) cons
                       what, size, offset, bytes_);
   }
   return Ok();
+}
+
+Status Buffer::CheckWritable(uint64_t offset, uint64_t size, const char* what) const {
+  if (read_only_) {
+    return FailedPrecondition(
+        "%s into a buffer that aliases caller memory given as IMMUTABLE_ZERO_COPY: only "
+        "MUTABLE_ZERO_COPY memory may be written",
+        what);
+  }
+  return CheckRange(offset, size, what);
 }
 
 }  // namespace neuronmem::copy

@@ -38,6 +38,8 @@ class Buffer {
   Span<const int64_t> dims() const { return {dims_, rank_}; }
   uint64_t bytes() const { return bytes_; }
   bool zero_copy() const { return zero_copy_; }
+  // Whether the buffer aliases caller memory given as IMMUTABLE_ZERO_COPY: no transfer may write into it.
+  bool read_only() const { return read_only_; }
   bool deleted() const { return deleted_.load(std::memory_order_acquire); }
   // A new reference to the event that defines the content (upload, copy, last chunk).
   Event* ReadyEvent();
@@ -55,6 +57,8 @@ class Buffer {
   Status Use(StorageUse* out);
   // OUT_OF_RANGE unless [offset, offset+size) lies in the buffer.
   Status CheckRange(uint64_t offset, uint64_t size, const char* what) const;
+  // CheckRange, and FAILED_PRECONDITION if the buffer is read_only().
+  Status CheckWritable(uint64_t offset, uint64_t size, const char* what) const;
 
   const MemoryView* memory_ = nullptr;
   ElementType type_ = ElementType::kInvalid;
@@ -62,6 +66,7 @@ class Buffer {
   size_t rank_ = 0;
   uint64_t bytes_ = 0;
   bool zero_copy_ = false;
+  bool read_only_ = false;
   Storage* storage_ = nullptr;  // object reference held until Clear
   std::atomic<bool> deleted_{false};
   // The event that defines the content; replaced once by the last chunk of a chunked upload. Every event
@@ -70,6 +75,10 @@ class Buffer {
   std::mutex definition_mu_;
   std::vector<EventRef> definitions_;
   std::atomic<bool> chunks_closed_{false};
+  // The chunks of a chunked upload not known to have succeeded (pending or failed): the last chunk waits
+  // for them, so that its event (the buffer's content) fails with the root cause if an earlier one did.
+  std::mutex chunk_mu_;
+  std::vector<EventRef> chunk_events_;
 };
 
 }  // namespace neuronmem::copy

@@ -38,7 +38,21 @@ bool CopyEngine::TakeFault() {
          inject_faults_.fetch_sub(1, std::memory_order_relaxed) > 0;
 }
 
+Status CopyEngine::CheckWaits(EventList waits, const char* where) const {
+  for (size_t i = 0; i < waits.size(); ++i) {
+    const void* owner = waits[i]->owner();
+    if (owner && owner != user_events_.get()) {
+      return InvalidArgument(
+          "%swait_events[%zu] belongs to another client: a transfer may wait only on events of "
+          "its own client (a wait across clients could outlive either)",
+          where, i);
+    }
+  }
+  return Ok();
+}
+
 Status CopyEngine::BufferOp(Buffer& buffer, EventList waits, bool after_definition, std::unique_ptr<Op>* out) {
+  NEURONMEM_RETURN_IF_ERROR(CheckWaits(waits));
   auto op = std::make_unique<Op>();
   StorageUse use;
   NEURONMEM_RETURN_IF_ERROR(buffer.Use(&use));
@@ -67,7 +81,7 @@ Status CopyEngine::Submit(std::unique_ptr<Op> op, Event** ready, bool may_inline
     *ready = s ? FailedEvent(std::move(s)) : ReadyEvent();
     return Ok();
   }
-  Event* ev = NewEvent();
+  Event* ev = NewEvent(user_events_.get());
   op->done = EventRef(Share(ev));
   bool schedule = false;
   {
@@ -127,7 +141,7 @@ void CopyEngine::Drain(Queue* q) {
 Status CopyEngine::Execute(Op& op) {
   bool failed = false;
   if (Event* e = FirstBlocking(op.waits, &failed); e && failed) {
-    return StatusF(e->error()->code, "a dependency failed: %s", e->error()->message.c_str());
+    return DependencyFailed(e->error());
   }
   for (const StorageUse& u : op.uses) {
     if (u.s->deleted.load(std::memory_order_acquire)) {

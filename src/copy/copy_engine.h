@@ -99,6 +99,8 @@ class CopyEngine {
 
  private:
   Queue& QueueOf(const Buffer& b) { return *queues_[b.memory().core]; }
+  // INVALID_ARGUMENT ("<where>wait_events[i] ...") if a wait event belongs to another client (Event::owner()).
+  Status CheckWaits(EventList waits, const char* where = "") const;
   // Whether an injected fault claims this transfer.
   bool TakeFault();
   // An operation on `buffer`'s queue holding a use of its storage, waiting for `waits` and, when

@@ -1,8 +1,6 @@
 #include "copy/file_reader.h"
 
-#include <fcntl.h>
 #include <liburing.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,29 +8,20 @@
 #include <cinttypes>
 #include <cstring>
 
+#include "base/file.h"
+
 namespace neuronmem::copy {
 
 Status OpenFileRange(const char* path, uint64_t file_offset, uint64_t size, int* out_fd) {
   *out_fd = -1;
-  const int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    const int err = errno;
-    if (err == ENOENT || err == ENOTDIR) return NotFound("cannot open '%s': %s", path, std::strerror(err));
-    if (err == EACCES || err == EPERM) {
-      return StatusF(NEURONMEM_STATUS_PERMISSION_DENIED, "cannot open '%s': %s", path, std::strerror(err));
-    }
-    return InvalidArgument("cannot open '%s': %s", path, std::strerror(err));
-  }
-  struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    close(fd);
-    return InvalidArgument("'%s' is not a regular file", path);
-  }
+  int fd = -1;
+  uint64_t file_size = 0;
+  NEURONMEM_RETURN_IF_ERROR(OpenRegularFile(path, &fd, &file_size));
   uint64_t end;
-  if (__builtin_add_overflow(file_offset, size, &end) || end > static_cast<uint64_t>(st.st_size)) {
+  if (__builtin_add_overflow(file_offset, size, &end) || end > file_size) {
     close(fd);
     return OutOfRange("'%s' has %" PRIu64 " bytes; the range [%" PRIu64 ", %" PRIu64 ") is past its end", path,
-                      static_cast<uint64_t>(st.st_size), file_offset, file_offset + size);
+                      file_size, file_offset, file_offset + size);
   }
   *out_fd = fd;
   return Ok();

@@ -11,8 +11,9 @@ struct io_uring;
 
 namespace neuronmem::copy {
 
-// Opens `path` read-only and checks that [file_offset, file_offset+size) lies in it. NOT_FOUND,
-// PERMISSION_DENIED, INVALID_ARGUMENT (not a regular file, other open errors), OUT_OF_RANGE.
+// Opens the regular file `path` read-only (never blocking on a FIFO: base/file.h) and checks that
+// [file_offset, file_offset+size) lies in it. NOT_FOUND, PERMISSION_DENIED, RESOURCE_EXHAUSTED (out of file
+// descriptors), INVALID_ARGUMENT (not a regular file, other open errors), OUT_OF_RANGE.
 Status OpenFileRange(const char* path, uint64_t file_offset, uint64_t size, int* out_fd);
 
 class FileReader {

@@ -31,10 +31,15 @@ void GatherStrided(uint8_t* dst, const uint8_t* src, const int64_t* dims, const 
 
 bool IsDense(Span<const int64_t> dims, const int64_t* strides, uint64_t elem) {
   if (!strides) return true;
-  int64_t expect = static_cast<int64_t>(elem);
+  // An empty array is dense whatever its strides; excluding it also bounds the running product below by
+  // the buffer's byte size (DenseBytes), so it cannot overflow when other dims are huge.
+  for (int64_t d : dims) {
+    if (d == 0) return true;
+  }
+  uint64_t expect = elem;
   for (size_t i = dims.size(); i-- > 0;) {
-    if (dims[i] > 1 && strides[i] != expect) return false;
-    expect *= dims[i];
+    if (dims[i] > 1 && static_cast<uint64_t>(strides[i]) != expect) return false;
+    expect *= static_cast<uint64_t>(dims[i]);
   }
   return true;
 }
@@ -88,6 +93,7 @@ Status CopyEngine::FromHost(Span<const FromHostArgs> args, Buffer* const* out, E
     if (bytes && !a.data) {
       return fail(InvalidArgument("%sdata is NULL for a %" PRIu64 "-byte buffer", where.c_str(), bytes));
     }
+    if (Status s = CheckWaits(a.waits, where.c_str())) return fail(std::move(s));
     op->WaitFor(a.waits);
     const uint64_t elem = ElementByteSize(a.type);
     const bool dense = IsDense(a.dims, a.byte_strides, elem);
@@ -95,10 +101,11 @@ Status CopyEngine::FromHost(Span<const FromHostArgs> args, Buffer* const* out, E
     // Zero-copy where the target memory contains the caller's bytes (pinned_host: inside the arena;
     // unpinned_host: any host memory; device: never).
     if (WantsAlias(a.semantics) && dense && a.memory->memory->Contains(a.data, bytes)) {
-      if (count == 1) done_host = EventRef(NewEvent());
+      if (count == 1) done_host = EventRef(NewEvent(user_events_.get()));
       storage = NewAliasStorage(registry_, a.memory->memory, const_cast<void*>(a.data), done_host);
       out[made++]->Init(a.memory, a.type, a.dims, bytes, storage);
       out[made - 1]->zero_copy_ = bytes != 0;
+      out[made - 1]->read_only_ = bytes != 0 && a.semantics == HostBufferSemantics::kImmutableZeroCopy;
       continue;
     }
     if (Status s = NewStorage(registry_, a.memory->memory, bytes, &storage)) return fail(std::move(s));

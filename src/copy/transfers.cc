@@ -1,5 +1,6 @@
 // Transfers on existing buffers: allocate, copy to another memory, read, write, chunked upload, file load.
 // Each builds one operation on its buffer's queue (BufferOp) and submits it.
+#include <algorithm>
 #include <cstring>
 
 #include "copy/copy_engine.h"
@@ -58,7 +59,7 @@ Status CopyEngine::Read(Buffer& buffer, uint64_t offset, void* dst, uint64_t siz
 
 Status CopyEngine::Write(Buffer& buffer, uint64_t offset, const void* src, uint64_t size, EventList waits,
                          Event** ready, bool caller_waits) {
-  NEURONMEM_RETURN_IF_ERROR(buffer.CheckRange(offset, size, "write"));
+  NEURONMEM_RETURN_IF_ERROR(buffer.CheckWritable(offset, size, "write"));
   if (size && !src) return InvalidArgument("src is NULL");
   Event* def = buffer.definition();
   // The decode hot path: a small write into a defined buffer on an idle queue, nothing to wait for. No
@@ -70,7 +71,7 @@ Status CopyEngine::Write(Buffer& buffer, uint64_t offset, const void* src, uint6
       *ready = FailedEvent(Internal("injected fault (test hook): the transfer did not run"));
       return Ok();
     }
-    std::memcpy(use.s->at(offset), src, size);
+    if (size) std::memcpy(use.s->at(offset), src, size);  // src may be NULL for 0 bytes
     *ready = ReadyEvent();
     return Ok();
   }
@@ -82,26 +83,44 @@ Status CopyEngine::Write(Buffer& buffer, uint64_t offset, const void* src, uint6
 
 Status CopyEngine::UploadChunk(Buffer& buffer, uint64_t offset, const void* data, uint64_t size, bool is_last,
                                EventList waits, Event** done) {
-  NEURONMEM_RETURN_IF_ERROR(buffer.CheckRange(offset, size, "chunk"));
+  NEURONMEM_RETURN_IF_ERROR(buffer.CheckWritable(offset, size, "chunk"));
   if (size && !data) return InvalidArgument("data is NULL");
   if (is_last ? buffer.chunks_closed_.exchange(true) : buffer.chunks_closed_.load()) {
     return FailedPrecondition("the buffer's chunked upload already received its last chunk");
   }
-  // Chunks define the content: they wait only for the caller's events.
+  // Chunks define the content: they wait only for the caller's events, and the last one also for the
+  // earlier chunks not known to have succeeded. They run in order on the buffer's queue, so those are
+  // complete by then: the last chunk's event means "every chunk landed", and it carries the root cause
+  // (DependencyFailed) if one did not.
+  std::vector<EventRef> earlier;
+  if (is_last) {
+    std::lock_guard<std::mutex> lock(buffer.chunk_mu_);
+    earlier.swap(buffer.chunk_events_);
+  }
   std::unique_ptr<Op> op;
   NEURONMEM_RETURN_IF_ERROR(BufferOp(buffer, waits, /*after_definition=*/false, &op));
+  for (EventRef& e : earlier) op->waits.push_back(std::move(e));
   op->AddMove(Move::ToStorage(op->uses[0].s, offset, data, size));
-  // Chunks run in order on the buffer's queue, so the last chunk's event means "every chunk landed".
   Event* ev = nullptr;
   NEURONMEM_RETURN_IF_ERROR(Submit(std::move(op), &ev, /*may_inline=*/true));
-  if (is_last) buffer.SetDefinition(ev);
+  if (is_last) {
+    buffer.SetDefinition(ev);
+  } else if (!IsReady(ev) || ev->error()) {
+    std::lock_guard<std::mutex> lock(buffer.chunk_mu_);
+    auto& list = buffer.chunk_events_;
+    // Drops the chunks that have succeeded since, so a long stream keeps only what may still fail.
+    list.erase(std::remove_if(list.begin(), list.end(),
+                              [](const EventRef& e) { return IsReady(e.get()) && !e.get()->error(); }),
+               list.end());
+    list.emplace_back(Share(ev));
+  }
   *done = ev;
   return Ok();
 }
 
 Status CopyEngine::LoadFile(Buffer& buffer, const char* path, uint64_t file_offset, uint64_t size,
                             uint64_t buffer_offset, EventList waits, Event** ready) {
-  NEURONMEM_RETURN_IF_ERROR(buffer.CheckRange(buffer_offset, size, "file load"));
+  NEURONMEM_RETURN_IF_ERROR(buffer.CheckWritable(buffer_offset, size, "file load"));
   int fd = -1;
   NEURONMEM_RETURN_IF_ERROR(OpenFileRange(path, file_offset, size, &fd));
   std::unique_ptr<Op> op;

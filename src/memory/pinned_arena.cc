@@ -262,6 +262,11 @@ Status PinnedHostArena::Allocate(uint64_t size, uint64_t alignment, void** out) 
     return InvalidArgument("%s: alignment %" PRIu64 " is not a power of two up to %" PRIu64, name_.c_str(), alignment,
                            kMaxAlignment);
   }
+  uint64_t padded;  // the size with the header and the worst-case alignment padding
+  if (__builtin_add_overflow(size, kHeaderBytes + alignment, &padded)) {
+    return InvalidArgument("%s: a size of %" PRIu64 " bytes overflows with its header and alignment", name_.c_str(),
+                           size);
+  }
   if (size > capacity_ - kHeaderBytes) {
     return ResourceExhausted("%s: cannot allocate %" PRIu64 " bytes: larger than the arena's capacity of %" PRIu64
                              " bytes",

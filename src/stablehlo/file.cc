@@ -1,20 +1,15 @@
 // Parsing a file: read it whole, then parse the text.
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 #include <string>
+
+#include "base/file.h"
 
 #include "stablehlo/parser.h"
 
 namespace neuronmem::stablehlo {
 
 Status ParseFile(const std::string& path, std::vector<Module>* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound("cannot read '%s': %s", path.c_str(), std::strerror(errno));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
+  std::string text;
+  NEURONMEM_RETURN_IF_ERROR(ReadRegularFile(path.c_str(), kMaxTextFileBytes, &text));
   return ParseModules(text, path, out);
 }
 

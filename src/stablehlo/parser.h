@@ -18,7 +18,8 @@ constexpr int kMaxDepth = 256;
 // module). `filename` prefixes error messages. INVALID_ARGUMENT "file:line:col: message" on bad input.
 Status ParseModules(std::string_view text, std::string_view filename, std::vector<Module>* out);
 
-// Reads and parses a file. NOT_FOUND if it cannot be read.
+// Reads and parses a regular file (base/file.h: NOT_FOUND, INVALID_ARGUMENT for a FIFO, device, directory
+// or a file over kMaxTextFileBytes).
 Status ParseFile(const std::string& path, std::vector<Module>* out);
 
 // Decodes a dense literal body (the text between `dense<` and `>`) for `type` into little-endian bytes.
