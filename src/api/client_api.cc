@@ -82,6 +82,7 @@ neuronmem_status_t* neuronmem_client_create(const neuronmem_client_options_t* op
 neuronmem_status_t* neuronmem_client_destroy(neuronmem_client_t* client) {
   NEURONMEM_API_BEGIN
   if (!client) return nullptr;
+  if (neuronmem::Status s = client->client->CheckNoLiveBuffers()) return s.release();  // nothing destroyed
   std::unique_ptr<neuronmem_client_t> shell(client);
   return core::Client::Destroy(std::move(shell->client)).release();
   NEURONMEM_API_END

@@ -29,6 +29,7 @@ void Buffer::Init(const MemoryView* memory, ElementType type, Span<const int64_t
   for (size_t i = 0; i < rank_; ++i) dims_[i] = dims[i];
   bytes_ = bytes;
   storage_ = storage;
+  storage->registry->buffers.fetch_add(1, std::memory_order_relaxed);
 }
 
 void Buffer::Clear() {
@@ -38,6 +39,7 @@ void Buffer::Clear() {
   }
   if (!storage_) return;
   Delete();
+  storage_->registry->buffers.fetch_sub(1, std::memory_order_relaxed);
   ReleaseObject(storage_);
   storage_ = nullptr;
 }

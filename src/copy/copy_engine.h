@@ -96,6 +96,8 @@ class CopyEngine {
   void InjectFaults(int n) { inject_faults_.store(n, std::memory_order_relaxed); }
   // Storages whose memory is still held (tests).
   size_t LiveStorages() const;
+  // Buffers this engine filled that still exist (not yet destroyed; deleted ones count).
+  int64_t LiveBuffers() const { return registry_->buffers.load(std::memory_order_relaxed); }
 
  private:
   Queue& QueueOf(const Buffer& b) { return *queues_[b.memory().core]; }

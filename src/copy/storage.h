@@ -22,6 +22,8 @@ struct Registry {
   Storage* head = nullptr;
   size_t count = 0;
   bool closed = false;  // the client is gone: releasing memory must not touch its arenas
+  // Buffers filled by the engine and not yet cleared (the C handles that still exist, deleted or not).
+  std::atomic<int64_t> buffers{0};
 };
 
 struct Storage {

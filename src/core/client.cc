@@ -92,6 +92,15 @@ Status Client::Create(const ClientConfig& config, std::unique_ptr<Client>* out) 
   return Ok();
 }
 
+Status Client::CheckNoLiveBuffers() const {
+  const int64_t n = copy_engine_ ? copy_engine_->LiveBuffers() : 0;
+  if (n == 0) return Ok();
+  return FailedPrecondition(
+      "the client still has %lld buffer(s) (deleted or not): destroy them first "
+      "(neuronmem_buffer_destroy); the client was not destroyed and stays usable",
+      static_cast<long long>(n));
+}
+
 Status Client::Destroy(std::unique_ptr<Client> client) {
   if (!client) return Ok();
   // Stop the copy engine first: it drains pending transfers that still reference the arenas.

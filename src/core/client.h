@@ -88,8 +88,11 @@ class Client {
   // Validates the config, maps the arenas, builds devices and memories, starts the copy engine.
   // INVALID_ARGUMENT (bad counts or sizes), RESOURCE_EXHAUSTED, UNAVAILABLE (mlock required and refused).
   static Status Create(const ClientConfig& config, std::unique_ptr<Client>* out);
-  // Tears the client down; returns FAILED_PRECONDITION describing live allocations, if any (the client is
-  // destroyed either way).
+  // FAILED_PRECONDITION while buffers of the client still exist: a buffer may not outlive its client (its
+  // memory, device and queue go with it), so the client must not be destroyed then (docs/ownership.md).
+  Status CheckNoLiveBuffers() const;
+  // Tears the client down (call CheckNoLiveBuffers first); returns FAILED_PRECONDITION describing live host
+  // allocations, if any (the client is destroyed either way).
   static Status Destroy(std::unique_ptr<Client> client);
   ~Client();
 
