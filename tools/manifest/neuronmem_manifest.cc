@@ -3,6 +3,7 @@
 // of every public function (tables one after another, or a JSON array). Errors go to stderr as
 // file:line:column: message, with a non-zero exit. Built on the public C API only.
 #include <neuronmem/neuronmem.h>
+#include <sys/stat.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -135,6 +136,12 @@ bool PrintTable(const neuronmem_manifest_t* m, const char* path) {
 
 // The public functions of the file, in source order (neuronmem_manifest_list_entries); false on an error.
 bool ListEntries(const char* path, std::vector<std::string>* names) {
+  // Only a regular file: a FIFO would block the open below, a device (/dev/zero) would never end.
+  struct stat st;
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+    std::fprintf(stderr, "neuronmem-manifest: '%s' is not a regular file; only regular files can be read\n", path);
+    return false;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     std::fprintf(stderr, "neuronmem-manifest: cannot read '%s'\n", path);
