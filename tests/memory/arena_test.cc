@@ -120,9 +120,14 @@ TEST(PinnedHostArena, MisuseIsAStatus) {
   EXPECT_EQ(p, nullptr);
   EXPECT_EQ(Code(a->Allocate(8, 8192, &p)), NEURONMEM_STATUS_INVALID_ARGUMENT);
   EXPECT_EQ(Code(a->Allocate(8, 24, &p)), NEURONMEM_STATUS_INVALID_ARGUMENT);
+  // A size that overflows with the header and alignment is INVALID_ARGUMENT (the header's promise, issue 13);
+  // one that is merely larger than the arena is RESOURCE_EXHAUSTED.
   Status s = a->Allocate(UINT64_MAX - 4, 0, &p);
-  EXPECT_EQ(Code(s), NEURONMEM_STATUS_RESOURCE_EXHAUSTED);
+  EXPECT_EQ(Code(s), NEURONMEM_STATUS_INVALID_ARGUMENT);
   EXPECT_NE(Message(s).find("18446744073709551611"), std::string::npos) << Message(s);
+  s = a->Allocate(uint64_t{1} << 40, 0, &p);
+  EXPECT_EQ(Code(s), NEURONMEM_STATUS_RESOURCE_EXHAUSTED);
+  EXPECT_NE(Message(s).find("1099511627776"), std::string::npos) << Message(s);
 
   int on_stack = 0;
   s = a->Free(&on_stack);
