@@ -44,9 +44,15 @@ int main(void) {
     neuronmem_memory_t* m = NULL;
     check(neuronmem_element_type_size((neuronmem_element_type_t)v) == 0, "element_type_size of a bad value is 0");
     check(strcmp(neuronmem_status_code_name((neuronmem_status_code_t)v), "UNKNOWN") == 0, "code name UNKNOWN");
-    check(take(neuronmem_buffer_allocate(client, hbm, (neuronmem_element_type_t)v, dims, 1, &b)) ==
-                  NEURONMEM_STATUS_INVALID_ARGUMENT &&
-              b == NULL,
+    neuronmem_buffer_allocate_args_t args;
+    memset(&args, 0, sizeof args);
+    args.struct_size = NEURONMEM_BUFFER_ALLOCATE_ARGS_STRUCT_SIZE;
+    args.client = client;
+    args.memory = hbm;
+    args.element_type = (neuronmem_element_type_t)v;
+    args.dims = dims;
+    args.num_dims = 1;
+    check(take(neuronmem_buffer_allocate(&args, &b)) == NEURONMEM_STATUS_INVALID_ARGUMENT && b == NULL,
           "buffer_allocate with a bad element type");
     check(take(neuronmem_device_memory_of_kind(devices[0], (neuronmem_memory_kind_t)v, &m)) ==
                   NEURONMEM_STATUS_INVALID_ARGUMENT &&

@@ -17,6 +17,7 @@
 
 #include "common/client_helpers.h"
 #include "common/status_helpers.h"
+#include "common/transfer_helpers.h"
 
 namespace {
 
@@ -36,7 +37,7 @@ class ReliabilityTest : public ::testing::Test {
   neuronmem_buffer_t* Allocate(int memory_id, int64_t bytes) {
     int64_t dims[1] = {bytes};
     neuronmem_buffer_t* b = nullptr;
-    EXPECT_OK(neuronmem_buffer_allocate(client_, Mem(memory_id), NEURONMEM_ELEMENT_TYPE_U8, dims, 1, &b));
+    EXPECT_OK(neuronmem_test::Allocate(client_, Mem(memory_id), NEURONMEM_ELEMENT_TYPE_U8, dims, 1, &b));
     return b;
   }
 
@@ -45,7 +46,7 @@ class ReliabilityTest : public ::testing::Test {
 
 // Arguments of a one-dimensional u8 upload of `dims[0]` bytes (dims must outlive the call).
 neuronmem_buffer_from_host_args_t U8Args(const void* data, const int64_t* dims, size_t num_dims,
-                                         neuronmem_memory_t* memory, uint32_t semantics) {
+                                         neuronmem_memory_t* memory, neuronmem_host_buffer_semantics_t semantics) {
   neuronmem_buffer_from_host_args_t a{};
   a.struct_size = sizeof a;
   a.data = data;
@@ -105,7 +106,7 @@ TEST_F(ReliabilityTest, LoadFileOnAFifoOrDeviceIsInvalidArgumentWithoutBlocking)
   TempFiles files;
   neuronmem_buffer_t* b = Allocate(0, 64);
   for (const std::string& path : {files.fifo(), std::string("/dev/zero"), files.dir()}) {
-    Result r = Take(neuronmem_buffer_load_file(b, path.c_str(), 0, 16, 0, nullptr, 0, nullptr));
+    Result r = Take(neuronmem_test::LoadFile(b, path.c_str(), 0, 16, 0, nullptr, 0, nullptr));
     EXPECT_EQ(r.code, NEURONMEM_STATUS_INVALID_ARGUMENT) << path << ": " << r.message;
     EXPECT_NE(r.message.find("only regular files"), std::string::npos) << r.message;
   }
@@ -131,28 +132,28 @@ TEST(ManifestFile, NonRegularFilesAreARequestErrorNotAHangOrAnUnboundedRead) {
 TEST_F(ReliabilityTest, ImmutableZeroCopyBuffersRefuseEveryWrite) {
   // Item 4: write / upload_chunk / load_file wrote into caller memory promised immutable.
   void* host = nullptr;
-  ASSERT_OK(neuronmem_host_allocate(client_, 4096, 0, &host));
+  ASSERT_OK(neuronmem_client_host_allocate(client_, 4096, 0, &host));
   std::memset(host, 0x11, 4096);
   int64_t dims[1] = {4096};
   // pinned_host (memory 1): the data lies in the arena, so the buffer aliases it.
   auto a = U8Args(host, dims, 1, Mem(1), NEURONMEM_HOST_BUFFER_IMMUTABLE_ZERO_COPY);
   neuronmem_buffer_t* b = nullptr;
   ASSERT_OK(neuronmem_buffer_from_host(client_, &a, &b, nullptr, nullptr));
-  int32_t zc = 0;
+  bool zc = false;
   ASSERT_OK(neuronmem_buffer_is_zero_copy(b, &zc));
-  ASSERT_EQ(zc, 1);
+  ASSERT_TRUE(zc);
   char path[] = "/tmp/neuronmem-reliab-file-XXXXXX";
   const int fd = mkstemp(path);
   ASSERT_GE(fd, 0);
   const std::vector<uint8_t> bytes(4096, 0x22);
   ASSERT_EQ(write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
   close(fd);
-  Result r = Take(neuronmem_buffer_write(b, 0, bytes.data(), 16, nullptr, 0, nullptr));
+  Result r = Take(neuronmem_test::Write(b, 0, bytes.data(), 16, nullptr, 0, nullptr));
   EXPECT_EQ(r.code, NEURONMEM_STATUS_FAILED_PRECONDITION) << r.message;
   EXPECT_NE(r.message.find("IMMUTABLE_ZERO_COPY"), std::string::npos) << r.message;
-  EXPECT_EQ(Take(neuronmem_buffer_upload_chunk(b, 0, bytes.data(), 4096, 1, nullptr, 0, nullptr)).code,
+  EXPECT_EQ(Take(neuronmem_test::UploadChunk(b, 0, bytes.data(), 4096, 1, nullptr, 0, nullptr)).code,
             NEURONMEM_STATUS_FAILED_PRECONDITION);
-  EXPECT_EQ(Take(neuronmem_buffer_load_file(b, path, 0, 4096, 0, nullptr, 0, nullptr)).code,
+  EXPECT_EQ(Take(neuronmem_test::LoadFile(b, path, 0, 4096, 0, nullptr, 0, nullptr)).code,
             NEURONMEM_STATUS_FAILED_PRECONDITION);
   const uint8_t* p = static_cast<const uint8_t*>(host);
   EXPECT_TRUE(std::all_of(p, p + 4096, [](uint8_t v) { return v == 0x11; })) << "the caller's memory changed";
@@ -160,19 +161,19 @@ TEST_F(ReliabilityTest, ImmutableZeroCopyBuffersRefuseEveryWrite) {
   // The same memory given as MUTABLE_ZERO_COPY may be written.
   a.host_buffer_semantics = NEURONMEM_HOST_BUFFER_MUTABLE_ZERO_COPY;
   ASSERT_OK(neuronmem_buffer_from_host(client_, &a, &b, nullptr, nullptr));
-  EXPECT_OK(neuronmem_buffer_write(b, 0, bytes.data(), 16, nullptr, 0, nullptr));
+  EXPECT_OK(neuronmem_test::Write(b, 0, bytes.data(), 16, nullptr, 0, nullptr));
   EXPECT_EQ(p[0], 0x22);
   neuronmem_buffer_destroy(b);
   unlink(path);
-  EXPECT_OK(neuronmem_host_free(client_, host));
+  EXPECT_OK(neuronmem_client_host_free(client_, host));
 }
 
 TEST_F(ReliabilityTest, ZeroByteTransfersAcceptNullPointers) {
   // UB list: memcpy(dst, NULL, 0) on the inline write path (UBSan: null pointer passed as argument).
   neuronmem_buffer_t* b = Allocate(0, 64);
-  EXPECT_OK(neuronmem_buffer_write(b, 0, nullptr, 0, nullptr, 0, nullptr));
-  EXPECT_OK(neuronmem_buffer_write(b, 64, nullptr, 0, nullptr, 0, nullptr));
-  EXPECT_OK(neuronmem_buffer_read(b, 0, nullptr, 0, nullptr, 0, nullptr));
+  EXPECT_OK(neuronmem_test::Write(b, 0, nullptr, 0, nullptr, 0, nullptr));
+  EXPECT_OK(neuronmem_test::Write(b, 64, nullptr, 0, nullptr, 0, nullptr));
+  EXPECT_OK(neuronmem_test::Read(b, 0, nullptr, 0, nullptr, 0, nullptr));
   neuronmem_buffer_destroy(b);
 }
 
@@ -195,18 +196,19 @@ TEST_F(ReliabilityTest, HostAllocateOfAnOverflowingSizeIsInvalidArgument) {
   // UB list: the header promises INVALID_ARGUMENT for sizes that overflow; it was RESOURCE_EXHAUSTED.
   void* p = nullptr;
   for (uint64_t size : {UINT64_MAX, UINT64_MAX - 8}) {
-    Result r = Take(neuronmem_host_allocate(client_, size, 0, &p));
+    Result r = Take(neuronmem_client_host_allocate(client_, size, 0, &p));
     EXPECT_EQ(r.code, NEURONMEM_STATUS_INVALID_ARGUMENT) << size << ": " << r.message;
     EXPECT_EQ(p, nullptr);
   }
   // Merely too large for the arena stays RESOURCE_EXHAUSTED.
-  EXPECT_EQ(Take(neuronmem_host_allocate(client_, uint64_t{1} << 40, 0, &p)).code, NEURONMEM_STATUS_RESOURCE_EXHAUSTED);
+  EXPECT_EQ(Take(neuronmem_client_host_allocate(client_, uint64_t{1} << 40, 0, &p)).code,
+            NEURONMEM_STATUS_RESOURCE_EXHAUSTED);
 }
 
 // Any status object will do as a caller's error: take one from a call that fails (OUT_OF_RANGE).
 neuronmem_status_t* SomeError(neuronmem_buffer_t* b) {
   uint8_t byte = 0;
-  return neuronmem_buffer_read(b, UINT64_MAX, &byte, 1, nullptr, 0, nullptr);
+  return neuronmem_test::Read(b, UINT64_MAX, &byte, 1, nullptr, 0, nullptr);
 }
 
 TEST_F(ReliabilityTest, ChunkedUploadWithAFailedEarlierChunkFailsTheReadyEvent) {
@@ -218,13 +220,13 @@ TEST_F(ReliabilityTest, ChunkedUploadWithAFailedEarlierChunkFailsTheReadyEvent) 
     neuronmem_event_t* gate = nullptr;
     ASSERT_OK(neuronmem_event_create(client_, &gate));
     neuronmem_event_t* first = nullptr;
-    ASSERT_OK(neuronmem_buffer_upload_chunk(b, 0, data.data(), 128, 0, &gate, 1, &first));
+    ASSERT_OK(neuronmem_test::UploadChunk(b, 0, data.data(), 128, 0, &gate, 1, &first));
     neuronmem_status_t* err = SomeError(b);
     ASSERT_NE(err, nullptr);
     const std::string root(neuronmem_status_message(err).data, neuronmem_status_message(err).size);
     if (fail_before_last) ASSERT_OK(neuronmem_event_complete(gate, err));
     neuronmem_event_t* last = nullptr;
-    ASSERT_OK(neuronmem_buffer_upload_chunk(b, 128, data.data() + 128, 128, 1, nullptr, 0, &last));
+    ASSERT_OK(neuronmem_test::UploadChunk(b, 128, data.data() + 128, 128, 1, nullptr, 0, &last));
     if (!fail_before_last) ASSERT_OK(neuronmem_event_complete(gate, err));
     neuronmem_status_free(err);
     EXPECT_EQ(Take(neuronmem_event_wait(first, -1)).code, NEURONMEM_STATUS_OUT_OF_RANGE);
@@ -243,7 +245,7 @@ TEST_F(ReliabilityTest, ChunkedUploadWithAFailedEarlierChunkFailsTheReadyEvent) 
   // Chunks that all succeed still define the buffer.
   neuronmem_buffer_t* b = Allocate(0, 256);
   for (uint64_t off = 0; off < 256; off += 64) {
-    ASSERT_OK(neuronmem_buffer_upload_chunk(b, off, data.data() + off, 64, off + 64 == 256, nullptr, 0, nullptr));
+    ASSERT_OK(neuronmem_test::UploadChunk(b, off, data.data() + off, 64, off + 64 == 256, nullptr, 0, nullptr));
   }
   neuronmem_event_t* def = nullptr;
   ASSERT_OK(neuronmem_buffer_ready_event(b, &def));
@@ -263,7 +265,7 @@ TEST_F(ReliabilityTest, AChainOfFailedDependenciesKeepsTheRootCauseOnceWithACoun
   neuronmem_event_t* prev = gate;
   for (int i = 0; i < kChain; ++i) {
     neuronmem_event_t* e = nullptr;
-    ASSERT_OK(neuronmem_buffer_read(b, 0, &out[i], 1, &prev, 1, &e));
+    ASSERT_OK(neuronmem_test::Read(b, 0, &out[i], 1, &prev, 1, &e));
     events.push_back(e);
     prev = e;
   }
@@ -296,31 +298,30 @@ TEST_F(ReliabilityTest, ATransferMayNotWaitOnAnotherClientsEvent) {
   ASSERT_OK(neuronmem_event_create(client_, &own));
   neuronmem_event_t* waits[2] = {own, foreign};
   neuronmem_event_t* e = nullptr;
-  Result r = Take(neuronmem_buffer_read(b, 0, bytes.data(), 64, waits, 2, &e));
+  Result r = Take(neuronmem_test::Read(b, 0, bytes.data(), 64, waits, 2, &e));
   EXPECT_EQ(r.code, NEURONMEM_STATUS_INVALID_ARGUMENT) << r.message;
   EXPECT_NE(r.message.find("wait_events[1] belongs to another client"), std::string::npos) << r.message;
   EXPECT_EQ(e, nullptr);
-  EXPECT_EQ(Take(neuronmem_buffer_write(b, 0, bytes.data(), 64, &foreign, 1, &e)).code,
+  EXPECT_EQ(Take(neuronmem_test::Write(b, 0, bytes.data(), 64, &foreign, 1, &e)).code,
             NEURONMEM_STATUS_INVALID_ARGUMENT);
-  EXPECT_EQ(Take(neuronmem_buffer_upload_chunk(b, 0, bytes.data(), 64, 1, &foreign, 1, &e)).code,
+  EXPECT_EQ(Take(neuronmem_test::UploadChunk(b, 0, bytes.data(), 64, 1, &foreign, 1, &e)).code,
             NEURONMEM_STATUS_INVALID_ARGUMENT);
   neuronmem_buffer_t* copy = nullptr;
-  EXPECT_EQ(Take(neuronmem_buffer_copy_to_memory(b, Mem(1), &foreign, 1, &copy, &e)).code,
+  EXPECT_EQ(Take(neuronmem_test::CopyToMemory(b, Mem(1), &foreign, 1, &copy, &e)).code,
             NEURONMEM_STATUS_INVALID_ARGUMENT);
   int64_t dims[1] = {64};
   auto a = U8Args(bytes.data(), dims, 1, Mem(0), NEURONMEM_HOST_BUFFER_IMMUTABLE_ONLY_DURING_CALL);
-  a.wait_events = &foreign;
-  a.num_wait_events = 1;
+  a.wait = {&foreign, 1};
   neuronmem_buffer_t* up = nullptr;
   EXPECT_EQ(Take(neuronmem_buffer_from_host(client_, &a, &up, &e, nullptr)).code, NEURONMEM_STATUS_INVALID_ARGUMENT);
   EXPECT_EQ(up, nullptr);
   // A completed event of the other client's transfer is refused too: the rule does not depend on timing.
   neuronmem_event_t* done = nullptr;
   ASSERT_OK(neuronmem_event_complete(foreign, nullptr));
-  EXPECT_EQ(Take(neuronmem_buffer_read(b, 0, bytes.data(), 64, &foreign, 1, &done)).code,
+  EXPECT_EQ(Take(neuronmem_test::Read(b, 0, bytes.data(), 64, &foreign, 1, &done)).code,
             NEURONMEM_STATUS_INVALID_ARGUMENT);
   // Own events still gate transfers.
-  ASSERT_OK(neuronmem_buffer_read(b, 0, bytes.data(), 64, &own, 1, &done));
+  ASSERT_OK(neuronmem_test::Read(b, 0, bytes.data(), 64, &own, 1, &done));
   ASSERT_OK(neuronmem_event_complete(own, nullptr));
   EXPECT_OK(neuronmem_event_wait(done, -1));
   neuronmem_event_destroy(done);
