@@ -1,26 +1,13 @@
 #!/usr/bin/env bash
 # Checks that every tracked C and C++ file follows .clang-format (clang-format-14, installed by
 # scripts/install-deps.sh). Prints the files that differ and how to fix them; exits non-zero if any does.
-# Paths matching a glob in scripts/format-pending.txt are reported but not failed: they are being rewritten
-# on another branch and are formatted when that lands.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 fmt=$(command -v clang-format-14 || command -v clang-format) || {
   echo "check-format: clang-format-14 missing (scripts/install-deps.sh installs it)"
   exit 1
 }
-pending=()
-[ -f scripts/format-pending.txt ] && mapfile -t pending < <(grep -v '^#' scripts/format-pending.txt | grep .)
-is_pending() {
-  local glob
-  for glob in "${pending[@]}"; do
-    # shellcheck disable=SC2053
-    [[ "$1" == $glob ]] && return 0
-  done
-  return 1
-}
 bad=0
-pending_differ=0
 while IFS= read -r f; do
   # Lines stay within 120 columns (the formatter cannot break string literals or comments), and C and C++
   # files are as clang-format-14 writes them.
@@ -30,14 +17,9 @@ while IFS= read -r f; do
     *.c | *.h | *.cc) "$fmt" --style=file --dry-run --Werror "$f" >/dev/null 2>&1 || formatted=0 ;;
   esac
   [ -z "$long" ] && [ "$formatted" -eq 1 ] && continue
-  if is_pending "$f"; then
-    pending_differ=$((pending_differ + 1))
-    continue
-  fi
   [ -n "$long" ] && echo "$long"
   [ "$formatted" -eq 0 ] && echo "check-format: $f differs from .clang-format: run $fmt -i $f"
   bad=1
 done < <(git ls-files '*.c' '*.h' '*.cc' '*.build' '*.sh' '*.py' '*.map')
-[ "$pending_differ" -gt 0 ] && echo "check-format: $pending_differ file(s) listed in scripts/format-pending.txt differ"
 [ "$bad" -eq 0 ] && echo "check-format: ok"
 exit "$bad"

@@ -247,7 +247,7 @@ typedef struct neuronmem_manifest_upload_args {
  * Returns INVALID_ARGUMENT (NULL arguments, struct_size, num_arguments different from the manifest's, NULL
  * host data for a non-empty argument, unknown semantics), UNIMPLEMENTED (an argument with a dynamic shape,
  * a tuple, or an element type buffers do not support), RESOURCE_EXHAUSTED; on failure no buffer is
- * created. */
+ * created, and out_buffers is left untouched when num_arguments is wrong, all NULL otherwise. */
 NEURONMEM_API neuronmem_status_t* neuronmem_manifest_upload_arguments(const neuronmem_manifest_upload_args_t* args,
                                                                       neuronmem_buffer_t** out_buffers,
                                                                       neuronmem_event_t** out_ready);

@@ -389,6 +389,13 @@ neuronmem_status_t* neuronmem_manifest_upload_arguments(const neuronmem_manifest
   const uint32_t host_buffer_semantics = static_cast<uint32_t>(upload->host_buffer_semantics);
   NEURONMEM_REQUIRE(manifest);
   NEURONMEM_REQUIRE(device);
+  // out_buffers has as many slots as the manifest has arguments only when the counts agree: check that
+  // before writing to any slot (PlanArgumentUploads checks the rest).
+  if (num_arguments != manifest->m.arguments.size()) {
+    return InvalidArgument("the entry function @%s takes %zu arguments, %zu were given", manifest->m.entry.c_str(),
+                           manifest->m.arguments.size(), num_arguments)
+        .release();
+  }
   for (size_t i = 0; i < num_arguments; ++i) out_buffers[i] = nullptr;
   NEURONMEM_API_BEGIN
   neuronmem_client_t* client = device->client;

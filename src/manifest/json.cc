@@ -248,8 +248,8 @@ Manifest ReadManifest(const json& j) {
   Manifest m;
   const json& version = Field(j, "schema_version", "");
   if (!version.is_number_integer()) {
-    Bad("schema_version", std::string("must be an integer, found ") +
-                              (version.is_number_float() ? version.dump() : version.type_name()));
+    Bad("schema_version",
+        std::string("must be an integer, found ") + (version.is_number_float() ? version.dump() : version.type_name()));
   }
   if (version != json(kSchemaVersion)) {
     throw JsonError{"manifest schema_version " + version.dump() + " is not supported (this library reads version " +
@@ -262,16 +262,14 @@ Manifest ReadManifest(const json& j) {
   if (m.policy != PolicyName(Policy::kDevice) && m.policy != PolicyName(Policy::kTorchNeuronx)) {
     Bad("policy", "must be \"device\" or \"torch-neuronx\"");
   }
-  ForEach(j, "arguments", [&](const json& e, size_t i, const std::string& at) {
-    m.arguments.push_back(ReadValue(e, i, true, at));
-  });
-  ForEach(j, "results", [&](const json& e, size_t i, const std::string& at) {
-    m.results.push_back(ReadValue(e, i, false, at));
-  });
+  ForEach(j, "arguments",
+          [&](const json& e, size_t i, const std::string& at) { m.arguments.push_back(ReadValue(e, i, true, at)); });
+  ForEach(j, "results",
+          [&](const json& e, size_t i, const std::string& at) { m.results.push_back(ReadValue(e, i, false, at)); });
   ForEach(j, "moves", [&](const json& e, size_t, const std::string& at) { m.moves.push_back(ReadMove(e, at)); });
   ForEach(j, "host_compute", [&](const json& e, size_t, const std::string& at) {
-    m.host_compute.push_back({StringField(e, "function", at), StringField(e, "op", at), StringField(e, "callee", at),
-                              ReadLocation(e, at)});
+    m.host_compute.push_back(
+        {StringField(e, "function", at), StringField(e, "op", at), StringField(e, "callee", at), ReadLocation(e, at)});
   });
   ForEach(j, "kernels", [&](const json& e, size_t, const std::string& at) { m.kernels.push_back(ReadKernel(e, at)); });
   std::set<std::string> targets;
@@ -280,9 +278,8 @@ Manifest ReadManifest(const json& j) {
     if (!targets.insert(t.target).second) Bad(At(at, "target"), "\"" + t.target + "\" is listed twice");
     m.custom_call_targets.push_back(std::move(t));
   });
-  ForEach(j, "channels", [&](const json& e, size_t, const std::string& at) {
-    m.channels.push_back(ReadChannel(e, at));
-  });
+  ForEach(j, "channels",
+          [&](const json& e, size_t, const std::string& at) { m.channels.push_back(ReadChannel(e, at)); });
   if (j.contains("warnings")) {  // added in 0.1 after the first writers: optional
     ForEach(j, "warnings", [&](const json& e, size_t, const std::string& at) {
       if (!e.is_string()) Bad(at, "must be a string");
@@ -318,7 +315,8 @@ std::string ToJson(const Manifest& m, int indent) {
   }
   j["host_compute"] = json::array();
   for (const auto& h : m.host_compute) {
-    j["host_compute"].push_back({{"function", h.function}, {"op", h.op}, {"callee", h.callee}, {"location", LocJson(h.loc)}});
+    j["host_compute"].push_back(
+        {{"function", h.function}, {"op", h.op}, {"callee", h.callee}, {"location", LocJson(h.loc)}});
   }
   j["kernels"] = json::array();
   for (const auto& k : m.kernels) {
@@ -333,7 +331,8 @@ std::string ToJson(const Manifest& m, int indent) {
                             {"location", LocJson(k.loc)}});
   }
   j["custom_call_targets"] = json::array();
-  for (const auto& t : m.custom_call_targets) j["custom_call_targets"].push_back({{"target", t.target}, {"count", t.count}});
+  for (const auto& t : m.custom_call_targets)
+    j["custom_call_targets"].push_back({{"target", t.target}, {"count", t.count}});
   j["channels"] = json::array();
   for (const auto& c : m.channels) {
     json pairs = json::array();
@@ -353,7 +352,6 @@ std::string ToJson(const Manifest& m, int indent) {
   // Strings from the source are bytes; invalid UTF-8 is replaced (U+FFFD) rather than failing.
   return j.dump(indent, ' ', false, json::error_handler_t::replace);
 }
-
 
 Status FromJson(std::string_view text, Manifest* out) {
   const json j = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);

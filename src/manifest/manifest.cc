@@ -3,10 +3,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <set>
-#include <algorithm>
 
 #include "manifest/value_kinds.h"
 #include "stablehlo/parser.h"
@@ -49,8 +49,8 @@ class Deriver {
   Deriver(const Options& o, Manifest* m) : opt_(o), m_(m) {}
 
   [[noreturn]] void Error(neuronmem_status_code_t code, stablehlo::Location loc, const std::string& msg) {
-    throw DeriveError{code, opt_.filename + ":" + std::to_string(loc.line) + ":" + std::to_string(loc.column) +
-                                ": " + msg};
+    throw DeriveError{code,
+                      opt_.filename + ":" + std::to_string(loc.line) + ":" + std::to_string(loc.column) + ": " + msg};
   }
 
   struct DeriveError {
@@ -71,8 +71,14 @@ class Deriver {
         }
         s.dims = t.dims;
         break;
-      case Type::Kind::kTuple: s.element_type = "tuple"; s.is_tuple = true; break;
-      case Type::Kind::kToken: s.element_type = "token"; s.is_token = true; break;
+      case Type::Kind::kTuple:
+        s.element_type = "tuple";
+        s.is_tuple = true;
+        break;
+      case Type::Kind::kToken:
+        s.element_type = "token";
+        s.is_token = true;
+        break;
       default: s.element_type = stablehlo::TypeToString(t);
     }
     return s;
@@ -94,13 +100,14 @@ class Deriver {
     for (const auto& [key, a] : attrs) {
       if (key == "mhlo.memory_kind") {
         if (a.kind != Attribute::Kind::kString) {
-          Error(NEURONMEM_STATUS_INVALID_ARGUMENT, a.loc, std::string("mhlo.memory_kind of ") + what + " " +
-                                                              std::to_string(index) + " must be a string");
+          Error(NEURONMEM_STATUS_INVALID_ARGUMENT, a.loc,
+                std::string("mhlo.memory_kind of ") + what + " " + std::to_string(index) + " must be a string");
         }
         if (!MemoryKindFromName(a.str, &v.memory_kind)) {
           Error(NEURONMEM_STATUS_INVALID_ARGUMENT, a.loc,
-                std::string("unknown memory kind \"") + std::string(a.str) + "\" on " + what + " " + std::to_string(index) +
-                    (name.empty() ? "" : " (" + std::string(name) + ")") + "; expected \"device\", \"pinned_host\" or \"unpinned_host\"");
+                std::string("unknown memory kind \"") + std::string(a.str) + "\" on " + what + " " +
+                    std::to_string(index) + (name.empty() ? "" : " (" + std::string(name) + ")") +
+                    "; expected \"device\", \"pinned_host\" or \"unpinned_host\"");
         }
         if (type.IsTuple()) {
           Error(NEURONMEM_STATUS_UNIMPLEMENTED, a.loc,
@@ -142,8 +149,8 @@ class Deriver {
       Value v = MakeValue(static_cast<uint32_t>(i), "", f->result_types[i],
                           i < f->result_attrs.size() ? f->result_attrs[i] : NamedAttrs(), f->loc, "result");
       if (!v.kind_explicit) {
-        v.memory_kind = (opt_.policy == Policy::kTorchNeuronx && !all_device) ? MemoryKind::kUnpinnedHost
-                                                                               : MemoryKind::kDevice;
+        v.memory_kind =
+            (opt_.policy == Policy::kTorchNeuronx && !all_device) ? MemoryKind::kUnpinnedHost : MemoryKind::kDevice;
       }
       m_->results.push_back(std::move(v));
     }
@@ -287,7 +294,8 @@ class Deriver {
         if (!MemoryKindFromName(to_kind, &k)) {
           Error(NEURONMEM_STATUS_INVALID_ARGUMENT, op.loc,
                 "AwsNeuronMemoryPlacement needs backend_config = \"device\", \"pinned_host\" or \"unpinned_host\", "
-                "found \"" + to_kind + "\"");
+                "found \"" +
+                    to_kind + "\"");
         }
       } else if (target == "AwsNeuronCustomNativeKernel") {
         m_->kernels.push_back(DecodeKernel(op, fn));
@@ -552,8 +560,10 @@ class Deriver {
     std::string problem;
     if (c.type == 0 && Find(op.attributes, "channel_handle")) problem = "channel type 0 is invalid";
     if (c.type == 1 && c.is_host_transfer) problem = "a device-to-device channel (type 1) cannot be a host transfer";
-    if (c.type == 2 && (!send || !c.is_host_transfer)) problem = "a device-to-host channel (type 2) must be a send with is_host_transfer = true";
-    if (c.type == 3 && (send || !c.is_host_transfer)) problem = "a host-to-device channel (type 3) must be a recv with is_host_transfer = true";
+    if (c.type == 2 && (!send || !c.is_host_transfer))
+      problem = "a device-to-host channel (type 2) must be a send with is_host_transfer = true";
+    if (c.type == 3 && (send || !c.is_host_transfer))
+      problem = "a host-to-device channel (type 3) must be a recv with is_host_transfer = true";
     if (c.type > 3 || c.type < 0) problem = "unknown channel type " + std::to_string(c.type);
     if (!problem.empty()) Error(NEURONMEM_STATUS_INVALID_ARGUMENT, op.loc, "stablehlo." + c.op + ": " + problem);
     const auto& types = send ? op.operand_types : op.result_types;
@@ -611,7 +621,8 @@ Status LoadFromText(std::string_view text, const Options& options, Manifest* out
   std::vector<stablehlo::Module> modules;
   NEURONMEM_RETURN_IF_ERROR(stablehlo::ParseModules(text, options.filename, &modules));
   for (auto& mod : modules) {
-    if (mod.FindFunction(options.entry)) return Derive(std::make_shared<const stablehlo::Module>(std::move(mod)), options, out);
+    if (mod.FindFunction(options.entry))
+      return Derive(std::make_shared<const stablehlo::Module>(std::move(mod)), options, out);
   }
   return NotFound("%s: no function @%s in the input (%zu module(s)); %s", options.filename.c_str(),
                   options.entry.c_str(), modules.size(), EntryChoices(PublicFunctions(modules)).c_str());

@@ -24,7 +24,7 @@ enum class Policy { kDevice = 0, kTorchNeuronx = 1 };
 struct Options {
   std::string entry = "main";  // entry function name
   Policy policy = Policy::kDevice;
-  uint32_t num_cores = 2;      // 1..kMaxCores; send/recv source_target_pairs must name cores below this
+  uint32_t num_cores = 2;  // 1..kMaxCores; send/recv source_target_pairs must name cores below this
   std::string filename = "<input>";
 };
 
@@ -47,23 +47,23 @@ struct Value {  // an argument or a result of the entry function
   std::string name;  // arguments: the SSA name ("arg0"); results: jax.result_info if present
   TensorSpec type;
   MemoryKind memory_kind = MemoryKind::kDevice;
-  bool kind_explicit = false;  // from mhlo.memory_kind (else from the policy)
-  int64_t aliasing_output = -1;  // tf.aliasing_output (arguments)
-  bool buffer_donor = false;     // jax.buffer_donor (arguments)
+  bool kind_explicit = false;                                   // from mhlo.memory_kind (else from the policy)
+  int64_t aliasing_output = -1;                                 // tf.aliasing_output (arguments)
+  bool buffer_donor = false;                                    // jax.buffer_donor (arguments)
   std::vector<std::pair<std::string, std::string>> attributes;  // every other attribute, as written
   Location loc;
 };
 
 struct Move {  // an intra-graph placement
   std::string function;
-  std::string value;      // the SSA value moved, "%3"
-  std::string result;     // the SSA value holding the moved tensor, "%4"
+  std::string value;   // the SSA value moved, "%3"
+  std::string result;  // the SSA value holding the moved tensor, "%4"
   TensorSpec type;
   std::string from_kind;  // kind of the operand's producer
   std::string to_kind;    // as written: device, pinned_host, unpinned_host, vmem, pinned_device
   MemoryKind from_memory_kind = MemoryKind::kDevice;  // where libneuronmem places from_kind / to_kind
   MemoryKind to_memory_kind = MemoryKind::kDevice;    // (vmem and pinned_device are device-side: kDevice)
-  std::string spelling;   // annotate_device_placement, MoveToHost, MoveToDevice, AwsNeuronMemoryPlacement
+  std::string spelling;  // annotate_device_placement, MoveToHost, MoveToDevice, AwsNeuronMemoryPlacement
   Location loc;
 };
 

@@ -4,8 +4,7 @@
 namespace neuronmem::manifest {
 namespace {
 
-Status PlanOne(const Value& v, size_t i, const void* data, const InPinnedArena& in_pinned_arena,
-               ArgumentUpload* out) {
+Status PlanOne(const Value& v, size_t i, const void* data, const InPinnedArena& in_pinned_arena, ArgumentUpload* out) {
   if (v.type.is_tuple || v.type.is_token || ElementTypeToC(v.type.element) < 0) {
     return Unimplemented("argument %zu has type %s, which buffers cannot hold", i, v.type.element_type.c_str());
   }
@@ -13,12 +12,13 @@ Status PlanOne(const Value& v, size_t i, const void* data, const InPinnedArena& 
   for (int64_t d : v.type.dims) {
     if (d < 0) return Unimplemented("argument %zu has a dynamic shape", i);
     if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes)) {
-      return InvalidArgument("argument %zu (%zu dimensions of %s) takes more than 2^64 bytes", i,
-                             v.type.dims.size(), v.type.element_type.c_str());
+      return InvalidArgument("argument %zu (%zu dimensions of %s) takes more than 2^64 bytes", i, v.type.dims.size(),
+                             v.type.element_type.c_str());
     }
   }
-  if (!data && bytes > 0) return InvalidArgument("host_data[%zu] is NULL for an argument of %llu bytes", i,
-                                                 static_cast<unsigned long long>(bytes));
+  if (!data && bytes > 0)
+    return InvalidArgument("host_data[%zu] is NULL for an argument of %llu bytes", i,
+                           static_cast<unsigned long long>(bytes));
   out->element_type = v.type.element;
   out->dims = &v.type.dims;
   out->memory_kind = v.memory_kind;

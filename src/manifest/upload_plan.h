@@ -17,7 +17,7 @@ namespace neuronmem::manifest {
 
 struct ArgumentUpload {
   ElementType element_type = ElementType::kInvalid;  // a type buffers hold (ElementTypeToC(t) >= 0)
-  const std::vector<int64_t>* dims = nullptr;         // the manifest's (static: no -1)
+  const std::vector<int64_t>* dims = nullptr;        // the manifest's (static: no -1)
   MemoryKind memory_kind = MemoryKind::kDevice;
   uint64_t bytes = 0;      // element size times every dimension, checked for overflow
   bool zero_copy = false;  // pinned_host, and the host data already lies in the pinned-host arena

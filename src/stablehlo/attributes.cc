@@ -44,7 +44,7 @@ Attribute Parser::ParseAttribute(int depth) {
   } else if (t.kind == Tok::kHash) {
     ParseDialectAttribute(&a, depth);
     if (!a.text.empty()) return a;  // an alias's value, with the definition's text and location
-  } else if (IsPunct(t, "<")) {  // dialect attribute syntax without a name, Shardy's <@mesh, [{"a"}, {}]>
+  } else if (IsPunct(t, "<")) {     // dialect attribute syntax without a name, Shardy's <@mesh, [{"a"}, {}]>
     RawAngle(lex_.Next());
     a.kind = Attribute::Kind::kOpaque;
   } else if (ident && t.text == "loc") {
@@ -210,8 +210,8 @@ void Parser::ParseAttrDictInto(int depth, std::vector<NamedAttr>* out) {
     } else if (key.kind == Tok::kString) {
       name = Unquote(key, arena_);
     } else {
-      Fail(key.loc, "expected an attribute name in the dictionary opened at " + At(open.loc) + ", found " +
-                        Describe(key));
+      Fail(key.loc,
+           "expected an attribute name in the dictionary opened at " + At(open.loc) + ", found " + Describe(key));
     }
     out->emplace_back(name, Accept("=") ? ParseAttribute(depth + 1) : Attribute());  // no value: unit
     if (Accept(",")) continue;
@@ -220,8 +220,7 @@ void Parser::ParseAttrDictInto(int depth, std::vector<NamedAttr>* out) {
       lex_.Next();
       return;
     }
-    Fail(t.loc, "expected ',' or '}' in the attribute dictionary opened at " + At(open.loc) + ", found " +
-                    Describe(t));
+    Fail(t.loc, "expected ',' or '}' in the attribute dictionary opened at " + At(open.loc) + ", found " + Describe(t));
   }
 }
 

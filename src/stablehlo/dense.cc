@@ -25,13 +25,25 @@ bool ParseScalar(const std::string& s, ElementType t, uint8_t* out) {
   }
   switch (t) {
     case ElementType::kPred:
-      if (s == "true" || s == "1") out[0] = 1;
-      else if (s == "false" || s == "0") out[0] = 0;
-      else return false;
+      if (s == "true" || s == "1")
+        out[0] = 1;
+      else if (s == "false" || s == "0")
+        out[0] = 0;
+      else
+        return false;
       return true;
-    case ElementType::kS2: case ElementType::kS4: case ElementType::kU2: case ElementType::kU4:
-    case ElementType::kS8: case ElementType::kS16: case ElementType::kS32: case ElementType::kS64:
-    case ElementType::kU8: case ElementType::kU16: case ElementType::kU32: case ElementType::kU64: {
+    case ElementType::kS2:
+    case ElementType::kS4:
+    case ElementType::kU2:
+    case ElementType::kU4:
+    case ElementType::kS8:
+    case ElementType::kS16:
+    case ElementType::kS32:
+    case ElementType::kS64:
+    case ElementType::kU8:
+    case ElementType::kU16:
+    case ElementType::kU32:
+    case ElementType::kU64: {
       if (s == "true" || s == "false") {
         const int64_t v = s == "true";
         std::memcpy(out, &v, size);
@@ -40,8 +52,10 @@ bool ParseScalar(const std::string& s, ElementType t, uint8_t* out) {
       char* end = nullptr;
       errno = 0;
       int64_t v = 0;
-      if (s[0] == '-') v = std::strtoll(s.c_str(), &end, 10);
-      else v = static_cast<int64_t>(std::strtoull(s.c_str(), &end, 10));
+      if (s[0] == '-')
+        v = std::strtoll(s.c_str(), &end, 10);
+      else
+        v = static_cast<int64_t>(std::strtoull(s.c_str(), &end, 10));
       if (errno == ERANGE || !end || *end) return false;
       std::memcpy(out, &v, size);
       return true;
@@ -50,10 +64,14 @@ bool ParseScalar(const std::string& s, ElementType t, uint8_t* out) {
       char* end = nullptr;
       double d = std::strtod(s.c_str(), &end);
       if (!end || *end) {
-        if (s == "inf" || s == "+inf") d = HUGE_VAL;
-        else if (s == "-inf") d = -HUGE_VAL;
-        else if (s == "nan" || s == "-nan") d = std::nan("");
-        else return false;
+        if (s == "inf" || s == "+inf")
+          d = HUGE_VAL;
+        else if (s == "-inf")
+          d = -HUGE_VAL;
+        else if (s == "nan" || s == "-nan")
+          d = std::nan("");
+        else
+          return false;
       }
       if (t == ElementType::kF64 || t == ElementType::kC128) {
         std::memcpy(out, &d, 8);
@@ -91,7 +109,8 @@ Status DecodeDense(std::string_view body, const Type& type, std::vector<uint8_t>
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
   if (s.empty()) {
-    if (count != 0) return InvalidArgument("empty dense<> literal for a tensor of %llu elements", (unsigned long long)count);
+    if (count != 0)
+      return InvalidArgument("empty dense<> literal for a tensor of %llu elements", (unsigned long long)count);
     return Ok();
   }
   if (s.size() >= 3 && s[0] == '"' && s[1] == '0' && (s[2] == 'x' || s[2] == 'X')) {
@@ -112,8 +131,8 @@ Status DecodeDense(std::string_view body, const Type& type, std::vector<uint8_t>
     if (bytes->size() == esize && count != 1) {
       *splat = true;
     } else if (bytes->size() != count * esize) {
-      return InvalidArgument("hex dense literal has %zu bytes; %s needs %llu", bytes->size(), TypeToString(type).c_str(),
-                             (unsigned long long)(count * esize));
+      return InvalidArgument("hex dense literal has %zu bytes; %s needs %llu", bytes->size(),
+                             TypeToString(type).c_str(), (unsigned long long)(count * esize));
     }
     return Ok();
   }
@@ -138,9 +157,9 @@ Status DecodeDense(std::string_view body, const Type& type, std::vector<uint8_t>
   }
   const uint32_t per = complex ? 2 : 1;
   const uint32_t part = complex ? esize / 2 : esize;
-  const ElementType part_type = type.element == ElementType::kC64   ? ElementType::kF32
+  const ElementType part_type = type.element == ElementType::kC64    ? ElementType::kF32
                                 : type.element == ElementType::kC128 ? ElementType::kF64
-                                                                           : type.element;
+                                                                     : type.element;
   if (scalars.size() == per && count != 1) {
     *splat = true;
   } else if (scalars.size() != count * per) {

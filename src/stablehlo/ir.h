@@ -102,8 +102,8 @@ struct Location {
 };
 
 // Element types come from the library-wide table (src/base/element_type.h).
-using neuronmem::ElementType;
 using neuronmem::ElementByteSize;
+using neuronmem::ElementType;
 using neuronmem::ElementTypeName;
 
 // Tensor dimensions, -1 for a dynamic one.
@@ -117,20 +117,20 @@ struct QuantType {
   ElementType expressed = ElementType::kInvalid;  // f32, bf16, f16
   int64_t storage_min = 0;                        // the storage range, by default the storage type's range
   int64_t storage_max = 0;
-  int32_t axis = -1;                              // the quantized dimension; -1 = per tensor
-  Span<double> scales;                            // one (per tensor) or one per slice along `axis`
-  Span<int64_t> zero_points;                      // as many as scales
+  int32_t axis = -1;          // the quantized dimension; -1 = per tensor
+  Span<double> scales;        // one (per tensor) or one per slice along `axis`
+  Span<int64_t> zero_points;  // as many as scales
 };
 
 struct Type {
   enum class Kind { kTensor, kToken, kTuple, kScalar, kFunction, kOther };
   Kind kind = Kind::kOther;
   ElementType element = ElementType::kInvalid;  // for quantized types: the storage type
-  const QuantType* quant = nullptr;              // quantized tensors and scalars; in the module's arena
-  Dims dims;             // tensors
-  Span<Type> elements;   // tuples; functions: inputs then outputs (split at num_inputs)
-  size_t num_inputs = 0; // functions
-  std::string_view text; // as written, for types other than plain tensors and scalars (see TypeToString)
+  const QuantType* quant = nullptr;             // quantized tensors and scalars; in the module's arena
+  Dims dims;                                    // tensors
+  Span<Type> elements;                          // tuples; functions: inputs then outputs (split at num_inputs)
+  size_t num_inputs = 0;                        // functions
+  std::string_view text;  // as written, for types other than plain tensors and scalars (see TypeToString)
 
   bool IsTuple() const { return kind == Kind::kTuple; }
 };
@@ -146,15 +146,15 @@ struct Attribute {
   enum class Kind { kUnit, kBool, kInt, kFloat, kString, kArray, kDict, kDense, kSymbol, kType, kOpaque };
   Kind kind = Kind::kUnit;
   bool b = false;
-  bool splat = false;        // kDense given as one value
+  bool splat = false;  // kDense given as one value
   int64_t i = 0;
   double f = 0;
-  std::string_view str;      // kString (escapes decoded), kSymbol (without '@'), kOpaque (source text)
-  Span<Attribute> array;     // kArray, and array<i64: ...>
-  NamedAttrs dict;           // kDict; also the key/value pairs of #dialect.name<k = v, ...>
-  Type type;                 // typed literals, dense, kType
-  Span<uint8_t> dense;       // kDense: little-endian element bytes (i1: one byte each), whole tensor
-  std::string_view text;     // source text of the whole attribute (see the parser for when it is kept)
+  std::string_view str;   // kString (escapes decoded), kSymbol (without '@'), kOpaque (source text)
+  Span<Attribute> array;  // kArray, and array<i64: ...>
+  NamedAttrs dict;        // kDict; also the key/value pairs of #dialect.name<k = v, ...>
+  Type type;              // typed literals, dense, kType
+  Span<uint8_t> dense;    // kDense: little-endian element bytes (i1: one byte each), whole tensor
+  std::string_view text;  // source text of the whole attribute (see the parser for when it is kept)
   Location loc;
 
   // Dictionary lookup (kDict or a dialect attribute with key/values); nullptr if absent.
@@ -188,8 +188,8 @@ struct Operation {
   Span<ValueRef> operands;
   Span<Type> operand_types;
   Span<Type> result_types;
-  NamedAttrs attributes;         // properties <{...}> first, then the attribute dictionary, in source order
-  std::string_view callee;       // custom_call target or call callee, without '@' (quotes removed)
+  NamedAttrs attributes;    // properties <{...}> first, then the attribute dictionary, in source order
+  std::string_view callee;  // custom_call target or call callee, without '@' (quotes removed)
   Span<Region> regions;
   Location loc;
 };

@@ -136,9 +136,9 @@ Token Lexer::Lex() {
     ++p;
     t.kind = Tok::kPunct;
   } else {
-    Fail(t.loc, std::string("unexpected character ") +
-                    (std::isprint(static_cast<unsigned char>(c)) ? std::string("'") + c + "'"
-                                                                 : "0x" + Hex(static_cast<unsigned char>(c))));
+    Fail(t.loc, std::string("unexpected character ") + (std::isprint(static_cast<unsigned char>(c))
+                                                            ? std::string("'") + c + "'"
+                                                            : "0x" + Hex(static_cast<unsigned char>(c))));
   }
   pos_ = p;
   t.text = src_.substr(start, p - start);

@@ -22,16 +22,16 @@ struct ParseError {
 
 enum class Tok {
   kEof,
-  kSplit,    // "// -----"
-  kValue,    // %name or %name#3
-  kCaret,    // ^bb0
-  kSymbol,   // @name or @"quoted"
-  kHash,     // #name or #dialect.name
-  kBang,     // !dialect.type
-  kIdent,    // bare identifier, may contain '.', '$', '-' (not leading)
-  kNumber,   // 12, -3, 1.5e-3, 0x7FC00000 (inf and nan are identifiers)
-  kString,   // "..." (text keeps the quotes)
-  kPunct,    // ( ) [ ] { } < > , : = * ? + | and "->"
+  kSplit,   // "// -----"
+  kValue,   // %name or %name#3
+  kCaret,   // ^bb0
+  kSymbol,  // @name or @"quoted"
+  kHash,    // #name or #dialect.name
+  kBang,    // !dialect.type
+  kIdent,   // bare identifier, may contain '.', '$', '-' (not leading)
+  kNumber,  // 12, -3, 1.5e-3, 0x7FC00000 (inf and nan are identifiers)
+  kString,  // "..." (text keeps the quotes)
+  kPunct,   // ( ) [ ] { } < > , : = * ? + | and "->"
 };
 
 struct Token {

@@ -222,9 +222,9 @@ void Parser::ParseUnknownDialectTail(Operation* op, OpLists* lists, int depth) {
     op->skipped = true;
     SkipUnknownOp(op, lists);
     Finish(op, lists);
-    scratch_->warnings.push_back(
-        {op->loc, "skipped '" + std::string(op->name) + "': an op of a dialect the parser does not know, whose " +
-                      "custom form it could not read (" + At(e.loc) + ": " + e.message + ")"});
+    scratch_->warnings.push_back({op->loc, "skipped '" + std::string(op->name) +
+                                               "': an op of a dialect the parser does not know, whose " +
+                                               "custom form it could not read (" + At(e.loc) + ": " + e.message + ")"});
   }
 }
 

@@ -29,9 +29,16 @@ std::string_view Parser::TextFrom(const Token& t) {
 
 Span<Type> Parser::Repeat(const Type& t, size_t n) {
   if (n == 0) return {};
-  const RepeatKey key{t.dims.data(),    t.elements.data(), t.text.data(),     t.quant,
-                      t.dims.size(),    t.elements.size(), t.num_inputs,      n,
-                      static_cast<int>(t.element), static_cast<int>(t.kind)};
+  const RepeatKey key{t.dims.data(),
+                      t.elements.data(),
+                      t.text.data(),
+                      t.quant,
+                      t.dims.size(),
+                      t.elements.size(),
+                      t.num_inputs,
+                      n,
+                      static_cast<int>(t.element),
+                      static_cast<int>(t.kind)};
   Span<Type>& shared = scratch_->repeats[key];
   if (shared.empty()) {
     Type* out = static_cast<Type*>(arena_->Allocate(n * sizeof(Type), alignof(Type)));
@@ -78,8 +85,10 @@ std::string_view Parser::RawAngle(const Token& open) {
   for (; i < s.size(); ++i) {
     const char ch = s[i];
     if (in_string) {
-      if (ch == '\\') ++i;
-      else if (ch == '"') in_string = false;
+      if (ch == '\\')
+        ++i;
+      else if (ch == '"')
+        in_string = false;
       continue;
     }
     if (ch == '"') {

@@ -10,8 +10,8 @@
 
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "stablehlo/lexer.h"
@@ -69,9 +69,9 @@ struct RepeatKey {
   size_t num_dims, num_elements, num_inputs, n;
   int element, kind;
   bool operator==(const RepeatKey& o) const {
-    return dims == o.dims && elements == o.elements && text == o.text && quant == o.quant &&
-           num_dims == o.num_dims && num_elements == o.num_elements && num_inputs == o.num_inputs && n == o.n &&
-           element == o.element && kind == o.kind;
+    return dims == o.dims && elements == o.elements && text == o.text && quant == o.quant && num_dims == o.num_dims &&
+           num_elements == o.num_elements && num_inputs == o.num_inputs && n == o.n && element == o.element &&
+           kind == o.kind;
   }
 };
 struct RepeatKeyHash {

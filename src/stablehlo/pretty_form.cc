@@ -31,26 +31,20 @@ void Parser::ParsePrettyTail(Operation* op, OpLists* lists, int depth) {
     if (st.paren == 0 && (t.kind == Tok::kEof || (t.newline_before && StartsNewOp(t)) || IsPunct(t, "}"))) break;
     if (t.kind == Tok::kEof) Fail(op->loc, "the input ends inside the operands of '" + std::string(op->name) + "'");
     switch (t.kind) {
-      case Tok::kValue:
-        PrettyValue(&st, depth);
-        break;
+      case Tok::kValue: PrettyValue(&st, depth); break;
       case Tok::kSymbol: {  // the callee: the first symbol
         const Token s = lex_.Next();
         if (op->callee.empty()) op->callee = SymbolName(s, arena_);
         break;
       }
-      case Tok::kIdent:
-        PrettyWord(&st, depth);
-        break;
+      case Tok::kIdent: PrettyWord(&st, depth); break;
       case Tok::kHash:
       case Tok::kString:
       case Tok::kNumber:
       case Tok::kBang:  // an unnamed attribute
         lists->attributes->emplace_back("", ParseAttribute(depth + 1));
         break;
-      case Tok::kPunct:
-        PrettyPunct(&st, depth);
-        break;
+      case Tok::kPunct: PrettyPunct(&st, depth); break;
       default:  // successors (^bb1) and other custom syntax
         lex_.Next();
     }
@@ -256,12 +250,9 @@ bool Parser::StartsNewOp(const Token& t) {
     case Tok::kValue:
     case Tok::kString:
     case Tok::kCaret:
-    case Tok::kHash:
-      return true;
-    case Tok::kIdent:
-      return t.text.find('.') != std::string_view::npos || t.text == "return" || t.text == "module";
-    default:
-      return IsPunct(t, "}");
+    case Tok::kHash: return true;
+    case Tok::kIdent: return t.text.find('.') != std::string_view::npos || t.text == "return" || t.text == "module";
+    default: return IsPunct(t, "}");
   }
 }
 

@@ -1,8 +1,8 @@
 // Type bodies given as raw text (see type_text.h).
 #include "stablehlo/type_text.h"
 
-#include <cerrno>
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -131,8 +131,10 @@ void ParseTensorBody(std::string_view body, Location loc, Type* t, Arena* arena)
   size_t rank = 0;
   std::vector<int64_t> more;
   auto push = [&](int64_t d) {
-    if (rank < 16) dims[rank] = d;
-    else more.push_back(d);
+    if (rank < 16)
+      dims[rank] = d;
+    else
+      more.push_back(d);
     ++rank;
   };
   t->kind = Type::Kind::kTensor;

@@ -21,8 +21,8 @@ Type Parser::ParseType(int depth) {
   CheckDepth(depth, t.loc);
   Type type;
   std::string_view tensor_body;  // set for a tensor type: its interning key
-  if (t.kind == Tok::kIdent && (t.text == "tensor" || t.text == "tuple" || t.text == "complex" ||
-                                t.text == "memref" || t.text == "vector")) {
+  if (t.kind == Tok::kIdent &&
+      (t.text == "tensor" || t.text == "tuple" || t.text == "complex" || t.text == "memref" || t.text == "vector")) {
     const Token open = Expect("<", "after a type name");
     if (t.text == "tuple") {
       type.kind = Type::Kind::kTuple;
@@ -83,8 +83,8 @@ Type Parser::ParseType(int depth) {
   }
   // Tensors and scalars are fully described by element and dims (TypeToString rebuilds their text);
   // other types keep their source text.
-  if ((type.kind != Type::Kind::kTensor && type.kind != Type::Kind::kScalar) ||
-      type.element == ElementType::kOther || type.element == ElementType::kInvalid || type.quant) {
+  if ((type.kind != Type::Kind::kTensor && type.kind != Type::Kind::kScalar) || type.element == ElementType::kOther ||
+      type.element == ElementType::kInvalid || type.quant) {
     type.text = TextFrom(t);
   }
   if (!tensor_body.empty()) scratch_->tensor_types.emplace(tensor_body, type);

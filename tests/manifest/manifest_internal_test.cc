@@ -34,8 +34,10 @@ Manifest DecodeStep() {
 Manifest FromText(const std::string& text, Status* status = nullptr) {
   Manifest m;
   Status s = LoadFromText(text, Options(), &m);
-  if (status) *status = std::move(s);
-  else EXPECT_FALSE(s) << s->message;
+  if (status)
+    *status = std::move(s);
+  else
+    EXPECT_FALSE(s) << s->message;
   return m;
 }
 
@@ -62,7 +64,8 @@ TEST(ManifestValues, CarryKindAndElementTypeEnums) {
 
 TEST(ManifestValues, VmemMovesArePlacedOnTheDevice) {
   const Manifest m = FromText(R"(func.func @main(%a: tensor<4xf32> {mhlo.memory_kind = "pinned_host"}) -> () {
-  %0 = stablehlo.custom_call @annotate_device_placement(%a) {mhlo.frontend_attributes = {_xla_buffer_placement = "vmem"}} : (tensor<4xf32>) -> tensor<4xf32>
+  %0 = stablehlo.custom_call @annotate_device_placement(%a) {mhlo.frontend_attributes = {_xla_buffer_placement =
+      "vmem"}} : (tensor<4xf32>) -> tensor<4xf32>
   %1 = stablehlo.custom_call @MoveToHost(%0) : (tensor<4xf32>) -> tensor<4xf32>
   return
 })");
@@ -102,13 +105,17 @@ TEST(ManifestKinds, ThroughOpsThatMoveNoData) {
   func.func public @main(%arg0: tensor<4x4xf32> {mhlo.memory_kind = "pinned_host"}, %arg1: tensor<4x4xf32>)
       -> tensor<4x4xf32> {
     %0 = sdy.sharding_constraint %arg0 <@mesh, [{"a"}, {}]> : tensor<4x4xf32>
-    %1 = stablehlo.custom_call @annotate_device_placement(%0) {has_side_effect = true, mhlo.frontend_attributes = {_xla_buffer_placement = "device"}} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+    %1 = stablehlo.custom_call @annotate_device_placement(%0) {has_side_effect = true,
+        mhlo.frontend_attributes = {_xla_buffer_placement = "device"}} : (tensor<4x4xf32>) -> tensor<4x4xf32>
     %2 = sdy.reshard %arg0 <@mesh, [{}, {"a"}]> : tensor<4x4xf32>
     %3 = sdy.propagation_barrier %2 allowed_direction=NONE : tensor<4x4xf32>
     %4 = stablehlo.custom_call @MoveToDevice(%3) : (tensor<4x4xf32>) -> tensor<4x4xf32>
-    %5 = stablehlo.custom_call @Sharding(%arg0) {mhlo.sharding = "{devices=[2,1]<=[2]}"} : (tensor<4x4xf32>) -> tensor<4x4xf32>
-    %6 = stablehlo.custom_call @SPMDFullToShardShape(%5) {mhlo.sharding = "{manual}"} : (tensor<4x4xf32>) -> tensor<2x4xf32>
-    %7 = stablehlo.custom_call @SPMDShardToFullShape(%6) {mhlo.sharding = "{devices=[2,1]<=[2]}"} : (tensor<2x4xf32>) -> tensor<4x4xf32>
+    %5 = stablehlo.custom_call @Sharding(%arg0) {mhlo.sharding = "{devices=[2,1]<=[2]}"}
+        : (tensor<4x4xf32>) -> tensor<4x4xf32>
+    %6 = stablehlo.custom_call @SPMDFullToShardShape(%5) {mhlo.sharding = "{manual}"}
+        : (tensor<4x4xf32>) -> tensor<2x4xf32>
+    %7 = stablehlo.custom_call @SPMDShardToFullShape(%6) {mhlo.sharding = "{devices=[2,1]<=[2]}"}
+        : (tensor<2x4xf32>) -> tensor<4x4xf32>
     %8 = stablehlo.custom_call @MoveToDevice(%7) : (tensor<4x4xf32>) -> tensor<4x4xf32>
     %9:2 = stablehlo.optimization_barrier %arg1, %arg0 : tensor<4x4xf32>, tensor<4x4xf32>
     %10 = stablehlo.reshape %9#1 : (tensor<4x4xf32>) -> tensor<16xf32>
@@ -117,7 +124,8 @@ TEST(ManifestKinds, ThroughOpsThatMoveNoData) {
     %13 = stablehlo.custom_call @MoveToDevice(%9#0) : (tensor<4x4xf32>) -> tensor<4x4xf32>
     %14 = stablehlo.tuple %arg1, %arg0 : tuple<tensor<4x4xf32>, tensor<4x4xf32>>
     %15 = stablehlo.get_tuple_element %14[1] : (tuple<tensor<4x4xf32>, tensor<4x4xf32>>) -> tensor<4x4xf32>
-    %16 = "stablehlo.get_tuple_element"(%14) {index = 0 : i32} : (tuple<tensor<4x4xf32>, tensor<4x4xf32>>) -> tensor<4x4xf32>
+    %16 = "stablehlo.get_tuple_element"(%14) {index = 0 : i32} : (tuple<tensor<4x4xf32>,
+        tensor<4x4xf32>>) -> tensor<4x4xf32>
     %17 = stablehlo.custom_call @MoveToDevice(%15) : (tensor<4x4xf32>) -> tensor<4x4xf32>
     %18 = stablehlo.custom_call @MoveToDevice(%16) : (tensor<4x4xf32>) -> tensor<4x4xf32>
     %19 = stablehlo.add %arg0, %arg0 : tensor<4x4xf32>
@@ -204,14 +212,14 @@ TEST(ManifestKinds, ThroughCallsAndControlFlow) {
   const std::vector<Expected> expected = {
       {"offload", "%arg0", "pinned_host"},  // the callee's argument has the caller's operand kind
       {"offload", "%0", "device"},
-      {"main", "%0", "pinned_host"},        // the call's result: what the callee returns
+      {"main", "%0", "pinned_host"},          // the call's result: what the callee returns
       {"main", "%iterArg_0", "pinned_host"},  // pretty while: the loop value's kind inside the body
       {"main", "%5", "device"},
-      {"main", "%x", "pinned_host"},        // generic while: the block argument's
-      {"main", "%2#1", "pinned_host"},      // the loop's result
-      {"main", "%1", "device"},             // if's second branch
-      {"main", "%7", "pinned_host"},        // both branches return pinned_host
-      {"main", "%10", "device"},            // case's branches disagree: device
+      {"main", "%x", "pinned_host"},    // generic while: the block argument's
+      {"main", "%2#1", "pinned_host"},  // the loop's result
+      {"main", "%1", "device"},         // if's second branch
+      {"main", "%7", "pinned_host"},    // both branches return pinned_host
+      {"main", "%10", "device"},        // case's branches disagree: device
   };
   ASSERT_EQ(m.moves.size(), expected.size());
   for (size_t i = 0; i < expected.size(); ++i) {
@@ -227,13 +235,17 @@ TEST(ManifestKinds, ThroughCallsAndControlFlow) {
 TEST(ManifestKinds, InsideShardyRegions) {
   const Manifest m = FromText(R"(module @jit_f attributes {mhlo.num_partitions = 2 : i32} {
   sdy.mesh @mesh = <["a"=2]>
-  func.func public @main(%arg0: tensor<4x4xf32> {mhlo.memory_kind = "pinned_host", sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>},
+  func.func public @main(%arg0: tensor<4x4xf32> {mhlo.memory_kind = "pinned_host",
+      sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>},
       %arg1: tensor<4x4xf32>) -> (tensor<4x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>}) {
     %0 = stablehlo.custom_call @MoveToHost(%arg1) : (tensor<4x4xf32>) -> tensor<4x4xf32>
-    %1 = sdy.manual_computation(%arg0, %0) in_shardings=[<@mesh, [{"a"}, {}]>, <@mesh, [{"a"}, {}]>] out_shardings=[<@mesh, [{"a"}, {}]>] manual_axes={"a"} (%arg2: tensor<2x4xf32>, %arg3: tensor<2x4xf32>) {
-      %0 = stablehlo.custom_call @annotate_device_placement(%arg2) {has_side_effect = true, mhlo.frontend_attributes = {_xla_buffer_placement = "device"}} : (tensor<2x4xf32>) -> tensor<2x4xf32>
+    %1 = sdy.manual_computation(%arg0, %0) in_shardings=[<@mesh, [{"a"}, {}]>, <@mesh, [{"a"},
+        {}]>] out_shardings=[<@mesh, [{"a"}, {}]>] manual_axes={"a"} (%arg2: tensor<2x4xf32>, %arg3: tensor<2x4xf32>) {
+      %0 = stablehlo.custom_call @annotate_device_placement(%arg2) {has_side_effect = true,
+          mhlo.frontend_attributes = {_xla_buffer_placement = "device"}} : (tensor<2x4xf32>) -> tensor<2x4xf32>
       %1 = stablehlo.add %0, %0 : tensor<2x4xf32>
-      %2 = stablehlo.custom_call @annotate_device_placement(%1) {has_side_effect = true, mhlo.frontend_attributes = {_xla_buffer_placement = "pinned_host"}} : (tensor<2x4xf32>) -> tensor<2x4xf32>
+      %2 = stablehlo.custom_call @annotate_device_placement(%1) {has_side_effect = true,
+          mhlo.frontend_attributes = {_xla_buffer_placement = "pinned_host"}} : (tensor<2x4xf32>) -> tensor<2x4xf32>
       sdy.return %2 : tensor<2x4xf32>
     } : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
     %2 = stablehlo.custom_call @MoveToDevice(%0) : (tensor<4x4xf32>) -> tensor<4x4xf32>
@@ -247,10 +259,8 @@ TEST(ManifestKinds, InsideShardyRegions) {
 }
 )");
   const std::vector<std::pair<std::string, std::string>> expected = {
-      {"%arg1", "device"},
-      {"%arg2", "pinned_host"},  // manual_computation's block argument: %arg0's kind
-      {"%1", "device"},
-      {"%0", "pinned_host"},     // the outer %0 (MoveToHost), not the region's
+      {"%arg1", "device"},      {"%arg2", "pinned_host"},  // manual_computation's block argument: %arg0's kind
+      {"%1", "device"},         {"%0", "pinned_host"},     // the outer %0 (MoveToHost), not the region's
       {"%arg2", "pinned_host"},  // named_computation's block argument: what manual_computation returned
       {"%3", "pinned_host"},     // named_computation's result
   };
@@ -286,7 +296,8 @@ TEST(ManifestKinds, LongCallChainsAreWalkedWithoutDeepRecursion) {
   EXPECT_EQ(m.moves[0].function, "f" + std::to_string(n));
   EXPECT_EQ(m.moves[0].from_kind, "device");  // beyond the limit, arguments are taken as device
   // Within the limit the kind is followed.
-  const Manifest short_chain = FromText(R"(func.func @main(%a: tensor<2xf32> {mhlo.memory_kind = "pinned_host"}) -> tensor<2xf32> {
+  const Manifest short_chain =
+      FromText(R"(func.func @main(%a: tensor<2xf32> {mhlo.memory_kind = "pinned_host"}) -> tensor<2xf32> {
   %0 = call @f1(%a) : (tensor<2xf32>) -> tensor<2xf32>
   return %0 : tensor<2xf32>
 }
@@ -307,7 +318,9 @@ func.func private @f2(%a: tensor<2xf32>) -> tensor<2xf32> {
 // Issue 12 item 3: a skipped op is reported as a warning and does not fail the load, unless a placed value
 // flows into it or its result (of unknown kind) is moved.
 TEST(ManifestKinds, SkippedOpsWarnAndFailOnlyWhenPlacementFlowsThroughThem) {
-  const std::string head = R"(func.func @main(%arg0: tensor<4xf32> {mhlo.memory_kind = "pinned_host"}, %arg1: tensor<4xf32>) -> tensor<4xf32> {
+  const std::string head =
+      R"(func.func @main(%arg0: tensor<4xf32> {mhlo.memory_kind = "pinned_host"},
+    %arg1: tensor<4xf32>) -> tensor<4xf32> {
 )";
   Manifest m;
   Options o;
@@ -317,10 +330,11 @@ TEST(ManifestKinds, SkippedOpsWarnAndFailOnlyWhenPlacementFlowsThroughThem) {
   %2 = stablehlo.custom_call @MoveToHost(%1) : (tensor<4xf32>) -> tensor<4xf32>
   return %2 : tensor<4xf32>
 }
-)", o, &m);
+)",
+                          o, &m);
   ASSERT_FALSE(s) << s->message;
   ASSERT_EQ(m.warnings.size(), 1u);
-  EXPECT_EQ(m.warnings[0].rfind("graph.mlir:2:3: skipped 'acme.pack'", 0), 0u) << m.warnings[0];
+  EXPECT_EQ(m.warnings[0].rfind("graph.mlir:3:3: skipped 'acme.pack'", 0), 0u) << m.warnings[0];
   ASSERT_EQ(m.moves.size(), 1u);
   EXPECT_EQ(m.moves[0].from_kind, "device");
   // JSON keeps the warnings.
@@ -332,7 +346,7 @@ TEST(ManifestKinds, SkippedOpsWarnAndFailOnlyWhenPlacementFlowsThroughThem) {
                    o, &m);
   ASSERT_TRUE(s);
   EXPECT_EQ(s->code, NEURONMEM_STATUS_UNIMPLEMENTED);
-  EXPECT_EQ(s->message.rfind("graph.mlir:2:25: a pinned_host value (%arg0) flows into 'acme.pack'", 0), 0u)
+  EXPECT_EQ(s->message.rfind("graph.mlir:3:25: a pinned_host value (%arg0) flows into 'acme.pack'", 0), 0u)
       << s->message;
 
   s = LoadFromText(head + R"(  %0 = acme.pack %arg1 into {1, 2} : tensor<4xf32>
@@ -340,10 +354,11 @@ TEST(ManifestKinds, SkippedOpsWarnAndFailOnlyWhenPlacementFlowsThroughThem) {
   %2 = stablehlo.custom_call @MoveToHost(%1) : (tensor<4xf32>) -> tensor<4xf32>
   return %2 : tensor<4xf32>
 }
-)", o, &m);
+)",
+                   o, &m);
   ASSERT_TRUE(s);
   EXPECT_EQ(s->code, NEURONMEM_STATUS_UNIMPLEMENTED);
-  EXPECT_EQ(s->message.rfind("graph.mlir:4:3: @MoveToHost moves %1, which comes from an op of a dialect", 0), 0u)
+  EXPECT_EQ(s->message.rfind("graph.mlir:5:3: @MoveToHost moves %1, which comes from an op of a dialect", 0), 0u)
       << s->message;
 }
 
@@ -366,8 +381,9 @@ TEST(ManifestOptions, CoreCountIsRangeChecked) {
 
 class Plan : public ::testing::Test {
  protected:
-  Status PlanFor(const std::string& text, std::vector<const void*> data, std::vector<ArgumentUpload>* out,
-                 InPinnedArena pinned = [](const void*, uint64_t) { return false; }) {
+  Status PlanFor(
+      const std::string& text, std::vector<const void*> data, std::vector<ArgumentUpload>* out,
+      InPinnedArena pinned = [](const void*, uint64_t) { return false; }) {
     m_ = FromText(text);
     return PlanArgumentUploads(m_, data.data(), data.size(), pinned, out);
   }
@@ -403,8 +419,8 @@ TEST_F(Plan, SizesKindsAndZeroCopy) {
 
 TEST_F(Plan, ByteSizesThatOverflowAreRejected) {
   std::vector<ArgumentUpload> plan;
-  Status s = PlanFor("func.func @main(%a: tensor<4000000000x4000000000x4000000000xf32>) -> () {\n  return\n}\n",
-                     {buf_}, &plan);
+  Status s = PlanFor("func.func @main(%a: tensor<4000000000x4000000000x4000000000xf32>) -> () {\n  return\n}\n", {buf_},
+                     &plan);
   ASSERT_TRUE(s);
   EXPECT_EQ(s->code, NEURONMEM_STATUS_INVALID_ARGUMENT);
   EXPECT_NE(s->message.find("more than 2^64 bytes"), std::string::npos) << s->message;
@@ -487,11 +503,22 @@ TEST(ManifestJson, RejectsWhatTheTextLoaderCannotProduce) {
       {"handle 1e300", [](json& d) { d["channels"][0]["handle"] = 1e300; }, "channels[0].handle"},
       {"line above 2^32", [](json& d) { d["results"][0]["location"]["line"] = 4294967296ull; }, "is above"},
       {"count 2^64-1", [](json& d) { d["custom_call_targets"][0]["count"] = UINT64_MAX; }, "is above"},
-      {"a pair of three numbers", [](json& d) { d["channels"][0]["source_target_pairs"][0] = {0, 1, 2}; },
+      {"a pair of three numbers",
+       [](json& d) {
+         d["channels"][0]["source_target_pairs"][0] = {0, 1, 2};
+       },
        "source_target_pairs[0]: must be a pair"},
       {"a pair of one number", [](json& d) { d["channels"][0]["source_target_pairs"][1] = {1}; }, "must be a pair"},
-      {"a negative core", [](json& d) { d["channels"][0]["source_target_pairs"][0] = {-1, 1}; }, "is outside"},
-      {"a repeated source", [](json& d) { d["channels"][0]["source_target_pairs"][1] = {0, 0}; }, "repeats source 0"},
+      {"a negative core",
+       [](json& d) {
+         d["channels"][0]["source_target_pairs"][0] = {-1, 1};
+       },
+       "is outside"},
+      {"a repeated source",
+       [](json& d) {
+         d["channels"][0]["source_target_pairs"][1] = {0, 0};
+       },
+       "repeats source 0"},
       {"channel type 4", [](json& d) { d["channels"][0]["type"] = 4; }, "channels[0].type: 4 is above 3"},
       {"op neither send nor recv", [](json& d) { d["channels"][0]["op"] = "all_reduce"; }, "\"send\" or \"recv\""},
       {"unknown memory kind", [](json& d) { d["results"][0]["memory_kind"] = "hbm"; }, "unknown memory_kind \"hbm\""},
@@ -499,7 +526,10 @@ TEST(ManifestJson, RejectsWhatTheTextLoaderCannotProduce) {
       {"unknown move kind", [](json& d) { d["moves"][0]["to_kind"] = "sram"; }, "unknown kind \"sram\""},
       {"unknown spelling", [](json& d) { d["moves"][0]["spelling"] = "Move"; }, "unknown move spelling"},
       {"unknown policy", [](json& d) { d["policy"] = "host"; }, "policy: must be"},
-      {"attribute of three strings", [](json& d) { d["arguments"][0]["attributes"][0] = {"a", "b", "c"}; },
+      {"attribute of three strings",
+       [](json& d) {
+         d["arguments"][0]["attributes"][0] = {"a", "b", "c"};
+       },
        "must be a pair of strings"},
       {"aliasing_output negative", [](json& d) { d["arguments"][2]["aliasing_output"] = -1; }, "is outside"},
       {"aliasing_output missing", [](json& d) { d["arguments"][2].erase("aliasing_output"); }, "missing"},

@@ -271,7 +271,8 @@ TEST(Manifest, EveryConformanceFileHasAManifest) {
 
 TEST(Manifest, UnannotatedPolicies) {
   const std::string text = R"(
-func.func @main(%a: tensor<4xf32> {mhlo.memory_kind = "pinned_host"}, %b: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32> {mhlo.memory_kind = "device"}) {
+func.func @main(%a: tensor<4xf32> {mhlo.memory_kind = "pinned_host"}, %b: tensor<4xf32>) -> (tensor<4xf32>,
+    tensor<4xf32> {mhlo.memory_kind = "device"}) {
   return %a, %b : tensor<4xf32>, tensor<4xf32>
 }
 )";
@@ -306,14 +307,17 @@ TEST(Manifest, ValidationErrorsCarryLocations) {
   EXPECT_NE(r.message.find("tuple"), std::string::npos) << r.message;
 
   r = LoadError(R"(func.func @main(%a: tensor<4xf32>, %b: tensor<4xf32>) -> () {
-  %0 = stablehlo.custom_call @annotate_device_placement(%a, %b) {mhlo.frontend_attributes = {_xla_buffer_placement = "pinned_host"}} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %0 = stablehlo.custom_call @annotate_device_placement(%a,
+      %b) {mhlo.frontend_attributes = {_xla_buffer_placement = "pinned_host"}} : (tensor<4xf32>,
+          tensor<4xf32>) -> tensor<4xf32>
   return
 })");
   EXPECT_NE(r.message.find("graph.mlir:2:3"), std::string::npos) << r.message;
   EXPECT_NE(r.message.find("exactly one operand"), std::string::npos) << r.message;
 
   r = LoadError(R"(func.func @main(%a: tensor<4xf32>) -> () {
-  %0 = stablehlo.custom_call @annotate_device_placement(%a) {mhlo.frontend_attributes = {_xla_buffer_placement = "sram"}} : (tensor<4xf32>) -> tensor<4xf32>
+  %0 = stablehlo.custom_call @annotate_device_placement(%a) {mhlo.frontend_attributes = {_xla_buffer_placement =
+      "sram"}} : (tensor<4xf32>) -> tensor<4xf32>
   return
 })");
   EXPECT_NE(r.message.find("unknown _xla_buffer_placement \"sram\""), std::string::npos) << r.message;
@@ -325,7 +329,9 @@ TEST(Manifest, ValidationErrorsCarryLocations) {
   EXPECT_NE(r.message.find("AwsNeuronMemoryPlacement needs backend_config"), std::string::npos) << r.message;
 
   const char* send_template = R"(func.func @main(%a: tensor<4xf32>, %t: !stablehlo.token) -> () {
-  %0 = "stablehlo.send"(%a, %t) {channel_handle = #stablehlo.channel_handle<handle = 5, type = TYPE>, is_host_transfer = HOST, source_target_pairs = dense<PAIRS> : tensor<NPx2xi64>} : (tensor<4xf32>, !stablehlo.token) -> !stablehlo.token
+  %0 = "stablehlo.send"(%a, %t) {source_target_pairs = dense<PAIRS> : tensor<NPx2xi64>, is_host_transfer = HOST,
+      channel_handle = #stablehlo.channel_handle<handle = 5, type = TYPE>}
+      : (tensor<4xf32>, !stablehlo.token) -> !stablehlo.token
   return
 })";
   auto send = [&](const char* type, const char* host, const char* pairs, const char* np) {
@@ -565,7 +571,15 @@ TEST_F(UploadPlan, WrongArgumentCountOrNullDataFailsAndCreatesNothing) {
   neuronmem_buffer_t* bufs[4] = {};
   const void* data[4] = {nullptr, nullptr, nullptr, nullptr};
   const auto copy = NEURONMEM_HOST_BUFFER_IMMUTABLE_ONLY_DURING_CALL;
-  Result r = Take(Upload(m_, dev, data, 3, copy, bufs, nullptr));
+  // A wrong count is found before any slot is written: the caller's array may be that short.
+  neuronmem_buffer_t* sentinel = reinterpret_cast<neuronmem_buffer_t*>(&dev);
+  neuronmem_buffer_t* short_bufs[2] = {sentinel, sentinel};
+  Result r = Take(Upload(m_, dev, data, 2, copy, short_bufs, nullptr));
+  EXPECT_EQ(r.code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(r.message.find("takes 4 arguments, 2 were given"), std::string::npos) << r.message;
+  EXPECT_EQ(short_bufs[0], sentinel);
+  EXPECT_EQ(short_bufs[1], sentinel);
+  r = Take(Upload(m_, dev, data, 3, copy, bufs, nullptr));
   EXPECT_EQ(r.code, NEURONMEM_STATUS_INVALID_ARGUMENT);
   EXPECT_NE(r.message.find("takes 4 arguments, 3 were given"), std::string::npos) << r.message;
   r = Take(Upload(m_, dev, data, 4, copy, bufs, nullptr));

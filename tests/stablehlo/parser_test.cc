@@ -66,7 +66,8 @@ TEST(Parser, QuantizedElementTypes) {
     %b: tensor<4x!quant.uniform<i8<-127:127>:f32:0, {0.5:-3, 2.5E-2, -1.0:7, 1e-3:0}>>,
     %c: tensor<!quant.uniform<u8:bf16, 1.5377370458777768E-5>>,
     %d: tensor<3x!quant.uniform<i4:f16, 0.25:1>>) -> tensor<2x3xf32> {
-  %0 = stablehlo.uniform_dequantize %a : (tensor<2x3x!quant.uniform<i8:f32, 0.0039172410964965817:-128>>) -> tensor<2x3xf32>
+  %0 = stablehlo.uniform_dequantize %a : (tensor<2x3x!quant.uniform<i8:f32,
+      0.0039172410964965817:-128>>) -> tensor<2x3xf32>
   %1 = stablehlo.constant dense<[1, -8, 7]> : tensor<3xi4>
   return %0 : tensor<2x3xf32>
 })");
@@ -125,7 +126,8 @@ module @jit_main attributes {mhlo.num_partitions = 1 : i32} {
   func.func public @main() -> (tensor<3xf32> {jax.result_info = "", mhlo.layout_mode = "default"}) {
     %0 = call @inputs() : () -> tensor<2x3xf32>
     %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
-    %2 = stablehlo.reduce(%0 init: %cst) applies stablehlo.add across dimensions = [0] : (tensor<2x3xf32>, tensor<f32>) -> tensor<3xf32>
+    %2 = stablehlo.reduce(%0 init: %cst) applies stablehlo.add across dimensions = [0] : (tensor<2x3xf32>,
+        tensor<f32>) -> tensor<3xf32>
     stablehlo.custom_call @check.expect_close(%2, %2) {has_side_effect = true} : (tensor<3xf32>, tensor<3xf32>) -> ()
     return %2 : tensor<3xf32>
   }
@@ -334,14 +336,16 @@ module {
 
 // Issue 12 item 1: Shardy ops in their custom form, with their regions kept.
 TEST(Parser, ShardyOps) {
-  auto mods = MustParse(R"(module @jit_f attributes {mhlo.frontend_attributes = {xla.sdy.meshes = "{mesh = #sdy.mesh<[\"a\"=2]>}"}} {
+  auto mods = MustParse(
+      R"(module @jit_f attributes {mhlo.frontend_attributes = {xla.sdy.meshes = "{mesh = #sdy.mesh<[\"a\"=2]>}"}} {
   sdy.mesh @mesh = <["a"=2, "b"=4]>
   sdy.mesh @empty_mesh = <[]>
   func.func public @main(%arg0: tensor<4x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>},
       %arg1: tensor<8x2xi32>) -> (tensor<4x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>}) {
     %0 = sdy.sharding_constraint %arg0 <@mesh, [{"a"}, {}]> : tensor<4x4xf32>
     %1 = sdy.reshard %0 <@mesh, [{}, {"b"}]> : tensor<4x4xf32>
-    %2 = sdy.manual_computation(%1) in_shardings=[<@mesh, [{"a"}, {}]>] out_shardings=[<@mesh, [{"a"}, {}]>] manual_axes={"a"} (%arg2: tensor<2x4xf32> loc("x.py":1:1)) {
+    %2 = sdy.manual_computation(%1) in_shardings=[<@mesh, [{"a"}, {}]>] out_shardings=[<@mesh, [{"a"},
+        {}]>] manual_axes={"a"} (%arg2: tensor<2x4xf32> loc("x.py":1:1)) {
       %5 = stablehlo.add %arg2, %arg2 : tensor<2x4xf32>
       sdy.return %5 : tensor<2x4xf32>
     } : (tensor<4x4xf32>) -> tensor<4x4xf32>
@@ -517,7 +521,7 @@ func.func @other(%a: tensor<8x128xf32>) -> () {
   const Function& f = *mods.at(0).FindFunction("main");
   const auto& ops = f.body.blocks.at(0).ops;
   EXPECT_EQ(f.args[0].type.dims.data(), f.args[1].type.dims.data());
-  EXPECT_NE(f.args[0].type.dims.data(), f.args[2].type.dims.data());  // same text but another element type
+  EXPECT_NE(f.args[0].type.dims.data(), f.args[2].type.dims.data());    // same text but another element type
   EXPECT_EQ(ops[0].operand_types.data(), ops[1].operand_types.data());  // 2 operands of tensor<8x128xf32>
   EXPECT_EQ(ops[0].operand_types.size(), 2u);
   EXPECT_NE(ops[0].operand_types.data(), ops[2].operand_types.data());  // i32
@@ -551,9 +555,12 @@ TEST(Parser, GenericFuncAtTopLevelBecomesAFunction) {
 TEST(Parser, CustomCallTargetsAndBackendConfigForms) {
   auto mods = MustParse(R"(
 func.func @main(%arg0: tensor<2xf32>) -> tensor<2xf32> {
-  %0 = stablehlo.custom_call @"foo-not-id"(%arg0) {backend_config = "{\22key\22: 1, \22raw\22: \41\0A}"} : (tensor<2xf32>) -> tensor<2xf32>
-  %1 = stablehlo.custom_call @a.b$c(%0) {backend_config = {kind = "pinned_host", level = 3 : i32}} : (tensor<2xf32>) -> tensor<2xf32>
-  %2 = stablehlo.custom_call @tgt(%1) {mhlo.backend_config = {x = 1 : i64}, api_version = 4 : i32} : (tensor<2xf32>) -> tensor<2xf32>
+  %0 = stablehlo.custom_call @"foo-not-id"(%arg0) {backend_config = "{\22key\22: 1, \22raw\22: \41\0A}"}
+      : (tensor<2xf32>) -> tensor<2xf32>
+  %1 = stablehlo.custom_call @a.b$c(%0) {backend_config = {kind = "pinned_host", level = 3 : i32}}
+      : (tensor<2xf32>) -> tensor<2xf32>
+  %2 = stablehlo.custom_call @tgt(%1) {mhlo.backend_config = {x = 1 : i64}, api_version = 4 : i32}
+      : (tensor<2xf32>) -> tensor<2xf32>
   %3 = stablehlo.custom_call @none(%2) : (tensor<2xf32>) -> tensor<2xf32>
   %4:3 = stablehlo.custom_call @multi(%3) : (tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>, tensor<i32>)
   %5 = stablehlo.add %4#0, %4#1 : tensor<2xf32>
@@ -707,8 +714,7 @@ TEST(Dense, EveryLiteralForm) {
 // Decimal literals of the f8/f6/f4 types round once from the double, as MLIR's parser (APFloat) does;
 // f16/bf16 too (never through float).
 TEST(Dense, SmallFloatDecimals) {
-  EXPECT_EQ(ConstantValue("dense<[1.0, -4.480000e+02, 4.640000e+02, 5.0e+02, 0.001953125]> : tensor<5xf8E4M3FN>")
-                .dense,
+  EXPECT_EQ(ConstantValue("dense<[1.0, -4.480000e+02, 4.640000e+02, 5.0e+02, 0.001953125]> : tensor<5xf8E4M3FN>").dense,
             std::vector<uint8_t>({0x38, 0xFE, 0x7E, 0x7F, 0x01}));
   EXPECT_EQ(ConstantValue("dense<[-0.0, 2.400000e+02]> : tensor<2xf8E4M3FNUZ>").dense,
             std::vector<uint8_t>({0x00, 0x7F}));
@@ -721,15 +727,14 @@ TEST(Dense, SmallFloatDecimals) {
   EXPECT_EQ(ConstantValue("dense<[7.5, 2.8e+01]> : tensor<2xf6E2M3FN>").dense, std::vector<uint8_t>({0x1F, 0x1F}));
   EXPECT_EQ(ConstantValue("dense<2.8e+01> : tensor<4xf6E3M2FN>").dense, std::vector<uint8_t>({0x1F}));
   EXPECT_EQ(ConstantValue("dense<[1.0, 1.5e+01]> : tensor<2xf8E3M4>").dense, std::vector<uint8_t>({0x30, 0x6E}));
-  EXPECT_EQ(ConstantValue("dense<[1.0, 3.0e+01]> : tensor<2xf8E4M3B11FNUZ>").dense,
-            std::vector<uint8_t>({0x58, 0x7F}));
+  EXPECT_EQ(ConstantValue("dense<[1.0, 3.0e+01]> : tensor<2xf8E4M3B11FNUZ>").dense, std::vector<uint8_t>({0x58, 0x7F}));
   EXPECT_EQ(ConstantValue("dense<[1.0, 2.4e+02]> : tensor<2xf8E4M3>").dense, std::vector<uint8_t>({0x38, 0x77}));
   EXPECT_EQ(ConstantValue("dense<[1.0, -0.0]> : tensor<2xf8E5M2FNUZ>").dense, std::vector<uint8_t>({0x40, 0x00}));
   // 1 + 2^-8 + 2^-30: above the bf16 tie; through float it would be the tie and round down to 0x3F80.
   EXPECT_EQ(Values<uint16_t>(ConstantValue("dense<1.003906250931322574615478515625> : tensor<bf16>")),
             std::vector<uint16_t>({0x3F81}));
-  const std::string m = ParseError(
-      "func.func @main() -> () {\n  %0 = stablehlo.constant dense<[1.0, 1.0q]> : tensor<2xf8E4M3FN>\n}\n");
+  const std::string m =
+      ParseError("func.func @main() -> () {\n  %0 = stablehlo.constant dense<[1.0, 1.0q]> : tensor<2xf8E4M3FN>\n}\n");
   EXPECT_NE(m.find("not a valid f8E4M3FN value"), std::string::npos) << m;
 }
 
@@ -752,7 +757,8 @@ TEST(Malformed, EveryErrorHasALocationAndNothingCrashes) {
   EXPECT_NE(m.find("not closed"), std::string::npos) << m;
   m = ParseError("module {\n  func.func @main(%a: tensor<2xf32>) -> () {\n    return\n  }\n}\n}\n");
   EXPECT_NE(m.find("bad.mlir:6:1"), std::string::npos) << m;
-  m = ParseError("func.func @main() -> () {\n  %0 = stablehlo.custom_call @t() {backend_config = \"\\q\"} : () -> ()\n}\n");
+  m = ParseError(
+      "func.func @main() -> () {\n  %0 = stablehlo.custom_call @t() {backend_config = \"\\q\"} : () -> ()\n}\n");
   EXPECT_NE(m.find("bad escape"), std::string::npos) << m;
   m = ParseError("func.func @main(%a: tensor<99999999999999999999999x2xf32>) -> () {\n}\n");
   EXPECT_NE(m.find("too large"), std::string::npos) << m;
