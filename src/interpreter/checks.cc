@@ -7,19 +7,30 @@
 
 #include "interpreter/checks.h"
 #include "interpreter/program.h"
+#include "numerics/float_formats.h"
 
 namespace neuronmem::interp {
 
 bool IsSupportedType(ElementType t) {
-  return Dispatch(t, [](auto tag) { return !std::is_void_v<typename decltype(tag)::type>; });
+  return IsSmallFloat(t) || Dispatch(t, [](auto tag) { return !std::is_void_v<typename decltype(tag)::type>; });
 }
+
+namespace {
+// The value of element i of a small-float buffer.
+double SmallFloatAt(ElementType t, const void* data, int64_t i) {
+  return numerics::DecodeFloatToDouble(*numerics::SmallFloatFormat(t), static_cast<const uint8_t*>(data)[i]);
+}
+}  // namespace
 
 std::string FormatElement(ElementType type, const void* data, int64_t i) {
   char buf[96];
   Dispatch(type, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_void_v<T>) {
-      std::snprintf(buf, sizeof buf, "?");
+      if (IsSmallFloat(type))
+        std::snprintf(buf, sizeof buf, "%.9g", SmallFloatAt(type, data, i));
+      else
+        std::snprintf(buf, sizeof buf, "?");
     } else {
       const T v = static_cast<const T*>(data)[i];
       if constexpr (kIsBool<T>)
@@ -149,6 +160,33 @@ int64_t FirstMismatch(const T* a, const T* b, int64_t n, const CheckSpec& spec, 
   return -1;
 }
 
+// Small floats: equal values (NaN equals NaN) in kEq mode, within the tolerance in kAlmost, within
+// [min_ulp, max_ulp] steps of the format in kClose (the distance of the encodings in sign-magnitude order).
+int64_t FirstSmallFloatMismatch(ElementType t, const uint8_t* a, const uint8_t* b, int64_t n, const CheckSpec& spec,
+                                std::string* detail) {
+  const numerics::FloatFormat& fmt = *numerics::SmallFloatFormat(t);
+  const auto ordered = [&](uint8_t bits) -> int64_t {
+    if (!fmt.has_sign) return bits;
+    const int64_t mag = bits & ((1 << (fmt.bits - 1)) - 1);
+    return (bits >> (fmt.bits - 1)) & 1 ? -mag : mag;
+  };
+  for (int64_t i = 0; i < n; ++i) {
+    const double x = numerics::DecodeFloatToDouble(fmt, a[i]), y = numerics::DecodeFloatToDouble(fmt, b[i]);
+    bool ok;
+    if (spec.mode == Mode::kClose) {
+      const uint64_t d = std::isnan(x) || std::isnan(y)
+                             ? (std::isnan(x) && std::isnan(y) ? 0 : UINT64_MAX)
+                             : static_cast<uint64_t>(std::llabs(ordered(a[i]) - ordered(b[i])));
+      ok = d <= spec.max_ulp && d >= spec.min_ulp;
+      if (!ok) *detail = ", ULP difference " + std::to_string(d);
+    } else {
+      ok = AlmostEqual<double>(x, y, spec.mode == Mode::kAlmost ? spec.tolerance : 0.0);
+    }
+    if (!ok) return i;
+  }
+  return -1;
+}
+
 Status Compare(const TensorView& actual, const TensorView& expected, const CheckSpec& spec) {
   if (actual.type != expected.type) {
     return InvalidArgument("element types differ: %s (actual) vs %s (expected)",
@@ -162,6 +200,9 @@ Status Compare(const TensorView& actual, const TensorView& expected, const Check
   const int64_t bad = Dispatch(actual.type, [&](auto tag) -> int64_t {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_void_v<T>) {
+      if (IsSmallFloat(actual.type))
+        return FirstSmallFloatMismatch(actual.type, static_cast<const uint8_t*>(actual.data),
+                                       static_cast<const uint8_t*>(expected.data), n, spec, &detail);
       return 0;
     } else {
       return FirstMismatch(static_cast<const T*>(actual.data), static_cast<const T*>(expected.data), n, spec, &detail);

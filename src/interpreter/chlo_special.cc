@@ -5,7 +5,9 @@
 // registration of the same CHLO op names.
 #include <string>
 
+#include "interpreter/elementwise.h"
 #include "interpreter/kernel.h"
+#include "interpreter/quant.h"
 #include "numerics/special_functions.h"
 
 namespace neuronmem::interp {
@@ -48,7 +50,8 @@ class ChloBinaryKernel final : public Kernel {
   int64_t n_;
 };
 
-// Operands and result: one element type (f16, bf16, f32, f64), not quantized, one shape.
+// Operands and result: one element type (f16, bf16, f32, f64, or f8/f6/f4 computed in f32), not quantized,
+// one shape.
 Status CheckOperands(CompileCtx& cx, size_t inputs) {
   if (cx.num_inputs() != inputs || cx.num_outputs() != 1) {
     return cx.Invalid("expected %zu operand(s) and one result", inputs);
@@ -63,7 +66,7 @@ Status CheckOperands(CompileCtx& cx, size_t inputs) {
     }
     if (in.dims != out.dims) return cx.Invalid("operand %zu and the result have different shapes", i);
   }
-  if (!numerics::ChloSupportsElementType(out.type)) {
+  if (!numerics::ChloSupportsElementType(out.type) && !IsSmallFloat(out.type)) {
     return cx.Unsupported("element type %s is not supported (f16, bf16, f32, f64)",
                           std::string(ElementTypeName(out.type)).c_str());
   }
@@ -72,18 +75,27 @@ Status CheckOperands(CompileCtx& cx, size_t inputs) {
 
 template <numerics::ChloUnaryOp kFn>
 Status CompileChloUnary(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
+  // CHLO's trigonometric and hyperbolic functions also take complex numbers (the element-wise family has them).
+  if (cx.num_inputs() == 1 && IsComplex(cx.in_slot(0).type)) return CompileComplexChlo(cx, k);
   if (Status s = CheckOperands(cx, 1)) return s;
-  const Slot& out = cx.out_slot(0);
-  *k = std::make_unique<ChloUnaryKernel>(kFn, out.type, cx.in(0), cx.out(0), out.count);
-  return Status();
+  // f8/f6/f4: the f32 function of the exact f32 value, rounded once.
+  const auto make = [](CompileCtx& c, const std::vector<uint32_t>& in, uint32_t out, std::unique_ptr<Kernel>* kk) {
+    *kk = std::make_unique<ChloUnaryKernel>(kFn, c.slot(out).type, in[0], out, c.slot(out).count);
+    return Ok();
+  };
+  if (NeedsF32(cx)) return CompileQuantized(cx, k, make);
+  return make(cx, {cx.in(0)}, cx.out(0), k);
 }
 
 template <numerics::ChloBinaryOp kFn>
 Status CompileChloBinary(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   if (Status s = CheckOperands(cx, 2)) return s;
-  const Slot& out = cx.out_slot(0);
-  *k = std::make_unique<ChloBinaryKernel>(kFn, out.type, cx.in(0), cx.in(1), cx.out(0), out.count);
-  return Status();
+  const auto make = [](CompileCtx& c, const std::vector<uint32_t>& in, uint32_t out, std::unique_ptr<Kernel>* kk) {
+    *kk = std::make_unique<ChloBinaryKernel>(kFn, c.slot(out).type, in[0], in[1], out, c.slot(out).count);
+    return Ok();
+  };
+  if (NeedsF32(cx)) return CompileQuantized(cx, k, make);
+  return make(cx, {cx.in(0), cx.in(1)}, cx.out(0), k);
 }
 
 }  // namespace

@@ -407,6 +407,9 @@ Status FunctionCompiler::ResultNames(const Operation& op, std::vector<std::strin
 Status FunctionCompiler::CompileOp(const Operation& op, Body* body, std::vector<uint32_t>* returned) {
   op_ = &op;
   const std::string_view name = op.name;
+  // The parser kept only the name, operands and results of an op it could not read (an unknown dialect's
+  // custom form): nothing of what it does is known, even when an op of that name is registered.
+  if (op.skipped) return Unsupported("op of an unknown dialect that the parser skipped (its form could not be read)");
   // Open the op: slots used by it (or by ops in its regions) live until it closes.
   open_.resize(depth_ + 1);
   open_[depth_].start = tick_;
@@ -433,7 +436,7 @@ Status FunctionCompiler::CompileOp(const Operation& op, Body* body, std::vector<
       Use(s);
     }
   }
-  if (name == "func.return" || name == "stablehlo.return" || name == "return") {
+  if (name == "func.return" || name == "stablehlo.return" || name == "return" || name == "sdy.return") {
     *returned = inputs_;
     close();
     return Ok();

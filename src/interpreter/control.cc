@@ -1,6 +1,7 @@
 // Control flow and calls: func.call/call, while, if, case, and the token ops (after_all).
 #include "interpreter/attr_text.h"
 #include "interpreter/program.h"
+#include "interpreter/quant.h"
 #include "interpreter/shape.h"
 
 namespace neuronmem::interp {
@@ -285,7 +286,9 @@ Status CompileScan(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
     const Slot& out = cx.out_slot(i);
     const Slot& arg = cx.slot(body->arg_slots[i]);
     const Slot& res = cx.slot(body->result_slots[i]);
-    if (in.quant || out.quant) return cx.Unsupported("quantized scan is not supported");
+    // Quantized carries and slices: the body's ops run on quantized values as everywhere else.
+    if (!SameQuant(in.quant, out.quant) || !SameQuant(in.quant, arg.quant) || !SameQuant(in.quant, res.quant))
+      return cx.Invalid("operand, result, body argument and body result %zu must share the quantization", i);
     if (out.type != in.type || out.dims != in.dims)
       return cx.Invalid("result %zu must have the type of operand %zu", i, i);
     if (i < n) {
@@ -312,6 +315,72 @@ Status CompileScan(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   return Ok();
 }
 
+// sdy.manual_computation / sdy.named_computation on one core: the body runs on the operands as they are
+// (its arguments alias them) and its results are copied into the op's. A manual computation whose body
+// sees per-device slices of its operands (a manual axis of more than one device) cannot run on one core.
+class InlineRegionKernel final : public Kernel {
+ public:
+  InlineRegionKernel(const Body* body, std::vector<uint32_t> ins, std::vector<uint32_t> outs, std::vector<size_t> bytes)
+      : body_(body), ins_(std::move(ins)), outs_(std::move(outs)), bytes_(std::move(bytes)) {}
+  Status Run(Frame& f) const override {
+    for (size_t i = 0; i < ins_.size(); ++i) f.slots[body_->arg_slots[i]] = f.slots[ins_[i]];
+    NEURONMEM_RETURN_IF_ERROR(RunBody(*body_, f));
+    for (size_t i = 0; i < outs_.size(); ++i)
+      if (f.slots[outs_[i]] != f.slots[body_->result_slots[i]])
+        std::memmove(f.slots[outs_[i]], f.slots[body_->result_slots[i]], bytes_[i]);
+    return Status();
+  }
+
+ private:
+  const Body* body_;
+  std::vector<uint32_t> ins_, outs_;
+  std::vector<size_t> bytes_;
+};
+
+bool SameValueType(const Slot& a, const Slot& b) {
+  return a.type == b.type && a.dims == b.dims && SameQuant(a.quant, b.quant);
+}
+
+Status CompileInlineRegion(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
+  if (cx.op().regions.size() != 1) return cx.Invalid("expected one region");
+  const Body* body = nullptr;
+  NEURONMEM_RETURN_IF_ERROR(cx.CompileRegion(0, &body));
+  if (body->arg_slots.size() != cx.num_inputs() || body->result_slots.size() != cx.num_outputs())
+    return cx.Invalid("the body takes %zu values and returns %zu; the op has %zu operands and %zu results",
+                      body->arg_slots.size(), body->result_slots.size(), cx.num_inputs(), cx.num_outputs());
+  for (size_t i = 0; i < cx.num_inputs(); ++i) {
+    if (!SameValueType(cx.slot(body->arg_slots[i]), cx.in_slot(i)))
+      return cx.Unsupported(
+          "body argument %zu is typed differently from operand %zu (a manual axis splits it over "
+          "several devices); on one core the body must see whole operands",
+          i, i);
+  }
+  std::vector<uint32_t> ins, outs;
+  std::vector<size_t> bytes;
+  for (size_t i = 0; i < cx.num_outputs(); ++i) {
+    if (!SameValueType(cx.slot(body->result_slots[i]), cx.out_slot(i)))
+      return cx.Unsupported(
+          "body result %zu is typed differently from result %zu (a manual axis splits it over "
+          "several devices); on one core the body must return whole results",
+          i, i);
+    outs.push_back(cx.out(i));
+    bytes.push_back(cx.out_slot(i).bytes);
+  }
+  for (size_t i = 0; i < cx.num_inputs(); ++i) ins.push_back(cx.in(i));
+  *k = std::make_unique<InlineRegionKernel>(body, std::move(ins), std::move(outs), std::move(bytes));
+  return Ok();
+}
+
+// Sharding annotations on one core: the value itself (no kernel).
+Status CompileShardingIdentity(CompileCtx& cx, std::unique_ptr<Kernel>*) {
+  if (cx.num_inputs() != cx.num_outputs()) return cx.Invalid("expected as many results as operands");
+  for (size_t i = 0; i < cx.num_inputs(); ++i) {
+    if (!SameValueType(cx.in_slot(i), cx.out_slot(i))) return cx.Invalid("result %zu differs from operand %zu", i, i);
+    cx.AliasOutput(i, cx.in(i));
+  }
+  return Ok();
+}
+
 // Tokens carry no data: after_all and create_token only define them.
 Status CompileToken(CompileCtx&, std::unique_ptr<Kernel>*) { return Ok(); }
 
@@ -325,6 +394,11 @@ void RegisterControlOps(std::unordered_map<std::string_view, OpCompileFn>* r) {
   m["stablehlo.if"] = CompileIf;
   m["stablehlo.case"] = CompileCase;
   m["chlo.scan"] = CompileScan;
+  m["sdy.manual_computation"] = CompileInlineRegion;
+  m["sdy.named_computation"] = CompileInlineRegion;
+  m["sdy.sharding_constraint"] = CompileShardingIdentity;
+  m["sdy.reshard"] = CompileShardingIdentity;
+  m["sdy.propagation_barrier"] = CompileShardingIdentity;
   m["stablehlo.after_all"] = CompileToken;
   m["stablehlo.create_token"] = CompileToken;
 }

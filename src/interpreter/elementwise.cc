@@ -9,6 +9,7 @@
 #include "interpreter/kernel.h"
 #include "interpreter/quant.h"
 #include "interpreter/shape.h"
+#include "numerics/float_formats.h"
 
 namespace neuronmem::interp {
 namespace {
@@ -624,9 +625,44 @@ void ScalarApply(const void* a, const void* b, void* out) {
   std::memcpy(out, static_cast<const void*>(&r), sizeof(T));
 }
 
+// f8/f6/f4: the f32 op on the exact values, rounded once into the format (as the element-wise kernels do).
+template <typename F, ElementType E>
+void SmallFloatScalarApply(const void* a, const void* b, void* out) {
+  static const numerics::FloatFormat& fmt = *numerics::SmallFloatFormat(E);
+  const float x = numerics::DecodeFloat(fmt, *static_cast<const uint8_t*>(a));
+  const float y = numerics::DecodeFloat(fmt, *static_cast<const uint8_t*>(b));
+  *static_cast<uint8_t*>(out) = static_cast<uint8_t>(numerics::EncodeFloat(fmt, F::template Apply<float>(x, y)));
+}
+
+template <typename F>
+ScalarBinaryFn SmallFloatScalarFor(ElementType t) {
+  if constexpr (!F::template Supports<float>()) {
+    return nullptr;
+  } else {
+    switch (t) {
+#define NEURONMEM_SMALL_FLOAT_CASE(E) \
+  case ElementType::E: return &SmallFloatScalarApply<F, ElementType::E>;
+      NEURONMEM_SMALL_FLOAT_CASE(kF8E3M4)
+      NEURONMEM_SMALL_FLOAT_CASE(kF8E4M3)
+      NEURONMEM_SMALL_FLOAT_CASE(kF8E4M3FN)
+      NEURONMEM_SMALL_FLOAT_CASE(kF8E4M3FNUZ)
+      NEURONMEM_SMALL_FLOAT_CASE(kF8E4M3B11FNUZ)
+      NEURONMEM_SMALL_FLOAT_CASE(kF8E5M2)
+      NEURONMEM_SMALL_FLOAT_CASE(kF8E5M2FNUZ)
+      NEURONMEM_SMALL_FLOAT_CASE(kF8E8M0FNU)
+      NEURONMEM_SMALL_FLOAT_CASE(kF4E2M1FN)
+      NEURONMEM_SMALL_FLOAT_CASE(kF6E2M3FN)
+      NEURONMEM_SMALL_FLOAT_CASE(kF6E3M2FN)
+#undef NEURONMEM_SMALL_FLOAT_CASE
+      default: return nullptr;
+    }
+  }
+}
+
 template <typename F>
 ScalarBinaryFn ScalarFor(ElementType t) {
   const int sub = SubByteBits(t);
+  if (IsSmallFloat(t)) return SmallFloatScalarFor<F>(t);
   return Dispatch(t, [&](auto tag) -> ScalarBinaryFn {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_void_v<T>) {
@@ -702,7 +738,7 @@ Status MakeBinary(CompileCtx& cx, uint32_t a_slot, uint32_t b_slot, uint32_t out
 template <typename F>
 Status CompileUnary(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   if (cx.num_inputs() != 1 || cx.num_outputs() != 1) return cx.Invalid("expected one operand and one result");
-  if (AnyQuant(cx))
+  if (NeedsF32(cx))
     return CompileQuantized(
         cx, k, [](CompileCtx& c, const std::vector<uint32_t>& in, uint32_t out, std::unique_ptr<Kernel>* inner) {
           return MakeUnary<F>(c, in[0], out, inner);
@@ -713,7 +749,7 @@ Status CompileUnary(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
 template <typename F>
 Status CompileBinary(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   if (cx.num_inputs() != 2 || cx.num_outputs() != 1) return cx.Invalid("expected two operands and one result");
-  if (AnyQuant(cx))
+  if (NeedsF32(cx))
     return CompileQuantized(
         cx, k, [](CompileCtx& c, const std::vector<uint32_t>& in, uint32_t out, std::unique_ptr<Kernel>* inner) {
           return MakeBinary<F>(c, in[0], in[1], out, inner);
@@ -771,27 +807,38 @@ struct IsFinite {
 };
 
 template <typename F>
-Status CompileComplexPart(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
-  if (cx.num_inputs() != 1 || cx.num_outputs() != 1) return cx.Invalid("expected one operand and one result");
-  const Slot& a = cx.in_slot(0);
-  const Slot& r = cx.out_slot(0);
+Status MakeComplexPart(CompileCtx& cx, uint32_t in, uint32_t out, std::unique_ptr<Kernel>* k) {
+  const Slot& a = cx.slot(in);
+  const Slot& r = cx.slot(out);
   if (a.type == ElementType::kC64 && r.type == ElementType::kF32) {
-    *k = std::make_unique<MapKernel<c64, float, F>>(cx.in(0), cx.out(0), a.count);
+    *k = std::make_unique<MapKernel<c64, float, F>>(in, out, a.count);
   } else if (a.type == ElementType::kC128 && r.type == ElementType::kF64) {
-    *k = std::make_unique<MapKernel<c128, double, F>>(cx.in(0), cx.out(0), a.count);
+    *k = std::make_unique<MapKernel<c128, double, F>>(in, out, a.count);
   } else if (IsFloat(a.type) && a.type == r.type) {
     *k = Dispatch(a.type, [&](auto tag) -> std::unique_ptr<Kernel> {
       using T = typename decltype(tag)::type;
       if constexpr (kIsFloat<T>)
-        return std::make_unique<MapKernel<T, T, F>>(cx.in(0), cx.out(0), a.count);
+        return std::make_unique<MapKernel<T, T, F>>(in, out, a.count);
       else
         return nullptr;
     });
+    if (!*k) return cx.Unsupported("element type %s is not supported", std::string(ElementTypeName(a.type)).c_str());
   } else {
     return cx.Unsupported("%s -> %s is not supported", std::string(ElementTypeName(a.type)).c_str(),
                           std::string(ElementTypeName(r.type)).c_str());
   }
   return Ok();
+}
+
+template <typename F>
+Status CompileComplexPart(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
+  if (cx.num_inputs() != 1 || cx.num_outputs() != 1) return cx.Invalid("expected one operand and one result");
+  if (NeedsF32(cx))
+    return CompileQuantized(
+        cx, k, [](CompileCtx& c, const std::vector<uint32_t>& in, uint32_t out, std::unique_ptr<Kernel>* inner) {
+          return MakeComplexPart<F>(c, in[0], out, inner);
+        });
+  return MakeComplexPart<F>(cx, cx.in(0), cx.out(0), k);
 }
 
 Status CompileAbs(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
@@ -801,8 +848,14 @@ Status CompileAbs(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
 
 Status CompileIsFinite(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   if (cx.num_inputs() != 1 || cx.num_outputs() != 1) return cx.Invalid("expected one operand and one result");
-  const Slot& a = cx.in_slot(0);
   if (cx.out_slot(0).type != ElementType::kPred) return cx.Invalid("result must be i1");
+  if (NeedsF32(cx))  // small floats: inf and NaN survive the exact conversion to f32
+    return CompileQuantized(
+        cx, k, [](CompileCtx& c, const std::vector<uint32_t>& in, uint32_t out, std::unique_ptr<Kernel>* inner) {
+          *inner = std::make_unique<MapKernel<float, bool, IsFinite>>(in[0], out, c.slot(out).count);
+          return Ok();
+        });
+  const Slot& a = cx.in_slot(0);
   *k = Dispatch(a.type, [&](auto tag) -> std::unique_ptr<Kernel> {
     using T = typename decltype(tag)::type;
     if constexpr (kIsFloat<T>)
@@ -928,7 +981,7 @@ Status MakeCompare(CompileCtx& cx, uint32_t a_slot, uint32_t b_slot, uint32_t ou
 
 Status CompileCompare(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   if (cx.num_inputs() != 2 || cx.num_outputs() != 1) return cx.Invalid("expected two operands and one result");
-  if (AnyQuant(cx))
+  if (NeedsF32(cx))
     return CompileQuantized(
         cx, k, [](CompileCtx& c, const std::vector<uint32_t>& in, uint32_t out, std::unique_ptr<Kernel>* inner) {
           return MakeCompare(c, in[0], in[1], out, inner);
@@ -1020,16 +1073,22 @@ Status CompileClamp(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   if (lo.type != x.type || hi.type != x.type) return cx.Invalid("operand types differ");
   const bool lo_s = lo.dims.empty(), hi_s = hi.dims.empty();
   if ((!lo_s && lo.dims != x.dims) || (!hi_s && hi.dims != x.dims)) return cx.Invalid("min/max shape mismatch");
-  if (x.quant) return cx.Unsupported("quantized clamp is not supported");
-  *k = Dispatch(x.type, [&](auto tag) -> std::unique_ptr<Kernel> {
-    using T = typename decltype(tag)::type;
-    if constexpr (std::is_void_v<T> || kIsComplex<T>)
-      return nullptr;
-    else
-      return std::make_unique<ClampKernel<T>>(cx.in(0), cx.in(1), cx.in(2), cx.out(0), x.count, lo_s, hi_s);
-  });
-  if (!*k) return cx.Unsupported("element type %s is not supported", std::string(ElementTypeName(x.type)).c_str());
-  return Ok();
+  // Quantized (the spec's dequantize -> clamp -> quantize) and small floats clamp in f32.
+  const auto make = [lo_s, hi_s](CompileCtx& c, const std::vector<uint32_t>& in, uint32_t out,
+                                 std::unique_ptr<Kernel>* kk) {
+    const Slot& v = c.slot(in[1]);
+    *kk = Dispatch(v.type, [&](auto tag) -> std::unique_ptr<Kernel> {
+      using T = typename decltype(tag)::type;
+      if constexpr (std::is_void_v<T> || kIsComplex<T>)
+        return nullptr;
+      else
+        return std::make_unique<ClampKernel<T>>(in[0], in[1], in[2], out, v.count, lo_s, hi_s);
+    });
+    if (!*kk) return c.Unsupported("element type %s is not supported", std::string(ElementTypeName(v.type)).c_str());
+    return Ok();
+  };
+  if (NeedsF32(cx)) return CompileQuantized(cx, k, make);
+  return make(cx, {cx.in(0), cx.in(1), cx.in(2)}, cx.out(0), k);
 }
 
 // ---- convert, bitcast_convert, reduce_precision ---------------------------------------------------
@@ -1051,12 +1110,111 @@ class ConvertKernel final : public Kernel {
   int to_bits_;
 };
 
+// Small floats (f8, f6, f4) <-> any type. Decoding is exact (every value is an f32), so a small float converts
+// like that f32; into a small float, the source's double value (exact for every type but 64-bit integers
+// beyond 2^53, which overflow every small format anyway) rounds once (EncodeFloat).
+template <typename T>
+double SourceValue(T v) {
+  if constexpr (kIsBool<T>) {
+    return v ? 1.0 : 0.0;
+  } else if constexpr (kIsComplex<T>) {
+    return static_cast<double>(v.real());
+  } else {
+    return ToDouble(v);
+  }
+}
+
+template <typename To>
+class FromSmallFloatKernel final : public Kernel {
+ public:
+  FromSmallFloatKernel(const numerics::FloatFormat* from, uint32_t in, uint32_t out, int64_t n, int to_bits)
+      : from_(from), in_(in), out_(out), n_(n), to_bits_(to_bits) {}
+  Status Run(Frame& f) const override {
+    const uint8_t* a = Ptr<uint8_t>(f, in_);
+    To* r = Ptr<To>(f, out_);
+    for (int64_t i = 0; i < n_; ++i) r[i] = ConvertElement<To, float>(numerics::DecodeFloat(*from_, a[i]), to_bits_);
+    return Status();
+  }
+
+ private:
+  const numerics::FloatFormat* from_;
+  uint32_t in_, out_;
+  int64_t n_;
+  int to_bits_;
+};
+
+template <typename From>
+class ToSmallFloatKernel final : public Kernel {
+ public:
+  ToSmallFloatKernel(const numerics::FloatFormat* to, uint32_t in, uint32_t out, int64_t n)
+      : to_(to), in_(in), out_(out), n_(n) {}
+  Status Run(Frame& f) const override {
+    const From* a = Ptr<From>(f, in_);
+    uint8_t* r = Ptr<uint8_t>(f, out_);
+    for (int64_t i = 0; i < n_; ++i) r[i] = static_cast<uint8_t>(numerics::EncodeFloat(*to_, SourceValue(a[i])));
+    return Status();
+  }
+
+ private:
+  const numerics::FloatFormat* to_;
+  uint32_t in_, out_;
+  int64_t n_;
+};
+
+class SmallToSmallFloatKernel final : public Kernel {
+ public:
+  SmallToSmallFloatKernel(const numerics::FloatFormat* from, const numerics::FloatFormat* to, uint32_t in, uint32_t out,
+                          int64_t n)
+      : from_(from), to_(to), in_(in), out_(out), n_(n) {}
+  Status Run(Frame& f) const override {
+    const uint8_t* a = Ptr<uint8_t>(f, in_);
+    uint8_t* r = Ptr<uint8_t>(f, out_);
+    for (int64_t i = 0; i < n_; ++i)
+      r[i] = static_cast<uint8_t>(numerics::EncodeFloat(*to_, numerics::DecodeFloatToDouble(*from_, a[i])));
+    return Status();
+  }
+
+ private:
+  const numerics::FloatFormat *from_, *to_;
+  uint32_t in_, out_;
+  int64_t n_;
+};
+
+std::unique_ptr<Kernel> MakeSmallFloatConvert(const Slot& a, const Slot& r, uint32_t in, uint32_t out) {
+  const numerics::FloatFormat* from = IsSmallFloat(a.type) ? numerics::SmallFloatFormat(a.type) : nullptr;
+  const numerics::FloatFormat* to = IsSmallFloat(r.type) ? numerics::SmallFloatFormat(r.type) : nullptr;
+  if (from && to) return std::make_unique<SmallToSmallFloatKernel>(from, to, in, out, a.count);
+  if (from) {
+    return Dispatch(r.type, [&](auto tag) -> std::unique_ptr<Kernel> {
+      using To = typename decltype(tag)::type;
+      if constexpr (std::is_void_v<To>)
+        return nullptr;
+      else
+        return std::make_unique<FromSmallFloatKernel<To>>(from, in, out, a.count, SubByteBits(r.type));
+    });
+  }
+  return Dispatch(a.type, [&](auto tag) -> std::unique_ptr<Kernel> {
+    using From = typename decltype(tag)::type;
+    if constexpr (std::is_void_v<From>)
+      return nullptr;
+    else
+      return std::make_unique<ToSmallFloatKernel<From>>(to, in, out, a.count);
+  });
+}
+
 }  // namespace
 
 Status MakeConvert(CompileCtx& cx, uint32_t in, uint32_t out, std::unique_ptr<Kernel>* k) {
   const Slot& a = cx.slot(in);
   const Slot& r = cx.slot(out);
   if (a.count != r.count) return cx.Invalid("operand and result shapes differ");
+  if (IsSmallFloat(a.type) || IsSmallFloat(r.type)) {
+    *k = MakeSmallFloatConvert(a, r, in, out);
+    if (!*k)
+      return cx.Unsupported("convert %s -> %s is not supported", std::string(ElementTypeName(a.type)).c_str(),
+                            std::string(ElementTypeName(r.type)).c_str());
+    return Ok();
+  }
   const int to_bits = SubByteBits(r.type);
   *k = Dispatch(a.type, [&](auto ftag) -> std::unique_ptr<Kernel> {
     using From = typename decltype(ftag)::type;
@@ -1223,17 +1381,22 @@ Status CompileReducePrecision(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
       return cx.Invalid("malformed format");
   }
   if (e < 1 || m < 0) return cx.Invalid("exponent_bits must be >= 1 and mantissa_bits >= 0");
-  const Slot& a = cx.in_slot(0);
-  *k = Dispatch(a.type, [&](auto tag) -> std::unique_ptr<Kernel> {
-    using T = typename decltype(tag)::type;
-    if constexpr (kIsFloat<T>)
-      return std::make_unique<ReducePrecisionKernel<T>>(cx.in(0), cx.out(0), a.count, static_cast<int>(e),
-                                                        static_cast<int>(m));
-    else
-      return nullptr;
-  });
-  if (!*k) return cx.Unsupported("element type %s is not supported", std::string(ElementTypeName(a.type)).c_str());
-  return Ok();
+  // Small floats: every value is an f32, so reducing the f32 copy and rounding back is exact.
+  const auto make = [e, m](CompileCtx& c, const std::vector<uint32_t>& in, uint32_t out, std::unique_ptr<Kernel>* kk) {
+    const Slot& a = c.slot(in[0]);
+    *kk = Dispatch(a.type, [&](auto tag) -> std::unique_ptr<Kernel> {
+      using T = typename decltype(tag)::type;
+      if constexpr (kIsFloat<T>)
+        return std::make_unique<ReducePrecisionKernel<T>>(in[0], out, a.count, static_cast<int>(e),
+                                                          static_cast<int>(m));
+      else
+        return nullptr;
+    });
+    if (!*kk) return c.Unsupported("element type %s is not supported", std::string(ElementTypeName(a.type)).c_str());
+    return Ok();
+  };
+  if (NeedsF32(cx)) return CompileQuantized(cx, k, make);
+  return make(cx, {cx.in(0)}, cx.out(0), k);
 }
 
 }  // namespace
@@ -1260,6 +1423,17 @@ ScalarBinaryFn FindScalarBinary(std::string_view name, ElementType t) {
   for (const auto& [n, make] : kTable)
     if (n == name) return make(t);
   return nullptr;
+}
+
+Status CompileComplexChlo(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
+  static const std::pair<std::string_view, OpCompileFn> kTable[] = {
+      {"chlo.acos", CompileUnary<Acos>},   {"chlo.acosh", CompileUnary<Acosh>}, {"chlo.asin", CompileUnary<Asin>},
+      {"chlo.asinh", CompileUnary<Asinh>}, {"chlo.atan", CompileUnary<Atan>},   {"chlo.atanh", CompileUnary<Atanh>},
+      {"chlo.cosh", CompileUnary<Cosh>},   {"chlo.sinh", CompileUnary<Sinh>},   {"chlo.tan", CompileUnary<Tan>},
+  };
+  for (const auto& [name, fn] : kTable)
+    if (name == cx.op().name) return fn(cx, k);
+  return cx.Unsupported("complex operands are not supported by this op");
 }
 
 void RegisterElementwiseOps(std::unordered_map<std::string_view, OpCompileFn>* r) {

@@ -15,4 +15,9 @@ using ScalarBinaryFn = void (*)(const void* a, const void* b, void* out);
 // `name` is not such an op or does not take t.
 ScalarBinaryFn FindScalarBinary(std::string_view name, ElementType t);
 
+// The CHLO functions that take complex operands (acos, acosh, asin, asinh, atan, atanh, cosh, sinh, tan)
+// on complex64/complex128: their complex principal values. chlo_special.cc, which implements the real
+// versions, hands complex operands here. UNIMPLEMENTED for other ops.
+Status CompileComplexChlo(CompileCtx& cx, std::unique_ptr<Kernel>* k);
+
 }  // namespace neuronmem::interp

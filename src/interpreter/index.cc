@@ -308,19 +308,21 @@ Status CompileScatter(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   p.input_dims = in0.dims;
   p.update_dims = up0.dims;
   const size_t rank = in0.dims.size();
-  std::vector<ElementType> types;
+  std::vector<ScalarType> types;
   for (size_t i = 0; i < n; ++i) {
     const Slot& in = cx.in_slot(i);
     const Slot& up = cx.in_slot(n + 1 + i);
     const Slot& out = cx.out_slot(i);
-    if (in.quant || up.quant || out.quant) return cx.Unsupported("quantized scatter is not supported");
-    if (in.dims != in0.dims || up.dims != up0.dims || out.dims != in0.dims || out.type != in.type || up.type != in.type)
+    // Quantized: the body combines quantized values (dequantize, compute, quantize per update).
+    const ScalarType t = ScalarType::Of(in);
+    if (in.dims != in0.dims || up.dims != up0.dims || out.dims != in0.dims || ScalarType::Of(out) != t ||
+        ScalarType::Of(up) != t)
       return cx.Invalid("inputs, updates and results must agree in shape and element type");
     p.inputs.push_back(cx.in(i));
     p.updates.push_back(cx.in(n + 1 + i));
     p.results.push_back(cx.out(i));
     p.esize.push_back(ElementByteSize(in.type));
-    types.push_back(in.type);
+    types.push_back(t);
   }
   std::vector<int64_t> no_window = p.inserted;
   no_window.insert(no_window.end(), p.input_batching.begin(), p.input_batching.end());
@@ -346,7 +348,7 @@ Status CompileScatter(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   for (size_t i = 0; i < p.update_window_dims.size(); ++i)
     if (up0.dims[p.update_window_dims[i]] > in0.dims[p.window_input_axes[i]])
       return cx.Invalid("an update window is larger than the input");
-  std::vector<ElementType> arg_types = types;
+  std::vector<ScalarType> arg_types = types;
   arg_types.insert(arg_types.end(), types.begin(), types.end());
   ScalarRegion body;
   NEURONMEM_RETURN_IF_ERROR(body.Compile(cx, 0, arg_types, types));
@@ -433,18 +435,18 @@ Status CompileSort(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   if (dim < 0) dim += rank;
   std::vector<uint32_t> ins, outs;
   std::vector<size_t> esize;
-  std::vector<ElementType> arg_types;
+  std::vector<ScalarType> arg_types;
   for (size_t i = 0; i < n; ++i) {
     const Slot& in = cx.in_slot(i);
     const Slot& out = cx.out_slot(i);
-    if (in.quant || out.quant) return cx.Unsupported("quantized sort is not supported");
-    if (in.dims != in0.dims || out.dims != in.dims || out.type != in.type)
+    // Quantized: the comparator compares quantized values (as their dequantized values).
+    if (in.dims != in0.dims || out.dims != in.dims || ScalarType::Of(out) != ScalarType::Of(in))
       return cx.Invalid("inputs and results must have the same shape and types");
     ins.push_back(cx.in(i));
     outs.push_back(cx.out(i));
     esize.push_back(ElementByteSize(in.type));
-    arg_types.push_back(in.type);
-    arg_types.push_back(in.type);
+    arg_types.push_back(ScalarType::Of(in));
+    arg_types.push_back(ScalarType::Of(in));
   }
   ScalarRegion cmp;
   NEURONMEM_RETURN_IF_ERROR(cmp.Compile(cx, 0, arg_types, {ElementType::kPred}));

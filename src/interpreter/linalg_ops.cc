@@ -8,6 +8,7 @@
 #include "interpreter/attr_text.h"
 #include "interpreter/kernel.h"
 #include "interpreter/quant.h"
+#include "interpreter/shape.h"
 #include "linalg/convolution.h"
 #include "linalg/dot_general.h"
 
@@ -121,8 +122,8 @@ Status DotDimensions(CompileCtx& cx, linalg::DotDimensionNumbers* dn) {
 
 // Builds the kernel on the (possibly dequantized) operands.
 template <typename Params, typename KernelT, typename CheckFn>
-Status CompileLinalg(CompileCtx& cx, std::unique_ptr<Kernel>* k, Params params, CheckFn check) {
-  if (cx.num_inputs() != 2 || cx.num_outputs() != 1) return cx.Invalid("expected two operands and one result");
+Status CompileLinalg(CompileCtx& cx, std::unique_ptr<Kernel>* k, Params params, CheckFn check, size_t num_inputs = 2) {
+  if (cx.num_inputs() != num_inputs || cx.num_outputs() != 1) return cx.Invalid("expected two operands and one result");
   const auto inner = [&](CompileCtx& c, const std::vector<uint32_t>& in, uint32_t out, std::unique_ptr<Kernel>* kk) {
     BinarySlots s = Slots3(c, in, out);
     NEURONMEM_RETURN_IF_ERROR(FromLinalg(c, check(s, params)));
@@ -130,7 +131,8 @@ Status CompileLinalg(CompileCtx& cx, std::unique_ptr<Kernel>* k, Params params, 
     (*kk)->op = &c.op();
     return Ok();
   };
-  if (cx.in_slot(0).quant || cx.in_slot(1).quant || cx.out_slot(0).quant) return CompileQuantized(cx, k, inner);
+  // Quantized and small-float (f8, f6, f4) operands: computed in f32, the result quantized / rounded once.
+  if (NeedsF32(cx)) return CompileQuantized(cx, k, inner);
   return inner(cx, {cx.in(0), cx.in(1)}, cx.out(0), k);
 }
 
@@ -326,11 +328,21 @@ Status CompileConvolution(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   }
   if (!cx.Int("feature_group_count", &p.feature_group_count)) p.feature_group_count = 1;
   if (!cx.Int("batch_group_count", &p.batch_group_count)) p.batch_group_count = 1;
+  // dynamic_conv(lhs, rhs, d_padding): the padding is a constant [N, 2] operand instead of the attribute.
+  const bool dynamic = cx.op().name == "stablehlo.dynamic_conv";
+  if (dynamic) {
+    if (cx.num_inputs() != 3) return cx.Invalid("expected lhs, rhs and d_padding");
+    std::vector<int64_t> flat;
+    NEURONMEM_RETURN_IF_ERROR(ConstantInts(cx, 2, "d_padding", &flat, true));
+    if (!ReadPadding(flat, &p)) return cx.Invalid("d_padding must be [N, 2]");
+  }
   return CompileLinalg<linalg::ConvolutionParams, ConvolutionKernel>(
-      cx, k, std::move(p), [](const BinarySlots& s, const linalg::ConvolutionParams& q) {
+      cx, k, std::move(p),
+      [](const BinarySlots& s, const linalg::ConvolutionParams& q) {
         return linalg::CheckConvolution(s.lhs_s.type, s.lhs_s.dims, s.rhs_s.type, s.rhs_s.dims, q, s.out_s.type,
                                         s.out_s.dims);
-      });
+      },
+      dynamic ? 3 : 2);
 }
 
 }  // namespace
@@ -339,6 +351,7 @@ void RegisterLinalgOps(std::unordered_map<std::string_view, OpCompileFn>* r) {
   (*r)["stablehlo.dot_general"] = CompileDotGeneral;
   (*r)["stablehlo.dot"] = CompileDot;
   (*r)["stablehlo.convolution"] = CompileConvolution;
+  (*r)["stablehlo.dynamic_conv"] = CompileConvolution;
 }
 
 }  // namespace neuronmem::interp

@@ -93,6 +93,11 @@ inline int64_t TotalOrderKey(T v) {
 // True for the element types the interpreter computes with.
 bool IsSupportedType(ElementType t);
 
+// f8 (every variant), f6 and f4: one byte per element holding the encoding (src/numerics/float_formats.h).
+// Dispatch gives Tag<void> for them: kernels that compute convert them to f32, compute, and round the
+// result back once (CompileQuantized); data movement copies their bytes.
+inline bool IsSmallFloat(ElementType t) { return IsFloat(t) && ElementInfo(t).bits <= 8; }
+
 // Integers narrower than their storage (i2, i4, ui2, ui4): the bit width, else 0.
 inline int SubByteBits(ElementType t) {
   switch (t) {

@@ -1,4 +1,5 @@
-// Uniform quantization: uniform_quantize, uniform_dequantize, and quantized element-wise ops.
+// Uniform quantization: uniform_quantize, uniform_dequantize, and quantized element-wise ops; the same
+// compute-in-f32 wrapper serves the small float types (f8, f6, f4).
 #include "interpreter/quant.h"
 
 #include "interpreter/elementwise.h"
@@ -122,6 +123,19 @@ class SequenceKernel final : public Kernel {
 
 }  // namespace
 
+bool SameQuant(const stablehlo::QuantType* a, const stablehlo::QuantType* b) {
+  if (!a || !b) return a == b;
+  if (a->storage != b->storage || a->expressed != b->expressed || a->storage_min != b->storage_min ||
+      a->storage_max != b->storage_max || a->axis != b->axis || a->scales.size() != b->scales.size() ||
+      a->zero_points.size() != b->zero_points.size())
+    return false;
+  for (size_t i = 0; i < a->scales.size(); ++i)
+    if (a->scales[i] != b->scales[i]) return false;
+  for (size_t i = 0; i < a->zero_points.size(); ++i)
+    if (a->zero_points[i] != b->zero_points[i]) return false;
+  return true;
+}
+
 Status MakeDequantize(CompileCtx& cx, uint32_t in, uint32_t out, std::unique_ptr<Kernel>* k) {
   const Slot& q = cx.slot(in);
   if (cx.slot(out).type != ElementType::kF32) {
@@ -149,23 +163,39 @@ Status MakeQuantize(CompileCtx& cx, uint32_t in, uint32_t out, std::unique_ptr<K
   return MakeQuantKernel<QuantizeKernel>(cx, q, in, out, k);
 }
 
+bool NeedsF32(CompileCtx& cx) {
+  for (size_t i = 0; i < cx.num_inputs(); ++i)
+    if (cx.in_slot(i).quant || IsSmallFloat(cx.in_slot(i).type)) return true;
+  for (size_t i = 0; i < cx.num_outputs(); ++i)
+    if (cx.out_slot(i).quant || IsSmallFloat(cx.out_slot(i).type)) return true;
+  return false;
+}
+
+std::unique_ptr<Kernel> MakeSequence(std::vector<std::unique_ptr<Kernel>> ks) {
+  return std::make_unique<SequenceKernel>(std::move(ks));
+}
+
 Status CompileQuantized(CompileCtx& cx, std::unique_ptr<Kernel>* k, const InnerCompile& inner) {
   std::vector<std::unique_ptr<Kernel>> ks;
   std::vector<uint32_t> ins;
   for (size_t i = 0; i < cx.num_inputs(); ++i) {
     const Slot& s = cx.in_slot(i);
-    if (!s.quant) {
+    if (!s.quant && !IsSmallFloat(s.type)) {
       ins.push_back(cx.in(i));
       continue;
     }
     const uint32_t tmp = cx.AddScratch(ElementType::kF32, s.dims);
     ks.emplace_back();
-    NEURONMEM_RETURN_IF_ERROR(MakeDequantize(cx, cx.in(i), tmp, &ks.back()));
+    if (s.quant)
+      NEURONMEM_RETURN_IF_ERROR(MakeDequantize(cx, cx.in(i), tmp, &ks.back()));
+    else
+      NEURONMEM_RETURN_IF_ERROR(MakeConvert(cx, cx.in(i), tmp, &ks.back()));
     ins.push_back(tmp);
   }
   const Slot& r = cx.out_slot(0);
   uint32_t out = cx.out(0);
-  if (r.quant) out = cx.AddScratch(ElementType::kF32, r.dims);
+  const bool small_out = !r.quant && IsSmallFloat(r.type);
+  if (r.quant || small_out) out = cx.AddScratch(ElementType::kF32, r.dims);
   // The float op computes in f32 on f32 copies; a non-quantized operand of another float type is converted.
   for (size_t i = 0; i < ins.size(); ++i) {
     const Slot& s = cx.slot(ins[i]);
@@ -181,6 +211,9 @@ Status CompileQuantized(CompileCtx& cx, std::unique_ptr<Kernel>* k, const InnerC
   if (r.quant) {
     ks.emplace_back();
     NEURONMEM_RETURN_IF_ERROR(MakeQuantize(cx, out, cx.out(0), &ks.back()));
+  } else if (small_out) {
+    ks.emplace_back();
+    NEURONMEM_RETURN_IF_ERROR(MakeConvert(cx, out, cx.out(0), &ks.back()));
   }
   *k = std::make_unique<SequenceKernel>(std::move(ks));
   return Ok();

@@ -8,15 +8,28 @@
 
 namespace neuronmem::interp {
 
-// Compiles the float version of an element-wise op over dequantized copies of the quantized operands;
-// `inner` builds the float kernel from the (possibly substituted) operand slots and result slot.
+// Compiles the f32 version of an op over f32 copies of its quantized (dequantized) and small-float (f8, f6,
+// f4: converted exactly) operands; a quantized result is quantized from the f32 result, a small-float result
+// rounded once from it. `inner` builds the f32 kernel from the (possibly substituted) operand slots and
+// result slot.
 using InnerCompile =
     std::function<Status(CompileCtx&, const std::vector<uint32_t>& in, uint32_t out, std::unique_ptr<Kernel>*)>;
 Status CompileQuantized(CompileCtx& cx, std::unique_ptr<Kernel>* k, const InnerCompile& inner);
 
+// True if an operand or result of the current op is quantized, or of a small float type (IsSmallFloat): the
+// op then compiles through CompileQuantized.
+bool NeedsF32(CompileCtx& cx);
+
+// A kernel running `ks` in order.
+std::unique_ptr<Kernel> MakeSequence(std::vector<std::unique_ptr<Kernel>> ks);
+
 // Dequantizes slot `in` (quantized) into `out` (its expressed float type) and the reverse.
 Status MakeDequantize(CompileCtx& cx, uint32_t in, uint32_t out, std::unique_ptr<Kernel>* k);
 Status MakeQuantize(CompileCtx& cx, uint32_t in, uint32_t out, std::unique_ptr<Kernel>* k);
+
+// True if both are unquantized, or both quantized with the same storage type, range, expressed type, axis,
+// scales and zero points (types parsed separately are separate objects).
+bool SameQuant(const stablehlo::QuantType* a, const stablehlo::QuantType* b);
 
 void RegisterQuantOps(std::unordered_map<std::string_view, OpCompileFn>* r);
 

@@ -40,31 +40,52 @@ std::vector<Operand> Operands(CompileCtx& cx, const std::vector<uint32_t>& slots
   return v;
 }
 
-Status NoQuant(CompileCtx& cx) {
-  for (size_t i = 0; i < cx.num_inputs(); ++i)
-    if (cx.in_slot(i).quant) return cx.Unsupported("quantized operands are not supported by this op");
-  for (size_t i = 0; i < cx.num_outputs(); ++i)
-    if (cx.out_slot(i).quant) return cx.Unsupported("quantized results are not supported by this op");
-  return Ok();
+// The spec's is_promotable(x, y): y holds every value of x (same class, at least as wide; quantized types
+// with the same expressed type and parameters and a promotable storage type).
+bool IsPromotable(const ScalarType& x, const ScalarType& y) {
+  if ((x.quant == nullptr) != (y.quant == nullptr)) return false;
+  if (x.quant) {
+    const stablehlo::QuantType& a = *x.quant;
+    const stablehlo::QuantType& b = *y.quant;
+    if (a.expressed != b.expressed || a.axis != b.axis || a.scales.size() != b.scales.size() ||
+        a.zero_points.size() != b.zero_points.size())
+      return false;
+    for (size_t i = 0; i < a.scales.size(); ++i)
+      if (a.scales[i] != b.scales[i]) return false;
+    for (size_t i = 0; i < a.zero_points.size(); ++i)
+      if (a.zero_points[i] != b.zero_points[i]) return false;
+  }
+  return ElementInfo(x.type).cls == ElementInfo(y.type).cls && BitWidth(x.type) <= BitWidth(y.type);
 }
 
 // The operands of a variadic reduction: N inputs of one shape, N 0-d init values, N results of `rdims(input
 // dims)`, result k typed like init k. `pretty`: the operands come as (input, init) pairs.
+// Quantized values reduce with a quantized body; when the results (and the body) have a promoted type
+// (is_promotable: a wider storage type or float type), the inputs and init values are converted to it first
+// (`ins`/`inits` are then scratch copies), so the body only ever sees its own types.
 struct Reduction {
   std::vector<uint32_t> ins, inits, outs;
-  std::vector<ElementType> acc_types, x_types;
+  std::vector<ScalarType> acc_types, x_types;
   std::vector<int64_t> in_dims, out_dims;
+  std::vector<std::unique_ptr<Kernel>> promote;  // converts inputs / init values to the result types
 
-  std::vector<ElementType> ArgTypes() const {
-    std::vector<ElementType> t = acc_types;
+  std::vector<ScalarType> ArgTypes() const {
+    std::vector<ScalarType> t = acc_types;
     t.insert(t.end(), x_types.begin(), x_types.end());
     return t;
   }
 };
 
+// A slot of `to`'s element type shaped like `from`, holding `from` converted (integer widening keeps a
+// quantized storage value, as promotion with equal parameters does).
+Status Promote(CompileCtx& cx, uint32_t from, ElementType to, uint32_t* out, std::vector<std::unique_ptr<Kernel>>* ks) {
+  *out = cx.AddScratch(to, cx.slot(from).dims);
+  ks->emplace_back();
+  return MakeConvert(cx, from, *out, &ks->back());
+}
+
 template <typename RDims>
 Status ReadReduction(CompileCtx& cx, bool pretty, bool same_types, RDims rdims, Reduction* r) {
-  NEURONMEM_RETURN_IF_ERROR(NoQuant(cx));
   const size_t n = cx.num_outputs();
   if (n == 0 || cx.num_inputs() != 2 * n) return cx.Invalid("expected N inputs, N init values and N results");
   for (size_t i = 0; i < n; ++i) {
@@ -80,12 +101,45 @@ Status ReadReduction(CompileCtx& cx, bool pretty, bool same_types, RDims rdims, 
     const Slot& out = cx.slot(r->outs[i]);
     if (in.dims != r->in_dims) return cx.Invalid("inputs have different shapes");
     if (!init.dims.empty()) return cx.Invalid("init values must be 0-d");
-    if (out.dims != r->out_dims || out.type != init.type) return cx.Invalid("result %zu has the wrong type", i);
-    if (same_types && in.type != init.type) return cx.Invalid("input %zu and its init value differ in type", i);
-    r->acc_types.push_back(init.type);
-    r->x_types.push_back(in.type);
+    if (out.dims != r->out_dims) return cx.Invalid("result %zu has the wrong shape", i);
+    const ScalarType in_t = ScalarType::Of(in), init_t = ScalarType::Of(init), out_t = ScalarType::Of(out);
+    if (same_types && in_t != init_t) return cx.Invalid("input %zu and its init value differ in type", i);
+    if ((in.quant == nullptr) != (out.quant == nullptr))
+      return cx.Invalid("input %zu and result %zu must both be quantized or both not", i, i);
+    if (out_t != init_t) {
+      if (!IsPromotable(init_t, out_t) || !IsPromotable(in_t, out_t))
+        return cx.Invalid("result %zu has type %s, not a promotion of its input's %s", i, ScalarTypeName(out_t).c_str(),
+                          ScalarTypeName(in_t).c_str());
+      NEURONMEM_RETURN_IF_ERROR(Promote(cx, r->inits[i], out.type, &r->inits[i], &r->promote));
+      if (in_t != out_t) NEURONMEM_RETURN_IF_ERROR(Promote(cx, r->ins[i], out.type, &r->ins[i], &r->promote));
+      r->acc_types.push_back(out_t);
+      r->x_types.push_back(out_t);
+      continue;
+    }
+    r->acc_types.push_back(init_t);
+    r->x_types.push_back(in_t);
   }
   return Ok();
+}
+
+// Runs the promotions of a reduction, then the reduction itself.
+class PromotedKernel final : public Kernel {
+ public:
+  PromotedKernel(std::vector<std::unique_ptr<Kernel>> ks, std::unique_ptr<Kernel> main)
+      : ks_(std::move(ks)), main_(std::move(main)) {}
+  Status Run(Frame& f) const override {
+    for (const auto& k : ks_) NEURONMEM_RETURN_IF_ERROR(k->Run(f));
+    return main_->Run(f);
+  }
+
+ private:
+  std::vector<std::unique_ptr<Kernel>> ks_;
+  std::unique_ptr<Kernel> main_;
+};
+
+std::unique_ptr<Kernel> WithPromotions(Reduction* r, std::unique_ptr<Kernel> main) {
+  if (r->promote.empty()) return main;
+  return std::make_unique<PromotedKernel>(std::move(r->promote), std::move(main));
 }
 
 // ---- reduce --------------------------------------------------------------------------------------
@@ -173,7 +227,8 @@ Status CompileReduce(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
     const size_t at = text.find(" applies ");
     if (at == std::string_view::npos || n != 1) return cx.Invalid("missing reducer");
     const std::string_view rest = text.substr(at + 9);
-    NEURONMEM_RETURN_IF_ERROR(body.CompileApplies(cx, rest.substr(0, rest.find_first_of(" \t")), r.acc_types[0]));
+    if (r.acc_types[0].quant) return cx.Unsupported("'applies' on quantized values needs the region form");
+    NEURONMEM_RETURN_IF_ERROR(body.CompileApplies(cx, rest.substr(0, rest.find_first_of(" \t")), r.acc_types[0].type));
   } else {
     NEURONMEM_RETURN_IF_ERROR(
         body.Compile(cx, 0, r.ArgTypes(), r.acc_types, pretty ? PairOrder(n) : std::vector<size_t>{}));
@@ -186,8 +241,9 @@ Status CompileReduce(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   int64_t out_count = 1;
   for (int64_t d : r.out_dims) out_count *= d;
   const uint32_t stage = ScalarRegion::AddStage(cx, n);
-  *k = std::make_unique<ReduceKernel>(Operands(cx, r.ins), Operands(cx, r.inits), Operands(cx, r.outs), r.in_dims,
-                                      std::move(rstr), out_count, std::move(body), stage);
+  *k = WithPromotions(
+      &r, std::make_unique<ReduceKernel>(Operands(cx, r.ins), Operands(cx, r.inits), Operands(cx, r.outs), r.in_dims,
+                                         std::move(rstr), out_count, std::move(body), stage));
   return Ok();
 }
 
@@ -322,8 +378,9 @@ Status CompileReduceWindow(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   ScalarRegion body;
   NEURONMEM_RETURN_IF_ERROR(body.Compile(cx, 0, r.ArgTypes(), r.acc_types));
   const uint32_t stage = ScalarRegion::AddStage(cx, r.outs.size());
-  *k = std::make_unique<ReduceWindowKernel>(Operands(cx, r.ins), Operands(cx, r.inits), Operands(cx, r.outs), r.in_dims,
-                                            r.out_dims, std::move(w), std::move(body), stage);
+  *k = WithPromotions(
+      &r, std::make_unique<ReduceWindowKernel>(Operands(cx, r.ins), Operands(cx, r.inits), Operands(cx, r.outs),
+                                               r.in_dims, r.out_dims, std::move(w), std::move(body), stage));
   return Ok();
 }
 
@@ -395,20 +452,22 @@ class SelectAndScatterKernel final : public Kernel {
 };
 
 Status CompileSelectAndScatter(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
-  NEURONMEM_RETURN_IF_ERROR(NoQuant(cx));
   if (cx.num_inputs() != 3 || cx.num_outputs() != 1) return cx.Invalid("expected operand, source, init_value");
   const Slot operand = cx.in_slot(0), source = cx.in_slot(1), init = cx.in_slot(2), out = cx.out_slot(0);
   Window w;
   NEURONMEM_RETURN_IF_ERROR(ReadWindow(cx, operand.dims.size(), false, &w));
   if (WindowResultDims(operand.dims, w) != source.dims) return cx.Invalid("source does not match the windows");
-  if (!init.dims.empty() || init.type != operand.type || source.type != operand.type || out.type != operand.type ||
-      out.dims != operand.dims)
-    return cx.Invalid("operand, source, init_value and result must share the element type");
-  const ElementType t = operand.type;
+  // Quantized: select compares operand values, scatter combines source values with init/result values.
+  const ScalarType t = ScalarType::Of(operand), st = ScalarType::Of(source);
+  if (!init.dims.empty() || ScalarType::Of(init) != st || ScalarType::Of(out) != st || out.dims != operand.dims ||
+      ElementByteSize(source.type) != ElementByteSize(operand.type))
+    return cx.Invalid("source, init_value and result must share the element type");
+  if ((operand.quant == nullptr) != (source.quant == nullptr) || (!operand.quant && operand.type != source.type))
+    return cx.Invalid("operand and source must share the element type");
   ScalarRegion select, scatter;
   NEURONMEM_RETURN_IF_ERROR(select.Compile(cx, 0, {t, t}, {ElementType::kPred}));
-  NEURONMEM_RETURN_IF_ERROR(scatter.Compile(cx, 1, {t, t}, {t}));
-  *k = std::make_unique<SelectAndScatterKernel>(cx.in(0), cx.in(1), cx.in(2), cx.out(0), ElementByteSize(t),
+  NEURONMEM_RETURN_IF_ERROR(scatter.Compile(cx, 1, {st, st}, {st}));
+  *k = std::make_unique<SelectAndScatterKernel>(cx.in(0), cx.in(1), cx.in(2), cx.out(0), ElementByteSize(t.type),
                                                 operand.dims, source.dims, std::move(w), std::move(select),
                                                 std::move(scatter));
   return Ok();
@@ -438,7 +497,6 @@ class MapKernel final : public Kernel {
 };
 
 Status CompileMap(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
-  NEURONMEM_RETURN_IF_ERROR(NoQuant(cx));
   if (cx.num_inputs() == 0 || cx.num_outputs() != 1) return cx.Invalid("expected inputs and one result");
   const Slot out = cx.out_slot(0);
   std::vector<int64_t> dimensions;
@@ -447,15 +505,15 @@ Status CompileMap(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
       if (dimensions[i] != static_cast<int64_t>(i)) return cx.Invalid("dimensions must be [0, ..., rank - 1]");
     if (dimensions.size() != out.dims.size()) return cx.Invalid("dimensions must be [0, ..., rank - 1]");
   }
-  std::vector<ElementType> types;
+  std::vector<ScalarType> types;
   std::vector<uint32_t> ins;
   for (size_t i = 0; i < cx.num_inputs(); ++i) {
     if (cx.in_slot(i).dims != out.dims) return cx.Invalid("inputs and result must have the same shape");
-    types.push_back(cx.in_slot(i).type);
+    types.push_back(ScalarType::Of(cx.in_slot(i)));
     ins.push_back(cx.in(i));
   }
   ScalarRegion body;
-  NEURONMEM_RETURN_IF_ERROR(body.Compile(cx, 0, types, {out.type}));
+  NEURONMEM_RETURN_IF_ERROR(body.Compile(cx, 0, types, {ScalarType::Of(out)}));
   *k = std::make_unique<MapKernel>(Operands(cx, ins), Operand{cx.out(0), ElementByteSize(out.type)}, out.count,
                                    std::move(body));
   return Ok();

@@ -7,7 +7,7 @@
 namespace neuronmem::interp {
 namespace {
 
-bool IsScalarOf(const Slot& s, ElementType t) { return s.dims.empty() && s.type == t && !s.quant; }
+bool IsScalarOf(const Slot& s, const ScalarType& t) { return s.dims.empty() && ScalarType::Of(s) == t; }
 
 // The binary op of a block `^bb(%a, %b): %r = op %a, %b (or %b, %a); return %r`, else nullptr.
 const stablehlo::Operation* SingleBinaryOp(const stablehlo::Block& b, bool* swapped) {
@@ -40,6 +40,11 @@ bool AllScalarTypesAre(const stablehlo::Span<stablehlo::Argument>& args, Element
 
 }  // namespace
 
+std::string ScalarTypeName(const ScalarType& t) {
+  std::string name(ElementTypeName(t.type));
+  return t.quant ? "!quant.uniform<" + name + ":" + std::string(ElementTypeName(t.quant->expressed)) + ", ...>" : name;
+}
+
 std::vector<size_t> PairOrder(size_t n) {
   std::vector<size_t> order(2 * n);
   for (size_t c = 0; c < 2 * n; ++c) order[c] = c < n ? 2 * c : 2 * (c - n) + 1;
@@ -56,8 +61,8 @@ Status ScalarRegion::CompileApplies(CompileCtx& cx, std::string_view op_name, El
   return Ok();
 }
 
-Status ScalarRegion::Compile(CompileCtx& cx, size_t index, const std::vector<ElementType>& arg_types,
-                             const std::vector<ElementType>& result_types, std::vector<size_t> order) {
+Status ScalarRegion::Compile(CompileCtx& cx, size_t index, const std::vector<ScalarType>& arg_types,
+                             const std::vector<ScalarType>& result_types, std::vector<size_t> order) {
   if (index >= cx.op().regions.size()) return cx.Invalid("expected a region");
   num_results_ = result_types.size();
   if (order.empty()) {
@@ -67,14 +72,15 @@ Status ScalarRegion::Compile(CompileCtx& cx, size_t index, const std::vector<Ele
   // One binary element-wise op on the two arguments: a direct call.
   const auto& region = cx.op().regions[index];
   if (arg_types.size() == 2 && result_types.size() == 1 && region.blocks.size() == 1 && arg_types[0] == arg_types[1] &&
-      arg_types[0] == result_types[0] && AllScalarTypesAre(region.blocks[0].args, arg_types[0])) {
+      arg_types[0] == result_types[0] && !arg_types[0].quant &&
+      AllScalarTypesAre(region.blocks[0].args, arg_types[0].type)) {
     bool swapped = false;
     if (const stablehlo::Operation* op = SingleBinaryOp(region.blocks[0], &swapped)) {
-      if (ScalarBinaryFn fn = FindScalarBinary(op->name, arg_types[0])) {
+      if (ScalarBinaryFn fn = FindScalarBinary(op->name, arg_types[0].type)) {
         fast_ = fn;
         // Canonical argument 0 binds to block argument order[0]; the op takes (block 0, block 1) or swapped.
         swap_ = swapped != (order[0] != 0);
-        fast_out_ = cx.AddScratch(arg_types[0], {});
+        fast_out_ = cx.AddScratch(arg_types[0].type, {});
         return Ok();
       }
     }
@@ -89,13 +95,11 @@ Status ScalarRegion::Compile(CompileCtx& cx, size_t index, const std::vector<Ele
     if (order[c] >= body_->arg_slots.size()) return cx.Invalid("bad region argument order");
     arg_slots_[c] = body_->arg_slots[order[c]];
     if (!IsScalarOf(cx.slot(arg_slots_[c]), arg_types[c]))
-      return cx.Invalid("region argument %zu must be a tensor<%s>", order[c],
-                        std::string(ElementTypeName(arg_types[c])).c_str());
+      return cx.Invalid("region argument %zu must be a tensor<%s>", order[c], ScalarTypeName(arg_types[c]).c_str());
   }
   for (size_t i = 0; i < result_types.size(); ++i)
     if (!IsScalarOf(cx.slot(body_->result_slots[i]), result_types[i]))
-      return cx.Invalid("region result %zu must be a tensor<%s>", i,
-                        std::string(ElementTypeName(result_types[i])).c_str());
+      return cx.Invalid("region result %zu must be a tensor<%s>", i, ScalarTypeName(result_types[i]).c_str());
   return Ok();
 }
 

@@ -9,8 +9,22 @@
 
 #include "interpreter/elementwise.h"
 #include "interpreter/kernel.h"
+#include "interpreter/quant.h"
 
 namespace neuronmem::interp {
+
+// The type of a 0-d region argument or result: an element type, quantized (storage type + parameters) when
+// `quant` is set. Quantized bodies run their ops as the element-wise family does (dequantize, compute,
+// quantize), so a reduction over quantized values requantizes after every step, as the spec's body does.
+struct ScalarType {
+  ElementType type = ElementType::kInvalid;
+  const stablehlo::QuantType* quant = nullptr;
+  ScalarType(ElementType t, const stablehlo::QuantType* q = nullptr) : type(t), quant(q) {}  // NOLINT: implicit
+  static ScalarType Of(const Slot& s) { return ScalarType(s.type, s.quant); }
+  bool operator==(const ScalarType& o) const { return type == o.type && SameQuant(quant, o.quant); }
+  bool operator!=(const ScalarType& o) const { return !(*this == o); }
+};
+std::string ScalarTypeName(const ScalarType& t);
 
 class ScalarRegion {
  public:
@@ -18,8 +32,8 @@ class ScalarRegion {
   // element types and returns result_types.size() 0-d values of those types (INVALID_ARGUMENT otherwise).
   // `order[c]` is the block argument that canonical argument c binds to (empty: the identity); the pretty
   // forms of reduce and sort list their arguments in pairs.
-  Status Compile(CompileCtx& cx, size_t index, const std::vector<ElementType>& arg_types,
-                 const std::vector<ElementType>& result_types, std::vector<size_t> order = {});
+  Status Compile(CompileCtx& cx, size_t index, const std::vector<ScalarType>& arg_types,
+                 const std::vector<ScalarType>& result_types, std::vector<size_t> order = {});
   // A body that is the binary element-wise op `op_name` on (argument 0, argument 1) of `type`.
   Status CompileApplies(CompileCtx& cx, std::string_view op_name, ElementType type);
 

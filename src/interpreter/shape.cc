@@ -3,6 +3,9 @@
 // input view with per-dimension strides, possibly zero or negative).
 #include "interpreter/shape.h"
 
+#include "interpreter/elementwise.h"
+#include "interpreter/quant.h"
+
 namespace neuronmem::interp {
 
 namespace {
@@ -34,11 +37,13 @@ int64_t ReadInt(const char* p, ElementType t) {
   }
 }
 
-Status ConstantInts(CompileCtx& cx, size_t input, const char* what, std::vector<int64_t>* out) {
+Status ConstantInts(CompileCtx& cx, size_t input, const char* what, std::vector<int64_t>* out, bool any_rank) {
+  if (input >= cx.num_inputs()) return cx.Invalid("missing operand %s", what);
   const Slot& s = cx.in_slot(input);
   if (s.kind != Slot::Kind::kConst || !s.const_data)
     return cx.Unsupported("%s must be a constant (dynamic shapes are not supported)", what);
-  if (!IsInteger(s.type) || s.dims.size() > 1) return cx.Invalid("%s must be a 1-d integer tensor", what);
+  if (!IsInteger(s.type) || (!any_rank && s.dims.size() > 1))
+    return cx.Invalid("%s must be a 1-d integer tensor", what);
   out->clear();
   const size_t es = ElementByteSize(s.type);
   for (int64_t i = 0; i < s.count; ++i) out->push_back(ReadInt(s.const_data + i * es, s.type));
@@ -188,9 +193,23 @@ class IotaKernel final : public Kernel {
 Status CompileIota(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   int64_t dim = -1;
   if (!cx.Int("iota_dimension", &dim) && !cx.Int("dim", &dim)) return cx.Invalid("missing iota_dimension");
+  if (cx.num_outputs() != 1) return cx.Invalid("expected one result");
   const Slot& r = cx.out_slot(0);
+  if (cx.op().name == "stablehlo.dynamic_iota") {  // dynamic_iota(output_shape): a constant, the result's dims
+    std::vector<int64_t> shape;
+    NEURONMEM_RETURN_IF_ERROR(ConstantInts(cx, 0, "output_shape", &shape));
+    if (shape != r.dims) return cx.Invalid("output_shape differs from the result's dims");
+  }
   if (dim < 0 || static_cast<size_t>(dim) >= r.dims.size()) return cx.Invalid("iota_dimension out of range");
   if (r.quant) return cx.Unsupported("quantized iota");
+  if (IsSmallFloat(r.type)) {  // f8/f6/f4: the f32 iota, each value rounded once
+    const uint32_t tmp = cx.AddScratch(ElementType::kF32, r.dims);
+    std::vector<std::unique_ptr<Kernel>> ks(2);
+    ks[0] = std::make_unique<IotaKernel>(tmp, ElementType::kF32, r.dims, dim);
+    NEURONMEM_RETURN_IF_ERROR(MakeConvert(cx, tmp, cx.out(0), &ks[1]));
+    *k = MakeSequence(std::move(ks));
+    return Ok();
+  }
   *k = std::make_unique<IotaKernel>(cx.out(0), r.type, r.dims, dim);
   return Ok();
 }
@@ -234,6 +253,11 @@ Status CompileDynamicBroadcastInDim(CompileCtx& cx, std::unique_ptr<Kernel>* k) 
 Status CompileReshape(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   const Slot& a = cx.in_slot(0);
   const Slot& r = cx.out_slot(0);
+  if (cx.op().name == "stablehlo.dynamic_reshape") {  // dynamic_reshape(operand, output_shape)
+    std::vector<int64_t> shape;
+    NEURONMEM_RETURN_IF_ERROR(ConstantInts(cx, 1, "output_shape", &shape));
+    if (shape != r.dims) return cx.Invalid("output_shape differs from the result's dims");
+  }
   NEURONMEM_RETURN_IF_ERROR(CheckQuantSame(cx, a, r));
   if (a.count != r.count) return cx.Invalid("reshape changes the element count");
   *k = std::make_unique<CopyKernel>(cx.in(0), cx.out(0), a.bytes);
@@ -281,6 +305,9 @@ bool ParseSliceText(std::string_view s, std::vector<int64_t>* start, std::vector
   return true;
 }
 
+Status MakeSlice(CompileCtx& cx, const std::vector<int64_t>& start, const std::vector<int64_t>& limit,
+                 const std::vector<int64_t>& stride, std::unique_ptr<Kernel>* k);
+
 Status CompileSlice(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   const Slot& a = cx.in_slot(0);
   const Slot& r = cx.out_slot(0);
@@ -297,6 +324,25 @@ Status CompileSlice(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
     if (!found && a.dims.empty()) found = true;
     if (!found) return cx.Invalid("cannot read the slice bounds");
   }
+  return MakeSlice(cx, start, limit, stride, k);
+}
+
+// real_dynamic_slice(operand, start_indices, limit_indices, strides): the three must be constants; then it is
+// a slice.
+Status CompileRealDynamicSlice(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
+  if (cx.num_inputs() != 4 || cx.num_outputs() != 1) return cx.Invalid("expected operand, start, limit, strides");
+  NEURONMEM_RETURN_IF_ERROR(CheckQuantSame(cx, cx.in_slot(0), cx.out_slot(0)));
+  std::vector<int64_t> start, limit, stride;
+  NEURONMEM_RETURN_IF_ERROR(ConstantInts(cx, 1, "start_indices", &start));
+  NEURONMEM_RETURN_IF_ERROR(ConstantInts(cx, 2, "limit_indices", &limit));
+  NEURONMEM_RETURN_IF_ERROR(ConstantInts(cx, 3, "strides", &stride));
+  return MakeSlice(cx, start, limit, stride, k);
+}
+
+Status MakeSlice(CompileCtx& cx, const std::vector<int64_t>& start, const std::vector<int64_t>& limit,
+                 const std::vector<int64_t>& stride, std::unique_ptr<Kernel>* k) {
+  const Slot& a = cx.in_slot(0);
+  const Slot& r = cx.out_slot(0);
   if (start.size() != a.dims.size() || limit.size() != start.size() || stride.size() != start.size())
     return cx.Invalid("slice bounds do not match the rank");
   const auto as = Strides(a.dims);
@@ -607,6 +653,9 @@ void RegisterShapeOps(std::unordered_map<std::string_view, OpCompileFn>* r) {
   m["stablehlo.dynamic_pad"] = CompileDynamicPad;
   m["stablehlo.dynamic_broadcast_in_dim"] = CompileDynamicBroadcastInDim;
   m["stablehlo.dynamic_slice"] = CompileDynamicSlice;
+  m["stablehlo.real_dynamic_slice"] = CompileRealDynamicSlice;
+  m["stablehlo.dynamic_reshape"] = CompileReshape;
+  m["stablehlo.dynamic_iota"] = CompileIota;
   m["stablehlo.dynamic_update_slice"] = CompileDynamicUpdateSlice;
 }
 

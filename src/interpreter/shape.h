@@ -9,7 +9,9 @@ namespace neuronmem::interp {
 int64_t ReadInt(const char* p, ElementType t);
 // The values of input `input`, which must be a constant 1-d integer tensor (UNIMPLEMENTED naming `what`
 // when it is not a constant).
-Status ConstantInts(CompileCtx& cx, size_t input, const char* what, std::vector<int64_t>* out);
+// The values of integer operand `input`, which must be a constant (a dynamic-shape op's shape operand: the
+// op runs when its shapes are static). 1-d (or 0-d) unless `any_rank` (then flattened row-major).
+Status ConstantInts(CompileCtx& cx, size_t input, const char* what, std::vector<int64_t>* out, bool any_rank = false);
 
 // Copies the view (in, dims, strides in elements) into the dense `out`.
 void StridedCopy(const char* in, char* out, const std::vector<int64_t>& dims, const std::vector<int64_t>& strides,
