@@ -82,8 +82,19 @@ neuronmem_status_t* neuronmem_client_create(const neuronmem_client_options_t* op
 neuronmem_status_t* neuronmem_client_destroy(neuronmem_client_t* client) {
   NEURONMEM_API_BEGIN
   if (!client) return nullptr;
+  if (const int64_t n = client->live_executables.load()) {
+    return neuronmem::FailedPrecondition("%lld executables of this client still exist: destroy them first",
+                                         static_cast<long long>(n))
+        .release();
+  }
+  if (client->exec && client->exec->pending()) {
+    return neuronmem::FailedPrecondition("%lld executions of this client have not finished: wait for their events",
+                                         static_cast<long long>(client->exec->pending()))
+        .release();
+  }
   if (neuronmem::Status s = client->client->CheckNoLiveBuffers()) return s.release();  // nothing destroyed
   std::unique_ptr<neuronmem_client_t> shell(client);
+  shell->exec.reset();  // its workers go before the engine and memories they use
   return core::Client::Destroy(std::move(shell->client)).release();
   NEURONMEM_API_END
 }

@@ -7,12 +7,21 @@
 #include <neuronmem/buffer.h>
 #include <neuronmem/client.h>
 
+#include <neuronmem/executable.h>
+#include <neuronmem/manifest.h>
+
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "copy/buffer.h"
 #include "core/client.h"
+#include "exec/executable.h"
+#include "exec/runtime.h"
+#include "exec/stats.h"
+#include "manifest/manifest.h"
 
 struct neuronmem_memory {
   neuronmem::core::Memory* memory = nullptr;
@@ -36,10 +45,18 @@ struct neuronmem_client {
   std::vector<neuronmem_memory_t*> memories;  // id order
   // The extension structs this client accepts in a chain (neuronmem_client_extensions): none yet.
   std::vector<neuronmem_string_t> extensions;
+  // The executor (per-core compute queues), made by the first compile; executables alive.
+  std::once_flag exec_once;
+  std::unique_ptr<neuronmem::exec::Runtime> exec;
+  std::atomic<int64_t> live_executables{0};
 
   // Wraps a created client: one shell per device and memory, linked as the C++ objects are.
   explicit neuronmem_client(std::unique_ptr<neuronmem::core::Client> c);
   neuronmem::copy::CopyEngine& engine() const { return client->copy_engine(); }
+  neuronmem::exec::Runtime& runtime() {
+    std::call_once(exec_once, [this] { exec = std::make_unique<neuronmem::exec::Runtime>(*client); });
+    return *exec;
+  }
   // The shell of a C++ memory (by its id).
   neuronmem_memory_t* shell(const neuronmem::copy::MemoryView& view) { return memories[static_cast<size_t>(view.id)]; }
 };
@@ -47,4 +64,23 @@ struct neuronmem_client {
 struct neuronmem_buffer {
   neuronmem::copy::Buffer buffer;
   neuronmem_client_t* client = nullptr;
+};
+
+struct neuronmem_manifest {
+  neuronmem::manifest::Manifest m;
+  std::string source;  // the StableHLO text it was loaded from (the executor compiles pretty ops from it)
+  // The JSON form, built on the first neuronmem_manifest_to_json call (writing it costs about half as
+  // much as loading the manifest, and most frontends only query), then kept for the handle's lifetime.
+  mutable std::once_flag json_once;
+  mutable std::string json;
+};
+
+struct neuronmem_executable {
+  std::shared_ptr<const neuronmem::exec::Executable> exe;
+  neuronmem_client_t* client = nullptr;
+};
+
+struct neuronmem_execution {
+  std::shared_ptr<const neuronmem::exec::ExecutionStats> stats;
+  neuronmem::EventRef done;
 };

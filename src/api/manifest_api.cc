@@ -23,14 +23,6 @@ using neuronmem::OutOfRange;
 namespace copy = neuronmem::copy;
 namespace mf = neuronmem::manifest;
 
-struct neuronmem_manifest {
-  mf::Manifest m;
-  // The JSON form, built on the first neuronmem_manifest_to_json call (writing it costs about half as
-  // much as loading the manifest, and most frontends only query), then kept for the handle's lifetime.
-  mutable std::once_flag json_once;
-  mutable std::string json;
-};
-
 namespace {
 
 neuronmem_string_t Str(const std::string& s) { return {s.c_str(), s.size()}; }
@@ -55,9 +47,10 @@ neuronmem_status_t* ResolveOptions(const neuronmem_manifest_options_t* o, mf::Op
   return nullptr;
 }
 
-neuronmem_status_t* Finish(mf::Manifest m, neuronmem_manifest_t** out) {
+neuronmem_status_t* Finish(mf::Manifest m, neuronmem_manifest_t** out, std::string source = {}) {
   auto h = std::make_unique<neuronmem_manifest_t>();
   h->m = std::move(m);
+  h->source = std::move(source);
   *out = h.release();
   return nullptr;
 }
@@ -101,8 +94,9 @@ neuronmem_status_t* neuronmem_manifest_load_text(const char* text, size_t size,
   mf::Options opt;
   if (auto* s = ResolveOptions(options, &opt)) return s;
   mf::Manifest m;
-  if (auto s = mf::LoadFromText(std::string_view(text ? text : "", size), opt, &m)) return s.release();
-  return Finish(std::move(m), out);
+  std::string source(text ? text : "", size);
+  if (auto s = mf::LoadFromText(source, opt, &m)) return s.release();
+  return Finish(std::move(m), out, std::move(source));
   NEURONMEM_API_END
 }
 
@@ -119,7 +113,7 @@ neuronmem_status_t* neuronmem_manifest_load_file(const char* path, const neuronm
   if (auto s = neuronmem::ReadRegularFile(path, neuronmem::kMaxTextFileBytes, &text)) return s.release();
   mf::Manifest m;
   if (auto s = mf::LoadFromText(text, opt, &m)) return s.release();
-  return Finish(std::move(m), out);
+  return Finish(std::move(m), out, std::move(text));
   NEURONMEM_API_END
 }
 

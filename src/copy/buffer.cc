@@ -52,6 +52,12 @@ void Buffer::Delete() {
   }
 }
 
+bool Buffer::GiveUpStorage() {
+  if (deleted_.exchange(true)) return false;
+  ReleaseUser(storage_);
+  return true;
+}
+
 Event* Buffer::ReadyEvent() {
   std::lock_guard<std::mutex> lock(definition_mu_);
   return Share(definition());

@@ -53,6 +53,9 @@ class Buffer {
   Event* definition() const { return definition_.load(std::memory_order_acquire); }
   // Installs the event that defines the content; every one ever installed is kept until the buffer goes.
   void SetDefinition(Event* e);
+  // Marks the buffer deleted without marking its storage deleted: its bytes went to another buffer
+  // (donation), so transfers already queued on them still run. False if it was already deleted.
+  bool GiveUpStorage();
   // Takes a use of the storage; FAILED_PRECONDITION if the buffer was deleted.
   Status Use(StorageUse* out);
   // OUT_OF_RANGE unless [offset, offset+size) lies in the buffer.

@@ -92,6 +92,23 @@ class CopyEngine {
   Status LoadFile(Buffer& buffer, const char* path, uint64_t file_offset, uint64_t size, uint64_t buffer_offset,
                   EventList waits, Event** ready);
 
+  // ---- For the executor (src/exec): computations that read and write buffers' bytes in place.
+  // The tag events of this engine's client carry (Event::owner()): another client's events have another.
+  const void* event_owner() const { return user_events_.get(); }
+  // INVALID_ARGUMENT ("<where>wait_events[i] ...") if a wait event belongs to another client.
+  Status CheckForeignWaits(EventList waits, const char* where) const { return CheckWaits(waits, where); }
+  // A use of the buffer's bytes (they stay while `use` lives) and a new reference to the event that
+  // defines them. FAILED_PRECONDITION if the buffer was deleted.
+  Status UseBuffer(Buffer& buffer, StorageUse* use, EventRef* definition);
+  // A new buffer in `memory` whose content the pending event `definition` defines (the writer completes
+  // it); `use` receives a use of its bytes for the writer. RESOURCE_EXHAUSTED when the memory is full.
+  Status AllocateDefinedBy(const MemoryView& memory, ElementType type, Span<const int64_t> dims, Event* definition,
+                           Buffer* out, StorageUse* use);
+  // Donation: `out` takes over donor's bytes (same memory, type and dims), defined by `definition`; donor is
+  // deleted (later calls on it are FAILED_PRECONDITION) but its memory stays with `out`. `use`: as above.
+  // FAILED_PRECONDITION if donor was deleted or aliases IMMUTABLE_ZERO_COPY caller memory.
+  Status Donate(Buffer& donor, Event* definition, Buffer* out, StorageUse* use);
+
   // Makes the next n transfers fail with INTERNAL "injected fault" before they touch memory (tests).
   void InjectFaults(int n) { inject_faults_.store(n, std::memory_order_relaxed); }
   // Storages whose memory is still held (tests).

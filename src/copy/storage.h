@@ -70,10 +70,20 @@ struct StorageUse {
   StorageUse(const StorageUse&) = delete;
   StorageUse& operator=(const StorageUse&) = delete;
   StorageUse(StorageUse&& o) noexcept : s(o.s) { o.s = nullptr; }
-  ~StorageUse() {
+  StorageUse& operator=(StorageUse&& o) noexcept {
+    if (this != &o) {
+      Reset();
+      s = o.s;
+      o.s = nullptr;
+    }
+    return *this;
+  }
+  ~StorageUse() { Reset(); }
+  void Reset() {
     if (s) {
       ReleaseUser(s);
       ReleaseObject(s);
+      s = nullptr;
     }
   }
 };

@@ -17,6 +17,44 @@ Status CopyEngine::Allocate(const MemoryView& memory, ElementType type, Span<con
   return Ok();
 }
 
+Status CopyEngine::UseBuffer(Buffer& buffer, StorageUse* use, EventRef* definition) {
+  NEURONMEM_RETURN_IF_ERROR(buffer.Use(use));
+  *definition = EventRef(buffer.ReadyEvent());
+  return Ok();
+}
+
+Status CopyEngine::AllocateDefinedBy(const MemoryView& memory, ElementType type, Span<const int64_t> dims,
+                                     Event* definition, Buffer* out, StorageUse* use) {
+  uint64_t bytes = 0;
+  NEURONMEM_RETURN_IF_ERROR(DenseBytes(type, dims, &bytes));
+  Storage* storage = nullptr;
+  NEURONMEM_RETURN_IF_ERROR(NewStorage(registry_, memory.memory, bytes, &storage));
+  out->Init(&memory, type, dims, bytes, storage);
+  out->SetDefinition(definition);
+  *use = StorageUse::Of(storage);
+  return Ok();
+}
+
+Status CopyEngine::Donate(Buffer& donor, Event* definition, Buffer* out, StorageUse* use) {
+  if (donor.read_only()) {
+    return FailedPrecondition(
+        "it aliases caller memory given as IMMUTABLE_ZERO_COPY, which the library may not write: upload it with "
+        "another semantics to donate it");
+  }
+  StorageUse taken;
+  NEURONMEM_RETURN_IF_ERROR(donor.Use(&taken));
+  Storage* s = taken.s;
+  if (!donor.GiveUpStorage()) {
+    return FailedPrecondition("the buffer was deleted (neuronmem_buffer_delete); its memory is gone");
+  }
+  // `taken` becomes out's own reference (object and memory); `use` is the writer's.
+  out->Init(&donor.memory(), donor.element_type(), donor.dims(), donor.bytes(), s);
+  taken.s = nullptr;
+  out->SetDefinition(definition);
+  *use = StorageUse::Of(s);
+  return Ok();
+}
+
 Status CopyEngine::CopyToMemory(Buffer& src, const MemoryView& memory, EventList waits, Buffer* out, Event** ready) {
   // Runs on src's queue after src's content (even a failed one: the failure propagates).
   std::unique_ptr<Op> op;

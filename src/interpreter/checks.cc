@@ -245,6 +245,7 @@ class CustomCallKernel final : public Kernel {
     for (size_t i = 0; i < outs_.size(); ++i) v[ins_.size() + i] = View(f.slots[outs_[i]], out_slots_[i]);
     CustomCallContext c;
     c.target = target_;
+    c.run_context = f.context;
     c.operands = v;
     c.num_operands = ins_.size();
     c.results = v + ins_.size();

@@ -513,11 +513,16 @@ Status FunctionCompiler::CompileOp(const Operation& op, Body* body, std::vector<
   if (result_types.size() != op.num_results)
     return Invalid("%u results but %zu result types", op.num_results, result_types.size());
   std::vector<std::vector<uint32_t>> results(op.num_results);
+  const uint8_t space = c_->options_.result_space ? c_->options_.result_space(op) : 0;
+  if (space >= kMaxSpaces) return Invalid("memory space %u is out of range", space);
   outputs_.clear();
   std::vector<size_t> result_leaf_begin;
   for (uint32_t i = 0; i < op.num_results; ++i) {
     result_leaf_begin.push_back(outputs_.size());
     NEURONMEM_RETURN_IF_ERROR(DefineLeaves(result_types[i], Slot::Kind::kPlanned, &op, &results[i]));
+    if (space) {
+      for (uint32_t leaf : results[i]) fn_->slots[leaf].space = space;
+    }
     outputs_.insert(outputs_.end(), results[i].begin(), results[i].end());
   }
   alias_.assign(outputs_.size(), UINT32_MAX);
@@ -673,11 +678,11 @@ Status FunctionCompiler::GetFunction(std::string_view name, const Function** fn)
   return s;
 }
 
-// Greedy first-fit placement of planned slots by live interval; returns the peak.
-static size_t PlanSlots(std::deque<Slot>* slots) {
+// Greedy first-fit placement of the planned slots of one space by live interval; returns the peak.
+static size_t PlanSlots(std::deque<Slot>* slots, uint8_t space) {
   std::vector<uint32_t> order;
   for (uint32_t i = 0; i < slots->size(); ++i)
-    if ((*slots)[i].kind == Slot::Kind::kPlanned) order.push_back(i);
+    if ((*slots)[i].kind == Slot::Kind::kPlanned && (*slots)[i].space == space) order.push_back(i);
   std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
     const Slot& x = (*slots)[a];
     const Slot& y = (*slots)[b];
@@ -736,24 +741,35 @@ Status FunctionCompiler::CompileFunction(const stablehlo::Function& f) {
     Slot& sl = fn_->slots[s];
     sl.live_end = std::max(sl.live_end, tick_);
   }
-  const size_t data = PlanSlots(&fn_->slots);
+  const size_t data = PlanSlots(&fn_->slots, 0);
   fn_->slot_array_bytes = AlignUp(fn_->slots.size() * sizeof(char*));
   fn_->frame_bytes = fn_->slot_array_bytes + data;
   size_t callee = 0;
   for (const Function* c : fn_->callees) callee = std::max(callee, c->stack_bytes);
   fn_->stack_bytes = fn_->frame_bytes + callee;
+  for (uint8_t k = 1; k < kMaxSpaces; ++k) {
+    fn_->space_frame_bytes[k] = PlanSlots(&fn_->slots, k);
+    size_t deepest = 0;
+    for (const Function* c : fn_->callees) deepest = std::max(deepest, c->space_stack_bytes[k]);
+    fn_->space_stack_bytes[k] = fn_->space_frame_bytes[k] + deepest;
+  }
   return Ok();
 }
 
 // ---- Frames and running ---------------------------------------------------------------------------
 
-void SetupFrame(const Function& fn, char* mem, Frame* frame) {
+void SetupFrame(const Function& fn, char* mem, char* const* spaces, Frame* frame) {
   frame->slots = reinterpret_cast<char**>(mem);
-  char* data = mem + fn.slot_array_bytes;
+  char* data[kMaxSpaces] = {mem + fn.slot_array_bytes};
+  for (size_t k = 1; k < kMaxSpaces; ++k) {
+    data[k] = spaces[k];
+    frame->space_stack[k] = spaces[k] ? spaces[k] + fn.space_frame_bytes[k] : nullptr;
+  }
+  frame->space_stack[0] = nullptr;
   for (size_t i = 0; i < fn.slots.size(); ++i) {
     const Slot& s = fn.slots[i];
     switch (s.kind) {
-      case Slot::Kind::kPlanned: frame->slots[i] = data + s.offset; break;
+      case Slot::Kind::kPlanned: frame->slots[i] = data[s.space] + s.offset; break;
       case Slot::Kind::kConst: frame->slots[i] = const_cast<char*>(s.const_data); break;
       case Slot::Kind::kExternal: frame->slots[i] = nullptr; break;
     }
@@ -763,8 +779,9 @@ void SetupFrame(const Function& fn, char* mem, Frame* frame) {
 
 Status CallFunction(const Function& fn, Frame& caller, const uint32_t* arg_slots, const uint32_t* result_slots) {
   Frame frame;
-  SetupFrame(fn, caller.stack, &frame);
+  SetupFrame(fn, caller.stack, caller.space_stack, &frame);
   frame.state = caller.state;
+  frame.context = caller.context;
   for (size_t i = 0; i < fn.body.arg_slots.size(); ++i) frame.slots[fn.body.arg_slots[i]] = caller.slots[arg_slots[i]];
   NEURONMEM_RETURN_IF_ERROR(RunBody(fn.body, frame));
   for (size_t i = 0; i < fn.body.result_slots.size(); ++i) {
@@ -799,6 +816,9 @@ Status Compile(const stablehlo::Module& module, const CompileOptions& options, s
     v.type = sl.type;
     v.dims = sl.dims;
     v.bytes = sl.bytes;
+    v.space = sl.kind == Slot::Kind::kPlanned ? sl.space : 0;
+    for (size_t p = 0; p < entry->body.arg_slots.size(); ++p)
+      if (entry->body.arg_slots[p] == s) v.param = static_cast<int32_t>(p);
     impl->results.push_back(std::move(v));
   }
   for (const auto& kv : impl->functions) impl->num_kernels += kv.second->kernels.size();
@@ -817,11 +837,22 @@ Program::~Program() = default;
 const std::vector<ValueSpec>& Program::parameters() const { return impl_->params; }
 const std::vector<ValueSpec>& Program::results() const { return impl_->results; }
 size_t Program::workspace_bytes() const { return impl_->entry->stack_bytes; }
+size_t Program::workspace_bytes(size_t space) const {
+  if (space == 0) return impl_->entry->stack_bytes;
+  return space < kMaxSpaces ? impl_->entry->space_stack_bytes[space] : 0;
+}
 size_t Program::constant_bytes() const { return impl_->constant_bytes; }
 size_t Program::num_kernels() const { return impl_->num_kernels; }
 
 Status Program::Run(const TensorView* args, size_t num_args, ResultAllocator* allocator,
                     std::vector<TensorView>* results, Workspace* workspace) const {
+  RunOptions options;
+  options.workspace = workspace;
+  return Run(args, num_args, allocator, results, options);
+}
+
+Status Program::Run(const TensorView* args, size_t num_args, ResultAllocator* allocator,
+                    std::vector<TensorView>* results, const RunOptions& options) const {
   const Function& fn = *impl_->entry;
   if (num_args != impl_->params.size())
     return InvalidArgument("@%s takes %zu arguments, %zu given", fn.name.c_str(), impl_->params.size(), num_args);
@@ -834,12 +865,30 @@ Status Program::Run(const TensorView* args, size_t num_args, ResultAllocator* al
                              fn.name.c_str(), std::string(ElementTypeName(p.type)).c_str(), p.dims.size());
   }
   Workspace local;
-  Workspace* ws = workspace ? workspace : &local;
-  char* mem = ws->Reserve(fn.stack_bytes);
-  if (!mem) return ResourceExhausted("no memory for the %zu-byte workspace of @%s", fn.stack_bytes, fn.name.c_str());
+  char* mem = nullptr;
+  char* const* spaces = options.spaces;
+  char* own_spaces[kMaxSpaces] = {};
+  std::unique_ptr<Workspace[]> space_ws;
+  if (spaces) {
+    mem = spaces[0];
+  } else {
+    Workspace* ws = options.workspace ? options.workspace : &local;
+    mem = ws->Reserve(fn.stack_bytes);
+    // Without the executor's memories, the other spaces are ordinary host memory.
+    for (size_t k = 1; k < kMaxSpaces && mem; ++k) {
+      if (!fn.space_stack_bytes[k]) continue;
+      if (!space_ws) space_ws.reset(new Workspace[kMaxSpaces]);
+      own_spaces[k] = space_ws[k].Reserve(fn.space_stack_bytes[k]);
+      if (!own_spaces[k]) mem = nullptr;
+    }
+    spaces = own_spaces;
+  }
+  if (!mem && fn.stack_bytes)
+    return ResourceExhausted("no memory for the %zu-byte workspace of @%s", fn.stack_bytes, fn.name.c_str());
   Frame frame;
-  SetupFrame(fn, mem, &frame);
+  SetupFrame(fn, mem, spaces, &frame);
   frame.state = &impl_->state;
+  frame.context = options.context;
   for (size_t i = 0; i < num_args; ++i) frame.slots[fn.body.arg_slots[i]] = static_cast<char*>(args[i].data);
   NEURONMEM_RETURN_IF_ERROR(RunBody(fn.body, frame));
   results->clear();
@@ -848,7 +897,7 @@ Status Program::Run(const TensorView* args, size_t num_args, ResultAllocator* al
     const ValueSpec& spec = impl_->results[i];
     void* dst = allocator->Allocate(i, spec.bytes);
     if (!dst && spec.bytes) return ResourceExhausted("no memory for result %zu (%zu bytes)", i, spec.bytes);
-    if (spec.bytes) std::memcpy(dst, frame.slots[s], spec.bytes);
+    if (spec.bytes && dst != frame.slots[s]) std::memcpy(dst, frame.slots[s], spec.bytes);
     TensorView v;
     v.data = dst;
     v.type = spec.type;

@@ -70,6 +70,7 @@ class HostResultAllocator : public ResultAllocator {
 // results. Returns a failed status to fail the run; the interpreter prefixes it with the op's location.
 struct CustomCallContext {
   std::string_view target;
+  void* run_context = nullptr;  // RunOptions::context of the run (the executor's per-run state)
   const TensorView* operands = nullptr;
   size_t num_operands = 0;
   const TensorView* results = nullptr;
@@ -100,12 +101,21 @@ struct CompileOptions {
   // names); without it those ops fail to compile.
   std::string_view source;
   const CustomCallRegistry* custom_calls = nullptr;  // nullptr = CustomCallRegistry::BuiltIn()
+  // Memory spaces (the executor's memory kinds): the space of the values an op defines, below kMaxSpaces
+  // (0 = the default space). Each space's intermediates are planned apart, in memory of their own per
+  // run (RunOptions::spaces). nullptr: everything in space 0.
+  std::function<uint8_t(const stablehlo::Operation&)> result_space;
 };
+
+constexpr size_t kMaxSpaces = 4;
 
 struct ValueSpec {
   ElementType type = ElementType::kInvalid;
   std::vector<int64_t> dims;
   size_t bytes = 0;
+  // Results: the space the returned value lives in, or the entry parameter it is (-1: none).
+  uint8_t space = 0;
+  int32_t param = -1;
 
   size_t NumBytes() const;
 };
@@ -139,6 +149,8 @@ class Program {
   const std::vector<ValueSpec>& results() const;
   // Peak bytes of intermediates during one run (the workspace a run needs), constants excluded.
   size_t workspace_bytes() const;
+  // The same for memory space `space` (space 0 includes the slot tables: workspace_bytes()).
+  size_t workspace_bytes(size_t space) const;
   // Bytes of constants the program holds.
   size_t constant_bytes() const;
   // Number of kernels (ops) over all compiled functions and regions.
@@ -148,6 +160,16 @@ class Program {
   // from `allocator` and described in `results` (their dims point into this Program).
   Status Run(const TensorView* args, size_t num_args, ResultAllocator* allocator, std::vector<TensorView>* results,
              Workspace* workspace = nullptr) const;
+
+  struct RunOptions {
+    Workspace* workspace = nullptr;  // space 0 when `spaces` is null (nullptr: a temporary one)
+    // When set: spaces[k] is workspace_bytes(k) bytes of 64-byte aligned memory for space k (kMaxSpaces
+    // entries; null for spaces of 0 bytes), used instead of `workspace`.
+    char* const* spaces = nullptr;
+    void* context = nullptr;  // handed to custom calls (CustomCallContext::run_context)
+  };
+  Status Run(const TensorView* args, size_t num_args, ResultAllocator* allocator, std::vector<TensorView>* results,
+             const RunOptions& options) const;
 
   struct Impl;
 

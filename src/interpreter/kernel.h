@@ -39,6 +39,8 @@ struct Frame {
   char** slots;
   char* stack;  // free memory for callee frames
   const struct ProgramState* state;
+  char* space_stack[kMaxSpaces];  // free memory of spaces 1.. for callee frames
+  void* context;                  // RunOptions::context
 };
 
 struct ProgramState {
@@ -64,7 +66,8 @@ struct Slot {
   std::vector<int64_t> dims;
   int64_t count = 0;  // elements
   size_t bytes = 0;
-  size_t offset = 0;  // kPlanned: offset in the frame's data
+  size_t offset = 0;  // kPlanned: offset in the frame's data of its space
+  uint8_t space = 0;  // kPlanned: the memory space (CompileOptions::result_space)
   const char* const_data = nullptr;
   // Liveness (kPlanned): first and last op index (in the function's pre-order numbering).
   uint32_t live_begin = 0, live_end = 0;

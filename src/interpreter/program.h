@@ -23,6 +23,9 @@ struct Function {
   size_t slot_array_bytes = 0;
   size_t frame_bytes = 0;  // slot pointers + planned intermediates
   size_t stack_bytes = 0;  // frame + the deepest callee stack
+  // Spaces 1..: this frame's planned bytes, and with the deepest callee stack in that space.
+  size_t space_frame_bytes[kMaxSpaces] = {};
+  size_t space_stack_bytes[kMaxSpaces] = {};
   bool compiling = false;
 
   void AddCallee(const Function* f);
@@ -38,8 +41,9 @@ struct Program::Impl {
   size_t num_kernels = 0;
 };
 
-// Sets up the frame of `fn` in `mem` (frame_bytes of it; callees use the rest).
-void SetupFrame(const Function& fn, char* mem, Frame* frame);
+// Sets up the frame of `fn` in `mem` (frame_bytes of it; callees use the rest) and, for spaces 1.., at
+// spaces[k] (space_frame_bytes[k] of it).
+void SetupFrame(const Function& fn, char* mem, char* const* spaces, Frame* frame);
 // Calls `fn` from `caller`: arguments and results are slots of the caller's frame.
 Status CallFunction(const Function& fn, Frame& caller, const uint32_t* arg_slots, const uint32_t* result_slots);
 

@@ -1,0 +1,202 @@
+/* libneuronmem: executables, the software NeuronCore's compiled graphs (issue 8; PJRT's executable shape).
+ *
+ * Compile StableHLO text (or a loaded manifest) for the client's NeuronCores, ask what it takes and returns
+ * (element types, dims, memory kinds from the manifest, the memory each lives in on a device), then execute
+ * it asynchronously on a device: argument buffers and wait events in, result buffers (allocated in the memory
+ * each result's kind names on that core) and one completion event out. Executions on one core run in
+ * submission order; the caller may queue the next before this one finished. Every byte an execution moves
+ * between memory kinds is counted (neuronmem_execution_stats): explicit moves the graph asks for
+ * (annotate_device_placement, MoveToHost, MoveToDevice, AwsNeuronMemoryPlacement) apart from implicit copies
+ * the runtime made (NEURONMEM_ARGUMENT_PLACEMENT_AUTO_COPY). Concepts and rules: docs/executor.md.
+ *
+ * Ownership: executables, executions, result buffers and events returned here are owned by the caller
+ * (neuronmem_executable_destroy, neuronmem_execution_destroy, neuronmem_buffer_destroy,
+ * neuronmem_event_destroy); devices and memories are borrowed from the client. An executable must not outlive
+ * its client (neuronmem_client_destroy refuses while executables or executions are pending). Executables are
+ * immutable once compiled: all functions are thread-safe. On failure, out-parameters are set to NULL/0. */
+#ifndef NEURONMEM_EXECUTABLE_H
+#define NEURONMEM_EXECUTABLE_H
+
+#include <neuronmem/buffer.h>
+#include <neuronmem/client.h>
+#include <neuronmem/manifest.h>
+#include <neuronmem/status.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct neuronmem_executable neuronmem_executable_t; /* owned by the caller */
+typedef struct neuronmem_execution neuronmem_execution_t;   /* owned by the caller */
+
+/* What execute does with an argument that does not live in the memory its manifest entry names on the
+ * device. Append-only. */
+typedef enum neuronmem_argument_placement {
+  /* FAILED_PRECONDITION naming the argument, the expected and the actual memory kind. */
+  NEURONMEM_ARGUMENT_PLACEMENT_STRICT = 0,
+  /* The runtime copies it there through the copy engine and counts the copy as implicit. */
+  NEURONMEM_ARGUMENT_PLACEMENT_AUTO_COPY = 1,
+  NEURONMEM_ARGUMENT_PLACEMENT_FORCE_32 = 0x7fffffff
+} neuronmem_argument_placement_t;
+
+/* Compile options. Growable: struct_size = NEURONMEM_COMPILE_OPTIONS_STRUCT_SIZE (or sizeof); all-zero
+ * means defaults. */
+typedef struct neuronmem_compile_options {
+  size_t struct_size;
+  const neuronmem_extension_base_t* extension; /* extension chain; NULL */
+  const char* entry;                           /* NUL-terminated entry function (text only); NULL = "main" */
+  const char* filename;                /* NUL-terminated name for error locations (text only); NULL = "<input>" */
+  neuronmem_placement_policy_t policy; /* results without mhlo.memory_kind (text only) */
+  neuronmem_argument_placement_t argument_placement; /* STRICT (default) or AUTO_COPY */
+  uint32_t num_replicas; /* the executable runs on devices 0..num_replicas-1; 0 = every core of the client */
+} neuronmem_compile_options_t;
+#define NEURONMEM_COMPILE_OPTIONS_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_compile_options_t, num_replicas)
+
+/* What an executable is. Growable output struct: the caller sets struct_size. */
+typedef struct neuronmem_executable_properties {
+  size_t struct_size;
+  size_t num_parameters;
+  size_t num_outputs;
+  uint32_t num_replicas;
+  uint64_t peak_device_bytes;  /* the device-arena workspace of one execution (intermediates, planned) */
+  uint64_t peak_host_bytes;    /* the same for intermediates moved to pinned_host / unpinned_host */
+  uint64_t num_ops;            /* compiled ops over every function and region */
+  uint64_t num_explicit_moves; /* intra-graph moves the graph asks for */
+} neuronmem_executable_properties_t;
+#define NEURONMEM_EXECUTABLE_PROPERTIES_STRUCT_SIZE \
+  NEURONMEM_STRUCT_SIZE(neuronmem_executable_properties_t, num_explicit_moves)
+
+/* A parameter or an output of the entry function. Growable output struct. */
+typedef struct neuronmem_executable_value {
+  size_t struct_size;
+  neuronmem_element_type_t element_type;
+  const int64_t* dims; /* borrowed from the executable; NULL for rank 0 */
+  size_t num_dims;
+  neuronmem_memory_kind_t memory_kind; /* from the manifest */
+  uint64_t bytes;                      /* dense size */
+  /* Parameters: the output whose memory this argument becomes when donated (tf.aliasing_output, or the
+   * output a jax.buffer_donor is matched with), else -1. Outputs: the parameter donated into it, or -1. */
+  int64_t donation;
+} neuronmem_executable_value_t;
+#define NEURONMEM_EXECUTABLE_VALUE_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_executable_value_t, donation)
+
+/* Arguments of neuronmem_executable_execute. Growable. */
+typedef struct neuronmem_execute_args {
+  size_t struct_size;
+  const neuronmem_extension_base_t* extension; /* extension chain; NULL */
+  neuronmem_executable_t* executable;
+  neuronmem_device_t* device;           /* one of devices 0..num_replicas-1 of the executable's client */
+  neuronmem_buffer_t* const* arguments; /* num_arguments buffers of the client, borrowed for the call */
+  size_t num_arguments;                 /* must equal num_parameters */
+  neuronmem_event_list_t wait;          /* events to wait for before the execution starts */
+  /* Parameters not to donate this time (PJRT's non_donatable_input_indices); NULL if none. */
+  const size_t* non_donatable;
+  size_t num_non_donatable;
+} neuronmem_execute_args_t;
+#define NEURONMEM_EXECUTE_ARGS_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_execute_args_t, num_non_donatable)
+
+/* Statistics of one finished execution. Growable output struct. Times in nanoseconds. */
+typedef struct neuronmem_execution_stats {
+  size_t struct_size;
+  uint64_t explicit_transfers; /* moves the graph asks for (annotations, MoveToHost/Device, result kinds) */
+  uint64_t explicit_bytes;
+  uint64_t implicit_transfers; /* copies the runtime made (AUTO_COPY arguments) */
+  uint64_t implicit_bytes;
+  uint64_t op_ns;       /* running ops (transfers inside the graph excluded) */
+  uint64_t transfer_ns; /* explicit moves inside the graph, plus implicit copies from submission to completion */
+  uint64_t queue_ns;    /* from submission until the core started it */
+} neuronmem_execution_stats_t;
+#define NEURONMEM_EXECUTION_STATS_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_execution_stats_t, queue_ns)
+
+/* The transfers of one execution from one memory kind to another. Growable output struct. */
+typedef struct neuronmem_transfer_counts {
+  size_t struct_size;
+  uint64_t explicit_transfers;
+  uint64_t explicit_bytes;
+  uint64_t implicit_transfers;
+  uint64_t implicit_bytes;
+} neuronmem_transfer_counts_t;
+#define NEURONMEM_TRANSFER_COUNTS_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_transfer_counts_t, implicit_bytes)
+
+/* Every call below that takes an args or options struct returns INVALID_ARGUMENT for a struct_size smaller
+ * than the struct's first published size or an extension chain with an unknown type. */
+
+/* Compiles StableHLO text (`size` bytes, need not be NUL-terminated) for the client's cores. options:
+ * nullable. out: required, owned. Returns INVALID_ARGUMENT (bad text, placement rules, options),
+ * NOT_FOUND (no entry), UNIMPLEMENTED "file:line:col: 'op': reason" for anything the executor cannot run
+ * (an unknown op or custom-call target, an element type, a tuple or token parameter) - never later. */
+NEURONMEM_API neuronmem_status_t* neuronmem_executable_compile_text(neuronmem_client_t* client, const char* text,
+                                                                    size_t size,
+                                                                    const neuronmem_compile_options_t* options,
+                                                                    neuronmem_executable_t** out);
+
+/* Compiles the graph of a manifest loaded from StableHLO text (its entry and policy; options->entry and
+ * policy are ignored). The manifest may be destroyed afterwards. Codes as compile_text, and
+ * FAILED_PRECONDITION for a manifest loaded from JSON (it has no graph). */
+NEURONMEM_API neuronmem_status_t* neuronmem_executable_compile_manifest(neuronmem_client_t* client,
+                                                                        const neuronmem_manifest_t* manifest,
+                                                                        const neuronmem_compile_options_t* options,
+                                                                        neuronmem_executable_t** out);
+
+/* Frees the executable; executions already submitted still run. NULL is a no-op. */
+NEURONMEM_API void neuronmem_executable_destroy(neuronmem_executable_t* executable);
+
+/* Counts and sizes (caller sets out->struct_size). INVALID_ARGUMENT for NULL or a too small struct_size. */
+NEURONMEM_API neuronmem_status_t* neuronmem_executable_properties(const neuronmem_executable_t* executable,
+                                                                  neuronmem_executable_properties_t* out);
+
+/* Parameter `index` (caller sets out->struct_size). OUT_OF_RANGE for a bad index, INVALID_ARGUMENT. */
+NEURONMEM_API neuronmem_status_t* neuronmem_executable_parameter(const neuronmem_executable_t* executable, size_t index,
+                                                                 neuronmem_executable_value_t* out);
+
+/* Output `index` (caller sets out->struct_size). OUT_OF_RANGE for a bad index, INVALID_ARGUMENT. */
+NEURONMEM_API neuronmem_status_t* neuronmem_executable_output(const neuronmem_executable_t* executable, size_t index,
+                                                              neuronmem_executable_value_t* out);
+
+/* The memory of `device` that parameter `index` must live in at execute (borrowed from the client).
+ * OUT_OF_RANGE for a bad index, INVALID_ARGUMENT for NULL or a device of another client. */
+NEURONMEM_API neuronmem_status_t* neuronmem_executable_parameter_memory(const neuronmem_executable_t* executable,
+                                                                        const neuronmem_device_t* device, size_t index,
+                                                                        neuronmem_memory_t** out);
+
+/* The memory of `device` that output `index` is allocated in (borrowed). Codes as parameter_memory. */
+NEURONMEM_API neuronmem_status_t* neuronmem_executable_output_memory(const neuronmem_executable_t* executable,
+                                                                     const neuronmem_device_t* device, size_t index,
+                                                                     neuronmem_memory_t** out);
+
+/* Submits one execution on args->device after args->wait and every argument's content. out_results
+ * (required): num_outputs slots, each receives an owned buffer, defined when the execution finishes.
+ * out_done (required): an owned event ready when every result is defined, failed with the run's error (an
+ * op's "file:line:col: 'op': reason", RESOURCE_EXHAUSTED naming the core when its device arena cannot
+ * hold the workspace, a failed wait event). out_execution (nullable): an owned handle for the statistics.
+ * Donated arguments are deleted by this call; their memory becomes the result's. Returns INVALID_ARGUMENT
+ * (argument count, a buffer or event of another client, shape or element type of an argument differs
+ * from its parameter, a device the executable does not run on), FAILED_PRECONDITION (a deleted or donated
+ * argument; STRICT: an argument in another memory kind than its parameter's; a wait event or argument
+ * that already failed), RESOURCE_EXHAUSTED (no memory for a result); the argument buffers stay intact
+ * then. May run the execution on the calling thread when the core is idle and nothing is pending. */
+NEURONMEM_API neuronmem_status_t* neuronmem_executable_execute(const neuronmem_execute_args_t* args,
+                                                               neuronmem_buffer_t** out_results,
+                                                               neuronmem_event_t** out_done,
+                                                               neuronmem_execution_t** out_execution);
+
+/* The statistics of a finished execution (caller sets out->struct_size). FAILED_PRECONDITION while its
+ * event is not ready; INVALID_ARGUMENT for NULL or a too small struct_size. */
+NEURONMEM_API neuronmem_status_t* neuronmem_execution_stats(const neuronmem_execution_t* execution,
+                                                            neuronmem_execution_stats_t* out);
+
+/* The transfers of a finished execution from memory kind `from` to `to` (caller sets out->struct_size).
+ * FAILED_PRECONDITION while not finished; INVALID_ARGUMENT for an unknown kind, NULL or struct_size. */
+NEURONMEM_API neuronmem_status_t* neuronmem_execution_transfers(const neuronmem_execution_t* execution,
+                                                                neuronmem_memory_kind_t from,
+                                                                neuronmem_memory_kind_t to,
+                                                                neuronmem_transfer_counts_t* out);
+
+/* Frees the handle (the execution itself goes on). NULL is a no-op. */
+NEURONMEM_API void neuronmem_execution_destroy(neuronmem_execution_t* execution);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NEURONMEM_EXECUTABLE_H */

@@ -1,0 +1,300 @@
+// C shim for executables: argument checks and conversions; compiling and executing are src/exec.
+#include <neuronmem/executable.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "api/handles.h"
+#include "api/shim.h"
+#include "base/element_type.h"
+#include "base/memory_kind.h"
+#include "base/status.h"
+#include "exec/executable.h"
+#include "exec/runtime.h"
+#include "manifest/manifest.h"
+
+using neuronmem::FailedPrecondition;
+using neuronmem::InvalidArgument;
+using neuronmem::OutOfRange;
+namespace exec = neuronmem::exec;
+namespace mf = neuronmem::manifest;
+
+namespace {
+
+struct ResolvedOptions {
+  mf::Options manifest;
+  exec::CompileOptions compile;
+};
+
+neuronmem_status_t* ResolveOptions(const neuronmem_compile_options_t* o, ResolvedOptions* out) {
+  if (!o) return nullptr;
+  if (auto s = neuronmem::api::CheckArgs(*o, NEURONMEM_MIN_SIZE(neuronmem_compile_options_t, num_replicas),
+                                         "neuronmem_compile_options_t")) {
+    return s.release();
+  }
+  const int64_t policy = neuronmem::api::EnumValue(o->policy);
+  if (policy < 0 || policy > NEURONMEM_PLACEMENT_POLICY_TORCH_NEURONX)
+    return InvalidArgument("policy %lld is not a neuronmem_placement_policy_t", static_cast<long long>(policy))
+        .release();
+  const int64_t placement = neuronmem::api::EnumValue(o->argument_placement);
+  if (placement < 0 || placement > NEURONMEM_ARGUMENT_PLACEMENT_AUTO_COPY)
+    return InvalidArgument("argument_placement %lld is not a neuronmem_argument_placement_t",
+                           static_cast<long long>(placement))
+        .release();
+  if (o->entry) out->manifest.entry = o->entry;
+  if (o->filename) out->manifest.filename = o->filename;
+  out->manifest.policy = static_cast<mf::Policy>(policy);
+  out->compile.placement = static_cast<exec::ArgumentPlacement>(placement);
+  out->compile.num_replicas = o->num_replicas;
+  return nullptr;
+}
+
+neuronmem_status_t* Finish(neuronmem_client_t* client, const mf::Manifest& m, std::string_view source,
+                           exec::CompileOptions options, neuronmem_executable_t** out) {
+  const uint32_t cores = static_cast<uint32_t>(client->devices.size());
+  std::shared_ptr<const exec::Executable> e;
+  if (auto s = exec::Executable::Compile(m, source, options, cores, &e)) return s.release();
+  client->runtime();  // the executor exists before the first execute
+  auto h = std::make_unique<neuronmem_executable_t>();
+  h->exe = std::move(e);
+  h->client = client;
+  client->live_executables.fetch_add(1);
+  *out = h.release();
+  return nullptr;
+}
+
+void FillValue(const exec::ValueInfo& v, neuronmem_executable_value_t* out) {
+  out->element_type = static_cast<neuronmem_element_type_t>(neuronmem::ElementTypeToC(v.type));
+  out->dims = v.dims.empty() ? nullptr : v.dims.data();
+  out->num_dims = v.dims.size();
+  out->memory_kind = static_cast<neuronmem_memory_kind_t>(v.kind);
+  out->bytes = v.bytes;
+  out->donation = v.donation;
+}
+
+neuronmem_status_t* ValueMemory(const neuronmem_executable_t* e, const neuronmem_device_t* device, size_t index,
+                                bool output, neuronmem_memory_t** out) {
+  *out = nullptr;
+  if (device->client != e->client)
+    return InvalidArgument("the device belongs to another client than the executable").release();
+  const auto& values = output ? e->exe->outputs() : e->exe->parameters();
+  if (index >= values.size())
+    return OutOfRange("%s %zu does not exist: the executable has %zu", output ? "output" : "parameter", index,
+                      values.size())
+        .release();
+  *out = device->by_kind[static_cast<size_t>(values[index].kind)];
+  return nullptr;
+}
+
+}  // namespace
+
+extern "C" {
+
+neuronmem_status_t* neuronmem_executable_compile_text(neuronmem_client_t* client, const char* text, size_t size,
+                                                      const neuronmem_compile_options_t* options,
+                                                      neuronmem_executable_t** out) {
+  NEURONMEM_REQUIRE(out);
+  *out = nullptr;
+  NEURONMEM_REQUIRE(client);
+  if (size) NEURONMEM_REQUIRE(text);
+  NEURONMEM_API_BEGIN
+  ResolvedOptions opt;
+  opt.manifest.num_cores = static_cast<uint32_t>(client->devices.size());
+  if (auto* s = ResolveOptions(options, &opt)) return s;
+  opt.compile.filename = opt.manifest.filename;
+  const std::string_view source(text ? text : "", size);
+  mf::Manifest m;
+  if (auto s = mf::LoadFromText(source, opt.manifest, &m)) return s.release();
+  return Finish(client, m, source, opt.compile, out);
+  NEURONMEM_API_END
+}
+
+neuronmem_status_t* neuronmem_executable_compile_manifest(neuronmem_client_t* client,
+                                                          const neuronmem_manifest_t* manifest,
+                                                          const neuronmem_compile_options_t* options,
+                                                          neuronmem_executable_t** out) {
+  NEURONMEM_REQUIRE(out);
+  *out = nullptr;
+  NEURONMEM_REQUIRE(client);
+  NEURONMEM_REQUIRE(manifest);
+  NEURONMEM_API_BEGIN
+  ResolvedOptions opt;
+  if (auto* s = ResolveOptions(options, &opt)) return s;
+  opt.compile.filename = opt.manifest.filename;
+  return Finish(client, manifest->m, manifest->source, opt.compile, out);
+  NEURONMEM_API_END
+}
+
+void neuronmem_executable_destroy(neuronmem_executable_t* executable) {
+  if (!executable) return;
+  executable->client->live_executables.fetch_sub(1);
+  delete executable;
+}
+
+neuronmem_status_t* neuronmem_executable_properties(const neuronmem_executable_t* executable,
+                                                    neuronmem_executable_properties_t* out) {
+  NEURONMEM_REQUIRE(executable);
+  NEURONMEM_REQUIRE(out);
+  NEURONMEM_CHECK_STRUCT_SIZE(out, neuronmem_executable_properties_t, num_explicit_moves);
+  const exec::Executable& e = *executable->exe;
+  out->num_parameters = e.parameters().size();
+  out->num_outputs = e.outputs().size();
+  out->num_replicas = e.num_replicas();
+  out->peak_device_bytes = e.peak_device_bytes();
+  out->peak_host_bytes = e.peak_host_bytes();
+  out->num_ops = e.program().num_kernels();
+  out->num_explicit_moves = e.num_moves();
+  return nullptr;
+}
+
+neuronmem_status_t* neuronmem_executable_parameter(const neuronmem_executable_t* executable, size_t index,
+                                                   neuronmem_executable_value_t* out) {
+  NEURONMEM_REQUIRE(executable);
+  NEURONMEM_REQUIRE(out);
+  NEURONMEM_CHECK_STRUCT_SIZE(out, neuronmem_executable_value_t, donation);
+  const auto& v = executable->exe->parameters();
+  if (index >= v.size())
+    return OutOfRange("parameter %zu does not exist: the executable has %zu", index, v.size()).release();
+  FillValue(v[index], out);
+  return nullptr;
+}
+
+neuronmem_status_t* neuronmem_executable_output(const neuronmem_executable_t* executable, size_t index,
+                                                neuronmem_executable_value_t* out) {
+  NEURONMEM_REQUIRE(executable);
+  NEURONMEM_REQUIRE(out);
+  NEURONMEM_CHECK_STRUCT_SIZE(out, neuronmem_executable_value_t, donation);
+  const auto& v = executable->exe->outputs();
+  if (index >= v.size())
+    return OutOfRange("output %zu does not exist: the executable has %zu", index, v.size()).release();
+  FillValue(v[index], out);
+  return nullptr;
+}
+
+neuronmem_status_t* neuronmem_executable_parameter_memory(const neuronmem_executable_t* executable,
+                                                          const neuronmem_device_t* device, size_t index,
+                                                          neuronmem_memory_t** out) {
+  NEURONMEM_REQUIRE(out);
+  *out = nullptr;
+  NEURONMEM_REQUIRE(executable);
+  NEURONMEM_REQUIRE(device);
+  return ValueMemory(executable, device, index, false, out);
+}
+
+neuronmem_status_t* neuronmem_executable_output_memory(const neuronmem_executable_t* executable,
+                                                       const neuronmem_device_t* device, size_t index,
+                                                       neuronmem_memory_t** out) {
+  NEURONMEM_REQUIRE(out);
+  *out = nullptr;
+  NEURONMEM_REQUIRE(executable);
+  NEURONMEM_REQUIRE(device);
+  return ValueMemory(executable, device, index, true, out);
+}
+
+neuronmem_status_t* neuronmem_executable_execute(const neuronmem_execute_args_t* args, neuronmem_buffer_t** out_results,
+                                                 neuronmem_event_t** out_done, neuronmem_execution_t** out_execution) {
+  NEURONMEM_REQUIRE(args);
+  NEURONMEM_REQUIRE(out_results);
+  NEURONMEM_REQUIRE(out_done);
+  *out_done = nullptr;
+  if (out_execution) *out_execution = nullptr;
+  if (auto s = neuronmem::api::CheckArgs(*args, NEURONMEM_MIN_SIZE(neuronmem_execute_args_t, num_non_donatable),
+                                         "neuronmem_execute_args_t")) {
+    return s.release();
+  }
+  if (!args->executable) return neuronmem::api::NullArg(__func__, "args->executable");
+  if (!args->device) return neuronmem::api::NullArg(__func__, "args->device");
+  NEURONMEM_API_BEGIN
+  neuronmem_executable_t* h = args->executable;
+  neuronmem_client_t* client = h->client;
+  const size_t num_outputs = h->exe->outputs().size();
+  for (size_t k = 0; k < num_outputs; ++k) out_results[k] = nullptr;
+  if (args->device->client != client)
+    return InvalidArgument("args->device belongs to another client than the executable").release();
+  if (args->num_arguments && !args->arguments)
+    return InvalidArgument("args->arguments is NULL but num_arguments is %zu", args->num_arguments).release();
+  if (args->num_non_donatable && !args->non_donatable)
+    return InvalidArgument("args->non_donatable is NULL but num_non_donatable is %zu", args->num_non_donatable)
+        .release();
+  std::vector<neuronmem::copy::Buffer*> buffers(args->num_arguments);
+  for (size_t i = 0; i < args->num_arguments; ++i) {
+    neuronmem_buffer_t* b = args->arguments[i];
+    if (!b) return InvalidArgument("args->arguments[%zu] is NULL", i).release();
+    if (b->client != client)
+      return InvalidArgument("argument %zu is a buffer of another client than the executable's", i).release();
+    buffers[i] = &b->buffer;
+  }
+  neuronmem::Span<neuronmem::Event* const> waits;
+  if (auto s = neuronmem::api::WaitList(args->wait, "args->", &waits)) return s.release();
+  std::vector<std::unique_ptr<neuronmem_buffer_t>> results(num_outputs);
+  std::vector<neuronmem::copy::Buffer*> result_buffers(num_outputs);
+  for (size_t k = 0; k < num_outputs; ++k) {
+    results[k] = std::make_unique<neuronmem_buffer_t>();
+    results[k]->client = client;
+    result_buffers[k] = &results[k]->buffer;
+  }
+  exec::ExecuteRequest request;
+  request.executable = h->exe;
+  request.core = static_cast<uint32_t>(args->device->device->id());
+  request.arguments = neuronmem::Span<neuronmem::copy::Buffer* const>(buffers.data(), buffers.size());
+  request.waits = waits;
+  request.non_donatable = neuronmem::Span<const size_t>(args->non_donatable, args->num_non_donatable);
+  neuronmem::Event* done = nullptr;
+  std::shared_ptr<const exec::ExecutionStats> stats;
+  std::unique_ptr<neuronmem_execution_t> execution;
+  if (out_execution) execution = std::make_unique<neuronmem_execution_t>();
+  if (auto s = client->runtime().Execute(request, result_buffers.data(), &done, out_execution ? &stats : nullptr))
+    return s.release();
+  for (size_t k = 0; k < num_outputs; ++k) out_results[k] = results[k].release();
+  *out_done = done;
+  if (out_execution) {
+    execution->stats = std::move(stats);
+    execution->done = neuronmem::EventRef(neuronmem::Share(done));
+    *out_execution = execution.release();
+  }
+  return nullptr;
+  NEURONMEM_API_END
+}
+
+neuronmem_status_t* neuronmem_execution_stats(const neuronmem_execution_t* execution,
+                                              neuronmem_execution_stats_t* out) {
+  NEURONMEM_REQUIRE(execution);
+  NEURONMEM_REQUIRE(out);
+  NEURONMEM_CHECK_STRUCT_SIZE(out, neuronmem_execution_stats_t, queue_ns);
+  if (!neuronmem::IsReady(execution->done.get()))
+    return FailedPrecondition("the execution has not finished: wait for its event first").release();
+  const exec::ExecutionStats& st = *execution->stats;
+  const exec::TransferCounts t = st.Total();
+  out->explicit_transfers = t.explicit_transfers;
+  out->explicit_bytes = t.explicit_bytes;
+  out->implicit_transfers = t.implicit_transfers;
+  out->implicit_bytes = t.implicit_bytes;
+  out->op_ns = st.op_ns;
+  out->transfer_ns = st.explicit_transfer_ns + st.implicit_transfer_ns.load();
+  out->queue_ns = st.queue_ns;
+  return nullptr;
+}
+
+neuronmem_status_t* neuronmem_execution_transfers(const neuronmem_execution_t* execution, neuronmem_memory_kind_t from,
+                                                  neuronmem_memory_kind_t to, neuronmem_transfer_counts_t* out) {
+  NEURONMEM_REQUIRE(execution);
+  NEURONMEM_REQUIRE(out);
+  NEURONMEM_CHECK_STRUCT_SIZE(out, neuronmem_transfer_counts_t, implicit_bytes);
+  neuronmem::MemoryKind f, t;
+  if (!neuronmem::MemoryKindFromC(neuronmem::api::EnumValue(from), &f) ||
+      !neuronmem::MemoryKindFromC(neuronmem::api::EnumValue(to), &t))
+    return InvalidArgument("from and to must be neuronmem_memory_kind_t values").release();
+  if (!neuronmem::IsReady(execution->done.get()))
+    return FailedPrecondition("the execution has not finished: wait for its event first").release();
+  const exec::TransferCounts& c = execution->stats->pairs[static_cast<int>(f)][static_cast<int>(t)];
+  out->explicit_transfers = c.explicit_transfers;
+  out->explicit_bytes = c.explicit_bytes;
+  out->implicit_transfers = c.implicit_transfers;
+  out->implicit_bytes = c.implicit_bytes;
+  return nullptr;
+}
+
+void neuronmem_execution_destroy(neuronmem_execution_t* execution) { delete execution; }
+
+}  // extern "C"

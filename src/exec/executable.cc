@@ -1,0 +1,141 @@
+// Compiling a manifest's graph into an executable: the interpreter's program with memory spaces per kind,
+// parameters and outputs from the manifest, donation pairs.
+#include "exec/executable.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <map>
+#include <utility>
+
+#include "exec/moves.h"
+
+namespace neuronmem::exec {
+
+namespace {
+
+std::string Where(const std::string& filename, const manifest::Location& loc) {
+  return filename + ":" + std::to_string(loc.line) + ":" + std::to_string(loc.column);
+}
+
+std::string ShapeText(ElementType type, const std::vector<int64_t>& dims) {
+  std::string s(ElementTypeName(type));
+  s += '[';
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
+  return s + ']';
+}
+
+// A parameter or output of the entry function as the executor takes it: a dense array of an element type
+// buffers can hold. UNIMPLEMENTED otherwise, at the value's location.
+Status CheckValue(const manifest::Value& v, const interp::ValueSpec& spec, const char* what,
+                  const std::string& filename, ValueInfo* out) {
+  const std::string where = Where(filename, v.loc) + ": " + what + " " + std::to_string(v.index);
+  if (v.type.is_tuple || v.type.is_token)
+    return Unimplemented("%s: %s values are not supported by the executor (flatten them)", where.c_str(),
+                         v.type.is_tuple ? "tuple" : "token");
+  if (ElementTypeToC(spec.type) < 0)
+    return Unimplemented("%s: element type %s cannot be held in a buffer", where.c_str(),
+                         std::string(ElementTypeName(spec.type)).c_str());
+  out->type = spec.type;
+  out->dims = spec.dims;
+  out->kind = v.memory_kind;
+  out->bytes = spec.bytes;
+  out->name = std::string(what) + " " + std::to_string(v.index);
+  if (!v.name.empty()) out->name += " (" + v.name + ")";
+  return Ok();
+}
+
+bool SameShape(const ValueInfo& a, const ValueInfo& b) { return a.type == b.type && a.dims == b.dims; }
+
+}  // namespace
+
+uint64_t Executable::peak_host_bytes() const {
+  uint64_t n = 0;
+  for (size_t k = 1; k < interp::kMaxSpaces; ++k) n += program_->workspace_bytes(k);
+  return n;
+}
+
+Status Executable::Compile(const manifest::Manifest& m, std::string_view source, const CompileOptions& options,
+                           uint32_t num_cores, std::shared_ptr<const Executable>* out) {
+  if (!m.ir) {
+    return FailedPrecondition(
+        "the manifest has no graph to compile: it was read from JSON; load it from the StableHLO text");
+  }
+  if (options.num_replicas > num_cores) {
+    return InvalidArgument("num_replicas is %u but the client has %u cores", options.num_replicas, num_cores);
+  }
+  std::shared_ptr<Executable> e(new Executable());
+  e->ir_ = m.ir;
+  e->placement_ = options.placement;
+  e->num_replicas_ = options.num_replicas ? options.num_replicas : num_cores;
+  e->num_moves_ = m.moves.size();
+  // Where each intra-graph move puts its result: the memory space of its kind.
+  std::map<std::pair<uint32_t, uint32_t>, MemoryKind> move_kinds;
+  for (const manifest::Move& mv : m.moves) move_kinds[{mv.loc.line, mv.loc.column}] = mv.to_memory_kind;
+  interp::CompileOptions co;
+  co.entry = m.entry;
+  co.filename = options.filename;
+  co.source = source;
+  co.custom_calls = &PlacementRegistry();
+  co.result_space = [&move_kinds](const stablehlo::Operation& op) -> uint8_t {
+    if (move_kinds.empty() || !IsPlacementCall(op)) return 0;
+    auto it = move_kinds.find({op.loc.line, op.loc.column});
+    return it == move_kinds.end() ? 0 : static_cast<uint8_t>(it->second);
+  };
+  NEURONMEM_RETURN_IF_ERROR(interp::Compile(*m.ir, co, &e->program_));
+  const auto& params = e->program_->parameters();
+  const auto& results = e->program_->results();
+  if (params.size() != m.arguments.size() || results.size() != m.results.size()) {
+    return Unimplemented("%s: @%s: tuple or token parameters and results are not supported by the executor",
+                         options.filename.c_str(), m.entry.c_str());
+  }
+  e->params_.resize(params.size());
+  e->outputs_.resize(results.size());
+  for (size_t i = 0; i < params.size(); ++i)
+    NEURONMEM_RETURN_IF_ERROR(CheckValue(m.arguments[i], params[i], "argument", options.filename, &e->params_[i]));
+  for (size_t i = 0; i < results.size(); ++i)
+    NEURONMEM_RETURN_IF_ERROR(CheckValue(m.results[i], results[i], "result", options.filename, &e->outputs_[i]));
+  for (size_t i = 0; i < results.size(); ++i) {
+    const int32_t p = results[i].param;
+    e->returned_kinds_.push_back(p >= 0 ? e->params_[static_cast<size_t>(p)].kind
+                                        : static_cast<MemoryKind>(results[i].space));
+  }
+  // Donation: tf.aliasing_output names the output; a jax.buffer_donor goes to the first output left that
+  // has its shape and memory kind (as XLA matches donors).
+  for (size_t i = 0; i < params.size(); ++i) {
+    const manifest::Value& a = m.arguments[i];
+    ValueInfo& p = e->params_[i];
+    if (a.aliasing_output >= 0) {
+      const std::string where = Where(options.filename, a.loc) + ": argument " + std::to_string(i);
+      if (static_cast<size_t>(a.aliasing_output) >= e->outputs_.size())
+        return InvalidArgument("%s: tf.aliasing_output = %" PRId64 " but the function has %zu results", where.c_str(),
+                               a.aliasing_output, e->outputs_.size());
+      ValueInfo& o = e->outputs_[static_cast<size_t>(a.aliasing_output)];
+      if (o.donation >= 0)
+        return InvalidArgument("%s: output %" PRId64 " is already the donation of argument %" PRId64, where.c_str(),
+                               a.aliasing_output, o.donation);
+      if (!SameShape(p, o) || p.kind != o.kind)
+        return InvalidArgument("%s: %s in %s cannot be donated to output %" PRId64 ", a %s in %s", where.c_str(),
+                               ShapeText(p.type, p.dims).c_str(), std::string(MemoryKindName(p.kind)).c_str(),
+                               a.aliasing_output, ShapeText(o.type, o.dims).c_str(),
+                               std::string(MemoryKindName(o.kind)).c_str());
+      p.donation = a.aliasing_output;
+      o.donation = static_cast<int64_t>(i);
+    }
+  }
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (!m.arguments[i].buffer_donor || e->params_[i].donation >= 0) continue;
+    ValueInfo& p = e->params_[i];
+    for (size_t k = 0; k < e->outputs_.size(); ++k) {
+      ValueInfo& o = e->outputs_[k];
+      if (o.donation < 0 && SameShape(p, o) && p.kind == o.kind) {
+        p.donation = static_cast<int64_t>(k);
+        o.donation = static_cast<int64_t>(i);
+        break;
+      }
+    }
+  }
+  *out = std::move(e);
+  return Ok();
+}
+
+}  // namespace neuronmem::exec

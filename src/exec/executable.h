@@ -1,0 +1,71 @@
+// An executable: a manifest's graph compiled by the interpreter for the software NeuronCore, with what the
+// executor needs to run it on a core: each parameter's and output's type, dims and memory kind (from the
+// manifest), donation pairs, and the memory space of every value (intra-graph moves put their results in
+// the destination kind's memory; everything else an op defines lives in the core's device arena).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/element_type.h"
+#include "base/memory_kind.h"
+#include "base/status.h"
+#include "interpreter/interpreter.h"
+#include "manifest/manifest.h"
+
+namespace neuronmem::exec {
+
+// What execute does with an argument outside the memory its parameter names (neuronmem_argument_placement_t).
+enum class ArgumentPlacement : uint8_t { kStrict = 0, kAutoCopy = 1 };
+
+struct CompileOptions {
+  ArgumentPlacement placement = ArgumentPlacement::kStrict;
+  uint32_t num_replicas = 0;  // devices 0..num_replicas-1; 0 = every core
+  std::string filename = "<input>";
+};
+
+struct ValueInfo {
+  ElementType type = ElementType::kInvalid;
+  std::vector<int64_t> dims;
+  MemoryKind kind = MemoryKind::kDevice;
+  uint64_t bytes = 0;
+  int64_t donation = -1;  // parameters: the output it is donated into; outputs: the donated parameter
+  std::string name;       // "argument 0 (%arg0)", "output 1 (result)"
+};
+
+class Executable {
+ public:
+  // Compiles manifest.ir (its entry) for a client of `num_cores` cores. `source` is the text the manifest
+  // was loaded from (pretty ops need it; may be empty). UNIMPLEMENTED "file:line:col: ..." for anything the
+  // executor cannot run, FAILED_PRECONDITION for a manifest without a graph (read from JSON),
+  // INVALID_ARGUMENT for bad options or a donation that does not fit its output.
+  static Status Compile(const manifest::Manifest& manifest, std::string_view source, const CompileOptions& options,
+                        uint32_t num_cores, std::shared_ptr<const Executable>* out);
+
+  const std::vector<ValueInfo>& parameters() const { return params_; }
+  const std::vector<ValueInfo>& outputs() const { return outputs_; }
+  const interp::Program& program() const { return *program_; }
+  ArgumentPlacement placement() const { return placement_; }
+  uint32_t num_replicas() const { return num_replicas_; }
+  uint64_t peak_device_bytes() const { return program_->workspace_bytes(0); }
+  uint64_t peak_host_bytes() const;
+  size_t num_moves() const { return num_moves_; }
+  // The kind of the memory output i's value lives in when the graph returns it (before it is copied into
+  // the output's buffer): a parameter's kind, a move's destination, or device.
+  MemoryKind returned_kind(size_t i) const { return returned_kinds_[i]; }
+
+ private:
+  Executable() = default;
+  std::shared_ptr<const stablehlo::Module> ir_;  // the program points into it
+  std::unique_ptr<interp::Program> program_;
+  std::vector<ValueInfo> params_, outputs_;
+  std::vector<MemoryKind> returned_kinds_;
+  ArgumentPlacement placement_ = ArgumentPlacement::kStrict;
+  uint32_t num_replicas_ = 1;
+  size_t num_moves_ = 0;
+};
+
+}  // namespace neuronmem::exec

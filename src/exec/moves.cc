@@ -1,0 +1,59 @@
+#include "exec/moves.h"
+
+#include <chrono>
+#include <cstring>
+#include <string_view>
+
+namespace neuronmem::exec {
+
+namespace {
+
+constexpr const char* kPlacementTargets[] = {"annotate_device_placement", "MoveToHost", "MoveToDevice",
+                                             "AwsNeuronMemoryPlacement"};
+
+uint64_t NowNs() {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
+}
+
+Status ExecuteMove(const interp::CustomCallContext& c) {
+  if (c.num_operands != 1 || c.num_results != 1 || c.operands[0].type != c.results[0].type ||
+      c.operands[0].Bytes() != c.results[0].Bytes())
+    return InvalidArgument("@%.*s takes one operand and returns it in another memory",
+                           static_cast<int>(c.target.size()), c.target.data());
+  const uint64_t bytes = c.results[0].Bytes();
+  auto* run = static_cast<RunState*>(c.run_context);
+  const uint64_t t0 = run ? NowNs() : 0;
+  if (bytes && c.results[0].data != c.operands[0].data) std::memmove(c.results[0].data, c.operands[0].data, bytes);
+  if (run) {
+    run->stats->AddExplicit(run->KindOf(c.operands[0].data), run->KindOf(c.results[0].data), bytes);
+    run->stats->explicit_transfer_ns += NowNs() - t0;
+  }
+  return Ok();
+}
+
+}  // namespace
+
+bool IsPlacementCall(const stablehlo::Operation& op) {
+  if (op.name != "stablehlo.custom_call") return false;
+  std::string_view target = op.callee;
+  if (target.empty()) {
+    const stablehlo::Attribute* a = stablehlo::Find(op.attributes, "call_target_name");
+    if (a) target = a->str;
+  }
+  for (const char* t : kPlacementTargets)
+    if (target == t) return true;
+  return false;
+}
+
+const interp::CustomCallRegistry& PlacementRegistry() {
+  static const interp::CustomCallRegistry* r = [] {
+    auto* reg = new interp::CustomCallRegistry(interp::CustomCallRegistry::BuiltIn());
+    for (const char* t : kPlacementTargets) reg->Register(t, ExecuteMove);
+    return reg;
+  }();
+  return *r;
+}
+
+}  // namespace neuronmem::exec

@@ -1,0 +1,45 @@
+// Intra-graph moves executed: the placement custom calls (annotate_device_placement, MoveToHost,
+// MoveToDevice, AwsNeuronMemoryPlacement) copy their operand into their result, which the executable's
+// plan put in the destination kind's memory (a memory space per kind), and count the bytes as explicit
+// transfers of the running execution (RunState, handed to the interpreter as the run's context).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "base/memory_kind.h"
+#include "exec/stats.h"
+#include "interpreter/interpreter.h"
+#include "stablehlo/ir.h"
+
+namespace neuronmem::exec {
+
+// Whether op is a custom call to one of the placement targets.
+bool IsPlacementCall(const stablehlo::Operation& op);
+
+// The interpreter's built-in targets with the placement targets replaced by executed moves.
+const interp::CustomCallRegistry& PlacementRegistry();
+
+// What a running execution's moves need: which memory kind each address lies in, and the statistics.
+struct RunState {
+  struct Range {
+    const char* begin;
+    const char* end;
+    MemoryKind kind;
+  };
+  std::vector<Range> ranges;  // the workspaces of each space, the arguments
+  ExecutionStats* stats = nullptr;
+
+  void Add(const void* p, uint64_t bytes, MemoryKind kind) {
+    if (bytes) ranges.push_back({static_cast<const char*>(p), static_cast<const char*>(p) + bytes, kind});
+  }
+  // The kind of the memory at p: device for what no range holds (the program's constants).
+  MemoryKind KindOf(const void* p) const {
+    const char* c = static_cast<const char*>(p);
+    for (const Range& r : ranges)
+      if (c >= r.begin && c < r.end) return r.kind;
+    return MemoryKind::kDevice;
+  }
+};
+
+}  // namespace neuronmem::exec

@@ -1,0 +1,335 @@
+#include "exec/runtime.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <string>
+
+#include "copy/copy_engine.h"
+#include "exec/moves.h"
+
+namespace neuronmem::exec {
+
+namespace {
+
+uint64_t NowNs() {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
+}
+
+std::string ShapeText(ElementType type, Span<const int64_t> dims) {
+  std::string s(ElementTypeName(type));
+  s += '[';
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
+  return s + ']';
+}
+
+std::string KindText(MemoryKind k) { return std::string(MemoryKindName(k)); }
+
+// Hands the program its results' memory: the buffers allocated (or donated) at submission.
+class BufferResults final : public interp::ResultAllocator {
+ public:
+  explicit BufferResults(const std::vector<copy::StorageUse>& uses) : uses_(uses) {}
+  void* Allocate(size_t index, size_t bytes) override {
+    if (index >= uses_.size() || uses_[index].s->bytes != bytes) return nullptr;
+    return bytes ? static_cast<void*>(uses_[index].s->data) : static_cast<void*>(uses_[index].s);  // non-null
+  }
+
+ private:
+  const std::vector<copy::StorageUse>& uses_;
+};
+
+}  // namespace
+
+// One submitted execution: everything it holds until it finishes.
+struct Execution {
+  std::shared_ptr<const Executable> exe;
+  uint32_t core = 0;
+  std::vector<EventRef> waits;
+  std::vector<std::string> wait_names;                // "wait.events[0]", "argument 1 (%arg1)"
+  std::vector<copy::StorageUse> args;                 // the arguments' bytes (after auto_copy)
+  std::vector<MemoryKind> arg_kinds;                  // where each lies
+  std::vector<std::unique_ptr<copy::Buffer>> copies;  // auto_copy: the arguments moved to their memory
+  std::vector<copy::StorageUse> results;              // the results' bytes
+  EventRef done;
+  std::shared_ptr<ExecutionStats> stats;
+  uint64_t submitted_ns = 0;
+};
+
+Runtime::Runtime(core::Client& client) : client_(client) {
+  for (uint32_t c = 0; c < client.devices().size(); ++c) {
+    auto q = std::make_unique<CoreQueue>();
+    q->runtime = this;
+    q->core = c;
+    queues_.push_back(std::move(q));
+  }
+}
+
+Runtime::~Runtime() {
+  pool_.WaitIdle([this] {
+    for (const auto& q : queues_) {
+      std::lock_guard<std::mutex> lock(q->mu);
+      if (q->active || !q->queue.empty()) return false;
+    }
+    return true;
+  });
+}
+
+Status Runtime::Execute(const ExecuteRequest& r, copy::Buffer* const* results, Event** done,
+                        std::shared_ptr<const ExecutionStats>* stats_out) {
+  const Executable& exe = *r.executable;
+  const auto& params = exe.parameters();
+  const auto& outputs = exe.outputs();
+  copy::CopyEngine& engine = client_.copy_engine();
+  if (r.core >= exe.num_replicas())
+    return InvalidArgument("device %u: the executable runs on devices 0..%u (num_replicas %u)", r.core,
+                           exe.num_replicas() - 1, exe.num_replicas());
+  if (r.arguments.size() != params.size())
+    return InvalidArgument("%zu arguments given, the executable takes %zu", r.arguments.size(), params.size());
+  NEURONMEM_RETURN_IF_ERROR(engine.CheckForeignWaits(r.waits, "wait."));
+  const core::Device& device = *client_.devices()[r.core];
+  for (size_t i = 0; i < r.waits.size(); ++i) {
+    if (IsReady(r.waits[i]) && r.waits[i]->error())
+      return Annotate(CopyStatus(r.waits[i]->error()), "wait.events[" + std::to_string(i) + "] failed");
+  }
+  // Which arguments are donated this time, and where each must go.
+  std::vector<bool> donate(params.size(), false);
+  for (size_t i = 0; i < params.size(); ++i) donate[i] = params[i].donation >= 0;
+  for (size_t n : r.non_donatable) {
+    if (n >= params.size())
+      return InvalidArgument("non_donatable names argument %zu; the executable takes %zu", n, params.size());
+    donate[n] = false;
+  }
+  std::vector<bool> needs_copy(params.size(), false);
+  for (size_t i = 0; i < params.size(); ++i) {
+    copy::Buffer& b = *r.arguments[i];
+    const ValueInfo& p = params[i];
+    if (b.deleted()) return FailedPrecondition("%s was deleted (or donated to an earlier execution)", p.name.c_str());
+    if (b.element_type() != p.type || !std::equal(b.dims().begin(), b.dims().end(), p.dims.begin(), p.dims.end()))
+      return InvalidArgument("%s: the buffer is %s but the parameter is %s", p.name.c_str(),
+                             ShapeText(b.element_type(), b.dims()).c_str(),
+                             ShapeText(p.type, Span<const int64_t>(p.dims.data(), p.dims.size())).c_str());
+    const core::Memory& actual = *client_.memory(b.memory().id);
+    const core::Memory& expected = *device.memory_of_kind(p.kind);
+    // Host kinds are one arena for every core: any core's view of it is in place.
+    const bool placed = actual.kind() == p.kind && (p.kind != MemoryKind::kDevice || actual.id() == expected.id());
+    if (!placed) {
+      if (exe.placement() == ArgumentPlacement::kStrict)
+        return FailedPrecondition(
+            "%s must live in %s memory of device %u (%s) but lives in %s (%s); copy it there or compile with "
+            "NEURONMEM_ARGUMENT_PLACEMENT_AUTO_COPY",
+            p.name.c_str(), KindText(p.kind).c_str(), r.core, expected.debug_string().c_str(),
+            KindText(actual.kind()).c_str(), actual.debug_string().c_str());
+      needs_copy[i] = true;
+    }
+    if (donate[i]) {
+      for (size_t j = 0; j < params.size(); ++j)
+        if (j != i && r.arguments[j] == &b)
+          return InvalidArgument("%s is donated but also passed as argument %zu", p.name.c_str(), j);
+    }
+    EventRef def(b.ReadyEvent());
+    if (IsReady(def.get()) && def.get()->error())
+      return Annotate(CopyStatus(def.get()->error()), p.name + ": its content failed");
+  }
+
+  auto e = std::make_unique<Execution>();
+  e->exe = r.executable;
+  e->core = r.core;
+  e->stats = std::make_shared<ExecutionStats>();
+  e->submitted_ns = NowNs();
+  e->done = EventRef(NewEvent(engine.event_owner()));
+  for (size_t i = 0; i < r.waits.size(); ++i) {
+    e->waits.emplace_back(Share(r.waits[i]));
+    e->wait_names.push_back("wait.events[" + std::to_string(i) + "]");
+  }
+  // A failure from here on drops what was made with `e`; the caller destroys the result buffers.
+  std::vector<copy::Buffer*> args(r.arguments.begin(), r.arguments.end());
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (!needs_copy[i]) continue;
+    copy::Buffer& b = *args[i];
+    const core::Memory& target = *device.memory_of_kind(params[i].kind);
+    auto moved = std::make_unique<copy::Buffer>();
+    Event* ready = nullptr;
+    const uint64_t t0 = NowNs();
+    if (Status s = engine.CopyToMemory(b, target.view(), {}, moved.get(), &ready))
+      return Annotate(std::move(s), params[i].name + ": the implicit copy to " + target.debug_string());
+    std::shared_ptr<ExecutionStats> st = e->stats;
+    OnReady(ready, [st, t0](const neuronmem_status_t*) { st->implicit_transfer_ns += NowNs() - t0; });
+    e->stats->AddImplicit(client_.memory(b.memory().id)->kind(), params[i].kind, b.bytes());
+    e->waits.emplace_back(ready);
+    e->wait_names.push_back(params[i].name + " (its implicit copy)");
+    args[i] = moved.get();
+    e->copies.push_back(std::move(moved));
+  }
+  e->args.resize(params.size());
+  for (size_t i = 0; i < params.size(); ++i) {
+    EventRef def;
+    if (Status s = engine.UseBuffer(*args[i], &e->args[i], &def)) return Annotate(std::move(s), params[i].name);
+    if (!IsReady(def.get()) || def.get()->error()) {
+      e->waits.push_back(std::move(def));
+      e->wait_names.push_back(params[i].name);
+    }
+    e->arg_kinds.push_back(params[i].kind);
+  }
+  // Results: donated arguments' memory, or new buffers in the memory each output's kind names.
+  e->results.resize(outputs.size());
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    const ValueInfo& o = outputs[k];
+    if (o.donation >= 0 && donate[static_cast<size_t>(o.donation)]) continue;
+    const core::Memory& m = *device.memory_of_kind(o.kind);
+    Status s = engine.AllocateDefinedBy(m.view(), o.type, Span<const int64_t>(o.dims.data(), o.dims.size()),
+                                        e->done.get(), results[k], &e->results[k]);
+    if (s) return Annotate(std::move(s), "device " + std::to_string(r.core) + ": " + o.name);
+  }
+  // Donations last: nothing can fail for a reason of ours after the first argument is given up.
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    const ValueInfo& o = outputs[k];
+    if (o.donation < 0 || !donate[static_cast<size_t>(o.donation)]) continue;
+    const size_t a = static_cast<size_t>(o.donation);
+    if (Status s = engine.Donate(*args[a], e->done.get(), results[k], &e->results[k]))
+      return Annotate(std::move(s), params[a].name + " cannot be donated");
+    if (args[a] != r.arguments[a]) r.arguments[a]->Delete();  // the original of an auto-copied donation
+  }
+  *done = Share(e->done.get());
+  if (stats_out) *stats_out = e->stats;
+  pending_.fetch_add(1, std::memory_order_acq_rel);
+  Submit(std::move(e));
+  return Ok();
+}
+
+void Runtime::Submit(std::unique_ptr<Execution> e) {
+  CoreQueue* q = queues_[e->core].get();
+  {
+    std::lock_guard<std::mutex> lock(q->mu);
+    q->queue.push_back(std::move(e));
+    if (q->active) return;  // the running drain takes it
+    q->active = true;
+  }
+  Drain(q, /*on_caller=*/true);
+}
+
+void Runtime::DrainTask(void* arg) {
+  auto* q = static_cast<CoreQueue*>(arg);
+  q->runtime->Drain(q, /*on_caller=*/false);
+}
+
+void Runtime::Drain(CoreQueue* q, bool on_caller) {
+  bool ran = false;
+  for (;;) {
+    Execution* head = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(q->mu);
+      if (q->queue.empty()) {
+        q->active = false;
+        break;
+      }
+      head = q->queue.front().get();
+      for (const EventRef& w : head->waits) {
+        if (!IsReady(w.get())) {
+          // In order: the queue waits for this event; its completion re-arms the drain on a worker.
+          Event* blocking = Share(w.get());
+          OnReady(blocking, [this, q, blocking](const neuronmem_status_t*) {
+            pool_.Enqueue(&Runtime::DrainTask, q);
+            Release(blocking);
+          });
+          return;
+        }
+      }
+      if (on_caller && ran) {
+        // The caller ran its own execution; others that queued meanwhile go to a worker.
+        pool_.Enqueue(&Runtime::DrainTask, q);
+        return;
+      }
+    }
+    Run(*head);
+    ran = true;
+    std::unique_ptr<Execution> finished;
+    {
+      std::lock_guard<std::mutex> lock(q->mu);
+      finished = std::move(q->queue.front());
+      q->queue.pop_front();
+    }
+    finished.reset();
+  }
+  pool_.Notify();
+}
+
+void Runtime::Run(Execution& e) {
+  const uint64_t start = NowNs();
+  ExecutionStats& stats = *e.stats;
+  stats.queue_ns = start - e.submitted_ns;
+  const Executable& exe = *e.exe;
+  auto finish = [&](Status s) {
+    e.args.clear();
+    e.copies.clear();
+    e.results.clear();
+    // No longer pending once its event is ready: a caller that waited may destroy the client at once (the
+    // runtime's destructor then waits for this drain to unwind).
+    pending_.fetch_sub(1, std::memory_order_acq_rel);
+    Complete(e.done.get(), std::move(s));
+  };
+  for (size_t i = 0; i < e.waits.size(); ++i) {
+    if (const neuronmem_status_t* err = e.waits[i].get()->error()) {
+      finish(Annotate(CopyStatus(err), e.wait_names[i] + " failed"));
+      return;
+    }
+  }
+  // The workspace: one block per memory space, from the core's memories.
+  const core::Device& device = *client_.devices()[e.core];
+  char* spaces[interp::kMaxSpaces] = {};
+  uint64_t space_bytes[interp::kMaxSpaces] = {};
+  RunState run;
+  run.stats = &stats;
+  Status failure;
+  for (size_t k = 0; k < kNumMemoryKinds && !failure; ++k) {
+    space_bytes[k] = exe.program().workspace_bytes(k);
+    if (!space_bytes[k]) continue;
+    const auto kind = static_cast<MemoryKind>(k);
+    memory::Memory* mem = device.memory_of_kind(kind)->view().memory;
+    void* p = nullptr;
+    if (Status s = mem->Allocate(space_bytes[k], 64, &p)) {
+      space_bytes[k] = 0;
+      failure = ResourceExhausted(
+          "device %u (core %u): the execution's %s workspace of %" PRIu64 " bytes does not fit: %s", e.core, e.core,
+          KindText(kind).c_str(), exe.program().workspace_bytes(k), s->message.c_str());
+      break;
+    }
+    spaces[k] = static_cast<char*>(p);
+    run.Add(p, space_bytes[k], kind);
+  }
+  if (!failure) {
+    std::vector<interp::TensorView> views(e.args.size());
+    for (size_t i = 0; i < e.args.size(); ++i) {
+      const ValueInfo& p = exe.parameters()[i];
+      views[i].data = e.args[i].s->data;
+      views[i].type = p.type;
+      views[i].dims = p.dims.data();
+      views[i].rank = p.dims.size();
+      run.Add(e.args[i].s->data, e.args[i].s->bytes, e.arg_kinds[i]);
+    }
+    BufferResults allocator(e.results);
+    std::vector<interp::TensorView> out;
+    interp::Program::RunOptions options;
+    options.spaces = spaces;
+    options.context = &run;
+    const uint64_t t0 = NowNs();
+    failure = exe.program().Run(views.data(), views.size(), &allocator, &out, options);
+    const uint64_t t1 = NowNs();
+    if (!failure) {
+      // Outputs whose value the graph returns from another kind's memory are moved into it.
+      for (size_t k = 0; k < exe.outputs().size(); ++k) {
+        const ValueInfo& o = exe.outputs()[k];
+        if (exe.returned_kind(k) != o.kind) stats.AddExplicit(exe.returned_kind(k), o.kind, o.bytes);
+      }
+    }
+    const uint64_t elapsed = t1 - t0;
+    stats.op_ns = elapsed > stats.explicit_transfer_ns ? elapsed - stats.explicit_transfer_ns : 0;
+  }
+  for (size_t k = 0; k < kNumMemoryKinds; ++k) {
+    if (spaces[k])
+      (void)device.memory_of_kind(static_cast<MemoryKind>(k))->view().memory->Free(spaces[k], space_bytes[k]);
+  }
+  finish(std::move(failure));
+}
+
+}  // namespace neuronmem::exec

@@ -1,0 +1,51 @@
+// Execution statistics: what one execution moved between memory kinds, explicit (the graph asked) or
+// implicit (the runtime copied an argument), and where its time went.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "base/memory_kind.h"
+
+namespace neuronmem::exec {
+
+struct TransferCounts {
+  uint64_t explicit_transfers = 0, explicit_bytes = 0;
+  uint64_t implicit_transfers = 0, implicit_bytes = 0;
+};
+
+// Written by the submitting thread (implicit copies) and the thread running the execution; read once the
+// execution's event is ready (its completion publishes every field). The implicit copies' time is added
+// from their events' callbacks, hence atomic.
+struct ExecutionStats {
+  TransferCounts pairs[kNumMemoryKinds][kNumMemoryKinds];
+  uint64_t op_ns = 0;
+  uint64_t explicit_transfer_ns = 0;
+  std::atomic<uint64_t> implicit_transfer_ns{0};
+  uint64_t queue_ns = 0;
+
+  void AddExplicit(MemoryKind from, MemoryKind to, uint64_t bytes) {
+    TransferCounts& c = pairs[static_cast<int>(from)][static_cast<int>(to)];
+    ++c.explicit_transfers;
+    c.explicit_bytes += bytes;
+  }
+  void AddImplicit(MemoryKind from, MemoryKind to, uint64_t bytes) {
+    TransferCounts& c = pairs[static_cast<int>(from)][static_cast<int>(to)];
+    ++c.implicit_transfers;
+    c.implicit_bytes += bytes;
+  }
+  TransferCounts Total() const {
+    TransferCounts t;
+    for (const auto& row : pairs) {
+      for (const TransferCounts& c : row) {
+        t.explicit_transfers += c.explicit_transfers;
+        t.explicit_bytes += c.explicit_bytes;
+        t.implicit_transfers += c.implicit_transfers;
+        t.implicit_bytes += c.implicit_bytes;
+      }
+    }
+    return t;
+  }
+};
+
+}  // namespace neuronmem::exec

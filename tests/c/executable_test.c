@@ -1,0 +1,153 @@
+/* executable.h used from plain C17: compiles a graph with an intra-graph move and a pinned_host argument,
+ * queries it, executes it (args struct with NEURONMEM_*_STRUCT_SIZE sizes, an event list), reads the
+ * results and the execution's statistics, and checks the strict placement error. Exit code 0 = pass. */
+#include <neuronmem/neuronmem.h>
+
+#include <stdio.h>
+#include <string.h>
+
+static int failures = 0;
+
+#define CHECK(cond)                                                            \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
+      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+      ++failures;                                                              \
+    }                                                                          \
+  } while (0)
+
+static neuronmem_status_code_t code_of(neuronmem_status_t* s) {
+  neuronmem_status_code_t c = neuronmem_status_code(s);
+  neuronmem_status_free(s);
+  return c;
+}
+
+static const char kText[] =
+    "func.func @main(%w: tensor<4xf32> {mhlo.memory_kind = \"pinned_host\"}, %x: tensor<4xf32>)\n"
+    "    -> (tensor<4xf32>, tensor<4xf32> {mhlo.memory_kind = \"pinned_host\"}) {\n"
+    "  %0 = stablehlo.multiply %w, %x : tensor<4xf32>\n"
+    "  %1 = stablehlo.custom_call @MoveToHost(%0) {backend_config = \"\"} : (tensor<4xf32>) -> tensor<4xf32>\n"
+    "  return %0, %1 : tensor<4xf32>, tensor<4xf32>\n"
+    "}\n";
+
+static neuronmem_buffer_t* upload(neuronmem_client_t* client, neuronmem_memory_t* memory, const float* data) {
+  const int64_t dims[1] = {4};
+  neuronmem_buffer_from_host_args_t a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = NEURONMEM_BUFFER_FROM_HOST_ARGS_STRUCT_SIZE;
+  a.data = data;
+  a.element_type = NEURONMEM_ELEMENT_TYPE_F32;
+  a.dims = dims;
+  a.num_dims = 1;
+  a.memory = memory;
+  neuronmem_buffer_t* b = NULL;
+  CHECK(code_of(neuronmem_buffer_from_host(client, &a, &b, NULL, NULL)) == NEURONMEM_STATUS_OK);
+  return b;
+}
+
+static void read4(neuronmem_buffer_t* b, float* out) {
+  neuronmem_buffer_read_args_t r;
+  memset(&r, 0, sizeof r);
+  r.struct_size = NEURONMEM_BUFFER_READ_ARGS_STRUCT_SIZE;
+  r.buffer = b;
+  r.size = 4 * sizeof(float);
+  r.dst = out;
+  CHECK(code_of(neuronmem_buffer_read(&r, NULL)) == NEURONMEM_STATUS_OK);
+}
+
+int main(void) {
+  neuronmem_client_options_t opts;
+  memset(&opts, 0, sizeof opts);
+  opts.struct_size = NEURONMEM_CLIENT_OPTIONS_STRUCT_SIZE;
+  opts.num_cores = 2;
+  opts.device_bytes_per_core = 2u << 20;
+  opts.pinned_host_bytes = 32u << 20;
+  neuronmem_client_t* client = NULL;
+  CHECK(code_of(neuronmem_client_create(&opts, &client)) == NEURONMEM_STATUS_OK);
+  if (!client) return 1;
+  neuronmem_device_t* const* devices = NULL;
+  size_t n_dev = 0;
+  CHECK(code_of(neuronmem_client_devices(client, &devices, &n_dev)) == NEURONMEM_STATUS_OK);
+
+  neuronmem_compile_options_t co;
+  memset(&co, 0, sizeof co);
+  co.struct_size = NEURONMEM_COMPILE_OPTIONS_STRUCT_SIZE;
+  co.filename = "c.mlir";
+  co.argument_placement = NEURONMEM_ARGUMENT_PLACEMENT_STRICT;
+  neuronmem_executable_t* exe = NULL;
+  CHECK(code_of(neuronmem_executable_compile_text(client, kText, sizeof kText - 1, &co, &exe)) == NEURONMEM_STATUS_OK);
+  if (!exe) return 1;
+  neuronmem_executable_properties_t props;
+  memset(&props, 0, sizeof props);
+  props.struct_size = NEURONMEM_EXECUTABLE_PROPERTIES_STRUCT_SIZE;
+  CHECK(code_of(neuronmem_executable_properties(exe, &props)) == NEURONMEM_STATUS_OK);
+  CHECK(props.num_parameters == 2 && props.num_outputs == 2 && props.num_replicas == 2);
+  CHECK(props.num_explicit_moves == 1);
+
+  /* Run on device 1, the weights read in place from pinned_host. */
+  neuronmem_memory_t* w_mem = NULL;
+  neuronmem_memory_t* x_mem = NULL;
+  CHECK(code_of(neuronmem_executable_parameter_memory(exe, devices[1], 0, &w_mem)) == NEURONMEM_STATUS_OK);
+  CHECK(code_of(neuronmem_executable_parameter_memory(exe, devices[1], 1, &x_mem)) == NEURONMEM_STATUS_OK);
+  const float w[4] = {1, 2, 3, 4};
+  const float x[4] = {2, 2, 2, 2};
+  neuronmem_buffer_t* args[2] = {upload(client, w_mem, w), upload(client, x_mem, x)};
+  neuronmem_execute_args_t ea;
+  memset(&ea, 0, sizeof ea);
+  ea.struct_size = NEURONMEM_EXECUTE_ARGS_STRUCT_SIZE;
+  ea.executable = exe;
+  ea.device = devices[1];
+  ea.arguments = args;
+  ea.num_arguments = 2;
+  neuronmem_buffer_t* results[2] = {NULL, NULL};
+  neuronmem_event_t* done = NULL;
+  neuronmem_execution_t* run = NULL;
+  CHECK(code_of(neuronmem_executable_execute(&ea, results, &done, &run)) == NEURONMEM_STATUS_OK);
+  CHECK(code_of(neuronmem_event_wait(done, -1)) == NEURONMEM_STATUS_OK);
+  float out[4];
+  read4(results[1], out);
+  CHECK(out[0] == 2 && out[1] == 4 && out[2] == 6 && out[3] == 8);
+  neuronmem_memory_t* out_mem = NULL;
+  neuronmem_memory_kind_t kind = NEURONMEM_MEMORY_KIND_DEVICE;
+  CHECK(code_of(neuronmem_buffer_memory(results[1], &out_mem)) == NEURONMEM_STATUS_OK);
+  CHECK(code_of(neuronmem_memory_kind(out_mem, &kind)) == NEURONMEM_STATUS_OK);
+  CHECK(kind == NEURONMEM_MEMORY_KIND_PINNED_HOST);
+  neuronmem_execution_stats_t st;
+  memset(&st, 0, sizeof st);
+  st.struct_size = NEURONMEM_EXECUTION_STATS_STRUCT_SIZE;
+  CHECK(code_of(neuronmem_execution_stats(run, &st)) == NEURONMEM_STATUS_OK);
+  CHECK(st.implicit_transfers == 0 && st.implicit_bytes == 0); /* the step made no implicit copy */
+  CHECK(st.explicit_transfers == 1 && st.explicit_bytes == 16);
+  neuronmem_transfer_counts_t tc;
+  memset(&tc, 0, sizeof tc);
+  tc.struct_size = NEURONMEM_TRANSFER_COUNTS_STRUCT_SIZE;
+  CHECK(code_of(neuronmem_execution_transfers(run, NEURONMEM_MEMORY_KIND_DEVICE, NEURONMEM_MEMORY_KIND_PINNED_HOST,
+                                              &tc)) == NEURONMEM_STATUS_OK);
+  CHECK(tc.explicit_transfers == 1 && tc.implicit_transfers == 0);
+  CHECK(code_of(neuronmem_execution_transfers(run, (neuronmem_memory_kind_t)7, NEURONMEM_MEMORY_KIND_DEVICE, &tc)) ==
+        NEURONMEM_STATUS_INVALID_ARGUMENT);
+
+  /* Strict: the weights given in device memory are refused; nothing is created. */
+  neuronmem_memory_t* dev = NULL;
+  CHECK(code_of(neuronmem_device_memory_of_kind(devices[1], NEURONMEM_MEMORY_KIND_DEVICE, &dev)) ==
+        NEURONMEM_STATUS_OK);
+  neuronmem_buffer_t* misplaced = upload(client, dev, w);
+  neuronmem_buffer_t* bad_args[2] = {misplaced, args[1]};
+  ea.arguments = bad_args;
+  neuronmem_buffer_t* none[2] = {NULL, NULL};
+  neuronmem_event_t* no_event = NULL;
+  CHECK(code_of(neuronmem_executable_execute(&ea, none, &no_event, NULL)) == NEURONMEM_STATUS_FAILED_PRECONDITION);
+  CHECK(none[0] == NULL && none[1] == NULL && no_event == NULL);
+
+  neuronmem_execution_destroy(run);
+  neuronmem_event_destroy(done);
+  for (int i = 0; i < 2; ++i) {
+    neuronmem_buffer_destroy(results[i]);
+    neuronmem_buffer_destroy(args[i]);
+  }
+  neuronmem_buffer_destroy(misplaced);
+  neuronmem_executable_destroy(exe);
+  CHECK(code_of(neuronmem_client_destroy(client)) == NEURONMEM_STATUS_OK);
+  if (failures) fprintf(stderr, "%d check(s) failed\n", failures);
+  return failures ? 1 : 0;
+}

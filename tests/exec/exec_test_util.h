@@ -1,0 +1,142 @@
+// Helpers for the executor's tests (public C API): a client, uploads, reads, compile and one execution.
+#pragma once
+
+#include <neuronmem/neuronmem.h>
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "common/status_helpers.h"
+
+namespace neuronmem_test {
+
+class ExecTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_OK(MakeClient(64u << 20, 1, &client_)); }
+  void TearDown() override {
+    for (neuronmem_executable_t* e : executables_) neuronmem_executable_destroy(e);
+    executables_.clear();
+    for (neuronmem_buffer_t* b : buffers_) neuronmem_buffer_destroy(b);
+    buffers_.clear();
+    if (client_) EXPECT_OK(neuronmem_client_destroy(client_));
+  }
+
+  static neuronmem_status_t* MakeClient(uint64_t device_bytes, uint32_t cores, neuronmem_client_t** out) {
+    neuronmem_client_options_t o{};
+    o.struct_size = sizeof o;
+    o.num_cores = cores;
+    o.device_bytes_per_core = device_bytes;
+    o.pinned_host_bytes = 32u << 20;
+    return neuronmem_client_create(&o, out);
+  }
+
+  neuronmem_device_t* Device(size_t i = 0, neuronmem_client_t* client = nullptr) {
+    neuronmem_device_t* const* devices = nullptr;
+    size_t n = 0;
+    EXPECT_OK(neuronmem_client_devices(client ? client : client_, &devices, &n));
+    return i < n ? devices[i] : nullptr;
+  }
+  neuronmem_memory_t* Memory(neuronmem_memory_kind_t kind, size_t device = 0, neuronmem_client_t* client = nullptr) {
+    neuronmem_memory_t* m = nullptr;
+    EXPECT_OK(neuronmem_device_memory_of_kind(Device(device, client), kind, &m));
+    return m;
+  }
+  static neuronmem_memory_kind_t KindOf(neuronmem_buffer_t* b) {
+    neuronmem_memory_t* m = nullptr;
+    neuronmem_memory_kind_t k = NEURONMEM_MEMORY_KIND_FORCE_32;
+    EXPECT_OK(neuronmem_buffer_memory(b, &m));
+    EXPECT_OK(neuronmem_memory_kind(m, &k));
+    return k;
+  }
+
+  // Compiles `text`; the fixture destroys the executable. Returns the status (owned by the caller).
+  neuronmem_status_t* Compile(const std::string& text, neuronmem_executable_t** out,
+                              neuronmem_argument_placement_t placement = NEURONMEM_ARGUMENT_PLACEMENT_STRICT,
+                              neuronmem_client_t* client = nullptr) {
+    neuronmem_compile_options_t o{};
+    o.struct_size = sizeof o;
+    o.filename = "test.mlir";
+    o.argument_placement = placement;
+    neuronmem_status_t* s =
+        neuronmem_executable_compile_text(client ? client : client_, text.data(), text.size(), &o, out);
+    if (!s) executables_.push_back(*out);
+    return s;
+  }
+
+  neuronmem_buffer_t* Upload(const std::vector<float>& data, std::vector<int64_t> dims, neuronmem_memory_t* memory,
+                             neuronmem_client_t* client = nullptr) {
+    neuronmem_buffer_from_host_args_t a{};
+    a.struct_size = sizeof a;
+    a.data = data.data();
+    a.element_type = NEURONMEM_ELEMENT_TYPE_F32;
+    a.dims = dims.data();
+    a.num_dims = dims.size();
+    a.memory = memory;
+    neuronmem_buffer_t* b = nullptr;
+    neuronmem_event_t* ready = nullptr;
+    EXPECT_OK(neuronmem_buffer_from_host(client ? client : client_, &a, &b, &ready, nullptr));
+    if (ready) {
+      EXPECT_OK(neuronmem_event_wait(ready, -1));
+      neuronmem_event_destroy(ready);
+    }
+    if (b) buffers_.push_back(b);
+    return b;
+  }
+
+  static std::vector<float> Read(neuronmem_buffer_t* b, size_t n) {
+    std::vector<float> out(n);
+    neuronmem_buffer_read_args_t a{};
+    a.struct_size = sizeof a;
+    a.buffer = b;
+    a.size = n * sizeof(float);
+    a.dst = out.data();
+    EXPECT_OK(neuronmem_buffer_read(&a, nullptr));
+    return out;
+  }
+
+  // Submits one execution; results go to the fixture's buffers. Returns the status (owned by the caller).
+  neuronmem_status_t* Execute(neuronmem_executable_t* e, std::vector<neuronmem_buffer_t*> args,
+                              std::vector<neuronmem_buffer_t*>* results, neuronmem_event_t** done,
+                              neuronmem_execution_t** execution = nullptr, std::vector<neuronmem_event_t*> waits = {},
+                              size_t device = 0) {
+    neuronmem_executable_properties_t p{};
+    p.struct_size = sizeof p;
+    EXPECT_OK(neuronmem_executable_properties(e, &p));
+    results->assign(p.num_outputs, nullptr);
+    neuronmem_execute_args_t a{};
+    a.struct_size = sizeof a;
+    a.executable = e;
+    a.device = Device(device);
+    a.arguments = args.data();
+    a.num_arguments = args.size();
+    a.wait.events = waits.data();
+    a.wait.num_events = waits.size();
+    neuronmem_status_t* s = neuronmem_executable_execute(&a, results->data(), done, execution);
+    if (!s)
+      for (neuronmem_buffer_t* r : *results) buffers_.push_back(r);
+    return s;
+  }
+
+  static neuronmem_execution_stats_t Stats(neuronmem_execution_t* x) {
+    neuronmem_execution_stats_t st{};
+    st.struct_size = sizeof st;
+    EXPECT_OK(neuronmem_execution_stats(x, &st));
+    return st;
+  }
+  static neuronmem_transfer_counts_t Pair(neuronmem_execution_t* x, neuronmem_memory_kind_t from,
+                                          neuronmem_memory_kind_t to) {
+    neuronmem_transfer_counts_t c{};
+    c.struct_size = sizeof c;
+    EXPECT_OK(neuronmem_execution_transfers(x, from, to, &c));
+    return c;
+  }
+
+  neuronmem_client_t* client_ = nullptr;
+  std::vector<neuronmem_executable_t*> executables_;
+  std::vector<neuronmem_buffer_t*> buffers_;
+};
+
+}  // namespace neuronmem_test

@@ -1,0 +1,486 @@
+// The executable C API: compile, queries, execute, placement (strict, auto_copy, pinned_host in place,
+// intra-graph moves), results in their declared kinds, donation, statistics, out of memory, bad input.
+#include "exec/exec_test_util.h"
+
+namespace neuronmem_test {
+namespace {
+
+const char kAdd[] = R"(
+func.func @main(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = stablehlo.add %a, %b : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+)";
+
+// A pinned_host argument, a device result.
+const char kPinnedArg[] = R"(
+func.func @main(%a: tensor<4xf32> {mhlo.memory_kind = "pinned_host"}, %b: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = stablehlo.multiply %a, %b : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+)";
+
+// Offloading: a value moved to pinned_host and back, a result declared in pinned_host.
+const char kMoves[] = R"(
+func.func @main(%a: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32> {mhlo.memory_kind = "pinned_host"}) {
+  %0 = stablehlo.add %a, %a : tensor<8xf32>
+  %1 = stablehlo.custom_call @annotate_device_placement(%0) {has_side_effect = true,
+      mhlo.frontend_attributes = {_xla_buffer_placement = "pinned_host"}} : (tensor<8xf32>) -> tensor<8xf32>
+  %2 = stablehlo.custom_call @MoveToDevice(%1) {backend_config = ""} : (tensor<8xf32>) -> tensor<8xf32>
+  %3 = stablehlo.multiply %2, %a : tensor<8xf32>
+  %4 = stablehlo.custom_call @MoveToHost(%3) {backend_config = ""} : (tensor<8xf32>) -> tensor<8xf32>
+  return %2, %4 : tensor<8xf32>, tensor<8xf32>
+}
+)";
+
+const char kDonate[] = R"(
+func.func @main(%a: tensor<4xf32> {tf.aliasing_output = 0 : i32}, %b: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = stablehlo.add %a, %b : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+)";
+
+TEST_F(ExecTest, CompileAndQueries) {
+  neuronmem_executable_t* e = nullptr;
+  ASSERT_OK(Compile(kPinnedArg, &e));
+  neuronmem_executable_properties_t p{};
+  p.struct_size = sizeof p;
+  ASSERT_OK(neuronmem_executable_properties(e, &p));
+  EXPECT_EQ(p.num_parameters, 2u);
+  EXPECT_EQ(p.num_outputs, 1u);
+  EXPECT_EQ(p.num_replicas, 1u);
+  EXPECT_GT(p.peak_device_bytes, 0u);
+  EXPECT_EQ(p.num_explicit_moves, 0u);
+  neuronmem_executable_value_t v{};
+  v.struct_size = sizeof v;
+  ASSERT_OK(neuronmem_executable_parameter(e, 0, &v));
+  EXPECT_EQ(v.element_type, NEURONMEM_ELEMENT_TYPE_F32);
+  ASSERT_EQ(v.num_dims, 1u);
+  EXPECT_EQ(v.dims[0], 4);
+  EXPECT_EQ(v.memory_kind, NEURONMEM_MEMORY_KIND_PINNED_HOST);
+  EXPECT_EQ(v.bytes, 16u);
+  EXPECT_EQ(v.donation, -1);
+  ASSERT_OK(neuronmem_executable_output(e, 0, &v));
+  EXPECT_EQ(v.memory_kind, NEURONMEM_MEMORY_KIND_DEVICE);
+  neuronmem_memory_t* m = nullptr;
+  ASSERT_OK(neuronmem_executable_parameter_memory(e, Device(), 0, &m));
+  EXPECT_EQ(m, Memory(NEURONMEM_MEMORY_KIND_PINNED_HOST));
+  ASSERT_OK(neuronmem_executable_output_memory(e, Device(), 0, &m));
+  EXPECT_EQ(m, Memory(NEURONMEM_MEMORY_KIND_DEVICE));
+  EXPECT_EQ(Take(neuronmem_executable_parameter(e, 2, &v)).code, NEURONMEM_STATUS_OUT_OF_RANGE);
+  v.struct_size = 8;
+  EXPECT_EQ(Take(neuronmem_executable_output(e, 0, &v)).code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+}
+
+TEST_F(ExecTest, ExecuteAddsWithoutTransfers) {
+  neuronmem_executable_t* e = nullptr;
+  ASSERT_OK(Compile(kAdd, &e));
+  neuronmem_memory_t* dev = Memory(NEURONMEM_MEMORY_KIND_DEVICE);
+  neuronmem_buffer_t* a = Upload({1, 2, 3, 4}, {4}, dev);
+  neuronmem_buffer_t* b = Upload({10, 20, 30, 40}, {4}, dev);
+  std::vector<neuronmem_buffer_t*> results;
+  neuronmem_event_t* done = nullptr;
+  neuronmem_execution_t* x = nullptr;
+  ASSERT_OK(Execute(e, {a, b}, &results, &done, &x));
+  ASSERT_OK(neuronmem_event_wait(done, -1));
+  EXPECT_EQ(Read(results[0], 4), (std::vector<float>{11, 22, 33, 44}));
+  EXPECT_EQ(KindOf(results[0]), NEURONMEM_MEMORY_KIND_DEVICE);
+  const neuronmem_execution_stats_t st = Stats(x);
+  EXPECT_EQ(st.explicit_transfers, 0u);
+  EXPECT_EQ(st.implicit_transfers, 0u);
+  EXPECT_EQ(st.implicit_bytes, 0u);
+  // The arguments are intact and can run again.
+  EXPECT_EQ(Read(a, 4), (std::vector<float>{1, 2, 3, 4}));
+  neuronmem_event_destroy(done);
+  neuronmem_execution_destroy(x);
+}
+
+TEST_F(ExecTest, StrictRefusesAnArgumentInAnotherKind) {
+  neuronmem_executable_t* e = nullptr;
+  ASSERT_OK(Compile(kAdd, &e));
+  neuronmem_buffer_t* a = Upload({1, 2, 3, 4}, {4}, Memory(NEURONMEM_MEMORY_KIND_PINNED_HOST));
+  neuronmem_buffer_t* b = Upload({1, 1, 1, 1}, {4}, Memory(NEURONMEM_MEMORY_KIND_DEVICE));
+  std::vector<neuronmem_buffer_t*> results;
+  neuronmem_event_t* done = nullptr;
+  const Result r = Take(Execute(e, {a, b}, &results, &done));
+  EXPECT_EQ(r.code, NEURONMEM_STATUS_FAILED_PRECONDITION);
+  EXPECT_NE(r.message.find("argument 0"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("must live in device"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("lives in pinned_host"), std::string::npos) << r.message;
+  EXPECT_EQ(done, nullptr);
+  EXPECT_EQ(results[0], nullptr);
+  EXPECT_EQ(Read(a, 4), (std::vector<float>{1, 2, 3, 4}));
+}
+
+TEST_F(ExecTest, AutoCopyMovesAndCountsImplicit) {
+  neuronmem_executable_t* e = nullptr;
+  ASSERT_OK(Compile(kAdd, &e, NEURONMEM_ARGUMENT_PLACEMENT_AUTO_COPY));
+  neuronmem_buffer_t* a = Upload({1, 2, 3, 4}, {4}, Memory(NEURONMEM_MEMORY_KIND_PINNED_HOST));
+  neuronmem_buffer_t* b = Upload({1, 1, 1, 1}, {4}, Memory(NEURONMEM_MEMORY_KIND_UNPINNED_HOST));
+  std::vector<neuronmem_buffer_t*> results;
+  neuronmem_event_t* done = nullptr;
+  neuronmem_execution_t* x = nullptr;
+  ASSERT_OK(Execute(e, {a, b}, &results, &done, &x));
+  ASSERT_OK(neuronmem_event_wait(done, -1));
+  EXPECT_EQ(Read(results[0], 4), (std::vector<float>{2, 3, 4, 5}));
+  const neuronmem_execution_stats_t st = Stats(x);
+  EXPECT_EQ(st.implicit_transfers, 2u);
+  EXPECT_EQ(st.implicit_bytes, 32u);
+  EXPECT_EQ(st.explicit_transfers, 0u);
+  const neuronmem_transfer_counts_t c = Pair(x, NEURONMEM_MEMORY_KIND_PINNED_HOST, NEURONMEM_MEMORY_KIND_DEVICE);
+  EXPECT_EQ(c.implicit_transfers, 1u);
+  EXPECT_EQ(c.implicit_bytes, 16u);
+  EXPECT_EQ(Pair(x, NEURONMEM_MEMORY_KIND_UNPINNED_HOST, NEURONMEM_MEMORY_KIND_DEVICE).implicit_bytes, 16u);
+  EXPECT_EQ(Pair(x, NEURONMEM_MEMORY_KIND_DEVICE, NEURONMEM_MEMORY_KIND_PINNED_HOST).implicit_bytes, 0u);
+  EXPECT_EQ(KindOf(a), NEURONMEM_MEMORY_KIND_PINNED_HOST);  // the argument stays where it was
+  neuronmem_event_destroy(done);
+  neuronmem_execution_destroy(x);
+}
+
+TEST_F(ExecTest, PinnedHostArgumentIsReadInPlace) {
+  neuronmem_executable_t* e = nullptr;
+  ASSERT_OK(Compile(kPinnedArg, &e));
+  neuronmem_buffer_t* a = Upload({1, 2, 3, 4}, {4}, Memory(NEURONMEM_MEMORY_KIND_PINNED_HOST));
+  neuronmem_buffer_t* b = Upload({2, 2, 2, 2}, {4}, Memory(NEURONMEM_MEMORY_KIND_DEVICE));
+  std::vector<neuronmem_buffer_t*> results;
+  neuronmem_event_t* done = nullptr;
+  neuronmem_execution_t* x = nullptr;
+  ASSERT_OK(Execute(e, {a, b}, &results, &done, &x));
+  ASSERT_OK(neuronmem_event_wait(done, -1));
+  EXPECT_EQ(Read(results[0], 4), (std::vector<float>{2, 4, 6, 8}));
+  const neuronmem_execution_stats_t st = Stats(x);
+  EXPECT_EQ(st.explicit_bytes + st.implicit_bytes, 0u);
+  EXPECT_EQ(st.explicit_transfers + st.implicit_transfers, 0u);
+  // Given in device memory instead, strict refuses it.
+  neuronmem_buffer_t* d = Upload({1, 2, 3, 4}, {4}, Memory(NEURONMEM_MEMORY_KIND_DEVICE));
+  std::vector<neuronmem_buffer_t*> r2;
+  neuronmem_event_t* done2 = nullptr;
+  const Result r = Take(Execute(e, {d, b}, &r2, &done2));
+  EXPECT_EQ(r.code, NEURONMEM_STATUS_FAILED_PRECONDITION);
+  EXPECT_NE(r.message.find("must live in pinned_host"), std::string::npos) << r.message;
+  neuronmem_event_destroy(done);
+  neuronmem_execution_destroy(x);
+}
+
+TEST_F(ExecTest, IntraGraphMovesAreRealAndExplicit) {
+  neuronmem_executable_t* e = nullptr;
+  ASSERT_OK(Compile(kMoves, &e));
+  neuronmem_executable_properties_t p{};
+  p.struct_size = sizeof p;
+  ASSERT_OK(neuronmem_executable_properties(e, &p));
+  EXPECT_EQ(p.num_explicit_moves, 3u);
+  EXPECT_GE(p.peak_host_bytes, 32u);  // the moved values live in pinned_host memory
+  neuronmem_executable_value_t v{};
+  v.struct_size = sizeof v;
+  ASSERT_OK(neuronmem_executable_output(e, 1, &v));
+  EXPECT_EQ(v.memory_kind, NEURONMEM_MEMORY_KIND_PINNED_HOST);
+  std::vector<float> in = {1, 2, 3, 4, 5, 6, 7, 8};
+  neuronmem_buffer_t* a = Upload(in, {8}, Memory(NEURONMEM_MEMORY_KIND_DEVICE));
+  std::vector<neuronmem_buffer_t*> results;
+  neuronmem_event_t* done = nullptr;
+  neuronmem_execution_t* x = nullptr;
+  ASSERT_OK(Execute(e, {a}, &results, &done, &x));
+  ASSERT_OK(neuronmem_event_wait(done, -1));
+  std::vector<float> twice, cube;
+  for (float f : in) {
+    twice.push_back(2 * f);
+    cube.push_back(2 * f * f);
+  }
+  EXPECT_EQ(Read(results[0], 8), twice);
+  EXPECT_EQ(Read(results[1], 8), cube);
+  EXPECT_EQ(KindOf(results[0]), NEURONMEM_MEMORY_KIND_DEVICE);
+  EXPECT_EQ(KindOf(results[1]), NEURONMEM_MEMORY_KIND_PINNED_HOST);
+  const neuronmem_execution_stats_t st = Stats(x);
+  EXPECT_EQ(st.implicit_transfers, 0u);
+  EXPECT_EQ(st.explicit_transfers, 3u);
+  EXPECT_EQ(st.explicit_bytes, 96u);
+  EXPECT_EQ(Pair(x, NEURONMEM_MEMORY_KIND_DEVICE, NEURONMEM_MEMORY_KIND_PINNED_HOST).explicit_transfers, 2u);
+  EXPECT_EQ(Pair(x, NEURONMEM_MEMORY_KIND_PINNED_HOST, NEURONMEM_MEMORY_KIND_DEVICE).explicit_transfers, 1u);
+  neuronmem_event_destroy(done);
+  neuronmem_execution_destroy(x);
+}
+
+TEST_F(ExecTest, DonationReusesTheArgumentAndDeletesIt) {
+  neuronmem_executable_t* e = nullptr;
+  ASSERT_OK(Compile(kDonate, &e));
+  neuronmem_executable_value_t v{};
+  v.struct_size = sizeof v;
+  ASSERT_OK(neuronmem_executable_parameter(e, 0, &v));
+  EXPECT_EQ(v.donation, 0);
+  ASSERT_OK(neuronmem_executable_output(e, 0, &v));
+  EXPECT_EQ(v.donation, 0);
+  neuronmem_memory_t* dev = Memory(NEURONMEM_MEMORY_KIND_DEVICE);
+  neuronmem_memory_stats_t before{};
+  before.struct_size = sizeof before;
+  neuronmem_buffer_t* a = Upload({1, 2, 3, 4}, {4}, dev);
+  neuronmem_buffer_t* b = Upload({1, 1, 1, 1}, {4}, dev);
+  ASSERT_OK(neuronmem_memory_stats(dev, &before));
+  std::vector<neuronmem_buffer_t*> results;
+  neuronmem_event_t* done = nullptr;
+  ASSERT_OK(Execute(e, {a, b}, &results, &done));
+  bool deleted = false;
+  ASSERT_OK(neuronmem_buffer_is_deleted(a, &deleted));
+  EXPECT_TRUE(deleted);
+  ASSERT_OK(neuronmem_event_wait(done, -1));
+  EXPECT_EQ(Read(results[0], 4), (std::vector<float>{2, 3, 4, 5}));
+  neuronmem_memory_stats_t after{};
+  after.struct_size = sizeof after;
+  ASSERT_OK(neuronmem_memory_stats(dev, &after));
+  EXPECT_EQ(after.bytes_in_use, before.bytes_in_use);  // the result took the argument's memory
+  // The donated buffer cannot be used again; the other argument can.
+  std::vector<neuronmem_buffer_t*> r2;
+  neuronmem_event_t* done2 = nullptr;
+  const Result r = Take(Execute(e, {a, b}, &r2, &done2));
+  EXPECT_EQ(r.code, NEURONMEM_STATUS_FAILED_PRECONDITION);
+  EXPECT_NE(r.message.find("argument 0"), std::string::npos) << r.message;
+  // non_donatable keeps it.
+  neuronmem_buffer_t* c = Upload({5, 5, 5, 5}, {4}, dev);
+  neuronmem_execute_args_t args{};
+  args.struct_size = sizeof args;
+  args.executable = e;
+  args.device = Device();
+  neuronmem_buffer_t* in[] = {c, b};
+  args.arguments = in;
+  args.num_arguments = 2;
+  const size_t keep[] = {0};
+  args.non_donatable = keep;
+  args.num_non_donatable = 1;
+  neuronmem_buffer_t* out = nullptr;
+  neuronmem_event_t* done3 = nullptr;
+  ASSERT_OK(neuronmem_executable_execute(&args, &out, &done3, nullptr));
+  buffers_.push_back(out);
+  ASSERT_OK(neuronmem_event_wait(done3, -1));
+  ASSERT_OK(neuronmem_buffer_is_deleted(c, &deleted));
+  EXPECT_FALSE(deleted);
+  EXPECT_EQ(Read(out, 4), (std::vector<float>{6, 6, 6, 6}));
+  neuronmem_event_destroy(done);
+  neuronmem_event_destroy(done3);
+}
+
+TEST_F(ExecTest, UnsupportedOpFailsAtCompileWithItsLocation) {
+  const char text[] = R"(
+func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = stablehlo.custom_call @no_such_kernel(%a) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+)";
+  neuronmem_executable_t* e = nullptr;
+  const Result r = Take(Compile(text, &e));
+  EXPECT_EQ(r.code, NEURONMEM_STATUS_UNIMPLEMENTED);
+  EXPECT_NE(r.message.find("test.mlir:3:"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("stablehlo.custom_call"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("no_such_kernel"), std::string::npos) << r.message;
+  EXPECT_EQ(e, nullptr);
+}
+
+TEST_F(ExecTest, BadArgumentsLeaveEverythingIntact) {
+  neuronmem_executable_t* e = nullptr;
+  ASSERT_OK(Compile(kAdd, &e));
+  neuronmem_memory_t* dev = Memory(NEURONMEM_MEMORY_KIND_DEVICE);
+  neuronmem_buffer_t* a = Upload({1, 2, 3, 4}, {4}, dev);
+  neuronmem_buffer_t* wrong = Upload({1, 2, 3, 4, 5, 6}, {6}, dev);
+  std::vector<neuronmem_buffer_t*> results;
+  neuronmem_event_t* done = nullptr;
+  // Shape mismatch.
+  Result r = Take(Execute(e, {a, wrong}, &results, &done));
+  EXPECT_EQ(r.code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(r.message.find("argument 1"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("f32[6]"), std::string::npos) << r.message;
+  // Argument count.
+  r = Take(Execute(e, {a}, &results, &done));
+  EXPECT_EQ(r.code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  // A deleted buffer.
+  neuronmem_buffer_t* gone = Upload({1, 2, 3, 4}, {4}, dev);
+  ASSERT_OK(neuronmem_buffer_delete(gone));
+  r = Take(Execute(e, {a, gone}, &results, &done));
+  EXPECT_EQ(r.code, NEURONMEM_STATUS_FAILED_PRECONDITION);
+  EXPECT_NE(r.message.find("argument 1"), std::string::npos) << r.message;
+  // A buffer of another client.
+  neuronmem_client_t* other = nullptr;
+  ASSERT_OK(MakeClient(8u << 20, 1, &other));
+  {
+    std::vector<float> data = {1, 2, 3, 4};
+    neuronmem_buffer_from_host_args_t u{};
+    u.struct_size = sizeof u;
+    u.data = data.data();
+    u.element_type = NEURONMEM_ELEMENT_TYPE_F32;
+    const int64_t dims[] = {4};
+    u.dims = dims;
+    u.num_dims = 1;
+    u.memory = Memory(NEURONMEM_MEMORY_KIND_DEVICE, 0, other);
+    neuronmem_buffer_t* foreign = nullptr;
+    ASSERT_OK(neuronmem_buffer_from_host(other, &u, &foreign, nullptr, nullptr));
+    r = Take(Execute(e, {a, foreign}, &results, &done));
+    EXPECT_EQ(r.code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+    EXPECT_NE(r.message.find("argument 1"), std::string::npos) << r.message;
+    EXPECT_NE(r.message.find("another client"), std::string::npos) << r.message;
+    neuronmem_buffer_destroy(foreign);
+  }
+  EXPECT_OK(neuronmem_client_destroy(other));
+  // A wait event that already failed.
+  neuronmem_event_t* failed = nullptr;
+  ASSERT_OK(neuronmem_event_create(client_, &failed));
+  neuronmem_status_t* why = nullptr;
+  {
+    // Any status will do as the failure: take one from a bad call.
+    why = neuronmem_buffer_delete(nullptr);
+  }
+  ASSERT_OK(neuronmem_event_complete(failed, why));
+  neuronmem_status_free(why);
+  r = Take(Execute(e, {a, a}, &results, &done, nullptr, {failed}));
+  EXPECT_EQ(r.code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(r.message.find("wait.events[0] failed"), std::string::npos) << r.message;
+  neuronmem_event_destroy(failed);
+  // Nothing leaked into the device memory and the executable still runs.
+  ASSERT_OK(Execute(e, {a, a}, &results, &done));
+  ASSERT_OK(neuronmem_event_wait(done, -1));
+  EXPECT_EQ(Read(results[0], 4), (std::vector<float>{2, 4, 6, 8}));
+  neuronmem_event_destroy(done);
+}
+
+TEST_F(ExecTest, WaitEventFailingLaterFailsTheExecution) {
+  neuronmem_executable_t* e = nullptr;
+  ASSERT_OK(Compile(kAdd, &e));
+  neuronmem_buffer_t* a = Upload({1, 2, 3, 4}, {4}, Memory(NEURONMEM_MEMORY_KIND_DEVICE));
+  neuronmem_event_t* gate = nullptr;
+  ASSERT_OK(neuronmem_event_create(client_, &gate));
+  std::vector<neuronmem_buffer_t*> results;
+  neuronmem_event_t* done = nullptr;
+  ASSERT_OK(Execute(e, {a, a}, &results, &done, nullptr, {gate}));
+  bool ready = true;
+  ASSERT_OK(neuronmem_event_is_ready(done, &ready));
+  EXPECT_FALSE(ready);
+  neuronmem_status_t* why = neuronmem_buffer_delete(nullptr);
+  ASSERT_OK(neuronmem_event_complete(gate, why));
+  neuronmem_status_free(why);
+  const Result r = Take(neuronmem_event_wait(done, -1));
+  EXPECT_EQ(r.code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(r.message.find("wait.events[0] failed"), std::string::npos) << r.message;
+  // The result's content failed with it; the argument is intact.
+  std::vector<float> out(4);
+  neuronmem_buffer_read_args_t rd{};
+  rd.struct_size = sizeof rd;
+  rd.buffer = results[0];
+  rd.size = 16;
+  rd.dst = out.data();
+  EXPECT_NE(Take(neuronmem_buffer_read(&rd, nullptr)).code, NEURONMEM_STATUS_OK);
+  EXPECT_EQ(Read(a, 4), (std::vector<float>{1, 2, 3, 4}));
+  neuronmem_event_destroy(gate);
+  neuronmem_event_destroy(done);
+}
+
+TEST_F(ExecTest, AFailingOpFailsTheEventWithItsLocation) {
+  const char text[] = R"(
+func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = stablehlo.add %a, %a : tensor<4xf32>
+  stablehlo.custom_call @check.expect_eq(%0, %a) : (tensor<4xf32>, tensor<4xf32>) -> ()
+  return %0 : tensor<4xf32>
+}
+)";
+  neuronmem_executable_t* e = nullptr;
+  ASSERT_OK(Compile(text, &e));
+  neuronmem_buffer_t* a = Upload({1, 2, 3, 4}, {4}, Memory(NEURONMEM_MEMORY_KIND_DEVICE));
+  std::vector<neuronmem_buffer_t*> results;
+  neuronmem_event_t* done = nullptr;
+  ASSERT_OK(Execute(e, {a}, &results, &done));
+  const Result r = Take(neuronmem_event_wait(done, -1));
+  EXPECT_NE(r.code, NEURONMEM_STATUS_OK);
+  EXPECT_NE(r.message.find("test.mlir:4:"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("check.expect_eq"), std::string::npos) << r.message;
+  neuronmem_event_destroy(done);
+}
+
+TEST_F(ExecTest, OutOfDeviceMemoryDuringARunNamesTheCore) {
+  // 1 MiB of device memory: the argument lies in pinned_host; the 1 MiB intermediates do not fit.
+  neuronmem_client_t* small = nullptr;
+  ASSERT_OK(MakeClient(1u << 20, 1, &small));
+  const char text[] = R"(
+func.func @main(%a: tensor<262144xf32> {mhlo.memory_kind = "pinned_host"})
+    -> (tensor<f32> {mhlo.memory_kind = "pinned_host"}) {
+  %0 = stablehlo.multiply %a, %a : tensor<262144xf32>
+  %1 = stablehlo.add %0, %a : tensor<262144xf32>
+  %2 = stablehlo.multiply %1, %0 : tensor<262144xf32>
+  %3 = stablehlo.add %2, %1 : tensor<262144xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %4 = stablehlo.reduce(%3 init: %z) applies stablehlo.add across dimensions = [0]
+      : (tensor<262144xf32>, tensor<f32>) -> tensor<f32>
+  return %4 : tensor<f32>
+}
+)";
+  neuronmem_executable_t* e = nullptr;
+  ASSERT_OK(Compile(text, &e, NEURONMEM_ARGUMENT_PLACEMENT_STRICT, small));
+  neuronmem_executable_properties_t p{};
+  p.struct_size = sizeof p;
+  ASSERT_OK(neuronmem_executable_properties(e, &p));
+  EXPECT_GT(p.peak_device_bytes, 1u << 20);
+  std::vector<float> data(262144, 1.0f);
+  neuronmem_buffer_t* a = Upload(data, {262144}, Memory(NEURONMEM_MEMORY_KIND_PINNED_HOST, 0, small), small);
+  neuronmem_execute_args_t args{};
+  args.struct_size = sizeof args;
+  args.executable = e;
+  args.device = Device(0, small);
+  args.arguments = &a;
+  args.num_arguments = 1;
+  neuronmem_buffer_t* out = nullptr;
+  neuronmem_event_t* done = nullptr;
+  ASSERT_OK(neuronmem_executable_execute(&args, &out, &done, nullptr));
+  const Result r = Take(neuronmem_event_wait(done, -1));
+  EXPECT_EQ(r.code, NEURONMEM_STATUS_RESOURCE_EXHAUSTED);
+  EXPECT_NE(r.message.find("core 0"), std::string::npos) << r.message;
+  neuronmem_event_destroy(done);
+  neuronmem_buffer_destroy(out);
+  // The client stays usable: nothing of the run is left in its device memory.
+  neuronmem_memory_stats_t st{};
+  st.struct_size = sizeof st;
+  ASSERT_OK(neuronmem_memory_stats(Memory(NEURONMEM_MEMORY_KIND_DEVICE, 0, small), &st));
+  EXPECT_EQ(st.bytes_in_use, 0u);
+  neuronmem_executable_destroy(e);
+  executables_.erase(std::find(executables_.begin(), executables_.end(), e));
+  buffers_.erase(std::find(buffers_.begin(), buffers_.end(), a));
+  neuronmem_buffer_destroy(a);
+  EXPECT_OK(neuronmem_client_destroy(small));
+}
+
+TEST_F(ExecTest, ClientRefusesToGoWhileExecutablesLive) {
+  neuronmem_client_t* c = nullptr;
+  ASSERT_OK(MakeClient(8u << 20, 1, &c));
+  neuronmem_executable_t* e = nullptr;
+  neuronmem_compile_options_t o{};
+  o.struct_size = sizeof o;
+  ASSERT_OK(neuronmem_executable_compile_text(c, kAdd, sizeof kAdd - 1, &o, &e));
+  const Result r = Take(neuronmem_client_destroy(c));
+  EXPECT_EQ(r.code, NEURONMEM_STATUS_FAILED_PRECONDITION);
+  EXPECT_NE(r.message.find("executables"), std::string::npos) << r.message;
+  neuronmem_executable_destroy(e);
+  EXPECT_OK(neuronmem_client_destroy(c));
+}
+
+TEST_F(ExecTest, CompileFromAManifest) {
+  neuronmem_manifest_t* m = nullptr;
+  ASSERT_OK(neuronmem_manifest_load_text(kMoves, sizeof kMoves - 1, nullptr, &m));
+  neuronmem_executable_t* e = nullptr;
+  ASSERT_OK(neuronmem_executable_compile_manifest(client_, m, nullptr, &e));
+  executables_.push_back(e);
+  neuronmem_manifest_destroy(m);  // the executable keeps what it needs
+  neuronmem_buffer_t* a = Upload({1, 1, 1, 1, 1, 1, 1, 1}, {8}, Memory(NEURONMEM_MEMORY_KIND_DEVICE));
+  std::vector<neuronmem_buffer_t*> results;
+  neuronmem_event_t* done = nullptr;
+  ASSERT_OK(Execute(e, {a}, &results, &done));
+  ASSERT_OK(neuronmem_event_wait(done, -1));
+  EXPECT_EQ(Read(results[1], 8), std::vector<float>(8, 2.0f));
+  neuronmem_event_destroy(done);
+  // A manifest from JSON has no graph.
+  neuronmem_manifest_t* j = nullptr;
+  ASSERT_OK(neuronmem_manifest_load_text(kAdd, sizeof kAdd - 1, nullptr, &m));
+  neuronmem_string_t json{};
+  ASSERT_OK(neuronmem_manifest_to_json(m, &json));
+  ASSERT_OK(neuronmem_manifest_load_json(json.data, json.size, &j));
+  neuronmem_executable_t* none = nullptr;
+  EXPECT_EQ(Take(neuronmem_executable_compile_manifest(client_, j, nullptr, &none)).code,
+            NEURONMEM_STATUS_FAILED_PRECONDITION);
+  neuronmem_manifest_destroy(j);
+  neuronmem_manifest_destroy(m);
+}
+
+}  // namespace
+}  // namespace neuronmem_test
