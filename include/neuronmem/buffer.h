@@ -203,28 +203,28 @@ NEURONMEM_API neuronmem_status_t* neuronmem_buffer_copy_to_memory(const neuronme
                                                                   neuronmem_event_t** out_ready);
 
 /* Copies bytes [offset, offset+size) of args->buffer to host memory args->dst. out_ready: nullable (then
- * the call waits for the copy and returns its error). Returns OUT_OF_RANGE (range past the buffer),
- * FAILED_PRECONDITION (deleted). */
+ * the call waits for the copy and returns its error; refused inside an event callback). Returns OUT_OF_RANGE
+ * (range past the buffer), FAILED_PRECONDITION (deleted; synchronous inside a callback). */
 NEURONMEM_API neuronmem_status_t* neuronmem_buffer_read(const neuronmem_buffer_read_args_t* args,
                                                         neuronmem_event_t** out_ready);
 
 /* Writes host bytes args->src into [offset, offset+size) of an existing buffer, in place: the per-step
  * update of decode metadata (a small write on an idle queue completes before the call returns). out_ready:
- * nullable (then the call waits). Codes as neuronmem_buffer_read. */
+ * nullable (then the call waits; refused inside an event callback). Codes as neuronmem_buffer_read. */
 NEURONMEM_API neuronmem_status_t* neuronmem_buffer_write(const neuronmem_buffer_write_args_t* args,
                                                          neuronmem_event_t** out_ready);
 
 /* Chunked upload into a buffer from neuronmem_buffer_allocate: copies args->size bytes of args->data to
  * args->offset after args->wait. With is_last, the buffer's content becomes defined once every chunk has
- * landed (neuronmem_buffer_ready_event). out_done: nullable (then the call waits). Returns OUT_OF_RANGE,
- * FAILED_PRECONDITION (deleted, or a chunk after the last). */
+ * landed (neuronmem_buffer_ready_event). out_done: nullable (then the call waits; refused inside an event
+ * callback). Returns OUT_OF_RANGE, FAILED_PRECONDITION (deleted, or a chunk after the last). */
 NEURONMEM_API neuronmem_status_t* neuronmem_buffer_upload_chunk(const neuronmem_buffer_chunk_args_t* args,
                                                                 neuronmem_event_t** out_done);
 
 /* Loads a byte range of a file into the buffer, asynchronously through io_uring. out_ready: nullable (then
- * the call waits). Returns NOT_FOUND (no such file), PERMISSION_DENIED, OUT_OF_RANGE (range past the end of
- * the file or of the buffer), INVALID_ARGUMENT (not a regular file: never blocks on a FIFO), FAILED_PRECONDITION
- * (deleted, or an IMMUTABLE_ZERO_COPY buffer). */
+ * the call waits; refused inside an event callback). Returns NOT_FOUND (no such file), PERMISSION_DENIED,
+ * OUT_OF_RANGE (range past the end of the file or of the buffer), INVALID_ARGUMENT (not a regular file:
+ * never blocks on a FIFO), FAILED_PRECONDITION (deleted, or an IMMUTABLE_ZERO_COPY buffer). */
 NEURONMEM_API neuronmem_status_t* neuronmem_buffer_load_file(const neuronmem_buffer_load_file_args_t* args,
                                                              neuronmem_event_t** out_ready);
 
@@ -273,15 +273,18 @@ NEURONMEM_API neuronmem_status_t* neuronmem_event_is_ready(const neuronmem_event
 
 /* Blocks until the event is ready or timeout_ns nanoseconds passed (< 0 or INT64_MAX: no limit). Returns NULL
  * if the transfer succeeded, a copy of its error if it failed, DEADLINE_EXCEEDED on timeout,
- * INVALID_ARGUMENT for NULL. Without a limit, the calling thread may copy part of a large transfer the
- * event stands for before it blocks (docs/async.md, "Waiting threads help"). */
+ * INVALID_ARGUMENT for NULL, FAILED_PRECONDITION inside an event callback unless the event is ready or
+ * timeout_ns is 0. Without a limit, the calling thread may copy part of a large transfer the event stands
+ * for before it blocks (docs/async.md, "Waiting threads help"). */
 NEURONMEM_API neuronmem_status_t* neuronmem_event_wait(neuronmem_event_t* event, int64_t timeout_ns);
 
 /* The transfer's error: writes a copy (owned by the caller) or NULL on success to *out_error. Returns
  * FAILED_PRECONDITION if the event is not ready yet, INVALID_ARGUMENT for NULL arguments. */
 NEURONMEM_API neuronmem_status_t* neuronmem_event_error(const neuronmem_event_t* event, neuronmem_status_t** out_error);
 
-/* Registers a callback that runs exactly once when the event is ready (at once if it already is).
+/* Registers a callback that runs exactly once when the event is ready (at once if it already is), on the
+ * thread that completes it. Inside the callback, calls that could block (a wait on a pending event, a
+ * synchronous transfer, neuronmem_client_destroy) return FAILED_PRECONDITION (docs/async.md).
  * Returns INVALID_ARGUMENT for NULL event or callback. */
 NEURONMEM_API neuronmem_status_t* neuronmem_event_on_ready(neuronmem_event_t* event,
                                                            neuronmem_event_callback_t callback, void* user_data);

@@ -99,8 +99,8 @@ NEURONMEM_API neuronmem_status_t* neuronmem_client_create(const neuronmem_client
 /* Destroys a client and unmaps its arenas. NULL is a no-op (returns NULL). While buffers of the client
  * exist (not yet neuronmem_buffer_destroy'ed), returns FAILED_PRECONDITION and destroys nothing. If host
  * allocations are still live, the client is destroyed anyway (their pointers become invalid) and
- * FAILED_PRECONDITION is returned naming each memory's live allocations and bytes. Not thread-safe with
- * other calls on the same client. */
+ * FAILED_PRECONDITION is returned naming each memory's live allocations and bytes. Inside an event callback
+ * returns FAILED_PRECONDITION and destroys nothing. Not thread-safe with other calls on the same client. */
 NEURONMEM_API neuronmem_status_t* neuronmem_client_destroy(neuronmem_client_t* client);
 
 /* The platform name, "neuron". client, out: required. Borrowed from the client.

@@ -218,6 +218,12 @@ neuronmem_status_t* neuronmem_buffer_read(const neuronmem_buffer_read_args_t* ar
   if (out_ready) *out_ready = nullptr;
   NEURONMEM_REQUIRE(args);
   NEURONMEM_API_BEGIN
+  if (!out_ready) {
+    if (Status s = api::RefuseBlockingInCallback(
+            "neuronmem_buffer_read without an out event (a synchronous call) is refused")) {
+      return s.release();
+    }
+  }
   copy::EventList waits;
   if (Status s = TransferArgs(args, NEURONMEM_BUFFER_READ_ARGS_STRUCT_SIZE, "neuronmem_buffer_read_args_t", &waits)) {
     return s.release();
@@ -236,6 +242,12 @@ neuronmem_status_t* neuronmem_buffer_write(const neuronmem_buffer_write_args_t* 
   if (out_ready) *out_ready = nullptr;
   NEURONMEM_REQUIRE(args);
   NEURONMEM_API_BEGIN
+  if (!out_ready) {
+    if (Status s = api::RefuseBlockingInCallback(
+            "neuronmem_buffer_write without an out event (a synchronous call) is refused")) {
+      return s.release();
+    }
+  }
   copy::EventList waits;
   if (Status s = TransferArgs(args, NEURONMEM_BUFFER_WRITE_ARGS_STRUCT_SIZE, "neuronmem_buffer_write_args_t", &waits)) {
     return s.release();
@@ -255,6 +267,12 @@ neuronmem_status_t* neuronmem_buffer_upload_chunk(const neuronmem_buffer_chunk_a
   if (out_done) *out_done = nullptr;
   NEURONMEM_REQUIRE(args);
   NEURONMEM_API_BEGIN
+  if (!out_done) {
+    if (Status s = api::RefuseBlockingInCallback(
+            "neuronmem_buffer_upload_chunk without an out event (a synchronous call) is refused")) {
+      return s.release();
+    }
+  }
   copy::EventList waits;
   if (Status s = TransferArgs(args, NEURONMEM_BUFFER_CHUNK_ARGS_STRUCT_SIZE, "neuronmem_buffer_chunk_args_t", &waits)) {
     return s.release();
@@ -274,6 +292,12 @@ neuronmem_status_t* neuronmem_buffer_load_file(const neuronmem_buffer_load_file_
   if (out_ready) *out_ready = nullptr;
   NEURONMEM_REQUIRE(args);
   NEURONMEM_API_BEGIN
+  if (!out_ready) {
+    if (Status s = api::RefuseBlockingInCallback(
+            "neuronmem_buffer_load_file without an out event (a synchronous call) is refused")) {
+      return s.release();
+    }
+  }
   copy::EventList waits;
   if (Status s = TransferArgs(args, NEURONMEM_BUFFER_LOAD_FILE_ARGS_STRUCT_SIZE, "neuronmem_buffer_load_file_args_t",
                               &waits)) {
@@ -370,6 +394,11 @@ neuronmem_status_t* neuronmem_event_is_ready(const neuronmem_event_t* event, boo
 
 neuronmem_status_t* neuronmem_event_wait(neuronmem_event_t* event, int64_t timeout_ns) {
   NEURONMEM_REQUIRE(event);
+  if (timeout_ns != 0 && !neuronmem::IsReady(event)) {
+    if (Status s = api::RefuseBlockingInCallback("neuronmem_event_wait on an event that is not ready")) {
+      return s.release();
+    }
+  }
   if (!neuronmem::Wait(event, timeout_ns)) {
     return neuronmem::DeadlineExceeded("the event was not ready after %lld ns", static_cast<long long>(timeout_ns))
         .release();
@@ -393,7 +422,10 @@ neuronmem_status_t* neuronmem_event_on_ready(neuronmem_event_t* event, neuronmem
   NEURONMEM_REQUIRE(event);
   NEURONMEM_REQUIRE(callback);
   NEURONMEM_API_BEGIN
-  neuronmem::OnReady(event, [callback, user_data](const neuronmem_status_t* error) { callback(error, user_data); });
+  neuronmem::OnReady(event, [callback, user_data](const neuronmem_status_t* error) {
+    neuronmem::CallerCallbackScope in_callback;
+    callback(error, user_data);
+  });
   return nullptr;
   NEURONMEM_API_END
 }

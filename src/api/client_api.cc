@@ -82,6 +82,10 @@ neuronmem_status_t* neuronmem_client_create(const neuronmem_client_options_t* op
 neuronmem_status_t* neuronmem_client_destroy(neuronmem_client_t* client) {
   NEURONMEM_API_BEGIN
   if (!client) return nullptr;
+  if (neuronmem::Status s = neuronmem::api::RefuseBlockingInCallback("neuronmem_client_destroy (it drains the "
+                                                                     "client's queues) is refused")) {
+    return s.release();
+  }
   if (const int64_t n = client->live_executables.load()) {
     return neuronmem::FailedPrecondition("%lld executables of this client still exist: destroy them first",
                                          static_cast<long long>(n))

@@ -57,6 +57,14 @@ Status CheckExtensions(const neuronmem_extension_base_t* chain, const char* type
                          static_cast<int>(chain->type));
 }
 
+Status RefuseBlockingInCallback(const char* call) {
+  if (!InCallerCallback()) return Ok();
+  return FailedPrecondition(
+      "%s inside an event callback (neuronmem_event_on_ready): a callback runs on the thread that completes "
+      "transfers, so blocking there can wait for itself; pass an out event instead and return from the callback",
+      call);
+}
+
 Status WaitList(const neuronmem_event_list_t& list, const char* where, Span<Event* const>* out) {
   neuronmem_event_t* const* events = list.events;
   const size_t count = list.num_events;

@@ -52,6 +52,11 @@ int64_t EnumValue(const E& e) {
 // The wait list of a C call: INVALID_ARGUMENT if the array is NULL with a count, or an entry is NULL.
 Status WaitList(const neuronmem_event_list_t& list, const char* where, Span<Event* const>* out);
 
+// FAILED_PRECONDITION when this thread is inside a caller's event callback: `call` (a C function name, and
+// how it would block) is refused there, since it could wait for the thread running the callback
+// (docs/async.md, "Callbacks"). OK elsewhere.
+Status RefuseBlockingInCallback(const char* call);
+
 }  // namespace neuronmem::api
 
 // Returns INVALID_ARGUMENT from the enclosing C entry point when `arg` is NULL.

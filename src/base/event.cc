@@ -113,6 +113,14 @@ void CancelUserEvents(UserEvents* owner) {
   }
 }
 
+namespace {
+thread_local int caller_callback_depth = 0;
+}  // namespace
+
+CallerCallbackScope::CallerCallbackScope() { ++caller_callback_depth; }
+CallerCallbackScope::~CallerCallbackScope() { --caller_callback_depth; }
+bool InCallerCallback() { return caller_callback_depth > 0; }
+
 void OnReady(Event* e, std::function<void(const neuronmem_status_t*)> fn) {
   if (!IsReady(e)) {
     std::unique_lock<std::mutex> lock(A::mu(e));

@@ -106,6 +106,20 @@ void CancelUserEvents(UserEvents* owner);
 // Runs fn(error) once the event is ready: now, on this thread, if it already is.
 void OnReady(Event* e, std::function<void(const neuronmem_status_t*)> fn);
 
+// Marks this thread as running a caller's event callback (neuronmem_event_on_ready) while in scope. A
+// callback runs on the thread that completes the event, often the copy engine's worker: a call that blocks
+// there (a synchronous transfer, a wait, a client destroy) can wait for the very thread it blocks, so the
+// C API refuses such calls inside a callback (InCallerCallback) with FAILED_PRECONDITION.
+class CallerCallbackScope {
+ public:
+  CallerCallbackScope();
+  ~CallerCallbackScope();
+  CallerCallbackScope(const CallerCallbackScope&) = delete;
+  CallerCallbackScope& operator=(const CallerCallbackScope&) = delete;
+};
+// Whether this thread is inside a caller's event callback.
+bool InCallerCallback();
+
 // Waits; timeout_ns < 0, or a timeout past the clock's range (INT64_MAX), means forever. Returns false on
 // timeout. A wait without timeout helps with work the event's producer offers (OfferHelp) before it blocks;
 // a wait with a timeout never does (no overrun).

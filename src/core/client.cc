@@ -112,13 +112,17 @@ Status Client::Destroy(std::unique_ptr<Client> client) {
     leaks += name + ": " + std::to_string(s.live_allocations) + " live allocation(s), " +
              std::to_string(s.bytes_in_use) + " bytes";
   };
+  // Say what happens to live blocks as it is: the device arenas are unmapped, while the pinned-host region
+  // cannot be (mimalloc keeps it registered), so it is retired: kept mapped, never reused.
   note("pinned_host", client->pinned_arena_->Stats());
+  if (!leaks.empty()) leaks += " (kept mapped: the region is retired and never reused)";
   note("unpinned_host", client->unpinned_->Stats());
   for (const auto& arena : client->device_arenas_) note(arena->name(), arena->Stats());
   client.reset();
   if (!leaks.empty()) {
-    return FailedPrecondition("client destroyed with live allocations (their memory is now released): %s",
-                              leaks.c_str());
+    return FailedPrecondition(
+        "client destroyed with live allocations (device memory is unmapped; the pointers are invalid): %s",
+        leaks.c_str());
   }
   return Ok();
 }

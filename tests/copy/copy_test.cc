@@ -920,3 +920,109 @@ TEST(CopyStress, ThreadsUploadAndDownloadConcurrently) {
 }
 
 }  // namespace
+
+namespace {
+
+// What a callback saw when it tried the calls that may block (issue 13: a callback that blocked on the
+// library deadlocked its queue with no diagnostic).
+struct BlockingProbe {
+  neuronmem_client_t* client = nullptr;
+  neuronmem_buffer_t* buffer = nullptr;
+  neuronmem_event_t* pending = nullptr;  // never ready while the callback runs
+  neuronmem_event_t* ready = nullptr;
+  std::vector<uint8_t> out = std::vector<uint8_t>(64, 0);
+  neuronmem_event_t* async_read = nullptr;
+  Result wait_pending, poll_pending, wait_ready, sync_read, sync_write, sync_chunk, sync_load, async, destroy;
+  std::atomic<bool> ran{false};
+};
+
+void ProbeBlockingCalls(const neuronmem_status_t* /*error*/, void* user_data) {
+  auto* p = static_cast<BlockingProbe*>(user_data);
+  p->wait_pending = Take(neuronmem_event_wait(p->pending, -1));
+  p->poll_pending = Take(neuronmem_event_wait(p->pending, 0));
+  p->wait_ready = Take(neuronmem_event_wait(p->ready, -1));
+  p->sync_read = Take(neuronmem_test::Read(p->buffer, 0, p->out.data(), p->out.size(), nullptr, 0, nullptr));
+  const uint8_t byte = 7;
+  p->sync_write = Take(neuronmem_test::Write(p->buffer, 0, &byte, 1, nullptr, 0, nullptr));
+  p->sync_chunk = Take(neuronmem_test::UploadChunk(p->buffer, 0, &byte, 1, false, nullptr, 0, nullptr));
+  p->sync_load = Take(neuronmem_test::LoadFile(p->buffer, "/proc/self/exe", 0, 1, 0, nullptr, 0, nullptr));
+  p->async = Take(neuronmem_test::Read(p->buffer, 0, p->out.data(), p->out.size(), nullptr, 0, &p->async_read));
+  p->destroy = Take(neuronmem_client_destroy(p->client));
+  p->ran = true;
+}
+
+void ExpectRefusedInCallback(const Result& r, const char* call) {
+  EXPECT_EQ(r.code, NEURONMEM_STATUS_FAILED_PRECONDITION) << call << ": " << r.message;
+  EXPECT_NE(r.message.find("inside an event callback"), std::string::npos) << call << ": " << r.message;
+}
+
+void ExpectProbe(const BlockingProbe& p, const std::vector<uint8_t>& data) {
+  ASSERT_TRUE(p.ran.load());
+  ExpectRefusedInCallback(p.wait_pending, "wait on a pending event");
+  EXPECT_EQ(p.poll_pending.code, NEURONMEM_STATUS_DEADLINE_EXCEEDED) << p.poll_pending.message;  // a poll is fine
+  EXPECT_EQ(p.wait_ready.code, NEURONMEM_STATUS_OK) << p.wait_ready.message;                     // nothing to wait for
+  ExpectRefusedInCallback(p.sync_read, "synchronous read");
+  ExpectRefusedInCallback(p.sync_write, "synchronous write");
+  ExpectRefusedInCallback(p.sync_chunk, "synchronous chunk");
+  ExpectRefusedInCallback(p.sync_load, "synchronous file load");
+  ExpectRefusedInCallback(p.destroy, "client destroy");
+  ASSERT_EQ(p.async.code, NEURONMEM_STATUS_OK) << p.async.message;  // with an out event: allowed
+  ASSERT_NE(p.async_read, nullptr);
+  // Outside the callback the same thread may block again; the refused calls changed nothing.
+  ASSERT_OK(neuronmem_event_wait(p.async_read, -1));
+  EXPECT_TRUE(std::equal(p.out.begin(), p.out.end(), data.begin()));
+}
+
+}  // namespace
+
+TEST_F(CopyTest, BlockingCallsInsideACallbackAreRefused) {
+  auto data = Pattern(64, 5);
+  auto a = Args(data.data(), data.size(), Mem(0));
+  neuronmem_buffer_t* b = nullptr;
+  ASSERT_OK(neuronmem_buffer_from_host(client_, &a, &b, nullptr, nullptr));
+  neuronmem_event_t* gate = nullptr;
+  neuronmem_event_t* pending = nullptr;
+  ASSERT_OK(neuronmem_event_create(client_, &gate));
+  ASSERT_OK(neuronmem_event_create(client_, &pending));
+  neuronmem_event_t* ready = nullptr;
+  ASSERT_OK(neuronmem_buffer_ready_event(b, &ready));
+
+  // 1. A callback run by the thread that completes a caller's event.
+  BlockingProbe on_completer;
+  on_completer.client = client_;
+  on_completer.buffer = b;
+  on_completer.pending = pending;
+  on_completer.ready = ready;
+  ASSERT_OK(neuronmem_event_on_ready(gate, ProbeBlockingCalls, &on_completer));
+  ASSERT_OK(neuronmem_event_complete(gate, nullptr));
+  ExpectProbe(on_completer, data);
+  // After the callback this thread blocks normally again.
+  std::vector<uint8_t> back(64);
+  ASSERT_OK(neuronmem_test::Read(b, 0, back.data(), back.size(), nullptr, 0, nullptr));
+  EXPECT_EQ(back, data);
+
+  // 2. A callback run by the copy engine's worker (a transfer queued behind a caller's event completes there
+  // or on the completing thread): the deadlock case; the calls are refused wherever the callback runs.
+  neuronmem_event_t* gate2 = nullptr;
+  ASSERT_OK(neuronmem_event_create(client_, &gate2));
+  std::vector<uint8_t> sink(64);
+  neuronmem_event_t* queued = nullptr;
+  ASSERT_OK(neuronmem_test::Read(b, 0, sink.data(), sink.size(), &gate2, 1, &queued));
+  BlockingProbe on_worker;
+  on_worker.client = client_;
+  on_worker.buffer = b;
+  on_worker.pending = pending;
+  on_worker.ready = ready;
+  ASSERT_OK(neuronmem_event_on_ready(queued, ProbeBlockingCalls, &on_worker));
+  std::thread completer([gate2] { EXPECT_OK(neuronmem_event_complete(gate2, nullptr)); });
+  completer.join();
+  ASSERT_OK(neuronmem_event_wait(queued, -1));
+  for (int i = 0; i < 2000 && !on_worker.ran.load(); ++i) usleep(1000);  // may run just after wait returns
+  ExpectProbe(on_worker, data);
+
+  ASSERT_OK(neuronmem_event_complete(pending, nullptr));
+  for (auto* e : {gate, gate2, pending, ready, queued, on_completer.async_read, on_worker.async_read}) {
+    neuronmem_event_destroy(e);
+  }
+  neuronmem_buffer_destroy(b);
+}
