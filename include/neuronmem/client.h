@@ -81,7 +81,10 @@ typedef struct neuronmem_memory_stats {
   uint64_t bytes_in_use;       /* bytes handed out (as requested, before rounding) */
   uint64_t peak_bytes_in_use;  /* maximum of bytes_in_use since creation */
   uint64_t live_allocations;   /* allocations not yet freed */
-  uint64_t largest_free_block; /* largest single allocation that would succeed now (0 if unbounded) */
+  /* device: the largest free block (a request up to it succeeds now, alignment permitting); pinned_host:
+   * an upper bound (capacity - in use - headers; mimalloc's size classes and 32 MiB segments can make a
+   * smaller request fail, docs/arenas.md); 0 if unbounded (unpinned_host). */
+  uint64_t largest_free_block;
   uint64_t total_allocations;  /* allocations made since creation */
   bool is_locked;              /* the memory is page-locked (mlock succeeded) */
   bool is_shared;              /* the same arena also backs other memory ids (the host kinds) */
