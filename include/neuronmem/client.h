@@ -77,17 +77,17 @@ typedef struct neuronmem_memory_description {
 /* Arena statistics of one memory. Growable like neuronmem_device_description_t. */
 typedef struct neuronmem_memory_stats {
   size_t struct_size;
-  uint64_t capacity;           /* bytes the memory can hold; 0 = no fixed capacity (unpinned_host) */
-  uint64_t bytes_in_use;       /* bytes handed out (as requested, before rounding) */
-  uint64_t peak_bytes_in_use;  /* maximum of bytes_in_use since creation */
-  uint64_t live_allocations;   /* allocations not yet freed */
+  uint64_t capacity;          /* bytes the memory can hold; 0 = no fixed capacity (unpinned_host) */
+  uint64_t bytes_in_use;      /* bytes handed out (as requested, before rounding) */
+  uint64_t peak_bytes_in_use; /* maximum of bytes_in_use since creation */
+  uint64_t live_allocations;  /* allocations not yet freed */
   /* device: the largest free block (a request up to it succeeds now, alignment permitting); pinned_host:
    * an upper bound (capacity - in use - headers; mimalloc's size classes and 32 MiB segments can make a
    * smaller request fail, docs/arenas.md); 0 if unbounded (unpinned_host). */
   uint64_t largest_free_block;
-  uint64_t total_allocations;  /* allocations made since creation */
-  bool is_locked;              /* the memory is page-locked (mlock succeeded) */
-  bool is_shared;              /* the same arena also backs other memory ids (the host kinds) */
+  uint64_t total_allocations; /* allocations made since creation */
+  bool is_locked;             /* the memory is page-locked (mlock succeeded) */
+  bool is_shared;             /* the same arena also backs other memory ids (the host kinds) */
 } neuronmem_memory_stats_t;
 #define NEURONMEM_MEMORY_STATS_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_memory_stats_t, is_shared)
 
