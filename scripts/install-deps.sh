@@ -7,7 +7,12 @@ packages=(
   libmimalloc-dev liburing-dev libtbb-dev nlohmann-json3-dev
   libgtest-dev libbenchmark-dev clang-format-14
   libeigen3-dev libopenblas0-serial
+  golang-go python3-numpy
 )
+# The Rust binding needs cargo; rustup's (/root/.cargo/bin) serves when present, else Debian's.
+if ! command -v cargo >/dev/null 2>&1 && [ ! -x "$HOME/.cargo/bin/cargo" ]; then
+  packages+=(cargo rustc)
+fi
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then

@@ -3,6 +3,8 @@
 #   1. build-test/  debugoptimized gcc build, every suite (with the formatting check, suite 'format');
 #   2. build-asan/  clang with ASan+UBSan (and the libFuzzer target), every suite;
 #   3. build-tsan/  gcc with ThreadSanitizer, the 'concurrency' suite.
+# After 1, the library is installed into build-test/destdir and a C program, the Python module, the Go package
+# and the Rust crates are built and tested against it (scripts/test-bindings.sh; counted in the last line).
 # Ends with one line "N passed, N failed" over all three runs; exits non-zero if anything failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -55,6 +57,8 @@ install_check() {
 }
 if [ -f build-test/build.ninja ]; then
   install_check || failed_steps+=("install-check")
+  echo "== [1c] the Python, Go and Rust bindings, built and tested against that installed prefix"
+  bash scripts/test-bindings.sh build-test "$PWD/build-test/destdir" || failed_steps+=("bindings")
 fi
 
 echo "== [2/3] ASan+UBSan (clang), all suites"
@@ -73,7 +77,7 @@ else
   failed_steps+=("tsan-build")
 fi
 
-python3 scripts/summarize_tests.py build-test build-asan build-tsan
+python3 scripts/summarize_tests.py build-test build-test/bindings build-asan build-tsan
 if [ ${#failed_steps[@]} -ne 0 ]; then
   echo "failed steps: ${failed_steps[*]}"
   exit 1

@@ -1,0 +1,3 @@
+module github.com/libneuronmem/libneuronmem/bindings/go
+
+go 1.19

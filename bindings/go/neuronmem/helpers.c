@@ -1,0 +1,228 @@
+/* C helpers of the Go binding (helpers.h). */
+#include "helpers.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+extern void neuronmemGoEventCallback(neuronmem_status_t* status, void* user_data);
+extern void neuronmemGoEntryVisitor(neuronmem_string_t name, void* user_data);
+
+neuronmem_status_t* nm_event_on_ready(neuronmem_event_t* e, uintptr_t handle) {
+  return neuronmem_event_on_ready(e, (neuronmem_event_callback_t)neuronmemGoEventCallback, (void*)handle);
+}
+
+neuronmem_status_t* nm_list_entries(const char* text, size_t size, const char* filename, uintptr_t handle) {
+  return neuronmem_manifest_list_entries(text, size, filename,
+                                         (neuronmem_manifest_entry_visitor_t)neuronmemGoEntryVisitor, (void*)handle);
+}
+
+neuronmem_status_t* nm_client_create(uint32_t num_cores, int mlock_mode, uint64_t device_bytes, uint64_t pinned_bytes,
+                                     neuronmem_client_t** out) {
+  neuronmem_client_options_t o;
+  memset(&o, 0, sizeof o);
+  o.struct_size = NEURONMEM_CLIENT_OPTIONS_STRUCT_SIZE;
+  o.num_cores = num_cores;
+  o.mlock_mode = (neuronmem_mlock_mode_t)mlock_mode;
+  o.device_bytes_per_core = device_bytes;
+  o.pinned_host_bytes = pinned_bytes;
+  return neuronmem_client_create(&o, out);
+}
+
+neuronmem_status_t* nm_from_host(neuronmem_client_t* client, const void* data, int element_type, int semantics,
+                                 const int64_t* dims, size_t num_dims, const int64_t* strides,
+                                 neuronmem_memory_t* memory, neuronmem_event_t* const* wait, size_t num_wait,
+                                 neuronmem_buffer_t** out, neuronmem_event_t** done_with_host) {
+  neuronmem_buffer_from_host_args_t a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = NEURONMEM_BUFFER_FROM_HOST_ARGS_STRUCT_SIZE;
+  a.data = data;
+  a.element_type = (neuronmem_element_type_t)element_type;
+  a.host_buffer_semantics = (neuronmem_host_buffer_semantics_t)semantics;
+  a.dims = dims;
+  a.num_dims = num_dims;
+  a.byte_strides = strides;
+  a.memory = memory;
+  a.wait.events = wait;
+  a.wait.num_events = num_wait;
+  return neuronmem_buffer_from_host(client, &a, out, NULL, done_with_host);
+}
+
+// One entry of a batched upload; the batch's arrays live in C memory (nm_batch_*).
+neuronmem_buffer_from_host_args_t* nm_batch_new(size_t n) {
+  return (neuronmem_buffer_from_host_args_t*)calloc(n ? n : 1, sizeof(neuronmem_buffer_from_host_args_t));
+}
+void nm_batch_set(neuronmem_buffer_from_host_args_t* a, size_t i, const void* data, int element_type, int semantics,
+                  const int64_t* dims, size_t num_dims, neuronmem_memory_t* memory) {
+  a[i].struct_size = NEURONMEM_BUFFER_FROM_HOST_ARGS_STRUCT_SIZE;
+  a[i].data = data;
+  a[i].element_type = (neuronmem_element_type_t)element_type;
+  a[i].host_buffer_semantics = (neuronmem_host_buffer_semantics_t)semantics;
+  a[i].dims = dims;
+  a[i].num_dims = num_dims;
+  a[i].memory = memory;
+}
+
+neuronmem_status_t* nm_allocate(neuronmem_client_t* client, neuronmem_memory_t* memory, int element_type,
+                                const int64_t* dims, size_t num_dims, neuronmem_buffer_t** out) {
+  neuronmem_buffer_allocate_args_t a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = NEURONMEM_BUFFER_ALLOCATE_ARGS_STRUCT_SIZE;
+  a.client = client;
+  a.memory = memory;
+  a.element_type = (neuronmem_element_type_t)element_type;
+  a.dims = dims;
+  a.num_dims = num_dims;
+  return neuronmem_buffer_allocate(&a, out);
+}
+
+neuronmem_status_t* nm_copy(neuronmem_buffer_t* src, neuronmem_memory_t* memory, neuronmem_event_t* const* wait,
+                            size_t num_wait, neuronmem_buffer_t** out) {
+  neuronmem_buffer_copy_args_t a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = NEURONMEM_BUFFER_COPY_ARGS_STRUCT_SIZE;
+  a.src = src;
+  a.memory = memory;
+  a.wait.events = wait;
+  a.wait.num_events = num_wait;
+  return neuronmem_buffer_copy_to_memory(&a, out, NULL);
+}
+
+neuronmem_status_t* nm_read(neuronmem_buffer_t* b, uint64_t offset, uint64_t size, void* dst,
+                            neuronmem_event_t* const* wait, size_t num_wait, neuronmem_event_t** out) {
+  neuronmem_buffer_read_args_t a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = NEURONMEM_BUFFER_READ_ARGS_STRUCT_SIZE;
+  a.buffer = b;
+  a.offset = offset;
+  a.size = size;
+  a.dst = dst;
+  a.wait.events = wait;
+  a.wait.num_events = num_wait;
+  return neuronmem_buffer_read(&a, out);
+}
+
+neuronmem_status_t* nm_write(neuronmem_buffer_t* b, uint64_t offset, uint64_t size, const void* src,
+                             neuronmem_event_t* const* wait, size_t num_wait, neuronmem_event_t** out) {
+  neuronmem_buffer_write_args_t a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = NEURONMEM_BUFFER_WRITE_ARGS_STRUCT_SIZE;
+  a.buffer = b;
+  a.offset = offset;
+  a.size = size;
+  a.src = src;
+  a.wait.events = wait;
+  a.wait.num_events = num_wait;
+  return neuronmem_buffer_write(&a, out);
+}
+
+neuronmem_status_t* nm_chunk(neuronmem_buffer_t* b, uint64_t offset, uint64_t size, const void* data,
+                             neuronmem_event_t* const* wait, size_t num_wait, int is_last, neuronmem_event_t** out) {
+  neuronmem_buffer_chunk_args_t a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = NEURONMEM_BUFFER_CHUNK_ARGS_STRUCT_SIZE;
+  a.buffer = b;
+  a.offset = offset;
+  a.size = size;
+  a.data = data;
+  a.wait.events = wait;
+  a.wait.num_events = num_wait;
+  a.is_last = is_last != 0;
+  return neuronmem_buffer_upload_chunk(&a, out);
+}
+
+neuronmem_status_t* nm_load_file(neuronmem_buffer_t* b, const char* path, uint64_t file_offset, uint64_t size,
+                                 uint64_t buffer_offset, neuronmem_event_t* const* wait, size_t num_wait,
+                                 neuronmem_event_t** out) {
+  neuronmem_buffer_load_file_args_t a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = NEURONMEM_BUFFER_LOAD_FILE_ARGS_STRUCT_SIZE;
+  a.buffer = b;
+  a.path = path;
+  a.file_offset = file_offset;
+  a.size = size;
+  a.buffer_offset = buffer_offset;
+  a.wait.events = wait;
+  a.wait.num_events = num_wait;
+  return neuronmem_buffer_load_file(&a, out);
+}
+
+void nm_manifest_options(neuronmem_manifest_options_t* o, const char* entry, const char* filename, int policy,
+                         uint32_t num_cores) {
+  memset(o, 0, sizeof *o);
+  o->struct_size = NEURONMEM_MANIFEST_OPTIONS_STRUCT_SIZE;
+  o->entry = entry;
+  o->filename = filename;
+  o->policy = (neuronmem_placement_policy_t)policy;
+  o->num_cores = num_cores;
+}
+
+neuronmem_status_t* nm_manifest_load_text(const char* text, size_t size, const char* entry, const char* filename,
+                                          int policy, uint32_t num_cores, neuronmem_manifest_t** out) {
+  neuronmem_manifest_options_t o;
+  nm_manifest_options(&o, entry, filename, policy, num_cores);
+  return neuronmem_manifest_load_text(text, size, &o, out);
+}
+
+neuronmem_status_t* nm_manifest_load_file(const char* path, const char* entry, int policy, uint32_t num_cores,
+                                          neuronmem_manifest_t** out) {
+  neuronmem_manifest_options_t o;
+  nm_manifest_options(&o, entry, NULL, policy, num_cores);
+  return neuronmem_manifest_load_file(path, &o, out);
+}
+
+neuronmem_status_t* nm_upload_arguments(const neuronmem_manifest_t* m, neuronmem_device_t* device,
+                                        const void* const* host_data, size_t n, int semantics, neuronmem_buffer_t** out,
+                                        neuronmem_event_t** ready) {
+  neuronmem_manifest_upload_args_t a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = NEURONMEM_MANIFEST_UPLOAD_ARGS_STRUCT_SIZE;
+  a.manifest = m;
+  a.device = device;
+  a.host_data = host_data;
+  a.num_arguments = n;
+  a.host_buffer_semantics = (neuronmem_host_buffer_semantics_t)semantics;
+  return neuronmem_manifest_upload_arguments(&a, out, ready);
+}
+
+// Output structs with struct_size set.
+neuronmem_status_t* nm_device_describe(const neuronmem_device_t* d, neuronmem_device_description_t* out) {
+  memset(out, 0, sizeof *out);
+  out->struct_size = NEURONMEM_DEVICE_DESCRIPTION_STRUCT_SIZE;
+  return neuronmem_device_describe(d, out);
+}
+neuronmem_status_t* nm_memory_describe(const neuronmem_memory_t* m, neuronmem_memory_description_t* out) {
+  memset(out, 0, sizeof *out);
+  out->struct_size = NEURONMEM_MEMORY_DESCRIPTION_STRUCT_SIZE;
+  return neuronmem_memory_describe(m, out);
+}
+neuronmem_status_t* nm_memory_stats(const neuronmem_memory_t* m, neuronmem_memory_stats_t* out) {
+  memset(out, 0, sizeof *out);
+  out->struct_size = NEURONMEM_MEMORY_STATS_STRUCT_SIZE;
+  return neuronmem_memory_stats(m, out);
+}
+neuronmem_status_t* nm_manifest_counts(const neuronmem_manifest_t* m, neuronmem_manifest_counts_t* out) {
+  memset(out, 0, sizeof *out);
+  out->struct_size = NEURONMEM_MANIFEST_COUNTS_STRUCT_SIZE;
+  return neuronmem_manifest_counts(m, out);
+}
+neuronmem_status_t* nm_manifest_value(const neuronmem_manifest_t* m, int is_result, size_t i,
+                                      neuronmem_manifest_value_t* out) {
+  memset(out, 0, sizeof *out);
+  out->struct_size = NEURONMEM_MANIFEST_VALUE_STRUCT_SIZE;
+  return is_result ? neuronmem_manifest_result(m, i, out) : neuronmem_manifest_argument(m, i, out);
+}
+neuronmem_status_t* nm_manifest_move(const neuronmem_manifest_t* m, size_t i, neuronmem_manifest_move_t* out) {
+  memset(out, 0, sizeof *out);
+  out->struct_size = NEURONMEM_MANIFEST_MOVE_STRUCT_SIZE;
+  return neuronmem_manifest_move(m, i, out);
+}
+neuronmem_status_t* nm_manifest_kernel(const neuronmem_manifest_t* m, size_t i, neuronmem_manifest_kernel_t* out) {
+  memset(out, 0, sizeof *out);
+  out->struct_size = NEURONMEM_MANIFEST_KERNEL_STRUCT_SIZE;
+  return neuronmem_manifest_kernel(m, i, out);
+}
+neuronmem_status_t* nm_manifest_channel(const neuronmem_manifest_t* m, size_t i, neuronmem_manifest_channel_t* out) {
+  memset(out, 0, sizeof *out);
+  out->struct_size = NEURONMEM_MANIFEST_CHANNEL_STRUCT_SIZE;
+  return neuronmem_manifest_channel(m, i, out);
+}

@@ -1,0 +1,52 @@
+/* C helpers of the Go binding: each builds an args struct on the C stack from plain arguments, so Go memory
+ * passed to C never holds a Go pointer (cgo's pointer-passing rules) and C keeps nothing after the call. */
+#ifndef NEURONMEM_GO_HELPERS_H
+#define NEURONMEM_GO_HELPERS_H
+
+#include <neuronmem/neuronmem.h>
+#include <stdint.h>
+
+neuronmem_status_t* nm_event_on_ready(neuronmem_event_t* e, uintptr_t handle);
+neuronmem_status_t* nm_list_entries(const char* text, size_t size, const char* filename, uintptr_t handle);
+neuronmem_status_t* nm_client_create(uint32_t num_cores, int mlock_mode, uint64_t device_bytes, uint64_t pinned_bytes,
+                                     neuronmem_client_t** out);
+neuronmem_status_t* nm_from_host(neuronmem_client_t* client, const void* data, int element_type, int semantics,
+                                 const int64_t* dims, size_t num_dims, const int64_t* strides,
+                                 neuronmem_memory_t* memory, neuronmem_event_t* const* wait, size_t num_wait,
+                                 neuronmem_buffer_t** out, neuronmem_event_t** done_with_host);
+neuronmem_buffer_from_host_args_t* nm_batch_new(size_t n);
+void nm_batch_set(neuronmem_buffer_from_host_args_t* a, size_t i, const void* data, int element_type, int semantics,
+                  const int64_t* dims, size_t num_dims, neuronmem_memory_t* memory);
+neuronmem_status_t* nm_allocate(neuronmem_client_t* client, neuronmem_memory_t* memory, int element_type,
+                                const int64_t* dims, size_t num_dims, neuronmem_buffer_t** out);
+neuronmem_status_t* nm_copy(neuronmem_buffer_t* src, neuronmem_memory_t* memory, neuronmem_event_t* const* wait,
+                            size_t num_wait, neuronmem_buffer_t** out);
+neuronmem_status_t* nm_read(neuronmem_buffer_t* b, uint64_t offset, uint64_t size, void* dst,
+                            neuronmem_event_t* const* wait, size_t num_wait, neuronmem_event_t** out);
+neuronmem_status_t* nm_write(neuronmem_buffer_t* b, uint64_t offset, uint64_t size, const void* src,
+                             neuronmem_event_t* const* wait, size_t num_wait, neuronmem_event_t** out);
+neuronmem_status_t* nm_chunk(neuronmem_buffer_t* b, uint64_t offset, uint64_t size, const void* data,
+                             neuronmem_event_t* const* wait, size_t num_wait, int is_last, neuronmem_event_t** out);
+neuronmem_status_t* nm_load_file(neuronmem_buffer_t* b, const char* path, uint64_t file_offset, uint64_t size,
+                                 uint64_t buffer_offset, neuronmem_event_t* const* wait, size_t num_wait,
+                                 neuronmem_event_t** out);
+void nm_manifest_options(neuronmem_manifest_options_t* o, const char* entry, const char* filename, int policy,
+                         uint32_t num_cores);
+neuronmem_status_t* nm_manifest_load_text(const char* text, size_t size, const char* entry, const char* filename,
+                                          int policy, uint32_t num_cores, neuronmem_manifest_t** out);
+neuronmem_status_t* nm_manifest_load_file(const char* path, const char* entry, int policy, uint32_t num_cores,
+                                          neuronmem_manifest_t** out);
+neuronmem_status_t* nm_upload_arguments(const neuronmem_manifest_t* m, neuronmem_device_t* device,
+                                        const void* const* host_data, size_t n, int semantics, neuronmem_buffer_t** out,
+                                        neuronmem_event_t** ready);
+neuronmem_status_t* nm_device_describe(const neuronmem_device_t* d, neuronmem_device_description_t* out);
+neuronmem_status_t* nm_memory_describe(const neuronmem_memory_t* m, neuronmem_memory_description_t* out);
+neuronmem_status_t* nm_memory_stats(const neuronmem_memory_t* m, neuronmem_memory_stats_t* out);
+neuronmem_status_t* nm_manifest_counts(const neuronmem_manifest_t* m, neuronmem_manifest_counts_t* out);
+neuronmem_status_t* nm_manifest_value(const neuronmem_manifest_t* m, int is_result, size_t i,
+                                      neuronmem_manifest_value_t* out);
+neuronmem_status_t* nm_manifest_move(const neuronmem_manifest_t* m, size_t i, neuronmem_manifest_move_t* out);
+neuronmem_status_t* nm_manifest_kernel(const neuronmem_manifest_t* m, size_t i, neuronmem_manifest_kernel_t* out);
+neuronmem_status_t* nm_manifest_channel(const neuronmem_manifest_t* m, size_t i, neuronmem_manifest_channel_t* out);
+
+#endif

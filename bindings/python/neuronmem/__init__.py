@@ -1,0 +1,1044 @@
+"""libneuronmem for Python: clients, memories, buffers, events, manifests and the upload plan over the C ABI.
+
+Handles are context managers (``with Client() as c: ...``) and also close when garbage-collected. A call that
+fails raises :class:`NeuronMemError`, whose ``code`` is the C status code (:class:`StatusCode`). Using a closed
+handle raises FAILED_PRECONDITION; it never reaches the C library. Arrays cross as numpy arrays.
+"""
+import ctypes
+import enum
+import itertools
+import os
+import threading
+import weakref
+
+import numpy as np
+
+from . import _capi as C
+
+__all__ = [
+    "NeuronMemError", "StatusCode", "MemoryKind", "MlockMode", "ElementType", "HostBufferSemantics",
+    "PlacementPolicy", "Client", "Device", "Memory", "HostAllocation", "Buffer", "Event", "Manifest",
+    "ManifestValue", "version", "version_string", "element_type_size", "list_entries",
+]
+
+
+class StatusCode(enum.IntEnum):
+    OK = 0
+    CANCELLED = 1
+    UNKNOWN = 2
+    INVALID_ARGUMENT = 3
+    DEADLINE_EXCEEDED = 4
+    NOT_FOUND = 5
+    ALREADY_EXISTS = 6
+    PERMISSION_DENIED = 7
+    RESOURCE_EXHAUSTED = 8
+    FAILED_PRECONDITION = 9
+    ABORTED = 10
+    OUT_OF_RANGE = 11
+    UNIMPLEMENTED = 12
+    INTERNAL = 13
+    UNAVAILABLE = 14
+    DATA_LOSS = 15
+
+
+class MemoryKind(enum.IntEnum):
+    DEVICE = 0
+    PINNED_HOST = 1
+    UNPINNED_HOST = 2
+
+
+class MlockMode(enum.IntEnum):
+    BEST_EFFORT = 0
+    REQUIRED = 1
+    DISABLED = 2
+
+
+class ElementType(enum.IntEnum):
+    PRED = 0
+    S8 = 1
+    S16 = 2
+    S32 = 3
+    S64 = 4
+    U8 = 5
+    U16 = 6
+    U32 = 7
+    U64 = 8
+    F16 = 9
+    BF16 = 10
+    F32 = 11
+    F64 = 12
+
+
+class HostBufferSemantics(enum.IntEnum):
+    IMMUTABLE_ONLY_DURING_CALL = 0
+    IMMUTABLE_UNTIL_TRANSFER_COMPLETES = 1
+    IMMUTABLE_ZERO_COPY = 2
+    MUTABLE_ZERO_COPY = 3
+
+
+class PlacementPolicy(enum.IntEnum):
+    DEVICE = 0
+    TORCH_NEURONX = 1
+
+
+# numpy dtype <-> element type. numpy has no bfloat16: BF16 buffers read back as uint16 bit patterns, and a
+# uint16 array is uploaded as BF16 when element_type=ElementType.BF16 is given.
+_DTYPE_TO_ELEMENT = {
+    np.dtype(np.bool_): ElementType.PRED, np.dtype(np.int8): ElementType.S8, np.dtype(np.int16): ElementType.S16,
+    np.dtype(np.int32): ElementType.S32, np.dtype(np.int64): ElementType.S64, np.dtype(np.uint8): ElementType.U8,
+    np.dtype(np.uint16): ElementType.U16, np.dtype(np.uint32): ElementType.U32,
+    np.dtype(np.uint64): ElementType.U64, np.dtype(np.float16): ElementType.F16,
+    np.dtype(np.float32): ElementType.F32, np.dtype(np.float64): ElementType.F64,
+}
+_ELEMENT_TO_DTYPE = {v: k for k, v in _DTYPE_TO_ELEMENT.items()}
+_ELEMENT_TO_DTYPE[ElementType.BF16] = np.dtype(np.uint16)
+
+
+class NeuronMemError(Exception):
+    """A failed call: ``code`` (StatusCode) and ``message`` as the library reported them."""
+
+    def __init__(self, code, message, _status=None):
+        try:
+            code = StatusCode(code)
+        except ValueError:
+            code = StatusCode.UNKNOWN
+        super().__init__(f"{code.name}: {message}")
+        self.code = code
+        self.message = message
+        self._status = _status  # the library's status object when it made the error (Event.complete uses it)
+
+    def __del__(self):
+        if getattr(self, "_status", None):
+            C.status_free(self._status)
+            self._status = None
+
+
+def _take(status):
+    """Converts an owned status (NULL = OK) to None or a NeuronMemError that owns it."""
+    if not status:
+        return None
+    return NeuronMemError(C.status_code(status), C.status_message(status).text(), status)
+
+
+def _check(status):
+    err = _take(status)
+    if err is not None:
+        raise err
+
+
+def _closed(what):
+    return NeuronMemError(StatusCode.FAILED_PRECONDITION, f"{what} is closed")
+
+
+def version():
+    """The running library's version number, (major << 16) | (minor << 8) | patch."""
+    return C.version()
+
+
+def version_string():
+    return C.version_string().decode()
+
+
+def element_type_size(element_type):
+    """Bytes per element of `element_type` (0 for an unknown type)."""
+    return C.element_type_size(int(element_type))
+
+
+def _dims_array(shape):
+    shape = [int(d) for d in shape]
+    return (ctypes.c_int64 * max(len(shape), 1))(*shape), len(shape)
+
+
+def _event_list(events):
+    """(EventList, keepalive) for a sequence of Event objects, each checked open."""
+    events = list(events or ())
+    if not events:
+        return C.EventList(None, 0), None
+    handles = (C.event_p * len(events))()
+    for i, e in enumerate(events):
+        if not isinstance(e, Event):
+            raise NeuronMemError(StatusCode.INVALID_ARGUMENT, f"wait[{i}] is not an Event")
+        handles[i] = e._handle_or_raise()
+    return C.EventList(handles, len(events)), handles
+
+
+class _Closing:
+    """Context-manager support and release at garbage collection for a handle with close() and closed."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            if not self.closed:
+                self.close()
+        except Exception:  # at garbage collection there is no one to report an error to
+            pass
+
+
+class Client(_Closing):
+    """A libneuronmem client: its NeuronCores, memories and pinned-host arena. Close it (or leave the `with`
+    block) once every buffer and host allocation of it is closed."""
+
+    def __init__(self, num_cores=0, mlock_mode=MlockMode.BEST_EFFORT, device_bytes_per_core=0,
+                 pinned_host_bytes=0):
+        self._handle = None
+        self._host_allocations = weakref.WeakSet()
+        opts = C.new(C.ClientOptions, num_cores=num_cores, mlock_mode=int(mlock_mode),
+                     device_bytes_per_core=device_bytes_per_core, pinned_host_bytes=pinned_host_bytes)
+        out = C.client_p()
+        _check(C.client_create(ctypes.byref(opts), ctypes.byref(out)))
+        self._handle = out
+
+    def _h(self):
+        if self._handle is None:
+            raise _closed("client")
+        return self._handle
+
+    @property
+    def closed(self):
+        return self._handle is None
+
+    def close(self):
+        """Destroys the client. FAILED_PRECONDITION while buffers or host allocations of it are alive (then
+        nothing is destroyed). Closing twice is a no-op."""
+        if self._handle is None:
+            return
+        live = [a for a in self._host_allocations if not a.closed]
+        if live:
+            raise NeuronMemError(StatusCode.FAILED_PRECONDITION,
+                                 f"{len(live)} host allocation(s) of the client are still open")
+        _check(C.client_destroy(self._handle))
+        self._handle = None
+
+
+    def _string(self, fn):
+        s = C.String()
+        _check(fn(self._h(), ctypes.byref(s)))
+        return s.text()
+
+    @property
+    def platform_name(self):
+        return self._string(C.client_platform_name)
+
+    @property
+    def platform_version(self):
+        return self._string(C.client_platform_version)
+
+    @property
+    def extensions(self):
+        names = ctypes.POINTER(C.String)()
+        n = ctypes.c_size_t()
+        _check(C.client_extensions(self._h(), ctypes.byref(names), ctypes.byref(n)))
+        return [names[i].text() for i in range(n.value)]
+
+    @property
+    def devices(self):
+        return _borrowed_list(C.client_devices, self._h(), C.device_p, lambda h: Device(self, h))
+
+    @property
+    def memories(self):
+        return _borrowed_list(C.client_memories, self._h(), C.memory_p, lambda h: Memory(self, h))
+
+    def lookup_device(self, device_id):
+        out = C.device_p()
+        _check(C.client_lookup_device(self._h(), device_id, ctypes.byref(out)))
+        return Device(self, out)
+
+    def lookup_memory(self, memory_id):
+        out = C.memory_p()
+        _check(C.client_lookup_memory(self._h(), memory_id, ctypes.byref(out)))
+        return Memory(self, out)
+
+    def host_allocate(self, size, alignment=0):
+        """`size` bytes in the pinned-host arena (a :class:`HostAllocation`); data written there uploads to
+        pinned_host zero-copy."""
+        return HostAllocation(self, size, alignment)
+
+    def host_is_pinned(self, obj, size=None):
+        """Whether an address range (int address and size, or a numpy array / HostAllocation) lies inside the
+        pinned-host arena."""
+        if isinstance(obj, HostAllocation):
+            ptr, size = obj.address, obj.size
+        elif isinstance(obj, np.ndarray):
+            ptr, size = obj.ctypes.data, obj.nbytes
+        else:
+            ptr = int(obj)
+        out = ctypes.c_bool()
+        _check(C.client_host_is_pinned(self._h(), ctypes.c_void_p(ptr), int(size or 0), ctypes.byref(out)))
+        return out.value
+
+    def create_event(self):
+        """A pending event that the caller completes (:meth:`Event.complete`)."""
+        out = C.event_p()
+        _check(C.event_create(self._h(), ctypes.byref(out)))
+        return Event(out)
+
+
+def _borrowed_list(fn, handle, item_type, wrap):
+    """Calls fn(handle, &array, &count) for a borrowed C array of handles and wraps each."""
+    arr = ctypes.POINTER(item_type)()
+    n = ctypes.c_size_t()
+    _check(fn(handle, ctypes.byref(arr), ctypes.byref(n)))
+    return [wrap(arr[i]) for i in range(n.value)]
+
+
+class _Borrowed:
+    """A handle borrowed from a client: usable while the client is open; equal when the handles are."""
+
+    def __init__(self, client, handle):
+        self.client = client
+        self._handle = handle
+
+    def _h(self):
+        self.client._h()
+        return self._handle
+
+    def __eq__(self, other):
+        return type(other) is type(self) and ctypes.addressof(self._handle.contents) == ctypes.addressof(
+            other._handle.contents)
+
+    def __hash__(self):
+        return ctypes.addressof(self._handle.contents)
+
+
+class Device(_Borrowed):
+    """A NeuronCore, borrowed from its client: usable while the client is open."""
+
+    def describe(self):
+        d = C.new(C.DeviceDescription)
+        _check(C.device_describe(self._h(), ctypes.byref(d)))
+        return {"id": d.id, "process_index": d.process_index, "local_id": d.local_id, "kind": d.kind.text(),
+                "debug_string": d.debug_string.text(), "to_string": d.to_string.text()}
+
+    @property
+    def id(self):
+        return self.describe()["id"]
+
+    def __repr__(self):
+        return self.describe()["to_string"] if not self.client.closed else "<Device of a closed client>"
+
+    def memory_of_kind(self, kind):
+        out = C.memory_p()
+        _check(C.device_memory_of_kind(self._h(), int(kind), ctypes.byref(out)))
+        return Memory(self.client, out)
+
+    @property
+    def default_memory(self):
+        out = C.memory_p()
+        _check(C.device_default_memory(self._h(), ctypes.byref(out)))
+        return Memory(self.client, out)
+
+    @property
+    def addressable_memories(self):
+        return _borrowed_list(C.device_addressable_memories, self._h(), C.memory_p,
+                              lambda h: Memory(self.client, h))
+
+
+class Memory(_Borrowed):
+    """A memory (device HBM, pinned host or unpinned host), borrowed from its client."""
+
+    def describe(self):
+        d = C.new(C.MemoryDescription)
+        _check(C.memory_describe(self._h(), ctypes.byref(d)))
+        return {"id": d.id, "kind_id": MemoryKind(d.kind_id), "kind": d.kind.text(),
+                "debug_string": d.debug_string.text(), "to_string": d.to_string.text()}
+
+    @property
+    def id(self):
+        return self.describe()["id"]
+
+    @property
+    def kind(self):
+        out = C.c_enum()
+        _check(C.memory_kind(self._h(), ctypes.byref(out)))
+        return MemoryKind(out.value)
+
+    def __repr__(self):
+        return self.describe()["debug_string"] if not self.client.closed else "<Memory of a closed client>"
+
+    @property
+    def addressable_devices(self):
+        return _borrowed_list(C.memory_addressable_devices, self._h(), C.device_p,
+                              lambda h: Device(self.client, h))
+
+    def owner_is(self, client):
+        """Whether `client` owns this memory (neuronmem_memory_client)."""
+        out = C.client_p()
+        _check(C.memory_client(self._h(), ctypes.byref(out)))
+        return client._handle is not None and ctypes.addressof(out.contents) == ctypes.addressof(
+            client._handle.contents)
+
+    def stats(self):
+        s = C.new(C.MemoryStats)
+        _check(C.memory_stats(self._h(), ctypes.byref(s)))
+        return {name: getattr(s, name) for name, _ in C.MemoryStats._fields_ if name != "struct_size"}
+
+
+class HostAllocation(_Closing):
+    """Bytes in the client's pinned-host arena. :meth:`as_numpy` views them; :meth:`close` frees them and
+    fails (FAILED_PRECONDITION) while a numpy view of them is alive, so no view outlives the memory."""
+
+    def __init__(self, client, size, alignment=0):
+        self.client = client
+        self._ptr = None
+        out = ctypes.c_void_p()
+        _check(C.client_host_allocate(client._h(), int(size), int(alignment), ctypes.byref(out)))
+        self._ptr = out.value
+        self.size = int(size)
+        # One ctypes array per numpy view handed out: every view derived from it keeps it alive (it is their
+        # base), so a live weak reference means a view of the memory exists.
+        self._exports = []
+        client._host_allocations.add(self)
+
+    @property
+    def closed(self):
+        return self._ptr is None
+
+    @property
+    def address(self):
+        if self._ptr is None:
+            raise _closed("host allocation")
+        return self._ptr
+
+    def as_numpy(self, dtype=np.uint8, shape=None):
+        """A numpy array over the allocation's first bytes (all of them when shape is None)."""
+        if self._ptr is None:
+            raise _closed("host allocation")
+        dtype = np.dtype(dtype)
+        count = self.size // dtype.itemsize if shape is None else int(np.prod(shape, dtype=np.int64))
+        if count < 0 or count * dtype.itemsize > self.size:
+            raise NeuronMemError(StatusCode.OUT_OF_RANGE,
+                                 f"{count} x {dtype} does not fit in the {self.size}-byte host allocation")
+        exporter = (ctypes.c_uint8 * self.size).from_address(self._ptr)
+        exporter._allocation = self  # a view keeps the allocation (and so its client) alive
+        self._exports = [r for r in self._exports if r() is not None] + [weakref.ref(exporter)]
+        arr = np.frombuffer(exporter, dtype=dtype, count=count)
+        return arr if shape is None else arr.reshape(shape)
+
+    def close(self):
+        if self._ptr is None:
+            return
+        if any(r() is not None for r in self._exports):
+            raise NeuronMemError(StatusCode.FAILED_PRECONDITION,
+                                 "numpy views of the host allocation are still alive")
+        ptr, self._ptr = self._ptr, None
+        _check(C.client_host_free(self.client._h(), ctypes.c_void_p(ptr)))
+
+    free = close
+
+
+
+# on-ready callbacks: C gets a token (user_data), never a Python object; one trampoline dispatches.
+_callbacks = {}
+_callbacks_lock = threading.Lock()
+_tokens = itertools.count(1)
+
+
+@C.EventCallback
+def _on_ready_trampoline(status, user_data):
+    with _callbacks_lock:
+        fn = _callbacks.pop(user_data, None)
+    if fn is None:
+        return
+    err = None
+    if status:
+        err = NeuronMemError(C.status_code(status), C.status_message(status).text())
+    try:
+        fn(err)
+    except Exception as e:  # an exception cannot cross into the library's thread: report and go on
+        import sys
+        print(f"neuronmem: on_ready callback raised {e!r}", file=sys.stderr)
+
+
+class Event(_Closing):
+    """A transfer's completion (or a caller-completed event). Outlives its client safely."""
+
+    def __init__(self, handle, keepalive=None):
+        self._handle = handle
+        self._keepalive = keepalive  # host memory the transfer reads or writes until it is done
+
+    def _handle_or_raise(self):
+        if self._handle is None:
+            raise _closed("event")
+        return self._handle
+
+    @property
+    def closed(self):
+        return self._handle is None
+
+    @property
+    def is_ready(self):
+        out = ctypes.c_bool()
+        _check(C.event_is_ready(self._handle_or_raise(), ctypes.byref(out)))
+        return out.value
+
+    def wait(self, timeout=None):
+        """Blocks until ready (timeout in seconds; None = no limit). Raises the transfer's error, or
+        DEADLINE_EXCEEDED."""
+        ns = -1 if timeout is None else max(0, int(timeout * 1e9))
+        _check(C.event_wait(self._handle_or_raise(), ns))
+
+    def error(self):
+        """The transfer's error (a NeuronMemError) or None; FAILED_PRECONDITION if not ready."""
+        out = C.status_p()
+        _check(C.event_error(self._handle_or_raise(), ctypes.byref(out)))
+        return _take(out)
+
+    def on_ready(self, fn):
+        """Calls fn(error_or_None) exactly once when the event is ready, on the completing thread (at once if
+        it already is)."""
+        token = next(_tokens)
+        with _callbacks_lock:
+            _callbacks[token] = fn
+        status = C.event_on_ready(self._handle_or_raise(), _on_ready_trampoline, ctypes.c_void_p(token))
+        if status:
+            with _callbacks_lock:
+                _callbacks.pop(token, None)
+            _check(status)
+
+    def complete(self, error=None):
+        """Completes an event from Client.create_event: success, or failed with `error`, a NeuronMemError that
+        a library call raised (the C API has no status constructor, so the error must carry the library's
+        status object; any other error is INVALID_ARGUMENT)."""
+        status = None
+        if error is not None:
+            status = getattr(error, "_status", None)
+            if not isinstance(error, NeuronMemError) or not status:
+                raise NeuronMemError(StatusCode.INVALID_ARGUMENT,
+                                     "complete(error): error must be a NeuronMemError raised by the library")
+        _check(C.event_complete(self._handle_or_raise(), status))
+
+    def close(self):
+        """Releases the handle; pending work still completes. An event of an asynchronous read or write first
+        waits for its transfer, since the host memory it moves lives only as long as the event."""
+        if self._handle is None:
+            return
+        if self._keepalive is not None:
+            _take(C.event_wait(self._handle, -1))
+            self._keepalive = None
+        C.event_destroy(self._handle)
+        self._handle = None
+
+
+
+def _host_view(data, what):
+    """A C-contiguous numpy view of `data` (any buffer-protocol object) for the library to read."""
+    arr = np.ascontiguousarray(data) if isinstance(data, np.ndarray) else np.frombuffer(data, dtype=np.uint8)
+    if arr.nbytes and arr.ctypes.data == 0:
+        raise NeuronMemError(StatusCode.INVALID_ARGUMENT, f"{what}: no data")
+    return arr
+
+
+def _writable_view(out, size, what):
+    if isinstance(out, np.ndarray):
+        if not out.flags.c_contiguous or not out.flags.writeable:
+            raise NeuronMemError(StatusCode.INVALID_ARGUMENT, f"{what}: output must be a writable C-contiguous array")
+        arr = out
+    else:
+        try:
+            arr = np.frombuffer(out, dtype=np.uint8)
+        except (TypeError, ValueError) as e:
+            raise NeuronMemError(StatusCode.INVALID_ARGUMENT, f"{what}: output is not a buffer: {e}") from None
+        if not arr.flags.writeable:
+            raise NeuronMemError(StatusCode.INVALID_ARGUMENT, f"{what}: output is read-only")
+    if arr.nbytes < size:
+        raise NeuronMemError(StatusCode.INVALID_ARGUMENT,
+                             f"{what}: output of {arr.nbytes} bytes is smaller than the {size} bytes to read")
+    return arr
+
+
+def _element_of(array, element_type):
+    if element_type is None:
+        et = _DTYPE_TO_ELEMENT.get(array.dtype)
+        if et is None:
+            raise NeuronMemError(StatusCode.INVALID_ARGUMENT, f"no element type for numpy dtype {array.dtype}")
+        return et
+    et = ElementType(element_type)
+    if C.element_type_size(int(et)) != array.dtype.itemsize:
+        raise NeuronMemError(StatusCode.INVALID_ARGUMENT,
+                             f"{et.name} elements are {C.element_type_size(int(et))} bytes, the array's "
+                             f"{array.dtype} are {array.dtype.itemsize}")
+    return et
+
+
+def _from_host_args(array, memory, semantics, element_type, wait_list):
+    """(args struct, keepalive) for one upload of a numpy array."""
+    if not isinstance(array, np.ndarray):
+        array = np.asarray(array)
+    if any(s < 0 for s in array.strides):
+        array = np.ascontiguousarray(array)
+    et = _element_of(array, element_type)
+    dims, n = _dims_array(array.shape)
+    strides = None
+    if not array.flags.c_contiguous:
+        strides = (ctypes.c_int64 * max(n, 1))(*array.strides)
+    args = C.new(C.BufferFromHostArgs, data=array.ctypes.data if array.nbytes else None, element_type=int(et),
+                 host_buffer_semantics=int(semantics), dims=dims, num_dims=n, byte_strides=strides,
+                 memory=memory._h(), wait=wait_list)
+    return args, (array, dims, strides)
+
+
+class Buffer(_Closing):
+    """A dense array in one memory. Holds its client open; close it (or leave the `with` block) before the
+    client."""
+
+    def __init__(self, client, handle, host_ref=None, done_with_host=None):
+        self.client = client
+        self._handle = handle
+        self._host_ref = host_ref  # host memory the buffer may read (or alias) until done_with_host
+        self._done_with_host = done_with_host
+
+    def _h(self):
+        if self._handle is None:
+            raise _closed("buffer")
+        return self._handle
+
+    @property
+    def closed(self):
+        return self._handle is None
+
+    @classmethod
+    def from_numpy(cls, array, memory, semantics=HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL, element_type=None,
+                   wait=()):
+        """Uploads a numpy array into `memory` (any kind, any core). With a zero-copy or until-transfer-completes
+        semantics the buffer keeps the array alive (and it must not change) until the library is done with it.
+        element_type: for BF16 (a uint16 array of bit patterns); otherwise taken from the dtype."""
+        semantics = HostBufferSemantics(semantics)
+        wait_list, wait_keep = _event_list(wait)
+        args, keep = _from_host_args(array, memory, semantics, element_type, wait_list)
+        out = C.buffer_p()
+        done = C.event_p()
+        keeps_host = semantics != HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL
+        _check(C.buffer_from_host(memory.client._h(), ctypes.byref(args), ctypes.byref(out), None,
+                                  ctypes.byref(done) if keeps_host else None))
+        if not keeps_host:
+            return cls(memory.client, out)
+        return cls(memory.client, out, host_ref=keep, done_with_host=Event(done))
+
+    @classmethod
+    def from_numpy_batch(cls, items, semantics=HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL):
+        """Uploads [(array, memory), ...] of one client in one batched submission: (buffers, one ready Event)."""
+        items = list(items)
+        if not items:
+            raise NeuronMemError(StatusCode.INVALID_ARGUMENT, "from_numpy_batch: no arrays")
+        client = items[0][1].client
+        args = (C.BufferFromHostArgs * len(items))()
+        keep = []
+        for i, (array, memory) in enumerate(items):
+            a, k = _from_host_args(array, memory, HostBufferSemantics(semantics), None, C.EventList(None, 0))
+            args[i] = a
+            keep.append(k)
+        outs = (C.buffer_p * len(items))()
+        ready = C.event_p()
+        _check(C.buffer_from_host_batch(client._h(), args, len(items), outs, ctypes.byref(ready)))
+        return _batch_result(client, outs, ready, keep, semantics)
+
+    @classmethod
+    def allocate(cls, memory, element_type, shape):
+        """An uninitialised buffer of `shape` in `memory`; element_type is an ElementType or a numpy dtype."""
+        if not isinstance(element_type, ElementType) and not isinstance(element_type, int):
+            element_type = _DTYPE_TO_ELEMENT.get(np.dtype(element_type))
+            if element_type is None:
+                raise NeuronMemError(StatusCode.INVALID_ARGUMENT, "no element type for that dtype")
+        dims, n = _dims_array(shape)
+        args = C.new(C.BufferAllocateArgs, client=memory.client._h(), memory=memory._h(),
+                     element_type=int(element_type), dims=dims, num_dims=n)
+        out = C.buffer_p()
+        _check(C.buffer_allocate(ctypes.byref(args), ctypes.byref(out)))
+        return cls(memory.client, out)
+
+    def copy_to(self, memory, wait=()):
+        """A copy of this buffer in `memory` (any kind, any core of the same client); returns the new buffer
+        (its ready_event() says when the copy landed)."""
+        wait_list, wait_keep = _event_list(wait)
+        args = C.new(C.BufferCopyArgs, src=self._h(), memory=memory._h(), wait=wait_list)
+        out = C.buffer_p()
+        _check(C.buffer_copy_to_memory(ctypes.byref(args), ctypes.byref(out), None))
+        return Buffer(self.client, out)
+
+    def _transfer(self, fn, args, asynchronous, keepalive):
+        if not asynchronous:
+            _check(fn(ctypes.byref(args), None))
+            return None
+        ev = C.event_p()
+        _check(fn(ctypes.byref(args), ctypes.byref(ev)))
+        return Event(ev, keepalive=keepalive)
+
+    def read(self, out=None, offset=0, size=None, wait=(), asynchronous=False):
+        """Reads bytes [offset, offset+size) into `out` (a writable buffer; a new bytearray when None). Returns
+        `out`, or an Event when asynchronous (out must then stay untouched until it is ready)."""
+        if size is None:
+            size = self.nbytes - offset
+        if out is None:
+            out = bytearray(max(size, 0))
+        view = _writable_view(out, size, "read")
+        wait_list, wait_keep = _event_list(wait)
+        args = C.new(C.BufferReadArgs, buffer=self._h(), offset=offset, size=size,
+                     dst=view.ctypes.data if size else None, wait=wait_list)
+        ev = self._transfer(C.buffer_read, args, asynchronous, (view, out))
+        return ev if asynchronous else out
+
+    def to_numpy(self):
+        """The buffer's content as a new numpy array of its shape (BF16 as uint16 bit patterns)."""
+        arr = np.empty(self.shape, dtype=_ELEMENT_TO_DTYPE[self.element_type])
+        self.read(arr)
+        return arr
+
+    def write(self, data, offset=0, wait=(), asynchronous=False):
+        """Writes host bytes into [offset, offset+len) in place; an Event when asynchronous."""
+        src = _host_view(data, "write")
+        wait_list, wait_keep = _event_list(wait)
+        args = C.new(C.BufferWriteArgs, buffer=self._h(), offset=offset, size=src.nbytes,
+                     src=src.ctypes.data if src.nbytes else None, wait=wait_list)
+        return self._transfer(C.buffer_write, args, asynchronous, src)
+
+    def upload_chunk(self, data, offset, is_last=False, wait=(), asynchronous=False):
+        """One chunk of a chunked upload into an allocated buffer; an Event when asynchronous."""
+        src = _host_view(data, "upload_chunk")
+        wait_list, wait_keep = _event_list(wait)
+        args = C.new(C.BufferChunkArgs, buffer=self._h(), offset=offset, size=src.nbytes,
+                     data=src.ctypes.data if src.nbytes else None, wait=wait_list, is_last=is_last)
+        return self._transfer(C.buffer_upload_chunk, args, asynchronous, src)
+
+    def load_file(self, path, file_offset=0, size=None, buffer_offset=0, wait=(), asynchronous=False):
+        """Loads bytes [file_offset, file_offset+size) of a file (size None: the buffer's bytes from
+        buffer_offset) into the buffer at buffer_offset; an Event when asynchronous."""
+        if size is None:
+            size = self.nbytes - buffer_offset
+        wait_list, wait_keep = _event_list(wait)
+        args = C.new(C.BufferLoadFileArgs, buffer=self._h(), path=os.fsencode(path), file_offset=file_offset,
+                     size=size, buffer_offset=buffer_offset, wait=wait_list)
+        return self._transfer(C.buffer_load_file, args, asynchronous, None)
+
+    def ready_event(self):
+        """An Event ready when the buffer's content is defined."""
+        ev = C.event_p()
+        _check(C.buffer_ready_event(self._h(), ctypes.byref(ev)))
+        return Event(ev)
+
+    def delete(self):
+        """Releases the content (once pending transfers end); later transfers fail with FAILED_PRECONDITION."""
+        _check(C.buffer_delete(self._h()))
+
+    def close(self):
+        """Destroys the handle (deleting the content). Closing twice is a no-op."""
+        if self._handle is None:
+            return
+        C.buffer_destroy(self._handle)
+        self._handle = None
+        if self._done_with_host is not None:
+            # The library may read (or alias) the host array until this event: keep it alive until then.
+            _take(C.event_wait(self._done_with_host._handle, -1))
+            self._done_with_host.close()
+            self._done_with_host = None
+        self._host_ref = None
+
+
+    @property
+    def memory(self):
+        out = C.memory_p()
+        _check(C.buffer_memory(self._h(), ctypes.byref(out)))
+        return Memory(self.client, out)
+
+    @property
+    def device(self):
+        out = C.device_p()
+        _check(C.buffer_device(self._h(), ctypes.byref(out)))
+        return Device(self.client, out)
+
+    @property
+    def element_type(self):
+        out = C.c_enum()
+        _check(C.buffer_element_type(self._h(), ctypes.byref(out)))
+        return ElementType(out.value)
+
+    @property
+    def dtype(self):
+        return _ELEMENT_TO_DTYPE[self.element_type]
+
+    @property
+    def shape(self):
+        dims = ctypes.POINTER(ctypes.c_int64)()
+        n = ctypes.c_size_t()
+        _check(C.buffer_dims(self._h(), ctypes.byref(dims), ctypes.byref(n)))
+        return tuple(dims[i] for i in range(n.value))
+
+    @property
+    def nbytes(self):
+        out = ctypes.c_uint64()
+        _check(C.buffer_on_device_size(self._h(), ctypes.byref(out)))
+        return out.value
+
+    @property
+    def is_deleted(self):
+        out = ctypes.c_bool()
+        _check(C.buffer_is_deleted(self._h(), ctypes.byref(out)))
+        return out.value
+
+    @property
+    def is_zero_copy(self):
+        out = ctypes.c_bool()
+        _check(C.buffer_is_zero_copy(self._h(), ctypes.byref(out)))
+        return out.value
+
+
+def _batch_result(client, outs, ready, keep, semantics):
+    """(buffers, Event) of a batched upload. Unless the library copied during the call, each buffer keeps its
+    host array (which zero-copy buffers alias) until it is closed and its own ready event says the library is
+    done reading it."""
+    buffers = []
+    for i in range(len(keep)):
+        guard = None
+        if HostBufferSemantics(semantics) != HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL:
+            ev = C.event_p()
+            _check(C.buffer_ready_event(outs[i], ctypes.byref(ev)))
+            guard = Event(ev)
+        buffers.append(Buffer(client, outs[i], host_ref=keep[i] if guard else None, done_with_host=guard))
+    return buffers, Event(ready)
+
+
+class ManifestValue:
+    """An argument or result of the entry function."""
+
+    def __init__(self, manifest, is_result, v):
+        self.index = v.index
+        self.memory_kind = MemoryKind(v.memory_kind)
+        self.name = v.name.text()
+        self.element_type = v.element_type.text()
+        self.buffer_element_type = ElementType(v.buffer_element_type) if v.buffer_element_type >= 0 else None
+        self.kind_explicit = v.kind_explicit
+        self.shape = tuple(v.dims[i] for i in range(v.num_dims))
+        self.aliasing_output = v.aliasing_output
+        self.buffer_donor = v.buffer_donor
+        self.line, self.column = v.line, v.column
+        self.attributes = {}
+        for a in range(v.num_attributes):
+            k, val = C.String(), C.String()
+            _check(C.manifest_value_attribute(manifest._h(), is_result, self.index, a, ctypes.byref(k),
+                                              ctypes.byref(val)))
+            self.attributes[k.text()] = val.text()
+
+    @property
+    def dtype(self):
+        """The numpy dtype to upload with (None if no buffer element type fits)."""
+        return None if self.buffer_element_type is None else _ELEMENT_TO_DTYPE[self.buffer_element_type]
+
+    def __repr__(self):
+        return f"ManifestValue({self.index}, {self.name!r}, {self.element_type}{list(self.shape)}, " \
+               f"{self.memory_kind.name.lower()})"
+
+
+def _manifest_options(entry, filename, policy, num_cores):
+    return C.new(C.ManifestOptions, entry=entry.encode() if entry else None,
+                 filename=os.fsencode(filename) if filename else None, policy=int(policy), num_cores=num_cores)
+
+
+def list_entries(text, filename=None):
+    """The public functions of StableHLO text, in source order (the entries a manifest may load)."""
+    data = text.encode() if isinstance(text, str) else bytes(text)
+    names = []
+
+    @C.EntryVisitor
+    def visit(name, user_data):
+        names.append(name.text())
+
+    _check(C.manifest_list_entries(data, len(data), os.fsencode(filename) if filename else None, visit, None))
+    return names
+
+
+class Manifest(_Closing):
+    """The placement manifest of compiled StableHLO: where every argument and result lives."""
+
+    def __init__(self, handle):
+        self._handle = handle
+
+    def _h(self):
+        if self._handle is None:
+            raise _closed("manifest")
+        return self._handle
+
+    @property
+    def closed(self):
+        return self._handle is None
+
+    @classmethod
+    def load_text(cls, text, entry=None, filename=None, policy=PlacementPolicy.DEVICE, num_cores=0):
+        data = text.encode() if isinstance(text, str) else bytes(text)
+        opts = _manifest_options(entry, filename, policy, num_cores)
+        out = C.manifest_p()
+        _check(C.manifest_load_text(data, len(data), ctypes.byref(opts), ctypes.byref(out)))
+        return cls(out)
+
+    @classmethod
+    def load_file(cls, path, entry=None, policy=PlacementPolicy.DEVICE, num_cores=0):
+        opts = _manifest_options(entry, None, policy, num_cores)
+        out = C.manifest_p()
+        _check(C.manifest_load_file(os.fsencode(path), ctypes.byref(opts), ctypes.byref(out)))
+        return cls(out)
+
+    @classmethod
+    def load_json(cls, json_text):
+        data = json_text.encode() if isinstance(json_text, str) else bytes(json_text)
+        out = C.manifest_p()
+        _check(C.manifest_load_json(data, len(data), ctypes.byref(out)))
+        return cls(out)
+
+    def close(self):
+        if self._handle is not None:
+            C.manifest_destroy(self._handle)
+            self._handle = None
+
+
+    def to_json(self):
+        s = C.String()
+        _check(C.manifest_to_json(self._h(), ctypes.byref(s)))
+        return s.text()
+
+    @property
+    def entry(self):
+        """(module name, entry function name)."""
+        m, e = C.String(), C.String()
+        _check(C.manifest_entry(self._h(), ctypes.byref(m), ctypes.byref(e)))
+        return m.text(), e.text()
+
+    def counts(self):
+        c = C.new(C.ManifestCounts)
+        _check(C.manifest_counts(self._h(), ctypes.byref(c)))
+        return {name[len("num_"):]: getattr(c, name) for name, _ in C.ManifestCounts._fields_ if name != "struct_size"}
+
+    def _values(self, fn, count, is_result):
+        out = []
+        for i in range(count):
+            v = C.new(C.ManifestValue)
+            _check(fn(self._h(), i, ctypes.byref(v)))
+            out.append(ManifestValue(self, is_result, v))
+        return out
+
+    @property
+    def arguments(self):
+        return self._values(C.manifest_argument, self.counts()["arguments"], False)
+
+    @property
+    def results(self):
+        return self._values(C.manifest_result, self.counts()["results"], True)
+
+    @property
+    def moves(self):
+        out = []
+        for i in range(self.counts()["moves"]):
+            m = C.new(C.ManifestMove)
+            _check(C.manifest_move(self._h(), i, ctypes.byref(m)))
+            out.append({"function": m.function.text(), "value": m.value.text(), "result": m.result.text(),
+                        "spelling": m.spelling.text(), "from_kind": m.from_kind.text(), "to_kind": m.to_kind.text(),
+                        "from_memory_kind": MemoryKind(m.from_memory_kind),
+                        "to_memory_kind": MemoryKind(m.to_memory_kind), "element_type": m.element_type.text(),
+                        "shape": tuple(m.dims[j] for j in range(m.num_dims)), "line": m.line, "column": m.column})
+        return out
+
+    @property
+    def host_compute(self):
+        out = []
+        for i in range(self.counts()["host_compute"]):
+            op, fn = C.String(), C.String()
+            line, col = ctypes.c_uint32(), ctypes.c_uint32()
+            _check(C.manifest_host_compute(self._h(), i, ctypes.byref(op), ctypes.byref(fn), ctypes.byref(line),
+                                           ctypes.byref(col)))
+            out.append({"op": op.text(), "function": fn.text(), "line": line.value, "column": col.value})
+        return out
+
+    @property
+    def kernels(self):
+        out = []
+        for i in range(self.counts()["kernels"]):
+            k = C.new(C.ManifestKernel)
+            _check(C.manifest_kernel(self._h(), i, ctypes.byref(k)))
+            names = {}
+            for is_output, n in ((False, k.num_input_names), (True, k.num_output_names)):
+                lst = []
+                for j in range(n):
+                    s = C.String()
+                    _check(C.manifest_kernel_io_name(self._h(), i, is_output, j, ctypes.byref(s)))
+                    lst.append(s.text())
+                names[is_output] = lst
+            out.append({"function": k.function.text(), "func_name": k.func_name.text(), "binary": k.binary.text(),
+                        "grid": tuple(k.grid[j] for j in range(k.grid_rank)), "input_names": names[False],
+                        "output_names": names[True], "num_operands": k.num_operands, "num_results": k.num_results,
+                        "line": k.line, "column": k.column})
+        return out
+
+    @property
+    def custom_call_targets(self):
+        """{target: number of calls}."""
+        out = {}
+        for i in range(self.counts()["custom_call_targets"]):
+            s = C.String()
+            n = ctypes.c_uint64()
+            _check(C.manifest_custom_call_target(self._h(), i, ctypes.byref(s), ctypes.byref(n)))
+            out[s.text()] = n.value
+        return out
+
+    @property
+    def channels(self):
+        out = []
+        for i in range(self.counts()["channels"]):
+            c = C.new(C.ManifestChannel)
+            _check(C.manifest_channel(self._h(), i, ctypes.byref(c)))
+            pairs = [(c.source_target_pairs[2 * j], c.source_target_pairs[2 * j + 1]) for j in range(c.num_pairs)]
+            out.append({"function": c.function.text(), "op": c.op.text(), "handle": c.handle, "type": c.type,
+                        "is_host_transfer": c.is_host_transfer, "source_target_pairs": pairs,
+                        "num_payloads": c.num_payloads, "line": c.line, "column": c.column})
+        return out
+
+    @property
+    def warnings(self):
+        out = []
+        for i in range(self.counts()["warnings"]):
+            s = C.String()
+            _check(C.manifest_warning(self._h(), i, ctypes.byref(s)))
+            out.append(s.text())
+        return out
+
+    def argument_memory(self, device, index):
+        """The memory of `device` that argument `index` must be uploaded to."""
+        out = C.memory_p()
+        _check(C.manifest_argument_memory(self._h(), device._h(), index, ctypes.byref(out)))
+        return Memory(device.client, out)
+
+    def result_memory(self, device, index):
+        """The memory of `device` that result `index` will live in."""
+        out = C.memory_p()
+        _check(C.manifest_result_memory(self._h(), device._h(), index, ctypes.byref(out)))
+        return Memory(device.client, out)
+
+    def upload_arguments(self, device, arrays, semantics=HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL):
+        """The upload plan: one buffer per argument in the memory the manifest names for `device`, in one
+        batched submission. Arrays in the pinned-host arena (HostAllocation.as_numpy) whose argument is
+        pinned_host upload zero-copy. Each array must have the argument's shape and dtype. Returns (buffers,
+        Event)."""
+        args = self.arguments
+        arrays = list(arrays)
+        if len(arrays) != len(args):
+            raise NeuronMemError(StatusCode.INVALID_ARGUMENT,
+                                 f"upload_arguments: {len(arrays)} arrays for {len(args)} arguments")
+        keep = []
+        data = (ctypes.c_void_p * max(len(arrays), 1))()
+        for i, (a, v) in enumerate(zip(arrays, args)):
+            a = np.asarray(a)
+            if v.dtype is not None and (a.dtype != v.dtype or a.shape != v.shape):
+                raise NeuronMemError(StatusCode.INVALID_ARGUMENT,
+                                     f"upload_arguments: argument {i} ({v.name}) needs {v.dtype}{list(v.shape)}, "
+                                     f"got {a.dtype}{list(a.shape)}")
+            if not a.flags.c_contiguous:
+                a = np.ascontiguousarray(a)
+            keep.append(a)
+            data[i] = a.ctypes.data if a.nbytes else None
+        up = C.new(C.ManifestUploadArgs, manifest=self._h(), device=device._h(), host_data=data,
+                   num_arguments=len(arrays), host_buffer_semantics=int(semantics))
+        outs = (C.buffer_p * max(len(arrays), 1))()
+        ready = C.event_p()
+        _check(C.manifest_upload_arguments(ctypes.byref(up), outs, ctypes.byref(ready)))
+        return _batch_result(device.client, outs, ready, keep, semantics)
