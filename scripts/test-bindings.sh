@@ -20,4 +20,8 @@ echo "-- go (cgo through pkg-config; go vet, then go test with cgocheck=2)"
 (cd bindings/go && log go-vet plain -- go vet ./...) || status=1
 (cd bindings/go && GODEBUG=cgocheck=2 log go gotest -- go test -count=1 -json ./...) || status=1
 
+echo "-- rust (neuronmem-sys linked through pkg-config, the safe neuronmem crate; offline, no outside crate)"
+(cd bindings/rust && log rust cargo -- cargo test --offline) || status=1
+(cd bindings/rust && log rust-example plain -- cargo run --offline -q --example decode_step) || status=1
+
 exit $status

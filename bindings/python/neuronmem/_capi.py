@@ -200,11 +200,7 @@ STRUCT_SIZES = {
 
 def new(struct, **fields):
     """A zeroed struct with struct_size set to its published size, then `fields`."""
-    s = struct()
-    s.struct_size = STRUCT_SIZES[struct]
-    for k, v in fields.items():
-        setattr(s, k, v)
-    return s
+    return struct(struct_size=STRUCT_SIZES[struct], **fields)
 
 
 EventCallback = ctypes.CFUNCTYPE(None, status_p, c_void_p)

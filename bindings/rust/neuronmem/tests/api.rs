@@ -1,0 +1,362 @@
+//! The safe API over the installed library: the C tests' round trips and placement checks (tests/c,
+//! tests/manifest), events and callbacks across threads, and misuse that must return an Error.
+use neuronmem::*;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::Duration;
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../tests/manifest/data").join(name)
+}
+
+fn client(cores: u32) -> Client {
+    Client::new(&Options { num_cores: cores, device_bytes_per_core: 2 << 20, pinned_host_bytes: 32 << 20,
+                           ..Options::default() })
+        .unwrap()
+}
+
+fn code<T>(r: Result<T>) -> Code {
+    match r {
+        Ok(_) => panic!("expected an error"),
+        Err(e) => {
+            assert!(!e.message().is_empty());
+            e.code()
+        }
+    }
+}
+
+#[test]
+fn listing_and_memory_ids() {
+    let c = client(3);
+    assert_eq!(c.platform_name().unwrap(), "neuron");
+    assert!(c.platform_version().unwrap().contains(&version_string()));
+    assert_eq!(version() >> 8, 0x0002);
+    assert!(c.extensions().unwrap().is_empty());
+    let devs = c.devices().unwrap();
+    assert_eq!(devs.len(), 3);
+    assert_eq!(c.memories().unwrap().len(), 9);
+    for (d, dev) in devs.iter().enumerate() {
+        let d = d as i32;
+        let desc = dev.describe().unwrap();
+        assert_eq!((desc.id, desc.local_id, desc.kind.as_str()), (d, d, "NC_v2"));
+        assert_eq!(desc.to_string, format!("NC_v2 (NeuronCore(id={}, process_index=0, local_id={}))", d, d));
+        let def = dev.default_memory().unwrap();
+        let md = def.describe().unwrap();
+        assert_eq!((md.id, md.kind), (2 * d, MemoryKind::Device));
+        assert_eq!(md.debug_string, format!("NeuronMemory(id={}, kind=device)", 2 * d));
+        assert_eq!(dev.memory_of_kind(MemoryKind::PinnedHost).unwrap().id().unwrap(), 2 * d + 1);
+        assert_eq!(dev.memory_of_kind(MemoryKind::UnpinnedHost).unwrap().id().unwrap(), 6 + d);
+        let ids: Vec<i32> = dev.addressable_memories().unwrap().iter().map(|m| m.id().unwrap()).collect();
+        assert_eq!(ids, vec![2 * d, 2 * d + 1, 6 + d]);
+        assert_eq!(c.lookup_device(d).unwrap(), *dev);
+        assert_eq!(def.addressable_devices().unwrap(), vec![*dev]);
+        assert!(def.is_owned_by(&c).unwrap());
+    }
+    assert_eq!(c.lookup_memory(3).unwrap().kind().unwrap(), MemoryKind::PinnedHost);
+    assert_eq!(code(c.lookup_memory(9)), Code::NotFound);
+    assert_eq!(code(c.lookup_device(3)), Code::NotFound);
+    let st = devs[0].default_memory().unwrap().stats().unwrap();
+    assert_eq!((st.capacity, st.live_allocations), (2 << 20, 0));
+}
+
+#[test]
+fn host_memory() {
+    let c = client(1);
+    let mut hm = c.host_allocate(4096, 0).unwrap();
+    hm.as_mut_slice().fill(7);
+    assert!(c.is_pinned(hm.as_slice()).unwrap());
+    assert!(!c.is_pinned(&[0u8; 64]).unwrap());
+    hm.free().unwrap();
+    assert_eq!(code(c.host_allocate(0, 0)), Code::InvalidArgument);
+    assert_eq!(code(c.host_allocate(64, 3)), Code::InvalidArgument);
+    assert_eq!(code(c.host_allocate(1 << 40, 0)), Code::ResourceExhausted);
+}
+
+#[test]
+fn events_callbacks_and_threads() {
+    let c = client(1);
+    let ev = c.new_event().unwrap();
+    assert!(!ev.is_ready().unwrap());
+    assert_eq!(code(ev.result()), Code::FailedPrecondition);
+    assert_eq!(code(ev.wait(Some(Duration::from_millis(1)))), Code::DeadlineExceeded);
+    let (tx, rx) = mpsc::channel();
+    ev.on_ready(move |r| tx.send(r.is_ok()).unwrap()).unwrap();
+    let other = ev.clone();
+    std::thread::spawn(move || other.complete(None).unwrap()).join().unwrap(); // completed on another thread
+    assert!(rx.recv_timeout(Duration::from_secs(5)).unwrap());
+    ev.wait(None).unwrap();
+    assert!(ev.result().unwrap().is_ok());
+    assert_eq!(code(ev.complete(None)), Code::FailedPrecondition);
+    let (tx, rx) = mpsc::channel();
+    ev.on_ready(move |_| tx.send(std::thread::current().id()).unwrap()).unwrap();
+    assert_eq!(rx.try_recv().unwrap(), std::thread::current().id()); // at once, on this thread
+    // A panicking callback is caught: it never unwinds into the library.
+    ev.on_ready(|_| panic!("inside a callback")).unwrap();
+
+    // Completed with an error: the dependent transfer fails with its code.
+    let lookup_error = c.lookup_memory(99).err().unwrap();
+    let gate = c.new_event().unwrap();
+    let mem = c.lookup_memory(0).unwrap();
+    let buf = mem.buffer_from_slice(&[4], &[1i32, 2, 3, 4], &[]).unwrap();
+    let hm = c.host_allocate(16, 0).unwrap();
+    let w = buf.write_async(&hm, 0, 16, 0, &[&gate]).unwrap();
+    gate.complete(Some(&lookup_error)).unwrap();
+    assert_eq!(code(w.wait(None)), Code::NotFound);
+    assert_eq!(buf.to_vec::<i32>().unwrap(), vec![1, 2, 3, 4]);
+    let fresh = c.new_event().unwrap();
+    fresh.complete(Some(&lookup_error)).unwrap();
+    assert_eq!(code(fresh.wait(None)), Code::NotFound);
+}
+
+#[test]
+fn round_trip_across_cores() {
+    let c = client(3);
+    let devs = c.devices().unwrap();
+    let (dev0, dev1) = (devs[0].default_memory().unwrap(), devs[1].default_memory().unwrap());
+    let values = [1i32, -2, 3, -4, 5, -6];
+    let buf = dev0.buffer_from_slice(&[2, 3], &values, &[]).unwrap();
+    assert_eq!(buf.dims().unwrap(), vec![2, 3]);
+    assert_eq!((buf.element_type().unwrap(), buf.size().unwrap()), (ElementType::S32, 24));
+    assert_eq!((buf.memory().unwrap(), buf.device().unwrap()), (dev0, devs[0]));
+    let up = buf.ready_event().unwrap();
+    let moved = buf.copy_to(&dev1, &[&up]).unwrap();
+    assert_eq!(moved.device().unwrap(), devs[1]);
+    assert_eq!(moved.to_vec::<i32>().unwrap(), values);
+    let mut part = [0u8; 8];
+    moved.read(&mut part, 4, &[]).unwrap();
+    assert_eq!(i32::from_le_bytes(part[..4].try_into().unwrap()), -2);
+}
+
+#[test]
+fn every_kind_to_every_kind() {
+    let c = client(3);
+    let devs = c.devices().unwrap();
+    let data: Vec<f32> = (0..300).map(|i| i as f32 / 150.0 - 1.0).collect();
+    let kinds = [MemoryKind::Device, MemoryKind::PinnedHost, MemoryKind::UnpinnedHost];
+    for from in kinds {
+        for to in kinds {
+            let a = devs[0].memory_of_kind(from).unwrap().buffer_from_slice(&[10, 30], &data, &[]).unwrap();
+            let b = a.copy_to(&devs[2].memory_of_kind(to).unwrap(), &[]).unwrap();
+            assert_eq!(b.memory().unwrap().kind().unwrap(), to);
+            assert_eq!(b.to_vec::<f32>().unwrap(), data, "{:?} -> {:?}", from, to);
+        }
+    }
+}
+
+#[test]
+fn chunks_writes_files_async_reads_and_batches() {
+    let c = client(2);
+    let mem = c.lookup_device(1).unwrap().default_memory().unwrap();
+    let b = mem.allocate(ElementType::S32, &[4, 4]).unwrap();
+    for row in 0..4u32 {
+        let chunk: Vec<u8> = (0..4).flat_map(|_| (row as i32).to_le_bytes()).collect();
+        b.upload_chunk(&chunk, 16 * row as u64, row == 3, &[]).unwrap();
+    }
+    assert_eq!(code(b.upload_chunk(&[0; 4], 0, false, &[])), Code::FailedPrecondition);
+    b.write(&[9, 0, 0, 0, 9, 0, 0, 0], 8, &[]).unwrap();
+    assert_eq!(&b.to_vec::<i32>().unwrap()[..8], &[0, 0, 9, 9, 1, 1, 1, 1]);
+    assert_eq!(code(b.write(&[0; 8], 60, &[])), Code::OutOfRange);
+
+    let dir = std::env::temp_dir().join(format!("neuronmem-rust-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("weights.bin");
+    let raw: Vec<u8> = (0..128u8).collect();
+    std::fs::write(&path, &raw).unwrap();
+    let f = mem.allocate(ElementType::U8, &[32]).unwrap();
+    f.load_file(&path, 16, 32, 0, &[]).unwrap();
+    f.load_file_async(&path, 0, 8, 24, &[]).unwrap().wait(None).unwrap();
+    let mut out = [0u8; 32];
+    f.read_all(&mut out).unwrap();
+    assert_eq!(&out[..24], &raw[16..40]);
+    assert_eq!(&out[24..], &raw[..8]);
+    assert_eq!(code(f.load_file(&dir.join("missing"), 0, 8, 0, &[])), Code::NotFound);
+    assert_eq!(code(f.load_file(&path, 120, 16, 0, &[])), Code::OutOfRange);
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    let mut hm = c.host_allocate(64, 0).unwrap();
+    let rd = f.read_async(&mut hm, 0, 0, 32, &[]).unwrap();
+    assert_eq!(&hm.as_slice()[..32], &out); // as_slice waits for the read that writes it
+    rd.wait(None).unwrap();
+    assert_eq!(code(f.read_async(&mut hm, 40, 0, 32, &[])), Code::InvalidArgument); // past the host memory
+
+    let devs = c.devices().unwrap();
+    let mems: Vec<Memory> = devs.iter().map(|d| d.default_memory().unwrap()).collect();
+    let payloads: Vec<Vec<u8>> = (1..=2u8).map(|i| vec![i; i as usize]).collect();
+    let dims: Vec<[i64; 1]> = (1..=2).map(|i| [i]).collect();
+    let entries: Vec<(Memory, ElementType, &[i64], &[u8])> =
+        (0..2).map(|i| (mems[i], ElementType::U8, &dims[i][..], &payloads[i][..])).collect();
+    let (bufs, ready) = c.upload_batch(&entries).unwrap();
+    ready.wait(None).unwrap();
+    for (bb, p) in bufs.iter().zip(&payloads) {
+        assert_eq!(&bb.to_vec::<u8>().unwrap(), p);
+    }
+}
+
+#[test]
+fn zero_copy_from_the_pinned_arena() {
+    let c = client(1);
+    let pinned = c.lookup_device(0).unwrap().memory_of_kind(MemoryKind::PinnedHost).unwrap();
+    let mut hm = c.host_allocate(8 * 16 * 4, 0).unwrap();
+    for (i, w) in hm.as_mut_slice().chunks_mut(4).enumerate() {
+        w.copy_from_slice(&(i as i32).to_le_bytes());
+    }
+    {
+        let b = pinned.buffer_from_host(&hm, 0, ElementType::S32, &[8, 16], Semantics::ImmutableZeroCopy, &[])
+            .unwrap();
+        assert!(b.is_zero_copy().unwrap());
+        assert_eq!(b.to_vec::<i32>().unwrap()[5], 5);
+        // An immutable zero-copy buffer refuses writes (they would change memory Rust may be reading).
+        assert_eq!(code(b.write(&[0; 4], 0, &[])), Code::FailedPrecondition);
+        assert_eq!(
+            code(pinned.buffer_from_host(&hm, 256, ElementType::S32, &[8, 16], Semantics::ImmutableZeroCopy, &[])),
+            Code::InvalidArgument
+        );
+    } // the buffer ends before the memory may be written again
+    hm.as_mut_slice()[0] = 42;
+    hm.free().unwrap();
+}
+
+#[test]
+fn misuse_is_an_error_value() {
+    let c = client(2);
+    let mem = c.lookup_memory(0).unwrap();
+    let buf = mem.buffer_from_slice(&[6], &[0i32, 1, 2, 3, 4, 5], &[]).unwrap();
+    // A too-small output slice, the wrong element type, a range past the end.
+    assert_eq!(code(buf.read_all(&mut [0u8; 8])), Code::InvalidArgument);
+    assert_eq!(code(buf.read_into(&mut [0i32; 2])), Code::InvalidArgument);
+    assert_eq!(code(buf.read_into(&mut [0f32; 6])), Code::InvalidArgument);
+    assert_eq!(code(buf.read(&mut [0u8; 8], 20, &[])), Code::OutOfRange);
+    // A negative dimension; data of the wrong size.
+    assert_eq!(code(mem.allocate(ElementType::F32, &[-1, 3])), Code::InvalidArgument);
+    assert_eq!(code(mem.buffer_from_slice(&[-2], &[1f32, 2.0], &[])), Code::InvalidArgument);
+    assert_eq!(code(mem.buffer_from_slice(&[3], &[1f32, 2.0], &[])), Code::InvalidArgument);
+    // A memory and an event of another client.
+    let other = client(1);
+    assert_eq!(code(buf.copy_to(&other.lookup_memory(0).unwrap(), &[])), Code::InvalidArgument);
+    let foreign = other.new_event().unwrap();
+    assert_eq!(code(buf.write(&[0; 4], 0, &[&foreign])), Code::InvalidArgument);
+    // Use after delete (the handle lives on; the content is gone).
+    buf.delete().unwrap();
+    assert!(buf.is_deleted().unwrap());
+    assert_eq!(code(buf.to_vec::<i32>()), Code::FailedPrecondition);
+    assert_eq!(code(buf.write(&[0; 4], 0, &[])), Code::FailedPrecondition);
+    // Use after close is a compile error in Rust: a Buffer borrows its Client, so `drop(c)` here does not
+    // compile while `buf` is used below, and a dropped Buffer cannot be named.
+    assert_eq!(buf.dims().unwrap(), vec![6]);
+    // Unknown entry, bad text, bad JSON.
+    assert_eq!(code(Manifest::load_json("{}")), Code::InvalidArgument);
+}
+
+#[test]
+fn a_client_closes_once_its_buffers_are_gone() {
+    let c = client(1);
+    {
+        let _b = c.lookup_memory(0).unwrap().allocate(ElementType::U8, &[16]).unwrap();
+    }
+    c.close().unwrap();
+}
+
+#[test]
+fn manifest() {
+    let m = Manifest::load_file(&data("decode_step.mlir"), &ManifestOptions::default()).unwrap();
+    assert_eq!(m.entry().unwrap(), ("jit_decode_step".to_string(), "main".to_string()));
+    let c = m.counts().unwrap();
+    assert_eq!((c.num_arguments, c.num_results, c.num_moves, c.num_host_compute, c.num_kernels, c.num_channels),
+               (4, 3, 3, 1, 1, 2));
+    let args = m.arguments().unwrap();
+    let kinds: Vec<MemoryKind> = args.iter().map(|a| a.memory_kind).collect();
+    assert_eq!(kinds, [MemoryKind::PinnedHost, MemoryKind::PinnedHost, MemoryKind::Device, MemoryKind::Device]);
+    assert_eq!((args[0].name.as_str(), args[0].element_type, &args[0].dims[..]), ("arg0", Some(ElementType::S32),
+               &[8i64, 16][..]));
+    assert_eq!(args[0].attributes.get("mhlo.sharding").map(String::as_str), Some("{replicated}"));
+    assert!(args[2].buffer_donor && args[2].aliasing_output == 0 && args[2].element_type == Some(ElementType::Bf16));
+    let res = m.results().unwrap();
+    assert_eq!(res[0].name, "hidden");
+    assert_eq!((res[1].memory_kind, res[2].memory_kind), (MemoryKind::PinnedHost, MemoryKind::Device));
+    let p = m.parts().unwrap();
+    assert_eq!(p.moves.len(), 3);
+    assert_eq!(p.kernels[0].func_name, "nki_tensor_add");
+    assert_eq!(p.kernels[0].input_names, ["a_input", "b_input"]);
+    assert_eq!(p.kernels[0].grid, [2, 1]);
+    assert_eq!(p.host_compute[0].function, "main");
+    assert_eq!(p.channels[0].source_target_pairs, [(0, 1), (1, 0)]);
+    assert_eq!(p.custom_call_targets.get("my-target.v2"), Some(&1));
+    assert!(p.warnings.is_empty());
+    let js = m.to_json().unwrap();
+    assert_eq!(Manifest::load_json(&js).unwrap().to_json().unwrap(), js);
+
+    let two = std::fs::read_to_string(data("two_entries.mlir")).unwrap();
+    assert_eq!(Manifest::list_entries(&two, None).unwrap(), ["prefill", "decode"]);
+    let opts = ManifestOptions { entry: Some("decode".into()), ..ManifestOptions::default() };
+    assert_eq!(Manifest::load_text(&two, &opts).unwrap().results().unwrap()[0].memory_kind, MemoryKind::UnpinnedHost);
+    assert_eq!(code(Manifest::load_text(&two, &ManifestOptions::default())), Code::NotFound);
+    let e = Manifest::load_file(&data("bad_kind.mlir"), &ManifestOptions::default()).err().unwrap();
+    assert_eq!(e.code(), Code::InvalidArgument);
+    assert!(e.message().contains("bad_kind.mlir:"), "{}", e);
+    let e = Manifest::list_entries("func.func @f(", Some("x.mlir")).err().unwrap();
+    assert!(e.message().starts_with("x.mlir:1:"), "{}", e);
+}
+
+#[test]
+fn placement_and_upload_plan() {
+    let m = Manifest::load_file(&data("decode_step.mlir"), &ManifestOptions::default()).unwrap();
+    let c = Client::new(&Options { num_cores: 2, device_bytes_per_core: 4 << 20, pinned_host_bytes: 32 << 20,
+                                   ..Options::default() }).unwrap();
+    let dev = c.lookup_device(1).unwrap();
+    let arg_ids: Vec<i32> = (0..4).map(|i| m.argument_memory(&dev, i).unwrap().id().unwrap()).collect();
+    assert_eq!(arg_ids, [3, 3, 2, 2]);
+    let res_ids: Vec<i32> = (0..3).map(|i| m.result_memory(&dev, i).unwrap().id().unwrap()).collect();
+    assert_eq!(res_ids, [2, 3, 2]);
+    assert_eq!(code(m.argument_memory(&dev, 9)), Code::OutOfRange);
+    let args = m.arguments().unwrap();
+    let contents: Vec<Vec<u8>> = args.iter().enumerate()
+        .map(|(i, a)| (0..a.size().unwrap()).map(|j| (j % 97) as u8 + i as u8).collect()).collect();
+    let mut hosts = Vec::new();
+    for (a, bytes) in args.iter().zip(&contents) {
+        if a.memory_kind == MemoryKind::PinnedHost {
+            let mut hm = c.host_allocate(bytes.len() as u64, 0).unwrap();
+            hm.as_mut_slice().copy_from_slice(bytes);
+            hosts.push(hm);
+        }
+    }
+    {
+        let ups: Vec<UploadArgument> = vec![UploadArgument::Host(&hosts[0], 0), UploadArgument::Host(&hosts[1], 0),
+                                            UploadArgument::Bytes(&contents[2]), UploadArgument::Bytes(&contents[3])];
+        let bad = [UploadArgument::Bytes(&contents[2][..3])];
+        assert_eq!(code(m.upload_arguments(&dev, &bad, Semantics::ImmutableZeroCopy)), Code::InvalidArgument);
+        let (bufs, ready) = m.upload_arguments(&dev, &ups, Semantics::ImmutableZeroCopy).unwrap();
+        ready.wait(None).unwrap();
+        for (i, b) in bufs.iter().enumerate() {
+            assert_eq!(b.memory().unwrap(), m.argument_memory(&dev, i).unwrap());
+            assert_eq!(b.is_zero_copy().unwrap(), i < 2, "argument {}", i);
+            let mut out = vec![0u8; contents[i].len()];
+            b.read_all(&mut out).unwrap();
+            assert_eq!(out, contents[i]);
+        }
+    }
+    drop(hosts);
+    c.close().unwrap();
+}
+
+#[test]
+fn handles_are_send_and_sync_as_the_c_contract_allows() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Client>();
+    send_sync::<Device>();
+    send_sync::<Memory>();
+    send_sync::<HostMemory>();
+    send_sync::<Buffer>();
+    send_sync::<Event>();
+    send_sync::<Manifest>();
+    send_sync::<Error>();
+    // And used so: a buffer read from several threads at once, an event waited on from another thread.
+    let c = client(1);
+    let buf = c.lookup_memory(0).unwrap().buffer_from_slice(&[64], &[7u32; 64], &[]).unwrap();
+    let ready = buf.ready_event().unwrap();
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| assert_eq!(buf.to_vec::<u32>().unwrap(), vec![7u32; 64]));
+        }
+        s.spawn(|| ready.wait(None).unwrap());
+    });
+}
