@@ -298,3 +298,5 @@ for _name, (_res, _args) in _SIGNATURES.items():
     globals()[_name[len("neuronmem_"):]] = _fn
 
 BOUND_FUNCTIONS = frozenset(_SIGNATURES)
+# The public headers whose every function is bound here (tests/test_layout.py checks it).
+COVERED_HEADERS = ("status.h", "client.h", "buffer.h", "manifest.h")
