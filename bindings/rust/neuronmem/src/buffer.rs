@@ -180,7 +180,7 @@ impl Drop for Buffer<'_> {
 }
 
 impl<'c> Memory<'c> {
-    fn from_host_raw(&self, data: *const u8, et: ElementType, dims: &[i64], sem: Semantics, wait: &[&Event],
+    fn upload_raw(&self, data: *const u8, et: ElementType, dims: &[i64], sem: Semantics, wait: &[&Event],
                      want_done: bool) -> Result<(*mut sys::neuronmem_buffer_t, Option<Event>)> {
         let waits = WaitList::new(wait);
         let args = sys::neuronmem_buffer_from_host_args_t {
@@ -211,7 +211,7 @@ impl<'c> Memory<'c> {
             return Err(Error::invalid(format!("{} bytes of data for a {:?}{:?} buffer of {} bytes", data.len(), et,
                                               dims, n)));
         }
-        let (raw, _) = self.from_host_raw(data_ptr(data), et, dims, Semantics::ImmutableOnlyDuringCall, wait, false)?;
+        let (raw, _) = self.upload_raw(data_ptr(data), et, dims, Semantics::ImmutableOnlyDuringCall, wait, false)?;
         Ok(Buffer { client: self.client, raw, host_done: None, _owned: None })
     }
 
@@ -229,7 +229,7 @@ impl<'c> Memory<'c> {
     {
         let p = host.range(offset, byte_size(et, dims)?)?;
         let copied_now = sem == Semantics::ImmutableOnlyDuringCall;
-        let (raw, done) = self.from_host_raw(p, et, dims, sem, wait, !copied_now)?;
+        let (raw, done) = self.upload_raw(p, et, dims, sem, wait, !copied_now)?;
         Ok(Buffer { client: self.client, raw, host_done: done, _owned: None })
     }
 
