@@ -226,3 +226,64 @@ neuronmem_status_t* nm_manifest_channel(const neuronmem_manifest_t* m, size_t i,
   out->struct_size = NEURONMEM_MANIFEST_CHANNEL_STRUCT_SIZE;
   return neuronmem_manifest_channel(m, i, out);
 }
+
+neuronmem_status_t* nm_compile(neuronmem_client_t* client, const char* text, size_t size,
+                               const neuronmem_manifest_t* manifest, const char* entry, const char* filename,
+                               int policy, int argument_placement, uint32_t num_replicas,
+                               neuronmem_executable_t** out) {
+  neuronmem_compile_options_t o;
+  memset(&o, 0, sizeof o);
+  o.struct_size = NEURONMEM_COMPILE_OPTIONS_STRUCT_SIZE;
+  o.entry = entry;
+  o.filename = filename;
+  o.policy = (neuronmem_placement_policy_t)policy;
+  o.argument_placement = (neuronmem_argument_placement_t)argument_placement;
+  o.num_replicas = num_replicas;
+  if (manifest) return neuronmem_executable_compile_manifest(client, manifest, &o, out);
+  return neuronmem_executable_compile_text(client, text, size, &o, out);
+}
+
+neuronmem_status_t* nm_executable_properties(const neuronmem_executable_t* e, neuronmem_executable_properties_t* out) {
+  memset(out, 0, sizeof *out);
+  out->struct_size = NEURONMEM_EXECUTABLE_PROPERTIES_STRUCT_SIZE;
+  return neuronmem_executable_properties(e, out);
+}
+
+neuronmem_status_t* nm_executable_value(const neuronmem_executable_t* e, int is_output, size_t i,
+                                        neuronmem_executable_value_t* out) {
+  memset(out, 0, sizeof *out);
+  out->struct_size = NEURONMEM_EXECUTABLE_VALUE_STRUCT_SIZE;
+  return is_output ? neuronmem_executable_output(e, i, out) : neuronmem_executable_parameter(e, i, out);
+}
+
+neuronmem_status_t* nm_execute(neuronmem_executable_t* e, neuronmem_device_t* device,
+                               neuronmem_buffer_t* const* arguments, size_t num_arguments,
+                               neuronmem_event_t* const* wait, size_t num_wait, const size_t* non_donatable,
+                               size_t num_non_donatable, neuronmem_buffer_t** out_results, neuronmem_event_t** out_done,
+                               neuronmem_execution_t** out_execution) {
+  neuronmem_execute_args_t a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = NEURONMEM_EXECUTE_ARGS_STRUCT_SIZE;
+  a.executable = e;
+  a.device = device;
+  a.arguments = arguments;
+  a.num_arguments = num_arguments;
+  a.wait.events = wait;
+  a.wait.num_events = num_wait;
+  a.non_donatable = non_donatable;
+  a.num_non_donatable = num_non_donatable;
+  return neuronmem_executable_execute(&a, out_results, out_done, out_execution);
+}
+
+neuronmem_status_t* nm_execution_stats(const neuronmem_execution_t* x, neuronmem_execution_stats_t* out) {
+  memset(out, 0, sizeof *out);
+  out->struct_size = NEURONMEM_EXECUTION_STATS_STRUCT_SIZE;
+  return neuronmem_execution_stats(x, out);
+}
+
+neuronmem_status_t* nm_execution_transfers(const neuronmem_execution_t* x, int from, int to,
+                                           neuronmem_transfer_counts_t* out) {
+  memset(out, 0, sizeof *out);
+  out->struct_size = NEURONMEM_TRANSFER_COUNTS_STRUCT_SIZE;
+  return neuronmem_execution_transfers(x, (neuronmem_memory_kind_t)from, (neuronmem_memory_kind_t)to, out);
+}

@@ -18,7 +18,8 @@ from . import _capi as C
 __all__ = [
     "NeuronMemError", "StatusCode", "MemoryKind", "MlockMode", "ElementType", "HostBufferSemantics",
     "PlacementPolicy", "Client", "Device", "Memory", "HostAllocation", "Buffer", "Event", "Manifest",
-    "ManifestValue", "version", "version_string", "element_type_size", "list_entries",
+    "ManifestValue", "version", "version_string", "element_type_size", "list_entries", "ArgumentPlacement",
+    "Executable", "ExecutableValue", "Execution",
 ]
 
 
@@ -130,6 +131,11 @@ def _closed(what):
     return NeuronMemError(StatusCode.FAILED_PRECONDITION, f"{what} is closed")
 
 
+def _fields(struct):
+    """A filled output struct as a dict of its fields (struct_size left out)."""
+    return {name: getattr(struct, name) for name, _ in struct._fields_ if name != "struct_size"}
+
+
 def version():
     """The running library's version number, (major << 16) | (minor << 8) | patch."""
     return C.version()
@@ -177,6 +183,27 @@ class _Closing:
                 self.close()
         except Exception:  # at garbage collection there is no one to report an error to
             pass
+
+
+class _Owned(_Closing):
+    """A handle the caller owns, released by `_destroy` (a C function taking the handle) on close."""
+
+    _what = "handle"
+
+    def _h(self):
+        if self._handle is None:
+            raise _closed(self._what)
+        return self._handle
+
+    @property
+    def closed(self):
+        return self._handle is None
+
+    def close(self):
+        """Releases the handle. Closing twice is a no-op."""
+        if self._handle is not None:
+            type(self)._destroy(self._handle)
+            self._handle = None
 
 
 class Client(_Closing):
@@ -375,7 +402,7 @@ class Memory(_Borrowed):
     def stats(self):
         s = C.new(C.MemoryStats)
         _check(C.memory_stats(self._h(), ctypes.byref(s)))
-        return {name: getattr(s, name) for name, _ in C.MemoryStats._fields_ if name != "struct_size"}
+        return _fields(s)
 
 
 class HostAllocation(_Closing):
@@ -850,20 +877,14 @@ def list_entries(text, filename=None):
     return names
 
 
-class Manifest(_Closing):
+class Manifest(_Owned):
     """The placement manifest of compiled StableHLO: where every argument and result lives."""
+
+    _what = "manifest"
+    _destroy = staticmethod(lambda h: C.manifest_destroy(h))
 
     def __init__(self, handle):
         self._handle = handle
-
-    def _h(self):
-        if self._handle is None:
-            raise _closed("manifest")
-        return self._handle
-
-    @property
-    def closed(self):
-        return self._handle is None
 
     @classmethod
     def load_text(cls, text, entry=None, filename=None, policy=PlacementPolicy.DEVICE, num_cores=0):
@@ -887,11 +908,6 @@ class Manifest(_Closing):
         _check(C.manifest_load_json(data, len(data), ctypes.byref(out)))
         return cls(out)
 
-    def close(self):
-        if self._handle is not None:
-            C.manifest_destroy(self._handle)
-            self._handle = None
-
 
     def to_json(self):
         s = C.String()
@@ -908,7 +924,7 @@ class Manifest(_Closing):
     def counts(self):
         c = C.new(C.ManifestCounts)
         _check(C.manifest_counts(self._h(), ctypes.byref(c)))
-        return {name[len("num_"):]: getattr(c, name) for name, _ in C.ManifestCounts._fields_ if name != "struct_size"}
+        return {name[len("num_"):]: value for name, value in _fields(c).items()}
 
     def _values(self, fn, count, is_result):
         out = []
@@ -1042,3 +1058,145 @@ class Manifest(_Closing):
         ready = C.event_p()
         _check(C.manifest_upload_arguments(ctypes.byref(up), outs, ctypes.byref(ready)))
         return _batch_result(device.client, outs, ready, keep, semantics)
+
+
+class ArgumentPlacement(enum.IntEnum):
+    STRICT = 0
+    AUTO_COPY = 1
+
+
+class ExecutableValue:
+    """A parameter or an output of a compiled executable."""
+
+    def __init__(self, index, v):
+        self.index = index
+        self.element_type = ElementType(v.element_type)
+        self.shape = tuple(v.dims[i] for i in range(v.num_dims))
+        self.memory_kind = MemoryKind(v.memory_kind)
+        self.nbytes = v.bytes
+        self.donation = v.donation  # parameters: the output it is donated into; outputs: the parameter; or -1
+
+    @property
+    def dtype(self):
+        return _ELEMENT_TO_DTYPE[self.element_type]
+
+    def __repr__(self):
+        return f"ExecutableValue({self.index}, {self.element_type.name}{list(self.shape)}, " \
+               f"{self.memory_kind.name.lower()})"
+
+
+def _compile_options(entry, filename, policy, argument_placement, num_replicas):
+    return C.new(C.CompileOptions, entry=entry.encode() if entry else None,
+                 filename=os.fsencode(filename) if filename else None, policy=int(policy),
+                 argument_placement=int(argument_placement), num_replicas=num_replicas)
+
+
+class Executable(_Owned):
+    """A compiled graph for the client's NeuronCores. Holds its client open; close it before the client.
+    Closing frees it (executions already submitted still run)."""
+
+    _what = "executable"
+    _destroy = staticmethod(lambda h: C.executable_destroy(h))
+
+    def __init__(self, client, handle):
+        self.client = client
+        self._handle = handle
+
+    @classmethod
+    def compile(cls, client, text, entry=None, filename=None, policy=PlacementPolicy.DEVICE,
+                argument_placement=ArgumentPlacement.STRICT, num_replicas=0):
+        """Compiles StableHLO text; UNIMPLEMENTED names what the executor cannot run."""
+        data = text.encode() if isinstance(text, str) else bytes(text)
+        opts = _compile_options(entry, filename, policy, argument_placement, num_replicas)
+        out = C.executable_p()
+        _check(C.executable_compile_text(client._h(), data, len(data), ctypes.byref(opts), ctypes.byref(out)))
+        return cls(client, out)
+
+    @classmethod
+    def from_manifest(cls, client, manifest, argument_placement=ArgumentPlacement.STRICT, num_replicas=0):
+        """Compiles the graph of a manifest loaded from StableHLO text (its entry and policy)."""
+        opts = _compile_options(None, None, PlacementPolicy.DEVICE, argument_placement, num_replicas)
+        out = C.executable_p()
+        _check(C.executable_compile_manifest(client._h(), manifest._h(), ctypes.byref(opts), ctypes.byref(out)))
+        return cls(client, out)
+
+    def _h(self):
+        self.client._h()
+        return super()._h()
+
+    def properties(self):
+        p = C.new(C.ExecutableProperties)
+        _check(C.executable_properties(self._h(), ctypes.byref(p)))
+        return _fields(p)
+
+    def _values(self, fn, count):
+        out = []
+        for i in range(count):
+            v = C.new(C.ExecutableValue)
+            _check(fn(self._h(), i, ctypes.byref(v)))
+            out.append(ExecutableValue(i, v))
+        return out
+
+    @property
+    def parameters(self):
+        return self._values(C.executable_parameter, self.properties()["num_parameters"])
+
+    @property
+    def outputs(self):
+        return self._values(C.executable_output, self.properties()["num_outputs"])
+
+    def parameter_memory(self, device, index):
+        """The memory of `device` that parameter `index` must live in at execute."""
+        out = C.memory_p()
+        _check(C.executable_parameter_memory(self._h(), device._h(), index, ctypes.byref(out)))
+        return Memory(device.client, out)
+
+    def output_memory(self, device, index):
+        """The memory of `device` that output `index` is allocated in."""
+        out = C.memory_p()
+        _check(C.executable_output_memory(self._h(), device._h(), index, ctypes.byref(out)))
+        return Memory(device.client, out)
+
+    def execute(self, device, arguments, wait=(), non_donatable=()):
+        """Submits one execution on `device` after `wait` and every argument's content: (result buffers, the
+        done Event, an Execution for the statistics). Donated arguments are deleted by the call."""
+        arguments = list(arguments)
+        args_arr = (C.buffer_p * max(len(arguments), 1))()
+        for i, b in enumerate(arguments):
+            if not isinstance(b, Buffer):
+                raise NeuronMemError(StatusCode.INVALID_ARGUMENT, f"arguments[{i}] is not a Buffer")
+            args_arr[i] = b._h()
+        nd = [int(i) for i in non_donatable]
+        nd_arr = (ctypes.c_size_t * max(len(nd), 1))(*nd)
+        wait_list, wait_keep = _event_list(wait)
+        ea = C.new(C.ExecuteArgs, executable=self._h(), device=device._h(), arguments=args_arr,
+                   num_arguments=len(arguments), wait=wait_list, non_donatable=nd_arr if nd else None,
+                   num_non_donatable=len(nd))
+        n_out = self.properties()["num_outputs"]
+        outs = (C.buffer_p * max(n_out, 1))()
+        done = C.event_p()
+        execution = C.execution_p()
+        _check(C.executable_execute(ctypes.byref(ea), outs, ctypes.byref(done), ctypes.byref(execution)))
+        return [Buffer(device.client, outs[i]) for i in range(n_out)], Event(done), Execution(execution)
+
+
+class Execution(_Owned):
+    """One submitted execution: its statistics once its done event is ready."""
+
+    _what = "execution"
+    _destroy = staticmethod(lambda h: C.execution_destroy(h))
+
+    def __init__(self, handle):
+        self._handle = handle
+
+    def stats(self):
+        """Transfers, bytes and times of the finished execution; FAILED_PRECONDITION before it finished."""
+        s = C.new(C.ExecutionStats)
+        _check(C.execution_stats(self._h(), ctypes.byref(s)))
+        return _fields(s)
+
+    def transfers(self, from_kind, to_kind):
+        """The finished execution's transfers from one memory kind to another."""
+        t = C.new(C.TransferCounts)
+        _check(C.execution_transfers(self._h(), int(from_kind), int(to_kind), ctypes.byref(t)))
+        return _fields(t)

@@ -44,6 +44,8 @@ memory_p = POINTER(Opaque)
 buffer_p = POINTER(Opaque)
 event_p = POINTER(Opaque)
 manifest_p = POINTER(Opaque)
+executable_p = POINTER(Opaque)
+execution_p = POINTER(Opaque)
 
 
 class String(ctypes.Structure):
@@ -168,6 +170,39 @@ class ManifestUploadArgs(ctypes.Structure):
                 ("host_buffer_semantics", c_enum)]
 
 
+class CompileOptions(ctypes.Structure):
+    _fields_ = [("struct_size", c_size_t), ("extension", POINTER(ExtensionBase)), ("entry", c_char_p),
+                ("filename", c_char_p), ("policy", c_enum), ("argument_placement", c_enum), ("num_replicas", c_uint32)]
+
+
+class ExecutableProperties(ctypes.Structure):
+    _fields_ = [("struct_size", c_size_t), ("num_parameters", c_size_t), ("num_outputs", c_size_t),
+                ("num_replicas", c_uint32), ("peak_device_bytes", c_uint64), ("peak_host_bytes", c_uint64),
+                ("num_ops", c_uint64), ("num_explicit_moves", c_uint64)]
+
+
+class ExecutableValue(ctypes.Structure):
+    _fields_ = [("struct_size", c_size_t), ("element_type", c_enum), ("dims", POINTER(c_int64)),
+                ("num_dims", c_size_t), ("memory_kind", c_enum), ("bytes", c_uint64), ("donation", c_int64)]
+
+
+class ExecuteArgs(ctypes.Structure):
+    _fields_ = [("struct_size", c_size_t), ("extension", POINTER(ExtensionBase)), ("executable", executable_p),
+                ("device", device_p), ("arguments", POINTER(buffer_p)), ("num_arguments", c_size_t),
+                ("wait", EventList), ("non_donatable", POINTER(c_size_t)), ("num_non_donatable", c_size_t)]
+
+
+class ExecutionStats(ctypes.Structure):
+    _fields_ = [("struct_size", c_size_t), ("explicit_transfers", c_uint64), ("explicit_bytes", c_uint64),
+                ("implicit_transfers", c_uint64), ("implicit_bytes", c_uint64), ("op_ns", c_uint64),
+                ("transfer_ns", c_uint64), ("queue_ns", c_uint64)]
+
+
+class TransferCounts(ctypes.Structure):
+    _fields_ = [("struct_size", c_size_t), ("explicit_transfers", c_uint64), ("explicit_bytes", c_uint64),
+                ("implicit_transfers", c_uint64), ("implicit_bytes", c_uint64)]
+
+
 def published_size(struct, last):
     """NEURONMEM_STRUCT_SIZE(struct, last): every field up to and including `last`."""
     field = getattr(struct, last)
@@ -195,6 +230,12 @@ STRUCT_SIZES = {
     ManifestKernel: published_size(ManifestKernel, "column"),
     ManifestChannel: published_size(ManifestChannel, "column"),
     ManifestUploadArgs: published_size(ManifestUploadArgs, "host_buffer_semantics"),
+    CompileOptions: published_size(CompileOptions, "num_replicas"),
+    ExecutableProperties: published_size(ExecutableProperties, "num_explicit_moves"),
+    ExecutableValue: published_size(ExecutableValue, "donation"),
+    ExecuteArgs: published_size(ExecuteArgs, "num_non_donatable"),
+    ExecutionStats: published_size(ExecutionStats, "queue_ns"),
+    TransferCounts: published_size(TransferCounts, "implicit_bytes"),
 }
 
 
@@ -289,6 +330,19 @@ _SIGNATURES = {
     "neuronmem_manifest_argument_memory": (_S, [manifest_p, device_p, c_size_t, P(memory_p)]),
     "neuronmem_manifest_result_memory": (_S, [manifest_p, device_p, c_size_t, P(memory_p)]),
     "neuronmem_manifest_upload_arguments": (_S, [P(ManifestUploadArgs), P(buffer_p), P(event_p)]),
+    # executable.h
+    "neuronmem_executable_compile_text": (_S, [client_p, c_void_p, c_size_t, P(CompileOptions), P(executable_p)]),
+    "neuronmem_executable_compile_manifest": (_S, [client_p, manifest_p, P(CompileOptions), P(executable_p)]),
+    "neuronmem_executable_destroy": (None, [executable_p]),
+    "neuronmem_executable_properties": (_S, [executable_p, P(ExecutableProperties)]),
+    "neuronmem_executable_parameter": (_S, [executable_p, c_size_t, P(ExecutableValue)]),
+    "neuronmem_executable_output": (_S, [executable_p, c_size_t, P(ExecutableValue)]),
+    "neuronmem_executable_parameter_memory": (_S, [executable_p, device_p, c_size_t, P(memory_p)]),
+    "neuronmem_executable_output_memory": (_S, [executable_p, device_p, c_size_t, P(memory_p)]),
+    "neuronmem_executable_execute": (_S, [P(ExecuteArgs), P(buffer_p), P(event_p), P(execution_p)]),
+    "neuronmem_execution_stats": (_S, [execution_p, P(ExecutionStats)]),
+    "neuronmem_execution_transfers": (_S, [execution_p, c_enum, c_enum, P(TransferCounts)]),
+    "neuronmem_execution_destroy": (None, [execution_p]),
 }
 
 for _name, (_res, _args) in _SIGNATURES.items():
@@ -299,4 +353,4 @@ for _name, (_res, _args) in _SIGNATURES.items():
 
 BOUND_FUNCTIONS = frozenset(_SIGNATURES)
 # The public headers whose every function is bound here (tests/test_layout.py checks it).
-COVERED_HEADERS = ("status.h", "client.h", "buffer.h", "manifest.h")
+COVERED_HEADERS = ("status.h", "client.h", "buffer.h", "manifest.h", "executable.h")

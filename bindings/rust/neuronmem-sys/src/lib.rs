@@ -349,6 +349,86 @@ pub struct neuronmem_manifest_upload_args_t {
     pub host_buffer_semantics: neuronmem_host_buffer_semantics_t,
 }
 
+opaque!(neuronmem_executable_t, neuronmem_execution_t);
+
+pub type neuronmem_argument_placement_t = i32;
+pub const NEURONMEM_ARGUMENT_PLACEMENT_STRICT: neuronmem_argument_placement_t = 0;
+pub const NEURONMEM_ARGUMENT_PLACEMENT_AUTO_COPY: neuronmem_argument_placement_t = 1;
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct neuronmem_compile_options_t {
+    pub struct_size: usize,
+    pub extension: *const neuronmem_extension_base_t,
+    pub entry: *const c_char,
+    pub filename: *const c_char,
+    pub policy: neuronmem_placement_policy_t,
+    pub argument_placement: neuronmem_argument_placement_t,
+    pub num_replicas: u32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct neuronmem_executable_properties_t {
+    pub struct_size: usize,
+    pub num_parameters: usize,
+    pub num_outputs: usize,
+    pub num_replicas: u32,
+    pub peak_device_bytes: u64,
+    pub peak_host_bytes: u64,
+    pub num_ops: u64,
+    pub num_explicit_moves: u64,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct neuronmem_executable_value_t {
+    pub struct_size: usize,
+    pub element_type: neuronmem_element_type_t,
+    pub dims: *const i64,
+    pub num_dims: usize,
+    pub memory_kind: neuronmem_memory_kind_t,
+    pub bytes: u64,
+    pub donation: i64,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct neuronmem_execute_args_t {
+    pub struct_size: usize,
+    pub extension: *const neuronmem_extension_base_t,
+    pub executable: *mut neuronmem_executable_t,
+    pub device: *mut neuronmem_device_t,
+    pub arguments: *const *mut neuronmem_buffer_t,
+    pub num_arguments: usize,
+    pub wait: neuronmem_event_list_t,
+    pub non_donatable: *const usize,
+    pub num_non_donatable: usize,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct neuronmem_execution_stats_t {
+    pub struct_size: usize,
+    pub explicit_transfers: u64,
+    pub explicit_bytes: u64,
+    pub implicit_transfers: u64,
+    pub implicit_bytes: u64,
+    pub op_ns: u64,
+    pub transfer_ns: u64,
+    pub queue_ns: u64,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct neuronmem_transfer_counts_t {
+    pub struct_size: usize,
+    pub explicit_transfers: u64,
+    pub explicit_bytes: u64,
+    pub implicit_transfers: u64,
+    pub implicit_bytes: u64,
+}
+
 /// NEURONMEM_STRUCT_SIZE(type, last): the offset of `last` plus its size. `struct_size!(T, field)`.
 #[macro_export]
 macro_rules! struct_size {
@@ -367,7 +447,7 @@ pub fn size_of_pointee<T>(_: *const T) -> usize {
 }
 
 /// The published struct sizes (the header's NEURONMEM_*_STRUCT_SIZE macros).
-pub fn published_sizes() -> [(&'static str, usize); 19] {
+pub fn published_sizes() -> [(&'static str, usize); 25] {
     [
         ("neuronmem_extension_base_t", struct_size!(neuronmem_extension_base_t, next)),
         ("neuronmem_client_options_t", struct_size!(neuronmem_client_options_t, pinned_host_bytes)),
@@ -388,6 +468,12 @@ pub fn published_sizes() -> [(&'static str, usize); 19] {
         ("neuronmem_manifest_kernel_t", struct_size!(neuronmem_manifest_kernel_t, column)),
         ("neuronmem_manifest_channel_t", struct_size!(neuronmem_manifest_channel_t, column)),
         ("neuronmem_manifest_upload_args_t", struct_size!(neuronmem_manifest_upload_args_t, host_buffer_semantics)),
+        ("neuronmem_compile_options_t", struct_size!(neuronmem_compile_options_t, num_replicas)),
+        ("neuronmem_executable_properties_t", struct_size!(neuronmem_executable_properties_t, num_explicit_moves)),
+        ("neuronmem_executable_value_t", struct_size!(neuronmem_executable_value_t, donation)),
+        ("neuronmem_execute_args_t", struct_size!(neuronmem_execute_args_t, num_non_donatable)),
+        ("neuronmem_execution_stats_t", struct_size!(neuronmem_execution_stats_t, queue_ns)),
+        ("neuronmem_transfer_counts_t", struct_size!(neuronmem_transfer_counts_t, implicit_bytes)),
     ]
 }
 
@@ -521,6 +607,36 @@ extern "C" {
     pub fn neuronmem_manifest_upload_arguments(args: *const neuronmem_manifest_upload_args_t,
                                                out_buffers: *mut *mut neuronmem_buffer_t,
                                                out_ready: *mut *mut neuronmem_event_t) -> S;
+    // executable.h
+    pub fn neuronmem_executable_compile_text(client: *mut neuronmem_client_t, text: *const c_char, size: usize,
+                                             options: *const neuronmem_compile_options_t,
+                                             out: *mut *mut neuronmem_executable_t) -> S;
+    pub fn neuronmem_executable_compile_manifest(client: *mut neuronmem_client_t,
+                                                 manifest: *const neuronmem_manifest_t,
+                                                 options: *const neuronmem_compile_options_t,
+                                                 out: *mut *mut neuronmem_executable_t) -> S;
+    pub fn neuronmem_executable_destroy(executable: *mut neuronmem_executable_t);
+    pub fn neuronmem_executable_properties(executable: *const neuronmem_executable_t,
+                                           out: *mut neuronmem_executable_properties_t) -> S;
+    pub fn neuronmem_executable_parameter(executable: *const neuronmem_executable_t, index: usize,
+                                          out: *mut neuronmem_executable_value_t) -> S;
+    pub fn neuronmem_executable_output(executable: *const neuronmem_executable_t, index: usize,
+                                       out: *mut neuronmem_executable_value_t) -> S;
+    pub fn neuronmem_executable_parameter_memory(executable: *const neuronmem_executable_t,
+                                                 device: *const neuronmem_device_t, index: usize,
+                                                 out: *mut *mut neuronmem_memory_t) -> S;
+    pub fn neuronmem_executable_output_memory(executable: *const neuronmem_executable_t,
+                                              device: *const neuronmem_device_t, index: usize,
+                                              out: *mut *mut neuronmem_memory_t) -> S;
+    pub fn neuronmem_executable_execute(args: *const neuronmem_execute_args_t,
+                                        out_results: *mut *mut neuronmem_buffer_t,
+                                        out_done: *mut *mut neuronmem_event_t,
+                                        out_execution: *mut *mut neuronmem_execution_t) -> S;
+    pub fn neuronmem_execution_stats(execution: *const neuronmem_execution_t,
+                                     out: *mut neuronmem_execution_stats_t) -> S;
+    pub fn neuronmem_execution_transfers(execution: *const neuronmem_execution_t, from: neuronmem_memory_kind_t,
+                                         to: neuronmem_memory_kind_t, out: *mut neuronmem_transfer_counts_t) -> S;
+    pub fn neuronmem_execution_destroy(execution: *mut neuronmem_execution_t);
 }
 
 #[cfg(test)]

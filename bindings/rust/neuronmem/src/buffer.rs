@@ -288,6 +288,10 @@ impl Client {
 }
 
 impl<'a> Buffer<'a> {
+    pub(crate) fn raw(&self) -> *mut sys::neuronmem_buffer_t {
+        self.raw
+    }
+
     pub(crate) fn from_parts(client: &'a Client, raw: *mut sys::neuronmem_buffer_t, host_done: Option<Event>,
                              owned: Option<Box<[u8]>>) -> Buffer<'a> {
         Buffer { client, raw, host_done, _owned: owned }

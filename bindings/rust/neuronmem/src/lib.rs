@@ -15,6 +15,7 @@ mod buffer;
 mod client;
 mod error;
 mod event;
+mod executable;
 mod manifest;
 
 pub use buffer::{Buffer, Element, ElementType, Semantics};
@@ -22,6 +23,8 @@ pub use client::{Client, Device, DeviceDescription, HostMemory, MemoryDescriptio
                  MlockMode, Options};
 pub use error::{Code, Error, Result};
 pub use event::Event;
+pub use executable::{ArgumentPlacement, CompileOptions, Executable, ExecutableValue, Execution, ExecutionStats,
+                     TransferCounts};
 pub use manifest::{Channel, HostCompute, Kernel, Manifest, ManifestOptions, Move, Parts, PlacementPolicy,
                    UploadArgument, Value};
 

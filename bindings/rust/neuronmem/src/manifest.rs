@@ -167,6 +167,10 @@ fn zeroed<T>() -> T {
 }
 
 impl Manifest {
+    pub(crate) fn raw(&self) -> *const sys::neuronmem_manifest_t {
+        self.raw
+    }
+
     /// Loads the manifest from StableHLO text.
     pub fn load_text(text: &str, options: &ManifestOptions) -> Result<Manifest> {
         let entry = options.entry.as_deref().map(cstring).transpose()?;

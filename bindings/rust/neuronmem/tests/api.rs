@@ -360,3 +360,50 @@ fn handles_are_send_and_sync_as_the_c_contract_allows() {
         s.spawn(|| ready.wait(None).unwrap());
     });
 }
+
+const EXEC_TEXT: &str = r#"func.func @main(%w: tensor<4xf32> {mhlo.memory_kind = "pinned_host"}, %x: tensor<4xf32>)
+    -> (tensor<4xf32>, tensor<4xf32> {mhlo.memory_kind = "pinned_host"}) {
+  %0 = stablehlo.multiply %w, %x : tensor<4xf32>
+  %1 = stablehlo.custom_call @MoveToHost(%0) {backend_config = ""} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0, %1 : tensor<4xf32>, tensor<4xf32>
+}
+"#;
+
+#[test]
+fn executables() {
+    let c = client(2);
+    let dev = c.lookup_device(1).unwrap();
+    let opts = CompileOptions { filename: Some("rust.mlir".into()), ..CompileOptions::default() };
+    let exe = c.compile(EXEC_TEXT, &opts).unwrap();
+    let p = exe.properties().unwrap();
+    assert_eq!((p.num_parameters, p.num_outputs, p.num_replicas, p.num_explicit_moves), (2, 2, 2, 1));
+    let params = exe.parameters().unwrap();
+    let outs = exe.outputs().unwrap();
+    assert_eq!((params[0].memory_kind, params[1].memory_kind), (MemoryKind::PinnedHost, MemoryKind::Device));
+    assert_eq!((outs[1].memory_kind, &outs[1].dims[..], outs[1].bytes), (MemoryKind::PinnedHost, &[4i64][..], 16));
+    assert_eq!(exe.parameter_memory(&dev, 0).unwrap().id().unwrap(), 3);
+    assert_eq!(exe.output_memory(&dev, 0).unwrap().id().unwrap(), 2);
+    let w = exe.parameter_memory(&dev, 0).unwrap().buffer_from_slice(&[4], &[1f32, 2.0, 3.0, 4.0], &[]).unwrap();
+    let x = exe.parameter_memory(&dev, 1).unwrap().buffer_from_slice(&[4], &[2f32; 4], &[]).unwrap();
+    let (results, done, run) = exe.execute(&dev, &[&w, &x], &[], &[]).unwrap();
+    done.wait(None).unwrap();
+    assert_eq!(results[1].to_vec::<f32>().unwrap(), [2.0, 4.0, 6.0, 8.0]);
+    assert_eq!(results[1].memory().unwrap().kind().unwrap(), MemoryKind::PinnedHost);
+    let st = run.stats().unwrap();
+    assert_eq!((st.explicit_transfers, st.explicit_bytes, st.implicit_transfers), (1, 16, 0));
+    let tc = run.transfers(MemoryKind::Device, MemoryKind::PinnedHost).unwrap();
+    assert_eq!((tc.explicit_transfers, tc.implicit_transfers), (1, 0));
+    // Strict placement and a wrong argument count are errors; nothing is created.
+    let misplaced = dev.default_memory().unwrap().buffer_from_slice(&[4], &[1f32; 4], &[]).unwrap();
+    assert_eq!(code(exe.execute(&dev, &[&misplaced, &x], &[], &[])), Code::FailedPrecondition);
+    assert_eq!(code(exe.execute(&dev, &[&x], &[], &[])), Code::InvalidArgument);
+    let bad = "func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n  %0 = stablehlo.custom_call @nope(%a) : \
+               (tensor<2xf32>) -> tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n";
+    let e = c.compile(bad, &CompileOptions { filename: Some("bad.mlir".into()), ..CompileOptions::default() })
+        .err()
+        .unwrap();
+    assert_eq!(e.code(), Code::Unimplemented);
+    assert!(e.message().contains("bad.mlir:"), "{}", e);
+    let m = Manifest::load_text(EXEC_TEXT, &ManifestOptions::default()).unwrap();
+    assert_eq!(c.compile_manifest(&m, &CompileOptions::default()).unwrap().parameters().unwrap().len(), 2);
+}

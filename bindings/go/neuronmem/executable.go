@@ -1,0 +1,313 @@
+package neuronmem
+
+/*
+#include "helpers.h"
+#include <stdlib.h>
+*/
+import "C"
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"unsafe"
+)
+
+// ArgumentPlacement is what Execute does with an argument that is not in the memory its parameter names.
+type ArgumentPlacement int
+
+// The argument placements.
+const (
+	PlacementStrict   ArgumentPlacement = 0 // FAILED_PRECONDITION naming the argument and the kinds
+	PlacementAutoCopy ArgumentPlacement = 1 // the runtime copies it there (counted as implicit)
+)
+
+// CompileOptions are compile options; the zero value means the defaults.
+type CompileOptions struct {
+	Entry             string // text only; "" = "main"
+	Filename          string // text only; "" = "<input>"
+	Policy            PlacementPolicy
+	ArgumentPlacement ArgumentPlacement
+	NumReplicas       uint32 // 0 = every core of the client
+}
+
+// Executable is a compiled graph for the client's NeuronCores. Close it before the client.
+type Executable struct {
+	mu     sync.RWMutex
+	client *Client
+	h      *C.neuronmem_executable_t
+}
+
+// Compile compiles StableHLO text (opts nil: defaults). Anything the executor cannot run is UNIMPLEMENTED
+// "file:line:col: 'op': reason" here, never later.
+func (c *Client) Compile(text string, opts *CompileOptions) (*Executable, error) {
+	return c.compile(text, nil, opts)
+}
+
+// CompileManifest compiles the graph of a manifest loaded from StableHLO text (its entry and policy).
+func (c *Client) CompileManifest(m *Manifest, opts *CompileOptions) (*Executable, error) {
+	return c.compile("", m, opts)
+}
+
+func (c *Client) compile(text string, m *Manifest, opts *CompileOptions) (*Executable, error) {
+	if opts == nil {
+		opts = &CompileOptions{}
+	}
+	var ctext *C.char
+	if m == nil {
+		ctext = C.CString(text)
+		defer C.free(unsafe.Pointer(ctext))
+	}
+	entry, filename := optCString(opts.Entry), optCString(opts.Filename)
+	defer C.free(unsafe.Pointer(entry))
+	defer C.free(unsafe.Pointer(filename))
+	var h *C.neuronmem_executable_t
+	call := func(mh *C.neuronmem_manifest_t) error {
+		return c.use(func(ch *C.neuronmem_client_t) error {
+			return check(C.nm_compile(ch, ctext, C.size_t(len(text)), mh, entry, filename, C.int(opts.Policy),
+				C.int(opts.ArgumentPlacement), C.uint32_t(opts.NumReplicas), &h))
+		})
+	}
+	var err error
+	if m != nil {
+		err = m.use(call)
+	} else {
+		err = call(nil)
+	}
+	if err != nil {
+		return nil, err
+	}
+	e := &Executable{client: c, h: h}
+	runtime.SetFinalizer(e, func(e *Executable) { e.Close() })
+	return e, nil
+}
+
+func (e *Executable) use(fn func(h *C.neuronmem_executable_t) error) error {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.h == nil {
+		return closedError("executable")
+	}
+	return fn(e.h)
+}
+
+// Close frees the executable; executions already submitted still run. Closing twice is a no-op.
+func (e *Executable) Close() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.h != nil {
+		C.neuronmem_executable_destroy(e.h)
+		e.h = nil
+		runtime.SetFinalizer(e, nil)
+	}
+}
+
+// ExecutableProperties are an executable's counts and sizes.
+type ExecutableProperties struct {
+	NumParameters, NumOutputs      int
+	NumReplicas                    uint32
+	PeakDeviceBytes, PeakHostBytes uint64
+	NumOps, NumExplicitMoves       uint64
+}
+
+// Properties returns the executable's counts and sizes.
+func (e *Executable) Properties() (ExecutableProperties, error) {
+	var out ExecutableProperties
+	err := e.use(func(h *C.neuronmem_executable_t) error {
+		var p C.neuronmem_executable_properties_t
+		if err := check(C.nm_executable_properties(h, &p)); err != nil {
+			return err
+		}
+		out = ExecutableProperties{int(p.num_parameters), int(p.num_outputs), uint32(p.num_replicas),
+			uint64(p.peak_device_bytes), uint64(p.peak_host_bytes), uint64(p.num_ops), uint64(p.num_explicit_moves)}
+		return nil
+	})
+	return out, err
+}
+
+// ExecutableValue is a parameter or an output.
+type ExecutableValue struct {
+	ElementType ElementType
+	Dims        []int64
+	MemoryKind  MemoryKind
+	Bytes       uint64
+	// Parameters: the output it is donated into; outputs: the parameter donated into it; -1 if none.
+	Donation int64
+}
+
+func (e *Executable) values(outputs bool) ([]ExecutableValue, error) {
+	p, err := e.Properties()
+	if err != nil {
+		return nil, err
+	}
+	n := p.NumParameters
+	if outputs {
+		n = p.NumOutputs
+	}
+	out := make([]ExecutableValue, n)
+	err = e.use(func(h *C.neuronmem_executable_t) error {
+		for i := range out {
+			var v C.neuronmem_executable_value_t
+			if err := check(C.nm_executable_value(h, boolInt(outputs), C.size_t(i), &v)); err != nil {
+				return err
+			}
+			out[i] = ExecutableValue{ElementType(v.element_type), int64s(v.dims, v.num_dims),
+				MemoryKind(v.memory_kind), uint64(v.bytes), int64(v.donation)}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Parameters are the entry function's parameters.
+func (e *Executable) Parameters() ([]ExecutableValue, error) { return e.values(false) }
+
+// Outputs are the entry function's outputs.
+func (e *Executable) Outputs() ([]ExecutableValue, error) { return e.values(true) }
+
+func (e *Executable) memoryFor(d *Device, index int, output bool) (*Memory, error) {
+	var out *C.neuronmem_memory_t
+	err := e.use(func(h *C.neuronmem_executable_t) error {
+		return d.client.use(func(*C.neuronmem_client_t) error {
+			if output {
+				return check(C.neuronmem_executable_output_memory(h, d.h, C.size_t(index), &out))
+			}
+			return check(C.neuronmem_executable_parameter_memory(h, d.h, C.size_t(index), &out))
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Memory{d.client, out}, nil
+}
+
+// ParameterMemory is the memory of d that parameter index must live in at Execute.
+func (e *Executable) ParameterMemory(d *Device, index int) (*Memory, error) {
+	return e.memoryFor(d, index, false)
+}
+
+// OutputMemory is the memory of d that output index is allocated in.
+func (e *Executable) OutputMemory(d *Device, index int) (*Memory, error) {
+	return e.memoryFor(d, index, true)
+}
+
+// Execute submits one execution on d after wait and every argument's content: the result buffers, the done
+// event and the Execution (statistics). Donated arguments are deleted by the call; nonDonatable lists
+// parameters not to donate this time.
+func (e *Executable) Execute(d *Device, args []*Buffer, wait []*Event, nonDonatable []int) ([]*Buffer, *Event,
+	*Execution, error) {
+	props, err := e.Properties()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	hs, unlock, err := eventList(wait)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer unlock()
+	bufs := make([]*C.neuronmem_buffer_t, len(args)+1)
+	for i, b := range args {
+		if b == nil {
+			return nil, nil, nil, invalid("args[%d] is nil", i)
+		}
+		b.mu.RLock()
+		defer b.mu.RUnlock()
+		if b.h == nil {
+			return nil, nil, nil, &Error{Code: CodeFailedPrecondition, Message: fmt.Sprintf("args[%d] is closed", i)}
+		}
+		bufs[i] = b.h
+	}
+	nd := make([]C.size_t, len(nonDonatable)+1)
+	for i, v := range nonDonatable {
+		if v < 0 {
+			return nil, nil, nil, invalid("nonDonatable[%d] = %d is negative", i, v)
+		}
+		nd[i] = C.size_t(v)
+	}
+	outs := make([]*C.neuronmem_buffer_t, props.NumOutputs+1)
+	var done *C.neuronmem_event_t
+	var x *C.neuronmem_execution_t
+	err = e.use(func(h *C.neuronmem_executable_t) error {
+		return d.client.use(func(*C.neuronmem_client_t) error {
+			return check(C.nm_execute(h, d.h, &bufs[0], C.size_t(len(args)), firstOrNil(hs), C.size_t(len(hs)),
+				&nd[0], C.size_t(len(nonDonatable)), &outs[0], &done, &x))
+		})
+	})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	results := make([]*Buffer, props.NumOutputs)
+	for i := range results {
+		results[i] = newBuffer(d.client, outs[i], nil, nil)
+	}
+	ex := &Execution{h: x}
+	runtime.SetFinalizer(ex, func(x *Execution) { x.Close() })
+	return results, newEvent(d.client, done, nil), ex, nil
+}
+
+// Execution is one submitted execution: its statistics once its done event is ready.
+type Execution struct {
+	mu sync.RWMutex
+	h  *C.neuronmem_execution_t
+}
+
+// Close frees the handle (the execution goes on). Closing twice is a no-op.
+func (x *Execution) Close() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.h != nil {
+		C.neuronmem_execution_destroy(x.h)
+		x.h = nil
+		runtime.SetFinalizer(x, nil)
+	}
+}
+
+func (x *Execution) use(fn func(h *C.neuronmem_execution_t) error) error {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if x.h == nil {
+		return closedError("execution")
+	}
+	return fn(x.h)
+}
+
+// ExecutionStats are one finished execution's transfers, bytes and times (ns).
+type ExecutionStats struct {
+	ExplicitTransfers, ExplicitBytes, ImplicitTransfers, ImplicitBytes uint64
+	OpNs, TransferNs, QueueNs                                          uint64
+}
+
+// Stats returns the finished execution's statistics (FAILED_PRECONDITION before it finished).
+func (x *Execution) Stats() (ExecutionStats, error) {
+	var out ExecutionStats
+	err := x.use(func(h *C.neuronmem_execution_t) error {
+		var s C.neuronmem_execution_stats_t
+		if err := check(C.nm_execution_stats(h, &s)); err != nil {
+			return err
+		}
+		out = ExecutionStats{uint64(s.explicit_transfers), uint64(s.explicit_bytes), uint64(s.implicit_transfers),
+			uint64(s.implicit_bytes), uint64(s.op_ns), uint64(s.transfer_ns), uint64(s.queue_ns)}
+		return nil
+	})
+	return out, err
+}
+
+// TransferCounts are one execution's transfers from one memory kind to another.
+type TransferCounts struct {
+	ExplicitTransfers, ExplicitBytes, ImplicitTransfers, ImplicitBytes uint64
+}
+
+// Transfers returns the finished execution's transfers from kind `from` to kind `to`.
+func (x *Execution) Transfers(from, to MemoryKind) (TransferCounts, error) {
+	var out TransferCounts
+	err := x.use(func(h *C.neuronmem_execution_t) error {
+		var t C.neuronmem_transfer_counts_t
+		if err := check(C.nm_execution_transfers(h, C.int(from), C.int(to), &t)); err != nil {
+			return err
+		}
+		out = TransferCounts{uint64(t.explicit_transfers), uint64(t.explicit_bytes), uint64(t.implicit_transfers),
+			uint64(t.implicit_bytes)}
+		return nil
+	})
+	return out, err
+}

@@ -1,0 +1,96 @@
+package neuronmem
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+const execText = `func.func @main(%w: tensor<4xf32> {mhlo.memory_kind = "pinned_host"}, %x: tensor<4xf32>)
+    -> (tensor<4xf32>, tensor<4xf32> {mhlo.memory_kind = "pinned_host"}) {
+  %0 = stablehlo.multiply %w, %x : tensor<4xf32>
+  %1 = stablehlo.custom_call @MoveToHost(%0) {backend_config = ""} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0, %1 : tensor<4xf32>, tensor<4xf32>
+}
+`
+
+func TestExecutable(t *testing.T) {
+	c := newClient(t, 2)
+	dev := must[*Device](t)(c.LookupDevice(1))
+	exe := must[*Executable](t)(c.Compile(execText, &CompileOptions{Filename: "go.mlir"}))
+	p := must[ExecutableProperties](t)(exe.Properties())
+	if p.NumParameters != 2 || p.NumOutputs != 2 || p.NumReplicas != 2 || p.NumExplicitMoves != 1 {
+		t.Fatalf("%+v", p)
+	}
+	params := must[[]ExecutableValue](t)(exe.Parameters())
+	outs := must[[]ExecutableValue](t)(exe.Outputs())
+	if params[0].MemoryKind != KindPinnedHost || params[1].MemoryKind != KindDevice ||
+		outs[1].MemoryKind != KindPinnedHost || !reflect.DeepEqual(outs[1].Dims, []int64{4}) || outs[1].Bytes != 16 {
+		t.Fatalf("%+v %+v", params, outs)
+	}
+	wMem := must[*Memory](t)(exe.ParameterMemory(dev, 0))
+	xMem := must[*Memory](t)(exe.ParameterMemory(dev, 1))
+	if must[int32](t)(wMem.ID()) != 3 || must[int32](t)(must[*Memory](t)(exe.OutputMemory(dev, 0)).ID()) != 2 {
+		t.Fatal("parameter / output memories")
+	}
+	w := must[*Buffer](t)(FromSlice(wMem, []int64{4}, []float32{1, 2, 3, 4}))
+	defer w.Close()
+	x := must[*Buffer](t)(FromSlice(xMem, []int64{4}, []float32{2, 2, 2, 2}))
+	defer x.Close()
+	results, done, run, err := exe.Execute(dev, []*Buffer{w, x}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer done.Close()
+	defer run.Close()
+	for _, r := range results {
+		defer r.Close()
+	}
+	if err := done.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := must[[]float32](t)(ToSlice[float32](results[1])); !reflect.DeepEqual(got, []float32{2, 4, 6, 8}) {
+		t.Fatal(got)
+	}
+	if k := must[MemoryKind](t)(must[*Memory](t)(results[1].Memory()).Kind()); k != KindPinnedHost {
+		t.Fatal(k)
+	}
+	st := must[ExecutionStats](t)(run.Stats())
+	if st.ExplicitTransfers != 1 || st.ExplicitBytes != 16 || st.ImplicitTransfers != 0 {
+		t.Fatalf("%+v", st)
+	}
+	tc := must[TransferCounts](t)(run.Transfers(KindDevice, KindPinnedHost))
+	if tc.ExplicitTransfers != 1 || tc.ImplicitTransfers != 0 {
+		t.Fatalf("%+v", tc)
+	}
+	_, err = run.Transfers(7, KindDevice)
+	wantCode(t, err, CodeInvalidArgument)
+	// Strict placement, a wrong argument count, a closed argument.
+	misplaced := must[*Buffer](t)(FromSlice(must[*Memory](t)(dev.DefaultMemory()), []int64{4}, []float32{1, 1, 1, 1}))
+	_, _, _, err = exe.Execute(dev, []*Buffer{misplaced, x}, nil, nil)
+	wantCode(t, err, CodeFailedPrecondition)
+	_, _, _, err = exe.Execute(dev, []*Buffer{x}, nil, nil)
+	wantCode(t, err, CodeInvalidArgument)
+	misplaced.Close()
+	_, _, _, err = exe.Execute(dev, []*Buffer{misplaced, x}, nil, nil)
+	wantCode(t, err, CodeFailedPrecondition)
+	exe.Close()
+	_, err = exe.Properties()
+	wantCode(t, err, CodeFailedPrecondition)
+
+	_, err = c.Compile("func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n"+
+		"  %0 = stablehlo.custom_call @nope(%a) : (tensor<2xf32>) -> tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n",
+		&CompileOptions{Filename: "bad.mlir"})
+	wantCode(t, err, CodeUnimplemented)
+	if !strings.Contains(err.Error(), "bad.mlir:") {
+		t.Fatal(err)
+	}
+	m := must[*Manifest](t)(LoadManifestText(execText, nil))
+	defer m.Close()
+	fromManifest := must[*Executable](t)(c.CompileManifest(m, nil))
+	if ps := must[[]ExecutableValue](t)(fromManifest.Parameters()); len(ps) != 2 {
+		t.Fatal(ps)
+	}
+	fromManifest.Close()
+}

@@ -1,0 +1,231 @@
+use crate::buffer::{Buffer, ElementType};
+use crate::client::{Client, Device, Memory, MemoryKind};
+use crate::error::{check, Code, Error, Result};
+use crate::event::{Event, WaitList};
+use crate::manifest::{Manifest, PlacementPolicy};
+use crate::{c_slice, sys};
+use std::ffi::CString;
+use std::ptr;
+
+/// What `execute` does with an argument that is not in the memory its parameter names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ArgumentPlacement {
+    /// FAILED_PRECONDITION naming the argument and the kinds.
+    #[default]
+    Strict,
+    /// The runtime copies it there (counted as implicit).
+    AutoCopy,
+}
+
+/// Compile options; the default is entry "main", the device policy, strict placement, every core.
+#[derive(Clone, Debug, Default)]
+pub struct CompileOptions {
+    /// Text only.
+    pub entry: Option<String>,
+    /// Text only: the name in error locations.
+    pub filename: Option<String>,
+    pub policy: PlacementPolicy,
+    pub argument_placement: ArgumentPlacement,
+    pub num_replicas: u32,
+}
+
+/// A parameter or an output of an executable.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExecutableValue {
+    pub element_type: ElementType,
+    pub dims: Vec<i64>,
+    pub memory_kind: MemoryKind,
+    pub bytes: u64,
+    /// Parameters: the output it is donated into; outputs: the parameter donated into it; -1 if none.
+    pub donation: i64,
+}
+
+/// A compiled graph for the client's NeuronCores; borrows the client, freed on drop.
+pub struct Executable<'c> {
+    client: &'c Client,
+    raw: *mut sys::neuronmem_executable_t,
+}
+// Executables are immutable once compiled: every function on them is thread-safe.
+unsafe impl Send for Executable<'_> {}
+unsafe impl Sync for Executable<'_> {}
+
+impl Drop for Executable<'_> {
+    fn drop(&mut self) {
+        unsafe { sys::neuronmem_executable_destroy(self.raw) }
+    }
+}
+
+/// One submitted execution: its statistics once its done event is ready. Borrows the client.
+pub struct Execution<'c> {
+    _client: &'c Client,
+    raw: *mut sys::neuronmem_execution_t,
+}
+unsafe impl Send for Execution<'_> {}
+unsafe impl Sync for Execution<'_> {}
+
+impl Drop for Execution<'_> {
+    fn drop(&mut self) {
+        unsafe { sys::neuronmem_execution_destroy(self.raw) }
+    }
+}
+
+fn cstring(s: &Option<String>) -> Result<Option<CString>> {
+    s.as_deref()
+        .map(|v| CString::new(v).map_err(|_| Error::invalid(format!("{:?} contains a NUL byte", v))))
+        .transpose()
+}
+
+impl Client {
+    fn compile_raw(&self, text: Option<&str>, manifest: Option<&Manifest>, o: &CompileOptions)
+        -> Result<Executable<'_>> {
+        let (entry, filename) = (cstring(&o.entry)?, cstring(&o.filename)?);
+        let opts = sys::neuronmem_compile_options_t {
+            struct_size: sys::struct_size!(sys::neuronmem_compile_options_t, num_replicas),
+            extension: ptr::null(),
+            entry: entry.as_ref().map_or(ptr::null(), |c| c.as_ptr()),
+            filename: filename.as_ref().map_or(ptr::null(), |c| c.as_ptr()),
+            policy: match o.policy {
+                PlacementPolicy::Device => sys::NEURONMEM_PLACEMENT_POLICY_DEVICE,
+                PlacementPolicy::TorchNeuronx => sys::NEURONMEM_PLACEMENT_POLICY_TORCH_NEURONX,
+            },
+            argument_placement: match o.argument_placement {
+                ArgumentPlacement::Strict => sys::NEURONMEM_ARGUMENT_PLACEMENT_STRICT,
+                ArgumentPlacement::AutoCopy => sys::NEURONMEM_ARGUMENT_PLACEMENT_AUTO_COPY,
+            },
+            num_replicas: o.num_replicas,
+        };
+        let mut raw = ptr::null_mut();
+        check(unsafe {
+            match (text, manifest) {
+                (_, Some(m)) => sys::neuronmem_executable_compile_manifest(self.raw(), m.raw(), &opts, &mut raw),
+                (Some(t), None) => {
+                    sys::neuronmem_executable_compile_text(self.raw(), t.as_ptr().cast(), t.len(), &opts, &mut raw)
+                }
+                (None, None) => unreachable!("compile_raw without an input"),
+            }
+        })?;
+        Ok(Executable { client: self, raw })
+    }
+
+    /// Compiles StableHLO text; anything the executor cannot run is UNIMPLEMENTED here, never later.
+    pub fn compile(&self, text: &str, options: &CompileOptions) -> Result<Executable<'_>> {
+        self.compile_raw(Some(text), None, options)
+    }
+
+    /// Compiles the graph of a manifest loaded from StableHLO text (its entry and policy).
+    pub fn compile_manifest(&self, manifest: &Manifest, options: &CompileOptions) -> Result<Executable<'_>> {
+        self.compile_raw(None, Some(manifest), options)
+    }
+}
+
+impl<'c> Executable<'c> {
+    pub fn properties(&self) -> Result<sys::neuronmem_executable_properties_t> {
+        // SAFETY: a plain struct of integers.
+        let mut p: sys::neuronmem_executable_properties_t = unsafe { std::mem::zeroed() };
+        p.struct_size = sys::struct_size!(sys::neuronmem_executable_properties_t, num_explicit_moves);
+        check(unsafe { sys::neuronmem_executable_properties(self.raw, &mut p) })?;
+        Ok(p)
+    }
+
+    fn values(&self, outputs: bool) -> Result<Vec<ExecutableValue>> {
+        let p = self.properties()?;
+        let n = if outputs { p.num_outputs } else { p.num_parameters };
+        (0..n)
+            .map(|i| {
+                // SAFETY: a plain struct (integers, a pointer).
+                let mut v: sys::neuronmem_executable_value_t = unsafe { std::mem::zeroed() };
+                v.struct_size = sys::struct_size!(sys::neuronmem_executable_value_t, donation);
+                check(unsafe {
+                    if outputs {
+                        sys::neuronmem_executable_output(self.raw, i, &mut v)
+                    } else {
+                        sys::neuronmem_executable_parameter(self.raw, i, &mut v)
+                    }
+                })?;
+                Ok(ExecutableValue {
+                    element_type: ElementType::from_raw(v.element_type).ok_or_else(|| {
+                        Error::new(Code::Unknown, format!("element type {} is newer than this binding", v.element_type))
+                    })?,
+                    dims: unsafe { c_slice(v.dims, v.num_dims) }.to_vec(),
+                    memory_kind: MemoryKind::from_raw(v.memory_kind)?,
+                    bytes: v.bytes,
+                    donation: v.donation,
+                })
+            })
+            .collect()
+    }
+
+    pub fn parameters(&self) -> Result<Vec<ExecutableValue>> {
+        self.values(false)
+    }
+
+    pub fn outputs(&self) -> Result<Vec<ExecutableValue>> {
+        self.values(true)
+    }
+
+    /// The memory of `device` that parameter `index` must live in at execute.
+    pub fn parameter_memory(&self, device: &Device<'c>, index: usize) -> Result<Memory<'c>> {
+        let mut raw = ptr::null_mut();
+        check(unsafe { sys::neuronmem_executable_parameter_memory(self.raw, device.raw, index, &mut raw) })?;
+        Ok(Memory { client: self.client, raw })
+    }
+
+    /// The memory of `device` that output `index` is allocated in.
+    pub fn output_memory(&self, device: &Device<'c>, index: usize) -> Result<Memory<'c>> {
+        let mut raw = ptr::null_mut();
+        check(unsafe { sys::neuronmem_executable_output_memory(self.raw, device.raw, index, &mut raw) })?;
+        Ok(Memory { client: self.client, raw })
+    }
+
+    /// Submits one execution on `device` after `wait` and every argument's content: the result buffers, the
+    /// done event and the execution (statistics). Donated arguments are deleted by the call (their handles
+    /// stay); `non_donatable` lists parameters not to donate this time.
+    pub fn execute(&self, device: &Device<'c>, arguments: &[&Buffer<'_>], wait: &[&Event],
+                   non_donatable: &[usize]) -> Result<(Vec<Buffer<'c>>, Event, Execution<'c>)> {
+        let n_out = self.properties()?.num_outputs;
+        let args: Vec<*mut sys::neuronmem_buffer_t> = arguments.iter().map(|b| b.raw()).collect();
+        let waits = WaitList::new(wait);
+        let ea = sys::neuronmem_execute_args_t {
+            struct_size: sys::struct_size!(sys::neuronmem_execute_args_t, num_non_donatable),
+            extension: ptr::null(),
+            executable: self.raw,
+            device: device.raw,
+            arguments: if args.is_empty() { ptr::null() } else { args.as_ptr() },
+            num_arguments: args.len(),
+            wait: waits.raw(),
+            non_donatable: if non_donatable.is_empty() { ptr::null() } else { non_donatable.as_ptr() },
+            num_non_donatable: non_donatable.len(),
+        };
+        let mut outs = vec![ptr::null_mut(); n_out.max(1)];
+        let (mut done, mut execution) = (ptr::null_mut(), ptr::null_mut());
+        check(unsafe { sys::neuronmem_executable_execute(&ea, outs.as_mut_ptr(), &mut done, &mut execution) })?;
+        outs.truncate(n_out);
+        let results = outs.into_iter().map(|raw| Buffer::from_parts(self.client, raw, None, None)).collect();
+        Ok((results, Event::from_raw(done), Execution { _client: self.client, raw: execution }))
+    }
+}
+
+/// One finished execution's transfers from one memory kind to another.
+pub type TransferCounts = sys::neuronmem_transfer_counts_t;
+/// One finished execution's transfers, bytes and times (ns).
+pub type ExecutionStats = sys::neuronmem_execution_stats_t;
+
+impl Execution<'_> {
+    /// The statistics (FAILED_PRECONDITION before the execution finished).
+    pub fn stats(&self) -> Result<ExecutionStats> {
+        // SAFETY: a plain struct of integers.
+        let mut s: ExecutionStats = unsafe { std::mem::zeroed() };
+        s.struct_size = sys::struct_size!(sys::neuronmem_execution_stats_t, queue_ns);
+        check(unsafe { sys::neuronmem_execution_stats(self.raw, &mut s) })?;
+        Ok(s)
+    }
+
+    /// The transfers from kind `from` to kind `to`.
+    pub fn transfers(&self, from: MemoryKind, to: MemoryKind) -> Result<TransferCounts> {
+        // SAFETY: a plain struct of integers.
+        let mut t: TransferCounts = unsafe { std::mem::zeroed() };
+        t.struct_size = sys::struct_size!(sys::neuronmem_transfer_counts_t, implicit_bytes);
+        check(unsafe { sys::neuronmem_execution_transfers(self.raw, from.raw(), to.raw(), &mut t) })?;
+        Ok(t)
+    }
+}
