@@ -83,8 +83,7 @@ Status CompileChloUnary(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
     *kk = std::make_unique<ChloUnaryKernel>(kFn, c.slot(out).type, in[0], out, c.slot(out).count);
     return Ok();
   };
-  if (NeedsF32(cx)) return CompileQuantized(cx, k, make);
-  return make(cx, {cx.in(0)}, cx.out(0), k);
+  return CompileOnSlots(cx, k, make);
 }
 
 template <numerics::ChloBinaryOp kFn>
@@ -94,8 +93,7 @@ Status CompileChloBinary(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
     *kk = std::make_unique<ChloBinaryKernel>(kFn, c.slot(out).type, in[0], in[1], out, c.slot(out).count);
     return Ok();
   };
-  if (NeedsF32(cx)) return CompileQuantized(cx, k, make);
-  return make(cx, {cx.in(0), cx.in(1)}, cx.out(0), k);
+  return CompileOnSlots(cx, k, make);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <bit>
 #include <cfenv>
 #include <cinttypes>
+#include <functional>
 
 #include "interpreter/elementwise.h"
 #include "interpreter/kernel.h"
@@ -18,24 +19,36 @@ template <typename T>
 using U = std::make_unsigned_t<T>;
 
 // ---- Unary functors: Supports<T>() and Apply(T) -------------------------------------------------
-// F::kInt, kFloat, kComplex, kBool say which classes an op takes.
+// Each functor derives Supports<T>() (which element types the op takes) from one of these bases.
+
+#define TAKES(Name, cond)              \
+  struct Name {                        \
+    template <typename T>              \
+    static constexpr bool Supports() { \
+      return cond;                     \
+    }                                  \
+  };
+TAKES(TakesAll, true)
+TAKES(TakesNonBool, !kIsBool<T>)
+TAKES(TakesFloat, kIsFloat<T>)
+TAKES(TakesFloatComplex, kIsFloat<T> || kIsComplex<T>)
+TAKES(TakesIntFloat, kIsInt<T> || kIsFloat<T>)
+TAKES(TakesIntBool, kIsInt<T> || kIsBool<T>)
+TAKES(TakesInt, kIsInt<T>)
+#undef TAKES
 
 // A unary op computed in Acc<T>; `supports` is a constant expression over T.
-#define UNARY_IN_ACC(Name, supports, expr) \
-  struct Name {                            \
-    template <typename T>                  \
-    static constexpr bool Supports() {     \
-      return supports;                     \
-    }                                      \
-    template <typename T>                  \
-    static T Apply(T v) {                  \
-      using A = Acc<T>;                    \
-      const A x = static_cast<A>(v);       \
-      return T(expr);                      \
-    }                                      \
+#define UNARY_IN_ACC(Name, Takes, expr) \
+  struct Name : Takes {                 \
+    template <typename T>               \
+    static T Apply(T v) {               \
+      using A = Acc<T>;                 \
+      const A x = static_cast<A>(v);    \
+      return T(expr);                   \
+    }                                   \
   };
-#define FLOAT_UNARY(Name, expr) UNARY_IN_ACC(Name, kIsFloat<T>, expr)
-#define FLOAT_COMPLEX_UNARY(Name, expr) UNARY_IN_ACC(Name, kIsFloat<T> || kIsComplex<T>, expr)
+#define FLOAT_UNARY(Name, expr) UNARY_IN_ACC(Name, TakesFloat, expr)
+#define FLOAT_COMPLEX_UNARY(Name, expr) UNARY_IN_ACC(Name, TakesFloatComplex, expr)
 
 FLOAT_COMPLEX_UNARY(Exp, std::exp(x))
 FLOAT_COMPLEX_UNARY(Log, std::log(x))
@@ -60,11 +73,7 @@ FLOAT_UNARY(RoundEven, std::nearbyint(x))
 FLOAT_UNARY(Erf, std::erf(x))
 FLOAT_UNARY(Erfc, std::erfc(x))
 
-struct Expm1 {
-  template <typename T>
-  static constexpr bool Supports() {
-    return kIsFloat<T> || kIsComplex<T>;
-  }
+struct Expm1 : TakesFloatComplex {
   template <typename T>
   static T Apply(T v) {
     if constexpr (kIsComplex<T>) {
@@ -79,11 +88,7 @@ struct Expm1 {
   }
 };
 
-struct Log1p {
-  template <typename T>
-  static constexpr bool Supports() {
-    return kIsFloat<T> || kIsComplex<T>;
-  }
+struct Log1p : TakesFloatComplex {
   template <typename T>
   static T Apply(T v) {
     if constexpr (kIsComplex<T>) {
@@ -97,28 +102,16 @@ struct Log1p {
   }
 };
 
-struct Logistic {
-  template <typename T>
-  static constexpr bool Supports() {
-    return kIsFloat<T> || kIsComplex<T>;
-  }
+struct Logistic : TakesFloatComplex {
   template <typename T>
   static T Apply(T v) {
     using A = Acc<T>;
     const A x = static_cast<A>(v);
-    if constexpr (kIsComplex<T>) {
-      return T(A(1) / (A(1) + std::exp(-x)));
-    } else {
-      return T(A(1) / (A(1) + std::exp(-x)));
-    }
+    return T(A(1) / (A(1) + std::exp(-x)));
   }
 };
 
-struct Rsqrt {
-  template <typename T>
-  static constexpr bool Supports() {
-    return kIsFloat<T> || kIsComplex<T>;
-  }
+struct Rsqrt : TakesFloatComplex {
   template <typename T>
   static T Apply(T v) {
     using A = Acc<T>;
@@ -132,11 +125,7 @@ struct Rsqrt {
   }
 };
 
-struct Negate {
-  template <typename T>
-  static constexpr bool Supports() {
-    return !kIsBool<T>;
-  }
+struct Negate : TakesNonBool {
   template <typename T>
   static T Apply(T v) {
     if constexpr (kIsInt<T>) {
@@ -147,11 +136,7 @@ struct Negate {
   }
 };
 
-struct Abs {  // complex abs is its own kernel (real result)
-  template <typename T>
-  static constexpr bool Supports() {
-    return kIsInt<T> || kIsFloat<T>;
-  }
+struct Abs : TakesIntFloat {  // complex abs is its own kernel (real result)
   template <typename T>
   static T Apply(T v) {
     if constexpr (kIsInt<T>) {
@@ -168,11 +153,7 @@ struct Abs {  // complex abs is its own kernel (real result)
   }
 };
 
-struct Sign {
-  template <typename T>
-  static constexpr bool Supports() {
-    return !kIsBool<T>;
-  }
+struct Sign : TakesNonBool {
   template <typename T>
   static T Apply(T v) {
     if constexpr (kIsInt<T>) {
@@ -199,11 +180,7 @@ struct Sign {
   }
 };
 
-struct Not {
-  template <typename T>
-  static constexpr bool Supports() {
-    return kIsInt<T> || kIsBool<T>;
-  }
+struct Not : TakesIntBool {
   template <typename T>
   static T Apply(T v) {
     if constexpr (kIsBool<T>) {
@@ -215,28 +192,26 @@ struct Not {
 };
 
 // Integer ops that depend on the bit width get it through a second parameter.
-struct Popcnt {
-  template <typename T>
-  static constexpr bool Supports() {
-    return kIsInt<T>;
-  }
+// The low `bits` of v, unsigned.
+template <typename T>
+U<T> LowBits(T v, int bits) {
+  U<T> u = static_cast<U<T>>(v);
+  if (bits < static_cast<int>(8 * sizeof(T))) u &= static_cast<U<T>>((U<T>(1) << bits) - 1);
+  return u;
+}
+
+struct Popcnt : TakesInt {
   template <typename T>
   static T ApplyBits(T v, int bits) {
-    U<T> u = static_cast<U<T>>(v);
-    if (bits < static_cast<int>(8 * sizeof(T))) u &= static_cast<U<T>>((U<T>(1) << bits) - 1);
+    const U<T> u = LowBits(v, bits);
     return static_cast<T>(__builtin_popcountll(static_cast<unsigned long long>(u)));
   }
 };
 
-struct Clz {
-  template <typename T>
-  static constexpr bool Supports() {
-    return kIsInt<T>;
-  }
+struct Clz : TakesInt {
   template <typename T>
   static T ApplyBits(T v, int bits) {
-    U<T> u = static_cast<U<T>>(v);
-    if (bits < static_cast<int>(8 * sizeof(T))) u &= static_cast<U<T>>((U<T>(1) << bits) - 1);
+    const U<T> u = LowBits(v, bits);
     int n = 0;
     for (int b = bits - 1; b >= 0 && !((u >> b) & 1); --b) ++n;
     return static_cast<T>(n);
@@ -276,11 +251,7 @@ class UnaryKernel final : public Kernel {
 
 // ---- Binary functors -----------------------------------------------------------------------------
 
-struct Add {
-  template <typename T>
-  static constexpr bool Supports() {
-    return true;
-  }
+struct Add : TakesAll {
   template <typename T>
   static T Apply(T a, T b) {
     if constexpr (kIsBool<T>)
@@ -293,11 +264,7 @@ struct Add {
       return a + b;
   }
 };
-struct Sub {
-  template <typename T>
-  static constexpr bool Supports() {
-    return !kIsBool<T>;
-  }
+struct Sub : TakesNonBool {
   template <typename T>
   static T Apply(T a, T b) {
     if constexpr (kIsInt<T>)
@@ -308,11 +275,7 @@ struct Sub {
       return a - b;
   }
 };
-struct Mul {
-  template <typename T>
-  static constexpr bool Supports() {
-    return true;
-  }
+struct Mul : TakesAll {
   template <typename T>
   static T Apply(T a, T b) {
     if constexpr (kIsBool<T>)
@@ -326,11 +289,7 @@ struct Mul {
       return a * b;
   }
 };
-struct Div {
-  template <typename T>
-  static constexpr bool Supports() {
-    return !kIsBool<T>;
-  }
+struct Div : TakesNonBool {
   template <typename T>
   static T Apply(T a, T b) {
     if constexpr (kIsInt<T>) {
@@ -346,11 +305,7 @@ struct Div {
     }
   }
 };
-struct Rem {
-  template <typename T>
-  static constexpr bool Supports() {
-    return kIsInt<T> || kIsFloat<T>;
-  }
+struct Rem : TakesIntFloat {
   template <typename T>
   static T Apply(T a, T b) {
     if constexpr (kIsInt<T>) {
@@ -366,11 +321,7 @@ struct Rem {
     }
   }
 };
-struct Max {
-  template <typename T>
-  static constexpr bool Supports() {
-    return true;
-  }
+struct Max : TakesAll {
   template <typename T>
   static T Apply(T a, T b) {
     if constexpr (kIsBool<T>)
@@ -389,11 +340,7 @@ struct Max {
     }
   }
 };
-struct Min {
-  template <typename T>
-  static constexpr bool Supports() {
-    return true;
-  }
+struct Min : TakesAll {
   template <typename T>
   static T Apply(T a, T b) {
     if constexpr (kIsBool<T>)
@@ -412,50 +359,21 @@ struct Min {
     }
   }
 };
-struct And {
-  template <typename T>
-  static constexpr bool Supports() {
-    return kIsInt<T> || kIsBool<T>;
-  }
+// and, or, xor: logical on i1, bitwise on integers.
+template <typename Logical, typename Bitwise>
+struct BitwiseOp : TakesIntBool {
   template <typename T>
   static T Apply(T a, T b) {
     if constexpr (kIsBool<T>)
-      return a && b;
+      return Logical()(a, b);
     else
-      return static_cast<T>(a & b);
+      return static_cast<T>(Bitwise()(a, b));
   }
 };
-struct Or {
-  template <typename T>
-  static constexpr bool Supports() {
-    return kIsInt<T> || kIsBool<T>;
-  }
-  template <typename T>
-  static T Apply(T a, T b) {
-    if constexpr (kIsBool<T>)
-      return a || b;
-    else
-      return static_cast<T>(a | b);
-  }
-};
-struct Xor {
-  template <typename T>
-  static constexpr bool Supports() {
-    return kIsInt<T> || kIsBool<T>;
-  }
-  template <typename T>
-  static T Apply(T a, T b) {
-    if constexpr (kIsBool<T>)
-      return a != b;
-    else
-      return static_cast<T>(a ^ b);
-  }
-};
-struct Pow {
-  template <typename T>
-  static constexpr bool Supports() {
-    return !kIsBool<T>;
-  }
+using And = BitwiseOp<std::logical_and<>, std::bit_and<>>;
+using Or = BitwiseOp<std::logical_or<>, std::bit_or<>>;
+using Xor = BitwiseOp<std::not_equal_to<>, std::bit_xor<>>;
+struct Pow : TakesNonBool {
   template <typename T>
   static T Apply(T a, T b) {
     if constexpr (kIsInt<T>) {
@@ -482,11 +400,7 @@ struct Pow {
     }
   }
 };
-struct Atan2 {
-  template <typename T>
-  static constexpr bool Supports() {
-    return kIsFloat<T> || kIsComplex<T>;
-  }
+struct Atan2 : TakesFloatComplex {
   template <typename T>
   static T Apply(T a, T b) {
     if constexpr (kIsComplex<T>) {
@@ -499,11 +413,7 @@ struct Atan2 {
     }
   }
 };
-struct NextAfter {
-  template <typename T>
-  static constexpr bool Supports() {
-    return kIsFloat<T>;
-  }
+struct NextAfter : TakesFloat {
   template <typename T>
   static T Apply(T a, T b) {
     if constexpr (kIsHalfLike<T>) {
@@ -526,35 +436,21 @@ struct NextAfter {
   }
 };
 // Shifts: amounts outside [0, bits) give 0 (left, logical) or the sign fill (arithmetic).
-struct Shl {
-  template <typename T>
-  static constexpr bool Supports() {
-    return kIsInt<T>;
-  }
+struct Shl : TakesInt {
   template <typename T>
   static T ApplyBits(T a, T b, int bits) {
     if (b < 0 || static_cast<uint64_t>(b) >= static_cast<uint64_t>(bits)) return 0;
     return static_cast<T>(static_cast<U<T>>(a) << b);
   }
 };
-struct Shrl {
-  template <typename T>
-  static constexpr bool Supports() {
-    return kIsInt<T>;
-  }
+struct Shrl : TakesInt {
   template <typename T>
   static T ApplyBits(T a, T b, int bits) {
     if (b < 0 || static_cast<uint64_t>(b) >= static_cast<uint64_t>(bits)) return 0;
-    U<T> u = static_cast<U<T>>(a);
-    if (bits < static_cast<int>(8 * sizeof(T))) u &= static_cast<U<T>>((U<T>(1) << bits) - 1);
-    return static_cast<T>(u >> b);
+    return static_cast<T>(LowBits(a, bits) >> b);
   }
 };
-struct Shra {
-  template <typename T>
-  static constexpr bool Supports() {
-    return kIsInt<T>;
-  }
+struct Shra : TakesInt {
   template <typename T>
   static T ApplyBits(T a, T b, int bits) {
     using S = std::make_signed_t<T>;
@@ -566,11 +462,7 @@ struct Shra {
 };
 
 // chlo.mulhi: the high half of the double-width product (signed or unsigned), as bits of T's width.
-struct MulHi {
-  template <typename T>
-  static constexpr bool Supports() {
-    return kIsInt<T>;
-  }
+struct MulHi : TakesInt {
   template <typename T>
   static T ApplyBits(T a, T b, int bits) {
     __extension__ using Wide = std::conditional_t<std::is_signed_v<T>, __int128, unsigned __int128>;
@@ -738,23 +630,19 @@ Status MakeBinary(CompileCtx& cx, uint32_t a_slot, uint32_t b_slot, uint32_t out
 template <typename F>
 Status CompileUnary(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   if (cx.num_inputs() != 1 || cx.num_outputs() != 1) return cx.Invalid("expected one operand and one result");
-  if (NeedsF32(cx))
-    return CompileQuantized(
-        cx, k, [](CompileCtx& c, const std::vector<uint32_t>& in, uint32_t out, std::unique_ptr<Kernel>* inner) {
-          return MakeUnary<F>(c, in[0], out, inner);
-        });
-  return MakeUnary<F>(cx, cx.in(0), cx.out(0), k);
+  return CompileOnSlots(cx, k,
+                        [](CompileCtx& c, const std::vector<uint32_t>& in, uint32_t out, std::unique_ptr<Kernel>* kk) {
+                          return MakeUnary<F>(c, in[0], out, kk);
+                        });
 }
 
 template <typename F>
 Status CompileBinary(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   if (cx.num_inputs() != 2 || cx.num_outputs() != 1) return cx.Invalid("expected two operands and one result");
-  if (NeedsF32(cx))
-    return CompileQuantized(
-        cx, k, [](CompileCtx& c, const std::vector<uint32_t>& in, uint32_t out, std::unique_ptr<Kernel>* inner) {
-          return MakeBinary<F>(c, in[0], in[1], out, inner);
-        });
-  return MakeBinary<F>(cx, cx.in(0), cx.in(1), cx.out(0), k);
+  return CompileOnSlots(cx, k,
+                        [](CompileCtx& c, const std::vector<uint32_t>& in, uint32_t out, std::unique_ptr<Kernel>* kk) {
+                          return MakeBinary<F>(c, in[0], in[1], out, kk);
+                        });
 }
 
 // ---- Ops with other result types -----------------------------------------------------------------
@@ -833,12 +721,10 @@ Status MakeComplexPart(CompileCtx& cx, uint32_t in, uint32_t out, std::unique_pt
 template <typename F>
 Status CompileComplexPart(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   if (cx.num_inputs() != 1 || cx.num_outputs() != 1) return cx.Invalid("expected one operand and one result");
-  if (NeedsF32(cx))
-    return CompileQuantized(
-        cx, k, [](CompileCtx& c, const std::vector<uint32_t>& in, uint32_t out, std::unique_ptr<Kernel>* inner) {
-          return MakeComplexPart<F>(c, in[0], out, inner);
-        });
-  return MakeComplexPart<F>(cx, cx.in(0), cx.out(0), k);
+  return CompileOnSlots(cx, k,
+                        [](CompileCtx& c, const std::vector<uint32_t>& in, uint32_t out, std::unique_ptr<Kernel>* kk) {
+                          return MakeComplexPart<F>(c, in[0], out, kk);
+                        });
 }
 
 Status CompileAbs(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
@@ -981,12 +867,10 @@ Status MakeCompare(CompileCtx& cx, uint32_t a_slot, uint32_t b_slot, uint32_t ou
 
 Status CompileCompare(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   if (cx.num_inputs() != 2 || cx.num_outputs() != 1) return cx.Invalid("expected two operands and one result");
-  if (NeedsF32(cx))
-    return CompileQuantized(
-        cx, k, [](CompileCtx& c, const std::vector<uint32_t>& in, uint32_t out, std::unique_ptr<Kernel>* inner) {
-          return MakeCompare(c, in[0], in[1], out, inner);
-        });
-  return MakeCompare(cx, cx.in(0), cx.in(1), cx.out(0), k);
+  return CompileOnSlots(cx, k,
+                        [](CompileCtx& c, const std::vector<uint32_t>& in, uint32_t out, std::unique_ptr<Kernel>* kk) {
+                          return MakeCompare(c, in[0], in[1], out, kk);
+                        });
 }
 
 // ---- select, clamp -------------------------------------------------------------------------------
@@ -1087,8 +971,7 @@ Status CompileClamp(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
     if (!*kk) return c.Unsupported("element type %s is not supported", std::string(ElementTypeName(v.type)).c_str());
     return Ok();
   };
-  if (NeedsF32(cx)) return CompileQuantized(cx, k, make);
-  return make(cx, {cx.in(0), cx.in(1), cx.in(2)}, cx.out(0), k);
+  return CompileOnSlots(cx, k, make);
 }
 
 // ---- convert, bitcast_convert, reduce_precision ---------------------------------------------------
@@ -1395,8 +1278,7 @@ Status CompileReducePrecision(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
     if (!*kk) return c.Unsupported("element type %s is not supported", std::string(ElementTypeName(a.type)).c_str());
     return Ok();
   };
-  if (NeedsF32(cx)) return CompileQuantized(cx, k, make);
-  return make(cx, {cx.in(0)}, cx.out(0), k);
+  return CompileOnSlots(cx, k, make);
 }
 
 }  // namespace

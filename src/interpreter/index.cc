@@ -206,9 +206,14 @@ Status CompileGather(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
 // dynamic_gather(operand, start_indices, slice_sizes): gather with slice_sizes from a constant operand.
 Status CompileDynamicGather(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   if (cx.num_inputs() != 3 || cx.num_outputs() != 1) return cx.Invalid("expected operand, start_indices, slice_sizes");
-  if (cx.in_slot(0).quant || cx.out_slot(0).quant) return cx.Unsupported("quantized dynamic_gather is not supported");
   std::vector<int64_t> slice_sizes;
   NEURONMEM_RETURN_IF_ERROR(ConstantInts(cx, 2, "slice_sizes", &slice_sizes));
+  if (cx.in_slot(0).quant || cx.out_slot(0).quant) {  // as gather: dequantize, gather, quantize
+    return CompileQuantized(
+        cx, k, [&](CompileCtx& c, const std::vector<uint32_t>& in, uint32_t out, std::unique_ptr<Kernel>* inner) {
+          return CompileGatherWith(c, in[0], out, slice_sizes, inner);
+        });
+  }
   return CompileGatherWith(cx, cx.in(0), cx.out(0), std::move(slice_sizes), k);
 }
 

@@ -20,6 +20,9 @@ Status CompileQuantized(CompileCtx& cx, std::unique_ptr<Kernel>* k, const InnerC
 // op then compiles through CompileQuantized.
 bool NeedsF32(CompileCtx& cx);
 
+// `make` on the op's own operand slots and result slot, or through CompileQuantized when NeedsF32(cx).
+Status CompileOnSlots(CompileCtx& cx, std::unique_ptr<Kernel>* k, const InnerCompile& make);
+
 // A kernel running `ks` in order.
 std::unique_ptr<Kernel> MakeSequence(std::vector<std::unique_ptr<Kernel>> ks);
 

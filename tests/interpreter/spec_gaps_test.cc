@@ -155,6 +155,25 @@ TEST(QuantizedRegions, SelectAndScatterOnQuantizedValues) {
   EXPECT_EQ(r.Get<float>(0), (std::vector<float>{0.0f, 7.0f, 9.0f, 0.0f}));
 }
 
+TEST(QuantizedRegions, DynamicGatherOfQuantizedValuesLikeGather) {
+  // slice_sizes from a constant operand; the rows [30, 40] and [10, 20] keep their quantized values.
+  const std::string qm = Q("i8", "2x2x"), qr = Q("i8", "2x1x2x");
+  const std::string text =
+      "func.func @main() -> tensor<2x1x2xf32> {\n"
+      "  %c = stablehlo.constant dense<[[10.0, 20.0], [30.0, 40.0]]> : tensor<2x2xf32>\n"
+      "  %q = stablehlo.uniform_quantize %c : (tensor<2x2xf32>) -> " +
+      qm + "\n" +
+      "  %i = stablehlo.constant dense<[[1], [0]]> : tensor<2x1xi32>\n"
+      "  %sz = stablehlo.constant dense<[1, 2]> : tensor<2xi64>\n"
+      "  %g = \"stablehlo.dynamic_gather\"(%q, %i, %sz) {dimension_numbers = "
+      "#stablehlo.gather<offset_dims = [1, 2], start_index_map = [0], index_vector_dim = 1>} : (" +
+      qm + ", tensor<2x1xi32>, tensor<2xi64>) -> " + qr + "\n" + "  %r = stablehlo.uniform_dequantize %g : (" + qr +
+      ") -> tensor<2x1x2xf32>\n" + "  func.return %r : tensor<2x1x2xf32>\n}\n";
+  auto r = RunText(text);
+  ASSERT_FALSE(r.status) << r.status->message;
+  EXPECT_EQ(r.Get<float>(0), (std::vector<float>{30, 40, 10, 20}));
+}
+
 // ---- dynamic-shape ops with static shapes ---------------------------------------------------------
 
 TEST(DynamicShapeOps, RunWhenTheirShapeOperandsAreConstants) {

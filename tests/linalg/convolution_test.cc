@@ -38,6 +38,21 @@ ConvolutionParams Plain(int spatial) {
   return p;
 }
 
+// [b, 0, 1, f] x [0, 1, i, o] -> [b, 0, 1, f]: NHWC input, HWIO kernel, NHWC output (2 spatial dims).
+ConvolutionParams Nhwc2d() {
+  ConvolutionParams p;
+  p.input_batch_dimension = 0;
+  p.input_feature_dimension = 3;
+  p.input_spatial_dimensions = {1, 2};
+  p.kernel_input_feature_dimension = 2;
+  p.kernel_output_feature_dimension = 3;
+  p.kernel_spatial_dimensions = {0, 1};
+  p.output_batch_dimension = 0;
+  p.output_feature_dimension = 3;
+  p.output_spatial_dimensions = {1, 2};
+  return p;
+}
+
 // The spec, step by step: split into groups, pad and dilate lhs into an explicit array, slide the window,
 // reverse it, contract spatial dims then feature. Values as doubles (approx + magnitude), plus the result
 // type's exact arithmetic for integers (wrapping) and f16 (rounded per step, emulated in float).
@@ -206,21 +221,12 @@ INSTANTIATE_TEST_SUITE_P(Types, ConvolutionTypes,
 
 TEST(Convolution, SpecExample) {
   // The spec's example: NHWC input 1x4x4x1, HWIO kernel 3x3x1x1 of ones, stride 4, lhs dilation 2.
-  ConvolutionParams p;
+  ConvolutionParams p = Nhwc2d();
   p.window_strides = {4, 4};
   p.padding = {{0, 0}, {0, 0}};
   p.lhs_dilation = {2, 2};
   p.rhs_dilation = {1, 1};
   p.window_reversal = {false, false};
-  p.input_batch_dimension = 0;
-  p.input_feature_dimension = 3;
-  p.input_spatial_dimensions = {1, 2};
-  p.kernel_input_feature_dimension = 2;
-  p.kernel_output_feature_dimension = 3;
-  p.kernel_spatial_dimensions = {0, 1};
-  p.output_batch_dimension = 0;
-  p.output_feature_dimension = 3;
-  p.output_spatial_dimensions = {1, 2};
   Tensor lhs(E::kS64, {1, 4, 4, 1}), rhs(E::kS64, {3, 3, 1, 1}), out(E::kS64, {1, 2, 2, 1});
   const int64_t l[] = {1, 2, 5, 6, 3, 4, 7, 8, 10, 11, 14, 15, 12, 13, 16, 17};
   std::copy(l, l + 16, lhs.as<int64_t>());
@@ -246,17 +252,8 @@ TEST(Convolution, ConformanceShapes) {
     CheckCase(Random(E::kF32, {1, 3, 2, 2}, rng), Random(E::kF32, {64, 3, 7, 7}, rng), p, E::kF32);
   }
   {
-    // [b, 0, 1, f] x [0, 1, i, o] -> [b, 0, 1, f] with lhs dilation.
-    ConvolutionParams p;
-    p.input_batch_dimension = 0;
-    p.input_feature_dimension = 3;
-    p.input_spatial_dimensions = {1, 2};
-    p.kernel_input_feature_dimension = 2;
-    p.kernel_output_feature_dimension = 3;
-    p.kernel_spatial_dimensions = {0, 1};
-    p.output_batch_dimension = 0;
-    p.output_feature_dimension = 3;
-    p.output_spatial_dimensions = {1, 2};
+    // NHWC x HWIO with lhs dilation.
+    ConvolutionParams p = Nhwc2d();
     p.padding = {{1, 1}, {2, 2}};
     p.lhs_dilation = {2, 2};
     std::vector<int64_t> out;
