@@ -8,6 +8,7 @@ packages=(
   libgtest-dev libbenchmark-dev clang-format-14
   libeigen3-dev libopenblas0-serial
   golang-go python3-numpy
+  gnuplot-nox
 )
 # The Rust binding needs cargo; rustup's (/root/.cargo/bin) serves when present, else Debian's.
 if ! command -v cargo >/dev/null 2>&1 && [ ! -x "$HOME/.cargo/bin/cargo" ]; then

@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 
+#include "latency.h"
 #include "memory/device_arena.h"
 #include "memory/pinned_arena.h"
 
@@ -30,19 +31,7 @@ void BM_GlibcMalloc(benchmark::State& state) {
 }
 
 neuronmem_client_t* Client() {
-  static neuronmem_client_t* c = [] {
-    neuronmem_client_options_t o{};
-    o.struct_size = sizeof o;
-    o.num_cores = 1;
-    o.device_bytes_per_core = 256ull << 20;
-    o.pinned_host_bytes = 256ull << 20;
-    neuronmem_client_t* client = nullptr;
-    if (neuronmem_status_t* s = neuronmem_client_create(&o, &client)) {
-      fprintf(stderr, "%s\n", neuronmem_status_message(s).data);
-      std::abort();
-    }
-    return client;
-  }();
+  static neuronmem_client_t* c = neuronmem::bench::CreateClient(1, 256ull << 20, 256ull << 20);
   return c;
 }
 

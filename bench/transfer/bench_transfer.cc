@@ -15,38 +15,24 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <cstring>
 #include <map>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "condvar_queue.h"
 #include "copy/fast_copy.h"
+#include "latency.h"
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-void Check(neuronmem_status_t* s) {
-  if (s) {
-    fprintf(stderr, "neuronmem error: %s\n", neuronmem_status_message(s).data);
-    std::abort();
-  }
-}
+using neuronmem::bench::Check;
+using neuronmem::bench::Clock;
+using neuronmem::bench::Summarize;
 
 neuronmem_client_t* Client() {
-  static neuronmem_client_t* c = [] {
-    neuronmem_client_options_t o{};
-    o.struct_size = sizeof o;
-    o.num_cores = 2;
-    o.device_bytes_per_core = 640ull << 20;
-    o.pinned_host_bytes = 128ull << 20;
-    neuronmem_client_t* client = nullptr;
-    Check(neuronmem_client_create(&o, &client));
-    return client;
-  }();
+  static neuronmem_client_t* c = neuronmem::bench::CreateClient(2, 640ull << 20, 128ull << 20);
   return c;
 }
 
@@ -54,30 +40,6 @@ neuronmem_memory_t* Mem(int id) {
   neuronmem_memory_t* m = nullptr;
   Check(neuronmem_client_lookup_memory(Client(), id, &m));
   return m;
-}
-
-double ClockOverheadNs() {
-  static double overhead = [] {
-    std::vector<double> v(20000);
-    for (auto& x : v) {
-      auto t0 = Clock::now();
-      auto t1 = Clock::now();
-      x = std::chrono::duration<double, std::nano>(t1 - t0).count();
-    }
-    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-    return v[v.size() / 2];
-  }();
-  return overhead;
-}
-
-struct Percentiles {
-  double p50, p99;
-};
-Percentiles Summarize(std::vector<double>& ns) {
-  std::sort(ns.begin(), ns.end());
-  const double o = ClockOverheadNs();
-  auto at = [&](double q) { return std::max(0.0, ns[static_cast<size_t>(q * (ns.size() - 1))] - o); };
-  return {at(0.50), at(0.99)};
 }
 
 // Floors by size, filled by the floor benchmarks (registered first, so they run first).
@@ -91,7 +53,7 @@ std::map<size_t, double>& LargeFloorGBs() {
 }
 
 void Report(benchmark::State& state, std::vector<double>& samples, size_t size) {
-  Percentiles p = Summarize(samples);
+  neuronmem::bench::Percentiles p = Summarize(samples);
   state.counters["p50_ns"] = p.p50;
   state.counters["p99_ns"] = p.p99;
   auto it = SmallFloor().find(size);
@@ -132,59 +94,16 @@ void BM_Floor_Memcpy(benchmark::State& state) {
   Report(state, samples, size);
 }
 
-// What a user would hand-roll: one worker thread, a mutex and a condition variable.
-class NaiveQueue {
- public:
-  NaiveQueue() : worker_([this] { Run(); }) {}
-  ~NaiveQueue() {
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    worker_.join();
-  }
-  void CopyAndWait(void* dst, const void* src, size_t n) {
-    std::unique_lock<std::mutex> l(mu_);
-    dst_ = dst;
-    src_ = src;
-    n_ = n;
-    has_work_ = true;
-    done_ = false;
-    cv_.notify_all();
-    done_cv_.wait(l, [this] { return done_; });
-  }
-
- private:
-  void Run() {
-    std::unique_lock<std::mutex> l(mu_);
-    for (;;) {
-      cv_.wait(l, [this] { return has_work_ || stop_; });
-      if (stop_) return;
-      std::memcpy(dst_, src_, n_);
-      has_work_ = false;
-      done_ = true;
-      done_cv_.notify_all();
-    }
-  }
-  std::mutex mu_;
-  std::condition_variable cv_, done_cv_;
-  void* dst_ = nullptr;
-  const void* src_ = nullptr;
-  size_t n_ = 0;
-  bool has_work_ = false, done_ = false, stop_ = false;
-  std::thread worker_;
-};
-
 void BM_Baseline_NaiveQueue(benchmark::State& state) {
   const size_t size = static_cast<size_t>(state.range(0));
   std::vector<uint8_t> src(size, 1), dst(size, 0);
-  NaiveQueue q;
+  neuronmem::bench::CondvarCopyQueue q;  // what a user would hand-roll
   std::vector<double> samples;
   for (auto _ : state) {
     for (int i = 0; i < kSamples / 10; ++i) {
       auto t0 = Clock::now();
-      q.CopyAndWait(dst.data(), src.data(), size);
+      const neuronmem::bench::CondvarCopyQueue::Copy copy = {dst.data(), src.data(), size};
+      q.CopyAndWait(&copy, 1);
       auto t1 = Clock::now();
       samples.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count());
     }

@@ -1,0 +1,530 @@
+#include "decode_model.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <sstream>
+
+namespace neuronmem_decode {
+namespace {
+
+constexpr float kRmsEpsilon = 1e-5f;
+constexpr float kMaskedScore = -1e30f;
+
+std::string Dims(const std::vector<int64_t>& dims) {
+  std::string s;
+  for (int64_t d : dims) s += std::to_string(d) + "x";
+  return s;
+}
+std::string F32(const std::vector<int64_t>& dims) { return "tensor<" + Dims(dims) + "f32>"; }
+std::string S32(const std::vector<int64_t>& dims) { return "tensor<" + Dims(dims) + "i32>"; }
+
+// A float literal that reads back to the same float.
+std::string FloatText(float f) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.9e", static_cast<double>(f));
+  return buf;
+}
+
+// Emits one function body: fresh SSA names, one op per line.
+class Emitter {
+ public:
+  std::string Op(const std::string& text) {
+    std::string name = "%" + std::to_string(next_++);
+    out_ << "    " << name << " = " << text << "\n";
+    return name;
+  }
+  void Line(const std::string& text) { out_ << "    " << text << "\n"; }
+  std::string Fresh() { return "%r" + std::to_string(next_++); }
+  std::string Take() { return out_.str(); }
+
+ private:
+  std::ostringstream out_;
+  int next_ = 0;
+};
+
+struct Builder {
+  const Config& c;
+  Emitter e;
+  int64_t B, H, NH, D, T;
+
+  explicit Builder(const Config& config)
+      : c(config), B(c.batch), H(c.hidden), NH(c.heads), D(c.head_dim()), T(c.max_tokens()) {}
+
+  std::string ConstF(float v, const std::vector<int64_t>& dims) {
+    return e.Op("stablehlo.constant dense<" + FloatText(v) + "> : " + F32(dims));
+  }
+  std::string ConstS(int32_t v, const std::vector<int64_t>& dims) {
+    return e.Op("stablehlo.constant dense<" + std::to_string(v) + "> : " + S32(dims));
+  }
+  std::string Binary(const char* op, const std::string& a, const std::string& b, const std::string& type) {
+    return e.Op(std::string("stablehlo.") + op + " " + a + ", " + b + " : " + type);
+  }
+  std::string Unary(const char* op, const std::string& a, const std::string& type) {
+    return e.Op(std::string("stablehlo.") + op + " " + a + " : " + type);
+  }
+  std::string Reshape(const std::string& a, const std::string& from, const std::string& to) {
+    return e.Op("stablehlo.reshape " + a + " : (" + from + ") -> " + to);
+  }
+  std::string Broadcast(const std::string& a, const std::string& dims, const std::string& from, const std::string& to) {
+    return e.Op("stablehlo.broadcast_in_dim " + a + ", dims = [" + dims + "] : (" + from + ") -> " + to);
+  }
+  std::string Reduce(const std::string& a, const std::string& init, const char* fn, int dim, const std::string& from,
+                     const std::string& to) {
+    return e.Op("stablehlo.reduce(" + a + " init: " + init + ") applies stablehlo." + fn + " across dimensions = [" +
+                std::to_string(dim) + "] : (" + from + ", tensor<f32>) -> " + to);
+  }
+  // [rows, k] x [k, n] -> [rows, n]
+  std::string MatMul(const std::string& a, const std::string& w, int64_t rows, int64_t k, int64_t n) {
+    return e.Op("stablehlo.dot_general " + a + ", " + w + ", contracting_dims = [1] x [0] : (" + F32({rows, k}) + ", " +
+                F32({k, n}) + ") -> " + F32({rows, n}));
+  }
+  // x * rsqrt(mean(x^2) + eps) over the last dim of [B, H].
+  std::string Rms(const std::string& x, const std::string& zero) {
+    const std::string bh = F32({B, H}), b = F32({B});
+    std::string sq = Binary("multiply", x, x, bh);
+    std::string ss = Reduce(sq, zero, "add", 1, bh, b);
+    std::string ms = Binary("multiply", ss, ConstF(1.0f / static_cast<float>(H), {B}), b);
+    std::string me = Binary("add", ms, ConstF(kRmsEpsilon, {B}), b);
+    std::string r = Unary("rsqrt", me, b);
+    return Binary("multiply", x, Broadcast(r, "0", b, bh), bh);
+  }
+  // Embedding-style lookup: rows `indices` ([B]) of table [rows, H] -> [B, H].
+  std::string Lookup(const std::string& table, const std::string& indices, int64_t rows) {
+    return e.Op("\"stablehlo.gather\"(" + table + ", " + indices +
+                ") <{dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], "
+                "start_index_map = [0], index_vector_dim = 1>, slice_sizes = array<i64: 1, " +
+                std::to_string(H) + ">}> : (" + F32({rows, H}) + ", " + S32({B}) + ") -> " + F32({B, H}));
+  }
+};
+
+}  // namespace
+
+size_t ArgSpec::bytes() const {
+  size_t n = 4;
+  for (int64_t d : dims) n *= static_cast<size_t>(d);
+  return n;
+}
+
+namespace {
+struct SizeFlag {
+  const char* flag;
+  int Config::*field;
+  const char* help;
+};
+constexpr SizeFlag kSizeFlags[] = {
+    {"--batch", &Config::batch, "sequences decoded together (block table rows)"},
+    {"--max-blocks", &Config::max_blocks, "block table columns (a sequence holds max_blocks * block_size tokens)"},
+    {"--block-size", &Config::block_size, "tokens per KV cache block"},
+    {"--num-blocks", &Config::num_blocks, "KV cache blocks shared by all sequences"},
+    {"--layers", &Config::layers, "transformer layers"},
+    {"--hidden", &Config::hidden, "hidden size"},
+    {"--heads", &Config::heads, "attention heads (hidden / heads = head dim)"},
+    {"--ffn", &Config::ffn, "MLP inner size"},
+    {"--vocab", &Config::vocab, "vocabulary size"},
+};
+}  // namespace
+
+bool ParseConfigFlag(const std::string& flag, const char* value, Config* c, std::string* error) {
+  for (const SizeFlag& f : kSizeFlags) {
+    if (flag != f.flag) continue;
+    char* end = nullptr;
+    errno = 0;
+    const long v = value ? std::strtol(value, &end, 10) : 0;
+    if (!value || *value == '\0' || *end != '\0' || errno != 0 || v < 1 || v > (1 << 24)) {
+      *error = flag + " needs an integer in 1.." + std::to_string(1 << 24) + " (got '" + (value ? value : "") + "')";
+    } else {
+      c->*f.field = static_cast<int>(v);
+    }
+    return true;
+  }
+  return false;
+}
+
+std::string ConfigFlagsHelp(const Config& c) {
+  std::string s;
+  for (const SizeFlag& f : kSizeFlags) {
+    char line[160];
+    std::snprintf(line, sizeof line, "  %-14s N  %s (default %d)\n", f.flag, f.help, c.*f.field);
+    s += line;
+  }
+  return s;
+}
+
+std::string ValidateConfig(const Config& c) {
+  struct Field {
+    const char* name;
+    int value;
+  };
+  for (Field f : {Field{"batch", c.batch}, Field{"max_blocks", c.max_blocks}, Field{"block_size", c.block_size},
+                  Field{"num_blocks", c.num_blocks}, Field{"layers", c.layers}, Field{"hidden", c.hidden},
+                  Field{"heads", c.heads}, Field{"ffn", c.ffn}, Field{"vocab", c.vocab}}) {
+    if (f.value < 1) return std::string(f.name) + " must be at least 1 (got " + std::to_string(f.value) + ")";
+  }
+  if (c.hidden % c.heads != 0)
+    return "hidden " + std::to_string(c.hidden) + " is not a multiple of heads " + std::to_string(c.heads);
+  const int64_t slots = static_cast<int64_t>(c.num_blocks) * c.block_size;
+  const int64_t table = static_cast<int64_t>(c.batch) * c.max_blocks;
+  if (slots > std::numeric_limits<int32_t>::max() || table > std::numeric_limits<int32_t>::max() ||
+      static_cast<int64_t>(c.max_blocks) * c.block_size > std::numeric_limits<int32_t>::max())
+    return "num_blocks * block_size and batch * max_blocks must fit in s32";
+  return "";
+}
+
+std::vector<ArgSpec> Arguments(const Config& c) {
+  const int64_t B = c.batch, H = c.hidden;
+  const std::vector<int64_t> cache = {c.layers, c.num_blocks, c.block_size, H};
+  std::vector<ArgSpec> a = {
+      {"tokens", {B}, true, false, false},
+      {"block_table", {B, c.max_blocks}, true, true, false},
+      {"seq_lens", {B}, true, true, false},
+      {"positions", {B}, true, true, false},
+      {"slot_mapping", {B}, true, true, false},
+      {"k_cache", cache, false, false, true},
+      {"v_cache", cache, false, false, true},
+      {"embed", {c.vocab, H}, false, false, false},
+      {"pos_embed", {c.max_tokens(), H}, false, false, false},
+  };
+  for (int l = 0; l < c.layers; ++l) {
+    const std::string p = "layer" + std::to_string(l) + ".";
+    for (const char* w : {"wq", "wk", "wv", "wo"}) a.push_back({p + w, {H, H}, false, false, false});
+    a.push_back({p + "w1", {H, c.ffn}, false, false, false});
+    a.push_back({p + "w2", {c.ffn, H}, false, false, false});
+  }
+  a.push_back({"lm_head", {H, c.vocab}, false, false, false});
+  return a;
+}
+
+std::string GenerateModule(const Config& c) {
+  const std::vector<ArgSpec> args = Arguments(c);
+  Builder b(c);
+  Emitter& e = b.e;
+  const int64_t B = b.B, H = b.H, NH = b.NH, D = b.D, T = b.T, MB = c.max_blocks, BS = c.block_size;
+  const std::vector<int64_t> cache_dims = {c.layers, c.num_blocks, BS, H};
+  const std::string bh = F32({B, H}), cache = F32(cache_dims), scores = F32({B, NH, T}), bn = F32({B, NH});
+  auto arg = [](int i) { return "%arg" + std::to_string(i); };
+
+  std::ostringstream s;
+  s << "// The decode step of neuronmem-decode (tools/decode/decode_model.h), generated by neuronmem-decode-gen:\n";
+  s << "// batch " << c.batch << ", max_blocks " << c.max_blocks << ", block_size " << c.block_size << ", num_blocks "
+    << c.num_blocks << ", layers " << c.layers << ", hidden " << c.hidden << ", heads " << c.heads << ", ffn " << c.ffn
+    << ", vocab " << c.vocab << ".\n";
+  s << "// Metadata (block table, sequence lengths, positions, slot mapping) is read where it lies in pinned_host;\n";
+  s << "// the KV caches are donated and updated in place at the slots; paged attention is a plain gather.\n";
+  s << "module @decode_step attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {\n";
+  s << "  func.func public @main(";
+  for (size_t i = 0; i < args.size(); ++i) {
+    const ArgSpec& a = args[i];
+    s << (i ? ",\n      " : "") << arg(static_cast<int>(i)) << ": " << (a.is_s32 ? S32(a.dims) : F32(a.dims));
+    s << " {mhlo.memory_kind = \"" << (a.pinned_host ? "pinned_host" : "device") << "\"";
+    if (a.donated) s << ", jax.buffer_donor = true, tf.aliasing_output = " << (i == kKCache ? 1 : 2) << " : i32";
+    s << "} loc(\"" << a.name << "\")";
+  }
+  s << ")\n      -> (" << S32({B}) << " {jax.result_info = \"next_tokens\", mhlo.memory_kind = \"device\"}, " << cache
+    << " {jax.result_info = \"k_cache\", mhlo.memory_kind = \"device\"}, " << cache
+    << " {jax.result_info = \"v_cache\", mhlo.memory_kind = \"device\"}) {\n";
+
+  const std::string zero = b.ConstF(0.0f, {});
+  const std::string ninf = e.Op("stablehlo.constant dense<0xFF800000> : tensor<f32>");
+  // Embedding of the tokens plus the position embedding.
+  std::string x =
+      b.Binary("add", b.Lookup(arg(kEmbed), arg(kTokens), c.vocab), b.Lookup(arg(kPosEmbed), arg(kPositions), T), bh);
+  // Attention mask from the sequence lengths: key t is visible when t < seq_len.
+  const std::string iota = e.Op("stablehlo.iota dim = 2 : " + S32({B, NH, T}));
+  const std::string lens = b.Broadcast(arg(kSeqLens), "0", S32({B}), S32({B, NH, T}));
+  const std::string visible = e.Op("stablehlo.compare  LT, " + iota + ", " + lens + ",  SIGNED : (" + S32({B, NH, T}) +
+                                   ", " + S32({B, NH, T}) + ") -> tensor<" + Dims({B, NH, T}) + "i1>");
+  const std::string masked = b.ConstF(kMaskedScore, {B, NH, T});
+  const std::string scale = b.ConstF(1.0f / std::sqrt(static_cast<float>(D)), {B, NH, T});
+  // The slot's block and offset, and the block table as [B, MB, 1] for the gather indices.
+  const std::string bs_const = b.ConstS(static_cast<int32_t>(BS), {B});
+  const std::string slot_block = b.Binary("divide", arg(kSlotMapping), bs_const, S32({B}));
+  const std::string slot_offset = b.Binary("remainder", arg(kSlotMapping), bs_const, S32({B}));
+  const std::string slot_block2 = b.Reshape(slot_block, S32({B}), S32({B, 1}));
+  const std::string slot_offset2 = b.Reshape(slot_offset, S32({B}), S32({B, 1}));
+  const std::string table3 = b.Reshape(arg(kBlockTable), S32({B, MB}), S32({B, MB, 1}));
+
+  std::string k_cache = arg(kKCache), v_cache = arg(kVCache);
+  for (int l = 0; l < c.layers; ++l) {
+    const int w = kFirstLayer + l * kWeightsPerLayer;
+    std::string n = b.Rms(x, zero);
+    std::string q = b.MatMul(n, arg(w + 0), B, H, H);
+    std::string k = b.MatMul(n, arg(w + 1), B, H, H);
+    std::string v = b.MatMul(n, arg(w + 2), B, H, H);
+    // Write this step's K and V at the slots: indices (layer, block, offset) per sequence.
+    std::string layer_col = b.ConstS(l, {B, 1});
+    std::string scatter_idx =
+        e.Op("stablehlo.concatenate " + layer_col + ", " + slot_block2 + ", " + slot_offset2 + ", dim = 1 : (" +
+             S32({B, 1}) + ", " + S32({B, 1}) + ", " + S32({B, 1}) + ") -> " + S32({B, 3}));
+    auto scatter = [&](const std::string& cache_in, const std::string& update) {
+      const std::string old_v = e.Fresh(), new_v = e.Fresh();
+      return e.Op("\"stablehlo.scatter\"(" + cache_in + ", " + scatter_idx + ", " + update +
+                  ") <{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1], inserted_window_dims = "
+                  "[0, 1, 2], scatter_dims_to_operand_dims = [0, 1, 2], index_vector_dim = 1>}> ({\n    ^bb0(" +
+                  old_v + ": tensor<f32>, " + new_v + ": tensor<f32>):\n      stablehlo.return " + new_v +
+                  " : tensor<f32>\n    }) : (" + cache + ", " + S32({B, 3}) + ", " + bh + ") -> " + cache);
+    };
+    k_cache = scatter(k_cache, k);
+    v_cache = scatter(v_cache, v);
+    // Paged attention: gather the sequence's blocks through the block table -> [B, MB, BS, H].
+    std::string layer_col3 = b.ConstS(l, {B, MB, 1});
+    std::string gather_idx = e.Op("stablehlo.concatenate " + layer_col3 + ", " + table3 + ", dim = 2 : (" +
+                                  S32({B, MB, 1}) + ", " + S32({B, MB, 1}) + ") -> " + S32({B, MB, 2}));
+    auto gather = [&](const std::string& cache_now) {
+      std::string g = e.Op("\"stablehlo.gather\"(" + cache_now + ", " + gather_idx +
+                           ") <{dimension_numbers = #stablehlo.gather<offset_dims = [2, 3], collapsed_slice_dims = "
+                           "[0, 1], start_index_map = [0, 1], index_vector_dim = 2>, slice_sizes = array<i64: 1, 1, " +
+                           std::to_string(BS) + ", " + std::to_string(H) + ">}> : (" + cache + ", " + S32({B, MB, 2}) +
+                           ") -> " + F32({B, MB, BS, H}));
+      return b.Reshape(g, F32({B, MB, BS, H}), F32({B, T, NH, D}));
+    };
+    std::string keys = gather(k_cache), values = gather(v_cache);
+    std::string q3 = b.Reshape(q, bh, F32({B, NH, D}));
+    std::string sc = e.Op("stablehlo.dot_general " + q3 + ", " + keys +
+                          ", batching_dims = [0, 1] x [0, 2], contracting_dims = [2] x [3] : (" + F32({B, NH, D}) +
+                          ", " + F32({B, T, NH, D}) + ") -> " + scores);
+    sc = b.Binary("multiply", sc, scale, scores);
+    sc = e.Op("stablehlo.select " + visible + ", " + sc + ", " + masked + " : tensor<" + Dims({B, NH, T}) + "i1>, " +
+              scores);
+    std::string mx = b.Reduce(sc, ninf, "maximum", 2, scores, bn);
+    std::string ex =
+        b.Unary("exponential", b.Binary("subtract", sc, b.Broadcast(mx, "0, 1", bn, scores), scores), scores);
+    std::string sum = b.Reduce(ex, zero, "add", 2, scores, bn);
+    std::string p = b.Binary("divide", ex, b.Broadcast(sum, "0, 1", bn, scores), scores);
+    std::string o = e.Op("stablehlo.dot_general " + p + ", " + values +
+                         ", batching_dims = [0, 1] x [0, 2], contracting_dims = [2] x [1] : (" + scores + ", " +
+                         F32({B, T, NH, D}) + ") -> " + F32({B, NH, D}));
+    std::string o2 = b.Reshape(o, F32({B, NH, D}), bh);
+    x = b.Binary("add", x, b.MatMul(o2, arg(w + 3), B, H, H), bh);
+    // MLP with SiLU.
+    const std::string bf = F32({B, c.ffn});
+    std::string up = b.MatMul(b.Rms(x, zero), arg(w + 4), B, H, c.ffn);
+    std::string act = b.Binary("multiply", up, b.Unary("logistic", up, bf), bf);
+    x = b.Binary("add", x, b.MatMul(act, arg(w + 5), B, c.ffn, H), bh);
+  }
+  // Logits and greedy sampling: argmax over the vocabulary, ties to the smaller id.
+  std::string logits = b.MatMul(b.Rms(x, zero), arg(static_cast<int>(args.size()) - 1), B, H, c.vocab);
+  const std::string bv = F32({B, c.vocab});
+  std::string ids = e.Op("stablehlo.iota dim = 1 : " + S32({B, c.vocab}));
+  std::string izero = b.ConstS(0, {});
+  const std::string a0 = e.Fresh(), a1 = e.Fresh(), i0 = e.Fresh(), i1 = e.Fresh();
+  std::string gt = e.Fresh(), nan = e.Fresh(), pick = e.Fresh(), eq = e.Fresh(), lt = e.Fresh(), tie = e.Fresh(),
+              pick_id = e.Fresh(), val = e.Fresh(), id = e.Fresh();
+  std::string best = e.Fresh();
+  e.Line(best + ":2 = stablehlo.reduce(" + logits + " init: " + ninf + "), (" + ids + " init: " + izero +
+         ") across dimensions = [1] : (" + bv + ", " + S32({B, c.vocab}) + ", tensor<f32>, tensor<i32>) -> (" +
+         F32({B}) + ", " + S32({B}) + ")");
+  e.Line(" reducer(" + a0 + ": tensor<f32>, " + a1 + ": tensor<f32>) (" + i0 + ": tensor<i32>, " + i1 +
+         ": tensor<i32>)  {");
+  const std::string cmp_f = " : (tensor<f32>, tensor<f32>) -> tensor<i1>";
+  e.Line("  " + gt + " = stablehlo.compare  GT, " + a0 + ", " + a1 + ",  FLOAT" + cmp_f);
+  e.Line("  " + nan + " = stablehlo.compare  NE, " + a0 + ", " + a0 + ",  FLOAT" + cmp_f);
+  e.Line("  " + pick + " = stablehlo.or " + gt + ", " + nan + " : tensor<i1>");
+  e.Line("  " + eq + " = stablehlo.compare  EQ, " + a0 + ", " + a1 + ",  FLOAT" + cmp_f);
+  e.Line("  " + lt + " = stablehlo.compare  LT, " + i0 + ", " + i1 +
+         ",  SIGNED : (tensor<i32>, tensor<i32>) -> "
+         "tensor<i1>");
+  e.Line("  " + tie + " = stablehlo.and " + eq + ", " + lt + " : tensor<i1>");
+  e.Line("  " + pick_id + " = stablehlo.or " + pick + ", " + tie + " : tensor<i1>");
+  e.Line("  " + val + " = stablehlo.select " + pick + ", " + a0 + ", " + a1 + " : tensor<i1>, tensor<f32>");
+  e.Line("  " + id + " = stablehlo.select " + pick_id + ", " + i0 + ", " + i1 + " : tensor<i1>, tensor<i32>");
+  e.Line("  stablehlo.return " + val + ", " + id + " : tensor<f32>, tensor<i32>");
+  e.Line("}");
+  e.Line("return " + best + "#1, " + k_cache + ", " + v_cache + " : " + S32({B}) + ", " + cache + ", " + cache);
+  s << e.Take() << "  }\n}\n";
+  return s.str();
+}
+
+std::vector<std::vector<float>> MakeWeights(const Config& c, uint64_t seed) {
+  // splitmix64 -> uniform in [-scale, scale), scale = 1/sqrt(fan-in) (embeddings: 1).
+  uint64_t state = seed;
+  auto next = [&state] {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  };
+  std::vector<std::vector<float>> w;
+  const std::vector<ArgSpec> args = Arguments(c);
+  for (size_t i = kEmbed; i < args.size(); ++i) {
+    const ArgSpec& a = args[i];
+    const float scale = i < kFirstLayer ? 1.0f : 1.0f / std::sqrt(static_cast<float>(a.dims[0]));
+    std::vector<float> t(a.bytes() / 4);
+    for (float& v : t) v = scale * (static_cast<float>(next() >> 40) / static_cast<float>(1 << 24) * 2.0f - 1.0f);
+    w.push_back(std::move(t));
+  }
+  return w;
+}
+
+std::string CheckMetadata(const Config& c, const int32_t* block_table, const int32_t* seq_lens,
+                          const int32_t* positions, const int32_t* slot_mapping) {
+  for (int b = 0; b < c.batch; ++b) {
+    const std::string row = "sequence " + std::to_string(b) + ": ";
+    const int32_t len = seq_lens[b];
+    if (len < 1 || len > c.max_tokens())
+      return row + "length " + std::to_string(len) + " is outside 1.." + std::to_string(c.max_tokens()) +
+             " (max_blocks " + std::to_string(c.max_blocks) + " * block_size " + std::to_string(c.block_size) + ")";
+    const int32_t live = (len + c.block_size - 1) / c.block_size;
+    for (int j = 0; j < live; ++j) {
+      const int32_t id = block_table[static_cast<size_t>(b) * c.max_blocks + j];
+      if (id < 0 || id >= c.num_blocks)
+        return row + "block table entry " + std::to_string(j) + " is block " + std::to_string(id) +
+               ", past the KV cache's " + std::to_string(c.num_blocks) + " blocks";
+    }
+    if (positions[b] != len - 1)
+      return row + "position " + std::to_string(positions[b]) + " is not seq_len - 1 = " + std::to_string(len - 1);
+    const int32_t want = block_table[static_cast<size_t>(b) * c.max_blocks + (len - 1) / c.block_size] * c.block_size +
+                         (len - 1) % c.block_size;
+    if (slot_mapping[b] != want)
+      return row + "slot " + std::to_string(slot_mapping[b]) + " is not the table's slot " + std::to_string(want) +
+             " for position " + std::to_string(len - 1);
+  }
+  return "";
+}
+
+Scheduler::Scheduler(const Config& c, uint64_t seed) : c_(c) {
+  free_blocks_.resize(static_cast<size_t>(c.num_blocks));
+  for (int i = 0; i < c.num_blocks; ++i) free_blocks_[static_cast<size_t>(i)] = i;
+  // Fisher-Yates with a small LCG: blocks land scattered through the cache, as after real traffic.
+  uint64_t s = seed * 6364136223846793005ull + 1442695040888963407ull;
+  for (size_t i = free_blocks_.size(); i > 1; --i) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    std::swap(free_blocks_[i - 1], free_blocks_[(s >> 33) % i]);
+  }
+}
+
+int64_t Scheduler::Advance(int step, int32_t* block_table, int32_t* seq_lens, int32_t* positions, int32_t* slot_mapping,
+                           std::string* error) {
+  if (step >= c_.max_tokens()) {
+    *error = "step " + std::to_string(step) + " needs sequences of " + std::to_string(step + 1) +
+             " tokens, longer than max_blocks " + std::to_string(c_.max_blocks) + " * block_size " +
+             std::to_string(c_.block_size) + " = " + std::to_string(c_.max_tokens());
+    return -1;
+  }
+  int64_t written = 0;
+  const int j = step / c_.block_size;
+  for (int b = 0; b < c_.batch; ++b) {
+    int32_t* entry = &block_table[static_cast<size_t>(b) * c_.max_blocks + j];
+    if (step % c_.block_size == 0) {
+      if (free_blocks_.empty()) {
+        *error = "the KV cache's " + std::to_string(c_.num_blocks) + " blocks are all in use (sequence " +
+                 std::to_string(b) + " needs block " + std::to_string(j) + ")";
+        return -1;
+      }
+      *entry = free_blocks_.back();
+      free_blocks_.pop_back();
+      written += 4;
+    }
+    seq_lens[b] = step + 1;
+    positions[b] = step;
+    slot_mapping[b] = *entry * c_.block_size + step % c_.block_size;
+    written += 12;
+  }
+  return written;
+}
+
+std::vector<int32_t> FirstTokens(const Config& c) {
+  std::vector<int32_t> t(static_cast<size_t>(c.batch));
+  for (int b = 0; b < c.batch; ++b) t[static_cast<size_t>(b)] = static_cast<int32_t>((b * 37 + 1) % c.vocab);
+  return t;
+}
+
+Reference::Reference(const Config& c, const std::vector<std::vector<float>>& weights)
+    : c_(c),
+      w_(weights),
+      k_(static_cast<size_t>(c.layers) * c.num_blocks * c.block_size * c.hidden, 0.0f),
+      v_(k_.size(), 0.0f) {}
+
+namespace {
+
+void Rms(const float* x, int n, float* out) {
+  float ss = 0;
+  for (int i = 0; i < n; ++i) ss += x[i] * x[i];
+  const float r = 1.0f / std::sqrt(ss * (1.0f / static_cast<float>(n)) + kRmsEpsilon);
+  for (int i = 0; i < n; ++i) out[i] = x[i] * r;
+}
+
+// out[n] = x[k] * w[k, n]
+void VecMat(const float* x, const std::vector<float>& w, int k, int n, float* out) {
+  for (int j = 0; j < n; ++j) out[j] = 0;
+  for (int i = 0; i < k; ++i)
+    for (int j = 0; j < n; ++j) out[j] += x[i] * w[static_cast<size_t>(i) * n + j];
+}
+
+}  // namespace
+
+void Reference::Step(const int32_t* tokens, const Metadata& md, std::vector<int32_t>* next,
+                     std::vector<float>* logits) {
+  const int H = c_.hidden, D = c_.head_dim(), BS = c_.block_size, F = c_.ffn, V = c_.vocab;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(D));
+  const std::vector<float>& embed = w_[0];
+  const std::vector<float>& pos_embed = w_[1];
+  const std::vector<float>& lm_head = w_.back();
+  next->assign(static_cast<size_t>(c_.batch), 0);
+  logits->assign(static_cast<size_t>(c_.batch) * V, 0.0f);
+  std::vector<float> x(H), n(H), q(H), k(H), v(H), o(H), a(H), up(F), down(H), scores;
+  auto clamp = [](int32_t i, int rows) { return std::min(std::max(i, 0), rows - 1); };
+  auto cache_at = [&](std::vector<float>& cache, int l, int64_t slot) {
+    return &cache[(static_cast<size_t>(l) * c_.num_blocks * BS + static_cast<size_t>(slot)) * H];
+  };
+  for (int b = 0; b < c_.batch; ++b) {
+    const float* te = &embed[static_cast<size_t>(clamp(tokens[b], V)) * H];
+    const float* pe = &pos_embed[static_cast<size_t>(clamp(md.positions[b], c_.max_tokens())) * H];
+    for (int i = 0; i < H; ++i) x[i] = te[i] + pe[i];
+    const int32_t len = md.seq_lens[b];
+    for (int l = 0; l < c_.layers; ++l) {
+      const std::vector<float>* w = &w_[2 + static_cast<size_t>(l) * kWeightsPerLayer];
+      Rms(x.data(), H, n.data());
+      VecMat(n.data(), w[0], H, H, q.data());
+      VecMat(n.data(), w[1], H, H, k.data());
+      VecMat(n.data(), w[2], H, H, v.data());
+      std::copy(k.begin(), k.end(), cache_at(k_, l, md.slot_mapping[b]));
+      std::copy(v.begin(), v.end(), cache_at(v_, l, md.slot_mapping[b]));
+      for (int h = 0; h < c_.heads; ++h) {
+        scores.assign(static_cast<size_t>(len), 0.0f);
+        float mx = -std::numeric_limits<float>::infinity();
+        for (int t = 0; t < len; ++t) {
+          const int32_t block = md.block_table[static_cast<size_t>(b) * c_.max_blocks + t / BS];
+          const float* kt = cache_at(k_, l, static_cast<int64_t>(block) * BS + t % BS) + h * D;
+          float s = 0;
+          for (int d = 0; d < D; ++d) s += q[h * D + d] * kt[d];
+          scores[t] = s * scale;
+          mx = std::max(mx, scores[t]);
+        }
+        float sum = 0;
+        for (float& s : scores) sum += (s = std::exp(s - mx));
+        for (int d = 0; d < D; ++d) o[h * D + d] = 0;
+        for (int t = 0; t < len; ++t) {
+          const int32_t block = md.block_table[static_cast<size_t>(b) * c_.max_blocks + t / BS];
+          const float* vt = cache_at(v_, l, static_cast<int64_t>(block) * BS + t % BS) + h * D;
+          const float p = scores[t] / sum;
+          for (int d = 0; d < D; ++d) o[h * D + d] += p * vt[d];
+        }
+      }
+      VecMat(o.data(), w[3], H, H, a.data());
+      for (int i = 0; i < H; ++i) x[i] += a[i];
+      Rms(x.data(), H, n.data());
+      VecMat(n.data(), w[4], H, F, up.data());
+      for (float& u : up) u = u / (1.0f + std::exp(-u));
+      VecMat(up.data(), w[5], F, H, down.data());
+      for (int i = 0; i < H; ++i) x[i] += down[i];
+    }
+    Rms(x.data(), H, n.data());
+    float* row = &(*logits)[static_cast<size_t>(b) * V];
+    VecMat(n.data(), lm_head, H, V, row);
+    (*next)[static_cast<size_t>(b)] = static_cast<int32_t>(std::max_element(row, row + V) - row);
+  }
+}
+
+bool AcceptableToken(const float* logits, int vocab, int32_t token, float tolerance) {
+  if (token < 0 || token >= vocab) return false;
+  const float mx = *std::max_element(logits, logits + vocab);
+  float scale = 0;
+  for (int i = 0; i < vocab; ++i) scale = std::max(scale, std::fabs(logits[i]));
+  return logits[token] >= mx - tolerance * std::max(scale, 1.0f);
+}
+
+}  // namespace neuronmem_decode
