@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The main job: builds libneuronmem (release build in build-release/) and runs neuronmem-info, then a
-# round trip through every memory kind.
+# The main job: builds libneuronmem (release build in build-release/), lists the client's devices and memory
+# kinds (neuronmem-info), then runs an LLM decode loop (neuronmem-decode): metadata in pinned_host updated in
+# place, KV caches donated, tokens checked against the C++ reference. Extra arguments go to neuronmem-decode
+# (--help lists them), e.g. `bash scripts/demo.sh --batch 64 --steps 128`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -10,8 +12,8 @@ fi
 ninja -C build-release >/dev/null
 echo "== neuronmem-info"
 build-release/tools/info/neuronmem-info
-if [ -x build-release/tools/info/neuronmem-roundtrip ]; then
-  echo
-  echo "== round trip through each memory kind"
-  build-release/tools/info/neuronmem-roundtrip
+echo
+if [ $# -eq 0 ]; then
+  set -- --batch 8 --layers 2 --steps 64
 fi
+build-release/tools/decode/neuronmem-decode "$@"

@@ -179,10 +179,10 @@ std::vector<ArgSpec> Arguments(const Config& c) {
   const std::vector<int64_t> cache = {c.layers, c.num_blocks, c.block_size, H};
   std::vector<ArgSpec> a = {
       {"tokens", {B}, true, false, false},
-      {"block_table", {B, c.max_blocks}, true, true, false},
-      {"seq_lens", {B}, true, true, false},
-      {"positions", {B}, true, true, false},
-      {"slot_mapping", {B}, true, true, false},
+      {"block_table", {B, c.max_blocks}, true, !c.metadata_in_device, false},
+      {"seq_lens", {B}, true, !c.metadata_in_device, false},
+      {"positions", {B}, true, !c.metadata_in_device, false},
+      {"slot_mapping", {B}, true, !c.metadata_in_device, false},
       {"k_cache", cache, false, false, true},
       {"v_cache", cache, false, false, true},
       {"embed", {c.vocab, H}, false, false, false},
@@ -212,7 +212,10 @@ std::string GenerateModule(const Config& c) {
   s << "// batch " << c.batch << ", max_blocks " << c.max_blocks << ", block_size " << c.block_size << ", num_blocks "
     << c.num_blocks << ", layers " << c.layers << ", hidden " << c.hidden << ", heads " << c.heads << ", ffn " << c.ffn
     << ", vocab " << c.vocab << ".\n";
-  s << "// Metadata (block table, sequence lengths, positions, slot mapping) is read where it lies in pinned_host;\n";
+  s << (c.metadata_in_device ? "// Metadata (block table, sequence lengths, positions, slot mapping) in device (copied "
+                               "there per step);\n"
+                             : "// Metadata (block table, sequence lengths, positions, slot mapping) is read where it "
+                               "lies in pinned_host;\n");
   s << "// the KV caches are donated and updated in place at the slots; paged attention is a plain gather.\n";
   s << "module @decode_step attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {\n";
   s << "  func.func public @main(";

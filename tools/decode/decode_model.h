@@ -29,6 +29,9 @@ struct Config {
   int heads = 4;  // hidden / heads = head dim
   int ffn = 128;
   int vocab = 256;
+  // Where the module declares the metadata: pinned_host (read in place), or device for the baseline of a
+  // runtime without memory kinds (the host copies it there before every step).
+  bool metadata_in_device = false;
 
   int head_dim() const { return hidden / heads; }
   int max_tokens() const { return max_blocks * block_size; }  // rows of the position table

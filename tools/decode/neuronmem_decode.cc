@@ -1,0 +1,473 @@
+// neuronmem-decode: an LLM decode loop on the software NeuronCore through the public C API only.
+//
+// Loads the decode step (StableHLO text generated for the size flags, or --model FILE), prints its manifest,
+// compiles it, allocates the metadata (block table, sequence lengths, positions, slot mapping) in the
+// pinned-host arena and wraps it zero-copy once; then each step the host updates the entries that change in
+// place, executes (the KV caches are donated and come back updated), and reads back the next tokens. Ends with
+// a summary (step latency p50/p99, time in metadata handling, bytes per memory-kind pair, implicit copies,
+// which must be 0) and checks every token against the plain C++ reference of the same model.
+#include <neuronmem/neuronmem.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "decode_model.h"
+#include "decode_runner.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using neuronmem_decode::ArgSpec;
+using neuronmem_decode::Config;
+
+const char* const kTool = "neuronmem-decode";
+
+struct Options {
+  Config config;
+  bool num_blocks_given = false;
+  int steps = 32;
+  std::string attention = "gather";
+  std::string model_path;  // empty: generate the text for `config`
+  uint64_t seed = 42;
+  bool json = false;
+  bool check = true;
+  bool quiet_manifest = false;
+};
+
+void Usage(FILE* out) {
+  Config defaults;
+  std::fprintf(out,
+               "usage: %s [options]\n"
+               "Runs an LLM decode loop on the software NeuronCore: metadata in pinned_host, updated in place\n"
+               "(zero-copy), KV caches donated and updated in place; checks the tokens against a C++ reference.\n\n"
+               "Model sizes (the StableHLO text is generated for them, data/decode/README.md):\n%s"
+               "  (--num-blocks defaults to batch * max-blocks here)\n\n"
+               "Run:\n"
+               "  --steps N          decode steps (default 32; at most max-blocks * block-size)\n"
+               "  --attention KIND   paged attention variant: gather (plain StableHLO gather; the only one: the\n"
+               "                     registered-kernel variant needs custom-kernel registration, issue 9)\n"
+               "  --model FILE       run this StableHLO file instead (its shapes must match the size flags)\n"
+               "  --seed N           weight seed (default 42)\n"
+               "  --no-check         skip the C++ reference check\n"
+               "  --no-manifest      do not print the manifest\n"
+               "  --json             print the summary as JSON on stdout (no progress, no manifest)\n"
+               "  -h, --help         this text\n"
+               "Exit status: 0 when every step ran and the tokens match the reference; 1 otherwise; 2 for bad\n"
+               "arguments.\n",
+               kTool, neuronmem_decode::ConfigFlagsHelp(defaults).c_str());
+}
+
+// Parses the command line; returns 0 to run, 1 to exit 0 (help), 2 for a bad argument (reported).
+int ParseArgs(int argc, char** argv, Options* o) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    const char* value = i + 1 < argc ? argv[i + 1] : nullptr;
+    std::string error;
+    if (flag == "-h" || flag == "--help") {
+      Usage(stdout);
+      return 1;
+    } else if (flag == "--json") {
+      o->json = true;
+    } else if (flag == "--no-check") {
+      o->check = false;
+    } else if (flag == "--no-manifest") {
+      o->quiet_manifest = true;
+    } else if (neuronmem_decode::ParseConfigFlag(flag, value, &o->config, &error)) {
+      ++i;
+      if (flag == "--num-blocks") o->num_blocks_given = true;
+    } else if (flag == "--steps" || flag == "--seed") {
+      char* end = nullptr;
+      const long long v = value ? std::strtoll(value, &end, 10) : -1;
+      if (!value || *value == '\0' || *end != '\0' || v < (flag == "--steps" ? 1 : 0) || v > (1ll << 30)) {
+        error = flag + " needs a " + (flag == "--steps" ? "positive " : "") + "integer (got '" + (value ? value : "") +
+                "')";
+      } else if (flag == "--steps") {
+        o->steps = static_cast<int>(v);
+      } else {
+        o->seed = static_cast<uint64_t>(v);
+      }
+      ++i;
+    } else if (flag == "--attention" || flag == "--model") {
+      if (!value) {
+        error = flag + " needs a value";
+      } else if (flag == "--model") {
+        o->model_path = value;
+      } else {
+        o->attention = value;
+      }
+      ++i;
+    } else {
+      error = "unknown argument '" + flag + "' (--help lists the options)";
+    }
+    if (!error.empty()) {
+      std::fprintf(stderr, "%s: %s\n", kTool, error.c_str());
+      return 2;
+    }
+  }
+  if (o->attention != "gather") {
+    std::fprintf(stderr,
+                 "%s: --attention %s: unknown variant; 'gather' is the only one in this build (the registered-kernel "
+                 "variant needs custom-kernel registration, issue 9)\n",
+                 kTool, o->attention.c_str());
+    return 2;
+  }
+  Config& c = o->config;
+  if (!o->num_blocks_given) c.num_blocks = c.batch * c.max_blocks;
+  const std::string problem = neuronmem_decode::ValidateConfig(c);
+  if (!problem.empty()) {
+    std::fprintf(stderr, "%s: %s\n", kTool, problem.c_str());
+    return 2;
+  }
+  if (o->steps > c.max_tokens()) {
+    std::fprintf(stderr,
+                 "%s: --steps %d makes sequences of %d tokens, longer than max-blocks %d * block-size %d = %d the "
+                 "block table can hold\n",
+                 kTool, o->steps, o->steps, c.max_blocks, c.block_size, c.max_tokens());
+    return 2;
+  }
+  return 0;
+}
+
+std::string Str(neuronmem_string_t s) { return std::string(s.data ? s.data : "", s.size); }
+
+using neuronmem_decode::KindName;
+
+struct Client {
+  neuronmem_client_t* c = nullptr;
+  ~Client() { neuronmem_status_free(neuronmem_client_destroy(c)); }
+};
+struct Manifest {
+  neuronmem_manifest_t* m = nullptr;
+  ~Manifest() { neuronmem_manifest_destroy(m); }
+};
+
+std::string DimsText(const int64_t* dims, size_t n) {
+  std::string s = "[";
+  for (size_t i = 0; i < n; ++i) s += (i ? "," : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+// Checks the manifest's arguments against the model the size flags describe; returns the problem or "".
+// A batch larger than the block table is the first thing named.
+std::string MatchModel(const neuronmem_manifest_t* m, const Options& o) {
+  const std::vector<ArgSpec> specs = neuronmem_decode::Arguments(o.config);
+  neuronmem_manifest_counts_t counts{};
+  counts.struct_size = sizeof counts;
+  if (neuronmem_status_t* s = neuronmem_manifest_counts(m, &counts)) {
+    neuronmem_status_free(s);
+    return "cannot read the manifest's counts";
+  }
+  if (counts.num_arguments != specs.size())
+    return "the model has " + std::to_string(counts.num_arguments) + " arguments; the size flags (--layers " +
+           std::to_string(o.config.layers) + ") describe " + std::to_string(specs.size());
+  // The block table first: a batch larger than it is the likeliest mistake.
+  std::vector<size_t> order = {neuronmem_decode::kBlockTable};
+  for (size_t i = 0; i < specs.size(); ++i)
+    if (i != neuronmem_decode::kBlockTable) order.push_back(i);
+  for (size_t i : order) {
+    neuronmem_manifest_value_t v{};
+    v.struct_size = sizeof v;
+    if (neuronmem_status_t* s = neuronmem_manifest_argument(m, i, &v)) {
+      neuronmem_status_free(s);
+      return "cannot read argument " + std::to_string(i);
+    }
+    std::vector<int64_t> got(v.dims, v.dims + v.num_dims);
+    if (i == neuronmem_decode::kBlockTable && got.size() == 2 && got[0] < o.config.batch)
+      return "--batch " + std::to_string(o.config.batch) + " is larger than the block table's " +
+             std::to_string(got[0]) + " rows in the model";
+    // A KV cache of another size is allowed: the per-step metadata check names any block id past it.
+    if ((i == neuronmem_decode::kKCache || i == neuronmem_decode::kVCache) && got.size() == 4)
+      got[1] = specs[i].dims[1];
+    if (got != specs[i].dims)
+      return "argument " + std::to_string(i) + " (" + specs[i].name + ") is " + DimsText(got.data(), got.size()) +
+             " in the model; the size flags make it " + DimsText(specs[i].dims.data(), specs[i].dims.size());
+    const neuronmem_memory_kind_t want =
+        specs[i].pinned_host ? NEURONMEM_MEMORY_KIND_PINNED_HOST : NEURONMEM_MEMORY_KIND_DEVICE;
+    if (v.memory_kind != want)
+      return "argument " + std::to_string(i) + " (" + specs[i].name + ") is in " + KindName(v.memory_kind) +
+             "; the decode loop expects " + KindName(want);
+  }
+  return "";
+}
+
+void PrintManifest(const neuronmem_manifest_t* m, const std::vector<ArgSpec>& specs, size_t text_bytes) {
+  neuronmem_string_t module{}, entry{};
+  neuronmem_manifest_entry(m, &module, &entry);
+  neuronmem_manifest_counts_t counts{};
+  counts.struct_size = sizeof counts;
+  neuronmem_manifest_counts(m, &counts);
+  std::printf("== manifest of @%s in module %s (%zu bytes of StableHLO)\n", Str(entry).c_str(), Str(module).c_str(),
+              text_bytes);
+  std::printf("  %-4s %-14s %-22s %-12s %s\n", "arg", "name", "type", "kind", "donated");
+  for (size_t i = 0; i < counts.num_arguments; ++i) {
+    neuronmem_manifest_value_t v{};
+    v.struct_size = sizeof v;
+    if (neuronmem_status_t* s = neuronmem_manifest_argument(m, i, &v)) {
+      neuronmem_status_free(s);
+      continue;
+    }
+    const std::string type = DimsText(v.dims, v.num_dims) + " " + Str(v.element_type);
+    const std::string donated = v.aliasing_output >= 0 ? "-> result " + std::to_string(v.aliasing_output) : "";
+    std::printf("  %-4zu %-14s %-22s %-12s %s\n", i, i < specs.size() ? specs[i].name.c_str() : "?", type.c_str(),
+                KindName(v.memory_kind), donated.c_str());
+  }
+  for (size_t i = 0; i < counts.num_results; ++i) {
+    neuronmem_manifest_value_t v{};
+    v.struct_size = sizeof v;
+    if (neuronmem_status_t* s = neuronmem_manifest_result(m, i, &v)) {
+      neuronmem_status_free(s);
+      continue;
+    }
+    const std::string type = DimsText(v.dims, v.num_dims) + " " + Str(v.element_type);
+    std::printf("  res%-1zu %-14s %-22s %s\n", i, Str(v.name).c_str(), type.c_str(), KindName(v.memory_kind));
+  }
+}
+
+double Percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[static_cast<size_t>(q * static_cast<double>(v.size() - 1))];
+}
+
+std::string HumanBytes(uint64_t b) {
+  char buf[32];
+  if (b >= (1ull << 20)) {
+    std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(b) / (1 << 20));
+  } else if (b >= 1024) {
+    std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(b) / 1024);
+  } else {
+    std::snprintf(buf, sizeof buf, "%" PRIu64 " B", b);
+  }
+  return buf;
+}
+
+struct Totals {
+  std::vector<double> step_ms, meta_us, exec_ms;
+  neuronmem_decode::StepStats moved;  // implicit copies must stay 0
+  uint64_t meta_bytes_written = 0;
+  int checked = 0, exact = 0, near_ties = 0, mismatches = 0;
+  std::string first_mismatch;
+};
+
+int Run(const Options& o) {
+  const Config& c = o.config;
+  const std::vector<ArgSpec> specs = neuronmem_decode::Arguments(c);
+  std::string text;
+  if (o.model_path.empty()) {
+    text = neuronmem_decode::GenerateModule(c);
+  } else {
+    std::ifstream f(o.model_path, std::ios::binary);
+    if (!f) {
+      std::fprintf(stderr, "%s: cannot read --model %s\n", kTool, o.model_path.c_str());
+      return 1;
+    }
+    std::stringstream ss;
+    ss << f.rdbuf();
+    text = ss.str();
+  }
+  uint64_t arg_bytes = 0;
+  for (const ArgSpec& a : specs) arg_bytes += a.bytes();
+  neuronmem_client_options_t co{};
+  co.struct_size = sizeof co;
+  co.num_cores = 1;
+  // Weights, two generations of the KV caches (donation hands the memory over), the step's intermediates.
+  co.device_bytes_per_core = std::max<uint64_t>(256ull << 20, 3 * arg_bytes + (128ull << 20));
+  co.pinned_host_bytes = 64ull << 20;
+  Client client;
+  std::string e = neuronmem_decode::StatusText(neuronmem_client_create(&co, &client.c));
+  if (!e.empty()) {
+    std::fprintf(stderr, "%s: client_create: %s\n", kTool, e.c_str());
+    return 1;
+  }
+  neuronmem_manifest_options_t mo{};
+  mo.struct_size = sizeof mo;
+  const std::string filename = o.model_path.empty() ? "decode_step.mlir" : o.model_path;
+  mo.filename = filename.c_str();
+  Manifest manifest;
+  e = neuronmem_decode::StatusText(neuronmem_manifest_load_text(text.data(), text.size(), &mo, &manifest.m));
+  if (e.empty()) e = MatchModel(manifest.m, o);
+  if (!e.empty()) {
+    std::fprintf(stderr, "%s: %s\n", kTool, e.c_str());
+    return 1;
+  }
+  // The model's own KV cache size bounds the block ids the metadata may name.
+  Config model = c;
+  {
+    neuronmem_manifest_value_t v{};
+    v.struct_size = sizeof v;
+    if (neuronmem_decode::StatusText(neuronmem_manifest_argument(manifest.m, neuronmem_decode::kKCache, &v)).empty() &&
+        v.num_dims == 4)
+      model.num_blocks = static_cast<int>(v.dims[1]);
+  }
+  if (!o.json && !o.quiet_manifest) PrintManifest(manifest.m, specs, text.size());
+  // Declared after the client, so destroyed before it. Its caches have the model's size; the scheduler hands
+  // out blocks of the size flags' cache, and CheckMetadata stops a block id past the model's.
+  neuronmem_decode::Runner runner;
+  e = runner.Init(client.c, model, text, filename, o.seed);
+  if (!e.empty()) {
+    std::fprintf(stderr, "%s: %s\n", kTool, e.c_str());
+    return 1;
+  }
+  const double compile_ms = runner.compile_ms();
+  int32_t* meta[4] = {runner.metadata(0), runner.metadata(1), runner.metadata(2), runner.metadata(3)};
+  const std::vector<int32_t> first_tokens = neuronmem_decode::FirstTokens(c);
+  const std::vector<std::vector<float>>& weights = runner.weights();
+
+  neuronmem_decode::Scheduler sched(c);
+  neuronmem_decode::Reference ref(c, weights);
+  neuronmem_decode::Metadata md;
+  std::vector<int32_t> tokens = first_tokens, next(static_cast<size_t>(c.batch)), ref_next;
+  std::vector<float> logits;
+  Totals t;
+  const bool tty = !o.json && isatty(STDOUT_FILENO);
+  const int plain_every = std::max(1, o.steps / 8);
+  if (!o.json) {
+    std::printf("== decode: batch %d, %d layers, %d steps, attention %s, compiled in %.1f ms\n", c.batch, c.layers,
+                o.steps, o.attention.c_str(), compile_ms);
+  }
+  const auto loop_start = Clock::now();
+  for (int step = 0; step < o.steps; ++step) {
+    const auto t0 = Clock::now();
+    std::string error;
+    const int64_t written = sched.Advance(step, meta[0], meta[1], meta[2], meta[3], &error);
+    if (written < 0) {
+      std::fprintf(stderr, "%s: step %d: %s\n", kTool, step, error.c_str());
+      return 1;
+    }
+    error = neuronmem_decode::CheckMetadata(model, meta[0], meta[1], meta[2], meta[3]);
+    if (!error.empty()) {
+      std::fprintf(stderr, "%s: step %d: bad metadata, not executed: %s\n", kTool, step, error.c_str());
+      return 1;
+    }
+    t.meta_bytes_written += static_cast<uint64_t>(written);
+    const auto t1 = Clock::now();
+    e = runner.Step(nullptr, &next, &t.moved);
+    if (!e.empty()) {
+      std::fprintf(stderr, "%s: %s\n", kTool, e.c_str());
+      return 1;
+    }
+    const auto t2 = Clock::now();
+    t.meta_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+    t.exec_ms.push_back(std::chrono::duration<double, std::milli>(t2 - t1).count());
+    t.step_ms.push_back(std::chrono::duration<double, std::milli>(t2 - t0).count());
+
+    if (o.check) {
+      md.block_table.assign(meta[0], meta[0] + specs[neuronmem_decode::kBlockTable].bytes() / 4);
+      md.seq_lens.assign(meta[1], meta[1] + c.batch);
+      md.positions.assign(meta[2], meta[2] + c.batch);
+      md.slot_mapping.assign(meta[3], meta[3] + c.batch);
+      ref.Step(tokens.data(), md, &ref_next, &logits);
+      for (int b = 0; b < c.batch; ++b) {
+        ++t.checked;
+        if (next[b] == ref_next[b]) {
+          ++t.exact;
+        } else if (neuronmem_decode::AcceptableToken(&logits[static_cast<size_t>(b) * c.vocab], c.vocab, next[b])) {
+          ++t.near_ties;
+        } else if (t.mismatches++ == 0) {
+          t.first_mismatch = "step " + std::to_string(step) + ", sequence " + std::to_string(b) + ": device " +
+                             std::to_string(next[b]) + ", reference " + std::to_string(ref_next[b]);
+        }
+      }
+    }
+    tokens = next;
+    const double elapsed = std::chrono::duration<double>(Clock::now() - loop_start).count();
+    const double tok_s = elapsed > 0 ? (step + 1) * c.batch / elapsed : 0;
+    if (tty) {
+      std::printf("\r  step %d/%d  %.2f ms/step  %.0f tokens/s  seq[0] next token %d   ", step + 1, o.steps,
+                  t.step_ms.back(), tok_s, next[0]);
+      std::fflush(stdout);
+    } else if (!o.json && ((step + 1) % plain_every == 0 || step + 1 == o.steps)) {
+      std::printf("  step %d/%d  %.2f ms/step  %.0f tokens/s\n", step + 1, o.steps, t.step_ms.back(), tok_s);
+    }
+  }
+  if (tty) std::printf("\n");
+  const double total_s = std::chrono::duration<double>(Clock::now() - loop_start).count();
+  double meta_total_us = 0;
+  for (double v : t.meta_us) meta_total_us += v;
+  double step_total_ms = 0;
+  for (double v : t.step_ms) step_total_ms += v;
+  const bool tokens_ok = !o.check || t.mismatches == 0;
+  const bool copies_ok = t.moved.implicit_copies == 0;
+
+  if (o.json) {
+    std::printf("{\"batch\": %d, \"layers\": %d, \"steps\": %d, \"attention\": \"%s\", \"compile_ms\": %.3f,\n",
+                c.batch, c.layers, o.steps, o.attention.c_str(), compile_ms);
+    std::printf(" \"step_ms\": {\"p50\": %.4f, \"p99\": %.4f}, \"execute_ms\": {\"p50\": %.4f, \"p99\": %.4f},\n",
+                Percentile(t.step_ms, 0.5), Percentile(t.step_ms, 0.99), Percentile(t.exec_ms, 0.5),
+                Percentile(t.exec_ms, 0.99));
+    std::printf(
+        " \"metadata_us\": {\"p50\": %.4f, \"p99\": %.4f, \"total\": %.3f, \"share_of_step\": %.6f,"
+        " \"bytes_written_in_place\": %" PRIu64 "},\n",
+        Percentile(t.meta_us, 0.5), Percentile(t.meta_us, 0.99), meta_total_us,
+        step_total_ms > 0 ? meta_total_us / 1000 / step_total_ms : 0, t.meta_bytes_written);
+    std::printf(" \"bytes_moved\": {");
+    bool first = true;
+    for (int from = 0; from < 3; ++from)
+      for (int to = 0; to < 3; ++to) {
+        if (!t.moved.bytes[from][to]) continue;
+        std::printf("%s\"%s->%s\": %" PRIu64, first ? "" : ", ", KindName(from), KindName(to), t.moved.bytes[from][to]);
+        first = false;
+      }
+    std::printf("},\n \"implicit_copies\": %" PRIu64 ", \"implicit_bytes\": %" PRIu64 ",\n", t.moved.implicit_copies,
+                t.moved.implicit_bytes);
+    std::printf(
+        " \"tokens_per_s\": %.1f, \"reference_check\": %s, \"tokens_checked\": %d, \"tokens_exact\": %d,"
+        " \"near_ties\": %d, \"mismatches\": %d}\n",
+        total_s > 0 ? o.steps * c.batch / total_s : 0, o.check ? (tokens_ok ? "\"pass\"" : "\"fail\"") : "null",
+        t.checked, t.exact, t.near_ties, t.mismatches);
+  } else {
+    std::printf("== summary (%d steps, batch %d)\n", o.steps, c.batch);
+    std::printf("  %-34s %12s %12s\n", "", "p50", "p99");
+    std::printf("  %-34s %9.3f ms %9.3f ms\n", "step (update + execute + read)", Percentile(t.step_ms, 0.5),
+                Percentile(t.step_ms, 0.99));
+    std::printf("  %-34s %9.3f ms %9.3f ms\n", "execute + read back tokens", Percentile(t.exec_ms, 0.5),
+                Percentile(t.exec_ms, 0.99));
+    std::printf("  %-34s %9.3f us %9.3f us\n", "metadata handling (in place)", Percentile(t.meta_us, 0.5),
+                Percentile(t.meta_us, 0.99));
+    std::printf("  metadata: %.1f us in all, %.4f%% of step time; %s written in place, 0 B copied\n", meta_total_us,
+                step_total_ms > 0 ? 100 * meta_total_us / 1000 / step_total_ms : 0.0,
+                HumanBytes(t.meta_bytes_written).c_str());
+    std::printf("  bytes moved by the executions, per kind pair:");
+    bool any = false;
+    for (int from = 0; from < 3; ++from)
+      for (int to = 0; to < 3; ++to) {
+        if (!t.moved.bytes[from][to]) continue;
+        std::printf("%s %s->%s %s", any ? "," : "", KindName(from), KindName(to),
+                    HumanBytes(t.moved.bytes[from][to]).c_str());
+        any = true;
+      }
+    std::printf("%s\n", any ? "" : " none");
+    std::printf("  implicit copies: %" PRIu64 " (%s)%s\n", t.moved.implicit_copies,
+                HumanBytes(t.moved.implicit_bytes).c_str(), copies_ok ? "" : "  <- must be 0");
+    std::printf("  throughput: %.0f tokens/s\n", total_s > 0 ? o.steps * c.batch / total_s : 0);
+    if (!o.check) {
+      std::printf("  reference check: skipped (--no-check)\n");
+    } else if (tokens_ok) {
+      std::printf("  reference check: PASS, %d tokens match the C++ reference (%d exact, %d near ties)\n", t.checked,
+                  t.exact, t.near_ties);
+    } else {
+      std::printf("  reference check: FAIL, %d of %d tokens differ from the C++ reference (first: %s)\n", t.mismatches,
+                  t.checked, t.first_mismatch.c_str());
+    }
+  }
+  return tokens_ok && copies_ok ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  const int parsed = ParseArgs(argc, argv, &o);
+  if (parsed == 1) return 0;
+  if (parsed == 2) return 2;
+  return Run(o);
+}
