@@ -233,8 +233,11 @@ std::string GenerateModule(const Config& c) {
   const std::string zero = b.ConstF(0.0f, {});
   const std::string ninf = e.Op("stablehlo.constant dense<0xFF800000> : tensor<f32>");
   // Embedding of the tokens plus the position embedding.
-  std::string x =
-      b.Binary("add", b.Lookup(arg(kEmbed), arg(kTokens), c.vocab), b.Lookup(arg(kPosEmbed), arg(kPositions), T), bh);
+  // One op per statement: the order of evaluation of function arguments differs between compilers, and the text
+  // (the SSA numbering) must not.
+  const std::string pos = b.Lookup(arg(kPosEmbed), arg(kPositions), T);
+  const std::string tok = b.Lookup(arg(kEmbed), arg(kTokens), c.vocab);
+  std::string x = b.Binary("add", tok, pos, bh);
   // Attention mask from the sequence lengths: key t is visible when t < seq_len.
   const std::string iota = e.Op("stablehlo.iota dim = 2 : " + S32({B, NH, T}));
   const std::string lens = b.Broadcast(arg(kSeqLens), "0", S32({B}), S32({B, NH, T}));
