@@ -83,6 +83,7 @@ Status CopyEngine::Submit(std::unique_ptr<Op> op, Event** ready, bool may_inline
   }
   Event* ev = NewEvent(user_events_.get());
   op->done = EventRef(Share(ev));
+  for (const StorageUse& u : op->uses) AddUsage(u.s, ev);  // a later donation of these bytes waits for it
   bool schedule = false;
   {
     std::lock_guard<std::mutex> lock(q->mu);

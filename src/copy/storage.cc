@@ -1,5 +1,7 @@
 #include "copy/storage.h"
 
+#include <algorithm>
+
 namespace neuronmem::copy {
 namespace {
 
@@ -75,6 +77,19 @@ bool AcquireUser(Storage* s) {
 
 void ReleaseUser(Storage* s) {
   if (s->users.fetch_sub(1, std::memory_order_acq_rel) == 1) ReleaseMemory(s);
+}
+
+void AddUsage(Storage* s, Event* e) {
+  std::lock_guard<std::mutex> lock(s->usage_mu);
+  auto& u = s->usages;
+  u.erase(std::remove_if(u.begin(), u.end(), [](const EventRef& r) { return IsReady(r.get()); }), u.end());
+  u.emplace_back(Share(e));
+}
+
+void PendingUsages(Storage* s, std::vector<EventRef>* out) {
+  std::lock_guard<std::mutex> lock(s->usage_mu);
+  for (const EventRef& r : s->usages)
+    if (!IsReady(r.get())) out->push_back(r);
 }
 
 }  // namespace neuronmem::copy

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "base/event.h"
 #include "base/status.h"
@@ -38,9 +39,19 @@ struct Storage {
   std::shared_ptr<Registry> registry;
   Storage* prev = nullptr;
   Storage* next = nullptr;
+  // Usage events (PJRT's usage events): the completion events of operations queued on these bytes (transfers
+  // that read or write them, executions that read them). A donation waits for the pending ones before the
+  // new owner writes the bytes. Guarded by usage_mu; ready ones are dropped as new ones come.
+  std::mutex usage_mu;
+  std::vector<EventRef> usages;
 
   uint8_t* at(uint64_t offset) const { return data + offset; }
 };
+
+// Records `e` (not adopted: a new reference is taken) as a usage of s's bytes; drops usages already ready.
+void AddUsage(Storage* s, Event* e);
+// Appends new references to s's usage events that are not ready yet.
+void PendingUsages(Storage* s, std::vector<EventRef>* out);
 
 // A storage of `bytes` allocated from `memory` (none for 0 bytes), registered. RESOURCE_EXHAUSTED when full.
 Status NewStorage(const std::shared_ptr<Registry>& registry, memory::Memory* memory, uint64_t bytes, Storage** out);

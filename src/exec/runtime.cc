@@ -46,7 +46,9 @@ struct Execution {
   std::shared_ptr<const Executable> exe;
   uint32_t core = 0;
   std::vector<EventRef> waits;
-  std::vector<std::string> wait_names;                // "wait.events[0]", "argument 1 (%arg1)"
+  // "wait.events[0]", "argument 1 (%arg1)"; empty for an ordering-only wait (an operation still using a
+  // donated argument's bytes: its own failure is not the execution's).
+  std::vector<std::string> wait_names;
   std::vector<copy::StorageUse> args;                 // the arguments' bytes (after auto_copy)
   std::vector<MemoryKind> arg_kinds;                  // where each lies
   std::vector<std::unique_ptr<copy::Buffer>> copies;  // auto_copy: the arguments moved to their memory
@@ -171,6 +173,17 @@ Status Runtime::Execute(const ExecuteRequest& r, copy::Buffer* const* results, E
     }
     e->arg_kinds.push_back(params[i].kind);
   }
+  // A donated argument's bytes become a result's, written by this execution: it first waits for every
+  // operation still queued on them (PJRT's usage events: a download, a copy, an execution on another core).
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (!donate[i]) continue;
+    std::vector<EventRef> pending;
+    copy::PendingUsages(e->args[i].s, &pending);
+    for (EventRef& w : pending) {
+      e->waits.push_back(std::move(w));
+      e->wait_names.emplace_back();
+    }
+  }
   // Results: donated arguments' memory, or new buffers in the memory each output's kind names.
   e->results.resize(outputs.size());
   for (size_t k = 0; k < outputs.size(); ++k) {
@@ -190,6 +203,9 @@ Status Runtime::Execute(const ExecuteRequest& r, copy::Buffer* const* results, E
       return Annotate(std::move(s), params[a].name + " cannot be donated");
     if (args[a] != r.arguments[a]) r.arguments[a]->Delete();  // the original of an auto-copied donation
   }
+  // The arguments it reads: a later donation of their bytes waits for this execution.
+  for (size_t i = 0; i < params.size(); ++i)
+    if (!donate[i]) copy::AddUsage(e->args[i].s, e->done.get());
   *done = Share(e->done.get());
   if (stats_out) *stats_out = e->stats;
   pending_.fetch_add(1, std::memory_order_acq_rel);
@@ -269,6 +285,7 @@ void Runtime::Run(Execution& e) {
     Complete(e.done.get(), std::move(s));
   };
   for (size_t i = 0; i < e.waits.size(); ++i) {
+    if (e.wait_names[i].empty()) continue;
     if (const neuronmem_status_t* err = e.waits[i].get()->error()) {
       finish(Annotate(CopyStatus(err), e.wait_names[i] + " failed"));
       return;

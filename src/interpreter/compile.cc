@@ -892,12 +892,33 @@ Status Program::Run(const TensorView* args, size_t num_args, ResultAllocator* al
   for (size_t i = 0; i < num_args; ++i) frame.slots[fn.body.arg_slots[i]] = static_cast<char*>(args[i].data);
   NEURONMEM_RETURN_IF_ERROR(RunBody(fn.body, frame));
   results->clear();
-  for (size_t i = 0; i < fn.body.result_slots.size(); ++i) {
-    const uint32_t s = fn.body.result_slots[i];
+  const size_t n = fn.body.result_slots.size();
+  std::vector<char*> dsts(n);
+  for (size_t i = 0; i < n; ++i) {
     const ValueSpec& spec = impl_->results[i];
-    void* dst = allocator->Allocate(i, spec.bytes);
-    if (!dst && spec.bytes) return ResourceExhausted("no memory for result %zu (%zu bytes)", i, spec.bytes);
-    if (spec.bytes && dst != frame.slots[s]) std::memcpy(dst, frame.slots[s], spec.bytes);
+    dsts[i] = static_cast<char*>(allocator->Allocate(i, spec.bytes));
+    if (!dsts[i] && spec.bytes) return ResourceExhausted("no memory for result %zu (%zu bytes)", i, spec.bytes);
+  }
+  // A result's memory may be an argument's (a donated one) that another result returns: copy every such
+  // source aside before any result is written, so the order of the copies cannot matter.
+  std::vector<std::unique_ptr<char[]>> staged(n);
+  for (size_t i = 0; i < n; ++i) {
+    const char* src = frame.slots[fn.body.result_slots[i]];
+    const size_t bytes = impl_->results[i].bytes;
+    for (size_t k = 0; k < n && bytes && src != dsts[i]; ++k) {
+      if (k == i || !impl_->results[k].bytes) continue;
+      if (src < dsts[k] + impl_->results[k].bytes && dsts[k] < src + bytes) {
+        staged[i].reset(new char[bytes]);
+        std::memcpy(staged[i].get(), src, bytes);
+        break;
+      }
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const ValueSpec& spec = impl_->results[i];
+    void* dst = dsts[i];
+    const char* src = staged[i] ? staged[i].get() : frame.slots[fn.body.result_slots[i]];
+    if (spec.bytes && dst != src) std::memcpy(dst, src, spec.bytes);
     TensorView v;
     v.data = dst;
     v.type = spec.type;

@@ -257,6 +257,90 @@ TEST_F(ExecTest, DonationReusesTheArgumentAndDeletesIt) {
   neuronmem_event_destroy(done3);
 }
 
+// PJRT's usage events: a read of %a queued behind a caller event (the gate) is still pending when an
+// execution that donates %a is submitted; the execution must wait for the read, which sees the old bytes.
+// A failed gate fails the read; that orders the execution but is not its error.
+class DonationTest : public ExecTest {
+ protected:
+  void DonateBehindAGatedRead(bool fail_gate);
+};
+
+void DonationTest::DonateBehindAGatedRead(bool fail_gate) {
+  neuronmem_executable_t* e = nullptr;
+  ASSERT_OK(Compile(kDonate, &e));
+  neuronmem_memory_t* dev = Memory(NEURONMEM_MEMORY_KIND_DEVICE);
+  neuronmem_buffer_t* a = Upload({1, 2, 3, 4}, {4}, dev);
+  neuronmem_buffer_t* b = Upload({10, 10, 10, 10}, {4}, dev);
+  neuronmem_event_t* gate = nullptr;
+  ASSERT_OK(neuronmem_event_create(client_, &gate));
+  std::vector<float> seen(4, -1.0f);
+  neuronmem_buffer_read_args_t rd{};
+  rd.struct_size = sizeof rd;
+  rd.buffer = a;
+  rd.size = sizeof(float) * 4;
+  rd.dst = seen.data();
+  rd.wait.events = &gate;
+  rd.wait.num_events = 1;
+  neuronmem_event_t* read_done = nullptr;
+  ASSERT_OK(neuronmem_buffer_read(&rd, &read_done));
+  std::vector<neuronmem_buffer_t*> results;
+  neuronmem_event_t* done = nullptr;
+  ASSERT_OK(Execute(e, {a, b}, &results, &done));
+  bool ready = true;
+  ASSERT_OK(neuronmem_event_is_ready(done, &ready));
+  EXPECT_FALSE(ready) << "the execution must wait for the read queued on its donated argument";
+  neuronmem_status_t* why = fail_gate ? neuronmem_buffer_delete(nullptr) : nullptr;  // any status will do
+  ASSERT_OK(neuronmem_event_complete(gate, why));
+  neuronmem_status_free(why);
+  const Result read = Take(neuronmem_event_wait(read_done, -1));
+  EXPECT_EQ(read.code == NEURONMEM_STATUS_OK, !fail_gate) << read.message;
+  ASSERT_OK(neuronmem_event_wait(done, -1));
+  if (!fail_gate) EXPECT_EQ(seen, (std::vector<float>{1, 2, 3, 4}));
+  EXPECT_EQ(Read(results[0], 4), (std::vector<float>{11, 12, 13, 14}));
+  neuronmem_event_destroy(gate);
+  neuronmem_event_destroy(read_done);
+  neuronmem_event_destroy(done);
+}
+
+TEST_F(DonationTest, WaitsForOperationsStillUsingTheBuffer) { DonateBehindAGatedRead(false); }
+
+TEST_F(DonationTest, AFailedUsageOfTheBufferDoesNotFailTheExecution) { DonateBehindAGatedRead(true); }
+
+// Output 0 takes the donated %a's memory while output 1 returns %a itself, and two donated arguments swap
+// places: every output holds what the graph returns, whatever order the results are written in.
+TEST_F(ExecTest, OutputsThatReturnADonatedArgumentKeepItsValue) {
+  const char kAlias[] = R"(
+func.func @main(%a: tensor<4xf32> {tf.aliasing_output = 0 : i32},
+                %b: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %0 = stablehlo.add %a, %b : tensor<4xf32>
+  return %0, %a : tensor<4xf32>, tensor<4xf32>
+}
+)";
+  const char kSwap[] = R"(
+func.func @main(%a: tensor<4xf32> {tf.aliasing_output = 0 : i32},
+                %b: tensor<4xf32> {tf.aliasing_output = 1 : i32}) -> (tensor<4xf32>, tensor<4xf32>) {
+  return %b, %a : tensor<4xf32>, tensor<4xf32>
+}
+)";
+  neuronmem_memory_t* dev = Memory(NEURONMEM_MEMORY_KIND_DEVICE);
+  neuronmem_executable_t* e = nullptr;
+  ASSERT_OK(Compile(kAlias, &e));
+  std::vector<neuronmem_buffer_t*> results;
+  neuronmem_event_t* done = nullptr;
+  ASSERT_OK(Execute(e, {Upload({1, 2, 3, 4}, {4}, dev), Upload({10, 20, 30, 40}, {4}, dev)}, &results, &done));
+  ASSERT_OK(neuronmem_event_wait(done, -1));
+  EXPECT_EQ(Read(results[0], 4), (std::vector<float>{11, 22, 33, 44}));
+  EXPECT_EQ(Read(results[1], 4), (std::vector<float>{1, 2, 3, 4}));
+  neuronmem_event_destroy(done);
+  neuronmem_executable_t* swap = nullptr;
+  ASSERT_OK(Compile(kSwap, &swap));
+  ASSERT_OK(Execute(swap, {Upload({1, 2, 3, 4}, {4}, dev), Upload({5, 6, 7, 8}, {4}, dev)}, &results, &done));
+  ASSERT_OK(neuronmem_event_wait(done, -1));
+  EXPECT_EQ(Read(results[0], 4), (std::vector<float>{5, 6, 7, 8}));
+  EXPECT_EQ(Read(results[1], 4), (std::vector<float>{1, 2, 3, 4}));
+  neuronmem_event_destroy(done);
+}
+
 TEST_F(ExecTest, UnsupportedOpFailsAtCompileWithItsLocation) {
   const char text[] = R"(
 func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
