@@ -113,9 +113,9 @@ Status Client::Destroy(std::unique_ptr<Client> client) {
              std::to_string(s.bytes_in_use) + " bytes";
   };
   // Say what happens to live blocks as it is: the device arenas are unmapped, while the pinned-host region
-  // cannot be (mimalloc keeps it registered), so it is retired: kept mapped, never reused.
+  // cannot be (mimalloc keeps it registered): its blocks are freed and the region goes back to the pool.
   note("pinned_host", client->pinned_arena_->Stats());
-  if (!leaks.empty()) leaks += " (kept mapped: the region is retired and never reused)";
+  if (!leaks.empty()) leaks += " (freed: the region stays mapped in the pool and serves the next client)";
   note("unpinned_host", client->unpinned_->Stats());
   for (const auto& arena : client->device_arenas_) note(arena->name(), arena->Stats());
   client.reset();

@@ -23,6 +23,7 @@ const MimallocApi* Mimalloc(std::string* error) {
     a->heap_malloc_aligned_at =
         reinterpret_cast<decltype(a->heap_malloc_aligned_at)>(dlsym(lib, "mi_heap_malloc_aligned_at"));
     a->free = reinterpret_cast<decltype(a->free)>(dlsym(lib, "mi_free"));
+    a->heap_visit_blocks = reinterpret_cast<decltype(a->heap_visit_blocks)>(dlsym(lib, "mi_heap_visit_blocks"));
     if (!a->manage_os_memory_ex || !a->heap_new_in_arena || !a->heap_malloc_aligned_at || !a->free) {
       load_error = "libmimalloc.so.2 lacks the arena API (mimalloc >= 2.0.6 is needed)";
       delete a;

@@ -5,9 +5,13 @@
 // process, and keeps segment metadata (and abandoned segments of exited threads) inside the region, so a
 // registered region must stay mapped for the life of the process. Regions therefore live in a
 // process-wide pool: destroying a client returns its region to the pool (still mapped, populated and,
-// if it was, locked), and the next client asking for the same rounded size takes it over. A region
-// whose client was destroyed with allocations still live is retired instead (its blocks can never be
-// reclaimed) and never handed out again.
+// if it was, locked), and the next client takes over the smallest idle region at least as large as it
+// asks for (its capacity stays what it asked for: a byte budget, not the region's size). A client destroyed
+// with allocations still live gives them up: the region's heap frees every block it still holds
+// (mi_heap_visit_blocks) and the region gets a new salt, so the leaked pointers no longer validate and the
+// region is reused like any other. The pool therefore never holds more regions than the process had
+// clients alive at once (plus idle regions smaller than every later request), however many clients come
+// and go or leak.
 //
 // Heap. A mimalloc heap may only be used by one thread at a time, is deleted by mimalloc when the thread
 // that created it exits, and every heap claims whole 32 MiB arena blocks for its segments (so per-thread
@@ -59,12 +63,14 @@ struct Region {
   SpinLock heap_lock;
   bool locked = false;
   bool in_use = false;
-  bool retired = false;
+  bool retired = false;  // its heap could not be made: registered with mimalloc, never handed out
+  uint64_t clients = 0;  // clients that have used it, for the salt
 };
 
 struct RegionPool {
   std::mutex mu;
-  std::vector<Region*> regions;  // never freed: see the comment at the top
+  std::vector<Region*> regions;   // never freed: see the comment at the top
+  uint64_t reclaimed_blocks = 0;  // blocks freed for clients destroyed with live allocations
 };
 
 RegionPool& Pool() {
@@ -149,6 +155,28 @@ bool ApplyLock(Region* r, MlockMode mode, int* err) {
   return r->locked || mode != MlockMode::kRequired;
 }
 
+// Frees every block the region's heap still holds (a client destroyed with live allocations) and salts
+// the region anew, so the leaked pointers no longer validate. False if mimalloc cannot list the blocks
+// (then the region must be retired). Called with the pool lock held and the region no longer used.
+bool ReclaimLeaks(Region* r) {
+  const MimallocApi* mi = Mimalloc(nullptr);
+  if (!mi->heap_visit_blocks) return false;
+  std::vector<void*> blocks;
+  std::lock_guard<SpinLock> guard(r->heap_lock);
+  const bool listed = mi->heap_visit_blocks(
+      r->heap, /*visit_blocks=*/true,
+      [](const mi_heap_t*, const mi_heap_area_t*, void* block, size_t, void* arg) {
+        if (block) static_cast<std::vector<void*>*>(arg)->push_back(block);
+        return true;
+      },
+      &blocks);
+  if (!listed && blocks.empty()) return false;
+  for (void* b : blocks) mi->free(b);
+  Pool().reclaimed_blocks += blocks.size();
+  r->salt = r->salt * kTagMix + r->clients + 1;
+  return true;
+}
+
 }  // namespace
 
 struct PinnedHostArena::Impl {
@@ -182,12 +210,9 @@ Status PinnedHostArena::Create(std::string name, uint64_t capacity, MlockMode ml
   if (!mi) return Unavailable("%s: %s", name.c_str(), load_error.c_str());
   RegionPool& pool = Pool();
   std::lock_guard<std::mutex> lock(pool.mu);
-  Region* region = nullptr;
+  Region* region = nullptr;  // best fit: the smallest idle region that holds `size`
   for (Region* r : pool.regions) {
-    if (!r->in_use && !r->retired && r->size == size) {
-      region = r;
-      break;
-    }
+    if (!r->in_use && !r->retired && r->size >= size && (!region || r->size < region->size)) region = r;
   }
   int err = 0;
   if (region) {
@@ -234,10 +259,12 @@ Status PinnedHostArena::Create(std::string name, uint64_t capacity, MlockMode ml
     pool.regions.push_back(region);
   }
   region->in_use = true;
+  ++region->clients;
   std::unique_ptr<PinnedHostArena> arena(new PinnedHostArena());
   arena->name_ = std::move(name);
   arena->base_ = region->base;
-  arena->capacity_ = region->size;
+  arena->region_bytes_ = region->size;
+  arena->capacity_ = size;
   arena->locked_ = region->locked;
   arena->impl_ = std::make_unique<Impl>();
   arena->impl_->region = region;
@@ -249,9 +276,28 @@ PinnedHostArena::~PinnedHostArena() {
   if (!impl_) return;
   RegionPool& pool = Pool();
   std::lock_guard<std::mutex> lock(pool.mu);
-  impl_->region->in_use = false;
-  // Live blocks can never be reclaimed: keep the region out of circulation.
-  if (impl_->live.load(std::memory_order_relaxed) != 0) impl_->region->retired = true;
+  Region* r = impl_->region;
+  if (impl_->live.load(std::memory_order_relaxed) != 0 && !ReclaimLeaks(r)) r->retired = true;
+  r->in_use = false;
+}
+
+PinnedRegionPoolStats PinnedHostArena::PoolStats() {
+  RegionPool& pool = Pool();
+  std::lock_guard<std::mutex> lock(pool.mu);
+  PinnedRegionPoolStats st;
+  for (const Region* r : pool.regions) {
+    ++st.regions;
+    st.mapped_bytes += r->size;
+    if (r->in_use) {
+      ++st.in_use;
+    } else if (r->retired) {
+      ++st.retired;
+    } else {
+      st.idle_bytes += r->size;
+    }
+  }
+  st.reclaimed_blocks = pool.reclaimed_blocks;
+  return st;
 }
 
 Status PinnedHostArena::Allocate(uint64_t size, uint64_t alignment, void** out) {
@@ -276,9 +322,12 @@ Status PinnedHostArena::Allocate(uint64_t size, uint64_t alignment, void** out) 
   uint8_t* raw;
   {
     std::lock_guard<SpinLock> guard(r->heap_lock);
-    raw = static_cast<uint8_t*>(
-        Mimalloc(nullptr)->heap_malloc_aligned_at(r->heap, size + kHeaderBytes, alignment, kHeaderBytes));
-    if (raw && (raw < base_ || raw + kHeaderBytes + size > base_ + capacity_)) {
+    // The budget: a client may hold at most `capacity_` requested bytes, even in a larger pooled region.
+    const bool within = impl_->in_use.load(std::memory_order_relaxed) + size <= capacity_;
+    raw = within ? static_cast<uint8_t*>(
+                       Mimalloc(nullptr)->heap_malloc_aligned_at(r->heap, size + kHeaderBytes, alignment, kHeaderBytes))
+                 : nullptr;
+    if (raw && (raw < base_ || raw + kHeaderBytes + size > base_ + region_bytes_)) {
       // mimalloc fell back to OS memory (it may when the arena is full): that is not pinned memory.
       Mimalloc(nullptr)->free(raw);
       raw = nullptr;
@@ -301,7 +350,7 @@ Status PinnedHostArena::Allocate(uint64_t size, uint64_t alignment, void** out) 
 
 bool PinnedHostArena::IsLiveAllocation(const void* p, uint64_t* size) const {
   const uint8_t* user = static_cast<const uint8_t*>(p);
-  if (user < base_ + kHeaderBytes || user >= base_ + capacity_) return false;
+  if (user < base_ + kHeaderBytes || user >= base_ + region_bytes_) return false;
   if (reinterpret_cast<uintptr_t>(user) % kHeaderBytes) return false;
   const Header* h = reinterpret_cast<const Header*>(user - kHeaderBytes);
   const uint64_t sz = __atomic_load_n(&h->size, __ATOMIC_RELAXED);
@@ -313,11 +362,11 @@ bool PinnedHostArena::IsLiveAllocation(const void* p, uint64_t* size) const {
 
 Status PinnedHostArena::Free(void* ptr) {
   uint8_t* user = static_cast<uint8_t*>(ptr);
-  if (user < base_ || user >= base_ + capacity_) {
+  if (user < base_ || user >= base_ + region_bytes_) {
     return InvalidArgument(
         "%s: pointer %p is not inside the pinned-host arena [%p, %p): free only what "
         "neuronmem_client_host_allocate returned",
-        name_.c_str(), ptr, static_cast<void*>(base_), static_cast<void*>(base_ + capacity_));
+        name_.c_str(), ptr, static_cast<void*>(base_), static_cast<void*>(base_ + region_bytes_));
   }
   uint64_t size = 0;
   if (!IsLiveAllocation(user, &size)) {
@@ -342,7 +391,7 @@ Status PinnedHostArena::Free(void* ptr) {
 
 bool PinnedHostArena::Contains(const void* p, uint64_t size) const {
   const uint8_t* b = static_cast<const uint8_t*>(p);
-  return b >= base_ && b <= base_ + capacity_ && size <= static_cast<uint64_t>(base_ + capacity_ - b);
+  return b >= base_ && b <= base_ + region_bytes_ && size <= static_cast<uint64_t>(base_ + region_bytes_ - b);
 }
 
 ArenaStats PinnedHostArena::Stats() const {

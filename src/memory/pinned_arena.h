@@ -1,7 +1,7 @@
 // The client's pinned-host arena: one mmap'd region, populated at creation and mlock'ed when permitted,
 // managed by mimalloc as an exclusive arena (mi_manage_os_memory_ex) through one heap per region under
-// a spinlock; regions are pooled for reuse across clients. The why of both is at the top of
-// pinned_arena.cc and in docs/arenas.md. Thread-safe.
+// a spinlock; regions are pooled for reuse across clients (best fit, leaked blocks reclaimed). The why of
+// both is at the top of pinned_arena.cc and in docs/arenas.md. Thread-safe.
 #pragma once
 
 #include <atomic>
@@ -15,9 +15,20 @@
 
 namespace neuronmem::memory {
 
+// The process-wide pool of pinned regions (mimalloc cannot release one: they stay mapped).
+struct PinnedRegionPoolStats {
+  uint64_t regions = 0;           // mapped and registered with mimalloc
+  uint64_t in_use = 0;            // held by a live arena
+  uint64_t retired = 0;           // never handed out again (their heap could not be made)
+  uint64_t mapped_bytes = 0;      // of all regions
+  uint64_t idle_bytes = 0;        // of regions ready for the next arena
+  uint64_t reclaimed_blocks = 0;  // freed for arenas destroyed with live allocations
+};
+
 class PinnedHostArena final : public Memory {
  public:
-  // capacity: bytes (at least mimalloc's arena unit; rounded up to it).
+  // capacity: bytes (rounded up to mimalloc's arena unit, 32 MiB). Takes the smallest idle pooled region
+  // that holds it, else maps a new one; the arena hands out at most `capacity` requested bytes either way.
   // UNAVAILABLE if locking is required and refused; RESOURCE_EXHAUSTED if the region cannot be mapped
   // or mimalloc refuses another arena.
   static Status Create(std::string name, uint64_t capacity, MlockMode mlock_mode,
@@ -38,6 +49,12 @@ class PinnedHostArena final : public Memory {
 
   uint8_t* base() const { return base_; }
   uint64_t capacity() const { return capacity_; }
+  // The region's size (>= capacity when a larger pooled region was reused); pointers lie in
+  // [base(), base() + region_bytes()).
+  uint64_t region_bytes() const { return region_bytes_; }
+
+  // The process-wide pool. Destroying an arena with live allocations frees them and the region is reused.
+  static PinnedRegionPoolStats PoolStats();
   bool locked() const { return locked_; }
   const std::string& name() const override { return name_; }
   ArenaStats Stats() const override;
@@ -48,6 +65,7 @@ class PinnedHostArena final : public Memory {
   std::string name_;
   uint8_t* base_ = nullptr;
   uint64_t capacity_ = 0;
+  uint64_t region_bytes_ = 0;
   bool locked_ = false;
   std::unique_ptr<Impl> impl_;
 };
