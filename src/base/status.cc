@@ -1,5 +1,7 @@
 #include "base/status.h"
 
+#include "base/fault.h"
+
 #include <neuronmem/version.h>
 
 #include <algorithm>
@@ -42,7 +44,7 @@ void FreeStatus(neuronmem_status_t* s) noexcept {
 }
 
 Status MakeStatus(neuronmem_status_code_t code, std::string message) noexcept {
-  auto* s = new (std::nothrow) neuronmem_status_t;
+  auto* s = fault::Hit(fault::Site::kStatusAllocation) ? nullptr : new (std::nothrow) neuronmem_status_t;
   if (!s) return Status(OutOfMemoryStatus());
   s->code = code;
   try {

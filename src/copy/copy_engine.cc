@@ -1,6 +1,8 @@
 // The engine's queues: submission (inline or queued), draining in order on the worker pool, execution.
 #include "copy/copy_engine.h"
 
+#include <cinttypes>
+
 #include "copy/parallel_copy.h"
 
 namespace neuronmem::copy {
@@ -31,11 +33,6 @@ Status CopyEngine::CreateUserEvent(Event** out) { return NewUserEvent(user_event
 size_t CopyEngine::LiveStorages() const {
   std::lock_guard<std::mutex> lock(registry_->mu);
   return registry_->count;
-}
-
-bool CopyEngine::TakeFault() {
-  return inject_faults_.load(std::memory_order_relaxed) > 0 &&
-         inject_faults_.fetch_sub(1, std::memory_order_relaxed) > 0;
 }
 
 Status CopyEngine::CheckWaits(EventList waits, const char* where) const {
@@ -158,6 +155,11 @@ Status CopyEngine::Execute(Op& op) {
     uint8_t* dst = m.dst_address();
     const uint8_t* src = m.src_address();
     if (dst == src) continue;  // zero-copy alias onto itself
+    if (fault::Hit(fault::Site::kCopyMidway)) {
+      ParallelCopy(pool_, dst, src, m.size / 2, op.done.get());
+      return Internal("injected fault (test hook): the copy failed after %" PRIu64 " of %" PRIu64 " bytes", m.size / 2,
+                      m.size);
+    }
     ParallelCopy(pool_, dst, src, m.size, op.done.get());
   }
   return Ok();

@@ -24,6 +24,7 @@
 
 #include "base/element_type.h"
 #include "base/event.h"
+#include "base/fault.h"
 #include "base/span.h"
 #include "base/status.h"
 #include "copy/buffer.h"
@@ -109,8 +110,8 @@ class CopyEngine {
   // FAILED_PRECONDITION if donor was deleted or aliases IMMUTABLE_ZERO_COPY caller memory.
   Status Donate(Buffer& donor, Event* definition, Buffer* out, StorageUse* use);
 
-  // Makes the next n transfers fail with INTERNAL "injected fault" before they touch memory (tests).
-  void InjectFaults(int n) { inject_faults_.store(n, std::memory_order_relaxed); }
+  // Whether file loads go through io_uring (else pread: the kernel refused a ring).
+  bool file_reads_use_io_uring() const { return files_.uses_io_uring(); }
   // Storages whose memory is still held (tests).
   size_t LiveStorages() const;
   // Buffers this engine filled that still exist (not yet destroyed; deleted ones count).
@@ -120,8 +121,8 @@ class CopyEngine {
   Queue& QueueOf(const Buffer& b) { return *queues_[b.memory().core]; }
   // INVALID_ARGUMENT ("<where>wait_events[i] ...") if a wait event belongs to another client (Event::owner()).
   Status CheckWaits(EventList waits, const char* where = "") const;
-  // Whether an injected fault claims this transfer.
-  bool TakeFault();
+  // Whether an injected fault (base/fault.h, Site::kTransfer) claims this transfer.
+  static bool TakeFault() { return fault::Hit(fault::Site::kTransfer); }
   // An operation on `buffer`'s queue holding a use of its storage, waiting for `waits` and, when
   // after_definition, for the buffer's content. FAILED_PRECONDITION if the buffer was deleted.
   Status BufferOp(Buffer& buffer, EventList waits, bool after_definition, std::unique_ptr<Op>* out);
@@ -133,7 +134,6 @@ class CopyEngine {
   std::vector<std::unique_ptr<Queue>> queues_;  // one per core
   std::shared_ptr<Registry> registry_ = std::make_shared<Registry>();
   std::shared_ptr<UserEvents> user_events_ = std::make_shared<UserEvents>();
-  std::atomic<int> inject_faults_{0};
   FileReader files_;
   WorkerPool pool_;  // declared last: destroyed first, after ~CopyEngine has drained the queues
 };

@@ -1,5 +1,7 @@
 #include "copy/file_reader.h"
 
+#include "base/fault.h"
+
 #include <liburing.h>
 #include <unistd.h>
 
@@ -29,7 +31,7 @@ Status OpenFileRange(const char* path, uint64_t file_offset, uint64_t size, int*
 
 FileReader::FileReader() {
   auto* ring = new io_uring{};
-  if (io_uring_queue_init(64, ring, 0) == 0) {
+  if (!fault::Hit(fault::Site::kUringSetup) && io_uring_queue_init(64, ring, 0) == 0) {
     ring_ = ring;
   } else {
     delete ring;

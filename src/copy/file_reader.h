@@ -26,6 +26,8 @@ class FileReader {
   // Reads `size` bytes at `file_offset` of fd into dst. INTERNAL for I/O errors, OUT_OF_RANGE if the file
   // ended early (it was truncated after it was opened).
   Status Read(int fd, uint64_t file_offset, uint8_t* dst, uint64_t size);
+  // Whether reads go through io_uring (false: the kernel refused a ring, and every read is a pread).
+  bool uses_io_uring() const { return ring_ != nullptr; }
 
  private:
   std::mutex mu_;  // one ring, used by one read at a time

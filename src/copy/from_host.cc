@@ -62,7 +62,7 @@ Status CopyEngine::FromHost(Span<const FromHostArgs> args, Buffer* const* out, E
   // The decode-metadata fast path: one small dense upload that copies, nothing to wait for, an idle queue.
   // It runs inline and allocates nothing beyond the buffer itself.
   if (count == 1 && args[0].waits.empty() && !args[0].byte_strides && !WantsAlias(args[0].semantics) &&
-      inject_faults_.load(std::memory_order_relaxed) == 0) {
+      !fault::Armed(fault::Site::kTransfer)) {
     const FromHostArgs& a = args[0];
     uint64_t bytes = 0;
     if (!DenseBytes(a.type, a.dims, &bytes) && bytes <= kInlineThreshold && (a.data || !bytes) &&

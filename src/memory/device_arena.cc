@@ -1,6 +1,8 @@
 // A core's HBM arena: a populated anonymous mapping plus a Tlsf over its offsets.
 #include "memory/device_arena.h"
 
+#include "base/fault.h"
+
 #include <sys/mman.h>
 
 #include <cerrno>
@@ -54,6 +56,8 @@ Status DeviceArena::Allocate(uint64_t size, uint64_t alignment, uint64_t* offset
   if ((alignment & (alignment - 1)) || alignment > kMaxAlignment) {
     return InvalidArgument("%s: alignment %" PRIu64 " is not a power of two up to 1 GiB", name_.c_str(), alignment);
   }
+  if (fault::Hit(fault::Site::kAllocation))
+    return ResourceExhausted("%s: injected fault (test hook): cannot allocate %" PRIu64 " bytes", name_.c_str(), size);
   std::lock_guard<SpinLock> lock(mu_);
   if (tlsf_.Allocate(size, alignment, offset)) return Ok();
   const ArenaStats st = tlsf_.Stats();

@@ -33,6 +33,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include "base/fault.h"
 #include "memory/mimalloc_api.h"
 #include "memory/spin_lock.h"
 
@@ -318,6 +319,8 @@ Status PinnedHostArena::Allocate(uint64_t size, uint64_t alignment, void** out) 
                              " bytes",
                              name_.c_str(), size, capacity_);
   }
+  if (fault::Hit(fault::Site::kAllocation))
+    return ResourceExhausted("%s: injected fault (test hook): cannot allocate %" PRIu64 " bytes", name_.c_str(), size);
   Region* r = impl_->region;
   uint8_t* raw;
   {
@@ -422,6 +425,8 @@ Status UnpinnedHostMemory::Allocate(uint64_t size, uint64_t alignment, void** ou
   if (size > (1ull << 46)) {
     return ResourceExhausted("%s: cannot allocate %" PRIu64 " bytes: larger than any host memory", name_.c_str(), size);
   }
+  if (fault::Hit(fault::Site::kAllocation))
+    return ResourceExhausted("%s: injected fault (test hook): cannot allocate %" PRIu64 " bytes", name_.c_str(), size);
   void* p = nullptr;
   if (posix_memalign(&p, alignment < sizeof(void*) ? sizeof(void*) : alignment, size) != 0 || !p) {
     return ResourceExhausted("%s: the system allocator refused %" PRIu64 " bytes", name_.c_str(), size);

@@ -583,7 +583,7 @@ TEST_F(CopyTest, DeleteWhileATransferIsPendingWaitsForIt) {
 TEST_F(CopyTest, InjectedFaultsFailTheEventKeepTheSourceAndLaterTransfersWork) {
   auto data = Pattern(8192, 4);
   neuronmem_buffer_t* src = Upload(data, Mem(0));
-  client_->engine().InjectFaults(1);
+  neuronmem::fault::Arm(neuronmem::fault::Site::kTransfer, 1);
   neuronmem_buffer_t* dst = nullptr;
   neuronmem_event_t* e = nullptr;
   ASSERT_OK(neuronmem_test::CopyToMemory(src, Mem(2), nullptr, 0, &dst, &e));
@@ -616,7 +616,7 @@ TEST_F(CopyTest, QueuedFaultAlsoFailsOnlyItsOwnTransfer) {
   auto a = Args(big.data(), big.size(), Mem(0));
   neuronmem_buffer_t* b1 = nullptr;
   neuronmem_event_t* e1 = nullptr;
-  client_->engine().InjectFaults(1);  // hits the large (queued) upload
+  neuronmem::fault::Arm(neuronmem::fault::Site::kTransfer, 1);  // hits the large (queued) upload
   ASSERT_OK(neuronmem_buffer_from_host(client_, &a, &b1, &e1, nullptr));
   auto small = Pattern(100, 1);
   auto a2 = Args(small.data(), small.size(), Mem(0));
