@@ -66,12 +66,18 @@ struct Region {
   bool in_use = false;
   bool retired = false;  // its heap could not be made: registered with mimalloc, never handed out
   uint64_t clients = 0;  // clients that have used it, for the salt
+  // Bytes from base that mimalloc may have touched: the end of the highest block ever handed out, rounded up
+  // to its arena unit (mimalloc keeps a segment's metadata inside the segment, and claims segments for our
+  // heap only). Above it the region holds nothing of mimalloc's. Written under heap_lock.
+  uint64_t high_water = 0;
+  uint64_t resident = 0;  // bytes from base that are populated (and locked, when locked); the rest released
 };
 
 struct RegionPool {
   std::mutex mu;
   std::vector<Region*> regions;   // never freed: see the comment at the top
   uint64_t reclaimed_blocks = 0;  // blocks freed for clients destroyed with live allocations
+  uint64_t released_bytes = 0;    // given back to the kernel from idle regions' untouched tails
 };
 
 RegionPool& Pool() {
@@ -118,6 +124,15 @@ mi_heap_t* CreateOwnedHeap(mi_arena_id_t arena_id) {
   return heap;
 }
 
+// Faults in [p, p + bytes) (writing zeros where a page is not there yet).
+void Populate(uint8_t* p, uint64_t bytes) {
+#ifdef MADV_POPULATE_WRITE
+  if (madvise(p, bytes, MADV_POPULATE_WRITE) == 0) return;
+#endif
+  volatile uint8_t* b = p;
+  for (uint64_t off = 0; off < bytes; off += 4096) b[off] = b[off];
+}
+
 // Maps `bytes` aligned to kArenaUnit (mimalloc's arena alignment), populated.
 uint8_t* MapAligned(uint64_t bytes) {
   const uint64_t span = bytes + kArenaUnit;
@@ -130,13 +145,7 @@ uint8_t* MapAligned(uint64_t bytes) {
   if (tail) munmap(reinterpret_cast<void*>(start + bytes), tail);
   void* p = reinterpret_cast<void*>(start);
   madvise(p, bytes, MADV_HUGEPAGE);
-#ifdef MADV_POPULATE_WRITE
-  if (madvise(p, bytes, MADV_POPULATE_WRITE) != 0)
-#endif
-  {
-    volatile uint8_t* b = static_cast<uint8_t*>(p);
-    for (uint64_t off = 0; off < bytes; off += 4096) b[off] = 0;
-  }
+  Populate(static_cast<uint8_t*>(p), bytes);
   return static_cast<uint8_t*>(p);
 }
 
@@ -154,6 +163,24 @@ bool ApplyLock(Region* r, MlockMode mode, int* err) {
     }
   }
   return r->locked || mode != MlockMode::kRequired;
+}
+
+// Gives the pages above the region's high-water mark back to the kernel (an idle region then holds only
+// what mimalloc has touched resident). Called with the pool lock held and the region no longer used.
+void ReleaseUntouchedTail(Region* r) {
+  uint64_t keep;
+  {
+    std::lock_guard<SpinLock> guard(r->heap_lock);
+    keep = (r->high_water + kArenaUnit - 1) / kArenaUnit * kArenaUnit;
+  }
+  if (keep >= r->resident) return;
+  uint8_t* from = r->base + keep;
+  const uint64_t bytes = r->resident - keep;
+  if (r->locked) munlock(from, bytes);
+  if (madvise(from, bytes, MADV_DONTNEED) != 0) return;  // still resident: nothing changes
+  r->resident = keep;
+  r->locked = false;  // part of it is unlocked now; a reuse locks it whole again
+  Pool().released_bytes += bytes;
 }
 
 // Frees every block the region's heap still holds (a client destroyed with live allocations) and salts
@@ -217,6 +244,13 @@ Status PinnedHostArena::Create(std::string name, uint64_t capacity, MlockMode ml
   }
   int err = 0;
   if (region) {
+    if (region->resident < region->size) {
+      // Its untouched tail was given back to the kernel when it went idle: fault it in again (zeros, as
+      // mimalloc was told the memory is) and lock the whole region below.
+      Populate(region->base + region->resident, region->size - region->resident);
+      region->resident = region->size;
+      region->locked = false;  // ApplyLock locks it whole again
+    }
     if (!ApplyLock(region, mlock_mode, &err)) {
       return Unavailable("%s: mlock of %" PRIu64
                          " bytes was refused (%s) and locking is required "
@@ -232,6 +266,7 @@ Status PinnedHostArena::Create(std::string name, uint64_t capacity, MlockMode ml
     auto r = std::make_unique<Region>();
     r->base = base;
     r->size = size;
+    r->resident = size;
     if (!ApplyLock(r.get(), mlock_mode, &err)) {
       munmap(base, size);
       return Unavailable("%s: mlock of %" PRIu64
@@ -279,6 +314,7 @@ PinnedHostArena::~PinnedHostArena() {
   std::lock_guard<std::mutex> lock(pool.mu);
   Region* r = impl_->region;
   if (impl_->live.load(std::memory_order_relaxed) != 0 && !ReclaimLeaks(r)) r->retired = true;
+  ReleaseUntouchedTail(r);
   r->in_use = false;
 }
 
@@ -289,6 +325,7 @@ PinnedRegionPoolStats PinnedHostArena::PoolStats() {
   for (const Region* r : pool.regions) {
     ++st.regions;
     st.mapped_bytes += r->size;
+    st.resident_bytes += r->resident;
     if (r->in_use) {
       ++st.in_use;
     } else if (r->retired) {
@@ -298,6 +335,7 @@ PinnedRegionPoolStats PinnedHostArena::PoolStats() {
     }
   }
   st.reclaimed_blocks = pool.reclaimed_blocks;
+  st.released_bytes = pool.released_bytes;
   return st;
 }
 
@@ -335,7 +373,11 @@ Status PinnedHostArena::Allocate(uint64_t size, uint64_t alignment, void** out) 
       Mimalloc(nullptr)->free(raw);
       raw = nullptr;
     }
-    if (raw) impl_->CountAllocation(size);
+    if (raw) {
+      impl_->CountAllocation(size);
+      const uint64_t end = static_cast<uint64_t>(raw - base_) + kHeaderBytes + size;
+      if (end > r->high_water) r->high_water = end;
+    }
   }
   if (!raw) {
     const ArenaStats st = Stats();

@@ -23,6 +23,8 @@ struct PinnedRegionPoolStats {
   uint64_t mapped_bytes = 0;      // of all regions
   uint64_t idle_bytes = 0;        // of regions ready for the next arena
   uint64_t reclaimed_blocks = 0;  // freed for arenas destroyed with live allocations
+  uint64_t resident_bytes = 0;    // populated (the rest of idle regions was given back to the kernel)
+  uint64_t released_bytes = 0;    // given back so far (idle regions' untouched tails)
 };
 
 class PinnedHostArena final : public Memory {

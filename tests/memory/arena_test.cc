@@ -1,6 +1,7 @@
 // DeviceArena, PinnedHostArena and UnpinnedHostMemory: allocation, statistics, exhaustion messages,
 // misuse, region reuse across many arenas, and threads.
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 
 #include <cstring>
 #include <random>
@@ -207,6 +208,43 @@ TEST(PinnedHostArena, ArenasDestroyedWithLiveAllocationsGiveTheirRegionBack) {
   void* big = nullptr;
   ASSERT_FALSE(a->Allocate(24 << 20, 0, &big)) << "the leaked blocks were not freed";
   EXPECT_FALSE(a->Free(big));
+}
+
+// An idle region keeps resident only what mimalloc has touched (up to the arena unit above the highest
+// block ever handed out); the rest goes back to the kernel and is faulted in again when reused.
+TEST(PinnedHostArena, AnIdleRegionGivesItsUntouchedTailBackToTheKernel) {
+  using neuronmem::memory::MlockMode;
+  const auto before = PinnedHostArena::PoolStats();
+  uint8_t* base = nullptr;
+  uint64_t bytes = 0;
+  {
+    std::unique_ptr<PinnedHostArena> a;
+    ASSERT_FALSE(PinnedHostArena::Create("tail", 192 << 20, MlockMode::kBestEffort, &a));
+    ASSERT_EQ(PinnedHostArena::PoolStats().regions, before.regions + 1) << "no idle region holds 192 MiB";
+    void* p = nullptr;
+    ASSERT_FALSE(a->Allocate(64, 0, &p));
+    std::memset(p, 1, 64);
+    base = a->base();
+    bytes = a->region_bytes();
+  }  // destroyed with the block live
+  const auto after = PinnedHostArena::PoolStats();
+  EXPECT_EQ(after.released_bytes - before.released_bytes, bytes - (32u << 20));
+  EXPECT_EQ(after.resident_bytes, before.resident_bytes + (32u << 20));
+  // The kernel agrees: the released pages are not resident; the first unit is.
+  unsigned char resident = 0;
+  ASSERT_EQ(mincore(base + bytes - 4096, 4096, &resident), 0);
+  EXPECT_EQ(resident & 1, 0);
+  ASSERT_EQ(mincore(base, 4096, &resident), 0);
+  EXPECT_EQ(resident & 1, 1);
+  // Reused, the whole region is there again and every byte of it can be handed out and written.
+  std::unique_ptr<PinnedHostArena> b;
+  ASSERT_FALSE(PinnedHostArena::Create("tail-again", 192 << 20, MlockMode::kBestEffort, &b));
+  EXPECT_EQ(b->base(), base);
+  EXPECT_EQ(PinnedHostArena::PoolStats().resident_bytes, before.resident_bytes + bytes);
+  void* big = nullptr;
+  ASSERT_FALSE(b->Allocate(150 << 20, 0, &big));
+  std::memset(big, 2, 150 << 20);
+  EXPECT_FALSE(b->Free(big));
 }
 
 // A smaller request takes the smallest idle region that holds it instead of mapping a new one; its arena
