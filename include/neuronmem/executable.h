@@ -118,6 +118,57 @@ typedef struct neuronmem_transfer_counts {
 } neuronmem_transfer_counts_t;
 #define NEURONMEM_TRANSFER_COUNTS_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_transfer_counts_t, implicit_bytes)
 
+/* ---- Custom kernels (the NKI path) ------------------------------------------------------------------- */
+
+/* One operand or result of a kernel call: dense, row-major, in a memory of the executing core. */
+typedef struct neuronmem_kernel_tensor {
+  void* data; /* operands: read only; results: the kernel writes every element */
+  neuronmem_element_type_t element_type;
+  const int64_t* dims; /* NULL for rank 0 */
+  size_t num_dims;
+  neuronmem_memory_kind_t memory_kind; /* where data lies (a pinned_host operand is read in place) */
+} neuronmem_kernel_tensor_t;
+
+/* What a kernel is called with; every pointer is borrowed for the call only. */
+typedef struct neuronmem_kernel_call {
+  size_t struct_size;
+  neuronmem_string_t target;         /* the custom-call target */
+  neuronmem_string_t name;           /* the registered name (func_name for AwsNeuronCustomNativeKernel) */
+  neuronmem_string_t backend_config; /* as written in the graph (NKI: base64 of JSON); may be empty */
+  const neuronmem_kernel_tensor_t* inputs;
+  size_t num_inputs;
+  const neuronmem_kernel_tensor_t* outputs;
+  size_t num_outputs;
+  const int64_t* grid; /* the launch grid; grid_rank 0: one call */
+  size_t grid_rank;
+  const int64_t* grid_index; /* this call's grid point */
+  int32_t device;            /* the executing device's id */
+} neuronmem_kernel_call_t;
+#define NEURONMEM_KERNEL_CALL_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_kernel_call_t, device)
+
+/* A kernel: returns NULL on success or a status (neuronmem_status_create; the library frees it), which fails
+ * the execution as "file:line:col: 'stablehlo.custom_call' @target: kernel 'name' at grid point [i]: ...".
+ * Called on library threads, for several grid points at once; must not call back into the library. */
+typedef neuronmem_status_t* (*neuronmem_kernel_fn_t)(const neuronmem_kernel_call_t* call, void* user_data);
+
+/* Arguments of neuronmem_client_register_kernel. Growable. */
+typedef struct neuronmem_kernel_registration {
+  size_t struct_size;
+  const neuronmem_extension_base_t* extension; /* extension chain; NULL */
+  const char* name;                            /* NUL-terminated: a custom-call target, or an NKI func_name */
+  neuronmem_kernel_fn_t fn;
+  void* user_data; /* passed to fn; must stay valid while the client and executables calling it live */
+} neuronmem_kernel_registration_t;
+#define NEURONMEM_KERNEL_REGISTRATION_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_kernel_registration_t, user_data)
+
+/* Registers (or replaces, for executables compiled afterwards) a kernel of the client: a custom call whose
+ * target is args->name runs it once; an AwsNeuronCustomNativeKernel call whose backend_config names
+ * func_name = args->name runs it once per point of its grid (in parallel). Executables keep the kernels they
+ * were compiled with. A custom call to a target with no kernel fails at compile with its location. Returns
+ * INVALID_ARGUMENT (NULL or empty name, NULL fn, struct_size). Thread-safe. */
+NEURONMEM_API neuronmem_status_t* neuronmem_client_register_kernel(neuronmem_client_t* client,
+                                                                   const neuronmem_kernel_registration_t* args);
+
 /* Every call below that takes an args or options struct returns INVALID_ARGUMENT for a struct_size smaller
  * than the struct's first published size or an extension chain with an unknown type. */
 

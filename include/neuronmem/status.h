@@ -73,6 +73,12 @@ typedef enum neuronmem_status_code {
 /* Opaque error object. Owned by whoever received it; free with neuronmem_status_free(). */
 typedef struct neuronmem_status neuronmem_status_t;
 
+/* A new status (owned by the caller, or by the library when a kernel returns it) with `code` and a copy of
+ * `size` bytes of `message` (NULL only for 0 bytes). NEURONMEM_STATUS_OK yields NULL; a code that is no
+ * neuronmem_status_code_t becomes NEURONMEM_STATUS_UNKNOWN. Thread-safe. */
+NEURONMEM_API neuronmem_status_t* neuronmem_status_create(neuronmem_status_code_t code, const char* message,
+                                                          size_t size);
+
 /* The status' code. status: required (NULL yields NEURONMEM_STATUS_OK). Thread-safe. */
 NEURONMEM_API neuronmem_status_code_t neuronmem_status_code(const neuronmem_status_t* status);
 

@@ -54,7 +54,7 @@ neuronmem_status_t* Finish(neuronmem_client_t* client, const mf::Manifest& m, st
                            exec::CompileOptions options, neuronmem_executable_t** out) {
   const uint32_t cores = static_cast<uint32_t>(client->devices.size());
   std::shared_ptr<const exec::Executable> e;
-  if (auto s = exec::Executable::Compile(m, source, options, cores, &e)) return s.release();
+  if (auto s = exec::Executable::Compile(m, source, options, cores, &client->kernels, &e)) return s.release();
   client->runtime();  // the executor exists before the first execute
   auto h = std::make_unique<neuronmem_executable_t>();
   h->exe = std::move(e);
@@ -296,5 +296,48 @@ neuronmem_status_t* neuronmem_execution_transfers(const neuronmem_execution_t* e
 }
 
 void neuronmem_execution_destroy(neuronmem_execution_t* execution) { delete execution; }
+
+neuronmem_status_t* neuronmem_client_register_kernel(neuronmem_client_t* client,
+                                                     const neuronmem_kernel_registration_t* args) {
+  NEURONMEM_REQUIRE(client);
+  NEURONMEM_REQUIRE(args);
+  if (auto s = neuronmem::api::CheckArgs(*args, NEURONMEM_MIN_SIZE(neuronmem_kernel_registration_t, user_data),
+                                         "neuronmem_kernel_registration_t")) {
+    return s.release();
+  }
+  if (!args->name || !*args->name) return InvalidArgument("args->name must be a non-empty string").release();
+  if (!args->fn) return neuronmem::api::NullArg(__func__, "args->fn");
+  NEURONMEM_API_BEGIN
+  const neuronmem_kernel_fn_t fn = args->fn;
+  void* const user_data = args->user_data;
+  const int32_t first_device = 0;
+  client->kernels.Register(args->name, [fn, user_data, first_device](const exec::KernelCall& k) -> neuronmem::Status {
+    std::vector<neuronmem_kernel_tensor_t> views(k.num_inputs + k.num_outputs);
+    for (size_t i = 0; i < views.size(); ++i) {
+      const exec::KernelTensor& t = i < k.num_inputs ? k.inputs[i] : k.outputs[i - k.num_inputs];
+      views[i].data = t.data;
+      views[i].element_type = static_cast<neuronmem_element_type_t>(neuronmem::ElementTypeToC(t.type));
+      views[i].dims = t.rank ? t.dims : nullptr;
+      views[i].num_dims = t.rank;
+      views[i].memory_kind = static_cast<neuronmem_memory_kind_t>(t.kind);
+    }
+    neuronmem_kernel_call_t call{};
+    call.struct_size = sizeof call;
+    call.target = {k.target.data(), k.target.size()};
+    call.name = {k.name.data(), k.name.size()};
+    call.backend_config = {k.backend_config.data(), k.backend_config.size()};
+    call.inputs = views.data();
+    call.num_inputs = k.num_inputs;
+    call.outputs = views.data() + k.num_inputs;
+    call.num_outputs = k.num_outputs;
+    call.grid = k.grid_rank ? k.grid : nullptr;
+    call.grid_rank = k.grid_rank;
+    call.grid_index = k.grid_rank ? k.grid_index : nullptr;
+    call.device = first_device + static_cast<int32_t>(k.core);
+    return neuronmem::Status(fn(&call, user_data));
+  });
+  return nullptr;
+  NEURONMEM_API_END
+}
 
 }  // extern "C"

@@ -2,6 +2,8 @@
 #include <neuronmem/status.h>
 #include <neuronmem/version.h>
 
+#include <string>
+
 #include "api/shim.h"
 #include "base/status.h"
 
@@ -20,6 +22,17 @@ neuronmem_string_t neuronmem_status_message(const neuronmem_status_t* status) {
 }
 
 void neuronmem_status_free(neuronmem_status_t* status) { neuronmem::FreeStatus(status); }
+
+neuronmem_status_t* neuronmem_status_create(neuronmem_status_code_t code, const char* message, size_t size) {
+  int64_t c = neuronmem::api::EnumValue(code);
+  if (c == NEURONMEM_STATUS_OK) return nullptr;
+  if (c < NEURONMEM_STATUS_CANCELLED || c > NEURONMEM_STATUS_DATA_LOSS) c = NEURONMEM_STATUS_UNKNOWN;
+  NEURONMEM_API_BEGIN
+  return neuronmem::MakeStatus(static_cast<neuronmem_status_code_t>(c),
+                               message && size ? std::string(message, size) : std::string())
+      .release();
+  NEURONMEM_API_END
+}
 
 const char* neuronmem_status_code_name(neuronmem_status_code_t code) {
   switch (neuronmem::api::EnumValue(code)) {  // any int32 may arrive from C: never load it as the enum

@@ -55,7 +55,7 @@ uint64_t Executable::peak_host_bytes() const {
 }
 
 Status Executable::Compile(const manifest::Manifest& m, std::string_view source, const CompileOptions& options,
-                           uint32_t num_cores, std::shared_ptr<const Executable>* out) {
+                           uint32_t num_cores, const KernelRegistry* kernels, std::shared_ptr<const Executable>* out) {
   if (!m.ir) {
     return FailedPrecondition(
         "the manifest has no graph to compile: it was read from JSON; load it from the StableHLO text");
@@ -75,7 +75,8 @@ Status Executable::Compile(const manifest::Manifest& m, std::string_view source,
   co.entry = m.entry;
   co.filename = options.filename;
   co.source = source;
-  co.custom_calls = &PlacementRegistry();
+  NEURONMEM_RETURN_IF_ERROR(BuildCustomCalls(m, kernels, options.filename, &e->custom_calls_));
+  co.custom_calls = &e->custom_calls_;
   co.result_space = [&move_kinds](const stablehlo::Operation& op) -> uint8_t {
     if (move_kinds.empty() || !IsPlacementCall(op)) return 0;
     auto it = move_kinds.find({op.loc.line, op.loc.column});

@@ -13,6 +13,7 @@
 #include "base/element_type.h"
 #include "base/memory_kind.h"
 #include "base/status.h"
+#include "exec/kernels.h"
 #include "interpreter/interpreter.h"
 #include "manifest/manifest.h"
 
@@ -42,8 +43,9 @@ class Executable {
   // was loaded from (pretty ops need it; may be empty). UNIMPLEMENTED "file:line:col: ..." for anything the
   // executor cannot run, FAILED_PRECONDITION for a manifest without a graph (read from JSON),
   // INVALID_ARGUMENT for bad options or a donation that does not fit its output.
+  // `kernels` (nullable): the client's custom kernels (exec/kernels.h); the executable keeps those it calls.
   static Status Compile(const manifest::Manifest& manifest, std::string_view source, const CompileOptions& options,
-                        uint32_t num_cores, std::shared_ptr<const Executable>* out);
+                        uint32_t num_cores, const KernelRegistry* kernels, std::shared_ptr<const Executable>* out);
 
   const std::vector<ValueInfo>& parameters() const { return params_; }
   const std::vector<ValueInfo>& outputs() const { return outputs_; }
@@ -60,6 +62,7 @@ class Executable {
  private:
   Executable() = default;
   std::shared_ptr<const stablehlo::Module> ir_;  // the program points into it
+  interp::CustomCallRegistry custom_calls_;      // the program points into it
   std::unique_ptr<interp::Program> program_;
   std::vector<ValueInfo> params_, outputs_;
   std::vector<MemoryKind> returned_kinds_;

@@ -29,6 +29,7 @@ struct RunState {
   };
   std::vector<Range> ranges;  // the workspaces of each space, the arguments
   ExecutionStats* stats = nullptr;
+  uint32_t core = 0;
 
   void Add(const void* p, uint64_t bytes, MemoryKind kind) {
     if (bytes) ranges.push_back({static_cast<const char*>(p), static_cast<const char*>(p) + bytes, kind});

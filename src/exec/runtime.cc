@@ -297,6 +297,7 @@ void Runtime::Run(Execution& e) {
   uint64_t space_bytes[interp::kMaxSpaces] = {};
   RunState run;
   run.stats = &stats;
+  run.core = e.core;
   Status failure;
   for (size_t k = 0; k < kNumMemoryKinds && !failure; ++k) {
     space_bytes[k] = exe.program().workspace_bytes(k);

@@ -246,6 +246,7 @@ class CustomCallKernel final : public Kernel {
     CustomCallContext c;
     c.target = target_;
     c.run_context = f.context;
+    c.op = op;
     c.operands = v;
     c.num_operands = ins_.size();
     c.results = v + ins_.size();

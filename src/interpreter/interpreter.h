@@ -70,7 +70,8 @@ class HostResultAllocator : public ResultAllocator {
 // results. Returns a failed status to fail the run; the interpreter prefixes it with the op's location.
 struct CustomCallContext {
   std::string_view target;
-  void* run_context = nullptr;  // RunOptions::context of the run (the executor's per-run state)
+  void* run_context = nullptr;               // RunOptions::context of the run (the executor's per-run state)
+  const stablehlo::Operation* op = nullptr;  // the custom call (its attributes and location)
   const TensorView* operands = nullptr;
   size_t num_operands = 0;
   const TensorView* results = nullptr;

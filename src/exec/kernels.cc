@@ -1,0 +1,156 @@
+#include "exec/kernels.h"
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include <map>
+#include <vector>
+
+#include "exec/moves.h"
+
+namespace neuronmem::exec {
+
+void KernelRegistry::Register(std::string name, KernelFn fn) {
+  auto shared = std::make_shared<const KernelFn>(std::move(fn));
+  std::lock_guard<std::mutex> lock(mu_);
+  kernels_[std::move(name)] = std::move(shared);
+}
+
+std::shared_ptr<const KernelFn> KernelRegistry::Find(std::string_view name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = kernels_.find(name);
+  return it == kernels_.end() ? nullptr : it->second;
+}
+
+namespace {
+
+constexpr char kNkiTarget[] = "AwsNeuronCustomNativeKernel";
+
+struct Launch {
+  std::string name;
+  std::vector<int64_t> grid;
+  std::shared_ptr<const KernelFn> fn;
+};
+
+std::string_view BackendConfig(const stablehlo::Operation* op) {
+  if (!op) return {};
+  const stablehlo::Attribute* a = stablehlo::Find(op->attributes, "backend_config");
+  if (!a) a = stablehlo::Find(op->attributes, "mhlo.backend_config");
+  if (!a) return {};
+  return a->kind == stablehlo::Attribute::Kind::kString ? a->str : a->text;
+}
+
+std::string IndexText(const int64_t* index, size_t rank) {
+  std::string s = "[";
+  for (size_t i = 0; i < rank; ++i) s += (i ? ", " : "") + std::to_string(index[i]);
+  return s + "]";
+}
+
+// Runs `launch` once per grid point over the custom call's operands and results.
+Status RunLaunch(const interp::CustomCallContext& c, const Launch& launch) {
+  const auto* run = static_cast<const RunState*>(c.run_context);
+  std::vector<KernelTensor> views(c.num_operands + c.num_results);
+  for (size_t i = 0; i < views.size(); ++i) {
+    const interp::TensorView& v = i < c.num_operands ? c.operands[i] : c.results[i - c.num_operands];
+    views[i].data = v.data;
+    views[i].type = v.type;
+    views[i].dims = v.dims;
+    views[i].rank = v.rank;
+    views[i].kind = run ? run->KindOf(v.data) : MemoryKind::kDevice;
+  }
+  KernelCall call;
+  call.target = c.target;
+  call.name = launch.name;
+  call.backend_config = BackendConfig(c.op);
+  call.inputs = views.data();
+  call.num_inputs = c.num_operands;
+  call.outputs = views.data() + c.num_operands;
+  call.num_outputs = c.num_results;
+  call.grid = launch.grid.data();
+  call.grid_rank = launch.grid.size();
+  call.core = run ? run->core : 0;
+  int64_t points = 1;
+  for (int64_t g : launch.grid) points *= g;
+  const size_t rank = launch.grid.size();
+  auto point = [&](int64_t p, std::vector<int64_t>* index) -> Status {
+    index->assign(rank, 0);
+    for (size_t d = rank; d-- > 0;) {
+      (*index)[d] = p % launch.grid[d];
+      p /= launch.grid[d];
+    }
+    KernelCall at = call;
+    at.grid_index = index->data();
+    Status s = (*launch.fn)(at);
+    if (s) s = Annotate(std::move(s), "kernel '" + launch.name + "' at grid point " + IndexText(index->data(), rank));
+    return s;
+  };
+  if (points == 1) {
+    std::vector<int64_t> index;
+    return point(0, &index);
+  }
+  std::mutex mu;
+  int64_t first = points;
+  Status failure;
+  tbb::parallel_for(tbb::blocked_range<int64_t>(0, points), [&](const tbb::blocked_range<int64_t>& r) {
+    std::vector<int64_t> index;
+    for (int64_t p = r.begin(); p != r.end(); ++p) {
+      Status s = point(p, &index);
+      if (!s) continue;
+      std::lock_guard<std::mutex> lock(mu);
+      if (p < first) {
+        first = p;
+        failure = std::move(s);
+      }
+      return;
+    }
+  });
+  return failure;
+}
+
+std::string Where(const std::string& filename, const manifest::Location& loc) {
+  return filename + ":" + std::to_string(loc.line) + ":" + std::to_string(loc.column);
+}
+
+}  // namespace
+
+Status BuildCustomCalls(const manifest::Manifest& m, const KernelRegistry* kernels, const std::string& filename,
+                        interp::CustomCallRegistry* out) {
+  *out = PlacementRegistry();
+  if (!kernels) return Ok();
+  // Targets the graph calls by name.
+  for (const manifest::CustomCallTarget& t : m.custom_call_targets) {
+    if (t.target == kNkiTarget) continue;
+    std::shared_ptr<const KernelFn> fn = kernels->Find(t.target);
+    if (!fn) continue;  // built in, or unknown: the interpreter reports it with its location
+    auto launch = std::make_shared<Launch>();
+    launch->name = t.target;
+    launch->fn = std::move(fn);
+    out->Register(t.target, [launch](const interp::CustomCallContext& c) { return RunLaunch(c, *launch); });
+  }
+  // NKI kernels by func_name, one launch per call site.
+  if (m.kernels.empty()) return Ok();
+  auto sites = std::make_shared<std::map<std::pair<uint32_t, uint32_t>, Launch>>();
+  for (const manifest::Kernel& k : m.kernels) {
+    const std::string where = Where(filename, k.loc) + ": 'stablehlo.custom_call' @" + kNkiTarget;
+    Launch launch;
+    launch.name = k.func_name;
+    launch.grid = k.grid;
+    for (int64_t g : k.grid)
+      if (g <= 0) return InvalidArgument("%s: grid dimension %lld must be positive", where.c_str(), (long long)g);
+    launch.fn = kernels->Find(k.func_name);
+    if (!launch.fn)
+      return Unimplemented(
+          "%s: no kernel is registered as '%s' (the func_name of its backend_config); register it "
+          "with neuronmem_client_register_kernel",
+          where.c_str(), k.func_name.c_str());
+    (*sites)[{k.loc.line, k.loc.column}] = std::move(launch);
+  }
+  out->Register(kNkiTarget, [sites](const interp::CustomCallContext& c) -> Status {
+    auto it = c.op ? sites->find({c.op->loc.line, c.op->loc.column}) : sites->end();
+    if (it == sites->end()) return Internal("no kernel launch is known for this call site");
+    return RunLaunch(c, it->second);
+  });
+  return Ok();
+}
+
+}  // namespace neuronmem::exec

@@ -1,0 +1,69 @@
+// Custom kernels (issue 9, the NKI path): functions a frontend registers per client by name, called by
+// custom calls. A custom call whose target is a registered name runs it once; a call to
+// AwsNeuronCustomNativeKernel runs the kernel its backend_config's `func_name` names, once per point of the
+// config's `grid` (points in parallel on oneTBB; an empty grid runs once). Kernels see their operands and
+// results as views of the executing core's memories (pointer, element type, dims, memory kind).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "base/element_type.h"
+#include "base/memory_kind.h"
+#include "base/status.h"
+#include "interpreter/interpreter.h"
+#include "manifest/manifest.h"
+
+namespace neuronmem::exec {
+
+struct KernelTensor {
+  void* data = nullptr;
+  ElementType type = ElementType::kInvalid;
+  const int64_t* dims = nullptr;
+  size_t rank = 0;
+  MemoryKind kind = MemoryKind::kDevice;
+};
+
+struct KernelCall {
+  std::string_view target;          // the custom-call target
+  std::string_view name;            // the registered name (func_name for AwsNeuronCustomNativeKernel)
+  std::string_view backend_config;  // as written in the graph
+  const KernelTensor* inputs = nullptr;
+  size_t num_inputs = 0;
+  const KernelTensor* outputs = nullptr;
+  size_t num_outputs = 0;
+  const int64_t* grid = nullptr;  // the launch grid; rank 0 = one call
+  size_t grid_rank = 0;
+  const int64_t* grid_index = nullptr;  // this call's point (grid_rank entries)
+  uint32_t core = 0;
+};
+
+// May run on several threads at once (grid points, executions on several cores).
+using KernelFn = std::function<Status(const KernelCall&)>;
+
+// The kernels of one client. Thread-safe; an executable takes the kernels it calls when it is compiled.
+class KernelRegistry {
+ public:
+  // Adds `name`, or replaces it for executables compiled from now on.
+  void Register(std::string name, KernelFn fn);
+  // nullptr if none.
+  std::shared_ptr<const KernelFn> Find(std::string_view name) const;
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, std::shared_ptr<const KernelFn>, std::less<>> kernels_;
+};
+
+// The custom-call registry of an executable: the built-in and placement targets, every target of the
+// manifest registered in `kernels` (nullable), and AwsNeuronCustomNativeKernel dispatching each call site to
+// the kernel its func_name names. UNIMPLEMENTED "file:line:col: ..." for an NKI call whose func_name is not
+// registered, INVALID_ARGUMENT for a grid dimension below 1.
+Status BuildCustomCalls(const manifest::Manifest& m, const KernelRegistry* kernels, const std::string& filename,
+                        interp::CustomCallRegistry* out);
+
+}  // namespace neuronmem::exec
