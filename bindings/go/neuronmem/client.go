@@ -9,6 +9,7 @@ import "C"
 import (
 	"fmt"
 	"runtime"
+	"runtime/cgo"
 	"sync"
 	"unsafe"
 )
@@ -59,6 +60,8 @@ type Client struct {
 	mu        sync.RWMutex
 	h         *C.neuronmem_client_t
 	liveHosts int // HostMemory not yet freed: the C library would destroy the client anyway
+	kmu       sync.Mutex
+	kernels   []cgo.Handle // RegisterKernel's kernels: deleted once the client is destroyed
 }
 
 // NewClient creates a client (opts nil: all defaults).
@@ -103,6 +106,12 @@ func (c *Client) Close() error {
 	}
 	c.h = nil
 	runtime.SetFinalizer(c, nil)
+	c.kmu.Lock()
+	for _, h := range c.kernels { // no executable or execution of the client is left to call them
+		h.Delete()
+	}
+	c.kernels = nil
+	c.kmu.Unlock()
 	return nil
 }
 

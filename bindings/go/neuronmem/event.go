@@ -137,18 +137,23 @@ func (e *Event) OnReady(fn func(error)) error {
 }
 
 // Complete completes an event from Client.NewEvent: with err nil it succeeds; otherwise it fails with err,
-// which must be (or wrap) an *Error returned by this package for a failed library call: the C API has no
-// status constructor, so the error's own status object is passed on (INVALID_ARGUMENT for other errors).
+// which must be (or wrap) an *Error: one returned by this package passes its own status object on, one made by
+// the caller gets a new status with its code and message (INVALID_ARGUMENT for other errors).
 // FAILED_PRECONDITION if the event is already complete.
 func (e *Event) Complete(err error) error {
 	var s *C.neuronmem_status_t
 	if err != nil {
 		var ne *Error
-		if !errors.As(err, &ne) || ne.status == nil {
-			return invalid("Complete: the error must be an *neuronmem.Error from a failed library call")
+		if !errors.As(err, &ne) {
+			return invalid("Complete: the error must be (or wrap) an *neuronmem.Error")
 		}
-		s = ne.status.s
-		defer runtime.KeepAlive(ne.status)
+		if ne.status != nil {
+			s = ne.status.s
+			defer runtime.KeepAlive(ne.status)
+		} else {
+			s = newStatus(ne.Code, ne.Message)
+			defer C.neuronmem_status_free(s)
+		}
 	}
 	return e.use(func(h *C.neuronmem_event_t) error { return check(C.neuronmem_event_complete(h, s)) })
 }

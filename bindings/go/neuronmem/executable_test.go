@@ -15,6 +15,24 @@ const execText = `func.func @main(%w: tensor<4xf32> {mhlo.memory_kind = "pinned_
 }
 `
 
+// executeAndWait executes exe on dev and waits for it: the results, the execution and the execution's error.
+// The results, the done event and the execution are closed when the test ends.
+func executeAndWait(t *testing.T, exe *Executable, dev *Device, args []*Buffer) ([]*Buffer, *Execution, error) {
+	t.Helper()
+	results, done, run, err := exe.Execute(dev, args, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, r := range results {
+			r.Close()
+		}
+		run.Close()
+		done.Close()
+	})
+	return results, run, done.Wait(context.Background())
+}
+
 func TestExecutable(t *testing.T) {
 	c := newClient(t, 2)
 	dev := must[*Device](t)(c.LookupDevice(1))
@@ -38,16 +56,8 @@ func TestExecutable(t *testing.T) {
 	defer w.Close()
 	x := must[*Buffer](t)(FromSlice(xMem, []int64{4}, []float32{2, 2, 2, 2}))
 	defer x.Close()
-	results, done, run, err := exe.Execute(dev, []*Buffer{w, x}, nil, nil)
+	results, run, err := executeAndWait(t, exe, dev, []*Buffer{w, x})
 	if err != nil {
-		t.Fatal(err)
-	}
-	defer done.Close()
-	defer run.Close()
-	for _, r := range results {
-		defer r.Close()
-	}
-	if err := done.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if got := must[[]float32](t)(ToSlice[float32](results[1])); !reflect.DeepEqual(got, []float32{2, 4, 6, 8}) {

@@ -6,6 +6,7 @@
 
 extern void neuronmemGoEventCallback(neuronmem_status_t* status, void* user_data);
 extern void neuronmemGoEntryVisitor(neuronmem_string_t name, void* user_data);
+extern neuronmem_status_t* neuronmemGoKernel(neuronmem_kernel_call_t* call, void* user_data);
 
 neuronmem_status_t* nm_event_on_ready(neuronmem_event_t* e, uintptr_t handle) {
   return neuronmem_event_on_ready(e, (neuronmem_event_callback_t)neuronmemGoEventCallback, (void*)handle);
@@ -286,4 +287,14 @@ neuronmem_status_t* nm_execution_transfers(const neuronmem_execution_t* x, int f
   memset(out, 0, sizeof *out);
   out->struct_size = NEURONMEM_TRANSFER_COUNTS_STRUCT_SIZE;
   return neuronmem_execution_transfers(x, (neuronmem_memory_kind_t)from, (neuronmem_memory_kind_t)to, out);
+}
+
+neuronmem_status_t* nm_register_kernel(neuronmem_client_t* client, const char* name, uintptr_t handle) {
+  neuronmem_kernel_registration_t r;
+  memset(&r, 0, sizeof r);
+  r.struct_size = NEURONMEM_KERNEL_REGISTRATION_STRUCT_SIZE;
+  r.name = name;
+  r.fn = (neuronmem_kernel_fn_t)neuronmemGoKernel;
+  r.user_data = (void*)handle;
+  return neuronmem_client_register_kernel(client, &r);
 }

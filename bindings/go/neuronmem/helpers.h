@@ -63,5 +63,6 @@ neuronmem_status_t* nm_execute(neuronmem_executable_t* e, neuronmem_device_t* de
 neuronmem_status_t* nm_execution_stats(const neuronmem_execution_t* x, neuronmem_execution_stats_t* out);
 neuronmem_status_t* nm_execution_transfers(const neuronmem_execution_t* x, int from, int to,
                                            neuronmem_transfer_counts_t* out);
+neuronmem_status_t* nm_register_kernel(neuronmem_client_t* client, const char* name, uintptr_t handle);
 
 #endif

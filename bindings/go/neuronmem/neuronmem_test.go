@@ -205,6 +205,15 @@ func TestEventsCallbacksAndContexts(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantCode(t, must[*Event](t)(c.NewEvent()).Complete(errors.New("plain")), CodeInvalidArgument)
+	made := must[*Event](t)(c.NewEvent()) // an *Error the caller made gets a status of its own
+	defer made.Close()
+	if err := made.Complete(&Error{Code: CodeAborted, Message: "made here"}); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, made.Err(), CodeAborted)
+	if !strings.Contains(made.Err().Error(), "made here") {
+		t.Fatal(made.Err())
+	}
 }
 
 func TestRoundTripAcrossCores(t *testing.T) {

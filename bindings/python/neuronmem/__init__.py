@@ -19,7 +19,7 @@ __all__ = [
     "NeuronMemError", "StatusCode", "MemoryKind", "MlockMode", "ElementType", "HostBufferSemantics",
     "PlacementPolicy", "Client", "Device", "Memory", "HostAllocation", "Buffer", "Event", "Manifest",
     "ManifestValue", "version", "version_string", "element_type_size", "list_entries", "ArgumentPlacement",
-    "Executable", "ExecutableValue", "Execution",
+    "Executable", "ExecutableValue", "Execution", "KernelCall",
 ]
 
 
@@ -214,6 +214,7 @@ class Client(_Closing):
                  pinned_host_bytes=0):
         self._handle = None
         self._host_allocations = weakref.WeakSet()
+        self._kernel_tokens = []  # this client's entries in _kernels: released when the client is destroyed
         opts = C.new(C.ClientOptions, num_cores=num_cores, mlock_mode=int(mlock_mode),
                      device_bytes_per_core=device_bytes_per_core, pinned_host_bytes=pinned_host_bytes)
         out = C.client_p()
@@ -240,6 +241,10 @@ class Client(_Closing):
                                  f"{len(live)} host allocation(s) of the client are still open")
         _check(C.client_destroy(self._handle))
         self._handle = None
+        with _kernels_lock:  # no executable or execution of the client is left to call them
+            for token in self._kernel_tokens:
+                _kernels.pop(token, None)
+        self._kernel_tokens = []
 
 
     def _string(self, fn):
@@ -297,6 +302,30 @@ class Client(_Closing):
         out = ctypes.c_bool()
         _check(C.client_host_is_pinned(self._h(), ctypes.c_void_p(ptr), int(size or 0), ctypes.byref(out)))
         return out.value
+
+    def register_kernel(self, name, fn):
+        """Registers `fn(call)` as the kernel `name`: a custom call whose target is `name` calls it once, an
+        AwsNeuronCustomNativeKernel call whose backend_config names func_name=`name` once per grid point. `call`
+        is a :class:`KernelCall` (numpy views of the operands and results, valid during the call only). Raising
+        fails the execution: a NeuronMemError with its code and message, any other exception as UNKNOWN with its
+        type and message; nothing crosses into the library. Executables compiled from now on use it (those
+        compiled before keep the kernel they were compiled with); `fn` is kept until the client is destroyed.
+        It runs on library threads, grid points concurrently (each holding the GIL in turn), and must not call
+        the library."""
+        if not callable(fn):
+            raise NeuronMemError(StatusCode.INVALID_ARGUMENT, "register_kernel: fn is not callable")
+        handle = self._h()
+        token = next(_tokens)
+        with _kernels_lock:
+            _kernels[token] = fn
+        reg = C.new(C.KernelRegistration, name=name.encode() if isinstance(name, str) else bytes(name),
+                    fn=_kernel_trampoline, user_data=token)
+        err = _take(C.client_register_kernel(handle, ctypes.byref(reg)))
+        if err is not None:
+            with _kernels_lock:
+                _kernels.pop(token, None)
+            raise err
+        self._kernel_tokens.append(token)
 
     def create_event(self):
         """A pending event that the caller completes (:meth:`Event.complete`)."""
@@ -481,6 +510,68 @@ def _on_ready_trampoline(status, user_data):
         print(f"neuronmem: on_ready callback raised {e!r}", file=sys.stderr)
 
 
+class KernelCall:
+    """What a registered kernel is called with. ``inputs`` are read-only numpy arrays over the operands,
+    ``outputs`` writable numpy arrays over the results (the kernel writes every element; grid points running at
+    once write their own parts); both view library memory and are valid during the call only (copy what must
+    outlive it). ``input_kinds`` / ``output_kinds``: the MemoryKind each lies in (a pinned_host operand is
+    read in place). ``target``, ``name`` (the registered name: func_name for AwsNeuronCustomNativeKernel),
+    ``backend_config`` (as written in the graph), ``grid`` and ``grid_index`` (tuples; () for a plain call),
+    ``device`` (the executing device's id). BF16 and F16 tensors are uint16 / float16 arrays."""
+
+    def __init__(self, call):
+        self.target = call.target.text()
+        self.name = call.name.text()
+        self.backend_config = call.backend_config.text()
+        self.grid = tuple(call.grid[i] for i in range(call.grid_rank))
+        self.grid_index = tuple(call.grid_index[i] for i in range(call.grid_rank))
+        self.device = call.device
+        self.inputs = [_kernel_view(call.inputs[i], False) for i in range(call.num_inputs)]
+        self.outputs = [_kernel_view(call.outputs[i], True) for i in range(call.num_outputs)]
+        self.input_kinds = [MemoryKind(call.inputs[i].memory_kind) for i in range(call.num_inputs)]
+        self.output_kinds = [MemoryKind(call.outputs[i].memory_kind) for i in range(call.num_outputs)]
+
+
+def _kernel_view(t, writable):
+    """A numpy array over one kernel tensor (library memory, dense row-major)."""
+    dtype = _ELEMENT_TO_DTYPE[ElementType(t.element_type)]
+    shape = tuple(t.dims[i] for i in range(t.num_dims))
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if nbytes == 0 or not t.data:
+        arr = np.empty(shape, dtype)
+    else:
+        arr = np.frombuffer((ctypes.c_char * nbytes).from_address(t.data), dtype).reshape(shape)
+    arr.flags.writeable = writable
+    return arr
+
+
+def _new_status(code, message):
+    """A status the library takes over (the kernel's return value), as a plain address."""
+    code = int(code) if int(code) != StatusCode.OK else int(StatusCode.UNKNOWN)
+    data = message.encode("utf-8", "replace")
+    return ctypes.cast(C.status_create(code, data, len(data)), ctypes.c_void_p).value
+
+
+# Registered kernels: C gets a token (user_data), never a Python object; one trampoline dispatches.
+_kernels = {}
+_kernels_lock = threading.Lock()
+
+
+@C.KernelFn
+def _kernel_trampoline(call_p, user_data):
+    try:
+        with _kernels_lock:
+            fn = _kernels.get(user_data)
+        if fn is None:
+            return _new_status(StatusCode.INTERNAL, f"neuronmem: no Python kernel under token {user_data}")
+        fn(KernelCall(call_p.contents))
+        return None
+    except NeuronMemError as e:
+        return _new_status(e.code, e.message)
+    except BaseException as e:  # nothing may unwind into the library's thread
+        return _new_status(StatusCode.UNKNOWN, f"{type(e).__name__}: {e}")
+
+
 class Event(_Closing):
     """A transfer's completion (or a caller-completed event). Outlives its client safely."""
 
@@ -528,16 +619,20 @@ class Event(_Closing):
             _check(status)
 
     def complete(self, error=None):
-        """Completes an event from Client.create_event: success, or failed with `error`, a NeuronMemError that
-        a library call raised (the C API has no status constructor, so the error must carry the library's
-        status object; any other error is INVALID_ARGUMENT)."""
-        status = None
-        if error is not None:
-            status = getattr(error, "_status", None)
-            if not isinstance(error, NeuronMemError) or not status:
-                raise NeuronMemError(StatusCode.INVALID_ARGUMENT,
-                                     "complete(error): error must be a NeuronMemError raised by the library")
-        _check(C.event_complete(self._handle_or_raise(), status))
+        """Completes an event from Client.create_event: success, or failed with `error`, a NeuronMemError (one
+        a library call raised keeps its status object; one made by the caller gets a new status with its code
+        and message; any other error is INVALID_ARGUMENT)."""
+        if error is not None and not isinstance(error, NeuronMemError):
+            raise NeuronMemError(StatusCode.INVALID_ARGUMENT, "complete(error): error must be a NeuronMemError")
+        status = getattr(error, "_status", None)
+        owned = None
+        if error is not None and not status:
+            owned = status = ctypes.cast(_new_status(error.code, error.message), C.status_p)
+        try:
+            _check(C.event_complete(self._handle_or_raise(), status))
+        finally:
+            if owned:
+                C.status_free(owned)
 
     def close(self):
         """Releases the handle; pending work still completes. An event of an asynchronous read or write first

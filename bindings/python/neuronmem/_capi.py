@@ -203,6 +203,28 @@ class TransferCounts(ctypes.Structure):
                 ("implicit_transfers", c_uint64), ("implicit_bytes", c_uint64)]
 
 
+class KernelTensor(ctypes.Structure):
+    _fields_ = [("data", c_void_p), ("element_type", c_enum), ("dims", POINTER(c_int64)), ("num_dims", c_size_t),
+                ("memory_kind", c_enum)]
+
+
+class KernelCall(ctypes.Structure):
+    _fields_ = [("struct_size", c_size_t), ("target", String), ("name", String), ("backend_config", String),
+                ("inputs", POINTER(KernelTensor)), ("num_inputs", c_size_t), ("outputs", POINTER(KernelTensor)),
+                ("num_outputs", c_size_t), ("grid", POINTER(c_int64)), ("grid_rank", c_size_t),
+                ("grid_index", POINTER(c_int64)), ("device", c_int32)]
+
+
+# neuronmem_kernel_fn_t: returns NULL or a status the library takes over (a plain pointer here, so that ctypes
+# hands it to C unchanged).
+KernelFn = ctypes.CFUNCTYPE(c_void_p, POINTER(KernelCall), c_void_p)
+
+
+class KernelRegistration(ctypes.Structure):
+    _fields_ = [("struct_size", c_size_t), ("extension", POINTER(ExtensionBase)), ("name", c_char_p),
+                ("fn", KernelFn), ("user_data", c_void_p)]
+
+
 def published_size(struct, last):
     """NEURONMEM_STRUCT_SIZE(struct, last): every field up to and including `last`."""
     field = getattr(struct, last)
@@ -236,6 +258,8 @@ STRUCT_SIZES = {
     ExecuteArgs: published_size(ExecuteArgs, "num_non_donatable"),
     ExecutionStats: published_size(ExecutionStats, "queue_ns"),
     TransferCounts: published_size(TransferCounts, "implicit_bytes"),
+    KernelCall: published_size(KernelCall, "device"),
+    KernelRegistration: published_size(KernelRegistration, "user_data"),
 }
 
 
@@ -252,6 +276,7 @@ _S = status_p
 # name: (restype, argtypes). Every public function of the 0.2 headers.
 _SIGNATURES = {
     # status.h
+    "neuronmem_status_create": (_S, [c_enum, c_void_p, c_size_t]),
     "neuronmem_status_code": (c_enum, [_S]),
     "neuronmem_status_message": (String, [_S]),
     "neuronmem_status_free": (None, [_S]),
@@ -343,6 +368,7 @@ _SIGNATURES = {
     "neuronmem_execution_stats": (_S, [execution_p, P(ExecutionStats)]),
     "neuronmem_execution_transfers": (_S, [execution_p, c_enum, c_enum, P(TransferCounts)]),
     "neuronmem_execution_destroy": (None, [execution_p]),
+    "neuronmem_client_register_kernel": (_S, [client_p, P(KernelRegistration)]),
 }
 
 for _name, (_res, _args) in _SIGNATURES.items():

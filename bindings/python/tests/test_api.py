@@ -109,6 +109,9 @@ class ClientTest(unittest.TestCase):
             self.assertEqual(done.error().code, StatusCode.NOT_FOUND)
             np.testing.assert_array_equal(buf.to_numpy(), np.arange(4))
         self.assertCode(StatusCode.INVALID_ARGUMENT, c.create_event().complete, ValueError("x"))
+        made = c.create_event()  # an error the caller made gets a status of its own (neuronmem_status_create)
+        made.complete(nm.NeuronMemError(StatusCode.ABORTED, "made here"))
+        self.assertEqual((made.error().code, made.error().message), (StatusCode.ABORTED, "made here"))
 
     def test_upload_copy_read_round_trip_across_cores(self):
         c = self.client

@@ -25,6 +25,8 @@ STRUCTS = {
     "neuronmem_executable_properties_t": C.ExecutableProperties,
     "neuronmem_executable_value_t": C.ExecutableValue, "neuronmem_execute_args_t": C.ExecuteArgs,
     "neuronmem_execution_stats_t": C.ExecutionStats, "neuronmem_transfer_counts_t": C.TransferCounts,
+    "neuronmem_kernel_tensor_t": C.KernelTensor, "neuronmem_kernel_call_t": C.KernelCall,
+    "neuronmem_kernel_registration_t": C.KernelRegistration,
 }
 
 

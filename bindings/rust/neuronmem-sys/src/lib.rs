@@ -429,6 +429,48 @@ pub struct neuronmem_transfer_counts_t {
     pub implicit_bytes: u64,
 }
 
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct neuronmem_kernel_tensor_t {
+    pub data: *mut c_void,
+    pub element_type: neuronmem_element_type_t,
+    pub dims: *const i64,
+    pub num_dims: usize,
+    pub memory_kind: neuronmem_memory_kind_t,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct neuronmem_kernel_call_t {
+    pub struct_size: usize,
+    pub target: neuronmem_string_t,
+    pub name: neuronmem_string_t,
+    pub backend_config: neuronmem_string_t,
+    pub inputs: *const neuronmem_kernel_tensor_t,
+    pub num_inputs: usize,
+    pub outputs: *const neuronmem_kernel_tensor_t,
+    pub num_outputs: usize,
+    pub grid: *const i64,
+    pub grid_rank: usize,
+    pub grid_index: *const i64,
+    pub device: i32,
+}
+
+pub type neuronmem_kernel_fn_t = Option<
+    unsafe extern "C" fn(call: *const neuronmem_kernel_call_t, user_data: *mut c_void) -> *mut neuronmem_status_t,
+>;
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct neuronmem_kernel_registration_t {
+    pub struct_size: usize,
+    pub extension: *const neuronmem_extension_base_t,
+    pub name: *const c_char,
+    /// `fn` in C.
+    pub fn_: neuronmem_kernel_fn_t,
+    pub user_data: *mut c_void,
+}
+
 /// NEURONMEM_STRUCT_SIZE(type, last): the offset of `last` plus its size. `struct_size!(T, field)`.
 #[macro_export]
 macro_rules! struct_size {
@@ -447,7 +489,7 @@ pub fn size_of_pointee<T>(_: *const T) -> usize {
 }
 
 /// The published struct sizes (the header's NEURONMEM_*_STRUCT_SIZE macros).
-pub fn published_sizes() -> [(&'static str, usize); 25] {
+pub fn published_sizes() -> [(&'static str, usize); 27] {
     [
         ("neuronmem_extension_base_t", struct_size!(neuronmem_extension_base_t, next)),
         ("neuronmem_client_options_t", struct_size!(neuronmem_client_options_t, pinned_host_bytes)),
@@ -474,6 +516,8 @@ pub fn published_sizes() -> [(&'static str, usize); 25] {
         ("neuronmem_execute_args_t", struct_size!(neuronmem_execute_args_t, num_non_donatable)),
         ("neuronmem_execution_stats_t", struct_size!(neuronmem_execution_stats_t, queue_ns)),
         ("neuronmem_transfer_counts_t", struct_size!(neuronmem_transfer_counts_t, implicit_bytes)),
+        ("neuronmem_kernel_call_t", struct_size!(neuronmem_kernel_call_t, device)),
+        ("neuronmem_kernel_registration_t", struct_size!(neuronmem_kernel_registration_t, user_data)),
     ]
 }
 
@@ -486,6 +530,7 @@ type S = *mut neuronmem_status_t;
 
 extern "C" {
     // status.h
+    pub fn neuronmem_status_create(code: neuronmem_status_code_t, message: *const c_char, size: usize) -> S;
     pub fn neuronmem_status_code(status: *const neuronmem_status_t) -> neuronmem_status_code_t;
     pub fn neuronmem_status_message(status: *const neuronmem_status_t) -> neuronmem_string_t;
     pub fn neuronmem_status_free(status: S);
@@ -637,6 +682,8 @@ extern "C" {
     pub fn neuronmem_execution_transfers(execution: *const neuronmem_execution_t, from: neuronmem_memory_kind_t,
                                          to: neuronmem_memory_kind_t, out: *mut neuronmem_transfer_counts_t) -> S;
     pub fn neuronmem_execution_destroy(execution: *mut neuronmem_execution_t);
+    pub fn neuronmem_client_register_kernel(client: *mut neuronmem_client_t,
+                                            args: *const neuronmem_kernel_registration_t) -> S;
 }
 
 #[cfg(test)]

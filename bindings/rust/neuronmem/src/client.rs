@@ -1,5 +1,6 @@
 use crate::error::{check, Code, Error, Result};
 use crate::event::Event;
+use crate::kernel::KernelFn;
 use crate::{c_slice, string, sys};
 use std::ptr::{self, NonNull};
 use std::sync::Mutex;
@@ -56,6 +57,8 @@ pub struct Options {
 /// device, memory, buffer and host allocation borrows it, so none outlives it.
 pub struct Client {
     raw: NonNull<sys::neuronmem_client_t>,
+    /// The kernels registered on it (their addresses are the C user_data): freed once it is destroyed.
+    pub(crate) kernels: Mutex<Vec<Box<KernelFn>>>,
 }
 
 // Every C function on a client is thread-safe except destroy, which takes the client by value (drop/close).
@@ -79,7 +82,7 @@ impl Client {
         };
         let mut out = ptr::null_mut();
         check(unsafe { sys::neuronmem_client_create(&opts, &mut out) })?;
-        Ok(Client { raw: NonNull::new(out).expect("client_create returned NULL with OK") })
+        Ok(Client { raw: NonNull::new(out).expect("client_create returned NULL with OK"), kernels: Mutex::default() })
     }
 
     pub(crate) fn raw(&self) -> *mut sys::neuronmem_client_t {
@@ -88,10 +91,15 @@ impl Client {
 
     /// Destroys the client, returning the library's error. On an error (a buffer was leaked with
     /// `mem::forget`, so the library refused) the client is leaked as well: it stays valid for those buffers.
-    pub fn close(self) -> Result<()> {
+    pub fn close(mut self) -> Result<()> {
         let raw = self.raw();
+        let kernels = std::mem::take(self.kernels.get_mut().unwrap_or_else(|p| p.into_inner()));
         std::mem::forget(self);
-        check(unsafe { sys::neuronmem_client_destroy(raw) })
+        let r = check(unsafe { sys::neuronmem_client_destroy(raw) });
+        if r.is_err() {
+            std::mem::forget(kernels); // the client lives on, and may still call them
+        }
+        r
     }
 
     fn string(&self, f: unsafe extern "C" fn(*const sys::neuronmem_client_t, *mut sys::neuronmem_string_t)
@@ -182,7 +190,10 @@ impl Client {
 impl Drop for Client {
     fn drop(&mut self) {
         // Nothing borrows the client any more, so the library destroys it (its error, if any, has no reader).
-        drop(check(unsafe { sys::neuronmem_client_destroy(self.raw()) }));
+        if check(unsafe { sys::neuronmem_client_destroy(self.raw()) }).is_err() {
+            // Not destroyed (a leaked buffer or execution): its kernels may still be called.
+            std::mem::forget(std::mem::take(self.kernels.get_mut().unwrap_or_else(|p| p.into_inner())));
+        }
     }
 }
 

@@ -42,7 +42,7 @@ impl Code {
         }
     }
 
-    fn raw(self) -> sys::neuronmem_status_code_t {
+    pub(crate) fn raw(self) -> sys::neuronmem_status_code_t {
         match self {
             Code::Cancelled => sys::NEURONMEM_STATUS_CANCELLED,
             Code::Unknown => sys::NEURONMEM_STATUS_UNKNOWN,
@@ -90,8 +90,8 @@ pub struct Error {
 pub type Result<T> = std::result::Result<T, Error>;
 
 impl Error {
-    /// An error made by the binding itself (no status object).
-    pub(crate) fn new(code: Code, message: impl Into<String>) -> Error {
+    /// An error made by the binding or the caller (a kernel's error, `Event::complete`); no status object.
+    pub fn new(code: Code, message: impl Into<String>) -> Error {
         Error { code, message: message.into(), status: None }
     }
 

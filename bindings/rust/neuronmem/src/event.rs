@@ -1,4 +1,4 @@
-use crate::error::{check, Error, Result};
+use crate::error::{check, Error, Result, Status};
 use crate::sys;
 use std::os::raw::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -77,14 +77,18 @@ impl Event {
         r
     }
 
-    /// Completes an event from `Client::new_event`: `None` succeeds; `Some(e)` fails it with `e`, which must be
-    /// an error a library call returned (the C API has no status constructor; INVALID_ARGUMENT otherwise).
+    /// Completes an event from `Client::new_event`: `None` succeeds; `Some(e)` fails it with `e` (an error a
+    /// library call returned passes its status object on; one made with `Error::new` gets a new status).
     pub fn complete(&self, error: Option<&Error>) -> Result<()> {
+        let made;
         let status = match error {
             None => ptr::null(),
             Some(e) => match &e.status {
                 Some(s) => s.0 as *const _,
-                None => return Err(Error::invalid("complete: the error must come from a failed library call")),
+                None => {
+                    made = Status(crate::kernel::new_status(e.code(), e.message()));
+                    made.0 as *const _
+                }
             },
         };
         check(unsafe { sys::neuronmem_event_complete(self.raw(), status) })

@@ -7,7 +7,8 @@
 //! - Slices instead of pointer and length; an output slice that is too small is an error, never a write past it.
 //! - `Send`/`Sync` follow the C contract: every function is thread-safe, so handles are `Send + Sync`;
 //!   [`Event`]s may be waited on from any thread and outlive their client.
-//! - Callbacks are closures (`Event::on_ready`); a panic inside one is caught, never unwound into C.
+//! - Callbacks are closures (`Event::on_ready`, `Client::register_kernel`); a panic inside one is caught,
+//!   never unwound into C.
 //! - Host memory the library keeps using after a call returns is either pinned-host memory owned by the
 //!   binding while the transfer runs, or copied: no Rust memory is read or written by C after a call returns.
 
@@ -16,6 +17,7 @@ mod client;
 mod error;
 mod event;
 mod executable;
+mod kernel;
 mod manifest;
 
 pub use buffer::{Buffer, Element, ElementType, Semantics};
@@ -23,6 +25,7 @@ pub use client::{Client, Device, DeviceDescription, HostMemory, MemoryDescriptio
                  MlockMode, Options};
 pub use error::{Code, Error, Result};
 pub use event::Event;
+pub use kernel::{KernelCall, KernelInput, KernelOutput, KernelTensor};
 pub use executable::{ArgumentPlacement, CompileOptions, Executable, ExecutableValue, Execution, ExecutionStats,
                      TransferCounts};
 pub use manifest::{Channel, HostCompute, Kernel, Manifest, ManifestOptions, Move, Parts, PlacementPolicy,

@@ -106,6 +106,10 @@ fn events_callbacks_and_threads() {
     let fresh = c.new_event().unwrap();
     fresh.complete(Some(&lookup_error)).unwrap();
     assert_eq!(code(fresh.wait(None)), Code::NotFound);
+    let made = c.new_event().unwrap(); // an error the caller made gets a status of its own
+    made.complete(Some(&Error::new(Code::Aborted, "made here"))).unwrap();
+    let e = made.wait(None).unwrap_err();
+    assert_eq!((e.code(), e.message()), (Code::Aborted, "made here"));
 }
 
 #[test]
