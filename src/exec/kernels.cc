@@ -3,6 +3,7 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
+#include <atomic>
 #include <map>
 #include <vector>
 
@@ -91,7 +92,14 @@ Status RunLaunch(const interp::CustomCallContext& c, const Launch& launch) {
   std::mutex mu;
   int64_t first = points;
   Status failure;
+  // The hand-over to oneTBB's workers and their join, stated where ThreadSanitizer sees them (Debian's libtbb
+  // is not instrumented): each chunk acquires what was written before the launch (the release store) and
+  // releases what it wrote, which the caller acquires after parallel_for before it reads `failure` or frees
+  // the views.
+  std::atomic<int64_t> points_done;
+  points_done.store(0, std::memory_order_release);
   tbb::parallel_for(tbb::blocked_range<int64_t>(0, points), [&](const tbb::blocked_range<int64_t>& r) {
+    (void)points_done.load(std::memory_order_acquire);
     std::vector<int64_t> index;
     for (int64_t p = r.begin(); p != r.end(); ++p) {
       Status s = point(p, &index);
@@ -101,9 +109,11 @@ Status RunLaunch(const interp::CustomCallContext& c, const Launch& launch) {
         first = p;
         failure = std::move(s);
       }
-      return;
+      break;
     }
+    points_done.fetch_add(static_cast<int64_t>(r.size()), std::memory_order_acq_rel);
   });
+  if (points_done.load(std::memory_order_acquire) != points) return Internal("a grid launch ended unfinished");
   return failure;
 }
 
