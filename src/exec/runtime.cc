@@ -323,7 +323,8 @@ void Runtime::Run(Execution& e) {
       views[i].type = p.type;
       views[i].dims = p.dims.data();
       views[i].rank = p.dims.size();
-      run.Add(e.args[i].s->data, e.args[i].s->bytes, e.arg_kinds[i]);
+      // The parameter's size: a zero-copy argument's storage aliases caller memory and records no byte count.
+      run.Add(e.args[i].s->data, p.bytes, e.arg_kinds[i]);
     }
     BufferResults allocator(e.results);
     std::vector<interp::TensorView> out;
