@@ -20,7 +20,11 @@
 //   Step_PinnedHost_InPlace   host update in place + the step reading it in pinned_host;
 //   Step_SyncCopy             the module declares the metadata in device: host update + each tensor forced
 //                             through a synchronous copy into device memory (neuronmem_buffer_from_host, waited
-//                             one by one) before the step, as a runtime without memory kinds does.
+//                             one by one) before the step, as a runtime without memory kinds does;
+//   Step_Kernel_NoMetadataUpdate, Step_Kernel_PinnedHost_InPlace
+//                             the same two with paged attention as the registered NKI kernel (tools/decode/
+//                             paged_attention.h) that reads the block table, lengths and positions in pinned_host,
+//                             instead of the plain StableHLO gather of the caches (all the others).
 // Counters: p50_ns, p99_ns per step, meta_p50_ns (the metadata part of the step), meta_share = meta_p50 / step p50.
 //
 //   bench_decode [--samples=N] [google benchmark flags]   (--samples=3: the test command's smoke run)
@@ -43,6 +47,7 @@
 #include "decode_model.h"
 #include "decode_runner.h"
 #include "latency.h"
+#include "paged_attention.h"
 
 namespace {
 
@@ -55,7 +60,12 @@ using neuronmem_decode::Scheduler;
 int g_samples = 2000;  // metadata steps per benchmark; end to end uses g_samples / 100 (at least 3)
 
 neuronmem_client_t* Client() {
-  static neuronmem_client_t* c = neuronmem::bench::CreateClient(1, 512ull << 20, 64ull << 20);
+  static neuronmem_client_t* c = [] {
+    neuronmem_client_t* client = neuronmem::bench::CreateClient(1, 512ull << 20, 64ull << 20);
+    static neuronmem_decode::PagedAttentionStats kernel_stats;  // lives as long as the client (the process)
+    Check(neuronmem_decode::RegisterPagedAttention(client, &kernel_stats));
+    return client;
+  }();
   return c;
 }
 
@@ -315,9 +325,11 @@ void BM_Meta_Baseline_CondvarQueue(benchmark::State& state) {
 
 enum class StepMode { kNoMetadataUpdate, kPinnedInPlace, kSyncCopy };
 
-void StepBenchmark(benchmark::State& state, StepMode mode) {
+void StepBenchmark(benchmark::State& state, StepMode mode,
+                   neuronmem_decode::Attention attention = neuronmem_decode::Attention::kGather) {
   Config c = MetaConfig(state);
   c.metadata_in_device = mode == StepMode::kSyncCopy;
+  c.attention = attention;
   neuronmem_decode::Runner runner;
   const std::string error =
       runner.Init(Client(), c, neuronmem_decode::GenerateModule(c), "decode_step.mlir", /*seed=*/42);
@@ -381,6 +393,12 @@ void StepBenchmark(benchmark::State& state, StepMode mode) {
 void BM_Step_NoMetadataUpdate(benchmark::State& s) { StepBenchmark(s, StepMode::kNoMetadataUpdate); }
 void BM_Step_PinnedHost_InPlace(benchmark::State& s) { StepBenchmark(s, StepMode::kPinnedInPlace); }
 void BM_Step_SyncCopy(benchmark::State& s) { StepBenchmark(s, StepMode::kSyncCopy); }
+void BM_Step_Kernel_NoMetadataUpdate(benchmark::State& s) {
+  StepBenchmark(s, StepMode::kNoMetadataUpdate, neuronmem_decode::Attention::kKernel);
+}
+void BM_Step_Kernel_PinnedHost_InPlace(benchmark::State& s) {
+  StepBenchmark(s, StepMode::kPinnedInPlace, neuronmem_decode::Attention::kKernel);
+}
 
 #define META_SIZES                                \
   ->ArgNames({"batch", "max_blocks"})             \
@@ -400,6 +418,8 @@ BENCHMARK(BM_Meta_Baseline_CondvarQueue) META_SIZES;
 BENCHMARK(BM_Step_NoMetadataUpdate) STEP_SIZES;
 BENCHMARK(BM_Step_PinnedHost_InPlace) STEP_SIZES;
 BENCHMARK(BM_Step_SyncCopy) STEP_SIZES;
+BENCHMARK(BM_Step_Kernel_NoMetadataUpdate) STEP_SIZES;
+BENCHMARK(BM_Step_Kernel_PinnedHost_InPlace) STEP_SIZES;
 
 }  // namespace
 

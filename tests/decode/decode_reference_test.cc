@@ -10,23 +10,12 @@
 #include <sstream>
 
 #include "interp_decoder.h"
+#include "small_config.h"
 
 namespace neuronmem_decode {
 namespace {
 
-Config Small() {
-  Config c;
-  c.batch = 3;
-  c.max_blocks = 4;
-  c.block_size = 4;
-  c.num_blocks = 16;
-  c.layers = 2;
-  c.hidden = 32;
-  c.heads = 4;
-  c.ffn = 48;
-  c.vocab = 64;
-  return c;
-}
+Config Small() { return SmallConfig(); }
 
 struct Loop {
   Config c;
@@ -125,12 +114,18 @@ TEST(DecodeModel, TokensDependOnTheKvCache) {
   EXPECT_TRUE(differs);
 }
 
-TEST(DecodeModel, DataFileIsTheGeneratorsOutput) {
-  std::ifstream f(std::string(NEURONMEM_SOURCE_ROOT) + "/data/decode/decode_step.mlir", std::ios::binary);
-  ASSERT_TRUE(f) << "data/decode/decode_step.mlir is missing";
-  std::stringstream ss;
-  ss << f.rdbuf();
-  EXPECT_EQ(ss.str(), GenerateModule(Config{})) << "regenerate: neuronmem-decode-gen -o data/decode/decode_step.mlir";
+TEST(DecodeModel, DataFilesAreTheGeneratorsOutput) {
+  for (Attention a : {Attention::kGather, Attention::kKernel}) {
+    const std::string name = a == Attention::kGather ? "decode_step.mlir" : "decode_step_kernel.mlir";
+    std::ifstream f(std::string(NEURONMEM_SOURCE_ROOT) + "/data/decode/" + name, std::ios::binary);
+    ASSERT_TRUE(f) << "data/decode/" << name << " is missing";
+    std::stringstream ss;
+    ss << f.rdbuf();
+    Config c;
+    c.attention = a;
+    EXPECT_EQ(ss.str(), GenerateModule(c))
+        << "regenerate: neuronmem-decode-gen --attention " << AttentionName(a) << " -o data/decode/" << name;
+  }
 }
 
 TEST(DecodeModel, ManifestSeesPinnedHostMetadataAndDonatedCaches) {

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <limits>
 #include <sstream>
 
@@ -27,6 +29,19 @@ std::string FloatText(float f) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.9e", static_cast<double>(f));
   return buf;
+}
+
+// Standard base64 (RFC 4648, padded): how NKI launches carry their JSON config in backend_config.
+std::string Base64(const std::string& in) {
+  static const char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  for (size_t i = 0; i < in.size(); i += 3) {
+    const size_t n = std::min<size_t>(3, in.size() - i);
+    uint32_t v = 0;
+    for (size_t k = 0; k < 3; ++k) v = (v << 8) | (k < n ? static_cast<uint8_t>(in[i + k]) : 0u);
+    for (size_t k = 0; k < 4; ++k) out += k <= n ? kAlphabet[(v >> (18 - 6 * k)) & 63] : '=';
+  }
+  return out;
 }
 
 // Emits one function body: fresh SSA names, one op per line.
@@ -102,6 +117,17 @@ struct Builder {
 };
 
 }  // namespace
+
+const char* AttentionName(Attention a) { return a == Attention::kKernel ? "kernel" : "gather"; }
+
+bool ParseAttention(const std::string& text, Attention* out) {
+  for (Attention a : {Attention::kGather, Attention::kKernel}) {
+    if (text != AttentionName(a)) continue;
+    *out = a;
+    return true;
+  }
+  return false;
+}
 
 size_t ArgSpec::bytes() const {
   size_t n = 4;
@@ -216,7 +242,13 @@ std::string GenerateModule(const Config& c) {
                                "there per step);\n"
                              : "// Metadata (block table, sequence lengths, positions, slot mapping) is read where it "
                                "lies in pinned_host;\n");
-  s << "// the KV caches are donated and updated in place at the slots; paged attention is a plain gather.\n";
+  s << (c.attention == Attention::kGather
+            ? "// the KV caches are donated and updated in place at the slots; paged attention is a plain gather.\n"
+            : "// the KV caches are donated and updated in place at the slots; paged attention is the NKI kernel\n"
+              "// '" +
+                  std::string(kPagedAttentionKernel) +
+                  "' (AwsNeuronCustomNativeKernel, one grid point per sequence), which reads the block table,\n"
+                  "// sequence lengths and positions where they lie.\n");
   s << "module @decode_step attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {\n";
   s << "  func.func public @main(";
   for (size_t i = 0; i < args.size(); ++i) {
@@ -238,21 +270,30 @@ std::string GenerateModule(const Config& c) {
   const std::string pos = b.Lookup(arg(kPosEmbed), arg(kPositions), T);
   const std::string tok = b.Lookup(arg(kEmbed), arg(kTokens), c.vocab);
   std::string x = b.Binary("add", tok, pos, bh);
-  // Attention mask from the sequence lengths: key t is visible when t < seq_len.
-  const std::string iota = e.Op("stablehlo.iota dim = 2 : " + S32({B, NH, T}));
-  const std::string lens = b.Broadcast(arg(kSeqLens), "0", S32({B}), S32({B, NH, T}));
-  const std::string visible = e.Op("stablehlo.compare  LT, " + iota + ", " + lens + ",  SIGNED : (" + S32({B, NH, T}) +
-                                   ", " + S32({B, NH, T}) + ") -> tensor<" + Dims({B, NH, T}) + "i1>");
-  const std::string masked = b.ConstF(kMaskedScore, {B, NH, T});
-  const std::string scale = b.ConstF(1.0f / std::sqrt(static_cast<float>(D)), {B, NH, T});
+  const bool gather = c.attention == Attention::kGather;
+  // Attention mask from the sequence lengths: key t is visible when t < seq_len (the gather variant).
+  std::string visible, masked, scale, table3;
+  if (gather) {
+    const std::string iota = e.Op("stablehlo.iota dim = 2 : " + S32({B, NH, T}));
+    const std::string lens = b.Broadcast(arg(kSeqLens), "0", S32({B}), S32({B, NH, T}));
+    visible = e.Op("stablehlo.compare  LT, " + iota + ", " + lens + ",  SIGNED : (" + S32({B, NH, T}) + ", " +
+                   S32({B, NH, T}) + ") -> tensor<" + Dims({B, NH, T}) + "i1>");
+    masked = b.ConstF(kMaskedScore, {B, NH, T});
+    scale = b.ConstF(1.0f / std::sqrt(static_cast<float>(D)), {B, NH, T});
+  }
   // The slot's block and offset, and the block table as [B, MB, 1] for the gather indices.
   const std::string bs_const = b.ConstS(static_cast<int32_t>(BS), {B});
   const std::string slot_block = b.Binary("divide", arg(kSlotMapping), bs_const, S32({B}));
   const std::string slot_offset = b.Binary("remainder", arg(kSlotMapping), bs_const, S32({B}));
   const std::string slot_block2 = b.Reshape(slot_block, S32({B}), S32({B, 1}));
   const std::string slot_offset2 = b.Reshape(slot_offset, S32({B}), S32({B, 1}));
-  const std::string table3 = b.Reshape(arg(kBlockTable), S32({B, MB}), S32({B, MB, 1}));
+  if (gather) table3 = b.Reshape(arg(kBlockTable), S32({B, MB}), S32({B, MB, 1}));
 
+  // The kernel variant's launch, as Neuron's frontends write it: base64 of the NKI JSON config.
+  const std::string nki_config =
+      gather ? ""
+             : Base64("{\"kernel_version\":1,\"func_name\":\"" + std::string(kPagedAttentionKernel) + "\",\"grid\":[" +
+                      std::to_string(B) + "],\"has_collectives\":false}");
   std::string k_cache = arg(kKCache), v_cache = arg(kVCache);
   for (int l = 0; l < c.layers; ++l) {
     const int w = kFirstLayer + l * kWeightsPerLayer;
@@ -275,35 +316,50 @@ std::string GenerateModule(const Config& c) {
     };
     k_cache = scatter(k_cache, k);
     v_cache = scatter(v_cache, v);
-    // Paged attention: gather the sequence's blocks through the block table -> [B, MB, BS, H].
-    std::string layer_col3 = b.ConstS(l, {B, MB, 1});
-    std::string gather_idx = e.Op("stablehlo.concatenate " + layer_col3 + ", " + table3 + ", dim = 2 : (" +
-                                  S32({B, MB, 1}) + ", " + S32({B, MB, 1}) + ") -> " + S32({B, MB, 2}));
-    auto gather = [&](const std::string& cache_now) {
-      std::string g = e.Op("\"stablehlo.gather\"(" + cache_now + ", " + gather_idx +
-                           ") <{dimension_numbers = #stablehlo.gather<offset_dims = [2, 3], collapsed_slice_dims = "
-                           "[0, 1], start_index_map = [0, 1], index_vector_dim = 2>, slice_sizes = array<i64: 1, 1, " +
-                           std::to_string(BS) + ", " + std::to_string(H) + ">}> : (" + cache + ", " + S32({B, MB, 2}) +
-                           ") -> " + F32({B, MB, BS, H}));
-      return b.Reshape(g, F32({B, MB, BS, H}), F32({B, T, NH, D}));
-    };
-    std::string keys = gather(k_cache), values = gather(v_cache);
-    std::string q3 = b.Reshape(q, bh, F32({B, NH, D}));
-    std::string sc = e.Op("stablehlo.dot_general " + q3 + ", " + keys +
-                          ", batching_dims = [0, 1] x [0, 2], contracting_dims = [2] x [3] : (" + F32({B, NH, D}) +
-                          ", " + F32({B, T, NH, D}) + ") -> " + scores);
-    sc = b.Binary("multiply", sc, scale, scores);
-    sc = e.Op("stablehlo.select " + visible + ", " + sc + ", " + masked + " : tensor<" + Dims({B, NH, T}) + "i1>, " +
-              scores);
-    std::string mx = b.Reduce(sc, ninf, "maximum", 2, scores, bn);
-    std::string ex =
-        b.Unary("exponential", b.Binary("subtract", sc, b.Broadcast(mx, "0, 1", bn, scores), scores), scores);
-    std::string sum = b.Reduce(ex, zero, "add", 2, scores, bn);
-    std::string p = b.Binary("divide", ex, b.Broadcast(sum, "0, 1", bn, scores), scores);
-    std::string o = e.Op("stablehlo.dot_general " + p + ", " + values +
-                         ", batching_dims = [0, 1] x [0, 2], contracting_dims = [2] x [1] : (" + scores + ", " +
-                         F32({B, T, NH, D}) + ") -> " + F32({B, NH, D}));
-    std::string o2 = b.Reshape(o, F32({B, NH, D}), bh);
+    std::string o2;
+    if (gather) {
+      // Paged attention: gather the sequence's blocks through the block table -> [B, MB, BS, H].
+      std::string layer_col3 = b.ConstS(l, {B, MB, 1});
+      std::string gather_idx = e.Op("stablehlo.concatenate " + layer_col3 + ", " + table3 + ", dim = 2 : (" +
+                                    S32({B, MB, 1}) + ", " + S32({B, MB, 1}) + ") -> " + S32({B, MB, 2}));
+      auto gather = [&](const std::string& cache_now) {
+        std::string g =
+            e.Op("\"stablehlo.gather\"(" + cache_now + ", " + gather_idx +
+                 ") <{dimension_numbers = #stablehlo.gather<offset_dims = [2, 3], collapsed_slice_dims = "
+                 "[0, 1], start_index_map = [0, 1], index_vector_dim = 2>, slice_sizes = array<i64: 1, 1, " +
+                 std::to_string(BS) + ", " + std::to_string(H) + ">}> : (" + cache + ", " + S32({B, MB, 2}) + ") -> " +
+                 F32({B, MB, BS, H}));
+        return b.Reshape(g, F32({B, MB, BS, H}), F32({B, T, NH, D}));
+      };
+      std::string keys = gather(k_cache), values = gather(v_cache);
+      std::string q3 = b.Reshape(q, bh, F32({B, NH, D}));
+      std::string sc = e.Op("stablehlo.dot_general " + q3 + ", " + keys +
+                            ", batching_dims = [0, 1] x [0, 2], contracting_dims = [2] x [3] : (" + F32({B, NH, D}) +
+                            ", " + F32({B, T, NH, D}) + ") -> " + scores);
+      sc = b.Binary("multiply", sc, scale, scores);
+      sc = e.Op("stablehlo.select " + visible + ", " + sc + ", " + masked + " : tensor<" + Dims({B, NH, T}) + "i1>, " +
+                scores);
+      std::string mx = b.Reduce(sc, ninf, "maximum", 2, scores, bn);
+      std::string ex =
+          b.Unary("exponential", b.Binary("subtract", sc, b.Broadcast(mx, "0, 1", bn, scores), scores), scores);
+      std::string sum = b.Reduce(ex, zero, "add", 2, scores, bn);
+      std::string p = b.Binary("divide", ex, b.Broadcast(sum, "0, 1", bn, scores), scores);
+      std::string o = e.Op("stablehlo.dot_general " + p + ", " + values +
+                           ", batching_dims = [0, 1] x [0, 2], contracting_dims = [2] x [1] : (" + scores + ", " +
+                           F32({B, T, NH, D}) + ") -> " + F32({B, NH, D}));
+      o2 = b.Reshape(o, F32({B, NH, D}), bh);
+    } else {
+      // Paged attention as the NKI kernel, one grid point per sequence: it reads the block table, the sequence
+      // lengths and positions where they lie (pinned_host) and this layer's K and V (the caches just written).
+      std::string q3 = b.Reshape(q, bh, F32({B, NH, D}));
+      std::string layer = b.ConstS(l, {});
+      std::string o =
+          e.Op("stablehlo.custom_call @AwsNeuronCustomNativeKernel(" + q3 + ", " + k_cache + ", " + v_cache + ", " +
+               arg(kBlockTable) + ", " + arg(kSeqLens) + ", " + arg(kPositions) + ", " + layer +
+               ") {backend_config = \"" + nki_config + "\"} : (" + F32({B, NH, D}) + ", " + cache + ", " + cache +
+               ", " + S32({B, MB}) + ", " + S32({B}) + ", " + S32({B}) + ", tensor<i32>) -> " + F32({B, NH, D}));
+      o2 = b.Reshape(o, F32({B, NH, D}), bh);
+    }
     x = b.Binary("add", x, b.MatMul(o2, arg(w + 3), B, H, H), bh);
     // MLP with SiLU.
     const std::string bf = F32({B, c.ffn});
@@ -363,6 +419,41 @@ std::vector<std::vector<float>> MakeWeights(const Config& c, uint64_t seed) {
     w.push_back(std::move(t));
   }
   return w;
+}
+
+uint64_t WeightsFileBytes(const Config& c) {
+  const std::vector<ArgSpec> args = Arguments(c);
+  uint64_t n = 0;
+  for (size_t i = kEmbed; i < args.size(); ++i) n += args[i].bytes();
+  return n;
+}
+
+std::string WriteWeightsFile(const Config& c, uint64_t seed, const std::string& path) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  for (const std::vector<float>& t : MakeWeights(c, seed))
+    f.write(reinterpret_cast<const char*>(t.data()), static_cast<std::streamsize>(t.size() * sizeof(float)));
+  f.close();
+  if (!f) return "cannot write the weights file " + path + ": " + std::strerror(errno);
+  return "";
+}
+
+std::string ReadWeightsFile(const Config& c, const std::string& path, std::vector<std::vector<float>>* out) {
+  std::ifstream f(path, std::ios::binary | std::ios::ate);
+  if (!f) return "cannot read the weights file " + path + ": " + std::strerror(errno);
+  const uint64_t size = static_cast<uint64_t>(f.tellg());
+  if (size != WeightsFileBytes(c))
+    return "the weights file " + path + " has " + std::to_string(size) + " bytes; the size flags need " +
+           std::to_string(WeightsFileBytes(c)) + " (raw f32 weights in argument order)";
+  f.seekg(0);
+  const std::vector<ArgSpec> args = Arguments(c);
+  out->clear();
+  for (size_t i = kEmbed; i < args.size(); ++i) {
+    std::vector<float> t(args[i].bytes() / 4);
+    f.read(reinterpret_cast<char*>(t.data()), static_cast<std::streamsize>(args[i].bytes()));
+    if (!f) return "cannot read the weights file " + path + ": short read";
+    out->push_back(std::move(t));
+  }
+  return "";
 }
 
 std::string CheckMetadata(const Config& c, const int32_t* block_table, const int32_t* seq_lens,

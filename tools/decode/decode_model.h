@@ -8,7 +8,8 @@
 //   x      = embed[token] + pos_embed[position]
 //   layer: n = rms(x); q,k,v = n*Wq, n*Wk, n*Wv; k,v written into the paged KV cache at the slot;
 //          attention of q over the sequence's first seq_len tokens, read through the block table
-//          (paged attention as plain StableHLO gather); x += attn*Wo; x += silu(rms(x)*W1)*W2
+//          (paged attention: plain StableHLO gather, or a registered kernel, see Attention);
+//          x += attn*Wo; x += silu(rms(x)*W1)*W2
 //   next   = argmax(rms(x) * lm_head)  (ties: the smaller token id)
 // KV cache layout: [layers, num_blocks, block_size, hidden]; slot = block * block_size + offset.
 #pragma once
@@ -18,6 +19,20 @@
 #include <vector>
 
 namespace neuronmem_decode {
+
+// How the step's paged attention reads the KV cache through the block table.
+enum class Attention {
+  // Plain StableHLO: gather the sequence's blocks ([B, max_blocks, block_size, hidden]), mask by seq_len.
+  kGather,
+  // A custom call to an NKI kernel (AwsNeuronCustomNativeKernel, func_name kPagedAttentionKernel, grid
+  // [batch]) that reads the block table, sequence lengths and positions where they lie (pinned_host) and
+  // the KV cache in device; tools/decode/paged_attention.h is the kernel the tool registers.
+  kKernel,
+};
+constexpr char kPagedAttentionKernel[] = "paged_attention";
+// "gather" / "kernel"; ParseAttention returns false for any other text.
+const char* AttentionName(Attention a);
+bool ParseAttention(const std::string& text, Attention* out);
 
 struct Config {
   int batch = 4;        // sequences decoded together (block table rows)
@@ -32,6 +47,7 @@ struct Config {
   // Where the module declares the metadata: pinned_host (read in place), or device for the baseline of a
   // runtime without memory kinds (the host copies it there before every step).
   bool metadata_in_device = false;
+  Attention attention = Attention::kGather;
 
   int head_dim() const { return hidden / heads; }
   int max_tokens() const { return max_blocks * block_size; }  // rows of the position table
@@ -78,6 +94,15 @@ std::string GenerateModule(const Config& c);
 
 // Weights from a fixed seed, one tensor per weight argument (kEmbed onwards, in argument order).
 std::vector<std::vector<float>> MakeWeights(const Config& c, uint64_t seed);
+
+// The weights file of neuronmem-decode --weights: the weight tensors (kEmbed onwards, in argument order) as
+// raw little-endian f32, back to back, no header; its size is exactly WeightsFileBytes(c).
+uint64_t WeightsFileBytes(const Config& c);
+// Writes MakeWeights(c, seed) to `path`; "" or the error.
+std::string WriteWeightsFile(const Config& c, uint64_t seed, const std::string& path);
+// Reads the weights of `c` from `path` into *out (one tensor per weight argument); "" or the error (a file of
+// another size names both sizes).
+std::string ReadWeightsFile(const Config& c, const std::string& path, std::vector<std::vector<float>>* out);
 
 // The metadata of one step, dense row-major as the module reads it.
 struct Metadata {

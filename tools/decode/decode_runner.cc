@@ -23,6 +23,37 @@ const char* KindName(int kind) {
   }
 }
 
+namespace {
+
+// A buffer of `spec` in `memory`, filled from bytes [offset, offset + size) of `path` by io_uring; its event is
+// appended to *events.
+std::string LoadRange(neuronmem_client_t* client, neuronmem_memory_t* memory, const ArgSpec& spec,
+                      const std::string& path, uint64_t offset, neuronmem_buffer_t** out,
+                      std::vector<neuronmem_event_t*>* events) {
+  neuronmem_buffer_allocate_args_t a{};
+  a.struct_size = sizeof a;
+  a.client = client;
+  a.memory = memory;
+  a.element_type = spec.is_s32 ? NEURONMEM_ELEMENT_TYPE_S32 : NEURONMEM_ELEMENT_TYPE_F32;
+  a.dims = spec.dims.data();
+  a.num_dims = spec.dims.size();
+  std::string e = StatusText(neuronmem_buffer_allocate(&a, out));
+  if (!e.empty()) return spec.name + ": " + e;
+  neuronmem_buffer_load_file_args_t l{};
+  l.struct_size = sizeof l;
+  l.buffer = *out;
+  l.path = path.c_str();
+  l.file_offset = offset;
+  l.size = spec.bytes();
+  neuronmem_event_t* ready = nullptr;
+  e = StatusText(neuronmem_buffer_load_file(&l, &ready));
+  if (!e.empty()) return "load " + spec.name + " from " + path + ": " + e;
+  events->push_back(ready);
+  return "";
+}
+
+}  // namespace
+
 Runner::~Runner() {
   for (neuronmem_buffer_t* b : args_) neuronmem_buffer_destroy(b);
   for (int32_t* p : meta_)
@@ -31,7 +62,7 @@ Runner::~Runner() {
 }
 
 std::string Runner::Init(neuronmem_client_t* client, const Config& c, const std::string& text,
-                         const std::string& filename, uint64_t seed) {
+                         const std::string& filename, uint64_t seed, const std::string& weights_file) {
   c_ = c;
   client_ = client;
   std::string e = StatusText(neuronmem_client_lookup_device(client, 0, &device_));
@@ -47,7 +78,15 @@ std::string Runner::Init(neuronmem_client_t* client, const Config& c, const std:
   compile_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 
   const std::vector<ArgSpec> specs = Arguments(c);
-  weights_ = MakeWeights(c, seed);
+  if (weights_file.empty()) {
+    weights_ = MakeWeights(c, seed);
+  } else {
+    e = ReadWeightsFile(c, weights_file, &weights_);
+    if (!e.empty()) return e;
+  }
+  std::vector<neuronmem_event_t*> loads;  // weights loaded from the file, one event per tensor
+  uint64_t file_offset = 0;
+  const auto load_start = std::chrono::steady_clock::now();
   const std::vector<float> zero_cache(specs[kKCache].bytes() / 4, 0.0f);
   const std::vector<int32_t> first_tokens = FirstTokens(c);
   args_.assign(specs.size(), nullptr);
@@ -56,7 +95,10 @@ std::string Runner::Init(neuronmem_client_t* client, const Config& c, const std:
   for (size_t i = 0; i < specs.size(); ++i) {
     neuronmem_memory_t* memory = nullptr;
     e = StatusText(neuronmem_executable_parameter_memory(exe_, device_, i, &memory));
-    if (!e.empty()) return "parameter " + std::to_string(i) + ": " + e;
+    if (!e.empty()) {
+      e = "parameter " + std::to_string(i) + ": " + e;
+      break;  // loads already started are waited for below
+    }
     neuronmem_buffer_from_host_args_t a{};
     a.struct_size = sizeof a;
     a.element_type = specs[i].is_s32 ? NEURONMEM_ELEMENT_TYPE_S32 : NEURONMEM_ELEMENT_TYPE_F32;
@@ -80,6 +122,12 @@ std::string Runner::Init(neuronmem_client_t* client, const Config& c, const std:
       if (!zero_copy) return specs[i].name + " was copied, not wrapped zero-copy";
       continue;
     }
+    if (i >= kEmbed && !weights_file.empty()) {
+      e = LoadRange(client, memory, specs[i], weights_file, file_offset, &args_[i], &loads);
+      if (!e.empty()) break;
+      file_offset += specs[i].bytes();
+      continue;
+    }
     a.host_buffer_semantics = NEURONMEM_HOST_BUFFER_IMMUTABLE_UNTIL_TRANSFER_COMPLETES;
     if (i == kTokens) {
       a.data = first_tokens.data();
@@ -91,7 +139,18 @@ std::string Runner::Init(neuronmem_client_t* client, const Config& c, const std:
     uploads.push_back(a);
     upload_index.push_back(i);
   }
-  // Tokens, caches and weights: one batched upload.
+  // Every load that was started is waited for, even after an error (the events are freed, the buffers outlive them).
+  for (neuronmem_event_t* ready : loads) {
+    const std::string le = StatusText(neuronmem_event_wait(ready, -1));
+    if (e.empty() && !le.empty()) e = "load " + weights_file + ": " + le;
+    neuronmem_event_destroy(ready);
+  }
+  if (!e.empty()) return e;
+  if (!weights_file.empty()) {
+    file_bytes_loaded_ = file_offset;
+    load_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
+  }
+  // Tokens, caches and (without a weights file) weights: one batched upload.
   std::vector<neuronmem_buffer_t*> uploaded(uploads.size());
   neuronmem_event_t* ready = nullptr;
   e = StatusText(neuronmem_buffer_from_host_batch(client, uploads.data(), uploads.size(), uploaded.data(), &ready));

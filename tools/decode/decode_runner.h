@@ -29,9 +29,12 @@ class Runner {
   ~Runner();
 
   // Compiles `text` (the step for `c`; STRICT argument placement: a copy the runtime would add is an error) for
-  // device 0 of `client` (borrowed; outlives the runner) and uploads everything. Returns "" or the error.
+  // device 0 of `client` (borrowed; outlives the runner) and uploads everything. The weights come from `seed`,
+  // or, with a weights_file (decode_model.h's format), are loaded from it straight into device memory with
+  // neuronmem_buffer_load_file (io_uring), one range per tensor; weights() then holds the file's contents, read
+  // separately for the reference. Returns "" or the error.
   std::string Init(neuronmem_client_t* client, const Config& c, const std::string& text, const std::string& filename,
-                   uint64_t seed);
+                   uint64_t seed, const std::string& weights_file = "");
 
   // The four metadata arrays (block table, seq lens, positions, slot mapping) in the pinned-host arena; the
   // host updates them in place between steps. Wrapped zero-copy as the step's arguments when the module reads
@@ -39,6 +42,9 @@ class Runner {
   int32_t* metadata(int i) const { return meta_[i]; }
   const std::vector<std::vector<float>>& weights() const { return weights_; }
   double compile_ms() const { return compile_ms_; }
+  // Bytes the weights file put into device memory through neuronmem_buffer_load_file, and the time it took.
+  uint64_t file_bytes_loaded() const { return file_bytes_loaded_; }
+  double load_ms() const { return load_ms_; }
 
   // Runs one step and waits for it. `metadata_buffers`: the four metadata arguments to pass instead of the
   // runner's zero-copy ones (the device-kind baseline), or nullptr. next_tokens (nullable): read back.
@@ -54,6 +60,8 @@ class Runner {
   int32_t* meta_[4] = {};
   std::vector<std::vector<float>> weights_;
   double compile_ms_ = 0;
+  uint64_t file_bytes_loaded_ = 0;
+  double load_ms_ = 0;
   int step_ = 0;
 };
 

@@ -22,6 +22,7 @@
 
 #include "decode_model.h"
 #include "decode_runner.h"
+#include "paged_attention.h"
 
 namespace {
 
@@ -35,8 +36,9 @@ struct Options {
   Config config;
   bool num_blocks_given = false;
   int steps = 32;
-  std::string attention = "gather";
-  std::string model_path;  // empty: generate the text for `config`
+  std::string model_path;          // empty: generate the text for `config`
+  std::string weights_path;        // empty: weights from the seed
+  std::string write_weights_path;  // non-empty: write the seed's weights there and exit
   uint64_t seed = 42;
   bool json = false;
   bool check = true;
@@ -53,10 +55,15 @@ void Usage(FILE* out) {
                "  (--num-blocks defaults to batch * max-blocks here)\n\n"
                "Run:\n"
                "  --steps N          decode steps (default 32; at most max-blocks * block-size)\n"
-               "  --attention KIND   paged attention variant: gather (plain StableHLO gather; the only one: the\n"
-               "                     registered-kernel variant needs custom-kernel registration, issue 9)\n"
-               "  --model FILE       run this StableHLO file instead (its shapes must match the size flags)\n"
+               "  --attention KIND   paged attention: gather (plain StableHLO gather, the default) or kernel (a\n"
+               "                     registered NKI kernel, AwsNeuronCustomNativeKernel 'paged_attention', that\n"
+               "                     reads the block table, lengths and positions in place in pinned_host)\n"
+               "  --model FILE       run this StableHLO file instead (its shapes must match the size flags; a file\n"
+               "                     that calls the kernel runs the kernel variant)\n"
                "  --seed N           weight seed (default 42)\n"
+               "  --weights FILE     load the weights from FILE into device memory through neuronmem_buffer_load_file\n"
+               "                     (io_uring; raw f32 tensors in argument order, data/decode/README.md)\n"
+               "  --write-weights FILE  write the weights of --seed for the size flags to FILE and exit\n"
                "  --no-check         skip the C++ reference check\n"
                "  --no-manifest      do not print the manifest\n"
                "  --json             print the summary as JSON on stdout (no progress, no manifest)\n"
@@ -96,13 +103,17 @@ int ParseArgs(int argc, char** argv, Options* o) {
         o->seed = static_cast<uint64_t>(v);
       }
       ++i;
-    } else if (flag == "--attention" || flag == "--model") {
+    } else if (flag == "--attention" || flag == "--model" || flag == "--weights" || flag == "--write-weights") {
       if (!value) {
         error = flag + " needs a value";
       } else if (flag == "--model") {
         o->model_path = value;
-      } else {
-        o->attention = value;
+      } else if (flag == "--weights") {
+        o->weights_path = value;
+      } else if (flag == "--write-weights") {
+        o->write_weights_path = value;
+      } else if (!neuronmem_decode::ParseAttention(value, &o->config.attention)) {
+        error = "--attention " + std::string(value) + ": unknown variant (gather or kernel)";
       }
       ++i;
     } else {
@@ -112,13 +123,6 @@ int ParseArgs(int argc, char** argv, Options* o) {
       std::fprintf(stderr, "%s: %s\n", kTool, error.c_str());
       return 2;
     }
-  }
-  if (o->attention != "gather") {
-    std::fprintf(stderr,
-                 "%s: --attention %s: unknown variant; 'gather' is the only one in this build (the registered-kernel "
-                 "variant needs custom-kernel registration, issue 9)\n",
-                 kTool, o->attention.c_str());
-    return 2;
   }
   Config& c = o->config;
   if (!o->num_blocks_given) c.num_blocks = c.batch * c.max_blocks;
@@ -259,7 +263,7 @@ struct Totals {
 };
 
 int Run(const Options& o) {
-  const Config& c = o.config;
+  Config c = o.config;
   const std::vector<ArgSpec> specs = neuronmem_decode::Arguments(c);
   std::string text;
   if (o.model_path.empty()) {
@@ -273,7 +277,12 @@ int Run(const Options& o) {
     std::stringstream ss;
     ss << f.rdbuf();
     text = ss.str();
+    // The file decides the variant: one that launches the NKI kernel needs it registered.
+    c.attention = text.find("@AwsNeuronCustomNativeKernel") != std::string::npos ? neuronmem_decode::Attention::kKernel
+                                                                                 : neuronmem_decode::Attention::kGather;
   }
+  const bool kernel = c.attention == neuronmem_decode::Attention::kKernel;
+  const char* attention = neuronmem_decode::AttentionName(c.attention);
   uint64_t arg_bytes = 0;
   for (const ArgSpec& a : specs) arg_bytes += a.bytes();
   neuronmem_client_options_t co{};
@@ -282,10 +291,13 @@ int Run(const Options& o) {
   // Weights, two generations of the KV caches (donation hands the memory over), the step's intermediates.
   co.device_bytes_per_core = std::max<uint64_t>(256ull << 20, 3 * arg_bytes + (128ull << 20));
   co.pinned_host_bytes = 64ull << 20;
+  neuronmem_decode::PagedAttentionStats kernel_stats;  // the kernel's user data: outlives the client
   Client client;
   std::string e = neuronmem_decode::StatusText(neuronmem_client_create(&co, &client.c));
+  if (e.empty() && kernel)
+    e = neuronmem_decode::StatusText(neuronmem_decode::RegisterPagedAttention(client.c, &kernel_stats));
   if (!e.empty()) {
-    std::fprintf(stderr, "%s: client_create: %s\n", kTool, e.c_str());
+    std::fprintf(stderr, "%s: client: %s\n", kTool, e.c_str());
     return 1;
   }
   neuronmem_manifest_options_t mo{};
@@ -312,7 +324,7 @@ int Run(const Options& o) {
   // Declared after the client, so destroyed before it. Its caches have the model's size; the scheduler hands
   // out blocks of the size flags' cache, and CheckMetadata stops a block id past the model's.
   neuronmem_decode::Runner runner;
-  e = runner.Init(client.c, model, text, filename, o.seed);
+  e = runner.Init(client.c, model, text, filename, o.seed, o.weights_path);
   if (!e.empty()) {
     std::fprintf(stderr, "%s: %s\n", kTool, e.c_str());
     return 1;
@@ -332,7 +344,15 @@ int Run(const Options& o) {
   const int plain_every = std::max(1, o.steps / 8);
   if (!o.json) {
     std::printf("== decode: batch %d, %d layers, %d steps, attention %s, compiled in %.1f ms\n", c.batch, c.layers,
-                o.steps, o.attention.c_str(), compile_ms);
+                o.steps, attention, compile_ms);
+    if (o.weights_path.empty()) {
+      std::printf("  weights: generated from seed %" PRIu64 ", one batched upload\n", o.seed);
+    } else {
+      std::printf(
+          "  weights: %s loaded from %s into device memory by neuronmem_buffer_load_file (io_uring) in "
+          "%.1f ms\n",
+          HumanBytes(runner.file_bytes_loaded()).c_str(), o.weights_path.c_str(), runner.load_ms());
+    }
   }
   const auto loop_start = Clock::now();
   for (int step = 0; step < o.steps; ++step) {
@@ -397,10 +417,15 @@ int Run(const Options& o) {
   for (double v : t.step_ms) step_total_ms += v;
   const bool tokens_ok = !o.check || t.mismatches == 0;
   const bool copies_ok = t.moved.implicit_copies == 0;
+  // The kernel variant: every grid point read its metadata in place in pinned_host and the caches in device.
+  const uint64_t kernel_calls = kernel_stats.calls.load();
+  const bool kernel_ok = !kernel || (kernel_calls == static_cast<uint64_t>(o.steps) * c.batch * c.layers &&
+                                     kernel_stats.metadata_pinned.load() == kernel_calls &&
+                                     kernel_stats.cache_in_device.load() == kernel_calls);
 
   if (o.json) {
     std::printf("{\"batch\": %d, \"layers\": %d, \"steps\": %d, \"attention\": \"%s\", \"compile_ms\": %.3f,\n",
-                c.batch, c.layers, o.steps, o.attention.c_str(), compile_ms);
+                c.batch, c.layers, o.steps, attention, compile_ms);
     std::printf(" \"step_ms\": {\"p50\": %.4f, \"p99\": %.4f}, \"execute_ms\": {\"p50\": %.4f, \"p99\": %.4f},\n",
                 Percentile(t.step_ms, 0.5), Percentile(t.step_ms, 0.99), Percentile(t.exec_ms, 0.5),
                 Percentile(t.exec_ms, 0.99));
@@ -421,9 +446,14 @@ int Run(const Options& o) {
                 t.moved.implicit_bytes);
     std::printf(
         " \"tokens_per_s\": %.1f, \"reference_check\": %s, \"tokens_checked\": %d, \"tokens_exact\": %d,"
-        " \"near_ties\": %d, \"mismatches\": %d}\n",
+        " \"near_ties\": %d, \"mismatches\": %d,\n",
         total_s > 0 ? o.steps * c.batch / total_s : 0, o.check ? (tokens_ok ? "\"pass\"" : "\"fail\"") : "null",
         t.checked, t.exact, t.near_ties, t.mismatches);
+    std::printf(" \"kernel\": {\"calls\": %" PRIu64 ", \"metadata_in_pinned_host\": %" PRIu64
+                ", \"caches_in_device\": %" PRIu64 "},\n",
+                kernel_calls, kernel_stats.metadata_pinned.load(), kernel_stats.cache_in_device.load());
+    std::printf(" \"weights\": {\"source\": \"%s\", \"bytes_loaded_from_file\": %" PRIu64 ", \"load_ms\": %.3f}}\n",
+                o.weights_path.empty() ? "seed" : "file", runner.file_bytes_loaded(), runner.load_ms());
   } else {
     std::printf("== summary (%d steps, batch %d)\n", o.steps, c.batch);
     std::printf("  %-34s %12s %12s\n", "", "p50", "p99");
@@ -448,6 +478,12 @@ int Run(const Options& o) {
     std::printf("%s\n", any ? "" : " none");
     std::printf("  implicit copies: %" PRIu64 " (%s)%s\n", t.moved.implicit_copies,
                 HumanBytes(t.moved.implicit_bytes).c_str(), copies_ok ? "" : "  <- must be 0");
+    if (kernel)
+      std::printf("  paged-attention kernel: %" PRIu64
+                  " grid-point calls; metadata read in place in pinned_host by %" PRIu64
+                  ", KV caches in device for %" PRIu64 "%s\n",
+                  kernel_calls, kernel_stats.metadata_pinned.load(), kernel_stats.cache_in_device.load(),
+                  kernel_ok ? "" : "  <- expected every call");
     std::printf("  throughput: %.0f tokens/s\n", total_s > 0 ? o.steps * c.batch / total_s : 0);
     if (!o.check) {
       std::printf("  reference check: skipped (--no-check)\n");
@@ -459,7 +495,7 @@ int Run(const Options& o) {
                   t.checked, t.first_mismatch.c_str());
     }
   }
-  return tokens_ok && copies_ok ? 0 : 1;
+  return tokens_ok && copies_ok && kernel_ok ? 0 : 1;
 }
 
 }  // namespace
@@ -469,5 +505,15 @@ int main(int argc, char** argv) {
   const int parsed = ParseArgs(argc, argv, &o);
   if (parsed == 1) return 0;
   if (parsed == 2) return 2;
+  if (!o.write_weights_path.empty()) {
+    const std::string e = neuronmem_decode::WriteWeightsFile(o.config, o.seed, o.write_weights_path);
+    if (!e.empty()) {
+      std::fprintf(stderr, "%s: %s\n", kTool, e.c_str());
+      return 1;
+    }
+    std::printf("wrote %" PRIu64 " bytes of weights (seed %" PRIu64 ") to %s\n",
+                neuronmem_decode::WeightsFileBytes(o.config), o.seed, o.write_weights_path.c_str());
+    return 0;
+  }
   return Run(o);
 }

@@ -1,8 +1,9 @@
 // neuronmem-decode-gen: writes the decode step (tools/decode/decode_model.h) as StableHLO text.
 //
-//   neuronmem-decode-gen [--batch N] [--max-blocks N] ... [-o FILE]
+//   neuronmem-decode-gen [--batch N] [--max-blocks N] ... [--attention gather|kernel] [-o FILE]
 //
-// data/decode/decode_step.mlir is this program's output with the default sizes (a test keeps them equal).
+// data/decode/decode_step.mlir (gather) and decode_step_kernel.mlir (--attention kernel) are this program's
+// output with the default sizes (a test keeps them equal).
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -17,6 +18,8 @@ void Usage(FILE* out, const neuronmem_decode::Config& c) {
   std::fprintf(out,
                "usage: neuronmem-decode-gen [size flags] [-o FILE]\n"
                "Writes the decode step of neuronmem-decode as StableHLO text (stdout, or FILE).\n\n%s"
+               "  --attention KIND   paged attention: gather (plain StableHLO, default) or kernel (a custom call to\n"
+               "                     the NKI kernel 'paged_attention' that neuronmem-decode registers)\n"
                "  -o FILE            write to FILE instead of stdout\n",
                neuronmem_decode::ConfigFlagsHelp(c).c_str());
 }
@@ -36,6 +39,12 @@ int main(int argc, char** argv) {
     std::string error;
     if (flag == "-o" && value) {
       out_path = value;
+      ++i;
+    } else if (flag == "--attention") {
+      if (!value || !neuronmem_decode::ParseAttention(value, &c.attention)) {
+        std::fprintf(stderr, "neuronmem-decode-gen: --attention needs gather or kernel\n");
+        return 2;
+      }
       ++i;
     } else if (neuronmem_decode::ParseConfigFlag(flag, value, &c, &error)) {
       ++i;
