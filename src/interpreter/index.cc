@@ -86,16 +86,25 @@ struct GatherPlan {
   std::vector<int64_t> offset_operand_axes;                    // operand axes that take offset_index, in order
   IndexSource idx;
   size_t esize;
+  // The result's innermost run_dims axes are offset axes that step through the operand contiguously (its
+  // trailing axes in order, each taken whole but the outermost): run_elems elements copied by one memcpy.
+  size_t run_dims = 0;
+  int64_t run_elems = 1;
 };
 
 class GatherKernel final : public Kernel {
  public:
   GatherKernel(uint32_t operand, uint32_t out, GatherPlan p) : operand_(operand), out_(out), p_(std::move(p)) {}
+  // One start index per run of run_elems result elements (the whole slice row for an embedding lookup or a
+  // paged-attention block), not per element.
   Status Run(Frame& f) const override {
-    int64_t count = 1;
-    for (int64_t d : p_.result_dims) count *= d;
+    const size_t outer_rank = p_.result_dims.size() - p_.run_dims;
+    int64_t count = 1;  // runs
+    for (size_t d = 0; d < p_.result_dims.size(); ++d) count *= d < outer_rank ? p_.result_dims[d] : 1;
+    if (p_.run_elems == 0) count = 0;
     const std::vector<int64_t> ostr = Strides(p_.operand_dims);
     const size_t rank = p_.operand_dims.size();
+    const size_t run_bytes = static_cast<size_t>(p_.run_elems) * p_.esize;
     std::vector<int64_t> ri(p_.result_dims.size(), 0), batch(p_.batch_dims.size()), full(rank);
     const char* operand = f.slots[operand_];
     char* out = f.slots[out_];
@@ -114,8 +123,8 @@ class GatherKernel final : public Kernel {
       for (size_t i = 0; i < p_.offset_dims.size(); ++i) full[p_.offset_operand_axes[i]] += ri[p_.offset_dims[i]];
       int64_t off = 0;
       for (size_t d = 0; d < rank; ++d) off += full[d] * ostr[d];
-      std::memcpy(out + o * p_.esize, operand + off * p_.esize, p_.esize);
-      for (size_t d = ri.size(); d-- > 0;) {
+      std::memcpy(out + o * run_bytes, operand + off * p_.esize, run_bytes);
+      for (size_t d = outer_rank; d-- > 0;) {
         if (++ri[d] < p_.result_dims[d]) break;
         ri[d] = 0;
       }
@@ -185,6 +194,19 @@ Status CompileGatherWith(CompileCtx& cx, uint32_t operand_slot, uint32_t result_
   }
   if (p.batch_dims.size() != batch_sizes.size() || expect != result.dims)
     return cx.Invalid("the result shape does not match the gather");
+  // The contiguous run: result axis R-k is offset axis i taking operand axis rank-k, for k = 1, 2, ... while
+  // every axis inside it is taken whole.
+  const size_t result_rank = result.dims.size();
+  for (size_t k = 1; k <= result_rank && k <= rank; ++k) {
+    const int64_t axis = static_cast<int64_t>(result_rank - k);
+    const auto it = std::find(p.offset_dims.begin(), p.offset_dims.end(), axis);
+    if (it == p.offset_dims.end() ||
+        p.offset_operand_axes[static_cast<size_t>(it - p.offset_dims.begin())] != static_cast<int64_t>(rank - k))
+      break;
+    p.run_dims = k;
+    p.run_elems *= result.dims[static_cast<size_t>(axis)];
+    if (p.slice_sizes[rank - k] != operand.dims[rank - k]) break;
+  }
   *k = std::make_unique<GatherKernel>(operand_slot, result_slot, std::move(p));
   return Ok();
 }
