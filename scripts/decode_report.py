@@ -4,7 +4,7 @@
 usage: decode_report.py BENCH.json OUT_PREFIX
   writes OUT_PREFIX.md (tables: p50/p99 per strategy, ratios against the goals of issue 10) and OUT_PREFIX.png
   (latency vs batch, one line per strategy; gnuplot). Example:
-    build-release/bench/decode/bench_decode --benchmark_format=json > /tmp/decode.json
+    build-release/bench/decode/bench_decode --benchmark_format=json > /tmp/decode.json   # release build
     python3 scripts/decode_report.py /tmp/decode.json docs/decode-bench"""
 import json
 import os
@@ -18,11 +18,26 @@ META = [
     ("Meta_Floor_Memcpy", "memcpy floor"),
     ("Meta_Baseline_CondvarQueue", "mutex+condvar queue"),
 ]
-STEP = [
-    ("Step_NoMetadataUpdate", "step, metadata unchanged"),
-    ("Step_PinnedHost_InPlace", "step, pinned_host in place"),
-    ("Step_SyncCopy", "step, sync copy before execute"),
+AFTER_STEP = [
+    ("Meta_PinnedHost_InPlace_AfterStep", "pinned_host, in place"),
+    ("Meta_Floor_Memcpy_AfterStep", "memcpy floor"),
+    ("Meta_Baseline_CondvarQueue_AfterStep", "mutex+condvar queue"),
 ]
+STEP = [
+    ("Step_NoMetadataUpdate", "gather: step, metadata unchanged"),
+    ("Step_PinnedHost_InPlace", "gather: step, pinned_host in place"),
+    ("Step_SyncCopy", "gather: step, sync copy before execute"),
+    ("Step_Kernel_NoMetadataUpdate", "kernel: step, metadata unchanged"),
+    ("Step_Kernel_PinnedHost_InPlace", "kernel: step, pinned_host in place"),
+]
+# One colour per strategy in every panel of the plot.
+COLORS = {
+    "Meta_PinnedHost_InPlace": "#1b9e77", "Meta_PinnedHost_InPlace_AfterStep": "#1b9e77",
+    "Meta_Upload_Batched": "#d95f02",
+    "Meta_Floor_Memcpy": "#7570b3", "Meta_Floor_Memcpy_AfterStep": "#7570b3",
+    "Meta_Baseline_CondvarQueue": "#e7298a", "Meta_Baseline_CondvarQueue_AfterStep": "#e7298a",
+    "Step_PinnedHost_InPlace": "#1b9e77", "Step_SyncCopy": "#d95f02", "Step_Kernel_PinnedHost_InPlace": "#1f78b4",
+}
 
 
 def load(path):
@@ -61,12 +76,18 @@ def typical(rows, name, batch, mb):
     return mean if p50 is not None and p50 < 200 and mean is not None else p50
 
 
+def p50_p99_cells(rows, strategies, batch, mb):
+    """"p50 / p99" in µs of each strategy's benchmark at (batch, max_blocks)."""
+    return [f"{us(get(rows, n, batch, mb, 'p50_ns'))} / {us(get(rows, n, batch, mb, 'p99_ns'))}" for n, _ in strategies]
+
+
 def markdown(context, rows, png_name):
     batches = sorted({k[1] for k in rows})
     blocks = sorted({k[2] for k in rows if k[0].startswith("Meta_")})
     out = ["# Decode metadata: pinned_host in place vs copies (bench/decode)", ""]
+    load = " / ".join(f"{x:.1f}" for x in context.get("load_avg", [])) or "?"
     out.append(f"Machine: {context.get('num_cpus', '?')} CPUs at {context.get('mhz_per_cpu', '?')} MHz, "
-               f"{context.get('date', '')}. Times in µs per decode step (p50 / p99), one run.")
+               f"{context.get('date', '')}, load average {load}. Times in µs per decode step (p50 / p99), one run.")
     out.append("")
     out.append("## Metadata handling per step")
     out.append("Host update of the changed rows + what makes the device see them. Bytes: block table + sequence "
@@ -81,10 +102,7 @@ def markdown(context, rows, png_name):
     out.append("|" + "---|" * (3 + len(META) + 5))
     for mb in blocks:
         for batch in batches:
-            cells = []
-            for name, _ in META:
-                p50, p99 = get(rows, name, batch, mb, "p50_ns"), get(rows, name, batch, mb, "p99_ns")
-                cells.append(f"{us(p50)} / {us(p99)}")
+            cells = p50_p99_cells(rows, META, batch, mb)
             floor = typical(rows, "Meta_Floor_Memcpy", batch, mb)
             inplace = typical(rows, "Meta_PinnedHost_InPlace", batch, mb)
             upload = get(rows, "Meta_Upload_Batched", batch, mb, "p50_ns")
@@ -96,63 +114,102 @@ def markdown(context, rows, png_name):
                        f" {ratio(inplace, floor)} | {ratio(upload, floor)} |"
                        f" {ratio(queue, inplace)} |")
     out.append("")
+    if any(k[0].endswith("_AfterStep") for k in rows):
+        out.append("## Metadata handling in a decode loop: after a step")
+        out.append("The same handling, each sample right after a stand-in for the step (1 ms of work on the caller "
+                   "streaming over 4 MiB, untimed): the queue's worker has gone to sleep and the metadata has left "
+                   "the L1/L2 caches, as between two real decode steps.")
+        out.append("")
+        out.append("| batch | max_blocks | " + " | ".join(label for _, label in AFTER_STEP) +
+                   " | in place / memcpy | queue / in place |")
+        out.append("|" + "---|" * (2 + len(AFTER_STEP) + 2))
+        for mb in blocks:
+            for batch in batches:
+                cells = p50_p99_cells(rows, AFTER_STEP, batch, mb)
+                inplace, floor, queue = (get(rows, n, batch, mb, "p50_ns") for n, _ in AFTER_STEP)
+                out.append(f"| {batch} | {mb} | " + " | ".join(cells) +
+                           f" | {ratio(inplace, floor)} | {ratio(queue, inplace)} |")
+        out.append("")
     step_blocks = sorted({k[2] for k in rows if k[0].startswith("Step_")})
     if step_blocks:
         out.append("## Decode step end to end")
-        out.append("The step run by the software NeuronCore; metadata share = the metadata part's p50 / the step's "
-                   "p50.")
+        out.append("The step run by the software NeuronCore, paged attention as plain StableHLO gather or as the "
+                   "registered kernel; metadata share = the metadata part's p50 / the step's p50.")
         out.append("")
+        shares_of = ("Step_PinnedHost_InPlace", "Step_SyncCopy", "Step_Kernel_PinnedHost_InPlace")
         out.append("| batch | max_blocks | " + " | ".join(label for _, label in STEP) +
-                   " | metadata share, in place | metadata share, sync copy |")
+                   " | metadata share: gather in place, gather sync copy, kernel in place | gather / kernel |")
         out.append("|" + "---|" * (2 + len(STEP) + 2))
         for mb in step_blocks:
             for batch in batches:
-                cells = [f"{us(get(rows, n, batch, mb, 'p50_ns'))} / {us(get(rows, n, batch, mb, 'p99_ns'))}"
-                         for n, _ in STEP]
+                cells = p50_p99_cells(rows, STEP, batch, mb)
                 shares = []
-                for n in ("Step_PinnedHost_InPlace", "Step_SyncCopy"):
+                for n in shares_of:
                     s = get(rows, n, batch, mb, "meta_share")
                     shares.append(f"{100 * s:.4f}%" if s is not None else "-")
-                out.append(f"| {batch} | {mb} | " + " | ".join(cells) + " | " + " | ".join(shares) + " |")
+                speedup = ratio(get(rows, "Step_PinnedHost_InPlace", batch, mb, "p50_ns"),
+                                get(rows, "Step_Kernel_PinnedHost_InPlace", batch, mb, "p50_ns"))
+                out.append(f"| {batch} | {mb} | " + " | ".join(cells) + " | " + ", ".join(shares) +
+                           f" | {speedup} |")
         out.append("")
     out.append(f"![metadata handling per step vs batch]({png_name})")
     out.append("")
     return "\n".join(out)
 
 
+def series_file(tmp, rows, name, mb, batches, pick, scale):
+    """A gnuplot data file of (batch, value / scale) for one benchmark; None if it has no points."""
+    path = os.path.join(tmp, f"{name}_{mb}.dat")
+    points = 0
+    with open(path, "w", encoding="utf-8") as f:
+        for batch in batches:
+            value = pick(name, batch, mb)
+            if value is not None:
+                f.write(f"{batch} {max(value, 1.0) / scale}\n")
+                points += 1
+    return path if points else None
+
+
+def panel(tmp, rows, title, ylabel, strategies, mbs, batches, pick, scale):
+    cmds = [f"set title '{title}'", "set xlabel 'batch'", f"set ylabel '{ylabel}'"]
+    plots = []
+    for mb in mbs:
+        for name, label in strategies:
+            color = COLORS.get(name, "#666666")
+            path = series_file(tmp, rows, name, mb, batches, pick, scale)
+            if path:
+                dash = "1" if mb == mbs[0] else "2"
+                plots.append(f"'{path}' using 1:2 with linespoints lw 2 dt {dash} lc rgb '{color}' "
+                             f"title '{label}, max_blocks {mb}'")
+    if not plots:
+        return cmds + ["unset key", "plot [1:2] 1/0 notitle"]
+    return cmds + ["set key below maxcols 1", "plot " + ", \\\n  ".join(plots)]
+
+
 def plot(rows, png_path):
     batches = sorted({k[1] for k in rows})
     blocks = sorted({k[2] for k in rows if k[0].startswith("Meta_")})
+    step_blocks = sorted({k[2] for k in rows if k[0].startswith("Step_")})
+    p50 = lambda name, batch, mb: get(rows, name, batch, mb, "p50_ns")  # noqa: E731
+    typ = lambda name, batch, mb: typical(rows, name, batch, mb)  # noqa: E731
     with tempfile.TemporaryDirectory() as tmp:
-        series = []
-        for mb in blocks:
-            for name, label in META:
-
-                path = os.path.join(tmp, f"{name}_{mb}.dat")
-                with open(path, "w", encoding="utf-8") as f:
-                    for batch in batches:
-                        value = typical(rows, name, batch, mb)
-                        if value is not None:
-                            f.write(f"{batch} {max(value, 1.0) / 1000}\n")
-                series.append((path, f"{label}, max_blocks {mb}", "1" if mb == blocks[0] else "2", name))
-        colors = {name: c for (name, _), c in zip(META, ["#1b9e77", "#d95f02", "#7570b3", "#e7298a"])}
         cmds = [
-            "set terminal pngcairo noenhanced size 1000,700 font 'DejaVu Sans,11'",
+            "set terminal pngcairo noenhanced size 1800,800 font 'DejaVu Sans,10'",
             f"set output '{png_path}'",
-            "set title 'Decode metadata handling per step (p50; mean of 200 steps where the p50 is under 200 ns)'",
-            "set xlabel 'batch'",
-            "set ylabel 'µs per step (log)'",
+            "set multiplot layout 1,3",
             "set logscale xy",
             "set xtics (" + ", ".join(str(b) for b in batches) + ")",
-            "set key below maxcols 2",
             f"set xrange [0.8:{batches[-1] * 1.25}]",
             "set grid",
         ]
-        plots = []
-        for path, title, dash, name in series:
-            plots.append(f"'{path}' using 1:2 with linespoints lw 2 dt {dash} lc rgb '{colors[name]}' "
-                         f"title '{title}'")
-        cmds.append("plot " + ", \\\n  ".join(plots))
+        cmds += panel(tmp, rows, "Metadata handling, steps back to back (p50; mean of 200 under 200 ns)",
+                      "µs per step (log)", META, blocks, batches, typ, 1000)
+        cmds += panel(tmp, rows, "Metadata handling right after a step (p50)", "µs per step (log)", AFTER_STEP,
+                      blocks, batches, p50, 1000)
+        step_lines = [STEP[1], STEP[2], STEP[4]]
+        cmds += panel(tmp, rows, "Decode step end to end: gather vs kernel (p50)", "ms per step (log)", step_lines,
+                      step_blocks, batches, p50, 1e6)
+        cmds.append("unset multiplot")
         subprocess.run(["gnuplot"], input="\n".join(cmds), text=True, check=True)
 
 

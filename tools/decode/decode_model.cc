@@ -501,26 +501,29 @@ int64_t Scheduler::Advance(int step, int32_t* block_table, int32_t* seq_lens, in
              std::to_string(c_.block_size) + " = " + std::to_string(c_.max_tokens());
     return -1;
   }
-  int64_t written = 0;
-  const int j = step / c_.block_size;
-  for (int b = 0; b < c_.batch; ++b) {
-    int32_t* entry = &block_table[static_cast<size_t>(b) * c_.max_blocks + j];
-    if (step % c_.block_size == 0) {
-      if (free_blocks_.empty()) {
-        *error = "the KV cache's " + std::to_string(c_.num_blocks) + " blocks are all in use (sequence " +
-                 std::to_string(b) + " needs block " + std::to_string(j) + ")";
-        return -1;
-      }
-      *entry = free_blocks_.back();
-      free_blocks_.pop_back();
-      written += 4;
+  // Locals, not c_'s fields: the stores below through int32_t* could alias them, which would stop the
+  // compiler from keeping them in registers and vectorizing the loops.
+  const int batch = c_.batch, block_size = c_.block_size;
+  const size_t max_blocks = static_cast<size_t>(c_.max_blocks);
+  const int j = step / block_size, offset = step % block_size;
+  if (offset == 0) {  // every sequence enters a new block
+    if (free_blocks_.size() < static_cast<size_t>(batch)) {
+      *error = "the KV cache's " + std::to_string(c_.num_blocks) + " blocks are all in use (sequence " +
+               std::to_string(free_blocks_.size()) + " needs block " + std::to_string(j) + ")";
+      return -1;
     }
+    for (int b = 0; b < batch; ++b) {
+      block_table[static_cast<size_t>(b) * max_blocks + static_cast<size_t>(j)] = free_blocks_.back();
+      free_blocks_.pop_back();
+    }
+  }
+  for (int b = 0; b < batch; ++b) {
     seq_lens[b] = step + 1;
     positions[b] = step;
-    slot_mapping[b] = *entry * c_.block_size + step % c_.block_size;
-    written += 12;
   }
-  return written;
+  const int32_t* column = block_table + j;
+  for (int b = 0; b < batch; ++b) slot_mapping[b] = column[static_cast<size_t>(b) * max_blocks] * block_size + offset;
+  return static_cast<int64_t>(batch) * (offset == 0 ? 16 : 12);
 }
 
 std::vector<int32_t> FirstTokens(const Config& c) {
