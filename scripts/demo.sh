@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The main job: builds libneuronmem (release build in build-release/), lists the client's devices and memory
-# kinds (neuronmem-info), then runs an LLM decode loop (neuronmem-decode): metadata in pinned_host updated in
-# place, KV caches donated, tokens checked against the C++ reference. Extra arguments go to neuronmem-decode
-# (--help lists them), e.g. `bash scripts/demo.sh --batch 64 --steps 128`.
+# kinds (neuronmem-info), then runs an LLM decode loop (neuronmem-decode) with each paged-attention variant:
+# metadata in pinned_host updated in place, KV caches donated, tokens checked against the C++ reference.
+# Extra arguments go to one neuronmem-decode run instead (--help lists them), e.g.
+# `bash scripts/demo.sh --batch 64 --steps 128 --attention kernel`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -14,6 +15,10 @@ echo "== neuronmem-info"
 build-release/tools/info/neuronmem-info
 echo
 if [ $# -eq 0 ]; then
-  set -- --batch 8 --layers 2 --steps 64
+  # Both paged-attention variants: plain StableHLO gather, then the registered kernel reading the block table
+  # where it lies in pinned_host.
+  build-release/tools/decode/neuronmem-decode --batch 8 --layers 2 --steps 64
+  echo
+  exec build-release/tools/decode/neuronmem-decode --batch 8 --layers 2 --steps 64 --attention kernel --no-manifest
 fi
 build-release/tools/decode/neuronmem-decode "$@"
