@@ -165,7 +165,9 @@ typedef struct neuronmem_kernel_registration {
  * target is args->name runs it once; an AwsNeuronCustomNativeKernel call whose backend_config names
  * func_name = args->name runs it once per point of its grid (in parallel). Executables keep the kernels they
  * were compiled with. A custom call to a target with no kernel fails at compile with its location. Returns
- * INVALID_ARGUMENT (NULL or empty name, NULL fn, struct_size). Thread-safe. */
+ * INVALID_ARGUMENT (NULL or empty name, NULL fn, struct_size; a name the executor runs itself:
+ * annotate_device_placement, MoveToHost, MoveToDevice, AwsNeuronMemoryPlacement, AwsNeuronCustomNativeKernel
+ * or any name starting with "check."; nothing is registered then). Thread-safe. */
 NEURONMEM_API neuronmem_status_t* neuronmem_client_register_kernel(neuronmem_client_t* client,
                                                                    const neuronmem_kernel_registration_t* args);
 

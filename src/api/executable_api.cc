@@ -311,32 +311,33 @@ neuronmem_status_t* neuronmem_client_register_kernel(neuronmem_client_t* client,
   const neuronmem_kernel_fn_t fn = args->fn;
   void* const user_data = args->user_data;
   const int32_t first_device = 0;
-  client->kernels.Register(args->name, [fn, user_data, first_device](const exec::KernelCall& k) -> neuronmem::Status {
-    std::vector<neuronmem_kernel_tensor_t> views(k.num_inputs + k.num_outputs);
-    for (size_t i = 0; i < views.size(); ++i) {
-      const exec::KernelTensor& t = i < k.num_inputs ? k.inputs[i] : k.outputs[i - k.num_inputs];
-      views[i].data = t.data;
-      views[i].element_type = static_cast<neuronmem_element_type_t>(neuronmem::ElementTypeToC(t.type));
-      views[i].dims = t.rank ? t.dims : nullptr;
-      views[i].num_dims = t.rank;
-      views[i].memory_kind = static_cast<neuronmem_memory_kind_t>(t.kind);
-    }
-    neuronmem_kernel_call_t call{};
-    call.struct_size = sizeof call;
-    call.target = {k.target.data(), k.target.size()};
-    call.name = {k.name.data(), k.name.size()};
-    call.backend_config = {k.backend_config.data(), k.backend_config.size()};
-    call.inputs = views.data();
-    call.num_inputs = k.num_inputs;
-    call.outputs = views.data() + k.num_inputs;
-    call.num_outputs = k.num_outputs;
-    call.grid = k.grid_rank ? k.grid : nullptr;
-    call.grid_rank = k.grid_rank;
-    call.grid_index = k.grid_rank ? k.grid_index : nullptr;
-    call.device = first_device + static_cast<int32_t>(k.core);
-    return neuronmem::Status(fn(&call, user_data));
-  });
-  return nullptr;
+  neuronmem::Status s = client->kernels.Register(
+      args->name, [fn, user_data, first_device](const exec::KernelCall& k) -> neuronmem::Status {
+        std::vector<neuronmem_kernel_tensor_t> views(k.num_inputs + k.num_outputs);
+        for (size_t i = 0; i < views.size(); ++i) {
+          const exec::KernelTensor& t = i < k.num_inputs ? k.inputs[i] : k.outputs[i - k.num_inputs];
+          views[i].data = t.data;
+          views[i].element_type = static_cast<neuronmem_element_type_t>(neuronmem::ElementTypeToC(t.type));
+          views[i].dims = t.rank ? t.dims : nullptr;
+          views[i].num_dims = t.rank;
+          views[i].memory_kind = static_cast<neuronmem_memory_kind_t>(t.kind);
+        }
+        neuronmem_kernel_call_t call{};
+        call.struct_size = sizeof call;
+        call.target = {k.target.data(), k.target.size()};
+        call.name = {k.name.data(), k.name.size()};
+        call.backend_config = {k.backend_config.data(), k.backend_config.size()};
+        call.inputs = views.data();
+        call.num_inputs = k.num_inputs;
+        call.outputs = views.data() + k.num_inputs;
+        call.num_outputs = k.num_outputs;
+        call.grid = k.grid_rank ? k.grid : nullptr;
+        call.grid_rank = k.grid_rank;
+        call.grid_index = k.grid_rank ? k.grid_index : nullptr;
+        call.device = first_device + static_cast<int32_t>(k.core);
+        return neuronmem::Status(fn(&call, user_data));
+      });
+  return s.release();
   NEURONMEM_API_END
 }
 

@@ -11,10 +11,26 @@
 
 namespace neuronmem::exec {
 
-void KernelRegistry::Register(std::string name, KernelFn fn) {
+namespace {
+
+constexpr char kNkiTarget[] = "AwsNeuronCustomNativeKernel";
+
+}  // namespace
+
+bool IsBuiltInTarget(std::string_view name) {
+  return IsPlacementTarget(name) || name == kNkiTarget || name.substr(0, 6) == "check.";
+}
+
+Status KernelRegistry::Register(std::string name, KernelFn fn) {
+  if (IsBuiltInTarget(name))
+    return InvalidArgument(
+        "'%s' is a custom-call target the executor runs itself (a placement move, a check, or the NKI "
+        "dispatch); a kernel cannot replace it",
+        name.c_str());
   auto shared = std::make_shared<const KernelFn>(std::move(fn));
   std::lock_guard<std::mutex> lock(mu_);
   kernels_[std::move(name)] = std::move(shared);
+  return Ok();
 }
 
 std::shared_ptr<const KernelFn> KernelRegistry::Find(std::string_view name) const {
@@ -24,8 +40,6 @@ std::shared_ptr<const KernelFn> KernelRegistry::Find(std::string_view name) cons
 }
 
 namespace {
-
-constexpr char kNkiTarget[] = "AwsNeuronCustomNativeKernel";
 
 struct Launch {
   std::string name;

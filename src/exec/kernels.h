@@ -49,8 +49,9 @@ using KernelFn = std::function<Status(const KernelCall&)>;
 // The kernels of one client. Thread-safe; an executable takes the kernels it calls when it is compiled.
 class KernelRegistry {
  public:
-  // Adds `name`, or replaces it for executables compiled from now on.
-  void Register(std::string name, KernelFn fn);
+  // Adds `name`, or replaces it for executables compiled from now on. INVALID_ARGUMENT for a built-in
+  // target's name (IsBuiltInTarget): the registry keeps what it had.
+  Status Register(std::string name, KernelFn fn);
   // nullptr if none.
   std::shared_ptr<const KernelFn> Find(std::string_view name) const;
 
@@ -58,6 +59,12 @@ class KernelRegistry {
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<const KernelFn>, std::less<>> kernels_;
 };
+
+// Whether `name` is a custom-call target the executor runs itself: the placement targets
+// (annotate_device_placement, MoveToHost, MoveToDevice, AwsNeuronMemoryPlacement), which move and count
+// bytes; the check dialect's targets (every `check.` name); AwsNeuronCustomNativeKernel, which dispatches
+// to the kernel its backend_config's func_name names. A kernel may not be registered under these names.
+bool IsBuiltInTarget(std::string_view name);
 
 // The custom-call registry of an executable: the built-in and placement targets, every target of the
 // manifest registered in `kernels` (nullable), and AwsNeuronCustomNativeKernel dispatching each call site to

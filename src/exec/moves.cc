@@ -35,6 +35,12 @@ Status ExecuteMove(const interp::CustomCallContext& c) {
 
 }  // namespace
 
+bool IsPlacementTarget(std::string_view target) {
+  for (const char* t : kPlacementTargets)
+    if (target == t) return true;
+  return false;
+}
+
 bool IsPlacementCall(const stablehlo::Operation& op) {
   if (op.name != "stablehlo.custom_call") return false;
   std::string_view target = op.callee;
@@ -42,9 +48,7 @@ bool IsPlacementCall(const stablehlo::Operation& op) {
     const stablehlo::Attribute* a = stablehlo::Find(op.attributes, "call_target_name");
     if (a) target = a->str;
   }
-  for (const char* t : kPlacementTargets)
-    if (target == t) return true;
-  return false;
+  return IsPlacementTarget(target);
 }
 
 const interp::CustomCallRegistry& PlacementRegistry() {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "base/memory_kind.h"
@@ -14,7 +15,8 @@
 
 namespace neuronmem::exec {
 
-// Whether op is a custom call to one of the placement targets.
+// Whether `target` is one of the placement targets, and whether op is a custom call to one of them.
+bool IsPlacementTarget(std::string_view target);
 bool IsPlacementCall(const stablehlo::Operation& op);
 
 // The interpreter's built-in targets with the placement targets replaced by executed moves.

@@ -169,5 +169,47 @@ TEST_F(KernelTest, UnregisteredKernelsFailAtCompile) {
   EXPECT_EQ(r.message, "odd");
 }
 
+// A kernel cannot take a target the executor runs itself: the placement moves (they move and count the
+// bytes), the checks, the NKI dispatch. The refusal names the target and keeps the built-in: a graph's
+// MoveToHost still moves its bytes into pinned_host and counts them.
+TEST_F(KernelTest, BuiltInTargetsCannotBeRegistered) {
+  Seen seen;
+  for (const char* name : {"annotate_device_placement", "MoveToHost", "MoveToDevice", "AwsNeuronMemoryPlacement",
+                           "AwsNeuronCustomNativeKernel", "check.expect_eq", "check.expect_close", "check.anything"}) {
+    neuronmem_kernel_registration_t r{};
+    r.struct_size = NEURONMEM_KERNEL_REGISTRATION_STRUCT_SIZE;
+    r.name = name;
+    r.fn = Scale2;
+    r.user_data = &seen;
+    const Result res = Take(neuronmem_client_register_kernel(client_, &r));
+    EXPECT_EQ(res.code, NEURONMEM_STATUS_INVALID_ARGUMENT) << name;
+    EXPECT_NE(res.message.find(std::string("'") + name + "'"), std::string::npos) << res.message;
+  }
+  // Names that only look like them are ordinary targets.
+  Register("MoveToHostTiled", Scale2, &seen);
+  Register("checkpoint.save", Scale2, &seen);
+  const char kMove[] = R"(
+func.func @main(%a: tensor<4xf32>) -> (tensor<4xf32> {mhlo.memory_kind = "pinned_host"}) {
+  %0 = stablehlo.custom_call @MoveToHost(%a) {backend_config = ""} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+)";
+  neuronmem_executable_t* e = nullptr;
+  ASSERT_OK(Compile(kMove, &e));
+  neuronmem_buffer_t* a = Upload({1, 2, 3, 4}, {4}, Memory(NEURONMEM_MEMORY_KIND_DEVICE));
+  std::vector<neuronmem_buffer_t*> results;
+  neuronmem_event_t* done = nullptr;
+  neuronmem_execution_t* x = nullptr;
+  ASSERT_OK(Execute(e, {a}, &results, &done, &x));
+  ASSERT_OK(neuronmem_event_wait(done, -1));
+  EXPECT_EQ(Read(results[0], 4), (std::vector<float>{1, 2, 3, 4}));
+  EXPECT_EQ(seen.calls.load(), 0);
+  const neuronmem_transfer_counts_t moved = Pair(x, NEURONMEM_MEMORY_KIND_DEVICE, NEURONMEM_MEMORY_KIND_PINNED_HOST);
+  EXPECT_EQ(moved.explicit_transfers, 1u);
+  EXPECT_EQ(moved.explicit_bytes, 16u);
+  neuronmem_event_destroy(done);
+  neuronmem_execution_destroy(x);
+}
+
 }  // namespace
 }  // namespace neuronmem_test

@@ -173,6 +173,14 @@ func TestKernelErrors(t *testing.T) {
 	wantCode(t, err, CodeUnimplemented)
 	wantCode(t, c.RegisterKernel("", kernels["nki_fail"]), CodeInvalidArgument)
 	wantCode(t, c.RegisterKernel("x", nil), CodeInvalidArgument)
+	// Targets the executor runs itself are refused, and the refused func is not kept.
+	before := len(c.kernels)
+	for _, name := range []string{"MoveToHost", "annotate_device_placement", "AwsNeuronCustomNativeKernel", "check.expect_eq"} {
+		wantCode(t, c.RegisterKernel(name, kernels["nki_fail"]), CodeInvalidArgument)
+	}
+	if len(c.kernels) != before {
+		t.Fatalf("refused registrations kept %d kernels", len(c.kernels)-before)
+	}
 }
 
 func TestKernelsAreReleasedWithTheClient(t *testing.T) {

@@ -129,6 +129,14 @@ class KernelTest(unittest.TestCase):
         with self.assertRaises(NeuronMemError) as cm:
             c.register_kernel("x", 42)
         self.assertEqual(cm.exception.code, StatusCode.INVALID_ARGUMENT)
+        # Targets the executor runs itself are refused, and the refused callable is not kept.
+        before = len(nm._kernels)
+        for name in ("MoveToHost", "annotate_device_placement", "AwsNeuronCustomNativeKernel", "check.expect_eq"):
+            with self.assertRaises(NeuronMemError) as cm:
+                c.register_kernel(name, lambda call: None)
+            self.assertEqual(cm.exception.code, StatusCode.INVALID_ARGUMENT)
+            self.assertIn(name, cm.exception.message)
+        self.assertEqual(len(nm._kernels), before)
 
     def test_kernels_are_released_with_the_client(self):
         before = len(nm._kernels)

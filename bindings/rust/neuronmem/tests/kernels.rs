@@ -150,6 +150,12 @@ fn kernel_errors_and_panics_fail_the_execution() {
     assert_eq!(code(c.compile(&nki_text("missing", 1), &CompileOptions::default())), Code::Unimplemented);
     assert_eq!(code(c.register_kernel("", |_| Ok(()))), Code::InvalidArgument);
     assert_eq!(code(c.register_kernel("a\0b", |_| Ok(()))), Code::InvalidArgument);
+    // Targets the executor runs itself are refused.
+    for name in ["MoveToHost", "annotate_device_placement", "AwsNeuronCustomNativeKernel", "check.expect_eq"] {
+        let e = c.register_kernel(name, |_| Ok(())).unwrap_err();
+        assert_eq!(e.code(), Code::InvalidArgument, "{}", e);
+        assert!(e.message().contains(name), "{}", e);
+    }
 }
 
 #[test]
