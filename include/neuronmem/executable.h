@@ -48,9 +48,14 @@ typedef struct neuronmem_compile_options {
   const char* filename;                /* NUL-terminated name for error locations (text only); NULL = "<input>" */
   neuronmem_placement_policy_t policy; /* results without mhlo.memory_kind (text only) */
   neuronmem_argument_placement_t argument_placement; /* STRICT (default) or AUTO_COPY */
-  uint32_t num_replicas; /* the executable runs on devices 0..num_replicas-1; 0 = every core of the client */
+  /* Replicas: the executable runs on devices 0..num_replicas*num_partitions-1; 0 = as many as the client's cores
+   * hold (cores / num_partitions). */
+  uint32_t num_replicas;
+  /* SPMD partitions per replica: 0 = the module's mhlo.num_partitions (1 if it states none). Device d runs
+   * replica d / num_partitions, partition d % num_partitions (neuronmem_executable_logical_ids). */
+  uint32_t num_partitions;
 } neuronmem_compile_options_t;
-#define NEURONMEM_COMPILE_OPTIONS_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_compile_options_t, num_replicas)
+#define NEURONMEM_COMPILE_OPTIONS_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_compile_options_t, num_partitions)
 
 /* What an executable is. Growable output struct: the caller sets struct_size. */
 typedef struct neuronmem_executable_properties {
@@ -62,9 +67,10 @@ typedef struct neuronmem_executable_properties {
   uint64_t peak_host_bytes;    /* the same for intermediates moved to pinned_host / unpinned_host */
   uint64_t num_ops;            /* compiled ops over every function and region */
   uint64_t num_explicit_moves; /* intra-graph moves the graph asks for */
+  uint32_t num_partitions;     /* it runs on devices 0..num_replicas*num_partitions-1 */
 } neuronmem_executable_properties_t;
 #define NEURONMEM_EXECUTABLE_PROPERTIES_STRUCT_SIZE \
-  NEURONMEM_STRUCT_SIZE(neuronmem_executable_properties_t, num_explicit_moves)
+  NEURONMEM_STRUCT_SIZE(neuronmem_executable_properties_t, num_partitions)
 
 /* A parameter or an output of the entry function. Growable output struct. */
 typedef struct neuronmem_executable_value {
@@ -95,6 +101,27 @@ typedef struct neuronmem_execute_args {
 } neuronmem_execute_args_t;
 #define NEURONMEM_EXECUTE_ARGS_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_execute_args_t, num_non_donatable)
 
+/* Arguments of neuronmem_executable_execute_devices: one launch on several devices at once (PJRT's Execute
+ * with per-device argument lists). Arrays indexed by device are in the order of `devices`. Growable. */
+typedef struct neuronmem_execute_devices_args {
+  size_t struct_size;
+  const neuronmem_extension_base_t* extension; /* extension chain; NULL */
+  neuronmem_executable_t* executable;
+  neuronmem_device_t* const* devices; /* num_devices distinct devices the executable runs on */
+  size_t num_devices;
+  /* num_devices * num_arguments buffers of the client, row-major: arguments[d * num_arguments + i] is
+   * argument i of devices[d]; borrowed for the call. */
+  neuronmem_buffer_t* const* arguments;
+  size_t num_arguments; /* per device: must equal num_parameters */
+  /* waits[d]: events devices[d]'s execution waits for before it starts; NULL = none for every device. */
+  const neuronmem_event_list_t* waits;
+  /* Parameters not to donate this time, on every device (PJRT's non_donatable_input_indices); NULL if none. */
+  const size_t* non_donatable;
+  size_t num_non_donatable;
+} neuronmem_execute_devices_args_t;
+#define NEURONMEM_EXECUTE_DEVICES_ARGS_STRUCT_SIZE \
+  NEURONMEM_STRUCT_SIZE(neuronmem_execute_devices_args_t, num_non_donatable)
+
 /* Statistics of one finished execution. Growable output struct. Times in nanoseconds. */
 typedef struct neuronmem_execution_stats {
   size_t struct_size;
@@ -105,8 +132,12 @@ typedef struct neuronmem_execution_stats {
   uint64_t op_ns;       /* running ops (transfers inside the graph excluded) */
   uint64_t transfer_ns; /* explicit moves inside the graph, plus implicit copies from submission to completion */
   uint64_t queue_ns;    /* from submission until the core started it */
+  /* Messages this execution received from other cores of its launch (send/recv, collectives), each counted
+   * once, by its receiver; also in neuronmem_execution_transfers (sender's kind -> receiver's kind). */
+  uint64_t peer_transfers;
+  uint64_t peer_bytes;
 } neuronmem_execution_stats_t;
-#define NEURONMEM_EXECUTION_STATS_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_execution_stats_t, queue_ns)
+#define NEURONMEM_EXECUTION_STATS_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_execution_stats_t, peer_bytes)
 
 /* The transfers of one execution from one memory kind to another. Growable output struct. */
 typedef struct neuronmem_transfer_counts {
@@ -115,8 +146,10 @@ typedef struct neuronmem_transfer_counts {
   uint64_t explicit_bytes;
   uint64_t implicit_transfers;
   uint64_t implicit_bytes;
+  uint64_t peer_transfers; /* messages received from other cores of the launch */
+  uint64_t peer_bytes;
 } neuronmem_transfer_counts_t;
-#define NEURONMEM_TRANSFER_COUNTS_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_transfer_counts_t, implicit_bytes)
+#define NEURONMEM_TRANSFER_COUNTS_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_transfer_counts_t, peer_bytes)
 
 /* ---- Custom kernels (the NKI path) ------------------------------------------------------------------- */
 
@@ -148,7 +181,9 @@ typedef struct neuronmem_kernel_call {
 
 /* A kernel: returns NULL on success or a status (neuronmem_status_create; the library frees it), which fails
  * the execution as "file:line:col: 'stablehlo.custom_call' @target: kernel 'name' at grid point [i]: ...".
- * Called on library threads, for several grid points at once; must not call back into the library. */
+ * Called on library threads, for several grid points at once. A call into the library that could block
+ * (a wait on an event not ready, a synchronous read or write, neuronmem_client_destroy) returns
+ * FAILED_PRECONDITION there instead of hanging the core: kernels must not wait for the library. */
 typedef neuronmem_status_t* (*neuronmem_kernel_fn_t)(const neuronmem_kernel_call_t* call, void* user_data);
 
 /* Arguments of neuronmem_client_register_kernel. Growable. */
@@ -232,6 +267,31 @@ NEURONMEM_API neuronmem_status_t* neuronmem_executable_execute(const neuronmem_e
                                                                neuronmem_buffer_t** out_results,
                                                                neuronmem_event_t** out_done,
                                                                neuronmem_execution_t** out_execution);
+
+/* Submits one launch: an execution of the executable on each of args->devices, each as
+ * neuronmem_executable_execute would submit it on its device (same checks, placement, donation, results),
+ * submitted together: launches reach every core they share in one order. Each device of a launch runs its
+ * execution on a thread of its own core (made the first time a launch uses the core), never on the caller.
+ * out_results (required): num_devices * num_outputs slots, row-major (out_results[d * num_outputs + k] is
+ * output k of devices[d]), each an owned buffer. out_done (required): num_devices owned events, out_done[d]
+ * ready when devices[d]'s results are defined or failed with its error. out_executions (nullable):
+ * num_devices owned handles for the statistics. Returns what neuronmem_executable_execute returns, with
+ * "device d: " before a device's message, and INVALID_ARGUMENT for no devices, a device listed twice or
+ * one the executable does not run on, a NULL per-device array entry, a donated buffer passed twice; then
+ * nothing was submitted and every out slot is NULL (arguments donated by an earlier device of the launch
+ * stay donated only if a later device's donation itself fails). Thread-safe. */
+NEURONMEM_API neuronmem_status_t* neuronmem_executable_execute_devices(const neuronmem_execute_devices_args_t* args,
+                                                                       neuronmem_buffer_t** out_results,
+                                                                       neuronmem_event_t** out_done,
+                                                                       neuronmem_execution_t** out_executions);
+
+/* The replica and partition `device` runs when it executes the executable: device d is replica
+ * d / num_partitions, partition d % num_partitions (what stablehlo.replica_id / partition_id return there).
+ * out_replica, out_partition: required. INVALID_ARGUMENT for NULL or a device of another client or one the
+ * executable does not run on (outputs set to 0). */
+NEURONMEM_API neuronmem_status_t* neuronmem_executable_logical_ids(const neuronmem_executable_t* executable,
+                                                                   const neuronmem_device_t* device,
+                                                                   uint32_t* out_replica, uint32_t* out_partition);
 
 /* The statistics of a finished execution (caller sets out->struct_size). FAILED_PRECONDITION while its
  * event is not ready; INVALID_ARGUMENT for NULL or a too small struct_size. */

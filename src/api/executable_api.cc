@@ -47,6 +47,8 @@ neuronmem_status_t* ResolveOptions(const neuronmem_compile_options_t* o, Resolve
   out->manifest.policy = static_cast<mf::Policy>(policy);
   out->compile.placement = static_cast<exec::ArgumentPlacement>(placement);
   out->compile.num_replicas = o->num_replicas;
+  if (NEURONMEM_HAS_FIELD(o, neuronmem_compile_options_t, num_partitions))
+    out->compile.num_partitions = o->num_partitions;
   return nullptr;
 }
 
@@ -85,6 +87,48 @@ neuronmem_status_t* ValueMemory(const neuronmem_executable_t* e, const neuronmem
         .release();
   *out = device->by_kind[static_cast<size_t>(values[index].kind)];
   return nullptr;
+}
+
+// The C++ buffers of `count` argument handles: each non-NULL and of `client`. per_device > 0: a launch's
+// row-major lists, named "argument i of device d".
+neuronmem_status_t* ArgumentBuffers(neuronmem_client_t* client, neuronmem_buffer_t* const* handles, size_t count,
+                                    size_t per_device, std::vector<neuronmem::copy::Buffer*>* out) {
+  out->resize(count);
+  for (size_t i = 0; i < count; ++i) {
+    neuronmem_buffer_t* b = handles[i];
+    const std::string what = per_device ? "argument " + std::to_string(i % per_device) + " of args->devices[" +
+                                              std::to_string(i / per_device) + "]"
+                                        : "argument " + std::to_string(i);
+    if (!b) return InvalidArgument("args->arguments[%zu] (%s) is NULL", i, what.c_str()).release();
+    if (b->client != client)
+      return InvalidArgument("%s is a buffer of another client than the executable's", what.c_str()).release();
+    (*out)[i] = &b->buffer;
+  }
+  return nullptr;
+}
+
+// `count` empty result handles of `client` and their C++ buffers, handed out once the execution is submitted.
+struct ResultHandles {
+  std::vector<std::unique_ptr<neuronmem_buffer_t>> handles;
+  std::vector<neuronmem::copy::Buffer*> buffers;
+
+  ResultHandles(neuronmem_client_t* client, size_t count) : handles(count), buffers(count) {
+    for (size_t k = 0; k < count; ++k) {
+      handles[k] = std::make_unique<neuronmem_buffer_t>();
+      handles[k]->client = client;
+      buffers[k] = &handles[k]->buffer;
+    }
+  }
+  void Release(neuronmem_buffer_t** out) {
+    for (size_t k = 0; k < handles.size(); ++k) out[k] = handles[k].release();
+  }
+};
+
+neuronmem_execution_t* NewExecution(std::shared_ptr<const exec::ExecutionStats> stats, neuronmem::Event* done) {
+  auto* x = new neuronmem_execution_t();
+  x->stats = std::move(stats);
+  x->done = neuronmem::EventRef(neuronmem::Share(done));
+  return x;
 }
 
 }  // namespace
@@ -145,6 +189,8 @@ neuronmem_status_t* neuronmem_executable_properties(const neuronmem_executable_t
   out->peak_host_bytes = e.peak_host_bytes();
   out->num_ops = e.program().num_kernels();
   out->num_explicit_moves = e.num_moves();
+  if (NEURONMEM_HAS_FIELD(out, neuronmem_executable_properties_t, num_partitions))
+    out->num_partitions = e.num_partitions();
   return nullptr;
 }
 
@@ -217,23 +263,11 @@ neuronmem_status_t* neuronmem_executable_execute(const neuronmem_execute_args_t*
   if (args->num_non_donatable && !args->non_donatable)
     return InvalidArgument("args->non_donatable is NULL but num_non_donatable is %zu", args->num_non_donatable)
         .release();
-  std::vector<neuronmem::copy::Buffer*> buffers(args->num_arguments);
-  for (size_t i = 0; i < args->num_arguments; ++i) {
-    neuronmem_buffer_t* b = args->arguments[i];
-    if (!b) return InvalidArgument("args->arguments[%zu] is NULL", i).release();
-    if (b->client != client)
-      return InvalidArgument("argument %zu is a buffer of another client than the executable's", i).release();
-    buffers[i] = &b->buffer;
-  }
+  std::vector<neuronmem::copy::Buffer*> buffers;
+  if (auto* s = ArgumentBuffers(client, args->arguments, args->num_arguments, 0, &buffers)) return s;
   neuronmem::Span<neuronmem::Event* const> waits;
   if (auto s = neuronmem::api::WaitList(args->wait, "args->", &waits)) return s.release();
-  std::vector<std::unique_ptr<neuronmem_buffer_t>> results(num_outputs);
-  std::vector<neuronmem::copy::Buffer*> result_buffers(num_outputs);
-  for (size_t k = 0; k < num_outputs; ++k) {
-    results[k] = std::make_unique<neuronmem_buffer_t>();
-    results[k]->client = client;
-    result_buffers[k] = &results[k]->buffer;
-  }
+  ResultHandles results(client, num_outputs);
   exec::ExecuteRequest request;
   request.executable = h->exe;
   request.core = static_cast<uint32_t>(args->device->device->id());
@@ -242,19 +276,103 @@ neuronmem_status_t* neuronmem_executable_execute(const neuronmem_execute_args_t*
   request.non_donatable = neuronmem::Span<const size_t>(args->non_donatable, args->num_non_donatable);
   neuronmem::Event* done = nullptr;
   std::shared_ptr<const exec::ExecutionStats> stats;
-  std::unique_ptr<neuronmem_execution_t> execution;
-  if (out_execution) execution = std::make_unique<neuronmem_execution_t>();
-  if (auto s = client->runtime().Execute(request, result_buffers.data(), &done, out_execution ? &stats : nullptr))
+  if (auto s = client->runtime().Execute(request, results.buffers.data(), &done, out_execution ? &stats : nullptr))
     return s.release();
-  for (size_t k = 0; k < num_outputs; ++k) out_results[k] = results[k].release();
+  results.Release(out_results);
   *out_done = done;
-  if (out_execution) {
-    execution->stats = std::move(stats);
-    execution->done = neuronmem::EventRef(neuronmem::Share(done));
-    *out_execution = execution.release();
+  if (out_execution) *out_execution = NewExecution(std::move(stats), done);
+  return nullptr;
+  NEURONMEM_API_END
+}
+
+neuronmem_status_t* neuronmem_executable_execute_devices(const neuronmem_execute_devices_args_t* args,
+                                                         neuronmem_buffer_t** out_results, neuronmem_event_t** out_done,
+                                                         neuronmem_execution_t** out_executions) {
+  NEURONMEM_REQUIRE(args);
+  NEURONMEM_REQUIRE(out_results);
+  NEURONMEM_REQUIRE(out_done);
+  if (auto s = neuronmem::api::CheckArgs(*args, NEURONMEM_MIN_SIZE(neuronmem_execute_devices_args_t, num_non_donatable),
+                                         "neuronmem_execute_devices_args_t")) {
+    return s.release();
+  }
+  if (!args->executable) return neuronmem::api::NullArg(__func__, "args->executable");
+  const size_t n = args->num_devices;
+  if (n && !args->devices) return InvalidArgument("args->devices is NULL but num_devices is %zu", n).release();
+  NEURONMEM_API_BEGIN
+  neuronmem_executable_t* h = args->executable;
+  neuronmem_client_t* client = h->client;
+  const size_t num_outputs = h->exe->outputs().size();
+  for (size_t d = 0; d < n; ++d) {
+    out_done[d] = nullptr;
+    if (out_executions) out_executions[d] = nullptr;
+    for (size_t k = 0; k < num_outputs; ++k) out_results[d * num_outputs + k] = nullptr;
+  }
+  if (n == 0) return InvalidArgument("args->num_devices is 0: a launch needs at least one device").release();
+  std::vector<uint32_t> cores(n);
+  for (size_t d = 0; d < n; ++d) {
+    const neuronmem_device_t* device = args->devices[d];
+    if (!device) return InvalidArgument("args->devices[%zu] is NULL", d).release();
+    if (device->client != client)
+      return InvalidArgument("args->devices[%zu] belongs to another client than the executable", d).release();
+    cores[d] = static_cast<uint32_t>(device->device->id());
+  }
+  const size_t num_args = args->num_arguments;
+  if (num_args && !args->arguments)
+    return InvalidArgument("args->arguments is NULL but num_arguments is %zu", num_args).release();
+  if (args->num_non_donatable && !args->non_donatable)
+    return InvalidArgument("args->non_donatable is NULL but num_non_donatable is %zu", args->num_non_donatable)
+        .release();
+  std::vector<neuronmem::copy::Buffer*> buffers;
+  if (auto* s = ArgumentBuffers(client, args->arguments, n * num_args, num_args, &buffers)) return s;
+  std::vector<neuronmem::Span<neuronmem::Event* const>> waits;
+  if (args->waits) {
+    waits.resize(n);
+    for (size_t d = 0; d < n; ++d) {
+      const std::string where = "args->waits[" + std::to_string(d) + "].";
+      if (auto s = neuronmem::api::WaitList(args->waits[d], where.c_str(), &waits[d])) return s.release();
+    }
+  }
+  ResultHandles results(client, n * num_outputs);
+  exec::LaunchRequest request;
+  request.executable = h->exe;
+  request.cores = neuronmem::Span<const uint32_t>(cores.data(), n);
+  request.arguments = neuronmem::Span<neuronmem::copy::Buffer* const>(buffers.data(), buffers.size());
+  request.waits = neuronmem::Span<const neuronmem::Span<neuronmem::Event* const>>(waits.data(), waits.size());
+  request.non_donatable = neuronmem::Span<const size_t>(args->non_donatable, args->num_non_donatable);
+  std::vector<neuronmem::Event*> done(n, nullptr);
+  std::vector<std::shared_ptr<const exec::ExecutionStats>> stats(n);
+  if (auto s = client->runtime().Launch(request, results.buffers.data(), done.data(),
+                                        out_executions ? stats.data() : nullptr))
+    return s.release();
+  results.Release(out_results);
+  for (size_t d = 0; d < n; ++d) {
+    out_done[d] = done[d];
+    if (out_executions) out_executions[d] = NewExecution(std::move(stats[d]), done[d]);
   }
   return nullptr;
   NEURONMEM_API_END
+}
+
+neuronmem_status_t* neuronmem_executable_logical_ids(const neuronmem_executable_t* executable,
+                                                     const neuronmem_device_t* device, uint32_t* out_replica,
+                                                     uint32_t* out_partition) {
+  NEURONMEM_REQUIRE(out_replica);
+  NEURONMEM_REQUIRE(out_partition);
+  *out_replica = 0;
+  *out_partition = 0;
+  NEURONMEM_REQUIRE(executable);
+  NEURONMEM_REQUIRE(device);
+  if (device->client != executable->client)
+    return InvalidArgument("the device belongs to another client than the executable").release();
+  const exec::Executable& e = *executable->exe;
+  const auto d = static_cast<uint32_t>(device->device->id());
+  if (d >= e.num_devices())
+    return InvalidArgument("device %u: the executable runs on devices 0..%u (num_replicas %u, num_partitions %u)", d,
+                           e.num_devices() - 1, e.num_replicas(), e.num_partitions())
+        .release();
+  *out_replica = e.replica_of(d);
+  *out_partition = e.partition_of(d);
+  return nullptr;
 }
 
 neuronmem_status_t* neuronmem_execution_stats(const neuronmem_execution_t* execution,
@@ -273,6 +391,10 @@ neuronmem_status_t* neuronmem_execution_stats(const neuronmem_execution_t* execu
   out->op_ns = st.op_ns;
   out->transfer_ns = st.explicit_transfer_ns + st.implicit_transfer_ns.load();
   out->queue_ns = st.queue_ns;
+  if (NEURONMEM_HAS_FIELD(out, neuronmem_execution_stats_t, peer_bytes)) {
+    out->peer_transfers = t.peer_transfers;
+    out->peer_bytes = t.peer_bytes;
+  }
   return nullptr;
 }
 
@@ -292,6 +414,10 @@ neuronmem_status_t* neuronmem_execution_transfers(const neuronmem_execution_t* e
   out->explicit_bytes = c.explicit_bytes;
   out->implicit_transfers = c.implicit_transfers;
   out->implicit_bytes = c.implicit_bytes;
+  if (NEURONMEM_HAS_FIELD(out, neuronmem_transfer_counts_t, peer_bytes)) {
+    out->peer_transfers = c.peer_transfers;
+    out->peer_bytes = c.peer_bytes;
+  }
   return nullptr;
 }
 
@@ -335,6 +461,9 @@ neuronmem_status_t* neuronmem_client_register_kernel(neuronmem_client_t* client,
         call.grid_rank = k.grid_rank;
         call.grid_index = k.grid_rank ? k.grid_index : nullptr;
         call.device = first_device + static_cast<int32_t>(k.core);
+        // A kernel runs on the core's thread or a oneTBB worker: a blocking call into the library there could
+        // wait for the very execution it is part of, so it is refused (api::RefuseBlockingInCallback).
+        neuronmem::CallerCallbackScope in_kernel("a kernel (neuronmem_kernel_fn_t)");
         return neuronmem::Status(fn(&call, user_data));
       });
   return s.release();

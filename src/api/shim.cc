@@ -26,6 +26,7 @@ NEURONMEM_ASSERT_STRUCT_SIZE(neuronmem_compile_options_t, NEURONMEM_COMPILE_OPTI
 NEURONMEM_ASSERT_STRUCT_SIZE(neuronmem_executable_properties_t, NEURONMEM_EXECUTABLE_PROPERTIES_STRUCT_SIZE);
 NEURONMEM_ASSERT_STRUCT_SIZE(neuronmem_executable_value_t, NEURONMEM_EXECUTABLE_VALUE_STRUCT_SIZE);
 NEURONMEM_ASSERT_STRUCT_SIZE(neuronmem_execute_args_t, NEURONMEM_EXECUTE_ARGS_STRUCT_SIZE);
+NEURONMEM_ASSERT_STRUCT_SIZE(neuronmem_execute_devices_args_t, NEURONMEM_EXECUTE_DEVICES_ARGS_STRUCT_SIZE);
 NEURONMEM_ASSERT_STRUCT_SIZE(neuronmem_execution_stats_t, NEURONMEM_EXECUTION_STATS_STRUCT_SIZE);
 NEURONMEM_ASSERT_STRUCT_SIZE(neuronmem_transfer_counts_t, NEURONMEM_TRANSFER_COUNTS_STRUCT_SIZE);
 NEURONMEM_ASSERT_STRUCT_SIZE(neuronmem_kernel_call_t, NEURONMEM_KERNEL_CALL_STRUCT_SIZE);
@@ -60,11 +61,12 @@ Status CheckExtensions(const neuronmem_extension_base_t* chain, const char* type
 }
 
 Status RefuseBlockingInCallback(const char* call) {
-  if (!InCallerCallback()) return Ok();
+  const char* where = CallerCallbackName();
+  if (!where) return Ok();
   return FailedPrecondition(
-      "%s inside an event callback (neuronmem_event_on_ready): a callback runs on the thread that completes "
-      "transfers, so blocking there can wait for itself; pass an out event instead and return from the callback",
-      call);
+      "%s inside %s: it runs on a library thread that completes transfers or executions, so blocking there can "
+      "wait for itself; pass an out event instead and return from the callback",
+      call, where);
 }
 
 Status WaitList(const neuronmem_event_list_t& list, const char* where, Span<Event* const>* out) {

@@ -52,9 +52,10 @@ int64_t EnumValue(const E& e) {
 // The wait list of a C call: INVALID_ARGUMENT if the array is NULL with a count, or an entry is NULL.
 Status WaitList(const neuronmem_event_list_t& list, const char* where, Span<Event* const>* out);
 
-// FAILED_PRECONDITION when this thread is inside a caller's event callback: `call` (a C function name, and
-// how it would block) is refused there, since it could wait for the thread running the callback
-// (docs/async.md, "Callbacks"). OK elsewhere.
+// FAILED_PRECONDITION when this thread is inside a caller's function the library calls (an event callback,
+// a kernel, a host-transfer callback: CallerCallbackScope): `call` (a C function name, and how it would
+// block) is refused there, since it could wait for the thread running the callback (docs/async.md,
+// "Callbacks"). OK elsewhere.
 Status RefuseBlockingInCallback(const char* call);
 
 }  // namespace neuronmem::api
@@ -65,6 +66,10 @@ Status RefuseBlockingInCallback(const char* call);
 
 // The first published size of a growable struct: every field up to and including `last`.
 #define NEURONMEM_MIN_SIZE(type, last) (offsetof(type, last) + sizeof(((type*)nullptr)->last))
+
+// Whether a caller's growable struct (of size ptr->struct_size) holds `field`: fields appended after its
+// first published size are read, or written, only then.
+#define NEURONMEM_HAS_FIELD(ptr, type, field) ((ptr)->struct_size >= NEURONMEM_MIN_SIZE(type, field))
 
 // Checks that the published NEURONMEM_<STRUCT>_STRUCT_SIZE of a growable struct ends at its last field
 // (only padding may follow it), so the macro and the struct cannot drift apart (shim.cc lists them all).

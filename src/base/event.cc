@@ -114,12 +114,13 @@ void CancelUserEvents(UserEvents* owner) {
 }
 
 namespace {
-thread_local int caller_callback_depth = 0;
+thread_local const char* caller_callback = nullptr;
 }  // namespace
 
-CallerCallbackScope::CallerCallbackScope() { ++caller_callback_depth; }
-CallerCallbackScope::~CallerCallbackScope() { --caller_callback_depth; }
-bool InCallerCallback() { return caller_callback_depth > 0; }
+CallerCallbackScope::CallerCallbackScope(const char* what) : outer_(caller_callback) { caller_callback = what; }
+CallerCallbackScope::~CallerCallbackScope() { caller_callback = outer_; }
+bool InCallerCallback() { return caller_callback != nullptr; }
+const char* CallerCallbackName() { return caller_callback; }
 
 void OnReady(Event* e, std::function<void(const neuronmem_status_t*)> fn) {
   if (!IsReady(e)) {

@@ -106,19 +106,26 @@ void CancelUserEvents(UserEvents* owner);
 // Runs fn(error) once the event is ready: now, on this thread, if it already is.
 void OnReady(Event* e, std::function<void(const neuronmem_status_t*)> fn);
 
-// Marks this thread as running a caller's event callback (neuronmem_event_on_ready) while in scope. A
-// callback runs on the thread that completes the event, often the copy engine's worker: a call that blocks
-// there (a synchronous transfer, a wait, a client destroy) can wait for the very thread it blocks, so the
-// C API refuses such calls inside a callback (InCallerCallback) with FAILED_PRECONDITION.
+// Marks this thread as running a caller's function while in scope: an event callback
+// (neuronmem_event_on_ready), a kernel, a host-transfer callback. Such a function runs on a library thread
+// (the one completing the event, a core's thread, a oneTBB worker): a call that blocks there (a synchronous
+// transfer, a wait, a client destroy) can wait for the very thread it blocks, so the C API refuses such
+// calls inside one (InCallerCallback) with FAILED_PRECONDITION. Scopes nest.
 class CallerCallbackScope {
  public:
-  CallerCallbackScope();
+  // `what` names the code the caller's function runs in, for the refusal's message (static storage).
+  explicit CallerCallbackScope(const char* what = "an event callback (neuronmem_event_on_ready)");
   ~CallerCallbackScope();
   CallerCallbackScope(const CallerCallbackScope&) = delete;
   CallerCallbackScope& operator=(const CallerCallbackScope&) = delete;
+
+ private:
+  const char* outer_;
 };
 // Whether this thread is inside a caller's event callback.
 bool InCallerCallback();
+// What the innermost CallerCallbackScope of this thread named; nullptr outside any.
+const char* CallerCallbackName();
 
 // Waits; timeout_ns < 0, or a timeout past the clock's range (INT64_MAX), means forever. Returns false on
 // timeout. A wait without timeout helps with work the event's producer offers (OfferHelp) before it blocks;

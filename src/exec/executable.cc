@@ -46,6 +46,47 @@ Status CheckValue(const manifest::Value& v, const interp::ValueSpec& spec, const
 
 bool SameShape(const ValueInfo& a, const ValueInfo& b) { return a.type == b.type && a.dims == b.dims; }
 
+// UNIMPLEMENTED at the first infeed or outfeed of `fn`, its regions or a function it calls: the executor has
+// no feed queues (a frontend moves data with arguments, results or host transfers instead).
+Status RefuseFeeds(const stablehlo::Module& module, const stablehlo::Function& fn, const std::string& filename,
+                   std::vector<const stablehlo::Function*>* seen) {
+  if (std::find(seen->begin(), seen->end(), &fn) != seen->end()) return Ok();
+  seen->push_back(&fn);
+  std::vector<const stablehlo::Region*> regions{&fn.body};
+  while (!regions.empty()) {
+    const stablehlo::Region* r = regions.back();
+    regions.pop_back();
+    for (const stablehlo::Block& b : r->blocks) {
+      for (const stablehlo::Operation& op : b.ops) {
+        if (op.name == "stablehlo.infeed" || op.name == "stablehlo.outfeed")
+          return Unimplemented(
+              "%s:%u:%u: '%.*s': the executor has no %s queue; pass the data as arguments, results or host "
+              "transfers (send/recv with is_host_transfer)",
+              filename.c_str(), op.loc.line, op.loc.column, static_cast<int>(op.name.size()), op.name.data(),
+              op.name == "stablehlo.infeed" ? "infeed" : "outfeed");
+        if (op.name == "func.call" && !op.callee.empty()) {
+          if (const stablehlo::Function* g = module.FindFunction(op.callee))
+            NEURONMEM_RETURN_IF_ERROR(RefuseFeeds(module, *g, filename, seen));
+        }
+        for (const stablehlo::Region& sub : op.regions) regions.push_back(&sub);
+      }
+    }
+  }
+  return Ok();
+}
+
+// The module's mhlo.num_partitions, or 1.
+Status ModulePartitions(const stablehlo::Module& module, const std::string& filename, uint32_t* out) {
+  *out = 1;
+  const stablehlo::Attribute* a = stablehlo::Find(module.attributes, "mhlo.num_partitions");
+  if (!a) return Ok();
+  if (a->kind != stablehlo::Attribute::Kind::kInt || a->i < 1 || a->i > static_cast<int64_t>(manifest::kMaxCores))
+    return InvalidArgument("%s:%u:%u: mhlo.num_partitions must be an integer in 1..%u", filename.c_str(), a->loc.line,
+                           a->loc.column, manifest::kMaxCores);
+  *out = static_cast<uint32_t>(a->i);
+  return Ok();
+}
+
 }  // namespace
 
 uint64_t Executable::peak_host_bytes() const {
@@ -60,13 +101,24 @@ Status Executable::Compile(const manifest::Manifest& m, std::string_view source,
     return FailedPrecondition(
         "the manifest has no graph to compile: it was read from JSON; load it from the StableHLO text");
   }
-  if (options.num_replicas > num_cores) {
-    return InvalidArgument("num_replicas is %u but the client has %u cores", options.num_replicas, num_cores);
+  uint32_t partitions = options.num_partitions;
+  if (!partitions) NEURONMEM_RETURN_IF_ERROR(ModulePartitions(*m.ir, options.filename, &partitions));
+  if (partitions > num_cores)
+    return InvalidArgument("num_partitions is %u but the client has %u cores", partitions, num_cores);
+  const uint32_t replicas = options.num_replicas ? options.num_replicas : num_cores / partitions;
+  if (static_cast<uint64_t>(replicas) * partitions > num_cores) {
+    return InvalidArgument("num_replicas %u times num_partitions %u is more than the client's %u cores", replicas,
+                           partitions, num_cores);
+  }
+  if (const stablehlo::Function* entry = m.ir->FindFunction(m.entry)) {
+    std::vector<const stablehlo::Function*> seen;
+    NEURONMEM_RETURN_IF_ERROR(RefuseFeeds(*m.ir, *entry, options.filename, &seen));
   }
   std::shared_ptr<Executable> e(new Executable());
   e->ir_ = m.ir;
   e->placement_ = options.placement;
-  e->num_replicas_ = options.num_replicas ? options.num_replicas : num_cores;
+  e->num_replicas_ = replicas;
+  e->num_partitions_ = partitions;
   e->num_moves_ = m.moves.size();
   // Where each intra-graph move puts its result: the memory space of its kind.
   std::map<std::pair<uint32_t, uint32_t>, MemoryKind> move_kinds;

@@ -24,7 +24,8 @@ enum class ArgumentPlacement : uint8_t { kStrict = 0, kAutoCopy = 1 };
 
 struct CompileOptions {
   ArgumentPlacement placement = ArgumentPlacement::kStrict;
-  uint32_t num_replicas = 0;  // devices 0..num_replicas-1; 0 = every core
+  uint32_t num_replicas = 0;    // 0 = as many as the cores hold (cores / num_partitions)
+  uint32_t num_partitions = 0;  // 0 = the module's mhlo.num_partitions, else 1
   std::string filename = "<input>";
 };
 
@@ -42,7 +43,9 @@ class Executable {
   // Compiles manifest.ir (its entry) for a client of `num_cores` cores. `source` is the text the manifest
   // was loaded from (pretty ops need it; may be empty). UNIMPLEMENTED "file:line:col: ..." for anything the
   // executor cannot run, FAILED_PRECONDITION for a manifest without a graph (read from JSON),
-  // INVALID_ARGUMENT for bad options or a donation that does not fit its output.
+  // INVALID_ARGUMENT for bad options (more replicas times partitions than cores) or a donation that does not
+  // fit its output. Infeed and outfeed (the entry or a function it calls) are UNIMPLEMENTED: the executor
+  // has no feed queues.
   // `kernels` (nullable): the client's custom kernels (exec/kernels.h); the executable keeps those it calls.
   static Status Compile(const manifest::Manifest& manifest, std::string_view source, const CompileOptions& options,
                         uint32_t num_cores, const KernelRegistry* kernels, std::shared_ptr<const Executable>* out);
@@ -52,6 +55,11 @@ class Executable {
   const interp::Program& program() const { return *program_; }
   ArgumentPlacement placement() const { return placement_; }
   uint32_t num_replicas() const { return num_replicas_; }
+  uint32_t num_partitions() const { return num_partitions_; }
+  // It runs on devices (cores) 0..num_devices()-1; device d is replica d / P, partition d % P.
+  uint32_t num_devices() const { return num_replicas_ * num_partitions_; }
+  uint32_t replica_of(uint32_t device) const { return device / num_partitions_; }
+  uint32_t partition_of(uint32_t device) const { return device % num_partitions_; }
   uint64_t peak_device_bytes() const { return program_->workspace_bytes(0); }
   uint64_t peak_host_bytes() const;
   size_t num_moves() const { return num_moves_; }
@@ -68,6 +76,7 @@ class Executable {
   std::vector<MemoryKind> returned_kinds_;
   ArgumentPlacement placement_ = ArgumentPlacement::kStrict;
   uint32_t num_replicas_ = 1;
+  uint32_t num_partitions_ = 1;
   size_t num_moves_ = 0;
 };
 

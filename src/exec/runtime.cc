@@ -53,6 +53,9 @@ struct Execution {
   std::vector<MemoryKind> arg_kinds;                  // where each lies
   std::vector<std::unique_ptr<copy::Buffer>> copies;  // auto_copy: the arguments moved to their memory
   std::vector<copy::StorageUse> results;              // the results' bytes
+  std::vector<bool> donate;                           // which arguments are donated this time
+  std::vector<copy::Buffer*> arg_buffers;             // from Prepare to Commit: each argument (after auto_copy)
+  bool launch = false;                                // part of a launch: runs on its core's launch thread
   EventRef done;
   std::shared_ptr<ExecutionStats> stats;
   uint64_t submitted_ns = 0;
@@ -75,17 +78,24 @@ Runtime::~Runtime() {
     }
     return true;
   });
+  for (const auto& q : queues_) {
+    {
+      std::lock_guard<std::mutex> lock(q->mu);
+      q->stop = true;
+    }
+    q->cv.notify_one();
+    if (q->thread.joinable()) q->thread.join();
+  }
 }
 
-Status Runtime::Execute(const ExecuteRequest& r, copy::Buffer* const* results, Event** done,
-                        std::shared_ptr<const ExecutionStats>* stats_out) {
+Status Runtime::Prepare(const ExecuteRequest& r, copy::Buffer* const* results, std::unique_ptr<Execution>* out) {
   const Executable& exe = *r.executable;
   const auto& params = exe.parameters();
   const auto& outputs = exe.outputs();
   copy::CopyEngine& engine = client_.copy_engine();
-  if (r.core >= exe.num_replicas())
-    return InvalidArgument("device %u: the executable runs on devices 0..%u (num_replicas %u)", r.core,
-                           exe.num_replicas() - 1, exe.num_replicas());
+  if (r.core >= exe.num_devices())
+    return InvalidArgument("device %u: the executable runs on devices 0..%u (num_replicas %u, num_partitions %u)",
+                           r.core, exe.num_devices() - 1, exe.num_replicas(), exe.num_partitions());
   if (r.arguments.size() != params.size())
     return InvalidArgument("%zu arguments given, the executable takes %zu", r.arguments.size(), params.size());
   NEURONMEM_RETURN_IF_ERROR(engine.CheckForeignWaits(r.waits, "wait."));
@@ -94,8 +104,10 @@ Status Runtime::Execute(const ExecuteRequest& r, copy::Buffer* const* results, E
     if (IsReady(r.waits[i]) && r.waits[i]->error())
       return Annotate(CopyStatus(r.waits[i]->error()), "wait.events[" + std::to_string(i) + "] failed");
   }
+  auto e = std::make_unique<Execution>();
   // Which arguments are donated this time, and where each must go.
-  std::vector<bool> donate(params.size(), false);
+  std::vector<bool>& donate = e->donate;
+  donate.assign(params.size(), false);
   for (size_t i = 0; i < params.size(); ++i) donate[i] = params[i].donation >= 0;
   for (size_t n : r.non_donatable) {
     if (n >= params.size())
@@ -134,7 +146,6 @@ Status Runtime::Execute(const ExecuteRequest& r, copy::Buffer* const* results, E
       return Annotate(CopyStatus(def.get()->error()), p.name + ": its content failed");
   }
 
-  auto e = std::make_unique<Execution>();
   e->exe = r.executable;
   e->core = r.core;
   e->stats = std::make_shared<ExecutionStats>();
@@ -145,7 +156,8 @@ Status Runtime::Execute(const ExecuteRequest& r, copy::Buffer* const* results, E
     e->wait_names.push_back("wait.events[" + std::to_string(i) + "]");
   }
   // A failure from here on drops what was made with `e`; the caller destroys the result buffers.
-  std::vector<copy::Buffer*> args(r.arguments.begin(), r.arguments.end());
+  e->arg_buffers.assign(r.arguments.begin(), r.arguments.end());
+  std::vector<copy::Buffer*>& args = e->arg_buffers;
   for (size_t i = 0; i < params.size(); ++i) {
     if (!needs_copy[i]) continue;
     copy::Buffer& b = *args[i];
@@ -184,7 +196,7 @@ Status Runtime::Execute(const ExecuteRequest& r, copy::Buffer* const* results, E
       e->wait_names.emplace_back();
     }
   }
-  // Results: donated arguments' memory, or new buffers in the memory each output's kind names.
+  // Results: new buffers in the memory each output's kind names (donated ones at Commit).
   e->results.resize(outputs.size());
   for (size_t k = 0; k < outputs.size(); ++k) {
     const ValueInfo& o = outputs[k];
@@ -194,18 +206,36 @@ Status Runtime::Execute(const ExecuteRequest& r, copy::Buffer* const* results, E
                                         e->done.get(), results[k], &e->results[k]);
     if (s) return Annotate(std::move(s), "device " + std::to_string(r.core) + ": " + o.name);
   }
+  *out = std::move(e);
+  return Ok();
+}
+
+Status Runtime::Commit(const ExecuteRequest& r, Execution& e, copy::Buffer* const* results) {
+  const Executable& exe = *r.executable;
+  const auto& params = exe.parameters();
+  const auto& outputs = exe.outputs();
+  copy::CopyEngine& engine = client_.copy_engine();
   // Donations last: nothing can fail for a reason of ours after the first argument is given up.
   for (size_t k = 0; k < outputs.size(); ++k) {
     const ValueInfo& o = outputs[k];
-    if (o.donation < 0 || !donate[static_cast<size_t>(o.donation)]) continue;
+    if (o.donation < 0 || !e.donate[static_cast<size_t>(o.donation)]) continue;
     const size_t a = static_cast<size_t>(o.donation);
-    if (Status s = engine.Donate(*args[a], e->done.get(), results[k], &e->results[k]))
+    if (Status s = engine.Donate(*e.arg_buffers[a], e.done.get(), results[k], &e.results[k]))
       return Annotate(std::move(s), params[a].name + " cannot be donated");
-    if (args[a] != r.arguments[a]) r.arguments[a]->Delete();  // the original of an auto-copied donation
+    if (e.arg_buffers[a] != r.arguments[a]) r.arguments[a]->Delete();  // the original of an auto-copied donation
   }
   // The arguments it reads: a later donation of their bytes waits for this execution.
   for (size_t i = 0; i < params.size(); ++i)
-    if (!donate[i]) copy::AddUsage(e->args[i].s, e->done.get());
+    if (!e.donate[i]) copy::AddUsage(e.args[i].s, e.done.get());
+  e.arg_buffers.clear();
+  return Ok();
+}
+
+Status Runtime::Execute(const ExecuteRequest& r, copy::Buffer* const* results, Event** done,
+                        std::shared_ptr<const ExecutionStats>* stats_out) {
+  std::unique_ptr<Execution> e;
+  NEURONMEM_RETURN_IF_ERROR(Prepare(r, results, &e));
+  NEURONMEM_RETURN_IF_ERROR(Commit(r, *e, results));
   *done = Share(e->done.get());
   if (stats_out) *stats_out = e->stats;
   pending_.fetch_add(1, std::memory_order_acq_rel);
@@ -213,15 +243,87 @@ Status Runtime::Execute(const ExecuteRequest& r, copy::Buffer* const* results, E
   return Ok();
 }
 
+Status Runtime::Launch(const LaunchRequest& r, copy::Buffer* const* results, Event** done,
+                       std::shared_ptr<const ExecutionStats>* stats_out) {
+  const Executable& exe = *r.executable;
+  const size_t n = r.cores.size();
+  const size_t num_params = exe.parameters().size();
+  const size_t num_outputs = exe.outputs().size();
+  if (n == 0) return InvalidArgument("a launch needs at least one device");
+  if (r.arguments.size() != n * num_params)
+    return InvalidArgument("%zu arguments given for %zu devices, the executable takes %zu per device",
+                           r.arguments.size(), n, num_params);
+  if (!r.waits.empty() && r.waits.size() != n)
+    return InvalidArgument("%zu wait lists given for %zu devices", r.waits.size(), n);
+  for (size_t d = 0; d < n; ++d) {
+    if (r.cores[d] >= exe.num_devices())
+      return InvalidArgument("device %u: the executable runs on devices 0..%u (num_replicas %u, num_partitions %u)",
+                             r.cores[d], exe.num_devices() - 1, exe.num_replicas(), exe.num_partitions());
+    for (size_t j = 0; j < d; ++j)
+      if (r.cores[j] == r.cores[d]) return InvalidArgument("device %u is listed twice in the launch", r.cores[d]);
+  }
+  // A donated buffer gives its memory to one execution's result: it may appear nowhere else in the launch.
+  std::vector<ExecuteRequest> requests(n);
+  for (size_t d = 0; d < n; ++d) {
+    ExecuteRequest& q = requests[d];
+    q.executable = r.executable;
+    q.core = r.cores[d];
+    q.arguments = Span<copy::Buffer* const>(r.arguments.data() + d * num_params, num_params);
+    if (!r.waits.empty()) q.waits = r.waits[d];
+    q.non_donatable = r.non_donatable;
+  }
+  std::vector<bool> donatable(num_params, false);
+  for (size_t i = 0; i < num_params; ++i) donatable[i] = exe.parameters()[i].donation >= 0;
+  for (size_t i : r.non_donatable)
+    if (i < num_params) donatable[i] = false;
+  for (size_t a = 0; a < r.arguments.size(); ++a) {
+    if (!donatable[a % num_params]) continue;
+    for (size_t b = 0; b < r.arguments.size(); ++b) {
+      if (b / num_params != a / num_params && r.arguments[b] == r.arguments[a])
+        return InvalidArgument("device %u: %s is donated but also passed to device %u", r.cores[a / num_params],
+                               exe.parameters()[a % num_params].name.c_str(), r.cores[b / num_params]);
+    }
+  }
+  std::vector<std::unique_ptr<Execution>> executions(n);
+  for (size_t d = 0; d < n; ++d) {
+    if (Status s = Prepare(requests[d], results + d * num_outputs, &executions[d]))
+      return Annotate(std::move(s), "device " + std::to_string(r.cores[d]));
+    executions[d]->launch = true;
+  }
+  for (size_t d = 0; d < n; ++d) {
+    if (Status s = Commit(requests[d], *executions[d], results + d * num_outputs))
+      return Annotate(std::move(s), "device " + std::to_string(r.cores[d]));
+  }
+  for (size_t d = 0; d < n; ++d) {
+    done[d] = Share(executions[d]->done.get());
+    if (stats_out) stats_out[d] = executions[d]->stats;
+  }
+  pending_.fetch_add(static_cast<int64_t>(n), std::memory_order_acq_rel);
+  std::vector<CoreQueue*> to_drain;
+  {
+    std::lock_guard<std::mutex> launch_lock(launch_mu_);
+    for (auto& e : executions) {
+      CoreQueue* q = queues_[e->core].get();
+      if (Enqueue(std::move(e))) to_drain.push_back(q);
+    }
+  }
+  // A launch's executions never run on the caller: the drain hands each to its core's launch thread.
+  for (CoreQueue* q : to_drain) Drain(q, /*on_caller=*/true);
+  return Ok();
+}
+
+bool Runtime::Enqueue(std::unique_ptr<Execution> e) {
+  CoreQueue* q = queues_[e->core].get();
+  std::lock_guard<std::mutex> lock(q->mu);
+  q->queue.push_back(std::move(e));
+  if (q->active) return false;  // the running drain takes it
+  q->active = true;
+  return true;
+}
+
 void Runtime::Submit(std::unique_ptr<Execution> e) {
   CoreQueue* q = queues_[e->core].get();
-  {
-    std::lock_guard<std::mutex> lock(q->mu);
-    q->queue.push_back(std::move(e));
-    if (q->active) return;  // the running drain takes it
-    q->active = true;
-  }
-  Drain(q, /*on_caller=*/true);
+  if (Enqueue(std::move(e))) Drain(q, /*on_caller=*/true);
 }
 
 void Runtime::DrainTask(void* arg) {
@@ -251,6 +353,10 @@ void Runtime::Drain(CoreQueue* q, bool on_caller) {
           return;
         }
       }
+      if (head->launch && std::this_thread::get_id() != q->thread.get_id()) {
+        WakeLaunchThread(q);  // the queue stays active: the launch thread drains on
+        return;
+      }
       if (on_caller && ran) {
         // The caller ran its own execution; others that queued meanwhile go to a worker.
         pool_.Enqueue(&Runtime::DrainTask, q);
@@ -268,6 +374,24 @@ void Runtime::Drain(CoreQueue* q, bool on_caller) {
     finished.reset();
   }
   pool_.Notify();
+}
+
+void Runtime::WakeLaunchThread(CoreQueue* q) {
+  if (!q->thread.joinable()) q->thread = std::thread([this, q] { LaunchThread(q); });
+  q->wake = true;
+  q->cv.notify_one();
+}
+
+void Runtime::LaunchThread(CoreQueue* q) {
+  std::unique_lock<std::mutex> lock(q->mu);
+  for (;;) {
+    q->cv.wait(lock, [q] { return q->wake || q->stop; });
+    if (q->stop) return;
+    q->wake = false;
+    lock.unlock();
+    Drain(q, /*on_caller=*/false);
+    lock.lock();
+  }
 }
 
 void Runtime::Run(Execution& e) {

@@ -8,14 +8,22 @@
 // worker costs 50-70 us here, docs/performance.md), else on the executor's workers, re-armed from the
 // callback of the event the head waits for (no thread waits or spins). An execution allocates its workspace
 // (one block per memory space) from the core's memories, runs the program, and completes its event.
+//
+// A launch (Launch) submits one execution per core of a set at once: the executions of all launches reach
+// every core they share in the same order (one lock around a launch's submission), and each runs on a thread
+// of its own core, made the first time a launch uses the core. Never on a oneTBB worker: on this machine the
+// library's arena holds one worker, and an execution that blocks (in a later step, a recv waiting for its
+// peer core) would hold it while the peer's execution waits for it.
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "base/event.h"
@@ -38,6 +46,11 @@ struct CoreQueue {
   std::mutex mu;
   std::deque<std::unique_ptr<Execution>> queue;
   bool active = false;  // a drain runs, is scheduled, or is armed on an event
+  // The core's launch thread (made by the first launch that uses the core): drains the queue when `wake`.
+  std::thread thread;
+  std::condition_variable cv;
+  bool wake = false;
+  bool stop = false;
 };
 
 struct ExecuteRequest {
@@ -45,6 +58,16 @@ struct ExecuteRequest {
   uint32_t core = 0;
   Span<copy::Buffer* const> arguments;
   Span<Event* const> waits;
+  Span<const size_t> non_donatable;
+};
+
+// A launch: the executable on several cores at once. arguments: cores.size() * num_parameters, row-major;
+// waits: one list per core, or empty for none.
+struct LaunchRequest {
+  std::shared_ptr<const Executable> executable;
+  Span<const uint32_t> cores;
+  Span<copy::Buffer* const> arguments;
+  Span<const Span<Event* const>> waits;
   Span<const size_t> non_donatable;
 };
 
@@ -63,19 +86,35 @@ class Runtime {
   Status Execute(const ExecuteRequest& request, copy::Buffer* const* results, Event** done,
                  std::shared_ptr<const ExecutionStats>* stats);
 
+  // Submits a launch (see the file comment): what Execute does for each core, checked for every core before
+  // any is submitted. results: cores.size() * num_outputs empty Buffers, row-major; done: cores.size() slots;
+  // stats (nullable): cores.size() slots. A failure names the core ("device d: ...") and submits nothing.
+  Status Launch(const LaunchRequest& request, copy::Buffer* const* results, Event** done,
+                std::shared_ptr<const ExecutionStats>* stats);
+
   // Executions submitted and not yet finished.
   int64_t pending() const { return pending_.load(std::memory_order_acquire); }
 
  private:
   friend struct DrainAccess;
+  // Checks one core's request and makes its execution: copies, argument uses, results (all but donated).
+  Status Prepare(const ExecuteRequest& r, copy::Buffer* const* results, std::unique_ptr<Execution>* out);
+  // Gives up the donated arguments to their results and marks the arguments read by the execution.
+  Status Commit(const ExecuteRequest& r, Execution& e, copy::Buffer* const* results);
+  // Appends e to its core's queue; returns whether the caller must start the drain.
+  bool Enqueue(std::unique_ptr<Execution> e);
   void Submit(std::unique_ptr<Execution> e);
   void Drain(CoreQueue* q, bool on_caller);
   static void DrainTask(void* q);
+  // Hands q's drain to its launch thread (made on first use). Called with q->mu held.
+  void WakeLaunchThread(CoreQueue* q);
+  void LaunchThread(CoreQueue* q);
   void Run(Execution& e);
 
   core::Client& client_;
   std::vector<std::unique_ptr<CoreQueue>> queues_;
   std::atomic<int64_t> pending_{0};
+  std::mutex launch_mu_;   // one launch's executions enter their queues together
   copy::WorkerPool pool_;  // declared last: destroyed first
 };
 

@@ -1,5 +1,6 @@
-// Execution statistics: what one execution moved between memory kinds, explicit (the graph asked) or
-// implicit (the runtime copied an argument), and where its time went.
+// Execution statistics: what one execution moved between memory kinds, explicit (the graph asked),
+// implicit (the runtime copied an argument) or from a peer (a message another core of its launch sent it),
+// and where its time went.
 #pragma once
 
 #include <atomic>
@@ -12,6 +13,7 @@ namespace neuronmem::exec {
 struct TransferCounts {
   uint64_t explicit_transfers = 0, explicit_bytes = 0;
   uint64_t implicit_transfers = 0, implicit_bytes = 0;
+  uint64_t peer_transfers = 0, peer_bytes = 0;  // messages received from other cores of the launch
 };
 
 // Written by the submitting thread (implicit copies) and the thread running the execution; read once the
@@ -34,6 +36,11 @@ struct ExecutionStats {
     ++c.implicit_transfers;
     c.implicit_bytes += bytes;
   }
+  void AddPeer(MemoryKind from, MemoryKind to, uint64_t bytes) {
+    TransferCounts& c = pairs[static_cast<int>(from)][static_cast<int>(to)];
+    ++c.peer_transfers;
+    c.peer_bytes += bytes;
+  }
   TransferCounts Total() const {
     TransferCounts t;
     for (const auto& row : pairs) {
@@ -42,6 +49,8 @@ struct ExecutionStats {
         t.explicit_bytes += c.explicit_bytes;
         t.implicit_transfers += c.implicit_transfers;
         t.implicit_bytes += c.implicit_bytes;
+        t.peer_transfers += c.peer_transfers;
+        t.peer_bytes += c.peer_bytes;
       }
     }
     return t;

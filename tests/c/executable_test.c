@@ -1,6 +1,7 @@
 /* executable.h used from plain C17: compiles a graph with an intra-graph move and a pinned_host argument,
  * queries it, executes it (args struct with NEURONMEM_*_STRUCT_SIZE sizes, an event list), reads the
- * results and the execution's statistics, and checks the strict placement error. Exit code 0 = pass. */
+ * results and the execution's statistics, launches it on both devices at once (execute_devices), and checks
+ * the strict placement error. Exit code 0 = pass. */
 #include <neuronmem/neuronmem.h>
 
 #include <stdio.h>
@@ -138,6 +139,46 @@ int main(void) {
   neuronmem_event_t* no_event = NULL;
   CHECK(code_of(neuronmem_executable_execute(&ea, none, &no_event, NULL)) == NEURONMEM_STATUS_FAILED_PRECONDITION);
   CHECK(none[0] == NULL && none[1] == NULL && no_event == NULL);
+
+  /* One launch on both devices, distinct arguments per device (row-major), per-device events and stats. */
+  neuronmem_memory_t* x0_mem = NULL;
+  CHECK(code_of(neuronmem_executable_parameter_memory(exe, devices[0], 1, &x0_mem)) == NEURONMEM_STATUS_OK);
+  const float x0[4] = {3, 3, 3, 3};
+  neuronmem_buffer_t* x0_buf = upload(client, x0_mem, x0);
+  neuronmem_buffer_t* launch_args[4] = {args[0], x0_buf, args[0], args[1]}; /* device 0, then device 1 */
+  neuronmem_device_t* launch_devices[2] = {devices[0], devices[1]};
+  neuronmem_execute_devices_args_t la;
+  memset(&la, 0, sizeof la);
+  la.struct_size = NEURONMEM_EXECUTE_DEVICES_ARGS_STRUCT_SIZE;
+  la.executable = exe;
+  la.devices = launch_devices;
+  la.num_devices = 2;
+  la.arguments = launch_args;
+  la.num_arguments = 2;
+  neuronmem_buffer_t* launch_results[4] = {NULL, NULL, NULL, NULL};
+  neuronmem_event_t* launch_done[2] = {NULL, NULL};
+  neuronmem_execution_t* launch_runs[2] = {NULL, NULL};
+  CHECK(code_of(neuronmem_executable_execute_devices(&la, launch_results, launch_done, launch_runs)) ==
+        NEURONMEM_STATUS_OK);
+  for (int d = 0; d < 2; ++d) {
+    CHECK(code_of(neuronmem_event_wait(launch_done[d], -1)) == NEURONMEM_STATUS_OK);
+    read4(launch_results[2 * d], out);
+    const float scale = d == 0 ? 3.0f : 2.0f;
+    CHECK(out[0] == scale && out[3] == 4 * scale);
+    neuronmem_execution_stats_t ls;
+    memset(&ls, 0, sizeof ls);
+    ls.struct_size = NEURONMEM_EXECUTION_STATS_STRUCT_SIZE;
+    CHECK(code_of(neuronmem_execution_stats(launch_runs[d], &ls)) == NEURONMEM_STATUS_OK);
+    CHECK(ls.explicit_transfers == 1 && ls.implicit_transfers == 0 && ls.peer_transfers == 0 && ls.peer_bytes == 0);
+    uint32_t replica = 9, partition = 9;
+    CHECK(code_of(neuronmem_executable_logical_ids(exe, devices[d], &replica, &partition)) == NEURONMEM_STATUS_OK);
+    CHECK(replica == (uint32_t)d && partition == 0);
+    neuronmem_execution_destroy(launch_runs[d]);
+    neuronmem_event_destroy(launch_done[d]);
+  }
+  for (int i = 0; i < 4; ++i) neuronmem_buffer_destroy(launch_results[i]);
+  neuronmem_buffer_destroy(x0_buf);
+  CHECK(props.num_partitions == 1);
 
   neuronmem_execution_destroy(run);
   neuronmem_event_destroy(done);

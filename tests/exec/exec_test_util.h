@@ -13,6 +13,15 @@
 
 namespace neuronmem_test {
 
+// a + 1 on f32[4]: the smallest executable the queue and launch tests run.
+inline constexpr char kIncrement[] = R"(
+func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %one = stablehlo.constant dense<1.0> : tensor<4xf32>
+  %0 = stablehlo.add %a, %one : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+)";
+
 class ExecTest : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_OK(MakeClient(64u << 20, 1, &client_)); }

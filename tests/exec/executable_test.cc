@@ -357,6 +357,47 @@ func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
   EXPECT_EQ(e, nullptr);
 }
 
+TEST_F(ExecTest, InfeedAndOutfeedFailAtCompileWithTheirLocation) {
+  // In the entry.
+  const char infeed[] = R"(
+func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %t = stablehlo.after_all : !stablehlo.token
+  %0:2 = "stablehlo.infeed"(%t) {infeed_config = ""} : (!stablehlo.token) -> (tensor<4xf32>, !stablehlo.token)
+  %1 = stablehlo.add %a, %0#0 : tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+)";
+  neuronmem_executable_t* e = nullptr;
+  Result r = Take(Compile(infeed, &e));
+  EXPECT_EQ(r.code, NEURONMEM_STATUS_UNIMPLEMENTED);
+  EXPECT_EQ(r.message.rfind("test.mlir:4:", 0), 0u) << r.message;
+  EXPECT_NE(r.message.find("'stablehlo.infeed': the executor has no infeed queue"), std::string::npos) << r.message;
+  EXPECT_EQ(e, nullptr);
+  // In a function the entry calls, inside a region.
+  const char outfeed[] = R"(
+func.func private @log(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %c = stablehlo.constant dense<true> : tensor<i1>
+  %r = "stablehlo.if"(%c) ({
+    %t = stablehlo.after_all : !stablehlo.token
+    %o = "stablehlo.outfeed"(%a, %t) {outfeed_config = ""} : (tensor<4xf32>, !stablehlo.token) -> !stablehlo.token
+    stablehlo.return %a : tensor<4xf32>
+  }, {
+    stablehlo.return %a : tensor<4xf32>
+  }) : (tensor<i1>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = func.call @log(%a) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+)";
+  r = Take(Compile(outfeed, &e));
+  EXPECT_EQ(r.code, NEURONMEM_STATUS_UNIMPLEMENTED);
+  EXPECT_EQ(r.message.rfind("test.mlir:6:", 0), 0u) << r.message;
+  EXPECT_NE(r.message.find("'stablehlo.outfeed': the executor has no outfeed queue"), std::string::npos) << r.message;
+  EXPECT_EQ(e, nullptr);
+}
+
 TEST_F(ExecTest, BadArgumentsLeaveEverythingIntact) {
   neuronmem_executable_t* e = nullptr;
   ASSERT_OK(Compile(kAdd, &e));

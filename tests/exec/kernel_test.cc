@@ -59,7 +59,7 @@ neuronmem_status_t* NkiAdd(const neuronmem_kernel_call_t* call, void* user_data)
 
 class KernelTest : public ExecTest {
  protected:
-  void Register(const char* name, neuronmem_kernel_fn_t fn, Seen* seen) {
+  void Register(const char* name, neuronmem_kernel_fn_t fn, void* seen) {
     neuronmem_kernel_registration_t r{};
     r.struct_size = NEURONMEM_KERNEL_REGISTRATION_STRUCT_SIZE;
     r.name = name;
@@ -143,6 +143,60 @@ TEST_F(KernelTest, AKernelErrorFailsTheExecution) {
   neuronmem_event_destroy(done);
   // The client stays usable.
   EXPECT_EQ(Read(a, 8), std::vector<float>(8, 1.0f));
+}
+
+// What a kernel that calls back into the library gets: the blocking calls are refused, a query works.
+struct Reentry {
+  neuronmem_client_t* client = nullptr;
+  neuronmem_event_t* never = nullptr;  // a user event nobody completes
+  neuronmem_buffer_t* buffer = nullptr;
+  neuronmem_status_code_t wait_code = NEURONMEM_STATUS_OK, read_code = NEURONMEM_STATUS_OK,
+                          destroy_code = NEURONMEM_STATUS_OK, ready_code = NEURONMEM_STATUS_UNKNOWN;
+  std::string wait_message;
+  Seen seen;
+};
+
+neuronmem_status_t* CallsBack(const neuronmem_kernel_call_t* call, void* user_data) {
+  auto* r = static_cast<Reentry*>(user_data);
+  const Result wait = Take(neuronmem_event_wait(r->never, -1));
+  r->wait_code = wait.code;
+  r->wait_message = wait.message;
+  float dst[4];
+  neuronmem_buffer_read_args_t a{};
+  a.struct_size = sizeof a;
+  a.buffer = r->buffer;
+  a.size = sizeof dst;
+  a.dst = dst;
+  r->read_code = Take(neuronmem_buffer_read(&a, nullptr)).code;
+  r->destroy_code = Take(neuronmem_client_destroy(r->client)).code;
+  bool ready = true;
+  r->ready_code = Take(neuronmem_event_is_ready(r->never, &ready)).code;  // not blocking: allowed
+  return Scale2(call, &r->seen);
+}
+
+TEST_F(KernelTest, AKernelCallingABlockingFunctionGetsFailedPrecondition) {
+  Reentry r;
+  r.client = client_;
+  ASSERT_OK(neuronmem_event_create(client_, &r.never));
+  r.buffer = Upload({1, 2, 3, 4}, {4}, Memory(NEURONMEM_MEMORY_KIND_PINNED_HOST));
+  Register("my.scale2", CallsBack, &r);
+  neuronmem_executable_t* e = nullptr;
+  ASSERT_OK(Compile(kScale, &e));
+  std::vector<neuronmem_buffer_t*> results;
+  neuronmem_event_t* done = nullptr;
+  ASSERT_OK(Execute(e, {r.buffer}, &results, &done));
+  ASSERT_OK(neuronmem_event_wait(done, -1));  // the core did not hang
+  EXPECT_EQ(Read(results[0], 4), (std::vector<float>{4, 8, 12, 16}));
+  EXPECT_EQ(r.wait_code, NEURONMEM_STATUS_FAILED_PRECONDITION) << r.wait_message;
+  EXPECT_NE(r.wait_message.find("inside a kernel"), std::string::npos) << r.wait_message;
+  EXPECT_EQ(r.read_code, NEURONMEM_STATUS_FAILED_PRECONDITION);
+  EXPECT_EQ(r.destroy_code, NEURONMEM_STATUS_FAILED_PRECONDITION);
+  EXPECT_EQ(r.ready_code, NEURONMEM_STATUS_OK);
+  // Outside the kernel the same calls work again.
+  ASSERT_OK(neuronmem_event_complete(r.never, nullptr));
+  EXPECT_OK(neuronmem_event_wait(r.never, -1));
+  neuronmem_event_destroy(r.never);
+  neuronmem_event_destroy(done);
 }
 
 TEST_F(KernelTest, UnregisteredKernelsFailAtCompile) {

@@ -7,14 +7,6 @@
 namespace neuronmem_test {
 namespace {
 
-const char kIncrement[] = R"(
-func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
-  %one = stablehlo.constant dense<1.0> : tensor<4xf32>
-  %0 = stablehlo.add %a, %one : tensor<4xf32>
-  return %0 : tensor<4xf32>
-}
-)";
-
 bool IsReady(neuronmem_event_t* e) {
   bool ready = false;
   EXPECT_OK(neuronmem_event_is_ready(e, &ready));

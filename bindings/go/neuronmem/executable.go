@@ -28,7 +28,8 @@ type CompileOptions struct {
 	Filename          string // text only; "" = "<input>"
 	Policy            PlacementPolicy
 	ArgumentPlacement ArgumentPlacement
-	NumReplicas       uint32 // 0 = every core of the client
+	NumReplicas       uint32 // 0 = as many as the client's cores hold (cores / partitions)
+	NumPartitions     uint32 // SPMD partitions; 0 = the module's mhlo.num_partitions, else 1
 }
 
 // Executable is a compiled graph for the client's NeuronCores. Close it before the client.
@@ -65,7 +66,7 @@ func (c *Client) compile(text string, m *Manifest, opts *CompileOptions) (*Execu
 	call := func(mh *C.neuronmem_manifest_t) error {
 		return c.use(func(ch *C.neuronmem_client_t) error {
 			return check(C.nm_compile(ch, ctext, C.size_t(len(text)), mh, entry, filename, C.int(opts.Policy),
-				C.int(opts.ArgumentPlacement), C.uint32_t(opts.NumReplicas), &h))
+				C.int(opts.ArgumentPlacement), C.uint32_t(opts.NumReplicas), C.uint32_t(opts.NumPartitions), &h))
 		})
 	}
 	var err error
@@ -108,6 +109,7 @@ type ExecutableProperties struct {
 	NumReplicas                    uint32
 	PeakDeviceBytes, PeakHostBytes uint64
 	NumOps, NumExplicitMoves       uint64
+	NumPartitions                  uint32 // it runs on devices 0..NumReplicas*NumPartitions-1
 }
 
 // Properties returns the executable's counts and sizes.
@@ -119,7 +121,8 @@ func (e *Executable) Properties() (ExecutableProperties, error) {
 			return err
 		}
 		out = ExecutableProperties{int(p.num_parameters), int(p.num_outputs), uint32(p.num_replicas),
-			uint64(p.peak_device_bytes), uint64(p.peak_host_bytes), uint64(p.num_ops), uint64(p.num_explicit_moves)}
+			uint64(p.peak_device_bytes), uint64(p.peak_host_bytes), uint64(p.num_ops), uint64(p.num_explicit_moves),
+			uint32(p.num_partitions)}
 		return nil
 	})
 	return out, err
@@ -245,6 +248,126 @@ func (e *Executable) Execute(d *Device, args []*Buffer, wait []*Event, nonDonata
 	return results, newEvent(d.client, done, nil), ex, nil
 }
 
+// ExecuteDevices submits one launch: an execution on each of devices (distinct devices the executable runs
+// on), args[d] the arguments of devices[d], waits[d] its wait events (waits nil: none). Each runs on its
+// core's own thread. It returns results[d], the done event and the Execution of each device; a refused
+// launch submits nothing.
+func (e *Executable) ExecuteDevices(devices []*Device, args [][]*Buffer, waits [][]*Event, nonDonatable []int) (
+	[][]*Buffer, []*Event, []*Execution, error) {
+	props, err := e.Properties()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	n := len(devices)
+	if len(args) != n {
+		return nil, nil, nil, invalid("%d argument lists for %d devices", len(args), n)
+	}
+	if waits != nil && len(waits) != n {
+		return nil, nil, nil, invalid("%d wait lists for %d devices", len(waits), n)
+	}
+	per := 0
+	if n > 0 {
+		per = len(args[0])
+	}
+	// The Go arrays handed to C hold C pointers only; the wait lists (structs pointing at arrays) live in C
+	// memory, since cgo forbids passing Go memory that holds Go pointers.
+	devs := make([]*C.neuronmem_device_t, n+1)
+	bufs := make([]*C.neuronmem_buffer_t, n*per+1)
+	var client *Client
+	for d, dev := range devices {
+		if dev == nil {
+			return nil, nil, nil, invalid("devices[%d] is nil", d)
+		}
+		if client == nil {
+			client = dev.client
+		}
+		devs[d] = dev.h
+		if len(args[d]) != per {
+			return nil, nil, nil, invalid("device %d has %d arguments, device 0 has %d", d, len(args[d]), per)
+		}
+		for i, b := range args[d] {
+			if b == nil {
+				return nil, nil, nil, invalid("args[%d][%d] is nil", d, i)
+			}
+			b.mu.RLock()
+			defer b.mu.RUnlock()
+			if b.h == nil {
+				return nil, nil, nil, &Error{Code: CodeFailedPrecondition,
+					Message: fmt.Sprintf("args[%d][%d] is closed", d, i)}
+			}
+			bufs[d*per+i] = b.h
+		}
+	}
+	if client == nil {
+		client = e.client
+	}
+	var lists *C.neuronmem_event_list_t
+	if waits != nil {
+		lists = (*C.neuronmem_event_list_t)(C.calloc(C.size_t(n+1), C.size_t(unsafe.Sizeof(C.neuronmem_event_list_t{}))))
+		defer C.free(unsafe.Pointer(lists))
+		all := unsafe.Slice(lists, n+1)
+		for d, w := range waits {
+			hs, unlock, err := eventList(w)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			defer unlock()
+			if len(hs) > 0 {
+				arr := (**C.neuronmem_event_t)(C.calloc(C.size_t(len(hs)), C.size_t(unsafe.Sizeof(hs[0]))))
+				defer C.free(unsafe.Pointer(arr))
+				copy(unsafe.Slice(arr, len(hs)), hs)
+				all[d].events = arr
+				all[d].num_events = C.size_t(len(hs))
+			}
+		}
+	}
+	nd := make([]C.size_t, len(nonDonatable)+1)
+	for i, v := range nonDonatable {
+		if v < 0 {
+			return nil, nil, nil, invalid("nonDonatable[%d] = %d is negative", i, v)
+		}
+		nd[i] = C.size_t(v)
+	}
+	outs := make([]*C.neuronmem_buffer_t, n*props.NumOutputs+1)
+	done := make([]*C.neuronmem_event_t, n+1)
+	xs := make([]*C.neuronmem_execution_t, n+1)
+	err = e.use(func(h *C.neuronmem_executable_t) error {
+		return client.use(func(*C.neuronmem_client_t) error {
+			return check(C.nm_execute_devices(h, &devs[0], C.size_t(n), &bufs[0], C.size_t(per), lists, &nd[0],
+				C.size_t(len(nonDonatable)), &outs[0], &done[0], &xs[0]))
+		})
+	})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	results := make([][]*Buffer, n)
+	events := make([]*Event, n)
+	executions := make([]*Execution, n)
+	for d := 0; d < n; d++ {
+		results[d] = make([]*Buffer, props.NumOutputs)
+		for k := range results[d] {
+			results[d][k] = newBuffer(client, outs[d*props.NumOutputs+k], nil, nil)
+		}
+		events[d] = newEvent(client, done[d], nil)
+		ex := &Execution{h: xs[d]}
+		runtime.SetFinalizer(ex, func(x *Execution) { x.Close() })
+		executions[d] = ex
+	}
+	return results, events, executions, nil
+}
+
+// LogicalIDs are the replica and partition d runs: device d is replica d / NumPartitions, partition
+// d % NumPartitions.
+func (e *Executable) LogicalIDs(d *Device) (replica, partition uint32, err error) {
+	var r, p C.uint32_t
+	err = e.use(func(h *C.neuronmem_executable_t) error {
+		return d.client.use(func(*C.neuronmem_client_t) error {
+			return check(C.neuronmem_executable_logical_ids(h, d.h, &r, &p))
+		})
+	})
+	return uint32(r), uint32(p), err
+}
+
 // Execution is one submitted execution: its statistics once its done event is ready.
 type Execution struct {
 	mu sync.RWMutex
@@ -275,6 +398,8 @@ func (x *Execution) use(fn func(h *C.neuronmem_execution_t) error) error {
 type ExecutionStats struct {
 	ExplicitTransfers, ExplicitBytes, ImplicitTransfers, ImplicitBytes uint64
 	OpNs, TransferNs, QueueNs                                          uint64
+	// Messages received from other cores of the launch, each counted once, by its receiver.
+	PeerTransfers, PeerBytes uint64
 }
 
 // Stats returns the finished execution's statistics (FAILED_PRECONDITION before it finished).
@@ -286,7 +411,8 @@ func (x *Execution) Stats() (ExecutionStats, error) {
 			return err
 		}
 		out = ExecutionStats{uint64(s.explicit_transfers), uint64(s.explicit_bytes), uint64(s.implicit_transfers),
-			uint64(s.implicit_bytes), uint64(s.op_ns), uint64(s.transfer_ns), uint64(s.queue_ns)}
+			uint64(s.implicit_bytes), uint64(s.op_ns), uint64(s.transfer_ns), uint64(s.queue_ns),
+			uint64(s.peer_transfers), uint64(s.peer_bytes)}
 		return nil
 	})
 	return out, err
@@ -295,6 +421,7 @@ func (x *Execution) Stats() (ExecutionStats, error) {
 // TransferCounts are one execution's transfers from one memory kind to another.
 type TransferCounts struct {
 	ExplicitTransfers, ExplicitBytes, ImplicitTransfers, ImplicitBytes uint64
+	PeerTransfers, PeerBytes                                           uint64
 }
 
 // Transfers returns the finished execution's transfers from kind `from` to kind `to`.
@@ -306,7 +433,7 @@ func (x *Execution) Transfers(from, to MemoryKind) (TransferCounts, error) {
 			return err
 		}
 		out = TransferCounts{uint64(t.explicit_transfers), uint64(t.explicit_bytes), uint64(t.implicit_transfers),
-			uint64(t.implicit_bytes)}
+			uint64(t.implicit_bytes), uint64(t.peer_transfers), uint64(t.peer_bytes)}
 		return nil
 	})
 	return out, err

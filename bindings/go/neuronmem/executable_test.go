@@ -104,3 +104,78 @@ func TestExecutable(t *testing.T) {
 	}
 	fromManifest.Close()
 }
+
+const spmdText = `module @jit_f attributes {mhlo.num_partitions = 2 : i32} {
+  func.func public @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+    %0 = stablehlo.add %a, %a : tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+}
+`
+
+func TestExecuteDevices(t *testing.T) {
+	c := newClient(t, 2)
+	devs := must[[]*Device](t)(c.Devices())
+	exe := must[*Executable](t)(c.Compile(spmdText, nil))
+	defer exe.Close()
+	p := must[ExecutableProperties](t)(exe.Properties())
+	if p.NumReplicas != 1 || p.NumPartitions != 2 {
+		t.Fatalf("%+v", p)
+	}
+	for d, dev := range devs {
+		r, part, err := exe.LogicalIDs(dev)
+		if err != nil || r != 0 || part != uint32(d) {
+			t.Fatalf("device %d: %d %d %v", d, r, part, err)
+		}
+	}
+	args := make([][]*Buffer, 2)
+	for d, dev := range devs {
+		v := float32(d + 1)
+		args[d] = []*Buffer{must[*Buffer](t)(FromSlice(must[*Memory](t)(dev.DefaultMemory()), []int64{4},
+			[]float32{v, v, v, v}))}
+		defer args[d][0].Close()
+	}
+	gate := must[*Event](t)(c.NewEvent())
+	defer gate.Close()
+	results, done, runs, err := exe.ExecuteDevices(devs, args, [][]*Event{{gate}, nil}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := done[1].Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if ready := must[bool](t)(done[0].IsReady()); ready {
+		t.Fatal("device 0 ran before its wait event")
+	}
+	if err := gate.Complete(nil); err != nil {
+		t.Fatal(err)
+	}
+	for d := range devs {
+		if err := done[d].Wait(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		want := float32(2 * (d + 1))
+		if got := must[[]float32](t)(ToSlice[float32](results[d][0])); !reflect.DeepEqual(got,
+			[]float32{want, want, want, want}) {
+			t.Fatal(d, got)
+		}
+		st := must[ExecutionStats](t)(runs[d].Stats())
+		tc := must[TransferCounts](t)(runs[d].Transfers(KindDevice, KindDevice))
+		if st.PeerTransfers != 0 || st.PeerBytes != 0 || st.ImplicitTransfers != 0 || tc.PeerBytes != 0 {
+			t.Fatalf("%+v %+v", st, tc)
+		}
+		results[d][0].Close()
+		done[d].Close()
+		runs[d].Close()
+	}
+	// A device listed twice: nothing is submitted.
+	_, _, _, err = exe.ExecuteDevices([]*Device{devs[0], devs[0]}, [][]*Buffer{args[0], args[0]}, nil, nil)
+	wantCode(t, err, CodeInvalidArgument)
+	if !strings.Contains(err.Error(), "listed twice") {
+		t.Fatal(err)
+	}
+	one := must[*Executable](t)(c.Compile(spmdText, &CompileOptions{NumReplicas: 1, NumPartitions: 1}))
+	defer one.Close()
+	_, _, err = one.LogicalIDs(devs[1])
+	wantCode(t, err, CodeInvalidArgument)
+}

@@ -230,7 +230,7 @@ neuronmem_status_t* nm_manifest_channel(const neuronmem_manifest_t* m, size_t i,
 
 neuronmem_status_t* nm_compile(neuronmem_client_t* client, const char* text, size_t size,
                                const neuronmem_manifest_t* manifest, const char* entry, const char* filename,
-                               int policy, int argument_placement, uint32_t num_replicas,
+                               int policy, int argument_placement, uint32_t num_replicas, uint32_t num_partitions,
                                neuronmem_executable_t** out) {
   neuronmem_compile_options_t o;
   memset(&o, 0, sizeof o);
@@ -240,6 +240,7 @@ neuronmem_status_t* nm_compile(neuronmem_client_t* client, const char* text, siz
   o.policy = (neuronmem_placement_policy_t)policy;
   o.argument_placement = (neuronmem_argument_placement_t)argument_placement;
   o.num_replicas = num_replicas;
+  o.num_partitions = num_partitions;
   if (manifest) return neuronmem_executable_compile_manifest(client, manifest, &o, out);
   return neuronmem_executable_compile_text(client, text, size, &o, out);
 }
@@ -274,6 +275,25 @@ neuronmem_status_t* nm_execute(neuronmem_executable_t* e, neuronmem_device_t* de
   a.non_donatable = non_donatable;
   a.num_non_donatable = num_non_donatable;
   return neuronmem_executable_execute(&a, out_results, out_done, out_execution);
+}
+
+neuronmem_status_t* nm_execute_devices(neuronmem_executable_t* e, neuronmem_device_t* const* devices,
+                                       size_t num_devices, neuronmem_buffer_t* const* arguments, size_t num_arguments,
+                                       const neuronmem_event_list_t* waits, const size_t* non_donatable,
+                                       size_t num_non_donatable, neuronmem_buffer_t** out_results,
+                                       neuronmem_event_t** out_done, neuronmem_execution_t** out_executions) {
+  neuronmem_execute_devices_args_t a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = NEURONMEM_EXECUTE_DEVICES_ARGS_STRUCT_SIZE;
+  a.executable = e;
+  a.devices = devices;
+  a.num_devices = num_devices;
+  a.arguments = arguments;
+  a.num_arguments = num_arguments;
+  a.waits = waits;
+  a.non_donatable = non_donatable;
+  a.num_non_donatable = num_non_donatable;
+  return neuronmem_executable_execute_devices(&a, out_results, out_done, out_executions);
 }
 
 neuronmem_status_t* nm_execution_stats(const neuronmem_execution_t* x, neuronmem_execution_stats_t* out) {

@@ -51,7 +51,8 @@ neuronmem_status_t* nm_manifest_channel(const neuronmem_manifest_t* m, size_t i,
 
 neuronmem_status_t* nm_compile(neuronmem_client_t* client, const char* text, size_t size,
                                const neuronmem_manifest_t* manifest, const char* entry, const char* filename,
-                               int policy, int argument_placement, uint32_t num_replicas, neuronmem_executable_t** out);
+                               int policy, int argument_placement, uint32_t num_replicas, uint32_t num_partitions,
+                               neuronmem_executable_t** out);
 neuronmem_status_t* nm_executable_properties(const neuronmem_executable_t* e, neuronmem_executable_properties_t* out);
 neuronmem_status_t* nm_executable_value(const neuronmem_executable_t* e, int is_output, size_t i,
                                         neuronmem_executable_value_t* out);
@@ -60,6 +61,11 @@ neuronmem_status_t* nm_execute(neuronmem_executable_t* e, neuronmem_device_t* de
                                neuronmem_event_t* const* wait, size_t num_wait, const size_t* non_donatable,
                                size_t num_non_donatable, neuronmem_buffer_t** out_results, neuronmem_event_t** out_done,
                                neuronmem_execution_t** out_execution);
+neuronmem_status_t* nm_execute_devices(neuronmem_executable_t* e, neuronmem_device_t* const* devices,
+                                       size_t num_devices, neuronmem_buffer_t* const* arguments, size_t num_arguments,
+                                       const neuronmem_event_list_t* waits, const size_t* non_donatable,
+                                       size_t num_non_donatable, neuronmem_buffer_t** out_results,
+                                       neuronmem_event_t** out_done, neuronmem_execution_t** out_executions);
 neuronmem_status_t* nm_execution_stats(const neuronmem_execution_t* x, neuronmem_execution_stats_t* out);
 neuronmem_status_t* nm_execution_transfers(const neuronmem_execution_t* x, int from, int to,
                                            neuronmem_transfer_counts_t* out);

@@ -1180,10 +1180,11 @@ class ExecutableValue:
                f"{self.memory_kind.name.lower()})"
 
 
-def _compile_options(entry, filename, policy, argument_placement, num_replicas):
+def _compile_options(entry, filename, policy, argument_placement, num_replicas, num_partitions):
     return C.new(C.CompileOptions, entry=entry.encode() if entry else None,
                  filename=os.fsencode(filename) if filename else None, policy=int(policy),
-                 argument_placement=int(argument_placement), num_replicas=num_replicas)
+                 argument_placement=int(argument_placement), num_replicas=num_replicas,
+                 num_partitions=num_partitions)
 
 
 class Executable(_Owned):
@@ -1199,18 +1200,20 @@ class Executable(_Owned):
 
     @classmethod
     def compile(cls, client, text, entry=None, filename=None, policy=PlacementPolicy.DEVICE,
-                argument_placement=ArgumentPlacement.STRICT, num_replicas=0):
-        """Compiles StableHLO text; UNIMPLEMENTED names what the executor cannot run."""
+                argument_placement=ArgumentPlacement.STRICT, num_replicas=0, num_partitions=0):
+        """Compiles StableHLO text; UNIMPLEMENTED names what the executor cannot run. num_partitions 0 = the
+        module's mhlo.num_partitions (else 1); num_replicas 0 = as many as the cores hold."""
         data = text.encode() if isinstance(text, str) else bytes(text)
-        opts = _compile_options(entry, filename, policy, argument_placement, num_replicas)
+        opts = _compile_options(entry, filename, policy, argument_placement, num_replicas, num_partitions)
         out = C.executable_p()
         _check(C.executable_compile_text(client._h(), data, len(data), ctypes.byref(opts), ctypes.byref(out)))
         return cls(client, out)
 
     @classmethod
-    def from_manifest(cls, client, manifest, argument_placement=ArgumentPlacement.STRICT, num_replicas=0):
+    def from_manifest(cls, client, manifest, argument_placement=ArgumentPlacement.STRICT, num_replicas=0,
+                      num_partitions=0):
         """Compiles the graph of a manifest loaded from StableHLO text (its entry and policy)."""
-        opts = _compile_options(None, None, PlacementPolicy.DEVICE, argument_placement, num_replicas)
+        opts = _compile_options(None, None, PlacementPolicy.DEVICE, argument_placement, num_replicas, num_partitions)
         out = C.executable_p()
         _check(C.executable_compile_manifest(client._h(), manifest._h(), ctypes.byref(opts), ctypes.byref(out)))
         return cls(client, out)
@@ -1273,6 +1276,56 @@ class Executable(_Owned):
         execution = C.execution_p()
         _check(C.executable_execute(ctypes.byref(ea), outs, ctypes.byref(done), ctypes.byref(execution)))
         return [Buffer(device.client, outs[i]) for i in range(n_out)], Event(done), Execution(execution)
+
+    def execute_devices(self, devices, arguments, waits=None, non_donatable=()):
+        """Submits one launch: an execution on each of `devices` (distinct devices the executable runs on),
+        arguments[d] the argument list of devices[d], waits[d] (optional) its wait events. Each runs on its
+        core's own thread. Returns (results[d] lists, done Events per device, Executions per device); a
+        refused launch submits nothing."""
+        devices = list(devices)
+        arguments = [list(a) for a in arguments]
+        n = len(devices)
+        if len(arguments) != n:
+            raise NeuronMemError(StatusCode.INVALID_ARGUMENT, f"{len(arguments)} argument lists for {n} devices")
+        per = len(arguments[0]) if arguments else 0
+        devs = (C.device_p * max(n, 1))(*[d._h() for d in devices])
+        args_arr = (C.buffer_p * max(n * per, 1))()
+        for d, lst in enumerate(arguments):
+            if len(lst) != per:
+                raise NeuronMemError(StatusCode.INVALID_ARGUMENT,
+                                     f"device {d} has {len(lst)} arguments, device 0 has {per}")
+            for i, b in enumerate(lst):
+                if not isinstance(b, Buffer):
+                    raise NeuronMemError(StatusCode.INVALID_ARGUMENT, f"arguments[{d}][{i}] is not a Buffer")
+                args_arr[d * per + i] = b._h()
+        keep = []
+        waits_arr = None
+        if waits is not None:
+            waits = list(waits)
+            if len(waits) != n:
+                raise NeuronMemError(StatusCode.INVALID_ARGUMENT, f"{len(waits)} wait lists for {n} devices")
+            waits_arr = (C.EventList * max(n, 1))()
+            for d, w in enumerate(waits):
+                waits_arr[d], k = _event_list(w)
+                keep.append(k)
+        nd = [int(i) for i in non_donatable]
+        nd_arr = (ctypes.c_size_t * max(len(nd), 1))(*nd)
+        la = C.new(C.ExecuteDevicesArgs, executable=self._h(), devices=devs, num_devices=n, arguments=args_arr,
+                   num_arguments=per, waits=waits_arr, non_donatable=nd_arr if nd else None,
+                   num_non_donatable=len(nd))
+        n_out = self.properties()["num_outputs"]
+        outs = (C.buffer_p * max(n * n_out, 1))()
+        done = (C.event_p * max(n, 1))()
+        executions = (C.execution_p * max(n, 1))()
+        _check(C.executable_execute_devices(ctypes.byref(la), outs, done, executions))
+        results = [[Buffer(devices[d].client, outs[d * n_out + k]) for k in range(n_out)] for d in range(n)]
+        return results, [Event(done[d]) for d in range(n)], [Execution(executions[d]) for d in range(n)]
+
+    def logical_ids(self, device):
+        """(replica, partition) that `device` runs: device d is replica d // P, partition d % P."""
+        replica, partition = ctypes.c_uint32(), ctypes.c_uint32()
+        _check(C.executable_logical_ids(self._h(), device._h(), ctypes.byref(replica), ctypes.byref(partition)))
+        return replica.value, partition.value
 
 
 class Execution(_Owned):

@@ -172,13 +172,14 @@ class ManifestUploadArgs(ctypes.Structure):
 
 class CompileOptions(ctypes.Structure):
     _fields_ = [("struct_size", c_size_t), ("extension", POINTER(ExtensionBase)), ("entry", c_char_p),
-                ("filename", c_char_p), ("policy", c_enum), ("argument_placement", c_enum), ("num_replicas", c_uint32)]
+                ("filename", c_char_p), ("policy", c_enum), ("argument_placement", c_enum), ("num_replicas", c_uint32),
+                ("num_partitions", c_uint32)]
 
 
 class ExecutableProperties(ctypes.Structure):
     _fields_ = [("struct_size", c_size_t), ("num_parameters", c_size_t), ("num_outputs", c_size_t),
                 ("num_replicas", c_uint32), ("peak_device_bytes", c_uint64), ("peak_host_bytes", c_uint64),
-                ("num_ops", c_uint64), ("num_explicit_moves", c_uint64)]
+                ("num_ops", c_uint64), ("num_explicit_moves", c_uint64), ("num_partitions", c_uint32)]
 
 
 class ExecutableValue(ctypes.Structure):
@@ -192,15 +193,24 @@ class ExecuteArgs(ctypes.Structure):
                 ("wait", EventList), ("non_donatable", POINTER(c_size_t)), ("num_non_donatable", c_size_t)]
 
 
+class ExecuteDevicesArgs(ctypes.Structure):
+    _fields_ = [("struct_size", c_size_t), ("extension", POINTER(ExtensionBase)), ("executable", executable_p),
+                ("devices", POINTER(device_p)), ("num_devices", c_size_t), ("arguments", POINTER(buffer_p)),
+                ("num_arguments", c_size_t), ("waits", POINTER(EventList)), ("non_donatable", POINTER(c_size_t)),
+                ("num_non_donatable", c_size_t)]
+
+
 class ExecutionStats(ctypes.Structure):
     _fields_ = [("struct_size", c_size_t), ("explicit_transfers", c_uint64), ("explicit_bytes", c_uint64),
                 ("implicit_transfers", c_uint64), ("implicit_bytes", c_uint64), ("op_ns", c_uint64),
-                ("transfer_ns", c_uint64), ("queue_ns", c_uint64)]
+                ("transfer_ns", c_uint64), ("queue_ns", c_uint64), ("peer_transfers", c_uint64),
+                ("peer_bytes", c_uint64)]
 
 
 class TransferCounts(ctypes.Structure):
     _fields_ = [("struct_size", c_size_t), ("explicit_transfers", c_uint64), ("explicit_bytes", c_uint64),
-                ("implicit_transfers", c_uint64), ("implicit_bytes", c_uint64)]
+                ("implicit_transfers", c_uint64), ("implicit_bytes", c_uint64), ("peer_transfers", c_uint64),
+                ("peer_bytes", c_uint64)]
 
 
 class KernelTensor(ctypes.Structure):
@@ -252,12 +262,13 @@ STRUCT_SIZES = {
     ManifestKernel: published_size(ManifestKernel, "column"),
     ManifestChannel: published_size(ManifestChannel, "column"),
     ManifestUploadArgs: published_size(ManifestUploadArgs, "host_buffer_semantics"),
-    CompileOptions: published_size(CompileOptions, "num_replicas"),
-    ExecutableProperties: published_size(ExecutableProperties, "num_explicit_moves"),
+    CompileOptions: published_size(CompileOptions, "num_partitions"),
+    ExecutableProperties: published_size(ExecutableProperties, "num_partitions"),
     ExecutableValue: published_size(ExecutableValue, "donation"),
     ExecuteArgs: published_size(ExecuteArgs, "num_non_donatable"),
-    ExecutionStats: published_size(ExecutionStats, "queue_ns"),
-    TransferCounts: published_size(TransferCounts, "implicit_bytes"),
+    ExecuteDevicesArgs: published_size(ExecuteDevicesArgs, "num_non_donatable"),
+    ExecutionStats: published_size(ExecutionStats, "peer_bytes"),
+    TransferCounts: published_size(TransferCounts, "peer_bytes"),
     KernelCall: published_size(KernelCall, "device"),
     KernelRegistration: published_size(KernelRegistration, "user_data"),
 }
@@ -365,6 +376,8 @@ _SIGNATURES = {
     "neuronmem_executable_parameter_memory": (_S, [executable_p, device_p, c_size_t, P(memory_p)]),
     "neuronmem_executable_output_memory": (_S, [executable_p, device_p, c_size_t, P(memory_p)]),
     "neuronmem_executable_execute": (_S, [P(ExecuteArgs), P(buffer_p), P(event_p), P(execution_p)]),
+    "neuronmem_executable_execute_devices": (_S, [P(ExecuteDevicesArgs), P(buffer_p), P(event_p), P(execution_p)]),
+    "neuronmem_executable_logical_ids": (_S, [executable_p, device_p, P(c_uint32), P(c_uint32)]),
     "neuronmem_execution_stats": (_S, [execution_p, P(ExecutionStats)]),
     "neuronmem_execution_transfers": (_S, [execution_p, c_enum, c_enum, P(TransferCounts)]),
     "neuronmem_execution_destroy": (None, [execution_p]),

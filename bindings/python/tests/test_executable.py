@@ -69,6 +69,48 @@ class ExecutableTest(unittest.TestCase):
             with nm.Manifest.load_text(TEXT) as m, nm.Executable.from_manifest(c, m) as exe:
                 self.assertEqual(len(exe.parameters), 2)
 
+    def test_launch_on_several_devices(self):
+        text = """module @jit_f attributes {mhlo.num_partitions = 2 : i32} {
+  func.func public @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+    %0 = stablehlo.add %a, %a : tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+}
+"""
+        with nm.Client(num_cores=2, device_bytes_per_core=2 << 20, pinned_host_bytes=32 << 20) as c:
+            with nm.Executable.compile(c, text, filename="spmd.mlir") as exe:
+                props = exe.properties()
+                self.assertEqual((props["num_replicas"], props["num_partitions"]), (1, 2))
+                self.assertEqual([exe.logical_ids(d) for d in c.devices], [(0, 0), (0, 1)])
+                args = [[nm.Buffer.from_numpy(np.full(4, d + 1, np.float32), dev.default_memory)]
+                        for d, dev in enumerate(c.devices)]
+                gate = c.create_event()
+                results, done, runs = exe.execute_devices(c.devices, args, waits=[[gate], []])
+                done[1].wait()  # device 1 waits for nothing
+                self.assertFalse(done[0].is_ready)
+                gate.complete()
+                done[0].wait()
+                for d in range(2):
+                    np.testing.assert_array_equal(results[d][0].to_numpy(), np.full(4, 2 * (d + 1)))
+                    self.assertEqual(results[d][0].memory.id, c.devices[d].default_memory.id)
+                    st = runs[d].stats()
+                    self.assertEqual((st["peer_transfers"], st["peer_bytes"], st["implicit_transfers"]), (0, 0, 0))
+                    self.assertEqual(runs[d].transfers(MemoryKind.DEVICE, MemoryKind.DEVICE)["peer_bytes"], 0)
+                # A device listed twice: nothing submitted.
+                with self.assertRaises(NeuronMemError) as cm:
+                    exe.execute_devices([c.devices[0], c.devices[0]], [args[0], args[0]])
+                self.assertEqual(cm.exception.code, StatusCode.INVALID_ARGUMENT)
+                self.assertIn("listed twice", cm.exception.message)
+                for r in runs + done + [gate]:
+                    r.close()
+                for b in [b for lst in results + args for b in lst]:
+                    b.close()
+            with nm.Executable.compile(c, text, num_partitions=1, num_replicas=1) as one:
+                self.assertEqual(one.properties()["num_partitions"], 1)
+                with self.assertRaises(NeuronMemError) as cm:
+                    one.logical_ids(c.devices[1])
+                self.assertEqual(cm.exception.code, StatusCode.INVALID_ARGUMENT)
+
 
 if __name__ == "__main__":
     unittest.main()

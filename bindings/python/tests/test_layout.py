@@ -24,6 +24,7 @@ STRUCTS = {
     "neuronmem_manifest_upload_args_t": C.ManifestUploadArgs, "neuronmem_compile_options_t": C.CompileOptions,
     "neuronmem_executable_properties_t": C.ExecutableProperties,
     "neuronmem_executable_value_t": C.ExecutableValue, "neuronmem_execute_args_t": C.ExecuteArgs,
+    "neuronmem_execute_devices_args_t": C.ExecuteDevicesArgs,
     "neuronmem_execution_stats_t": C.ExecutionStats, "neuronmem_transfer_counts_t": C.TransferCounts,
     "neuronmem_kernel_tensor_t": C.KernelTensor, "neuronmem_kernel_call_t": C.KernelCall,
     "neuronmem_kernel_registration_t": C.KernelRegistration,

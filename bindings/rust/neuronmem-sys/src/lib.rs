@@ -365,6 +365,7 @@ pub struct neuronmem_compile_options_t {
     pub policy: neuronmem_placement_policy_t,
     pub argument_placement: neuronmem_argument_placement_t,
     pub num_replicas: u32,
+    pub num_partitions: u32,
 }
 
 #[repr(C)]
@@ -378,6 +379,7 @@ pub struct neuronmem_executable_properties_t {
     pub peak_host_bytes: u64,
     pub num_ops: u64,
     pub num_explicit_moves: u64,
+    pub num_partitions: u32,
 }
 
 #[repr(C)]
@@ -408,6 +410,21 @@ pub struct neuronmem_execute_args_t {
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
+pub struct neuronmem_execute_devices_args_t {
+    pub struct_size: usize,
+    pub extension: *const neuronmem_extension_base_t,
+    pub executable: *mut neuronmem_executable_t,
+    pub devices: *const *mut neuronmem_device_t,
+    pub num_devices: usize,
+    pub arguments: *const *mut neuronmem_buffer_t,
+    pub num_arguments: usize,
+    pub waits: *const neuronmem_event_list_t,
+    pub non_donatable: *const usize,
+    pub num_non_donatable: usize,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
 pub struct neuronmem_execution_stats_t {
     pub struct_size: usize,
     pub explicit_transfers: u64,
@@ -417,6 +434,8 @@ pub struct neuronmem_execution_stats_t {
     pub op_ns: u64,
     pub transfer_ns: u64,
     pub queue_ns: u64,
+    pub peer_transfers: u64,
+    pub peer_bytes: u64,
 }
 
 #[repr(C)]
@@ -427,6 +446,8 @@ pub struct neuronmem_transfer_counts_t {
     pub explicit_bytes: u64,
     pub implicit_transfers: u64,
     pub implicit_bytes: u64,
+    pub peer_transfers: u64,
+    pub peer_bytes: u64,
 }
 
 #[repr(C)]
@@ -489,7 +510,7 @@ pub fn size_of_pointee<T>(_: *const T) -> usize {
 }
 
 /// The published struct sizes (the header's NEURONMEM_*_STRUCT_SIZE macros).
-pub fn published_sizes() -> [(&'static str, usize); 27] {
+pub fn published_sizes() -> [(&'static str, usize); 28] {
     [
         ("neuronmem_extension_base_t", struct_size!(neuronmem_extension_base_t, next)),
         ("neuronmem_client_options_t", struct_size!(neuronmem_client_options_t, pinned_host_bytes)),
@@ -510,12 +531,13 @@ pub fn published_sizes() -> [(&'static str, usize); 27] {
         ("neuronmem_manifest_kernel_t", struct_size!(neuronmem_manifest_kernel_t, column)),
         ("neuronmem_manifest_channel_t", struct_size!(neuronmem_manifest_channel_t, column)),
         ("neuronmem_manifest_upload_args_t", struct_size!(neuronmem_manifest_upload_args_t, host_buffer_semantics)),
-        ("neuronmem_compile_options_t", struct_size!(neuronmem_compile_options_t, num_replicas)),
-        ("neuronmem_executable_properties_t", struct_size!(neuronmem_executable_properties_t, num_explicit_moves)),
+        ("neuronmem_compile_options_t", struct_size!(neuronmem_compile_options_t, num_partitions)),
+        ("neuronmem_executable_properties_t", struct_size!(neuronmem_executable_properties_t, num_partitions)),
         ("neuronmem_executable_value_t", struct_size!(neuronmem_executable_value_t, donation)),
         ("neuronmem_execute_args_t", struct_size!(neuronmem_execute_args_t, num_non_donatable)),
-        ("neuronmem_execution_stats_t", struct_size!(neuronmem_execution_stats_t, queue_ns)),
-        ("neuronmem_transfer_counts_t", struct_size!(neuronmem_transfer_counts_t, implicit_bytes)),
+        ("neuronmem_execute_devices_args_t", struct_size!(neuronmem_execute_devices_args_t, num_non_donatable)),
+        ("neuronmem_execution_stats_t", struct_size!(neuronmem_execution_stats_t, peer_bytes)),
+        ("neuronmem_transfer_counts_t", struct_size!(neuronmem_transfer_counts_t, peer_bytes)),
         ("neuronmem_kernel_call_t", struct_size!(neuronmem_kernel_call_t, device)),
         ("neuronmem_kernel_registration_t", struct_size!(neuronmem_kernel_registration_t, user_data)),
     ]
@@ -677,6 +699,13 @@ extern "C" {
                                         out_results: *mut *mut neuronmem_buffer_t,
                                         out_done: *mut *mut neuronmem_event_t,
                                         out_execution: *mut *mut neuronmem_execution_t) -> S;
+    pub fn neuronmem_executable_execute_devices(args: *const neuronmem_execute_devices_args_t,
+                                                out_results: *mut *mut neuronmem_buffer_t,
+                                                out_done: *mut *mut neuronmem_event_t,
+                                                out_executions: *mut *mut neuronmem_execution_t) -> S;
+    pub fn neuronmem_executable_logical_ids(executable: *const neuronmem_executable_t,
+                                            device: *const neuronmem_device_t, out_replica: *mut u32,
+                                            out_partition: *mut u32) -> S;
     pub fn neuronmem_execution_stats(execution: *const neuronmem_execution_t,
                                      out: *mut neuronmem_execution_stats_t) -> S;
     pub fn neuronmem_execution_transfers(execution: *const neuronmem_execution_t, from: neuronmem_memory_kind_t,

@@ -65,16 +65,19 @@ fn rust_layout() -> BTreeMap<(String, String), (usize, usize)> {
         neuronmem_manifest_upload_args_t { struct_size, extension, manifest, device, host_data, num_arguments,
                                            host_buffer_semantics }
         neuronmem_compile_options_t { struct_size, extension, entry, filename, policy, argument_placement,
-                                      num_replicas }
+                                      num_replicas, num_partitions }
         neuronmem_executable_properties_t { struct_size, num_parameters, num_outputs, num_replicas,
-                                            peak_device_bytes, peak_host_bytes, num_ops, num_explicit_moves }
+                                            peak_device_bytes, peak_host_bytes, num_ops, num_explicit_moves,
+                                            num_partitions }
         neuronmem_executable_value_t { struct_size, element_type, dims, num_dims, memory_kind, bytes, donation }
         neuronmem_execute_args_t { struct_size, extension, executable, device, arguments, num_arguments, wait,
                                    non_donatable, num_non_donatable }
+        neuronmem_execute_devices_args_t { struct_size, extension, executable, devices, num_devices, arguments,
+                                           num_arguments, waits, non_donatable, num_non_donatable }
         neuronmem_execution_stats_t { struct_size, explicit_transfers, explicit_bytes, implicit_transfers,
-                                      implicit_bytes, op_ns, transfer_ns, queue_ns }
+                                      implicit_bytes, op_ns, transfer_ns, queue_ns, peer_transfers, peer_bytes }
         neuronmem_transfer_counts_t { struct_size, explicit_transfers, explicit_bytes, implicit_transfers,
-                                      implicit_bytes }
+                                      implicit_bytes, peer_transfers, peer_bytes }
         neuronmem_kernel_tensor_t { data, element_type, dims, num_dims, memory_kind }
         neuronmem_kernel_call_t { struct_size, target, name, backend_config, inputs, num_inputs, outputs,
                                   num_outputs, grid, grid_rank, grid_index, device }
@@ -103,7 +106,7 @@ fn every_struct_and_field_matches_the_header() {
     }
     let declared: BTreeSet<_> = rust.keys().cloned().collect();
     assert_eq!(declared, seen, "fields declared in Rust but not in the header");
-    assert_eq!(published.len(), 27);
+    assert_eq!(published.len(), 28);
 }
 
 /// The public headers whose every function is declared here; a header added later is declared (and listed

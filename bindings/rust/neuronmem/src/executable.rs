@@ -26,7 +26,10 @@ pub struct CompileOptions {
     pub filename: Option<String>,
     pub policy: PlacementPolicy,
     pub argument_placement: ArgumentPlacement,
+    /// 0 = as many replicas as the client's cores hold (cores / partitions).
     pub num_replicas: u32,
+    /// SPMD partitions per replica: 0 = the module's `mhlo.num_partitions`, else 1.
+    pub num_partitions: u32,
 }
 
 /// A parameter or an output of an executable.
@@ -80,7 +83,7 @@ impl Client {
         -> Result<Executable<'_>> {
         let (entry, filename) = (cstring(&o.entry)?, cstring(&o.filename)?);
         let opts = sys::neuronmem_compile_options_t {
-            struct_size: sys::struct_size!(sys::neuronmem_compile_options_t, num_replicas),
+            struct_size: sys::struct_size!(sys::neuronmem_compile_options_t, num_partitions),
             extension: ptr::null(),
             entry: entry.as_ref().map_or(ptr::null(), |c| c.as_ptr()),
             filename: filename.as_ref().map_or(ptr::null(), |c| c.as_ptr()),
@@ -93,6 +96,7 @@ impl Client {
                 ArgumentPlacement::AutoCopy => sys::NEURONMEM_ARGUMENT_PLACEMENT_AUTO_COPY,
             },
             num_replicas: o.num_replicas,
+            num_partitions: o.num_partitions,
         };
         let mut raw = ptr::null_mut();
         check(unsafe {
@@ -122,7 +126,7 @@ impl<'c> Executable<'c> {
     pub fn properties(&self) -> Result<sys::neuronmem_executable_properties_t> {
         // SAFETY: a plain struct of integers.
         let mut p: sys::neuronmem_executable_properties_t = unsafe { std::mem::zeroed() };
-        p.struct_size = sys::struct_size!(sys::neuronmem_executable_properties_t, num_explicit_moves);
+        p.struct_size = sys::struct_size!(sys::neuronmem_executable_properties_t, num_partitions);
         check(unsafe { sys::neuronmem_executable_properties(self.raw, &mut p) })?;
         Ok(p)
     }
@@ -203,6 +207,71 @@ impl<'c> Executable<'c> {
         let results = outs.into_iter().map(|raw| Buffer::from_parts(self.client, raw, None, None)).collect();
         Ok((results, Event::from_raw(done), Execution { _client: self.client, raw: execution }))
     }
+
+    /// Submits one launch: an execution on each of `devices` (distinct devices the executable runs on),
+    /// `arguments[d]` the arguments of `devices[d]`, `waits[d]` its wait events (an empty `waits`: none).
+    /// Each runs on its core's own thread. Returns per device: the result buffers, the done event and the
+    /// execution; a refused launch submits nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn execute_devices(&self, devices: &[&Device<'c>], arguments: &[&[&Buffer<'_>]], waits: &[&[&Event]],
+                           non_donatable: &[usize])
+        -> Result<(Vec<Vec<Buffer<'c>>>, Vec<Event>, Vec<Execution<'c>>)> {
+        let n = devices.len();
+        if arguments.len() != n {
+            return Err(Error::invalid(format!("{} argument lists for {} devices", arguments.len(), n)));
+        }
+        if !waits.is_empty() && waits.len() != n {
+            return Err(Error::invalid(format!("{} wait lists for {} devices", waits.len(), n)));
+        }
+        let per = arguments.first().map_or(0, |a| a.len());
+        if let Some(d) = arguments.iter().position(|a| a.len() != per) {
+            return Err(Error::invalid(format!("device {} has {} arguments, device 0 has {}", d, arguments[d].len(),
+                                              per)));
+        }
+        let n_out = self.properties()?.num_outputs;
+        let devs: Vec<*mut sys::neuronmem_device_t> = devices.iter().map(|d| d.raw).collect();
+        let args: Vec<*mut sys::neuronmem_buffer_t> =
+            arguments.iter().flat_map(|a| a.iter().map(|b| b.raw())).collect();
+        let wait_lists: Vec<WaitList> = waits.iter().map(|w| WaitList::new(w)).collect();
+        let raw_waits: Vec<sys::neuronmem_event_list_t> = wait_lists.iter().map(|w| w.raw()).collect();
+        let la = sys::neuronmem_execute_devices_args_t {
+            struct_size: sys::struct_size!(sys::neuronmem_execute_devices_args_t, num_non_donatable),
+            extension: ptr::null(),
+            executable: self.raw,
+            devices: if devs.is_empty() { ptr::null() } else { devs.as_ptr() },
+            num_devices: n,
+            arguments: if args.is_empty() { ptr::null() } else { args.as_ptr() },
+            num_arguments: per,
+            waits: if raw_waits.is_empty() { ptr::null() } else { raw_waits.as_ptr() },
+            non_donatable: if non_donatable.is_empty() { ptr::null() } else { non_donatable.as_ptr() },
+            num_non_donatable: non_donatable.len(),
+        };
+        let mut outs = vec![ptr::null_mut(); (n * n_out).max(1)];
+        let mut done = vec![ptr::null_mut(); n.max(1)];
+        let mut executions = vec![ptr::null_mut(); n.max(1)];
+        check(unsafe {
+            sys::neuronmem_executable_execute_devices(&la, outs.as_mut_ptr(), done.as_mut_ptr(),
+                                                      executions.as_mut_ptr())
+        })?;
+        let results = (0..n)
+            .map(|d| {
+                outs[d * n_out..(d + 1) * n_out]
+                    .iter()
+                    .map(|&raw| Buffer::from_parts(self.client, raw, None, None))
+                    .collect()
+            })
+            .collect();
+        let events = done[..n].iter().map(|&raw| Event::from_raw(raw)).collect();
+        let runs = executions[..n].iter().map(|&raw| Execution { _client: self.client, raw }).collect();
+        Ok((results, events, runs))
+    }
+
+    /// The (replica, partition) `device` runs: device d is replica d / P, partition d % P.
+    pub fn logical_ids(&self, device: &Device<'c>) -> Result<(u32, u32)> {
+        let (mut replica, mut partition) = (0u32, 0u32);
+        check(unsafe { sys::neuronmem_executable_logical_ids(self.raw, device.raw, &mut replica, &mut partition) })?;
+        Ok((replica, partition))
+    }
 }
 
 /// One finished execution's transfers from one memory kind to another.
@@ -215,7 +284,7 @@ impl Execution<'_> {
     pub fn stats(&self) -> Result<ExecutionStats> {
         // SAFETY: a plain struct of integers.
         let mut s: ExecutionStats = unsafe { std::mem::zeroed() };
-        s.struct_size = sys::struct_size!(sys::neuronmem_execution_stats_t, queue_ns);
+        s.struct_size = sys::struct_size!(sys::neuronmem_execution_stats_t, peer_bytes);
         check(unsafe { sys::neuronmem_execution_stats(self.raw, &mut s) })?;
         Ok(s)
     }
@@ -224,7 +293,7 @@ impl Execution<'_> {
     pub fn transfers(&self, from: MemoryKind, to: MemoryKind) -> Result<TransferCounts> {
         // SAFETY: a plain struct of integers.
         let mut t: TransferCounts = unsafe { std::mem::zeroed() };
-        t.struct_size = sys::struct_size!(sys::neuronmem_transfer_counts_t, implicit_bytes);
+        t.struct_size = sys::struct_size!(sys::neuronmem_transfer_counts_t, peer_bytes);
         check(unsafe { sys::neuronmem_execution_transfers(self.raw, from.raw(), to.raw(), &mut t) })?;
         Ok(t)
     }

@@ -411,3 +411,44 @@ fn executables() {
     let m = Manifest::load_text(EXEC_TEXT, &ManifestOptions::default()).unwrap();
     assert_eq!(c.compile_manifest(&m, &CompileOptions::default()).unwrap().parameters().unwrap().len(), 2);
 }
+
+const SPMD_TEXT: &str = "module @jit_f attributes {mhlo.num_partitions = 2 : i32} {
+  func.func public @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+    %0 = stablehlo.add %a, %a : tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+}
+";
+
+#[test]
+fn launches_on_several_devices() {
+    let c = client(2);
+    let devs = c.devices().unwrap();
+    let exe = c.compile(SPMD_TEXT, &CompileOptions::default()).unwrap();
+    let p = exe.properties().unwrap();
+    assert_eq!((p.num_replicas, p.num_partitions), (1, 2));
+    assert_eq!(exe.logical_ids(&devs[1]).unwrap(), (0, 1));
+    let a0 = devs[0].default_memory().unwrap().buffer_from_slice(&[4], &[1f32; 4], &[]).unwrap();
+    let a1 = devs[1].default_memory().unwrap().buffer_from_slice(&[4], &[2f32; 4], &[]).unwrap();
+    let gate = c.new_event().unwrap();
+    let (results, done, runs) =
+        exe.execute_devices(&[&devs[0], &devs[1]], &[&[&a0], &[&a1]], &[&[&gate], &[]], &[]).unwrap();
+    done[1].wait(None).unwrap(); // device 1 waits for nothing
+    assert!(!done[0].is_ready().unwrap());
+    gate.complete(None).unwrap();
+    done[0].wait(None).unwrap();
+    assert_eq!(results[0][0].to_vec::<f32>().unwrap(), [2.0; 4]);
+    assert_eq!(results[1][0].to_vec::<f32>().unwrap(), [4.0; 4]);
+    for run in &runs {
+        let st = run.stats().unwrap();
+        assert_eq!((st.peer_transfers, st.peer_bytes, st.implicit_transfers), (0, 0, 0));
+        assert_eq!(run.transfers(MemoryKind::Device, MemoryKind::Device).unwrap().peer_bytes, 0);
+    }
+    // A device listed twice: nothing is submitted.
+    let e = exe.execute_devices(&[&devs[0], &devs[0]], &[&[&a0], &[&a0]], &[], &[]).err().unwrap();
+    assert_eq!(e.code(), Code::InvalidArgument);
+    assert!(e.message().contains("listed twice"), "{}", e);
+    let one = c.compile(SPMD_TEXT, &CompileOptions { num_replicas: 1, num_partitions: 1, ..CompileOptions::default() })
+        .unwrap();
+    assert_eq!(code(one.logical_ids(&devs[1])), Code::InvalidArgument);
+}

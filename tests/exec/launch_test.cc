@@ -1,0 +1,332 @@
+// Multi-core launches (issue 9): neuronmem_executable_execute_devices runs one execution per device with
+// distinct arguments, each on its own core's thread (never the caller's), per-device results, events and
+// statistics; SPMD partitions (num_partitions, logical ids); what a bad launch gets (nothing is submitted);
+// launches from several threads at once. Threaded: also in suite 'concurrency'.
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "exec/exec_test_util.h"
+
+namespace neuronmem_test {
+namespace {
+
+class LaunchTest : public ExecTest {
+ protected:
+  static constexpr uint32_t kCores = 4;
+  void SetUp() override { ASSERT_OK(MakeClient(16u << 20, kCores, &client_)); }
+
+  neuronmem_status_t* CompileWith(const std::string& text, uint32_t replicas, uint32_t partitions,
+                                  neuronmem_executable_t** out) {
+    neuronmem_compile_options_t o{};
+    o.struct_size = NEURONMEM_COMPILE_OPTIONS_STRUCT_SIZE;
+    o.filename = "launch.mlir";
+    o.num_replicas = replicas;
+    o.num_partitions = partitions;
+    neuronmem_status_t* s = neuronmem_executable_compile_text(client_, text.data(), text.size(), &o, out);
+    if (!s) executables_.push_back(*out);
+    return s;
+  }
+
+  // One launch of `e` on `devices` (indices) with args[d] for device d; results[d], done[d], executions[d].
+  neuronmem_status_t* Launch(neuronmem_executable_t* e, const std::vector<size_t>& devices,
+                             const std::vector<std::vector<neuronmem_buffer_t*>>& args,
+                             std::vector<std::vector<neuronmem_buffer_t*>>* results,
+                             std::vector<neuronmem_event_t*>* done, std::vector<neuronmem_execution_t*>* executions,
+                             const std::vector<neuronmem_event_list_t>& waits = {},
+                             std::vector<size_t> non_donatable = {}) {
+    neuronmem_executable_properties_t p{};
+    p.struct_size = sizeof p;
+    EXPECT_OK(neuronmem_executable_properties(e, &p));
+    std::vector<neuronmem_device_t*> devs;
+    for (size_t d : devices) devs.push_back(Device(d));
+    std::vector<neuronmem_buffer_t*> flat;
+    for (const auto& a : args) flat.insert(flat.end(), a.begin(), a.end());
+    const size_t n = devs.size();
+    // At least one slot each: no devices must still reach the library's own check.
+    std::vector<neuronmem_buffer_t*> out(std::max<size_t>(n * p.num_outputs, 1),
+                                         reinterpret_cast<neuronmem_buffer_t*>(1));
+    done->assign(std::max<size_t>(n, 1), reinterpret_cast<neuronmem_event_t*>(1));
+    if (executions) executions->assign(std::max<size_t>(n, 1), reinterpret_cast<neuronmem_execution_t*>(1));
+    neuronmem_execute_devices_args_t a{};
+    a.struct_size = NEURONMEM_EXECUTE_DEVICES_ARGS_STRUCT_SIZE;
+    a.executable = e;
+    a.devices = devs.data();
+    a.num_devices = n;
+    a.arguments = flat.data();
+    a.num_arguments = args.empty() ? 0 : args[0].size();
+    a.waits = waits.empty() ? nullptr : waits.data();
+    a.non_donatable = non_donatable.data();
+    a.num_non_donatable = non_donatable.size();
+    neuronmem_status_t* s =
+        neuronmem_executable_execute_devices(&a, out.data(), done->data(), executions ? executions->data() : nullptr);
+    done->resize(n);
+    if (executions) executions->resize(n);
+    results->assign(n, {});
+    for (size_t d = 0; d < n; ++d) {
+      for (size_t k = 0; k < p.num_outputs; ++k) {
+        neuronmem_buffer_t* r = out[d * p.num_outputs + k];
+        (*results)[d].push_back(r);
+        if (r) buffers_.push_back(r);
+      }
+    }
+    return s;
+  }
+};
+
+TEST_F(LaunchTest, DistinctArgumentsPerDeviceRunOnEveryCore) {
+  neuronmem_executable_t* e = nullptr;
+  ASSERT_OK(CompileWith(kIncrement, 0, 0, &e));
+  neuronmem_executable_properties_t p{};
+  p.struct_size = NEURONMEM_EXECUTABLE_PROPERTIES_STRUCT_SIZE;
+  ASSERT_OK(neuronmem_executable_properties(e, &p));
+  EXPECT_EQ(p.num_replicas, kCores);
+  EXPECT_EQ(p.num_partitions, 1u);
+  std::vector<std::vector<neuronmem_buffer_t*>> args;
+  for (size_t d = 0; d < kCores; ++d) {
+    const float base = 10.0f * static_cast<float>(d);
+    args.push_back({Upload({base, base + 1, base + 2, base + 3}, {4}, Memory(NEURONMEM_MEMORY_KIND_DEVICE, d))});
+  }
+  std::vector<std::vector<neuronmem_buffer_t*>> results;
+  std::vector<neuronmem_event_t*> done;
+  std::vector<neuronmem_execution_t*> executions;
+  ASSERT_OK(Launch(e, {0, 1, 2, 3}, args, &results, &done, &executions));
+  for (size_t d = 0; d < kCores; ++d) {
+    ASSERT_OK(neuronmem_event_wait(done[d], -1));
+    const float base = 10.0f * static_cast<float>(d);
+    EXPECT_EQ(Read(results[d][0], 4), (std::vector<float>{base + 1, base + 2, base + 3, base + 4}));
+    // Each result lives in its own device's memory.
+    neuronmem_memory_t* m = nullptr;
+    ASSERT_OK(neuronmem_buffer_memory(results[d][0], &m));
+    EXPECT_EQ(m, Memory(NEURONMEM_MEMORY_KIND_DEVICE, d));
+    const neuronmem_execution_stats_t st = Stats(executions[d]);
+    EXPECT_EQ(st.explicit_transfers + st.implicit_transfers + st.peer_transfers, 0u);
+    EXPECT_EQ(Pair(executions[d], NEURONMEM_MEMORY_KIND_DEVICE, NEURONMEM_MEMORY_KIND_DEVICE).peer_bytes, 0u);
+    neuronmem_event_destroy(done[d]);
+    neuronmem_execution_destroy(executions[d]);
+  }
+}
+
+// A kernel that records the thread it runs on.
+struct Threads {
+  std::mutex mu;
+  std::set<std::thread::id> ids;
+};
+neuronmem_status_t* RecordThread(const neuronmem_kernel_call_t* call, void* user_data) {
+  auto* t = static_cast<Threads*>(user_data);
+  {
+    std::lock_guard<std::mutex> lock(t->mu);
+    t->ids.insert(std::this_thread::get_id());
+  }
+  std::memcpy(call->outputs[0].data, call->inputs[0].data, 4 * sizeof(float));
+  return nullptr;
+}
+
+TEST_F(LaunchTest, EachDeviceRunsOnItsCoresThreadNeverTheCallers) {
+  Threads threads;
+  neuronmem_kernel_registration_t r{};
+  r.struct_size = sizeof r;
+  r.name = "record.thread";
+  r.fn = RecordThread;
+  r.user_data = &threads;
+  ASSERT_OK(neuronmem_client_register_kernel(client_, &r));
+  neuronmem_executable_t* e = nullptr;
+  ASSERT_OK(CompileWith(R"(
+func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = stablehlo.custom_call @record.thread(%a) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+)",
+                        0, 0, &e));
+  std::vector<std::vector<neuronmem_buffer_t*>> args;
+  for (size_t d = 0; d < 2; ++d) args.push_back({Upload({1, 2, 3, 4}, {4}, Memory(NEURONMEM_MEMORY_KIND_DEVICE, d))});
+  for (int round = 0; round < 3; ++round) {
+    std::vector<std::vector<neuronmem_buffer_t*>> results;
+    std::vector<neuronmem_event_t*> done;
+    ASSERT_OK(Launch(e, {0, 1}, args, &results, &done, nullptr));
+    for (neuronmem_event_t* ev : done) {
+      ASSERT_OK(neuronmem_event_wait(ev, -1));
+      neuronmem_event_destroy(ev);
+    }
+    EXPECT_EQ(Read(results[1][0], 4), (std::vector<float>{1, 2, 3, 4}));
+  }
+  // One thread per core, made once and reused, and neither is the caller.
+  EXPECT_EQ(threads.ids.size(), 2u);
+  EXPECT_EQ(threads.ids.count(std::this_thread::get_id()), 0u);
+}
+
+TEST_F(LaunchTest, EachDeviceWaitsForItsOwnEvents) {
+  neuronmem_executable_t* e = nullptr;
+  ASSERT_OK(CompileWith(kIncrement, 0, 0, &e));
+  neuronmem_event_t* gate = nullptr;
+  ASSERT_OK(neuronmem_event_create(client_, &gate));
+  std::vector<std::vector<neuronmem_buffer_t*>> args = {
+      {Upload({1, 1, 1, 1}, {4}, Memory(NEURONMEM_MEMORY_KIND_DEVICE, 2))},
+      {Upload({5, 5, 5, 5}, {4}, Memory(NEURONMEM_MEMORY_KIND_DEVICE, 3))}};
+  std::vector<neuronmem_event_list_t> waits = {{&gate, 1}, {nullptr, 0}};
+  std::vector<std::vector<neuronmem_buffer_t*>> results;
+  std::vector<neuronmem_event_t*> done;
+  ASSERT_OK(Launch(e, {2, 3}, args, &results, &done, nullptr, waits));
+  ASSERT_OK(neuronmem_event_wait(done[1], -1));  // device 3 needs nothing
+  bool ready = true;
+  ASSERT_OK(neuronmem_event_is_ready(done[0], &ready));
+  EXPECT_FALSE(ready);
+  ASSERT_OK(neuronmem_event_complete(gate, nullptr));
+  ASSERT_OK(neuronmem_event_wait(done[0], -1));
+  EXPECT_EQ(Read(results[0][0], 4), std::vector<float>(4, 2.0f));
+  EXPECT_EQ(Read(results[1][0], 4), std::vector<float>(4, 6.0f));
+  for (neuronmem_event_t* ev : done) neuronmem_event_destroy(ev);
+  neuronmem_event_destroy(gate);
+}
+
+TEST_F(LaunchTest, LaunchesFromSeveralThreadsAllFinish) {
+  neuronmem_executable_t* e = nullptr;
+  ASSERT_OK(CompileWith(kIncrement, 0, 0, &e));
+  std::vector<std::vector<neuronmem_buffer_t*>> args;
+  for (size_t d = 0; d < kCores; ++d)
+    args.push_back({Upload({0, 0, 0, 0}, {4}, Memory(NEURONMEM_MEMORY_KIND_DEVICE, d))});
+  std::mutex mu;
+  std::vector<neuronmem_event_t*> all_done;
+  std::vector<std::thread> submitters;
+  for (int t = 0; t < 3; ++t) {
+    submitters.emplace_back([&, t] {
+      // Thread t launches on the cores in its own order: the launches still reach each core in one order.
+      std::vector<size_t> devices = t % 2 ? std::vector<size_t>{3, 2, 1, 0} : std::vector<size_t>{0, 1, 2, 3};
+      std::vector<std::vector<neuronmem_buffer_t*>> a;
+      for (size_t d : devices) a.push_back(args[d]);
+      for (int i = 0; i < 10; ++i) {
+        std::vector<std::vector<neuronmem_buffer_t*>> results;
+        std::vector<neuronmem_event_t*> done;
+        std::lock_guard<std::mutex> lock(mu);  // the fixture's buffer list is not thread-safe
+        EXPECT_OK(Launch(e, devices, a, &results, &done, nullptr));
+        all_done.insert(all_done.end(), done.begin(), done.end());
+      }
+    });
+  }
+  for (std::thread& t : submitters) t.join();
+  ASSERT_EQ(all_done.size(), 3u * 10u * kCores);
+  for (neuronmem_event_t* ev : all_done) {
+    EXPECT_OK(neuronmem_event_wait(ev, -1));
+    neuronmem_event_destroy(ev);
+  }
+}
+
+TEST_F(LaunchTest, PartitionsFromTheModuleOrTheOptions) {
+  const char kPartitioned[] = R"(
+module @jit_f attributes {mhlo.num_partitions = 2 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+    return %a : tensor<4xf32>
+  }
+}
+)";
+  neuronmem_executable_t* e = nullptr;
+  ASSERT_OK(CompileWith(kPartitioned, 0, 0, &e));
+  neuronmem_executable_properties_t p{};
+  p.struct_size = NEURONMEM_EXECUTABLE_PROPERTIES_STRUCT_SIZE;
+  ASSERT_OK(neuronmem_executable_properties(e, &p));
+  EXPECT_EQ(p.num_partitions, 2u);
+  EXPECT_EQ(p.num_replicas, 2u);  // the 4 cores hold 2 replicas of 2 partitions
+  uint32_t replica = 9, partition = 9;
+  ASSERT_OK(neuronmem_executable_logical_ids(e, Device(3), &replica, &partition));
+  EXPECT_EQ(replica, 1u);
+  EXPECT_EQ(partition, 1u);
+  ASSERT_OK(neuronmem_executable_logical_ids(e, Device(2), &replica, &partition));
+  EXPECT_EQ(replica, 1u);
+  EXPECT_EQ(partition, 0u);
+
+  // The options override the module; a device past replicas * partitions is refused.
+  neuronmem_executable_t* one = nullptr;
+  ASSERT_OK(CompileWith(kPartitioned, 1, 4, &one));
+  ASSERT_OK(neuronmem_executable_properties(one, &p));
+  EXPECT_EQ(p.num_partitions, 4u);
+  EXPECT_EQ(p.num_replicas, 1u);
+  ASSERT_OK(neuronmem_executable_logical_ids(one, Device(3), &replica, &partition));
+  EXPECT_EQ(replica, 0u);
+  EXPECT_EQ(partition, 3u);
+  neuronmem_executable_t* small = nullptr;
+  ASSERT_OK(CompileWith(kPartitioned, 1, 1, &small));
+  Result r = Take(neuronmem_executable_logical_ids(small, Device(1), &replica, &partition));
+  EXPECT_EQ(r.code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(r.message.find("runs on devices 0..0"), std::string::npos) << r.message;
+  EXPECT_EQ(replica, 0u);
+
+  // More than the client's cores.
+  neuronmem_executable_t* bad = nullptr;
+  r = Take(CompileWith(kPartitioned, 0, 8, &bad));
+  EXPECT_EQ(r.code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(r.message.find("num_partitions is 8 but the client has 4 cores"), std::string::npos) << r.message;
+  r = Take(CompileWith(kPartitioned, 3, 2, &bad));
+  EXPECT_EQ(r.code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(r.message.find("num_replicas 3 times num_partitions 2"), std::string::npos) << r.message;
+}
+
+TEST_F(LaunchTest, OldCompileOptionsWithoutPartitionsStillWork) {
+  // A caller built before num_partitions existed: its struct_size ends at num_replicas.
+  neuronmem_compile_options_t o{};
+  o.struct_size = offsetof(neuronmem_compile_options_t, num_replicas) + sizeof(uint32_t);
+  o.num_replicas = 2;
+  o.num_partitions = 77;  // beyond the caller's struct: never read
+  neuronmem_executable_t* e = nullptr;
+  ASSERT_OK(neuronmem_executable_compile_text(client_, kIncrement, sizeof kIncrement - 1, &o, &e));
+  executables_.push_back(e);
+  neuronmem_executable_properties_t p{};
+  p.struct_size = offsetof(neuronmem_executable_properties_t, num_explicit_moves) + sizeof(uint64_t);
+  p.num_partitions = 55;  // beyond the caller's struct: never written
+  ASSERT_OK(neuronmem_executable_properties(e, &p));
+  EXPECT_EQ(p.num_replicas, 2u);
+  EXPECT_EQ(p.num_partitions, 55u);
+}
+
+TEST_F(LaunchTest, ABadLaunchSubmitsNothing) {
+  const char kDonate[] = R"(
+func.func @main(%a: tensor<4xf32> {tf.aliasing_output = 0 : i32}) -> tensor<4xf32> {
+  %0 = stablehlo.add %a, %a : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+)";
+  neuronmem_executable_t* e = nullptr;
+  ASSERT_OK(CompileWith(kDonate, 2, 1, &e));
+  neuronmem_buffer_t* a0 = Upload({1, 2, 3, 4}, {4}, Memory(NEURONMEM_MEMORY_KIND_DEVICE, 0));
+  neuronmem_buffer_t* a1 = Upload({1, 2, 3, 4}, {4}, Memory(NEURONMEM_MEMORY_KIND_DEVICE, 1));
+  neuronmem_buffer_t* a2 = Upload({1, 2, 3, 4}, {4}, Memory(NEURONMEM_MEMORY_KIND_DEVICE, 2));
+  std::vector<std::vector<neuronmem_buffer_t*>> results;
+  std::vector<neuronmem_event_t*> done;
+  auto expect_refused = [&](neuronmem_status_t* s, const char* text) {
+    const Result r = Take(s);
+    EXPECT_EQ(r.code, NEURONMEM_STATUS_INVALID_ARGUMENT) << r.message;
+    EXPECT_NE(r.message.find(text), std::string::npos) << r.message;
+    for (size_t d = 0; d < done.size(); ++d) {
+      EXPECT_EQ(done[d], nullptr);
+      for (neuronmem_buffer_t* b : results[d]) EXPECT_EQ(b, nullptr);
+    }
+    bool deleted = true;
+    EXPECT_OK(neuronmem_buffer_is_deleted(a0, &deleted));
+    EXPECT_FALSE(deleted);  // device 0's donation did not happen
+  };
+  expect_refused(Launch(e, {0, 0}, {{a0}, {a0}}, &results, &done, nullptr), "device 0 is listed twice");
+  expect_refused(Launch(e, {0, 2}, {{a0}, {a2}}, &results, &done, nullptr),
+                 "device 2: the executable runs on devices 0..1");
+  expect_refused(Launch(e, {0, 1}, {{a0}, {a0}}, &results, &done, nullptr), "is donated but also passed to device 1");
+  expect_refused(Launch(e, {}, {}, &results, &done, nullptr), "at least one device");
+  // A buffer of the wrong device: STRICT refuses (FAILED_PRECONDITION) naming the device; nothing donated.
+  const Result r = Take(Launch(e, {0, 1}, {{a0}, {a2}}, &results, &done, nullptr));
+  EXPECT_EQ(r.code, NEURONMEM_STATUS_FAILED_PRECONDITION) << r.message;
+  EXPECT_EQ(r.message.rfind("device 1: argument 0", 0), 0u) << r.message;
+  bool deleted = true;
+  EXPECT_OK(neuronmem_buffer_is_deleted(a0, &deleted));
+  EXPECT_FALSE(deleted);
+  // The same launch done right donates both.
+  ASSERT_OK(Launch(e, {0, 1}, {{a0}, {a1}}, &results, &done, nullptr));
+  for (size_t d = 0; d < 2; ++d) {
+    ASSERT_OK(neuronmem_event_wait(done[d], -1));
+    EXPECT_EQ(Read(results[d][0], 4), (std::vector<float>{2, 4, 6, 8}));
+    neuronmem_event_destroy(done[d]);
+  }
+  EXPECT_OK(neuronmem_buffer_is_deleted(a1, &deleted));
+  EXPECT_TRUE(deleted);
+}
+
+}  // namespace
+}  // namespace neuronmem_test
