@@ -44,7 +44,48 @@ Status CheckValue(const manifest::Value& v, const interp::ValueSpec& spec, const
   return Ok();
 }
 
-bool SameShape(const ValueInfo& a, const ValueInfo& b) { return a.type == b.type && a.dims == b.dims; }
+bool SameShape(const manifest::Value& a, const manifest::Value& b) {
+  return a.type.element_type == b.type.element_type && a.type.dims == b.type.dims;
+}
+
+// Donation pairs from the manifest: tf.aliasing_output names the output; a jax.buffer_donor goes to the first
+// output left that has its shape and memory kind (as XLA matches donors). donation[i]: the output argument i is
+// donated into, or -1. Decided before the graph is compiled: the interpreter updates donated arguments in place.
+Status MatchDonations(const manifest::Manifest& m, const std::string& filename, std::vector<int64_t>* donation) {
+  donation->assign(m.arguments.size(), -1);
+  std::vector<int64_t> donor(m.results.size(), -1);  // per output
+  for (size_t i = 0; i < m.arguments.size(); ++i) {
+    const manifest::Value& a = m.arguments[i];
+    if (a.aliasing_output < 0) continue;
+    const std::string where = Where(filename, a.loc) + ": argument " + std::to_string(i);
+    if (static_cast<size_t>(a.aliasing_output) >= m.results.size())
+      return InvalidArgument("%s: tf.aliasing_output = %" PRId64 " but the function has %zu results", where.c_str(),
+                             a.aliasing_output, m.results.size());
+    const size_t k = static_cast<size_t>(a.aliasing_output);
+    const manifest::Value& o = m.results[k];
+    if (donor[k] >= 0)
+      return InvalidArgument("%s: output %zu is already the donation of argument %" PRId64, where.c_str(), k, donor[k]);
+    if (!SameShape(a, o) || a.memory_kind != o.memory_kind)
+      return InvalidArgument(
+          "%s: %s in %s cannot be donated to output %zu, a %s in %s", where.c_str(),
+          ShapeText(a.type.element, a.type.dims).c_str(), std::string(MemoryKindName(a.memory_kind)).c_str(), k,
+          ShapeText(o.type.element, o.type.dims).c_str(), std::string(MemoryKindName(o.memory_kind)).c_str());
+    (*donation)[i] = static_cast<int64_t>(k);
+    donor[k] = static_cast<int64_t>(i);
+  }
+  for (size_t i = 0; i < m.arguments.size(); ++i) {
+    const manifest::Value& a = m.arguments[i];
+    if (!a.buffer_donor || (*donation)[i] >= 0) continue;
+    for (size_t k = 0; k < m.results.size(); ++k) {
+      if (donor[k] < 0 && SameShape(a, m.results[k]) && a.memory_kind == m.results[k].memory_kind) {
+        (*donation)[i] = static_cast<int64_t>(k);
+        donor[k] = static_cast<int64_t>(i);
+        break;
+      }
+    }
+  }
+  return Ok();
+}
 
 // UNIMPLEMENTED at the first infeed or outfeed of `fn`, its regions or a function it calls: the executor has
 // no feed queues (a frontend moves data with arguments, results or host transfers instead).
@@ -134,6 +175,19 @@ Status Executable::Compile(const manifest::Manifest& m, std::string_view source,
     auto it = move_kinds.find({op.loc.line, op.loc.column});
     return it == move_kinds.end() ? 0 : static_cast<uint8_t>(it->second);
   };
+  // Donated arguments are updated in place (each in the memory space of its kind); a bad donation is reported
+  // after what the graph itself gets wrong.
+  std::vector<int64_t> donation;
+  Status donation_error = MatchDonations(m, options.filename, &donation);
+  const auto is_tuple = [](const manifest::Value& v) { return v.type.is_tuple; };
+  const bool flat = std::none_of(m.arguments.begin(), m.arguments.end(), is_tuple) &&
+                    std::none_of(m.results.begin(), m.results.end(), is_tuple);  // else refused below
+  if (!donation_error && flat) {
+    for (size_t i = 0; i < donation.size(); ++i) {
+      co.donations.push_back(static_cast<int32_t>(donation[i]));
+      co.param_spaces.push_back(static_cast<uint8_t>(m.arguments[i].memory_kind));
+    }
+  }
   NEURONMEM_RETURN_IF_ERROR(interp::Compile(*m.ir, co, &e->program_));
   const auto& params = e->program_->parameters();
   const auto& results = e->program_->results();
@@ -152,40 +206,11 @@ Status Executable::Compile(const manifest::Manifest& m, std::string_view source,
     e->returned_kinds_.push_back(p >= 0 ? e->params_[static_cast<size_t>(p)].kind
                                         : static_cast<MemoryKind>(results[i].space));
   }
-  // Donation: tf.aliasing_output names the output; a jax.buffer_donor goes to the first output left that
-  // has its shape and memory kind (as XLA matches donors).
-  for (size_t i = 0; i < params.size(); ++i) {
-    const manifest::Value& a = m.arguments[i];
-    ValueInfo& p = e->params_[i];
-    if (a.aliasing_output >= 0) {
-      const std::string where = Where(options.filename, a.loc) + ": argument " + std::to_string(i);
-      if (static_cast<size_t>(a.aliasing_output) >= e->outputs_.size())
-        return InvalidArgument("%s: tf.aliasing_output = %" PRId64 " but the function has %zu results", where.c_str(),
-                               a.aliasing_output, e->outputs_.size());
-      ValueInfo& o = e->outputs_[static_cast<size_t>(a.aliasing_output)];
-      if (o.donation >= 0)
-        return InvalidArgument("%s: output %" PRId64 " is already the donation of argument %" PRId64, where.c_str(),
-                               a.aliasing_output, o.donation);
-      if (!SameShape(p, o) || p.kind != o.kind)
-        return InvalidArgument("%s: %s in %s cannot be donated to output %" PRId64 ", a %s in %s", where.c_str(),
-                               ShapeText(p.type, p.dims).c_str(), std::string(MemoryKindName(p.kind)).c_str(),
-                               a.aliasing_output, ShapeText(o.type, o.dims).c_str(),
-                               std::string(MemoryKindName(o.kind)).c_str());
-      p.donation = a.aliasing_output;
-      o.donation = static_cast<int64_t>(i);
-    }
-  }
-  for (size_t i = 0; i < params.size(); ++i) {
-    if (!m.arguments[i].buffer_donor || e->params_[i].donation >= 0) continue;
-    ValueInfo& p = e->params_[i];
-    for (size_t k = 0; k < e->outputs_.size(); ++k) {
-      ValueInfo& o = e->outputs_[k];
-      if (o.donation < 0 && SameShape(p, o) && p.kind == o.kind) {
-        p.donation = static_cast<int64_t>(k);
-        o.donation = static_cast<int64_t>(i);
-        break;
-      }
-    }
+  NEURONMEM_RETURN_IF_ERROR(std::move(donation_error));
+  for (size_t i = 0; i < donation.size(); ++i) {
+    if (donation[i] < 0) continue;
+    e->params_[i].donation = donation[i];
+    e->outputs_[static_cast<size_t>(donation[i])].donation = static_cast<int64_t>(i);
   }
   *out = std::move(e);
   return Ok();

@@ -56,6 +56,7 @@ struct Execution {
   std::vector<bool> donate;                           // which arguments are donated this time
   std::vector<copy::Buffer*> arg_buffers;             // from Prepare to Commit: each argument (after auto_copy)
   bool launch = false;                                // part of a launch: runs on its core's launch thread
+  std::unique_ptr<bool[]> donated;                    // per argument: given up to this execution
   EventRef done;
   std::shared_ptr<ExecutionStats> stats;
   uint64_t submitted_ns = 0;
@@ -151,6 +152,8 @@ Status Runtime::Prepare(const ExecuteRequest& r, copy::Buffer* const* results, s
   e->stats = std::make_shared<ExecutionStats>();
   e->submitted_ns = NowNs();
   e->done = EventRef(NewEvent(engine.event_owner()));
+  e->donated.reset(new bool[params.size() + 1]());
+  for (size_t i = 0; i < params.size(); ++i) e->donated[i] = donate[i];
   for (size_t i = 0; i < r.waits.size(); ++i) {
     e->waits.emplace_back(Share(r.waits[i]));
     e->wait_names.push_back("wait.events[" + std::to_string(i) + "]");
@@ -455,6 +458,8 @@ void Runtime::Run(Execution& e) {
     interp::Program::RunOptions options;
     options.spaces = spaces;
     options.context = &run;
+    // The program writes into a donated argument's memory (now its result's); a kept one stays untouched.
+    options.donated = e.donated.get();
     const uint64_t t0 = NowNs();
     failure = exe.program().Run(views.data(), views.size(), &allocator, &out, options);
     const uint64_t t1 = NowNs();

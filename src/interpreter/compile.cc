@@ -86,6 +86,9 @@ class FunctionCompiler final : public CompileCtx {
   const CustomCallRegistry* custom_calls() const override;
 
   void AliasOutput(size_t i, uint32_t slot) override { alias_[i] = slot; }
+  void InPlace(size_t output, size_t input) override {
+    if (requests_) requests_->emplace_back(output, input);
+  }
   uint32_t AddConstant(const Slot& like, const void* data) override;
   void AddCallee(const Function* f) override { fn_->AddCallee(f); }
 
@@ -106,6 +109,16 @@ class FunctionCompiler final : public CompileCtx {
   Status CompileImplicitArgs(const stablehlo::Block& block, Body* body, std::vector<uint32_t>* returned,
                              const std::vector<std::string_view>& names, const std::vector<uint32_t>& like);
   Status ResultNames(const Operation& op, std::vector<std::string_view>* names);
+  // In-place updates: an op's requests (CompileCtx::InPlace) become candidates when the op closes; the
+  // candidates whose operand is not used afterwards are applied once the whole function is compiled.
+  struct InPlaceCandidate {
+    uint32_t result, operand;
+    uint32_t uses;  // the operand's use count when the op closed
+  };
+  void CheckInPlace(const std::vector<std::pair<size_t, size_t>>& requests, const std::vector<uint32_t>& uses_before);
+  void ApplyInPlace(const std::vector<uint32_t>& returned);
+  // The entry parameter that `slot` is, when this is the entry function and the options donate it; -1 otherwise.
+  int32_t DonatableParam(uint32_t slot) const;
 
   Compiler* c_;
   Function* fn_;
@@ -116,6 +129,10 @@ class FunctionCompiler final : public CompileCtx {
   std::unordered_map<std::string_view, std::vector<std::vector<std::vector<uint32_t>>>> values_;
   std::vector<std::vector<std::string_view>> scopes_;
   std::vector<uint32_t> alias_;
+  std::vector<uint32_t> uses_;                                  // by slot: Use() calls so far (every kind of slot)
+  std::vector<std::pair<size_t, size_t>>* requests_ = nullptr;  // the op being compiled: (output, input)
+  std::vector<InPlaceCandidate> in_place_;
+  bool is_entry_ = false;
   friend class Compiler;
 };
 
@@ -147,6 +164,7 @@ class Compiler {
     Function* raw = fn.get();
     impl_->functions.emplace(fn->name, std::move(fn));
     FunctionCompiler fc(this, raw);
+    fc.is_entry_ = caller_op == nullptr && name == options_.entry;
     NEURONMEM_RETURN_IF_ERROR(fc.CompileFunction(*f));
     raw->compiling = false;
     *out = raw;
@@ -355,6 +373,8 @@ uint32_t FunctionCompiler::AddConstant(const Slot& like, const void* data) {
 }
 
 void FunctionCompiler::Use(uint32_t slot) {
+  if (uses_.size() <= slot) uses_.resize(fn_->slots.size(), 0);
+  ++uses_[slot];
   if (fn_->slots[slot].kind != Slot::Kind::kPlanned) return;
   const int d = def_depth_[slot];
   if (d < static_cast<int>(open_.size())) open_[d].pending.push_back(slot);
@@ -424,18 +444,19 @@ Status FunctionCompiler::CompileOp(const Operation& op, Body* body, std::vector<
     open_[depth_].pending.clear();
     return end;
   };
-  // Operands.
+  // Operands (their use counts before this op: an in-place request needs the op to read its operand once).
   inputs_.clear();
   std::vector<size_t> operand_leaf_begin;
   for (const auto& ref : op.operands) {
     const std::vector<uint32_t>* leaves;
     NEURONMEM_RETURN_IF_ERROR(Lookup(ref, &leaves));
     operand_leaf_begin.push_back(inputs_.size());
-    for (uint32_t s : *leaves) {
-      inputs_.push_back(s);
-      Use(s);
-    }
+    inputs_.insert(inputs_.end(), leaves->begin(), leaves->end());
   }
+  uses_.resize(fn_->slots.size(), 0);
+  std::vector<uint32_t> uses_before(inputs_.size());
+  for (size_t i = 0; i < inputs_.size(); ++i) uses_before[i] = uses_[inputs_[i]];
+  for (uint32_t s : inputs_) Use(s);
   if (name == "func.return" || name == "stablehlo.return" || name == "return" || name == "sdy.return") {
     *returned = inputs_;
     close();
@@ -527,10 +548,15 @@ Status FunctionCompiler::CompileOp(const Operation& op, Body* body, std::vector<
   }
   alias_.assign(outputs_.size(), UINT32_MAX);
   std::unique_ptr<Kernel> kernel;
+  std::vector<std::pair<size_t, size_t>> requests;
   {
     // The op may compile regions (which recurse into CompileOp): keep this op's lists.
     const std::vector<uint32_t> saved_in = inputs_, saved_out = outputs_;
-    NEURONMEM_RETURN_IF_ERROR(it->second(*this, &kernel));
+    std::vector<std::pair<size_t, size_t>>* const outer_requests = requests_;  // an op whose region this is
+    requests_ = &requests;
+    Status st = it->second(*this, &kernel);
+    requests_ = outer_requests;
+    NEURONMEM_RETURN_IF_ERROR(std::move(st));
     op_ = &op;
     inputs_ = saved_in;
     outputs_ = saved_out;
@@ -557,6 +583,7 @@ Status FunctionCompiler::CompileOp(const Operation& op, Body* body, std::vector<
       ++k;
     }
   }
+  if (!requests.empty()) CheckInPlace(requests, uses_before);
   if (kernel) {
     kernel->op = &op;
     body->kernels.push_back(kernel.get());
@@ -570,6 +597,76 @@ Status FunctionCompiler::CompileOp(const Operation& op, Body* body, std::vector<
     for (size_t i = 0; i < names.size(); ++i) Define(names[i], {std::move(results[i])});
   }
   return Ok();
+}
+
+int32_t FunctionCompiler::DonatableParam(uint32_t slot) const {
+  if (!is_entry_) return -1;  // a callee's parameters are its caller's values
+  const auto& args = fn_->body.arg_slots;
+  const auto it = std::find(args.begin(), args.end(), slot);
+  if (it == args.end()) return -1;
+  const size_t p = static_cast<size_t>(it - args.begin());
+  const auto& donations = c_->options_.donations;
+  return p < donations.size() && donations[p] >= 0 ? static_cast<int32_t>(p) : -1;
+}
+
+// The rules of docs/executor.md, "In-place updates", except "not used afterwards" (ApplyInPlace).
+void FunctionCompiler::CheckInPlace(const std::vector<std::pair<size_t, size_t>>& requests,
+                                    const std::vector<uint32_t>& uses_before) {
+  for (const auto& [o, i] : requests) {
+    if (o >= outputs_.size() || i >= inputs_.size() || alias_[o] != UINT32_MAX) continue;
+    const uint32_t operand = inputs_[i], result = outputs_[o];
+    // Read once by this op: not another of its operands, not inside its regions.
+    if (uses_[operand] - uses_before[i] != 1) continue;
+    // Defined in the block this op runs in: a value from outside a loop body or a branch is read again by
+    // the next iteration or by the code after it; a region's arguments are its owner's values.
+    if (def_depth_[operand] != depth_) continue;
+    const Slot& src = fn_->slots[operand];
+    const Slot& dst = fn_->slots[result];
+    if (dst.kind != Slot::Kind::kPlanned || src.bytes != dst.bytes || src.bytes == 0) continue;
+    if (src.kind == Slot::Kind::kExternal) {
+      // Only the entry function's donatable parameters, in the memory space the op's result lives in.
+      const int32_t p = depth_ == 0 ? DonatableParam(operand) : -1;
+      if (p < 0) continue;
+      const auto& spaces = c_->options_.param_spaces;
+      const uint8_t space = static_cast<size_t>(p) < spaces.size() ? spaces[static_cast<size_t>(p)] : 0;
+      if (space != dst.space) continue;
+    } else if (src.kind != Slot::Kind::kPlanned || src.space != dst.space) {
+      continue;  // a constant (the program's, read by every run), or another memory space
+    }
+    in_place_.push_back(InPlaceCandidate{result, operand, uses_[operand]});
+  }
+}
+
+// Grants the candidates whose operand nobody reads after the op: the result becomes an alias of the
+// operand's root (the planned slot or the parameter at the start of a chain of updates), whose live range
+// grows to cover it. Runs before the slots are planned.
+void FunctionCompiler::ApplyInPlace(const std::vector<uint32_t>& returned) {
+  std::vector<uint32_t> root(fn_->slots.size());
+  for (uint32_t i = 0; i < root.size(); ++i) root[i] = i;
+  for (const InPlaceCandidate& c : in_place_) {
+    if (uses_[c.operand] != c.uses) continue;  // read afterwards (or returned)
+    const uint32_t r = root[c.operand];
+    Slot& rs = fn_->slots[r];
+    Slot& res = fn_->slots[c.result];
+    if (rs.kind == Slot::Kind::kExternal) {
+      // A donated parameter's memory is its donation's result; a run that keeps the argument works there
+      // instead, so that result must be as large.
+      const int32_t p = DonatableParam(r);
+      if (p < 0) continue;
+      const size_t k = static_cast<size_t>(c_->options_.donations[static_cast<size_t>(p)]);
+      if (k >= returned.size() || fn_->slots[returned[k]].bytes != rs.bytes) continue;
+      const uint32_t param = static_cast<uint32_t>(p);
+      auto& params = fn_->overwritten_params;
+      if (std::find(params.begin(), params.end(), param) == params.end()) params.push_back(param);
+    } else {
+      rs.live_end = std::max(rs.live_end, res.live_end);
+    }
+    res.kind = Slot::Kind::kAlias;
+    res.alias_of = r;
+    root[c.result] = r;
+    fn_->alias_slots.push_back(c.result);
+  }
+  std::sort(fn_->alias_slots.begin(), fn_->alias_slots.end());
 }
 
 Status FunctionCompiler::CompileBlock(const stablehlo::Block& block, Body* body, std::vector<uint32_t>* returned,
@@ -741,6 +838,8 @@ Status FunctionCompiler::CompileFunction(const stablehlo::Function& f) {
     Slot& sl = fn_->slots[s];
     sl.live_end = std::max(sl.live_end, tick_);
   }
+  uses_.resize(fn_->slots.size(), 0);
+  ApplyInPlace(returned);
   const size_t data = PlanSlots(&fn_->slots, 0);
   fn_->slot_array_bytes = AlignUp(fn_->slots.size() * sizeof(char*));
   fn_->frame_bytes = fn_->slot_array_bytes + data;
@@ -771,7 +870,8 @@ void SetupFrame(const Function& fn, char* mem, char* const* spaces, Frame* frame
     switch (s.kind) {
       case Slot::Kind::kPlanned: frame->slots[i] = data[s.space] + s.offset; break;
       case Slot::Kind::kConst: frame->slots[i] = const_cast<char*>(s.const_data); break;
-      case Slot::Kind::kExternal: frame->slots[i] = nullptr; break;
+      case Slot::Kind::kExternal:
+      case Slot::Kind::kAlias: frame->slots[i] = nullptr; break;  // set by the caller / ResolveAliases
     }
   }
   frame->stack = mem + fn.frame_bytes;
@@ -783,6 +883,7 @@ Status CallFunction(const Function& fn, Frame& caller, const uint32_t* arg_slots
   frame.state = caller.state;
   frame.context = caller.context;
   for (size_t i = 0; i < fn.body.arg_slots.size(); ++i) frame.slots[fn.body.arg_slots[i]] = caller.slots[arg_slots[i]];
+  ResolveAliases(fn, &frame);
   NEURONMEM_RETURN_IF_ERROR(RunBody(fn.body, frame));
   for (size_t i = 0; i < fn.body.result_slots.size(); ++i) {
     const uint32_t src = fn.body.result_slots[i];
@@ -816,12 +917,17 @@ Status Compile(const stablehlo::Module& module, const CompileOptions& options, s
     v.type = sl.type;
     v.dims = sl.dims;
     v.bytes = sl.bytes;
-    v.space = sl.kind == Slot::Kind::kPlanned ? sl.space : 0;
+    v.space = sl.kind == Slot::Kind::kPlanned || sl.kind == Slot::Kind::kAlias ? sl.space : 0;
     for (size_t p = 0; p < entry->body.arg_slots.size(); ++p)
       if (entry->body.arg_slots[p] == s) v.param = static_cast<int32_t>(p);
     impl->results.push_back(std::move(v));
   }
-  for (const auto& kv : impl->functions) impl->num_kernels += kv.second->kernels.size();
+  for (const auto& kv : impl->functions) {
+    impl->num_kernels += kv.second->kernels.size();
+    impl->num_in_place += kv.second->alias_slots.size();
+  }
+  impl->fallback_result.assign(impl->params.size(), -1);
+  for (uint32_t p : entry->overwritten_params) impl->fallback_result[p] = options.donations[p];
   out->reset(new Program(std::move(impl)));
   return Ok();
 }
@@ -843,6 +949,10 @@ size_t Program::workspace_bytes(size_t space) const {
 }
 size_t Program::constant_bytes() const { return impl_->constant_bytes; }
 size_t Program::num_kernels() const { return impl_->num_kernels; }
+size_t Program::num_in_place() const { return impl_->num_in_place; }
+bool Program::overwrites_parameter(size_t i) const {
+  return i < impl_->fallback_result.size() && impl_->fallback_result[i] >= 0;
+}
 
 Status Program::Run(const TensorView* args, size_t num_args, ResultAllocator* allocator,
                     std::vector<TensorView>* results, Workspace* workspace) const {
@@ -890,7 +1000,8 @@ Status Program::Run(const TensorView* args, size_t num_args, ResultAllocator* al
   frame.state = &impl_->state;
   frame.context = options.context;
   for (size_t i = 0; i < num_args; ++i) frame.slots[fn.body.arg_slots[i]] = static_cast<char*>(args[i].data);
-  NEURONMEM_RETURN_IF_ERROR(RunBody(fn.body, frame));
+  // The results' memory first: a parameter the program overwrites but this run does not donate is copied into
+  // the memory of its donation's result, where the updates then happen (the argument stays as it was).
   results->clear();
   const size_t n = fn.body.result_slots.size();
   std::vector<char*> dsts(n);
@@ -899,6 +1010,14 @@ Status Program::Run(const TensorView* args, size_t num_args, ResultAllocator* al
     dsts[i] = static_cast<char*>(allocator->Allocate(i, spec.bytes));
     if (!dsts[i] && spec.bytes) return ResourceExhausted("no memory for result %zu (%zu bytes)", i, spec.bytes);
   }
+  for (uint32_t p : fn.overwritten_params) {
+    if (options.donated && options.donated[p]) continue;
+    char* dst = dsts[static_cast<size_t>(impl_->fallback_result[p])];
+    if (dst != args[p].data) std::memcpy(dst, args[p].data, impl_->params[p].bytes);
+    frame.slots[fn.body.arg_slots[p]] = dst;
+  }
+  ResolveAliases(fn, &frame);
+  NEURONMEM_RETURN_IF_ERROR(RunBody(fn.body, frame));
   // A result's memory may be an argument's (a donated one) that another result returns: copy every such
   // source aside before any result is written, so the order of the copies cannot matter.
   std::vector<std::unique_ptr<char[]>> staged(n);

@@ -380,6 +380,7 @@ Status CompileScatter(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   ScalarRegion body;
   NEURONMEM_RETURN_IF_ERROR(body.Compile(cx, 0, arg_types, types));
   const uint32_t stage = ScalarRegion::AddStage(cx, n);
+  for (size_t i = 0; i < n; ++i) cx.InPlace(i, i);  // at an input's last use only the updated elements are written
   *k = std::make_unique<ScatterKernel>(std::move(p), std::move(body), stage);
   return Ok();
 }

@@ -106,6 +106,14 @@ struct CompileOptions {
   // (0 = the default space). Each space's intermediates are planned apart, in memory of their own per
   // run (RunOptions::spaces). nullptr: everything in space 0.
   std::function<uint8_t(const stablehlo::Operation&)> result_space;
+  // Donation (the executor's donated arguments): donations[i] is the result whose memory entry parameter i
+  // (flattened) becomes when a run donates it, or -1; param_spaces[i] is the memory space parameter i lives in
+  // (empty: 0). Ops that can work in place (scatter, dynamic_update_slice, reshape) write into a donatable
+  // parameter of their own space at its last use; a run that does not donate it (RunOptions::donated) first
+  // copies the argument into that result's memory and works there. Intermediates are updated in place at
+  // their last use whatever these say.
+  std::vector<int32_t> donations;
+  std::vector<uint8_t> param_spaces;
 };
 
 constexpr size_t kMaxSpaces = 4;
@@ -156,6 +164,10 @@ class Program {
   size_t constant_bytes() const;
   // Number of kernels (ops) over all compiled functions and regions.
   size_t num_kernels() const;
+  // Ops that write their result into an operand's memory (in-place updates granted at compile time).
+  size_t num_in_place() const;
+  // Whether the program writes into entry parameter i's memory when a run donates it.
+  bool overwrites_parameter(size_t i) const;
 
   // Runs the entry function. `args` must match parameters() in type and dims. Results are allocated
   // from `allocator` and described in `results` (their dims point into this Program).
@@ -168,6 +180,9 @@ class Program {
     // entries; null for spaces of 0 bytes), used instead of `workspace`.
     char* const* spaces = nullptr;
     void* context = nullptr;  // handed to custom calls (CustomCallContext::run_context)
+    // Per argument: the caller gives up its memory for this run (only parameters with a donation, see
+    // CompileOptions::donations, are ever written). nullptr: no argument is donated, none is written.
+    const bool* donated = nullptr;
   };
   Status Run(const TensorView* args, size_t num_args, ResultAllocator* allocator, std::vector<TensorView>* results,
              const RunOptions& options) const;

@@ -59,7 +59,8 @@ inline Status RunBody(const Body& body, Frame& frame) {
 
 // A statically shaped value slot.
 struct Slot {
-  enum class Kind : uint8_t { kPlanned, kExternal, kConst };
+  // kAlias: the value of an op that worked in place (CompileCtx::InPlace): its memory is slot alias_of's.
+  enum class Kind : uint8_t { kPlanned, kExternal, kConst, kAlias };
   Kind kind = Kind::kPlanned;
   ElementType type = ElementType::kInvalid;
   const stablehlo::QuantType* quant = nullptr;
@@ -69,6 +70,7 @@ struct Slot {
   size_t offset = 0;  // kPlanned: offset in the frame's data of its space
   uint8_t space = 0;  // kPlanned: the memory space (CompileOptions::result_space)
   const char* const_data = nullptr;
+  uint32_t alias_of = 0;  // kAlias: the slot whose memory it takes (a planned slot or an entry parameter)
   // Liveness (kPlanned): first and last op index (in the function's pre-order numbering).
   uint32_t live_begin = 0, live_end = 0;
 };
@@ -98,6 +100,11 @@ class CompileCtx {
   virtual uint32_t AddScratch(ElementType type, const std::vector<int64_t>& dims) = 0;
   // Makes output `i` another slot (no kernel writes it).
   virtual void AliasOutput(size_t i, uint32_t slot) = 0;
+  // Output `output` may take the memory of input `input` (same byte size): the compiler grants it after the
+  // function is compiled when this op is that value's last use and the memory is the program's to overwrite
+  // (docs/executor.md, "In-place updates"). The kernel must then work with the two slots' pointers equal
+  // (and still copy when they differ).
+  virtual void InPlace(size_t output, size_t input) = 0;
   // A constant slot shaped like `like` holding `data` (like.bytes bytes, copied).
   virtual uint32_t AddConstant(const Slot& like, const void* data) = 0;
   // Records that the current op calls `fn` (for the stack size).

@@ -27,6 +27,10 @@ struct Function {
   size_t space_frame_bytes[kMaxSpaces] = {};
   size_t space_stack_bytes[kMaxSpaces] = {};
   bool compiling = false;
+  // Slots of kind kAlias, in slot order (each points at its root, which is never itself an alias), and the
+  // entry parameters whose memory an in-place op overwrites (the entry function only).
+  std::vector<uint32_t> alias_slots;
+  std::vector<uint32_t> overwritten_params;
 
   void AddCallee(const Function* f);
 };
@@ -39,11 +43,19 @@ struct Program::Impl {
   std::vector<std::unique_ptr<uint64_t[]>> constants;
   size_t constant_bytes = 0;
   size_t num_kernels = 0;
+  size_t num_in_place = 0;
+  // Per entry parameter: the result whose memory takes the parameter's value when the program overwrites it
+  // and a run does not donate it (-1: the program never overwrites it).
+  std::vector<int32_t> fallback_result;
 };
 
 // Sets up the frame of `fn` in `mem` (frame_bytes of it; callees use the rest) and, for spaces 1.., at
 // spaces[k] (space_frame_bytes[k] of it).
 void SetupFrame(const Function& fn, char* mem, char* const* spaces, Frame* frame);
+// Points every alias slot of `fn` at its root's memory (once the frame's parameters are set).
+inline void ResolveAliases(const Function& fn, Frame* frame) {
+  for (uint32_t a : fn.alias_slots) frame->slots[a] = frame->slots[fn.slots[a].alias_of];
+}
 // Calls `fn` from `caller`: arguments and results are slots of the caller's frame.
 Status CallFunction(const Function& fn, Frame& caller, const uint32_t* arg_slots, const uint32_t* result_slots);
 

@@ -260,6 +260,7 @@ Status CompileReshape(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   }
   NEURONMEM_RETURN_IF_ERROR(CheckQuantSame(cx, a, r));
   if (a.count != r.count) return cx.Invalid("reshape changes the element count");
+  cx.InPlace(0, 0);  // the same bytes: at the operand's last use, no copy at all
   *k = std::make_unique<CopyKernel>(cx.in(0), cx.out(0), a.bytes);
   return Ok();
 }
@@ -632,6 +633,7 @@ Status CompileDynamicUpdateSlice(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   for (size_t d = 0; d < a.dims.size(); ++d)
     if (u.dims[d] > a.dims[d]) return cx.Invalid("update larger than the operand");
   const ElementType it = starts.empty() ? ElementType::kS64 : cx.in_slot(2).type;
+  cx.InPlace(0, 0);  // at the operand's last use only the update's window is written
   *k = std::make_unique<DynamicUpdateSliceKernel>(cx.in(0), cx.in(1), std::move(starts), it, cx.out(0), a.dims, u.dims,
                                                   ElementByteSize(a.type));
   return Ok();

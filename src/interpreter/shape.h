@@ -22,7 +22,7 @@ class CopyKernel final : public Kernel {
  public:
   CopyKernel(uint32_t in, uint32_t out, size_t bytes) : in_(in), out_(out), bytes_(bytes) {}
   Status Run(Frame& f) const override {
-    std::memmove(f.slots[out_], f.slots[in_], bytes_);
+    if (f.slots[out_] != f.slots[in_]) std::memmove(f.slots[out_], f.slots[in_], bytes_);
     return Status();
   }
 

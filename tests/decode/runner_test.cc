@@ -122,6 +122,37 @@ TEST_F(DecodeRunner, MatchesTheReferenceAndTheGatherVariantReadingMetadataInPlac
   EXPECT_EQ(stats_.errors.load(), 0u);
 }
 
+// The donated KV caches are updated where they lie (docs/executor.md, "In-place updates"): the step's workspace
+// holds neither cache; the same step without donation plans both.
+TEST_F(DecodeRunner, TheDonatedCachesNeedNoWorkspace) {
+  for (Attention attention : {Attention::kGather, Attention::kKernel}) {
+    const Config c = Small(attention);
+    const std::string donating = GenerateModule(c);
+    std::string plain = donating;
+    for (const char* donation : {", jax.buffer_donor = true, tf.aliasing_output = 1 : i32",
+                                 ", jax.buffer_donor = true, tf.aliasing_output = 2 : i32"}) {
+      const size_t at = plain.find(donation);
+      ASSERT_NE(at, std::string::npos) << donation;
+      plain.erase(at, std::string(donation).size());
+    }
+    uint64_t peak[2] = {};
+    for (int i = 0; i < 2; ++i) {
+      neuronmem_compile_options_t o{};
+      o.struct_size = sizeof o;
+      neuronmem_executable_t* e = nullptr;
+      const std::string& text = i == 0 ? donating : plain;
+      ASSERT_EQ(StatusText(neuronmem_executable_compile_text(client_, text.data(), text.size(), &o, &e)), "");
+      neuronmem_executable_properties_t p{};
+      p.struct_size = sizeof p;
+      ASSERT_EQ(StatusText(neuronmem_executable_properties(e, &p)), "");
+      peak[i] = p.peak_device_bytes;
+      neuronmem_executable_destroy(e);
+    }
+    const uint64_t cache_bytes = Arguments(c)[kKCache].bytes();
+    EXPECT_GE(peak[1], peak[0] + 2 * cache_bytes) << AttentionName(attention);
+  }
+}
+
 TEST_F(DecodeRunner, ABlockIdPastTheCacheFailsTheExecution) {
   const std::string e = FailingStep([](const Config& c, int32_t* const* m) {
     m[0][static_cast<size_t>(c.max_blocks) * 1 + 1] = c.num_blocks;  // sequence 1, its second block

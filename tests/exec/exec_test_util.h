@@ -106,11 +106,12 @@ class ExecTest : public ::testing::Test {
     return out;
   }
 
-  // Submits one execution; results go to the fixture's buffers. Returns the status (owned by the caller).
+  // Submits one execution (keeping the arguments `non_donatable` names); results go to the fixture's buffers. Returns
+  // the status (owned by the caller).
   neuronmem_status_t* Execute(neuronmem_executable_t* e, std::vector<neuronmem_buffer_t*> args,
                               std::vector<neuronmem_buffer_t*>* results, neuronmem_event_t** done,
                               neuronmem_execution_t** execution = nullptr, std::vector<neuronmem_event_t*> waits = {},
-                              size_t device = 0) {
+                              size_t device = 0, std::vector<size_t> non_donatable = {}) {
     neuronmem_executable_properties_t p{};
     p.struct_size = sizeof p;
     EXPECT_OK(neuronmem_executable_properties(e, &p));
@@ -123,6 +124,8 @@ class ExecTest : public ::testing::Test {
     a.num_arguments = args.size();
     a.wait.events = waits.data();
     a.wait.num_events = waits.size();
+    a.non_donatable = non_donatable.data();
+    a.num_non_donatable = non_donatable.size();
     neuronmem_status_t* s = neuronmem_executable_execute(&a, results->data(), done, execution);
     if (!s)
       for (neuronmem_buffer_t* r : *results) buffers_.push_back(r);

@@ -235,26 +235,83 @@ TEST_F(ExecTest, DonationReusesTheArgumentAndDeletesIt) {
   EXPECT_NE(r.message.find("argument 0"), std::string::npos) << r.message;
   // non_donatable keeps it.
   neuronmem_buffer_t* c = Upload({5, 5, 5, 5}, {4}, dev);
-  neuronmem_execute_args_t args{};
-  args.struct_size = sizeof args;
-  args.executable = e;
-  args.device = Device();
-  neuronmem_buffer_t* in[] = {c, b};
-  args.arguments = in;
-  args.num_arguments = 2;
-  const size_t keep[] = {0};
-  args.non_donatable = keep;
-  args.num_non_donatable = 1;
-  neuronmem_buffer_t* out = nullptr;
+  std::vector<neuronmem_buffer_t*> r3;
   neuronmem_event_t* done3 = nullptr;
-  ASSERT_OK(neuronmem_executable_execute(&args, &out, &done3, nullptr));
-  buffers_.push_back(out);
+  ASSERT_OK(Execute(e, {c, b}, &r3, &done3, nullptr, {}, 0, {0}));
   ASSERT_OK(neuronmem_event_wait(done3, -1));
   ASSERT_OK(neuronmem_buffer_is_deleted(c, &deleted));
   EXPECT_FALSE(deleted);
-  EXPECT_EQ(Read(out, 4), (std::vector<float>{6, 6, 6, 6}));
+  EXPECT_EQ(Read(r3[0], 4), (std::vector<float>{6, 6, 6, 6}));
   neuronmem_event_destroy(done);
   neuronmem_event_destroy(done3);
+}
+
+// A KV-cache-like update: two scatters into a donated argument. Donated, it is updated where it lies (no
+// workspace for it, no copy, the result is the argument's memory); kept (non_donatable), the argument is
+// untouched and the result is bit-identical.
+TEST_F(ExecTest, DonatedArgumentIsUpdatedInPlaceAndAKeptOneIsNot) {
+  const std::string body = R"(
+  %i = stablehlo.constant dense<[[1], [3]]> : tensor<2x1xi32>
+  %s1 = "stablehlo.scatter"(%c, %i, %u) <{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [],
+      inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({
+  ^bb0(%p: tensor<f32>, %q: tensor<f32>):
+    %x = stablehlo.add %p, %q : tensor<f32>
+    stablehlo.return %x : tensor<f32>
+  }) : (tensor<8xf32>, tensor<2x1xi32>, tensor<2xf32>) -> tensor<8xf32>
+  %s2 = "stablehlo.scatter"(%s1, %i, %u) <{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [],
+      inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({
+  ^bb0(%p: tensor<f32>, %q: tensor<f32>):
+    %x = stablehlo.multiply %p, %q : tensor<f32>
+    stablehlo.return %x : tensor<f32>
+  }) : (tensor<8xf32>, tensor<2x1xi32>, tensor<2xf32>) -> tensor<8xf32>
+  return %s2 : tensor<8xf32>
+}
+)";
+  neuronmem_executable_t* donating = nullptr;
+  neuronmem_executable_t* plain = nullptr;
+  ASSERT_OK(
+      Compile("func.func @main(%c: tensor<8xf32> {tf.aliasing_output = 0 : i32}, %u: tensor<2xf32>) -> "
+              "tensor<8xf32> {" +
+                  body,
+              &donating));
+  ASSERT_OK(Compile("func.func @main(%c: tensor<8xf32>, %u: tensor<2xf32>) -> tensor<8xf32> {" + body, &plain));
+  neuronmem_executable_properties_t pd{}, pp{};
+  pd.struct_size = pp.struct_size = sizeof pd;
+  ASSERT_OK(neuronmem_executable_properties(donating, &pd));
+  ASSERT_OK(neuronmem_executable_properties(plain, &pp));
+  EXPECT_LT(pd.peak_device_bytes, pp.peak_device_bytes);  // the updates need no workspace of their own
+  const std::vector<float> cache = {1, 2, 3, 4, 5, 6, 7, 8};
+  const std::vector<float> expect = {1, 2.5f * 0.5f, 3, 6 * 2, 5, 6, 7, 8};
+  neuronmem_memory_t* dev = Memory(NEURONMEM_MEMORY_KIND_DEVICE);
+  neuronmem_buffer_t* u = Upload({0.5f, 2}, {2}, dev);
+  // Kept: the argument stays, the result is new memory.
+  neuronmem_buffer_t* kept = Upload(cache, {8}, dev);
+  std::vector<neuronmem_buffer_t*> results;
+  neuronmem_event_t* done = nullptr;
+  ASSERT_OK(Execute(donating, {kept, u}, &results, &done, nullptr, {}, 0, {0}));
+  ASSERT_OK(neuronmem_event_wait(done, -1));
+  neuronmem_event_destroy(done);
+  EXPECT_EQ(Read(kept, 8), cache);
+  const std::vector<float> kept_result = Read(results[0], 8);
+  EXPECT_EQ(kept_result, expect);
+  // Donated: the result is the argument's memory, updated there.
+  neuronmem_buffer_t* given = Upload(cache, {8}, dev);
+  neuronmem_memory_stats_t before{}, after{};
+  before.struct_size = after.struct_size = sizeof before;
+  ASSERT_OK(neuronmem_memory_stats(dev, &before));
+  ASSERT_OK(Execute(donating, {given, u}, &results, &done));
+  ASSERT_OK(neuronmem_event_wait(done, -1));
+  neuronmem_event_destroy(done);
+  ASSERT_OK(neuronmem_memory_stats(dev, &after));
+  EXPECT_EQ(after.bytes_in_use, before.bytes_in_use);
+  const std::vector<float> donated_result = Read(results[0], 8);
+  EXPECT_EQ(std::memcmp(donated_result.data(), kept_result.data(), 8 * sizeof(float)), 0);
+  // And the graph without donation computes the same bits.
+  ASSERT_OK(Execute(plain, {Upload(cache, {8}, dev), u}, &results, &done));
+  ASSERT_OK(neuronmem_event_wait(done, -1));
+  neuronmem_event_destroy(done);
+  const std::vector<float> plain_result = Read(results[0], 8);
+  EXPECT_EQ(std::memcmp(plain_result.data(), kept_result.data(), 8 * sizeof(float)), 0);
 }
 
 // PJRT's usage events: a read of %a queued behind a caller event (the gate) is still pending when an
