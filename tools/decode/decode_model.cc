@@ -482,7 +482,7 @@ std::string CheckMetadata(const Config& c, const int32_t* block_table, const int
   return "";
 }
 
-Scheduler::Scheduler(const Config& c, uint64_t seed) : c_(c) {
+Scheduler::Scheduler(const Config& c, uint64_t seed) : c_(c), current_block_(static_cast<size_t>(c.batch), 0) {
   free_blocks_.resize(static_cast<size_t>(c.num_blocks));
   for (int i = 0; i < c.num_blocks; ++i) free_blocks_[static_cast<size_t>(i)] = i;
   // Fisher-Yates with a small LCG: blocks land scattered through the cache, as after real traffic.
@@ -506,6 +506,7 @@ int64_t Scheduler::Advance(int step, int32_t* block_table, int32_t* seq_lens, in
   const int batch = c_.batch, block_size = c_.block_size;
   const size_t max_blocks = static_cast<size_t>(c_.max_blocks);
   const int j = step / block_size, offset = step % block_size;
+  int32_t* current = current_block_.data();
   if (offset == 0) {  // every sequence enters a new block
     if (free_blocks_.size() < static_cast<size_t>(batch)) {
       *error = "the KV cache's " + std::to_string(c_.num_blocks) + " blocks are all in use (sequence " +
@@ -513,16 +514,16 @@ int64_t Scheduler::Advance(int step, int32_t* block_table, int32_t* seq_lens, in
       return -1;
     }
     for (int b = 0; b < batch; ++b) {
-      block_table[static_cast<size_t>(b) * max_blocks + static_cast<size_t>(j)] = free_blocks_.back();
+      current[b] = free_blocks_.back();
       free_blocks_.pop_back();
+      block_table[static_cast<size_t>(b) * max_blocks + static_cast<size_t>(j)] = current[b];
     }
   }
   for (int b = 0; b < batch; ++b) {
     seq_lens[b] = step + 1;
     positions[b] = step;
   }
-  const int32_t* column = block_table + j;
-  for (int b = 0; b < batch; ++b) slot_mapping[b] = column[static_cast<size_t>(b) * max_blocks] * block_size + offset;
+  for (int b = 0; b < batch; ++b) slot_mapping[b] = current[b] * block_size + offset;
   return static_cast<int64_t>(batch) * (offset == 0 ? 16 : 12);
 }
 

@@ -129,6 +129,9 @@ class Scheduler {
  private:
   Config c_;
   std::vector<int32_t> free_blocks_;
+  // Each sequence's current block, kept on the host: the slot mapping is computed from it, never read back from
+  // the block table (one strided read per sequence, a cache miss each after a step).
+  std::vector<int32_t> current_block_;
 };
 
 // The first input tokens of the loop (distinct per sequence).
