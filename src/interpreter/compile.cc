@@ -7,6 +7,7 @@
 
 #include "interpreter/kernel.h"
 #include "interpreter/program.h"
+#include "interpreter/run_state.h"
 
 namespace neuronmem::interp {
 
@@ -520,11 +521,11 @@ Status FunctionCompiler::CompileOp(const Operation& op, Body* body, std::vector<
     result_types = op.operand_types;  // `stablehlo.while(...) : T1, T2`: the loop values' types
   }
   if (result_types.size() != op.num_results) {
-    // `dim = 0 : tensor<4xi32>` or `dim = 0 : (T, T) -> T`: the parser read the op's signature as the type of
-    // its last integer attribute.
+    // `dim = 0 : tensor<4xi32>`, `dim = 0 : (T, T) -> T` or `probe_id = "p" : T`: the parser read the op's
+    // signature as the type of its last integer or string attribute.
     for (const auto& kv : op.attributes) {
       const Type& t = kv.second.type;
-      if (kv.second.kind != Attribute::Kind::kInt) continue;
+      if (kv.second.kind != Attribute::Kind::kInt && kv.second.kind != Attribute::Kind::kString) continue;
       if (t.kind == Type::Kind::kFunction && t.elements.size() - t.num_inputs == op.num_results)
         result_types = stablehlo::Span<Type>(t.elements.data() + t.num_inputs, op.num_results);
       else if ((t.kind == Type::Kind::kTensor || t.kind == Type::Kind::kScalar) && op.num_results == 1)
@@ -882,6 +883,7 @@ Status CallFunction(const Function& fn, Frame& caller, const uint32_t* arg_slots
   SetupFrame(fn, caller.stack, caller.space_stack, &frame);
   frame.state = caller.state;
   frame.context = caller.context;
+  frame.run = caller.run;
   for (size_t i = 0; i < fn.body.arg_slots.size(); ++i) frame.slots[fn.body.arg_slots[i]] = caller.slots[arg_slots[i]];
   ResolveAliases(fn, &frame);
   NEURONMEM_RETURN_IF_ERROR(RunBody(fn.body, frame));
@@ -900,6 +902,7 @@ Status Compile(const stablehlo::Module& module, const CompileOptions& options, s
   auto impl = std::make_unique<Program::Impl>();
   impl->state.filename = options.filename;
   impl->state.custom_calls = options.custom_calls ? options.custom_calls : &CustomCallRegistry::BuiltIn();
+  impl->state.reference_test_ops = options.reference_test_ops;
   Compiler c(module, options, impl.get());
   const Function* entry = nullptr;
   NEURONMEM_RETURN_IF_ERROR(c.GetFunction(options.entry, &entry, nullptr, options.filename));
@@ -938,6 +941,45 @@ size_t ValueSpec::NumBytes() const {
   return static_cast<size_t>(n) * ElementByteSize(type);
 }
 
+Status FrameMemory::Reserve(const Function& fn, Workspace* workspace, char* const* given) {
+  if (given) {
+    mem = given[0];
+    for (size_t k = 1; k < kMaxSpaces; ++k) spaces[k] = given[k];
+  } else {
+    Workspace* ws = workspace ? workspace : &local;
+    mem = ws->Reserve(fn.stack_bytes);
+    // Without the executor's memories, the other spaces are ordinary host memory.
+    for (size_t k = 1; k < kMaxSpaces && mem; ++k) {
+      if (!fn.space_stack_bytes[k]) continue;
+      if (!space_ws) space_ws.reset(new Workspace[kMaxSpaces]);
+      spaces[k] = space_ws[k].Reserve(fn.space_stack_bytes[k]);
+      if (!spaces[k]) mem = nullptr;
+    }
+  }
+  if (!mem && fn.stack_bytes)
+    return ResourceExhausted("no memory for the %zu-byte workspace of @%s", fn.stack_bytes, fn.name.c_str());
+  return Ok();
+}
+
+Status RunStandalone(const Function& fn, const ProgramState* state, RunState* run, void* context, char* const* args,
+                     char* const* results) {
+  FrameMemory fm;
+  NEURONMEM_RETURN_IF_ERROR(fm.Reserve(fn, nullptr, nullptr));
+  Frame frame;
+  SetupFrame(fn, fm.mem, fm.spaces, &frame);
+  frame.state = state;
+  frame.context = context;
+  frame.run = run;
+  for (size_t i = 0; i < fn.body.arg_slots.size(); ++i) frame.slots[fn.body.arg_slots[i]] = args[i];
+  ResolveAliases(fn, &frame);
+  NEURONMEM_RETURN_IF_ERROR(RunBody(fn.body, frame));
+  for (size_t i = 0; i < fn.body.result_slots.size(); ++i) {
+    const uint32_t src = fn.body.result_slots[i];
+    if (fn.slots[src].bytes) std::memmove(results[i], frame.slots[src], fn.slots[src].bytes);
+  }
+  return Ok();
+}
+
 Program::Program(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Program::~Program() = default;
 const std::vector<ValueSpec>& Program::parameters() const { return impl_->params; }
@@ -974,31 +1016,21 @@ Status Program::Run(const TensorView* args, size_t num_args, ResultAllocator* al
       return InvalidArgument("argument %zu of @%s does not match its parameter (%s with %zu dims expected)", i,
                              fn.name.c_str(), std::string(ElementTypeName(p.type)).c_str(), p.dims.size());
   }
-  Workspace local;
-  char* mem = nullptr;
-  char* const* spaces = options.spaces;
-  char* own_spaces[kMaxSpaces] = {};
-  std::unique_ptr<Workspace[]> space_ws;
-  if (spaces) {
-    mem = spaces[0];
-  } else {
-    Workspace* ws = options.workspace ? options.workspace : &local;
-    mem = ws->Reserve(fn.stack_bytes);
-    // Without the executor's memories, the other spaces are ordinary host memory.
-    for (size_t k = 1; k < kMaxSpaces && mem; ++k) {
-      if (!fn.space_stack_bytes[k]) continue;
-      if (!space_ws) space_ws.reset(new Workspace[kMaxSpaces]);
-      own_spaces[k] = space_ws[k].Reserve(fn.space_stack_bytes[k]);
-      if (!own_spaces[k]) mem = nullptr;
-    }
-    spaces = own_spaces;
+  if (options.process) {
+    const ProcessContext& pc = *options.process;
+    if (!pc.grid || pc.replica_id >= pc.grid->num_replicas() || pc.partition_id >= pc.grid->num_partitions())
+      return InvalidArgument("@%s: process (%u, %u) is not in the run's process grid", fn.name.c_str(), pc.replica_id,
+                             pc.partition_id);
   }
-  if (!mem && fn.stack_bytes)
-    return ResourceExhausted("no memory for the %zu-byte workspace of @%s", fn.stack_bytes, fn.name.c_str());
+  FrameMemory fm;
+  NEURONMEM_RETURN_IF_ERROR(fm.Reserve(fn, options.workspace, options.spaces));
+  RunState run;
+  if (options.process) run.process = *options.process;
   Frame frame;
-  SetupFrame(fn, mem, spaces, &frame);
+  SetupFrame(fn, fm.mem, fm.spaces, &frame);
   frame.state = &impl_->state;
   frame.context = options.context;
+  frame.run = &run;
   for (size_t i = 0; i < num_args; ++i) frame.slots[fn.body.arg_slots[i]] = static_cast<char*>(args[i].data);
   // The results' memory first: a parameter the program overwrites but this run does not donate is copied into
   // the memory of its donation's result, where the updates then happen (the argument stays as it was).
@@ -1017,7 +1049,10 @@ Status Program::Run(const TensorView* args, size_t num_args, ResultAllocator* al
     frame.slots[fn.body.arg_slots[p]] = dst;
   }
   ResolveAliases(fn, &frame);
-  NEURONMEM_RETURN_IF_ERROR(RunBody(fn.body, frame));
+  Status status = RunBody(fn.body, frame);
+  // A run given no grid ends its own (data it sent itself and never received fails it).
+  if (run.solo) status = run.solo->Finish(0, std::move(status));
+  NEURONMEM_RETURN_IF_ERROR(std::move(status));
   // A result's memory may be an argument's (a donated one) that another result returns: copy every such
   // source aside before any result is written, so the order of the copies cannot matter.
   std::vector<std::unique_ptr<char[]>> staged(n);

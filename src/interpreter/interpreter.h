@@ -114,6 +114,9 @@ struct CompileOptions {
   // their last use whatever these say.
   std::vector<int32_t> donations;
   std::vector<uint8_t> param_spaces;
+  // Accept the StableHLO reference interpreter's own test ops (interpreter.run_parallel, interpreter.probe,
+  // check.expect_serialized_eq), as the conformance runner does; otherwise they fail to compile.
+  bool reference_test_ops = false;
 };
 
 constexpr size_t kMaxSpaces = 4;
@@ -130,6 +133,7 @@ struct ValueSpec {
 };
 
 class Program;
+struct ProcessContext;  // process.h
 
 // Per-run scratch memory (the intermediates' workspace). Reuse one per thread to run a program
 // repeatedly without allocating; a Workspace must not be used by two runs at once.
@@ -183,6 +187,8 @@ class Program {
     // Per argument: the caller gives up its memory for this run (only parameters with a donation, see
     // CompileOptions::donations, are ever written). nullptr: no argument is donated, none is written.
     const bool* donated = nullptr;
+    // The process this run is in a ProcessGrid (process.h); nullptr: process (0, 0) of a grid of one.
+    const ProcessContext* process = nullptr;
   };
   Status Run(const TensorView* args, size_t num_args, ResultAllocator* allocator, std::vector<TensorView>* results,
              const RunOptions& options) const;

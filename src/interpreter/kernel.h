@@ -17,6 +17,7 @@ namespace neuronmem::interp {
 
 struct Function;
 struct Frame;
+struct RunState;
 
 // One compiled op. Run reads its operand slots and writes its result slots (slot pointers of the frame).
 class Kernel {
@@ -41,11 +42,13 @@ struct Frame {
   const struct ProgramState* state;
   char* space_stack[kMaxSpaces];  // free memory of spaces 1.. for callee frames
   void* context;                  // RunOptions::context
+  RunState* run;                  // the run's process and probes (run_state.h)
 };
 
 struct ProgramState {
   std::string filename;
   const CustomCallRegistry* custom_calls;
+  bool reference_test_ops = false;  // CompileOptions::reference_test_ops
 };
 
 // Runs the kernels of `body` in order.
@@ -147,6 +150,11 @@ void RegisterLinalgSolverOps(std::unordered_map<std::string_view, OpCompileFn>* 
 void RegisterReduceOps(std::unordered_map<std::string_view, OpCompileFn>* r);
 void RegisterIndexOps(std::unordered_map<std::string_view, OpCompileFn>* r);
 void RegisterRngOps(std::unordered_map<std::string_view, OpCompileFn>* r);
+// replica_id, partition_id, the collectives, send/recv, infeed/outfeed (collectives.cc).
+void RegisterCollectiveOps(std::unordered_map<std::string_view, OpCompileFn>* r);
+// The reference interpreter's test ops: interpreter.run_parallel, interpreter.probe,
+// check.expect_serialized_eq (reference_ops.cc).
+void RegisterReferenceOps(std::unordered_map<std::string_view, OpCompileFn>* r);
 // Defined by chlo_special.cc when it exists (see registry.cc).
 void RegisterChloSpecialOps(std::unordered_map<std::string_view, OpCompileFn>* r);
 

@@ -59,4 +59,19 @@ inline void ResolveAliases(const Function& fn, Frame* frame) {
 // Calls `fn` from `caller`: arguments and results are slots of the caller's frame.
 Status CallFunction(const Function& fn, Frame& caller, const uint32_t* arg_slots, const uint32_t* result_slots);
 
+// The memory of a run's frames: space 0 from `workspace` (a local one when null) or given[0], the other
+// spaces given or from host memory.
+struct FrameMemory {
+  char* mem = nullptr;
+  char* spaces[kMaxSpaces] = {};
+  Workspace local;
+  std::unique_ptr<Workspace[]> space_ws;
+  Status Reserve(const Function& fn, Workspace* workspace, char* const* given);
+};
+
+// Runs `fn` in frames of its own (host memory): args[i] / results[i] point to its parameters' and results'
+// bytes. The frames see `state`, `run` and `context` as a Program run's do.
+Status RunStandalone(const Function& fn, const ProgramState* state, RunState* run, void* context, char* const* args,
+                     char* const* results);
+
 }  // namespace neuronmem::interp

@@ -40,24 +40,6 @@ std::vector<Operand> Operands(CompileCtx& cx, const std::vector<uint32_t>& slots
   return v;
 }
 
-// The spec's is_promotable(x, y): y holds every value of x (same class, at least as wide; quantized types
-// with the same expressed type and parameters and a promotable storage type).
-bool IsPromotable(const ScalarType& x, const ScalarType& y) {
-  if ((x.quant == nullptr) != (y.quant == nullptr)) return false;
-  if (x.quant) {
-    const stablehlo::QuantType& a = *x.quant;
-    const stablehlo::QuantType& b = *y.quant;
-    if (a.expressed != b.expressed || a.axis != b.axis || a.scales.size() != b.scales.size() ||
-        a.zero_points.size() != b.zero_points.size())
-      return false;
-    for (size_t i = 0; i < a.scales.size(); ++i)
-      if (a.scales[i] != b.scales[i]) return false;
-    for (size_t i = 0; i < a.zero_points.size(); ++i)
-      if (a.zero_points[i] != b.zero_points[i]) return false;
-  }
-  return ElementInfo(x.type).cls == ElementInfo(y.type).cls && BitWidth(x.type) <= BitWidth(y.type);
-}
-
 // The operands of a variadic reduction: N inputs of one shape, N 0-d init values, N results of `rdims(input
 // dims)`, result k typed like init k. `pretty`: the operands come as (input, init) pairs.
 // Quantized values reduce with a quantized body; when the results (and the body) have a promoted type

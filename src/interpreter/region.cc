@@ -45,6 +45,24 @@ std::string ScalarTypeName(const ScalarType& t) {
   return t.quant ? "!quant.uniform<" + name + ":" + std::string(ElementTypeName(t.quant->expressed)) + ", ...>" : name;
 }
 
+// The spec's is_promotable(x, y): y holds every value of x (same class, at least as wide; quantized types
+// with the same expressed type and parameters and a promotable storage type).
+bool IsPromotable(const ScalarType& x, const ScalarType& y) {
+  if ((x.quant == nullptr) != (y.quant == nullptr)) return false;
+  if (x.quant) {
+    const stablehlo::QuantType& a = *x.quant;
+    const stablehlo::QuantType& b = *y.quant;
+    if (a.expressed != b.expressed || a.axis != b.axis || a.scales.size() != b.scales.size() ||
+        a.zero_points.size() != b.zero_points.size())
+      return false;
+    for (size_t i = 0; i < a.scales.size(); ++i)
+      if (a.scales[i] != b.scales[i]) return false;
+    for (size_t i = 0; i < a.zero_points.size(); ++i)
+      if (a.zero_points[i] != b.zero_points[i]) return false;
+  }
+  return ElementInfo(x.type).cls == ElementInfo(y.type).cls && BitWidth(x.type) <= BitWidth(y.type);
+}
+
 std::vector<size_t> PairOrder(size_t n) {
   std::vector<size_t> order(2 * n);
   for (size_t c = 0; c < 2 * n; ++c) order[c] = c < n ? 2 * c : 2 * (c - n) + 1;

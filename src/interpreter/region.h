@@ -25,6 +25,9 @@ struct ScalarType {
   bool operator!=(const ScalarType& o) const { return !(*this == o); }
 };
 std::string ScalarTypeName(const ScalarType& t);
+// The spec's is_promotable(x, y): y holds every value of x (same class, at least as wide; quantized types
+// with the same expressed type and parameters and a promotable storage type).
+bool IsPromotable(const ScalarType& x, const ScalarType& y);
 
 class ScalarRegion {
  public:

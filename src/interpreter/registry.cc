@@ -21,6 +21,8 @@ const std::unordered_map<std::string_view, OpCompileFn>& OpRegistry() {
     RegisterReduceOps(r);
     RegisterIndexOps(r);
     RegisterRngOps(r);
+    RegisterCollectiveOps(r);
+    RegisterReferenceOps(r);
 #ifdef NEURONMEM_INTERP_CHLO_SPECIAL
     RegisterChloSpecialOps(r);
 #endif

@@ -54,6 +54,7 @@ FileResult RunFunction(const shlo::Module& m, const std::string& name, const std
   opts.entry = name;
   opts.filename = display;
   opts.source = source;
+  opts.reference_test_ops = true;  // interpreter.run_parallel, interpreter.probe, check.expect_serialized_eq
   std::unique_ptr<interp::Program> prog;
   Status s = interp::Compile(m, opts, &prog);
   if (s) {

@@ -1,0 +1,195 @@
+// The StableHLO process grid (spec "Execution": processes, process groups, channels) for the interpreter.
+//
+// A program that uses collectives (all_reduce, all_gather, reduce_scatter, all_to_all, collective_permute,
+// collective_broadcast, collective_reduce), send/recv, infeed/outfeed, replica_id or partition_id runs as
+// one *process* of a grid of num_replicas x num_partitions processes. Whoever runs the processes hands each
+// run its ProcessContext through Program::RunOptions::process:
+//
+//   - `grid`: the ProcessGrid the processes share. It matches the exchanges of collectives and the messages
+//     of send/recv in call order, and never waits on a clock: a wait that can no longer be satisfied (a peer
+//     finished or failed without reaching the op, or every running process is blocked) fails with a status
+//     naming the op, its location, the channel and the missing processes.
+//   - `replica_id`, `partition_id`: this process's place in the grid.
+//   - `host`: the HostTransfers hook that serves send/recv with is_host_transfer, infeed and outfeed.
+//
+// The bytes that move between processes go through the grid's Transport (memcpy by default); the executor
+// installs its own to move them with its copy engine and count them. docs/process-grid.md has the rules,
+// and how the executor uses this interface.
+//
+// Every process must end with ProcessGrid::Finish (ProcessGrid::Run does it for processes it starts on its
+// own threads); until then the grid counts it as running.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "interpreter/interpreter.h"
+
+namespace neuronmem::interp {
+
+// An op that talks to other processes, for error messages.
+struct OpSite {
+  std::string_view op;        // "stablehlo.all_reduce"
+  std::string_view location;  // "file.mlir:12:5"
+  int64_t channel = 0;        // the channel_handle's handle (0: none)
+};
+
+// One copy from process `from`'s memory to process `to`'s: `rows` runs of `row_bytes` bytes, the next run
+// `src_stride` / `dst_stride` bytes after the previous one (a slice of a tensor along one dimension).
+struct Transfer {
+  uint32_t from = 0, to = 0;  // process indices (ProcessGrid::Index)
+  const char* src = nullptr;
+  char* dst = nullptr;
+  size_t row_bytes = 0;
+  size_t rows = 1;
+  size_t src_stride = 0, dst_stride = 0;
+
+  size_t bytes() const { return row_bytes * rows; }
+};
+
+// Moves the bytes between processes. Called by the receiving process's thread, while the sending process
+// keeps `src` alive and unchanged; must be thread-safe (several processes copy at once).
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  virtual Status Copy(const Transfer& t) = 0;
+  // The default: memcpy on the calling thread.
+  static Transport* Memcpy();
+};
+
+// A host transfer of one process: which op, which process, which channel.
+struct HostCall {
+  OpSite site;
+  uint32_t process = 0;     // ProcessGrid::Index of the calling process
+  std::string_view config;  // infeed_config / outfeed_config ("" for send/recv)
+};
+
+// Serves what a process exchanges with its host. Each call comes from the process's own thread; several
+// processes may call at once. The data views are valid only during the call. A hook that does not serve
+// a kind of transfer keeps the default, which fails the op with FAILED_PRECONDITION naming it.
+class HostTransfers {
+ public:
+  virtual ~HostTransfers() = default;
+  // stablehlo.send with is_host_transfer (channel type DEVICE_TO_HOST): `data` goes to the host.
+  virtual Status Send(const HostCall& call, const TensorView* data, size_t n);
+  // stablehlo.recv with is_host_transfer (channel type HOST_TO_DEVICE): the host fills `results`.
+  virtual Status Recv(const HostCall& call, const TensorView* results, size_t n);
+  // stablehlo.infeed: the host fills `results` (the values of the next infeed entry).
+  virtual Status Infeed(const HostCall& call, const TensorView* results, size_t n);
+  // stablehlo.outfeed: `data` goes to the host.
+  virtual Status Outfeed(const HostCall& call, const TensorView* data, size_t n);
+};
+
+class ProcessGrid;
+
+// What a run knows of its process (Program::RunOptions::process). Without one, a run is process (0, 0)
+// of a grid of its own with one process and no host hook.
+struct ProcessContext {
+  ProcessGrid* grid = nullptr;
+  uint32_t replica_id = 0;
+  uint32_t partition_id = 0;
+  HostTransfers* host = nullptr;  // nullptr: host transfers, infeed and outfeed fail
+};
+
+// The grid: num_replicas x num_partitions processes, process index = replica * num_partitions + partition
+// (the spec's flattened id). Thread-safe; each process calls it from its own thread.
+class ProcessGrid {
+ public:
+  // `transport` (not owned, must outlive the grid) moves bytes between processes; nullptr: memcpy.
+  ProcessGrid(uint32_t num_replicas, uint32_t num_partitions, Transport* transport = nullptr);
+  ~ProcessGrid();
+  ProcessGrid(const ProcessGrid&) = delete;
+  ProcessGrid& operator=(const ProcessGrid&) = delete;
+
+  uint32_t num_replicas() const { return replicas_; }
+  uint32_t num_partitions() const { return partitions_; }
+  uint32_t num_processes() const { return replicas_ * partitions_; }
+  uint32_t Index(uint32_t replica, uint32_t partition) const { return replica * partitions_ + partition; }
+  // "(replica, partition)" of a process index.
+  std::string Name(uint32_t process) const;
+
+  // A collective's rendezvous. `group` lists the process indices taking part, in group order, `self`
+  // among them; every member contributes `n` views (its operands). The k-th Exchange a process makes over
+  // a (channel, group) pair meets the k-th of every other member. Once all members have arrived, `read`
+  // runs on each member's thread with members[m] = member m's n views (use CopyFrom to move bytes out of
+  // them); the members stay in the exchange until every one has read, so the views stay valid. Fails
+  // (without calling `read`) when a member finishes or fails first, when the grid is stuck, or when the
+  // members contribute different ops, operand counts or shapes.
+  using ExchangeRead = std::function<Status(const TensorView* const* members)>;
+  Status Exchange(uint32_t self, const OpSite& site, const std::vector<uint32_t>& group, const TensorView* mine,
+                  size_t n, const ExchangeRead& read);
+
+  // Sends `data` on `site.channel` to process `target` (-1: whichever process receives on the channel
+  // next). Never waits for the receiver: a receiver already waiting gets the bytes copied straight from
+  // `data` (one copy); otherwise the grid keeps a copy until the receive comes.
+  Status Send(uint32_t self, const OpSite& site, int64_t target, const TensorView* data, size_t n);
+  // Receives into `results` the next message on `site.channel` from process `source` (-1: from any
+  // sender that sent with target -1), in send order. Waits for it; fails when `source` finishes or fails
+  // without sending it, or when the grid is stuck.
+  Status Recv(uint32_t self, const OpSite& site, int64_t source, const TensorView* results, size_t n);
+
+  // Copies bytes of another process (from an Exchange's views) into this one's memory through the
+  // transport; a copy within one process is a plain memcpy.
+  Status CopyFrom(const Transfer& t);
+
+  // Ends process `self` with the status of its run. A process that ends with messages sent to it and not
+  // received fails (naming channel and sender). Returns the process's final status.
+  Status Finish(uint32_t self, Status status);
+  // The final status of a finished process (a copy). Data sent to it after it finished fails it too, so
+  // read it once every process has finished.
+  Status FinalStatus(uint32_t process) const;
+
+  // Whether `process` waits in the grid (an exchange or a receive) right now (diagnostics and tests).
+  bool Waiting(uint32_t process) const;
+  // Whether `process` has ended (Finish).
+  bool Ended(uint32_t process) const;
+
+  // Runs fn(process) for every process, each on its own std::thread (the calling thread runs the last),
+  // finishes each with fn's status, and returns every process's final status, in process order.
+  std::vector<Status> Run(const std::function<Status(uint32_t process)>& fn);
+
+ private:
+  struct Proc;
+  struct Exch;
+  struct Message;
+  struct Wait;
+  struct ExchangeKey {
+    int64_t channel;
+    std::vector<uint32_t> group;
+    uint64_t instance;
+    bool operator<(const ExchangeKey& o) const;
+  };
+  struct ChannelKey {
+    int64_t channel;
+    int64_t from, to;  // -1: any
+    bool operator<(const ChannelKey& o) const;
+  };
+
+  // Blocks `self` on its wait until woken; returns the failure the grid set, if any.
+  Status Block(std::unique_lock<std::mutex>& lock, uint32_t self);
+  // Fails waiters whose wait can no longer be satisfied; called whenever a process blocks or ends.
+  void CheckStuck();
+  void FailWaiter(uint32_t w, Status s);
+  std::string Missing(const Wait& w) const;
+
+  const uint32_t replicas_, partitions_;
+  Transport* transport_;
+  mutable std::mutex mu_;
+  std::vector<std::unique_ptr<Proc>> procs_;
+  std::map<ExchangeKey, std::shared_ptr<Exch>> exchanges_;
+  std::map<ChannelKey, std::deque<std::unique_ptr<Message>>> mailboxes_;
+  size_t running_;  // processes neither blocked nor ended
+  uint64_t next_seq_ = 0;
+};
+
+}  // namespace neuronmem::interp

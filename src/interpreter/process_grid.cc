@@ -1,0 +1,528 @@
+// ProcessGrid: see process.h. One mutex guards the grid's state; each process waits on its own condition
+// variable. A process that waits is `blocked`; whoever satisfies or fails its wait marks it running again
+// before notifying it, so `running_` counts exactly the processes that can still make progress, and the
+// grid is stuck when it drops to zero while some process waits.
+#include <algorithm>
+#include <cinttypes>
+#include <cstring>
+#include <thread>
+
+#include "interpreter/process.h"
+
+namespace neuronmem::interp {
+
+namespace {
+
+class MemcpyTransport final : public Transport {
+ public:
+  Status Copy(const Transfer& t) override {
+    for (size_t r = 0; r < t.rows; ++r) std::memcpy(t.dst + r * t.dst_stride, t.src + r * t.src_stride, t.row_bytes);
+    return Status();
+  }
+};
+
+std::string ShapeText(const TensorView& v) {
+  std::string s = "tensor<";
+  for (size_t i = 0; i < v.rank; ++i) s += std::to_string(v.dims[i]) + "x";
+  return s + std::string(ElementTypeName(v.type)) + ">";
+}
+
+bool SameShape(const TensorView& a, const TensorView& b) {
+  if (a.type != b.type || a.rank != b.rank) return false;
+  for (size_t i = 0; i < a.rank; ++i)
+    if (a.dims[i] != b.dims[i]) return false;
+  return true;
+}
+
+std::string Where(const OpSite& site) {
+  return std::string(site.location) + ": '" + std::string(site.op) + "' on channel " + std::to_string(site.channel);
+}
+
+}  // namespace
+
+Transport* Transport::Memcpy() {
+  static MemcpyTransport* t = new MemcpyTransport();
+  return t;
+}
+
+static Status NoHostHook(const HostCall& call, const char* what) {
+  return FailedPrecondition("%.*s: '%.*s': %s: the process has no host hook for it",
+                            static_cast<int>(call.site.location.size()), call.site.location.data(),
+                            static_cast<int>(call.site.op.size()), call.site.op.data(), what);
+}
+
+Status HostTransfers::Send(const HostCall& call, const TensorView*, size_t) {
+  return NoHostHook(call, ("a host transfer on channel " + std::to_string(call.site.channel)).c_str());
+}
+Status HostTransfers::Recv(const HostCall& call, const TensorView*, size_t) {
+  return NoHostHook(call, ("a host transfer on channel " + std::to_string(call.site.channel)).c_str());
+}
+Status HostTransfers::Infeed(const HostCall& call, const TensorView*, size_t) { return NoHostHook(call, "infeed"); }
+Status HostTransfers::Outfeed(const HostCall& call, const TensorView*, size_t) { return NoHostHook(call, "outfeed"); }
+
+// ---- State ---------------------------------------------------------------------------------------------
+
+struct ProcessGrid::Exch {
+  std::vector<uint32_t> group;
+  std::vector<const TensorView*> views;  // per member, once arrived
+  std::vector<size_t> counts;
+  std::vector<OpSite> sites;
+  std::vector<bool> present;
+  size_t arrived = 0;
+  size_t departed = 0;  // members that read (or gave up)
+  bool failed = false;  // a member gave up: the exchange can never complete
+  ExchangeKey key;
+};
+
+struct ProcessGrid::Wait {
+  enum class Kind { kNone, kExchange, kRecv };
+  Kind kind = Kind::kNone;
+  OpSite site;
+  std::shared_ptr<Exch> exch;
+  int64_t source = -1;  // recv
+  const TensorView* results = nullptr;
+  size_t n = 0;
+  uint64_t seq = 0;      // order of waiting receivers (-1 receives go to the earliest)
+  bool claimed = false;  // a sender is copying into `results`
+  bool done = false;
+  Status failure;
+};
+
+struct ProcessGrid::Proc {
+  enum class State { kRunning, kBlocked, kFinished, kFailed };
+  State state = State::kRunning;
+  std::condition_variable cv;
+  Wait wait;
+  std::map<std::pair<int64_t, std::vector<uint32_t>>, uint64_t> exchanges;  // calls per (channel, group)
+  Status final;
+
+  bool ended() const { return state == State::kFinished || state == State::kFailed; }
+};
+
+struct ProcessGrid::Message {
+  uint32_t from = 0;
+  std::string location;  // of the send
+  std::vector<ElementType> types;
+  std::vector<std::vector<int64_t>> dims;
+  std::vector<std::unique_ptr<char[]>> data;
+  std::vector<size_t> bytes;
+};
+
+bool ProcessGrid::ExchangeKey::operator<(const ExchangeKey& o) const {
+  if (channel != o.channel) return channel < o.channel;
+  if (instance != o.instance) return instance < o.instance;
+  return group < o.group;
+}
+
+bool ProcessGrid::ChannelKey::operator<(const ChannelKey& o) const {
+  if (channel != o.channel) return channel < o.channel;
+  if (from != o.from) return from < o.from;
+  return to < o.to;
+}
+
+ProcessGrid::ProcessGrid(uint32_t num_replicas, uint32_t num_partitions, Transport* transport)
+    : replicas_(num_replicas ? num_replicas : 1),
+      partitions_(num_partitions ? num_partitions : 1),
+      transport_(transport ? transport : Transport::Memcpy()),
+      running_(num_processes()) {
+  for (uint32_t i = 0; i < num_processes(); ++i) procs_.push_back(std::make_unique<Proc>());
+}
+
+ProcessGrid::~ProcessGrid() = default;
+
+std::string ProcessGrid::Name(uint32_t process) const {
+  return "(" + std::to_string(process / partitions_) + ", " + std::to_string(process % partitions_) + ")";
+}
+
+// ---- Waiting -------------------------------------------------------------------------------------------
+
+Status ProcessGrid::Block(std::unique_lock<std::mutex>& lock, uint32_t self) {
+  Proc& p = *procs_[self];
+  p.state = Proc::State::kBlocked;
+  --running_;
+  CheckStuck();
+  p.cv.wait(lock, [&] { return p.wait.done || p.wait.failure; });
+  Status failure = std::move(p.wait.failure);
+  p.wait = Wait();
+  return failure;
+}
+
+void ProcessGrid::FailWaiter(uint32_t w, Status s) {
+  Proc& p = *procs_[w];
+  p.wait.failure = std::move(s);
+  p.state = Proc::State::kRunning;
+  ++running_;
+  p.cv.notify_one();
+}
+
+std::string ProcessGrid::Missing(const Wait& w) const {
+  std::string s;
+  if (w.kind == Wait::Kind::kExchange) {
+    for (size_t m = 0; m < w.exch->group.size(); ++m) {
+      if (w.exch->present[m]) continue;
+      s += (s.empty() ? "" : ", ") + Name(w.exch->group[m]);
+    }
+  } else if (w.source >= 0) {
+    s = Name(static_cast<uint32_t>(w.source));
+  } else {
+    s = "any sender";
+  }
+  return s;
+}
+
+void ProcessGrid::CheckStuck() {
+  const uint32_t n = num_processes();
+  // Waits that a finished or failed peer can no longer satisfy.
+  for (uint32_t w = 0; w < n; ++w) {
+    Proc& p = *procs_[w];
+    if (p.state != Proc::State::kBlocked) continue;
+    const Wait& wt = p.wait;
+    std::string gone;
+    if (wt.kind == Wait::Kind::kExchange) {
+      for (size_t m = 0; m < wt.exch->group.size(); ++m) {
+        const Proc& q = *procs_[wt.exch->group[m]];
+        if (wt.exch->present[m] || !q.ended()) continue;
+        gone += (gone.empty() ? "" : ", ") + Name(wt.exch->group[m]) +
+                (q.state == Proc::State::kFailed ? " failed" : " finished");
+      }
+      if (!gone.empty()) {
+        std::string members;
+        for (uint32_t g : wt.exch->group) members += (members.empty() ? "" : ", ") + Name(g);
+        FailWaiter(w, FailedPrecondition("%s: process %s waits for %s of its group [%s]: %s without reaching it",
+                                         Where(wt.site).c_str(), Name(w).c_str(), Missing(wt).c_str(), members.c_str(),
+                                         gone.c_str()));
+      }
+    } else if (wt.kind == Wait::Kind::kRecv && !wt.claimed) {
+      bool unsatisfiable = false;
+      if (wt.source >= 0) {
+        const Proc& q = *procs_[wt.source];
+        unsatisfiable = q.ended();
+        if (unsatisfiable) gone = q.state == Proc::State::kFailed ? "failed" : "finished";
+      } else {
+        unsatisfiable = true;
+        for (uint32_t k = 0; k < n && unsatisfiable; ++k) unsatisfiable = k == w || procs_[k]->ended();
+        gone = "every other process ended";
+      }
+      if (unsatisfiable)
+        FailWaiter(w, FailedPrecondition("%s: process %s waits for data from %s, which %s without sending it",
+                                         Where(wt.site).c_str(), Name(w).c_str(), Missing(wt).c_str(), gone.c_str()));
+    }
+  }
+  if (running_ > 0) return;
+  // Every process that has not ended waits: nothing can satisfy any wait.
+  std::string all;
+  for (uint32_t w = 0; w < n; ++w) {
+    const Proc& p = *procs_[w];
+    if (p.state != Proc::State::kBlocked) continue;
+    all += (all.empty() ? "" : "; ") + Name(w) + " at '" + std::string(p.wait.site.op) + "' (" +
+           std::string(p.wait.site.location) + ")";
+  }
+  for (uint32_t w = 0; w < n; ++w) {
+    Proc& p = *procs_[w];
+    if (p.state != Proc::State::kBlocked) continue;
+    const Wait& wt = p.wait;
+    FailWaiter(w, FailedPrecondition("%s: process %s waits for %s, but every running process is blocked (%s)",
+                                     Where(wt.site).c_str(), Name(w).c_str(), Missing(wt).c_str(), all.c_str()));
+  }
+}
+
+// ---- Exchanges -----------------------------------------------------------------------------------------
+
+Status ProcessGrid::Exchange(uint32_t self, const OpSite& site, const std::vector<uint32_t>& group,
+                             const TensorView* mine, size_t n, const ExchangeRead& read) {
+  const auto at = std::find(group.begin(), group.end(), self);
+  if (self >= num_processes() || at == group.end())
+    return InvalidArgument("%s: process %s is not in the group it exchanges with", Where(site).c_str(),
+                           Name(self).c_str());
+  const size_t me = static_cast<size_t>(at - group.begin());
+  std::unique_lock<std::mutex> lock(mu_);
+  Proc& p = *procs_[self];
+  ExchangeKey key{site.channel, group, p.exchanges[{site.channel, group}]++};
+  auto& slot = exchanges_[key];
+  if (!slot) {
+    slot = std::make_shared<Exch>();
+    slot->group = group;
+    slot->views.resize(group.size());
+    slot->counts.resize(group.size());
+    slot->sites.resize(group.size());
+    slot->present.resize(group.size());
+    slot->key = key;
+  }
+  std::shared_ptr<Exch> e = slot;
+  e->views[me] = mine;
+  e->counts[me] = n;
+  e->sites[me] = site;
+  e->present[me] = true;
+  ++e->arrived;
+  if (e->failed) {
+    --e->arrived;
+    e->present[me] = false;
+    return FailedPrecondition("%s: process %s reaches an exchange its group has given up", Where(site).c_str(),
+                              Name(self).c_str());
+  }
+  if (e->arrived == group.size()) {
+    for (size_t m = 0; m < group.size(); ++m) {
+      Proc& q = *procs_[group[m]];
+      if (m == me || q.state != Proc::State::kBlocked || q.wait.exch != e) continue;
+      q.wait.done = true;
+      q.state = Proc::State::kRunning;
+      ++running_;
+      q.cv.notify_one();
+    }
+  } else {
+    p.wait.kind = Wait::Kind::kExchange;
+    p.wait.site = site;
+    p.wait.exch = e;
+    if (Status s = Block(lock, self)) {
+      // Give up: the exchange can never complete; the last member to leave removes it.
+      e->failed = true;
+      e->present[me] = false;
+      if (--e->arrived == 0) exchanges_.erase(e->key);
+      return s;
+    }
+  }
+  lock.unlock();
+  // Every member has arrived: their views stay valid until every member has departed.
+  Status s;
+  for (size_t m = 0; m < group.size() && !s; ++m) {
+    if (e->sites[m].op != site.op) {
+      s = FailedPrecondition("%s: process %s meets %s at '%.*s' (%.*s) instead", Where(site).c_str(),
+                             Name(self).c_str(), Name(group[m]).c_str(), static_cast<int>(e->sites[m].op.size()),
+                             e->sites[m].op.data(), static_cast<int>(e->sites[m].location.size()),
+                             e->sites[m].location.data());
+    } else if (e->counts[m] != n) {
+      s = FailedPrecondition("%s: process %s exchanges %zu values, process %s %zu", Where(site).c_str(),
+                             Name(self).c_str(), n, Name(group[m]).c_str(), e->counts[m]);
+    } else {
+      for (size_t i = 0; i < n && !s; ++i)
+        if (!SameShape(mine[i], e->views[m][i]))
+          s = FailedPrecondition("%s: value %zu is %s on process %s but %s on process %s", Where(site).c_str(), i,
+                                 ShapeText(mine[i]).c_str(), Name(self).c_str(), ShapeText(e->views[m][i]).c_str(),
+                                 Name(group[m]).c_str());
+    }
+  }
+  if (!s) s = read(e->views.data());
+  lock.lock();
+  if (++e->departed == group.size()) {
+    exchanges_.erase(e->key);
+    for (uint32_t g : group)
+      if (g != self) procs_[g]->cv.notify_one();
+  } else {
+    // Not counted as blocked: every member has arrived and departs once it has read.
+    p.cv.wait(lock, [&] { return e->departed == e->group.size(); });
+  }
+  return s;
+}
+
+// ---- Messages ------------------------------------------------------------------------------------------
+
+static Status CheckMessageShapes(const OpSite& site, const std::string& receiver, const TensorView* results, size_t n,
+                                 size_t sent, const std::function<TensorView(size_t)>& sent_view) {
+  if (sent != n)
+    return FailedPrecondition("%s: process %s receives %zu values but %zu were sent", Where(site).c_str(),
+                              receiver.c_str(), n, sent);
+  for (size_t i = 0; i < n; ++i) {
+    const TensorView v = sent_view(i);
+    if (!SameShape(v, results[i]))
+      return FailedPrecondition("%s: process %s receives value %zu as %s but a %s was sent", Where(site).c_str(),
+                                receiver.c_str(), i, ShapeText(results[i]).c_str(), ShapeText(v).c_str());
+  }
+  return Status();
+}
+
+Status ProcessGrid::Send(uint32_t self, const OpSite& site, int64_t target, const TensorView* data, size_t n) {
+  if (target >= static_cast<int64_t>(num_processes()))
+    return InvalidArgument("%s: process %s sends to process %" PRId64 " of a grid of %u", Where(site).c_str(),
+                           Name(self).c_str(), target, num_processes());
+  std::unique_lock<std::mutex> lock(mu_);
+  // A receiver already waiting for exactly this message (the earliest one, for target -1)?
+  int64_t found = -1;
+  for (uint32_t k = 0; k < num_processes(); ++k) {
+    const Proc& q = *procs_[k];
+    if (q.state != Proc::State::kBlocked || q.wait.kind != Wait::Kind::kRecv || q.wait.claimed ||
+        q.wait.site.channel != site.channel)
+      continue;
+    const bool match = target >= 0 ? (k == target && q.wait.source == self) : q.wait.source < 0;
+    if (match && (found < 0 || q.wait.seq < procs_[found]->wait.seq)) found = k;
+  }
+  if (found >= 0) {
+    Proc& q = *procs_[found];
+    q.wait.claimed = true;
+    q.state = Proc::State::kRunning;
+    ++running_;
+    const OpSite rsite = q.wait.site;
+    const TensorView* results = q.wait.results;
+    const size_t rn = q.wait.n;
+    lock.unlock();
+    Status s = CheckMessageShapes(rsite, Name(static_cast<uint32_t>(found)), results, rn, n,
+                                  [&](size_t i) { return data[i]; });
+    for (size_t i = 0; i < n && !s; ++i) {
+      Transfer t;
+      t.from = self;
+      t.to = static_cast<uint32_t>(found);
+      t.src = static_cast<const char*>(data[i].data);
+      t.dst = static_cast<char*>(results[i].data);
+      t.row_bytes = data[i].Bytes();
+      if (t.row_bytes) s = CopyFrom(t);
+    }
+    Status mine = s ? CopyStatus(s.get()) : Status();
+    lock.lock();
+    q.wait.done = true;
+    q.wait.failure = std::move(s);
+    q.cv.notify_one();
+    return mine;
+  }
+  if (target >= 0 && procs_[target]->ended()) {
+    Proc& q = *procs_[target];
+    if (!q.final)
+      q.final = FailedPrecondition("%s: process %s sent data to process %s after it finished", Where(site).c_str(),
+                                   Name(self).c_str(), Name(static_cast<uint32_t>(target)).c_str());
+    return Status();
+  }
+  auto msg = std::make_unique<Message>();
+  msg->from = self;
+  msg->location = std::string(site.location);
+  for (size_t i = 0; i < n; ++i) {
+    msg->types.push_back(data[i].type);
+    msg->dims.emplace_back(data[i].dims, data[i].dims + data[i].rank);
+    const size_t bytes = data[i].Bytes();
+    msg->bytes.push_back(bytes);
+    msg->data.emplace_back(new (std::nothrow) char[bytes ? bytes : 1]);
+    if (!msg->data.back())
+      return ResourceExhausted("%s: no memory to hold %zu bytes sent by process %s", Where(site).c_str(), bytes,
+                               Name(self).c_str());
+    if (bytes) std::memcpy(msg->data.back().get(), data[i].data, bytes);
+  }
+  mailboxes_[ChannelKey{site.channel, target >= 0 ? self : -1, target}].push_back(std::move(msg));
+  return Status();
+}
+
+Status ProcessGrid::Recv(uint32_t self, const OpSite& site, int64_t source, const TensorView* results, size_t n) {
+  if (source >= static_cast<int64_t>(num_processes()))
+    return InvalidArgument("%s: process %s receives from process %" PRId64 " of a grid of %u", Where(site).c_str(),
+                           Name(self).c_str(), source, num_processes());
+  std::unique_lock<std::mutex> lock(mu_);
+  const ChannelKey key{site.channel, source, source >= 0 ? static_cast<int64_t>(self) : -1};
+  auto box = mailboxes_.find(key);
+  if (box != mailboxes_.end() && !box->second.empty()) {
+    std::unique_ptr<Message> msg = std::move(box->second.front());
+    box->second.pop_front();
+    if (box->second.empty()) mailboxes_.erase(box);
+    lock.unlock();
+    NEURONMEM_RETURN_IF_ERROR(CheckMessageShapes(site, Name(self), results, n, msg->types.size(), [&](size_t i) {
+      TensorView v;
+      v.type = msg->types[i];
+      v.dims = msg->dims[i].data();
+      v.rank = msg->dims[i].size();
+      return v;
+    }));
+    for (size_t i = 0; i < n; ++i) {
+      Transfer t;
+      t.from = msg->from;
+      t.to = self;
+      t.src = msg->data[i].get();
+      t.dst = static_cast<char*>(results[i].data);
+      t.row_bytes = msg->bytes[i];
+      if (t.row_bytes) NEURONMEM_RETURN_IF_ERROR(CopyFrom(t));
+    }
+    return Status();
+  }
+  Proc& p = *procs_[self];
+  p.wait.kind = Wait::Kind::kRecv;
+  p.wait.site = site;
+  p.wait.source = source;
+  p.wait.results = results;
+  p.wait.n = n;
+  p.wait.seq = next_seq_++;
+  return Block(lock, self);
+}
+
+Status ProcessGrid::CopyFrom(const Transfer& t) {
+  if (t.from == t.to) return Transport::Memcpy()->Copy(t);
+  return transport_->Copy(t);
+}
+
+// ---- Ending --------------------------------------------------------------------------------------------
+
+Status ProcessGrid::Finish(uint32_t self, Status status) {
+  std::unique_lock<std::mutex> lock(mu_);
+  Proc& p = *procs_[self];
+  if (p.ended()) return CopyStatus(p.final.get());
+  // Messages sent to this process that it never received fail it.
+  for (auto it = mailboxes_.begin(); it != mailboxes_.end();) {
+    if (it->first.to == self) {
+      if (!status)
+        status = FailedPrecondition("process %s ended without receiving the data process %s sent on channel %" PRId64
+                                    " (%s)",
+                                    Name(self).c_str(), Name(it->second.front()->from).c_str(), it->first.channel,
+                                    it->second.front()->location.c_str());
+      it = mailboxes_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  p.state = status ? Proc::State::kFailed : Proc::State::kFinished;
+  p.final = std::move(status);
+  --running_;
+  bool all_ended = true;
+  for (const auto& q : procs_) all_ended = all_ended && q->ended();
+  if (all_ended) {
+    // Messages to any receiver that nobody received fail their senders.
+    for (auto& [key, box] : mailboxes_) {
+      for (const auto& msg : box) {
+        Proc& sender = *procs_[msg->from];
+        if (!sender.final)
+          sender.final = FailedPrecondition("%s: 'stablehlo.send' on channel %" PRId64
+                                            ": the data process %s sent was never received",
+                                            msg->location.c_str(), key.channel, Name(msg->from).c_str());
+      }
+    }
+    mailboxes_.clear();
+  }
+  CheckStuck();
+  return CopyStatus(p.final.get());
+}
+
+Status ProcessGrid::FinalStatus(uint32_t process) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return CopyStatus(procs_[process]->final.get());
+}
+
+bool ProcessGrid::Waiting(uint32_t process) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return procs_[process]->state == Proc::State::kBlocked;
+}
+
+bool ProcessGrid::Ended(uint32_t process) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return procs_[process]->ended();
+}
+
+std::vector<Status> ProcessGrid::Run(const std::function<Status(uint32_t)>& fn) {
+  const uint32_t n = num_processes();
+  auto body = [&](uint32_t k) {
+    Status s;
+    try {
+      s = fn(k);
+    } catch (const std::exception& e) {
+      s = Internal("process %s: %s", Name(k).c_str(), e.what());
+    }
+    (void)Finish(k, std::move(s));
+  };
+  std::vector<std::thread> threads;
+  threads.reserve(n);
+  for (uint32_t k = 0; k + 1 < n; ++k) {
+    try {
+      threads.emplace_back(body, k);
+    } catch (const std::exception& e) {
+      (void)Finish(k, ResourceExhausted("process %s: cannot start its thread: %s", Name(k).c_str(), e.what()));
+    }
+  }
+  body(n - 1);
+  for (auto& t : threads) t.join();
+  std::vector<Status> out;
+  for (uint32_t k = 0; k < n; ++k) out.push_back(FinalStatus(k));
+  return out;
+}
+
+}  // namespace neuronmem::interp

@@ -1,0 +1,262 @@
+// ProcessGrid itself: exchanges matched in call order, send/recv (a send never waits; a waiting recv gets
+// one copy), and every way a wait can no longer be satisfied failing with a status instead of hanging.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "grid_util.h"
+
+namespace neuronmem::interp {
+namespace {
+
+using testing::CountingTransport;
+
+TensorView View(std::vector<int32_t>& v, const int64_t* dims) {
+  TensorView t;
+  t.data = v.data();
+  t.type = ElementType::kS32;
+  t.dims = dims;
+  t.rank = 1;
+  return t;
+}
+
+const int64_t kTwo[1] = {2};
+
+OpSite Site(std::string_view op, int64_t channel) { return OpSite{op, "test.mlir:1:1", channel}; }
+
+bool Has(const Status& s, const std::string& text) { return s && s->message.find(text) != std::string::npos; }
+
+TEST(ProcessGrid, IndexAndNames) {
+  ProcessGrid g(2, 3);
+  EXPECT_EQ(g.num_processes(), 6u);
+  EXPECT_EQ(g.Index(1, 2), 5u);
+  EXPECT_EQ(g.Name(4), "(1, 1)");
+}
+
+TEST(ProcessGrid, ExchangesMeetInCallOrderPerChannelAndGroup) {
+  // Each process makes two exchanges on channel 1 with the same group: the first meets the first.
+  ProcessGrid g(2, 1);
+  std::vector<std::vector<int32_t>> seen(2);
+  auto st = g.Run([&](uint32_t self) -> Status {
+    for (int round = 0; round < 2; ++round) {
+      std::vector<int32_t> mine = {static_cast<int32_t>(10 * round + self), 0};
+      TensorView v = View(mine, kTwo);
+      NEURONMEM_RETURN_IF_ERROR(
+          g.Exchange(self, Site("op", 1), {0, 1}, &v, 1, [&](const TensorView* const* members) -> Status {
+            for (int m = 0; m < 2; ++m) seen[self].push_back(static_cast<const int32_t*>(members[m][0].data)[0]);
+            return Status();
+          }));
+    }
+    return Status();
+  });
+  for (auto& s : st) ASSERT_FALSE(s) << s->message;
+  EXPECT_EQ(seen[0], (std::vector<int32_t>{0, 1, 10, 11}));
+  EXPECT_EQ(seen[1], (std::vector<int32_t>{0, 1, 10, 11}));
+}
+
+TEST(ProcessGrid, ExchangeOfDifferentShapesFailsEveryMember) {
+  ProcessGrid g(2, 1);
+  auto st = g.Run([&](uint32_t self) -> Status {
+    std::vector<int32_t> mine = {1, 2};
+    const int64_t one[1] = {1};
+    TensorView v = View(mine, self == 0 ? kTwo : one);
+    return g.Exchange(self, Site("op", 0), {0, 1}, &v, 1, [](const TensorView* const*) { return Status(); });
+  });
+  EXPECT_TRUE(Has(st[0], "value 0 is tensor<2xi32> on process (0, 0) but tensor<1xi32> on process (1, 0)"))
+      << (st[0] ? st[0]->message : "ok");
+}
+
+TEST(ProcessGrid, ExchangeAPeerNeverReachesFailsNamingItInsteadOfHanging) {
+  ProcessGrid g(3, 1);
+  auto st = g.Run([&](uint32_t self) -> Status {
+    if (self == 2) return Status();  // finishes without taking part
+    std::vector<int32_t> mine = {1, 2};
+    TensorView v = View(mine, kTwo);
+    return g.Exchange(self, Site("stablehlo.all_reduce", 7), {0, 1, 2}, &v, 1,
+                      [](const TensorView* const*) { return Status(); });
+  });
+  ASSERT_FALSE(st[2]);
+  for (int k = 0; k < 2; ++k) {
+    ASSERT_TRUE(st[k]);
+    EXPECT_EQ(st[k]->code, NEURONMEM_STATUS_FAILED_PRECONDITION);
+    EXPECT_TRUE(Has(st[k], "test.mlir:1:1: 'stablehlo.all_reduce' on channel 7")) << st[k]->message;
+    // The other member may have given up first (it then "failed" too).
+    EXPECT_TRUE(Has(st[k], "of its group [(0, 0), (1, 0), (2, 0)]: ")) << st[k]->message;
+    EXPECT_TRUE(Has(st[k], "(2, 0) finished without reaching it")) << st[k]->message;
+  }
+}
+
+TEST(ProcessGrid, ExchangeWithAFailedPeerFailsNamingIt) {
+  ProcessGrid g(2, 1);
+  auto st = g.Run([&](uint32_t self) -> Status {
+    if (self == 1) return InvalidArgument("boom");
+    std::vector<int32_t> mine = {1, 2};
+    TensorView v = View(mine, kTwo);
+    return g.Exchange(self, Site("stablehlo.all_gather", 0), {0, 1}, &v, 1,
+                      [](const TensorView* const*) { return Status(); });
+  });
+  EXPECT_TRUE(Has(st[0], "(1, 0) failed without reaching it")) << st[0]->message;
+  EXPECT_TRUE(Has(st[1], "boom"));
+}
+
+TEST(ProcessGrid, EveryProcessBlockedIsStuckAndFailsEveryWaiter) {
+  // Process 0 exchanges on channel 1 then 2, process 1 on channel 2 then 1: neither can proceed.
+  ProcessGrid g(2, 1);
+  auto st = g.Run([&](uint32_t self) -> Status {
+    std::vector<int32_t> mine = {1, 2};
+    TensorView v = View(mine, kTwo);
+    const int64_t first = self == 0 ? 1 : 2, second = self == 0 ? 2 : 1;
+    auto none = [](const TensorView* const*) { return Status(); };
+    NEURONMEM_RETURN_IF_ERROR(g.Exchange(self, Site("stablehlo.all_reduce", first), {0, 1}, &v, 1, none));
+    return g.Exchange(self, Site("stablehlo.all_reduce", second), {0, 1}, &v, 1, none);
+  });
+  for (int k = 0; k < 2; ++k) {
+    EXPECT_TRUE(Has(st[k], "every running process is blocked")) << (st[k] ? st[k]->message : "ok");
+    EXPECT_TRUE(Has(st[k], "on channel " + std::to_string(k == 0 ? 1 : 2)));
+  }
+}
+
+TEST(ProcessGrid, RecvWithoutSendFailsOnceTheSenderEnds) {
+  ProcessGrid g(2, 1);
+  auto st = g.Run([&](uint32_t self) -> Status {
+    if (self == 0) return Status();
+    std::vector<int32_t> out(2);
+    TensorView v = View(out, kTwo);
+    return g.Recv(self, Site("stablehlo.recv", 5), 0, &v, 1);
+  });
+  EXPECT_TRUE(Has(st[1],
+                  "'stablehlo.recv' on channel 5: process (1, 0) waits for data from (0, 0), which finished "
+                  "without sending it"))
+      << st[1]->message;
+}
+
+TEST(ProcessGrid, RecvFromAnySenderAloneIsStuck) {
+  ProcessGrid g(1, 1);
+  auto st = g.Run([&](uint32_t self) -> Status {
+    std::vector<int32_t> out(2);
+    TensorView v = View(out, kTwo);
+    return g.Recv(self, Site("stablehlo.recv", 3), -1, &v, 1);
+  });
+  EXPECT_TRUE(Has(st[0], "waits for data from any sender")) << st[0]->message;
+}
+
+TEST(ProcessGrid, ARingOfProcessesThatAllSendFirstCompletes) {
+  // Every process sends to its right neighbour, then receives from its left one: sends never wait.
+  const uint32_t n = 4;
+  ProcessGrid g(n, 1);
+  std::vector<std::vector<int32_t>> got(n, std::vector<int32_t>(2));
+  auto st = g.Run([&](uint32_t self) -> Status {
+    std::vector<int32_t> mine = {static_cast<int32_t>(self), static_cast<int32_t>(100 + self)};
+    TensorView v = View(mine, kTwo);
+    NEURONMEM_RETURN_IF_ERROR(g.Send(self, Site("stablehlo.send", 1), (self + 1) % n, &v, 1));
+    TensorView r = View(got[self], kTwo);
+    return g.Recv(self, Site("stablehlo.recv", 1), (self + n - 1) % n, &r, 1);
+  });
+  for (uint32_t k = 0; k < n; ++k) {
+    ASSERT_FALSE(st[k]) << st[k]->message;
+    const int32_t left = static_cast<int32_t>((k + n - 1) % n);
+    EXPECT_EQ(got[k], (std::vector<int32_t>{left, 100 + left}));
+  }
+}
+
+TEST(ProcessGrid, MessagesArriveInSendOrder) {
+  ProcessGrid g(2, 1);
+  std::vector<int32_t> got;
+  auto st = g.Run([&](uint32_t self) -> Status {
+    for (int32_t i = 0; i < 5; ++i) {
+      std::vector<int32_t> buf = {i, -i};
+      TensorView v = View(buf, kTwo);
+      if (self == 0) {
+        NEURONMEM_RETURN_IF_ERROR(g.Send(self, Site("stablehlo.send", 9), 1, &v, 1));
+      } else {
+        NEURONMEM_RETURN_IF_ERROR(g.Recv(self, Site("stablehlo.recv", 9), 0, &v, 1));
+        got.push_back(buf[0]);
+      }
+    }
+    return Status();
+  });
+  ASSERT_FALSE(st[0]);
+  ASSERT_FALSE(st[1]) << st[1]->message;
+  EXPECT_EQ(got, (std::vector<int32_t>{0, 1, 2, 3, 4}));
+}
+
+TEST(ProcessGrid, AWaitingRecvGetsOneCopyStraightFromTheSender) {
+  CountingTransport t;
+  ProcessGrid g(2, 1, &t);
+  std::vector<int32_t> got(2);
+  std::vector<int32_t> mine = {7, 8};
+  auto st = g.Run([&](uint32_t self) -> Status {
+    if (self == 1) {
+      TensorView r = View(got, kTwo);
+      return g.Recv(self, Site("stablehlo.recv", 2), 0, &r, 1);
+    }
+    while (!g.Waiting(1)) std::this_thread::yield();  // the receiver waits in the grid
+    TensorView v = View(mine, kTwo);
+    return g.Send(self, Site("stablehlo.send", 2), 1, &v, 1);
+  });
+  ASSERT_FALSE(st[0]);
+  ASSERT_FALSE(st[1]) << st[1]->message;
+  EXPECT_EQ(got, (std::vector<int32_t>{7, 8}));
+  EXPECT_EQ(t.copies.load(), 1u);
+  EXPECT_EQ((t.bytes[{0, 1}]), 8u);
+  EXPECT_EQ(t.last_src, reinterpret_cast<const char*>(mine.data()));  // not a copy the grid kept
+}
+
+TEST(ProcessGrid, DataLeftUnreceivedFailsItsReceiverNamingChannelAndSender) {
+  ProcessGrid g(2, 1);
+  std::atomic<bool> sent{false};
+  auto st = g.Run([&](uint32_t self) -> Status {
+    if (self == 1) {
+      while (!sent) std::this_thread::yield();  // end after the data is there
+      return Status();
+    }
+    std::vector<int32_t> mine = {7, 8};
+    TensorView v = View(mine, kTwo);
+    Status s = g.Send(self, Site("stablehlo.send", 4), 1, &v, 1);
+    sent = true;
+    return s;
+  });
+  EXPECT_FALSE(st[0]);
+  ASSERT_TRUE(st[1]);
+  EXPECT_TRUE(Has(st[1], "process (1, 0) ended without receiving the data process (0, 0) sent on channel 4"))
+      << st[1]->message;
+}
+
+TEST(ProcessGrid, DataSentToAFinishedProcessFailsIt) {
+  ProcessGrid g(2, 1);
+  auto st = g.Run([&](uint32_t self) -> Status {
+    if (self == 1) return Status();
+    while (!g.Ended(1)) std::this_thread::yield();
+    std::vector<int32_t> mine = {7, 8};
+    TensorView v = View(mine, kTwo);
+    return g.Send(self, Site("stablehlo.send", 4), 1, &v, 1);
+  });
+  EXPECT_FALSE(st[0]);
+  EXPECT_TRUE(Has(st[1], "process (0, 0) sent data to process (1, 0) after it finished")) << st[1]->message;
+}
+
+TEST(ProcessGrid, DataToAnyReceiverLeftUnreceivedFailsItsSender) {
+  ProcessGrid g(1, 1);
+  auto st = g.Run([&](uint32_t self) -> Status {
+    std::vector<int32_t> mine = {7, 8};
+    TensorView v = View(mine, kTwo);
+    return g.Send(self, Site("stablehlo.send", 6), -1, &v, 1);
+  });
+  EXPECT_TRUE(Has(st[0], "'stablehlo.send' on channel 6: the data process (0, 0) sent was never received"))
+      << (st[0] ? st[0]->message : "ok");
+}
+
+TEST(ProcessGrid, ReceivingAnotherShapeFailsTheReceiver) {
+  ProcessGrid g(2, 1);
+  auto st = g.Run([&](uint32_t self) -> Status {
+    std::vector<int32_t> buf = {1, 2};
+    const int64_t one[1] = {1};
+    TensorView v = View(buf, self == 0 ? kTwo : one);
+    if (self == 0) return g.Send(self, Site("stablehlo.send", 1), 1, &v, 1);
+    return g.Recv(self, Site("stablehlo.recv", 1), 0, &v, 1);
+  });
+  EXPECT_TRUE(Has(st[1], "receives value 0 as tensor<1xi32> but a tensor<2xi32> was sent")) << st[1]->message;
+}
+
+}  // namespace
+}  // namespace neuronmem::interp
