@@ -252,7 +252,9 @@ NEURONMEM_API neuronmem_status_t* neuronmem_executable_output_memory(const neuro
                                                                      const neuronmem_device_t* device, size_t index,
                                                                      neuronmem_memory_t** out);
 
-/* Submits one execution on args->device after args->wait and every argument's content. out_results
+/* Submits one execution on args->device after args->wait and every argument's content. A program that uses
+ * the process grid (replica_id, partition_id, collectives) runs as a launch of this one device
+ * (neuronmem_executable_execute_devices): replica_id answers the device's replica. out_results
  * (required): num_outputs slots, each receives an owned buffer, defined when the execution finishes.
  * out_done (required): an owned event ready when every result is defined, failed with the run's error (an
  * op's "file:line:col: 'op': reason", RESOURCE_EXHAUSTED naming the core when its device arena cannot
@@ -272,6 +274,12 @@ NEURONMEM_API neuronmem_status_t* neuronmem_executable_execute(const neuronmem_e
  * neuronmem_executable_execute would submit it on its device (same checks, placement, donation, results),
  * submitted together: launches reach every core they share in one order. Each device of a launch runs its
  * execution on a thread of its own core (made the first time a launch uses the core), never on the caller.
+ * A program that uses replica_id, partition_id or collectives runs as one process per device of a process
+ * grid of num_replicas x num_partitions processes (device d = process d): collectives move data core to core,
+ * device memory to device memory through the copy engine (counted as peer_transfers of the receiving
+ * execution); a process that waits for a device the launch does not name, or for a peer that ended or failed
+ * first, fails naming the op, its location and the processes, never hangs; the launch's events then complete
+ * together once every device has ended.
  * out_results (required): num_devices * num_outputs slots, row-major (out_results[d * num_outputs + k] is
  * output k of devices[d]), each an owned buffer. out_done (required): num_devices owned events, out_done[d]
  * ready when devices[d]'s results are defined or failed with its error. out_executions (nullable):

@@ -96,6 +96,11 @@ class CopyEngine {
   // ---- For the executor (src/exec): computations that read and write buffers' bytes in place.
   // The tag events of this engine's client carry (Event::owner()): another client's events have another.
   const void* event_owner() const { return user_events_.get(); }
+
+  // Copies n bytes between two cores' memories on the calling thread, at once: the peer transfers of a
+  // multi-core launch, whose receiving execution waits for them. Large copies are shared with the engine's
+  // workers (ParallelCopy).
+  void PeerCopy(void* dst, const void* src, uint64_t n);
   // INVALID_ARGUMENT ("<where>wait_events[i] ...") if a wait event belongs to another client.
   Status CheckForeignWaits(EventList waits, const char* where) const { return CheckWaits(waits, where); }
   // A use of the buffer's bytes (they stay while `use` lives) and a new reference to the event that

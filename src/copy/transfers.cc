@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "copy/copy_engine.h"
+#include "copy/parallel_copy.h"
 
 namespace neuronmem::copy {
 
@@ -15,6 +16,10 @@ Status CopyEngine::Allocate(const MemoryView& memory, ElementType type, Span<con
   out->Init(&memory, type, dims, bytes, storage);
   out->SetDefinition(ReadyEvent());
   return Ok();
+}
+
+void CopyEngine::PeerCopy(void* dst, const void* src, uint64_t n) {
+  ParallelCopy(pool_, static_cast<uint8_t*>(dst), static_cast<const uint8_t*>(src), n, nullptr);
 }
 
 Status CopyEngine::UseBuffer(Buffer& buffer, StorageUse* use, EventRef* definition) {

@@ -87,10 +87,11 @@ Status MatchDonations(const manifest::Manifest& m, const std::string& filename, 
   return Ok();
 }
 
-// UNIMPLEMENTED at the first infeed or outfeed of `fn`, its regions or a function it calls: the executor has
-// no feed queues (a frontend moves data with arguments, results or host transfers instead).
-Status RefuseFeeds(const stablehlo::Module& module, const stablehlo::Function& fn, const std::string& filename,
-                   std::vector<const stablehlo::Function*>* seen) {
+// Calls visit(op) for every op of `fn`, its regions and every function it calls (each function once), until
+// visit returns an error.
+template <typename Visit>
+Status WalkOps(const stablehlo::Module& module, const stablehlo::Function& fn, const Visit& visit,
+               std::vector<const stablehlo::Function*>* seen) {
   if (std::find(seen->begin(), seen->end(), &fn) != seen->end()) return Ok();
   seen->push_back(&fn);
   std::vector<const stablehlo::Region*> regions{&fn.body};
@@ -99,21 +100,55 @@ Status RefuseFeeds(const stablehlo::Module& module, const stablehlo::Function& f
     regions.pop_back();
     for (const stablehlo::Block& b : r->blocks) {
       for (const stablehlo::Operation& op : b.ops) {
-        if (op.name == "stablehlo.infeed" || op.name == "stablehlo.outfeed")
-          return Unimplemented(
-              "%s:%u:%u: '%.*s': the executor has no %s queue; pass the data as arguments, results or host "
-              "transfers (send/recv with is_host_transfer)",
-              filename.c_str(), op.loc.line, op.loc.column, static_cast<int>(op.name.size()), op.name.data(),
-              op.name == "stablehlo.infeed" ? "infeed" : "outfeed");
+        NEURONMEM_RETURN_IF_ERROR(visit(op));
         if (op.name == "func.call" && !op.callee.empty()) {
           if (const stablehlo::Function* g = module.FindFunction(op.callee))
-            NEURONMEM_RETURN_IF_ERROR(RefuseFeeds(module, *g, filename, seen));
+            NEURONMEM_RETURN_IF_ERROR(WalkOps(module, *g, visit, seen));
         }
         for (const stablehlo::Region& sub : op.regions) regions.push_back(&sub);
       }
     }
   }
   return Ok();
+}
+
+// Ops that see the process grid: the program runs as one process of a launch (replica and partition ids,
+// collectives, send/recv between cores or with the host).
+bool UsesProcessGrid(std::string_view name) {
+  static constexpr std::string_view kOps[] = {"stablehlo.replica_id",
+                                              "stablehlo.partition_id",
+                                              "stablehlo.all_reduce",
+                                              "stablehlo.all_gather",
+                                              "stablehlo.reduce_scatter",
+                                              "stablehlo.all_to_all",
+                                              "stablehlo.collective_permute",
+                                              "stablehlo.collective_broadcast",
+                                              "stablehlo.collective_reduce",
+                                              "stablehlo.send",
+                                              "stablehlo.recv"};
+  return std::find(std::begin(kOps), std::end(kOps), name) != std::end(kOps);
+}
+
+// UNIMPLEMENTED at the first infeed or outfeed of the entry, its regions or a function it calls: the
+// executor has no feed queues (a frontend moves data with arguments, results or host transfers instead).
+// *uses_grid: whether any op sees the process grid.
+Status ScanOps(const stablehlo::Module& module, const stablehlo::Function& entry, const std::string& filename,
+               bool* uses_grid) {
+  *uses_grid = false;
+  std::vector<const stablehlo::Function*> seen;
+  return WalkOps(
+      module, entry,
+      [&](const stablehlo::Operation& op) -> Status {
+        if (op.name == "stablehlo.infeed" || op.name == "stablehlo.outfeed")
+          return Unimplemented(
+              "%s:%u:%u: '%.*s': the executor has no %s queue; pass the data as arguments, results or host "
+              "transfers (send/recv with is_host_transfer)",
+              filename.c_str(), op.loc.line, op.loc.column, static_cast<int>(op.name.size()), op.name.data(),
+              op.name == "stablehlo.infeed" ? "infeed" : "outfeed");
+        if (UsesProcessGrid(op.name)) *uses_grid = true;
+        return Ok();
+      },
+      &seen);
 }
 
 // The module's mhlo.num_partitions, or 1.
@@ -151,11 +186,19 @@ Status Executable::Compile(const manifest::Manifest& m, std::string_view source,
     return InvalidArgument("num_replicas %u times num_partitions %u is more than the client's %u cores", replicas,
                            partitions, num_cores);
   }
-  if (const stablehlo::Function* entry = m.ir->FindFunction(m.entry)) {
-    std::vector<const stablehlo::Function*> seen;
-    NEURONMEM_RETURN_IF_ERROR(RefuseFeeds(*m.ir, *entry, options.filename, &seen));
-  }
+  bool uses_grid = false;
+  if (const stablehlo::Function* entry = m.ir->FindFunction(m.entry))
+    NEURONMEM_RETURN_IF_ERROR(ScanOps(*m.ir, *entry, options.filename, &uses_grid));
   std::shared_ptr<Executable> e(new Executable());
+  e->uses_grid_ = uses_grid;
+  for (const manifest::Channel& c : m.channels) {
+    if (!c.is_host_transfer) continue;
+    HostChannel h;
+    h.handle = c.handle;
+    h.send = c.op == "send";
+    h.where = Where(options.filename, c.loc) + ": 'stablehlo." + c.op + "'";
+    e->host_channels_.push_back(std::move(h));
+  }
   e->ir_ = m.ir;
   e->placement_ = options.placement;
   e->num_replicas_ = replicas;

@@ -38,6 +38,13 @@ struct ValueInfo {
   std::string name;       // "argument 0 (%arg0)", "output 1 (result)"
 };
 
+// A send or recv with is_host_transfer: the launch serves it with the frontend's callback for its channel.
+struct HostChannel {
+  int64_t handle = 0;
+  bool send = false;  // send (device to host); else recv (host to device)
+  std::string where;  // "file:line:col: 'stablehlo.send'"
+};
+
 class Executable {
  public:
   // Compiles manifest.ir (its entry) for a client of `num_cores` cores. `source` is the text the manifest
@@ -63,6 +70,11 @@ class Executable {
   uint64_t peak_device_bytes() const { return program_->workspace_bytes(0); }
   uint64_t peak_host_bytes() const;
   size_t num_moves() const { return num_moves_; }
+  // Whether the program sees the process grid (replica_id, partition_id, collectives, send/recv): each
+  // execution then runs as a process of its launch's grid.
+  bool uses_grid() const { return uses_grid_; }
+  // The host transfers of the entry and the functions it calls, in source order.
+  const std::vector<HostChannel>& host_channels() const { return host_channels_; }
   // The kind of the memory output i's value lives in when the graph returns it (before it is copied into
   // the output's buffer): a parameter's kind, a move's destination, or device.
   MemoryKind returned_kind(size_t i) const { return returned_kinds_[i]; }
@@ -78,6 +90,8 @@ class Executable {
   uint32_t num_replicas_ = 1;
   uint32_t num_partitions_ = 1;
   size_t num_moves_ = 0;
+  bool uses_grid_ = false;
+  std::vector<HostChannel> host_channels_;
 };
 
 }  // namespace neuronmem::exec

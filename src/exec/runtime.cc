@@ -6,6 +6,7 @@
 
 #include "copy/copy_engine.h"
 #include "exec/moves.h"
+#include "interpreter/process.h"
 
 namespace neuronmem::exec {
 
@@ -41,6 +42,92 @@ class BufferResults final : public interp::ResultAllocator {
 
 }  // namespace
 
+// One launch of an executable that uses the process grid: each device's execution is the process of one
+// interp::ProcessGrid whose index is the device id (devices the launch does not name end at once). The launch
+// is the grid's transport link (each message is counted as a peer transfer of the execution that receives it,
+// then moved by the runtime's Transport) and its host hook (the frontend's callbacks by channel). Its
+// executions' events complete together, once every process has ended, each with its process's final status
+// (data sent to a process after it ended still fails it: ProcessGrid::FinalStatus).
+struct LaunchState final : interp::Transport, interp::HostTransfers {
+  struct Proc {
+    bool member = false;            // a device of the launch
+    const RunState* run = nullptr;  // while its program runs: which memory kind each address is
+    std::shared_ptr<ExecutionStats> stats;
+    EventRef done;
+  };
+
+  LaunchState(const Executable& exe, exec::Transport* t, std::shared_ptr<const HostCallbacks> h)
+      : transport(t), host(std::move(h)), procs(exe.num_devices()) {
+    grid = std::make_unique<interp::ProcessGrid>(exe.num_replicas(), exe.num_partitions(), this);
+  }
+
+  // interp::Transport: count, then move.
+  Status Copy(const interp::Transfer& t) override {
+    MemoryKind from = MemoryKind::kDevice, to = MemoryKind::kDevice;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (procs[t.from].run) from = procs[t.from].run->KindOf(t.src);  // else the grid held the message
+      if (procs[t.to].run) to = procs[t.to].run->KindOf(t.dst);
+    }
+    NEURONMEM_RETURN_IF_ERROR(transport->Copy(t));
+    std::lock_guard<std::mutex> lock(mu);
+    procs[t.to].stats->AddPeer(from, to, t.bytes());
+    return Ok();
+  }
+  // interp::HostTransfers: the frontend's callbacks.
+  Status Send(const interp::HostCall& call, const interp::TensorView* data, size_t n) override {
+    return CallHost(call, data, n, /*send=*/true);
+  }
+  Status Recv(const interp::HostCall& call, const interp::TensorView* results, size_t n) override {
+    return CallHost(call, results, n, /*send=*/false);
+  }
+
+  Status CallHost(const interp::HostCall& call, const interp::TensorView* views, size_t n, bool send) {
+    // Submission checked every host transfer of the manifest; this catches one it could not see.
+    const HostCallback* fn = nullptr;
+    if (host) {
+      const auto& callbacks = send ? host->send : host->recv;
+      auto it = callbacks.find(call.site.channel);
+      if (it != callbacks.end()) fn = &it->second;
+    }
+    if (!fn)
+      return FailedPrecondition("channel %lld has no %s callback", static_cast<long long>(call.site.channel),
+                                send ? "send" : "recv");
+    std::vector<KernelTensor> tensors(n);
+    const RunState* run = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      run = procs[call.process].run;  // its own process: alive during the call
+    }
+    for (size_t i = 0; i < n; ++i) {
+      tensors[i].data = views[i].data;
+      tensors[i].type = views[i].type;
+      tensors[i].dims = views[i].dims;
+      tensors[i].rank = views[i].rank;
+      tensors[i].kind = run ? run->KindOf(views[i].data) : MemoryKind::kDevice;
+    }
+    HostTransfer t;
+    t.channel = call.site.channel;
+    t.core = call.process;
+    t.replica = call.process / grid->num_partitions();
+    t.partition = call.process % grid->num_partitions();
+    t.tensors = tensors.data();
+    t.num_tensors = n;
+    Status s = (*fn)(t);
+    if (s)
+      s = Annotate(std::move(s), std::string(send ? "the send" : "the recv") + " callback of channel " +
+                                     std::to_string(call.site.channel));
+    return s;
+  }
+
+  exec::Transport* transport;
+  std::shared_ptr<const HostCallbacks> host;
+  std::unique_ptr<interp::ProcessGrid> grid;  // uses this as its transport: declared after what Copy uses
+  std::mutex mu;
+  std::vector<Proc> procs;
+  size_t running = 0;  // members that have not ended
+};
+
 // One submitted execution: everything it holds until it finishes.
 struct Execution {
   std::shared_ptr<const Executable> exe;
@@ -57,12 +144,13 @@ struct Execution {
   std::vector<copy::Buffer*> arg_buffers;             // from Prepare to Commit: each argument (after auto_copy)
   bool launch = false;                                // part of a launch: runs on its core's launch thread
   std::unique_ptr<bool[]> donated;                    // per argument: given up to this execution
+  std::shared_ptr<LaunchState> grid;                  // the launch's process grid, if the program uses one
   EventRef done;
   std::shared_ptr<ExecutionStats> stats;
   uint64_t submitted_ns = 0;
 };
 
-Runtime::Runtime(core::Client& client) : client_(client) {
+Runtime::Runtime(core::Client& client) : client_(client), transport_(NewInProcessTransport(client.copy_engine())) {
   for (uint32_t c = 0; c < client.devices().size(); ++c) {
     auto q = std::make_unique<CoreQueue>();
     q->runtime = this;
@@ -236,6 +324,17 @@ Status Runtime::Commit(const ExecuteRequest& r, Execution& e, copy::Buffer* cons
 
 Status Runtime::Execute(const ExecuteRequest& r, copy::Buffer* const* results, Event** done,
                         std::shared_ptr<const ExecutionStats>* stats_out) {
+  if (r.executable->uses_grid()) {
+    // A process of a grid: a launch of this one device (its replica and partition ids, its host transfers).
+    LaunchRequest l;
+    l.executable = r.executable;
+    l.cores = Span<const uint32_t>(&r.core, 1);
+    l.arguments = r.arguments;
+    l.waits = Span<const Span<Event* const>>(&r.waits, 1);
+    l.non_donatable = r.non_donatable;
+    l.host = r.host;
+    return Launch(l, results, done, stats_out);
+  }
   std::unique_ptr<Execution> e;
   NEURONMEM_RETURN_IF_ERROR(Prepare(r, results, &e));
   NEURONMEM_RETURN_IF_ERROR(Commit(r, *e, results));
@@ -287,11 +386,21 @@ Status Runtime::Launch(const LaunchRequest& r, copy::Buffer* const* results, Eve
                                exe.parameters()[a % num_params].name.c_str(), r.cores[b / num_params]);
     }
   }
+  // Every host transfer needs the frontend's callback for its channel.
+  for (const HostChannel& c : exe.host_channels()) {
+    const bool has = r.host && (c.send ? r.host->send : r.host->recv).count(c.handle);
+    if (!has)
+      return InvalidArgument("%s: channel %lld has no %s callback (send_callbacks / recv_callbacks of the launch)",
+                             c.where.c_str(), static_cast<long long>(c.handle), c.send ? "send" : "recv");
+  }
+  std::shared_ptr<LaunchState> grid;
+  if (exe.uses_grid()) grid = std::make_shared<LaunchState>(exe, transport_.get(), r.host);
   std::vector<std::unique_ptr<Execution>> executions(n);
   for (size_t d = 0; d < n; ++d) {
     if (Status s = Prepare(requests[d], results + d * num_outputs, &executions[d]))
       return Annotate(std::move(s), "device " + std::to_string(r.cores[d]));
     executions[d]->launch = true;
+    executions[d]->grid = grid;
   }
   for (size_t d = 0; d < n; ++d) {
     if (Status s = Commit(requests[d], *executions[d], results + d * num_outputs))
@@ -300,6 +409,20 @@ Status Runtime::Launch(const LaunchRequest& r, copy::Buffer* const* results, Eve
   for (size_t d = 0; d < n; ++d) {
     done[d] = Share(executions[d]->done.get());
     if (stats_out) stats_out[d] = executions[d]->stats;
+  }
+  if (grid) {
+    for (const auto& e : executions) {
+      LaunchState::Proc& p = grid->procs[e->core];
+      p.member = true;
+      p.stats = e->stats;
+      p.done = EventRef(Share(e->done.get()));
+    }
+    grid->running = n;
+    // The grid's other processes never run: waiting for one of them fails at once, naming it.
+    for (uint32_t i = 0; i < exe.num_devices(); ++i) {
+      if (!grid->procs[i].member)
+        (void)grid->grid->Finish(i, FailedPrecondition("device %u is not part of this launch", i));
+    }
   }
   pending_.fetch_add(static_cast<int64_t>(n), std::memory_order_acq_rel);
   std::vector<CoreQueue*> to_drain;
@@ -379,6 +502,21 @@ void Runtime::Drain(CoreQueue* q, bool on_caller) {
   pool_.Notify();
 }
 
+void Runtime::EndProcess(Execution& e, Status s) {
+  LaunchState& l = *e.grid;
+  (void)l.grid->Finish(e.core, std::move(s));
+  {
+    std::lock_guard<std::mutex> lock(l.mu);
+    if (--l.running) return;
+  }
+  // The last process of the launch: every process has ended, so every final status is known.
+  for (uint32_t i = 0; i < l.procs.size(); ++i) {
+    if (!l.procs[i].member) continue;
+    pending_.fetch_sub(1, std::memory_order_acq_rel);
+    Complete(l.procs[i].done.get(), l.grid->FinalStatus(i));
+  }
+}
+
 void Runtime::WakeLaunchThread(CoreQueue* q) {
   if (!q->thread.joinable()) q->thread = std::thread([this, q] { LaunchThread(q); });
   q->wake = true;
@@ -406,6 +544,10 @@ void Runtime::Run(Execution& e) {
     e.args.clear();
     e.copies.clear();
     e.results.clear();
+    if (e.grid) {
+      EndProcess(e, std::move(s));
+      return;
+    }
     // No longer pending once its event is ready: a caller that waited may destroy the client at once (the
     // runtime's destructor then waits for this drain to unwind).
     pending_.fetch_sub(1, std::memory_order_acq_rel);
@@ -460,9 +602,23 @@ void Runtime::Run(Execution& e) {
     options.context = &run;
     // The program writes into a donated argument's memory (now its result's); a kept one stays untouched.
     options.donated = e.donated.get();
+    interp::ProcessContext process;
+    if (e.grid) {
+      process.grid = e.grid->grid.get();
+      process.replica_id = exe.replica_of(e.core);
+      process.partition_id = exe.partition_of(e.core);
+      process.host = e.grid.get();
+      options.process = &process;
+      std::lock_guard<std::mutex> lock(e.grid->mu);
+      e.grid->procs[e.core].run = &run;
+    }
     const uint64_t t0 = NowNs();
     failure = exe.program().Run(views.data(), views.size(), &allocator, &out, options);
     const uint64_t t1 = NowNs();
+    if (e.grid) {
+      std::lock_guard<std::mutex> lock(e.grid->mu);
+      e.grid->procs[e.core].run = nullptr;
+    }
     if (!failure) {
       // Outputs whose value the graph returns from another kind's memory are moved into it.
       for (size_t k = 0; k < exe.outputs().size(); ++k) {

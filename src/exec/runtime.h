@@ -21,6 +21,8 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -33,12 +35,31 @@
 #include "copy/worker_pool.h"
 #include "core/client.h"
 #include "exec/executable.h"
+#include "exec/kernels.h"
 #include "exec/stats.h"
+#include "exec/transport.h"
 
 namespace neuronmem::exec {
 
 struct Execution;
+struct LaunchState;
 class Runtime;
+
+// A host transfer of one execution of a launch (stablehlo.send / recv with is_host_transfer), handed to the
+// frontend's callback for its channel: a send's payload to read, or a recv's results to fill, as views of
+// the executing core's memories.
+struct HostTransfer {
+  int64_t channel = 0;
+  uint32_t core = 0, replica = 0, partition = 0;
+  const KernelTensor* tensors = nullptr;
+  size_t num_tensors = 0;
+};
+// Called on the executing core's thread; several cores may call at once.
+using HostCallback = std::function<Status(const HostTransfer&)>;
+// A launch's callbacks by channel id (PJRT's send_callbacks / recv_callbacks).
+struct HostCallbacks {
+  std::map<int64_t, HostCallback> send, recv;
+};
 
 struct CoreQueue {
   Runtime* runtime = nullptr;
@@ -59,6 +80,7 @@ struct ExecuteRequest {
   Span<copy::Buffer* const> arguments;
   Span<Event* const> waits;
   Span<const size_t> non_donatable;
+  std::shared_ptr<const HostCallbacks> host;  // nullable: none
 };
 
 // A launch: the executable on several cores at once. arguments: cores.size() * num_parameters, row-major;
@@ -69,6 +91,7 @@ struct LaunchRequest {
   Span<copy::Buffer* const> arguments;
   Span<const Span<Event* const>> waits;
   Span<const size_t> non_donatable;
+  std::shared_ptr<const HostCallbacks> host;  // nullable: none
 };
 
 class Runtime {
@@ -79,8 +102,9 @@ class Runtime {
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
 
-  // Submits an execution (see the file comment). results: num_outputs empty Buffers the caller owns, filled
-  // on success. done: a new event for the caller. stats (nullable): receives the execution's statistics,
+  // Submits an execution (see the file comment). An executable that uses the process grid runs as a launch
+  // of this one device (the grid's other processes end at once). results: num_outputs empty Buffers the caller owns,
+  // filled on success. done: a new event for the caller. stats (nullable): receives the execution's statistics,
   // complete once `done` is ready. On failure the arguments are intact (unless another thread deleted a
   // donated one meanwhile) and the caller destroys `results`, some of which may have been filled.
   Status Execute(const ExecuteRequest& request, copy::Buffer* const* results, Event** done,
@@ -110,12 +134,16 @@ class Runtime {
   void WakeLaunchThread(CoreQueue* q);
   void LaunchThread(CoreQueue* q);
   void Run(Execution& e);
+  // Ends e's process in its launch's grid with `s`; the last process to end completes every execution of
+  // the launch.
+  void EndProcess(Execution& e, Status s);
 
   core::Client& client_;
   std::vector<std::unique_ptr<CoreQueue>> queues_;
   std::atomic<int64_t> pending_{0};
-  std::mutex launch_mu_;   // one launch's executions enter their queues together
-  copy::WorkerPool pool_;  // declared last: destroyed first
+  std::mutex launch_mu_;                  // one launch's executions enter their queues together
+  std::unique_ptr<Transport> transport_;  // moves peer bytes between the cores of a launch
+  copy::WorkerPool pool_;                 // declared last: destroyed first
 };
 
 }  // namespace neuronmem::exec

@@ -1,7 +1,8 @@
 /* executable.h used from plain C17: compiles a graph with an intra-graph move and a pinned_host argument,
  * queries it, executes it (args struct with NEURONMEM_*_STRUCT_SIZE sizes, an event list), reads the
- * results and the execution's statistics, launches it on both devices at once (execute_devices), and checks
- * the strict placement error. Exit code 0 = pass. */
+ * results and the execution's statistics, launches it on both devices at once (execute_devices), runs an
+ * all_reduce across both devices (peer bytes device -> device), and checks the strict placement error. Exit
+ * code 0 = pass. */
 #include <neuronmem/neuronmem.h>
 
 #include <stdio.h>
@@ -29,6 +30,17 @@ static const char kText[] =
     "  %0 = stablehlo.multiply %w, %x : tensor<4xf32>\n"
     "  %1 = stablehlo.custom_call @MoveToHost(%0) {backend_config = \"\"} : (tensor<4xf32>) -> tensor<4xf32>\n"
     "  return %0, %1 : tensor<4xf32>, tensor<4xf32>\n"
+    "}\n";
+
+/* Both devices contribute; both get the sum (a launch is one process grid). */
+static const char kAllReduce[] =
+    "func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+    "  %0 = \"stablehlo.all_reduce\"(%a) ({\n"
+    "    ^bb0(%x: tensor<f32>, %y: tensor<f32>):\n"
+    "      %s = stablehlo.add %x, %y : tensor<f32>\n"
+    "      stablehlo.return %s : tensor<f32>\n"
+    "  }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<4xf32>) -> tensor<4xf32>\n"
+    "  return %0 : tensor<4xf32>\n"
     "}\n";
 
 static neuronmem_buffer_t* upload(neuronmem_client_t* client, neuronmem_memory_t* memory, const float* data) {
@@ -178,6 +190,46 @@ int main(void) {
   }
   for (int i = 0; i < 4; ++i) neuronmem_buffer_destroy(launch_results[i]);
   neuronmem_buffer_destroy(x0_buf);
+
+  /* all_reduce across both devices: core to core, counted as peer bytes device -> device, no host bytes. */
+  neuronmem_executable_t* ar = NULL;
+  CHECK(code_of(neuronmem_executable_compile_text(client, kAllReduce, sizeof kAllReduce - 1, &co, &ar)) ==
+        NEURONMEM_STATUS_OK);
+  if (!ar) return 1;
+  neuronmem_buffer_t* ar_args[2] = {NULL, NULL};
+  for (int d = 0; d < 2; ++d) {
+    neuronmem_memory_t* m = NULL;
+    CHECK(code_of(neuronmem_executable_parameter_memory(ar, devices[d], 0, &m)) == NEURONMEM_STATUS_OK);
+    const float v[4] = {(float)(d + 1), (float)(d + 1), (float)(d + 1), (float)(d + 1)};
+    ar_args[d] = upload(client, m, v);
+  }
+  la.executable = ar;
+  la.arguments = ar_args;
+  la.num_arguments = 1;
+  neuronmem_buffer_t* ar_results[2] = {NULL, NULL};
+  CHECK(code_of(neuronmem_executable_execute_devices(&la, ar_results, launch_done, launch_runs)) ==
+        NEURONMEM_STATUS_OK);
+  for (int d = 0; d < 2; ++d) {
+    CHECK(code_of(neuronmem_event_wait(launch_done[d], -1)) == NEURONMEM_STATUS_OK);
+    read4(ar_results[d], out);
+    CHECK(out[0] == 3 && out[3] == 3);
+    neuronmem_transfer_counts_t dd;
+    memset(&dd, 0, sizeof dd);
+    dd.struct_size = NEURONMEM_TRANSFER_COUNTS_STRUCT_SIZE;
+    CHECK(code_of(neuronmem_execution_transfers(launch_runs[d], NEURONMEM_MEMORY_KIND_DEVICE,
+                                                NEURONMEM_MEMORY_KIND_DEVICE, &dd)) == NEURONMEM_STATUS_OK);
+    CHECK(dd.peer_transfers == 1 && dd.peer_bytes == 16);
+    neuronmem_execution_stats_t ls;
+    memset(&ls, 0, sizeof ls);
+    ls.struct_size = NEURONMEM_EXECUTION_STATS_STRUCT_SIZE;
+    CHECK(code_of(neuronmem_execution_stats(launch_runs[d], &ls)) == NEURONMEM_STATUS_OK);
+    CHECK(ls.peer_bytes == 16 && ls.explicit_bytes == 0 && ls.implicit_bytes == 0);
+    neuronmem_execution_destroy(launch_runs[d]);
+    neuronmem_event_destroy(launch_done[d]);
+    neuronmem_buffer_destroy(ar_results[d]);
+    neuronmem_buffer_destroy(ar_args[d]);
+  }
+  neuronmem_executable_destroy(ar);
   CHECK(props.num_partitions == 1);
 
   neuronmem_execution_destroy(run);

@@ -29,51 +29,6 @@ class LaunchTest : public ExecTest {
     if (!s) executables_.push_back(*out);
     return s;
   }
-
-  // One launch of `e` on `devices` (indices) with args[d] for device d; results[d], done[d], executions[d].
-  neuronmem_status_t* Launch(neuronmem_executable_t* e, const std::vector<size_t>& devices,
-                             const std::vector<std::vector<neuronmem_buffer_t*>>& args,
-                             std::vector<std::vector<neuronmem_buffer_t*>>* results,
-                             std::vector<neuronmem_event_t*>* done, std::vector<neuronmem_execution_t*>* executions,
-                             const std::vector<neuronmem_event_list_t>& waits = {},
-                             std::vector<size_t> non_donatable = {}) {
-    neuronmem_executable_properties_t p{};
-    p.struct_size = sizeof p;
-    EXPECT_OK(neuronmem_executable_properties(e, &p));
-    std::vector<neuronmem_device_t*> devs;
-    for (size_t d : devices) devs.push_back(Device(d));
-    std::vector<neuronmem_buffer_t*> flat;
-    for (const auto& a : args) flat.insert(flat.end(), a.begin(), a.end());
-    const size_t n = devs.size();
-    // At least one slot each: no devices must still reach the library's own check.
-    std::vector<neuronmem_buffer_t*> out(std::max<size_t>(n * p.num_outputs, 1),
-                                         reinterpret_cast<neuronmem_buffer_t*>(1));
-    done->assign(std::max<size_t>(n, 1), reinterpret_cast<neuronmem_event_t*>(1));
-    if (executions) executions->assign(std::max<size_t>(n, 1), reinterpret_cast<neuronmem_execution_t*>(1));
-    neuronmem_execute_devices_args_t a{};
-    a.struct_size = NEURONMEM_EXECUTE_DEVICES_ARGS_STRUCT_SIZE;
-    a.executable = e;
-    a.devices = devs.data();
-    a.num_devices = n;
-    a.arguments = flat.data();
-    a.num_arguments = args.empty() ? 0 : args[0].size();
-    a.waits = waits.empty() ? nullptr : waits.data();
-    a.non_donatable = non_donatable.data();
-    a.num_non_donatable = non_donatable.size();
-    neuronmem_status_t* s =
-        neuronmem_executable_execute_devices(&a, out.data(), done->data(), executions ? executions->data() : nullptr);
-    done->resize(n);
-    if (executions) executions->resize(n);
-    results->assign(n, {});
-    for (size_t d = 0; d < n; ++d) {
-      for (size_t k = 0; k < p.num_outputs; ++k) {
-        neuronmem_buffer_t* r = out[d * p.num_outputs + k];
-        (*results)[d].push_back(r);
-        if (r) buffers_.push_back(r);
-      }
-    }
-    return s;
-  }
 };
 
 TEST_F(LaunchTest, DistinctArgumentsPerDeviceRunOnEveryCore) {
