@@ -3,7 +3,8 @@
 // interpreter against linalg::DotGeneral called directly; one decode step of two MLP blocks end to end (the
 // GELU + LayerNorm block also hand-written on the same library, in the same run); whether running independent
 // ops in parallel on oneTBB would pay (the MLP's independent projections and element-wise ops, sequential
-// against a task_group in a 2-thread task_arena); the compile time of bench/parse's generated 10k-op module.
+// against a task_group in a 2-thread task_arena); the cost per result of a run with many results; the compile
+// time of bench/parse's generated 10k-op module.
 #include <benchmark/benchmark.h>
 
 #include <oneapi/tbb/task_arena.h>
@@ -477,6 +478,60 @@ BENCHMARK(BM_IndependentOpsTbbParallel)
     ->Args({1, 0})
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
+
+// ---- The cost of many results -------------------------------------------------------------------
+// Program::Run checks whether a result's source overlaps another result's memory (a donated argument) only
+// for results that return an entry parameter. Arg(0) = number of results R; Arg(1) = 1: every result is an
+// add of the argument (R kernels, R results); 0: the same R adds chained into one result (the baseline in
+// the same run: R kernels, 1 result). (many - chain) / R is the cost per result.
+
+std::string ManyResultsText(int64_t r, bool many) {
+  const std::string t = "tensor<4xf32>";
+  std::string s = "func.func @main(%x: " + t + ") -> (";
+  for (int64_t i = 0; i < (many ? r : 1); ++i) s += (i ? ", " : "") + t;
+  s += ") {\n  %v0 = stablehlo.add %x, %x : " + t + "\n";
+  for (int64_t i = 1; i < r; ++i)
+    s += "  %v" + std::to_string(i) + " = stablehlo.add " + (many ? std::string("%x") : "%v" + std::to_string(i - 1)) +
+         ", %x : " + t + "\n";
+  s += "  func.return ";
+  for (int64_t i = many ? 0 : r - 1; i < r; ++i) s += (many && i ? ", %v" : "%v") + std::to_string(i);
+  s += " : ";
+  for (int64_t i = 0; i < (many ? r : 1); ++i) s += (i ? ", " : "") + t;
+  return s + "\n}\n";
+}
+
+void BM_InterpreterManyResults(benchmark::State& state) {
+  const int64_t r = state.range(0);
+  const bool many = state.range(1) != 0;
+  const std::string text = ManyResultsText(r, many);
+  std::vector<stablehlo::Module> mods;
+  std::unique_ptr<interp::Program> p = CompileOrNull(text, &mods);
+  if (!p) {
+    state.SkipWithError("compile failed");
+    return;
+  }
+  std::vector<float> out(static_cast<size_t>(r) * 16);
+  std::vector<void*> bufs;
+  for (int64_t i = 0; i < r; ++i) bufs.push_back(out.data() + i * 16);
+  FixedResults alloc(bufs);
+  float x[4] = {1, 2, 3, 4};
+  const int64_t dims[1] = {4};
+  interp::TensorView arg{x, ElementType::kF32, dims, 1};
+  interp::Workspace ws;
+  std::vector<interp::TensorView> results;
+  results.reserve(static_cast<size_t>(r));
+  for (auto _ : state) {
+    neuronmem::Status s = p->Run(&arg, 1, &alloc, &results, &ws);
+    benchmark::DoNotOptimize(out.data());
+    if (s) state.SkipWithError("run failed");
+  }
+}
+BENCHMARK(BM_InterpreterManyResults)
+    ->Args({64, 0})
+    ->Args({64, 1})
+    ->Args({256, 0})
+    ->Args({256, 1})
+    ->Unit(benchmark::kMicrosecond);
 
 // ---- Compile time of bench/parse's generated 10k-op module (1.87 MB) -------------------------------
 

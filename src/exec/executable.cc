@@ -24,14 +24,28 @@ std::string ShapeText(ElementType type, const std::vector<int64_t>& dims) {
   return s + ']';
 }
 
+// "file:line:col: argument 1 (%name)": where a parameter or result is declared.
+std::string ValueWhere(const manifest::Value& v, const char* what, const std::string& filename) {
+  std::string w = Where(filename, v.loc) + ": " + what + " " + std::to_string(v.index);
+  if (!v.name.empty()) w += " (" + v.name + ")";
+  return w;
+}
+
+// Tuple parameters and results: UNIMPLEMENTED naming the first one (the interpreter flattens tuples, but a
+// buffer holds one array, and PJRT's executables take and return arrays).
+Status RefuseTuples(const std::vector<manifest::Value>& values, const char* what, const std::string& filename) {
+  for (const manifest::Value& v : values)
+    if (v.type.is_tuple)
+      return Unimplemented("%s: tuple values are not supported by the executor (flatten them)",
+                           ValueWhere(v, what, filename).c_str());
+  return Ok();
+}
+
 // A parameter or output of the entry function as the executor takes it: a dense array of an element type
-// buffers can hold. UNIMPLEMENTED otherwise, at the value's location.
+// buffers can hold (a token is an empty pred[0] buffer). UNIMPLEMENTED otherwise, at the value's location.
 Status CheckValue(const manifest::Value& v, const interp::ValueSpec& spec, const char* what,
                   const std::string& filename, ValueInfo* out) {
-  const std::string where = Where(filename, v.loc) + ": " + what + " " + std::to_string(v.index);
-  if (v.type.is_tuple || v.type.is_token)
-    return Unimplemented("%s: %s values are not supported by the executor (flatten them)", where.c_str(),
-                         v.type.is_tuple ? "tuple" : "token");
+  const std::string where = ValueWhere(v, what, filename);
   if (ElementTypeToC(spec.type) < 0)
     return Unimplemented("%s: element type %s cannot be held in a buffer", where.c_str(),
                          std::string(ElementTypeName(spec.type)).c_str());
@@ -213,6 +227,7 @@ Status Executable::Compile(const manifest::Manifest& m, std::string_view source,
   co.source = source;
   NEURONMEM_RETURN_IF_ERROR(BuildCustomCalls(m, kernels, options.filename, &e->custom_calls_));
   co.custom_calls = &e->custom_calls_;
+  co.space_copy = CountedSpaceCopy;
   co.result_space = [&move_kinds](const stablehlo::Operation& op) -> uint8_t {
     if (move_kinds.empty() || !IsPlacementCall(op)) return 0;
     auto it = move_kinds.find({op.loc.line, op.loc.column});
@@ -232,11 +247,14 @@ Status Executable::Compile(const manifest::Manifest& m, std::string_view source,
     }
   }
   NEURONMEM_RETURN_IF_ERROR(interp::Compile(*m.ir, co, &e->program_));
+  NEURONMEM_RETURN_IF_ERROR(RefuseTuples(m.arguments, "argument", options.filename));
+  NEURONMEM_RETURN_IF_ERROR(RefuseTuples(m.results, "result", options.filename));
   const auto& params = e->program_->parameters();
   const auto& results = e->program_->results();
   if (params.size() != m.arguments.size() || results.size() != m.results.size()) {
-    return Unimplemented("%s: @%s: tuple or token parameters and results are not supported by the executor",
-                         options.filename.c_str(), m.entry.c_str());
+    return Internal("%s: @%s: the program has %zu parameters and %zu results, the manifest %zu and %zu",
+                    options.filename.c_str(), m.entry.c_str(), params.size(), results.size(), m.arguments.size(),
+                    m.results.size());
   }
   e->params_.resize(params.size());
   e->outputs_.resize(results.size());

@@ -41,6 +41,16 @@ bool IsPlacementTarget(std::string_view target) {
   return false;
 }
 
+void CountedSpaceCopy(void* run_context, void* dst, const void* src, size_t bytes) {
+  auto* run = static_cast<RunState*>(run_context);
+  const uint64_t t0 = run ? NowNs() : 0;
+  std::memmove(dst, src, bytes);
+  if (!run) return;
+  const MemoryKind from = run->KindOf(src), to = run->KindOf(dst);
+  if (from != to) run->stats->AddExplicit(from, to, bytes);
+  run->stats->explicit_transfer_ns += NowNs() - t0;
+}
+
 bool IsPlacementCall(const stablehlo::Operation& op) {
   if (op.name != "stablehlo.custom_call") return false;
   std::string_view target = op.callee;

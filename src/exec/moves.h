@@ -22,6 +22,11 @@ bool IsPlacementCall(const stablehlo::Operation& op);
 // The interpreter's built-in targets with the placement targets replaced by executed moves.
 const interp::CustomCallRegistry& PlacementRegistry();
 
+// interp::CompileOptions::space_copy: control flow copying a moved value back out of its memory (a callee's,
+// branch's or loop body's result that a move inside put in host memory, copied into the op's device result)
+// is a transfer between the two kinds, counted as explicit (the graph's move caused it).
+void CountedSpaceCopy(void* run_context, void* dst, const void* src, size_t bytes);
+
 // What a running execution's moves need: which memory kind each address lies in, and the statistics.
 struct RunState {
   struct Range {

@@ -8,6 +8,7 @@
 #include "interpreter/kernel.h"
 #include "interpreter/program.h"
 #include "interpreter/run_state.h"
+#include "interpreter/shape.h"
 
 namespace neuronmem::interp {
 
@@ -36,6 +37,18 @@ class SourceIndex {
     if (begin >= end) return {};
     return text_.substr(begin, end - begin);
   }
+  // The byte offset of a location (the text's size if out of range).
+  size_t Offset(stablehlo::Location loc) const {
+    if (loc.line == 0 || loc.line > starts_.size()) return text_.size();
+    return std::min(text_.size(), starts_[loc.line - 1] + (loc.column ? loc.column - 1 : 0));
+  }
+  // The text from `loc` up to byte offset `end` (at most the text's end); empty if out of range.
+  std::string_view From(stablehlo::Location loc, size_t end) const {
+    const size_t begin = Offset(loc);
+    end = std::min(end, text_.size());
+    return begin < end ? text_.substr(begin, end - begin) : std::string_view();
+  }
+  size_t size() const { return text_.size(); }
 
  private:
   std::string_view text_;
@@ -86,6 +99,7 @@ class FunctionCompiler final : public CompileCtx {
   const ProgramState* state() const override;
   const CustomCallRegistry* custom_calls() const override;
 
+  Status ConstantData(uint32_t slot, const char* what, const char** data) override;
   void AliasOutput(size_t i, uint32_t slot) override { alias_[i] = slot; }
   void InPlace(size_t output, size_t input) override {
     if (requests_) requests_->emplace_back(output, input);
@@ -107,6 +121,8 @@ class FunctionCompiler final : public CompileCtx {
   Status CompileBlock(const stablehlo::Block& block, Body* body, std::vector<uint32_t>* returned,
                       stablehlo::Span<stablehlo::Argument> extra_args = {});
   Status CompileOp(const Operation& op, Body* body, std::vector<uint32_t>* returned);
+  // Compiles the ops of `block` in order (each op's text ends where the next one starts).
+  Status CompileOps(const stablehlo::Block& block, Body* body, std::vector<uint32_t>* returned);
   Status CompileImplicitArgs(const stablehlo::Block& block, Body* body, std::vector<uint32_t>* returned,
                              const std::vector<std::string_view>& names, const std::vector<uint32_t>& like);
   Status ResultNames(const Operation& op, std::vector<std::string_view>* names);
@@ -134,6 +150,24 @@ class FunctionCompiler final : public CompileCtx {
   std::vector<std::pair<size_t, size_t>>* requests_ = nullptr;  // the op being compiled: (output, input)
   std::vector<InPlaceCandidate> in_place_;
   bool is_entry_ = false;
+  // Compile-time evaluation (ConstantData). Every op with a kernel is a definer of its result slots; the
+  // kernel, operands and created slots are kept for ops that may be evaluated (side-effect free, no regions).
+  struct Definer {
+    const Operation* op = nullptr;
+    const Kernel* kernel = nullptr;  // null: not evaluated at compile time
+    std::vector<uint32_t> inputs, outputs;
+    uint32_t slot_begin = 0, slot_end = 0;  // the slots the op created (its results, scratch, constants)
+  };
+  std::vector<Definer> definers_;
+  std::unordered_map<uint32_t, std::unique_ptr<uint64_t[]>> folded_;  // slot -> its value, once evaluated
+  Status Evaluate(uint32_t slot, const char* what, int depth, const char** data);
+  void RecordDefiner(const Operation& op, const Kernel* kernel, uint32_t slot_begin);
+  Status RefineResultTypes(const Operation& op, stablehlo::Span<Type>* types, std::vector<Type>* storage,
+                           std::vector<std::vector<int64_t>>* dims);
+
+  // Where the text of the op being compiled ends: the start of the next op of its block, or for the last op
+  // of a block the end of the op owning the block (pretty ops may span lines; their text is read from here).
+  size_t op_end_ = SIZE_MAX;
   friend class Compiler;
 };
 
@@ -292,13 +326,14 @@ bool CompileCtx::EnumWord(std::string_view name, std::string* out) const {
 const ProgramState* FunctionCompiler::state() const { return &c_->impl_->state; }
 const CustomCallRegistry* FunctionCompiler::custom_calls() const { return c_->impl_->state.custom_calls; }
 
-std::string_view FunctionCompiler::OpText() const { return c_->source_.LineFrom(op_->loc.line, op_->loc.column); }
+std::string_view FunctionCompiler::OpText() const { return c_->source_.From(op_->loc, op_end_); }
 
 Status FunctionCompiler::NewSlot(const Type& t, Slot::Kind kind, const Operation* op, uint32_t* out) {
   Slot s;
   s.kind = kind;
-  if (t.kind == Type::Kind::kToken) {
+  if (t.kind == Type::Kind::kToken) {  // an empty pred[0]
     s.type = ElementType::kPred;
+    s.dims = {0};
     s.count = 0;
   } else if (t.kind == Type::Kind::kTensor || t.kind == Type::Kind::kScalar) {
     s.type = t.element;
@@ -470,8 +505,16 @@ Status FunctionCompiler::CompileOp(const Operation& op, Body* body, std::vector<
     return Ok();
   }
   if (name == "stablehlo.get_tuple_element") {
-    int64_t index = 0;
-    if (!Int("index", &index) || op.operands.size() != 1 || op.operand_types.size() != 1 ||
+    int64_t index = -1;
+    if (!Int("index", &index)) {
+      // Pretty form: `stablehlo.get_tuple_element %t[1] : ...` (the parser keeps `[1]` as an unnamed attribute).
+      for (const auto& kv : op.attributes) {
+        const std::string_view t = kv.second.text;
+        if (kv.first.empty() && kv.second.kind == Attribute::Kind::kOpaque && t.size() > 2 && t.front() == '[')
+          index = std::strtoll(std::string(t.substr(1)).c_str(), nullptr, 10);
+      }
+    }
+    if (index < 0 || op.operands.size() != 1 || op.operand_types.size() != 1 ||
         op.operand_types[0].kind != Type::Kind::kTuple || index < 0 ||
         static_cast<size_t>(index) >= op.operand_types[0].elements.size())
       return Invalid("expected a tuple operand and an 'index' attribute in range");
@@ -534,6 +577,10 @@ Status FunctionCompiler::CompileOp(const Operation& op, Body* body, std::vector<
   }
   if (result_types.size() != op.num_results)
     return Invalid("%u results but %zu result types", op.num_results, result_types.size());
+  std::vector<Type> refined_types;
+  std::vector<std::vector<int64_t>> refined_dims;
+  NEURONMEM_RETURN_IF_ERROR(RefineResultTypes(op, &result_types, &refined_types, &refined_dims));
+  const uint32_t slot_begin = static_cast<uint32_t>(fn_->slots.size());
   std::vector<std::vector<uint32_t>> results(op.num_results);
   const uint8_t space = c_->options_.result_space ? c_->options_.result_space(op) : 0;
   if (space >= kMaxSpaces) return Invalid("memory space %u is out of range", space);
@@ -587,6 +634,7 @@ Status FunctionCompiler::CompileOp(const Operation& op, Body* body, std::vector<
   if (!requests.empty()) CheckInPlace(requests, uses_before);
   if (kernel) {
     kernel->op = &op;
+    RecordDefiner(op, kernel.get(), slot_begin);
     body->kernels.push_back(kernel.get());
     fn_->kernels.push_back(std::move(kernel));
   }
@@ -670,6 +718,192 @@ void FunctionCompiler::ApplyInPlace(const std::vector<uint32_t>& returned) {
   std::sort(fn_->alias_slots.begin(), fn_->alias_slots.end());
 }
 
+// ---- Compile-time evaluation and result types with dynamic dims ---------------------------------------
+
+namespace {
+
+// Ops evaluated at compile time when every operand is known (the vocabulary of shape computations): no
+// side effects, no regions, their kernels read only their operands and write only their own slots.
+bool Evaluable(std::string_view name) {
+  static const std::unordered_map<std::string_view, bool> ops = [] {
+    std::unordered_map<std::string_view, bool> m;
+    for (const char* n : {"abs",
+                          "negate",
+                          "sign",
+                          "not",
+                          "add",
+                          "subtract",
+                          "multiply",
+                          "divide",
+                          "remainder",
+                          "maximum",
+                          "minimum",
+                          "and",
+                          "or",
+                          "xor",
+                          "shift_left",
+                          "shift_right_logical",
+                          "shift_right_arithmetic",
+                          "compare",
+                          "select",
+                          "clamp",
+                          "convert",
+                          "reshape",
+                          "broadcast_in_dim",
+                          "concatenate",
+                          "slice",
+                          "transpose",
+                          "reverse",
+                          "pad",
+                          "iota",
+                          "dynamic_slice",
+                          "dynamic_update_slice",
+                          "dynamic_reshape",
+                          "dynamic_broadcast_in_dim",
+                          "dynamic_iota",
+                          "dynamic_pad",
+                          "real_dynamic_slice"})
+      m.emplace(n, true);
+    return m;
+  }();
+  return name.substr(0, 10) == "stablehlo." && ops.count(name.substr(10)) > 0;
+}
+
+// Element-wise ops: a result has the shape of the operands (of the operand of the result's rank for select and
+// clamp, whose predicate or bounds may be scalars). bitcast_convert is not one (it may change the last dim).
+bool Elementwise(std::string_view name) {
+  static const std::unordered_map<std::string_view, OpCompileFn> ops = [] {
+    std::unordered_map<std::string_view, OpCompileFn> m;
+    RegisterElementwiseOps(&m);
+#ifdef NEURONMEM_INTERP_CHLO_SPECIAL
+    RegisterChloSpecialOps(&m);
+#endif
+    m.erase("stablehlo.bitcast_convert");
+    return m;
+  }();
+  return ops.count(name) > 0;
+}
+
+bool HasDynamicDims(const Type& t) {
+  return (t.kind == Type::Kind::kTensor || t.kind == Type::Kind::kScalar) &&
+         std::any_of(t.dims.begin(), t.dims.end(), [](int64_t d) { return d < 0; });
+}
+
+}  // namespace
+
+void FunctionCompiler::RecordDefiner(const Operation& op, const Kernel* kernel, uint32_t slot_begin) {
+  Definer d;
+  d.op = &op;
+  d.slot_begin = slot_begin;
+  d.slot_end = static_cast<uint32_t>(fn_->slots.size());
+  size_t bytes = 0;
+  for (uint32_t i = d.slot_begin; i < d.slot_end; ++i) bytes += fn_->slots[i].bytes;
+  if (op.regions.empty() && Evaluable(op.name) && bytes <= (16u << 20)) {
+    d.kernel = kernel;
+    d.inputs = inputs_;
+    d.outputs = outputs_;
+  }
+  const uint32_t index = static_cast<uint32_t>(definers_.size());
+  for (size_t k = 0; k < outputs_.size(); ++k)
+    if (alias_[k] == UINT32_MAX) fn_->slots[outputs_[k]].definer = index;
+  definers_.push_back(std::move(d));
+}
+
+Status FunctionCompiler::ConstantData(uint32_t slot, const char* what, const char** data) {
+  return Evaluate(slot, what, 0, data);
+}
+
+Status FunctionCompiler::Evaluate(uint32_t slot, const char* what, int depth, const char** data) {
+  const Slot& s = fn_->slots[slot];
+  if (s.kind == Slot::Kind::kConst && s.const_data) {
+    *data = s.const_data;
+    return Ok();
+  }
+  if (auto f = folded_.find(slot); f != folded_.end()) {
+    *data = reinterpret_cast<const char*>(f->second.get());
+    return Ok();
+  }
+  if (s.kind == Slot::Kind::kExternal)
+    return Unsupported("%s depends on the value of an argument (shapes computed from arguments are not supported)",
+                       what);
+  if (s.definer == UINT32_MAX) return Unsupported("%s is not known at compile time", what);
+  const Definer& d = definers_[s.definer];
+  const std::string by = "'" + std::string(d.op->name) + "' at " + FormatLocation(state()->filename, *d.op);
+  if (!d.kernel)
+    return Unsupported(
+        "%s depends on the result of %s, which is not evaluated at compile time (dynamic shapes are "
+        "not supported)",
+        what, by.c_str());
+  if (depth > 256) return Unsupported("%s is computed by more than 256 ops in a row", what);
+  std::vector<const char*> in(d.inputs.size());
+  for (size_t i = 0; i < d.inputs.size(); ++i)
+    NEURONMEM_RETURN_IF_ERROR(Evaluate(d.inputs[i], what, depth + 1, &in[i]));
+  // A frame where the op's operands are their values and its own slots have memory of their own.
+  std::vector<char*> ptrs(fn_->slots.size(), nullptr);
+  for (size_t i = 0; i < fn_->slots.size(); ++i)
+    if (fn_->slots[i].kind == Slot::Kind::kConst) ptrs[i] = const_cast<char*>(fn_->slots[i].const_data);
+  for (size_t i = 0; i < d.inputs.size(); ++i) ptrs[d.inputs[i]] = const_cast<char*>(in[i]);
+  std::unordered_map<uint32_t, std::unique_ptr<uint64_t[]>> own;
+  for (uint32_t i = d.slot_begin; i < d.slot_end; ++i) {
+    if (fn_->slots[i].kind != Slot::Kind::kPlanned) continue;
+    auto block = std::make_unique<uint64_t[]>(fn_->slots[i].bytes / 8 + 1);
+    ptrs[i] = reinterpret_cast<char*>(block.get());
+    own.emplace(i, std::move(block));
+  }
+  Frame frame{};
+  frame.slots = ptrs.data();
+  frame.state = state();
+  if (Status st = d.kernel->Run(frame))
+    return Unsupported("%s: evaluating %s at compile time failed: %s", what, by.c_str(), st->message.c_str());
+  for (uint32_t o : d.outputs) folded_[o] = std::move(own[o]);
+  *data = reinterpret_cast<const char*>(folded_[slot].get());
+  return Ok();
+}
+
+// Result types with `?` dims: the dynamic-shape ops' results from their shape operands (known at compile
+// time, ConstantData), element-wise ops' from their operand. Others keep the type (NewSlot refuses it).
+Status FunctionCompiler::RefineResultTypes(const Operation& op, stablehlo::Span<Type>* types,
+                                           std::vector<Type>* storage, std::vector<std::vector<int64_t>>* dims) {
+  if (std::none_of(types->begin(), types->end(), HasDynamicDims)) return Ok();
+  storage->assign(types->begin(), types->end());
+  dims->assign(types->size(), {});
+  for (size_t i = 0; i < types->size(); ++i) {
+    const Type& t = (*types)[i];
+    if (!HasDynamicDims(t)) continue;
+    std::vector<int64_t>& d = (*dims)[i];
+    if (Elementwise(op.name)) {
+      for (uint32_t in : inputs_)
+        if (fn_->slots[in].dims.size() == t.dims.size()) d = fn_->slots[in].dims;
+    } else {
+      NEURONMEM_RETURN_IF_ERROR(InferDynamicResultDims(*this, i, t, &d));
+    }
+    if (d.empty() && !t.dims.empty())
+      return Unsupported("result type %s: the interpreter cannot infer its dynamic dimensions at compile time",
+                         TypeToString(t).c_str());
+    bool agree = d.size() == t.dims.size();
+    for (size_t k = 0; agree && k < d.size(); ++k) agree = t.dims[k] < 0 || t.dims[k] == d[k];
+    if (!agree) {
+      std::string got;
+      for (int64_t x : d) got += (got.empty() ? "" : "x") + std::to_string(x);
+      return Invalid("result type %s does not match the inferred shape [%s]", TypeToString(t).c_str(), got.c_str());
+    }
+    (*storage)[i].dims = stablehlo::Span<int64_t>(d.data(), d.size());
+  }
+  *types = stablehlo::Span<Type>(storage->data(), storage->size());
+  return Ok();
+}
+
+Status FunctionCompiler::CompileOps(const stablehlo::Block& block, Body* body, std::vector<uint32_t>* returned) {
+  const size_t block_end = op_end_;
+  Status st;
+  for (size_t i = 0; i < block.ops.size() && !st; ++i) {
+    op_end_ = i + 1 < block.ops.size() ? c_->source_.Offset(block.ops[i + 1].loc) : block_end;
+    st = CompileOp(block.ops[i], body, returned);
+  }
+  op_end_ = block_end;
+  return st;
+}
+
 Status FunctionCompiler::CompileBlock(const stablehlo::Block& block, Body* body, std::vector<uint32_t>* returned,
                                       stablehlo::Span<stablehlo::Argument> extra_args) {
   scopes_.emplace_back();
@@ -680,12 +914,7 @@ Status FunctionCompiler::CompileBlock(const stablehlo::Block& block, Body* body,
     values_[a.name].push_back({leaves});
     scopes_.back().push_back(a.name);
   }
-  bool terminated = false;
-  for (const Operation& op : block.ops) {
-    NEURONMEM_RETURN_IF_ERROR(CompileOp(op, body, returned));
-    if (op.name == "func.return" || op.name == "stablehlo.return" || op.name == "return") terminated = true;
-  }
-  (void)terminated;
+  NEURONMEM_RETURN_IF_ERROR(CompileOps(block, body, returned));
   for (std::string_view n : scopes_.back()) values_[n].pop_back();
   scopes_.pop_back();
   return Ok();
@@ -706,11 +935,7 @@ Status FunctionCompiler::CompileImplicitArgs(const stablehlo::Block& block, Body
     values_[names[i]].push_back({{id}});
     scopes_.back().push_back(names[i]);
   }
-  Status st;
-  for (const Operation& o : block.ops) {
-    st = CompileOp(o, body, returned);
-    if (st) break;
-  }
+  Status st = CompileOps(block, body, returned);
   for (std::string_view n : scopes_.back()) values_[n].pop_back();
   scopes_.pop_back();
   return st;
@@ -878,7 +1103,8 @@ void SetupFrame(const Function& fn, char* mem, char* const* spaces, Frame* frame
   frame->stack = mem + fn.frame_bytes;
 }
 
-Status CallFunction(const Function& fn, Frame& caller, const uint32_t* arg_slots, const uint32_t* result_slots) {
+Status CallFunction(const Function& fn, Frame& caller, const uint32_t* arg_slots, const uint32_t* result_slots,
+                    const bool* crosses) {
   Frame frame;
   SetupFrame(fn, caller.stack, caller.space_stack, &frame);
   frame.state = caller.state;
@@ -889,7 +1115,7 @@ Status CallFunction(const Function& fn, Frame& caller, const uint32_t* arg_slots
   NEURONMEM_RETURN_IF_ERROR(RunBody(fn.body, frame));
   for (size_t i = 0; i < fn.body.result_slots.size(); ++i) {
     const uint32_t src = fn.body.result_slots[i];
-    std::memmove(caller.slots[result_slots[i]], frame.slots[src], fn.slots[src].bytes);
+    CopyValue(caller, caller.slots[result_slots[i]], frame.slots[src], fn.slots[src].bytes, crosses && crosses[i]);
   }
   return Ok();
 }
@@ -903,6 +1129,7 @@ Status Compile(const stablehlo::Module& module, const CompileOptions& options, s
   impl->state.filename = options.filename;
   impl->state.custom_calls = options.custom_calls ? options.custom_calls : &CustomCallRegistry::BuiltIn();
   impl->state.reference_test_ops = options.reference_test_ops;
+  impl->state.space_copy = options.space_copy;
   Compiler c(module, options, impl.get());
   const Function* entry = nullptr;
   NEURONMEM_RETURN_IF_ERROR(c.GetFunction(options.entry, &entry, nullptr, options.filename));
@@ -910,8 +1137,11 @@ Status Compile(const stablehlo::Module& module, const CompileOptions& options, s
   for (const Type& t : entry->param_types) {
     ValueSpec v;
     v.type = t.kind == Type::Kind::kToken ? ElementType::kPred : t.element;
-    if (t.kind != Type::Kind::kToken) v.dims.assign(t.dims.begin(), t.dims.end());
-    v.bytes = t.kind == Type::Kind::kToken ? 0 : v.NumBytes();
+    if (t.kind == Type::Kind::kToken)
+      v.dims = {0};  // an empty pred[0]
+    else
+      v.dims.assign(t.dims.begin(), t.dims.end());
+    v.bytes = v.NumBytes();
     impl->params.push_back(std::move(v));
   }
   for (uint32_t s : entry->body.result_slots) {
@@ -923,6 +1153,10 @@ Status Compile(const stablehlo::Module& module, const CompileOptions& options, s
     v.space = sl.kind == Slot::Kind::kPlanned || sl.kind == Slot::Kind::kAlias ? sl.space : 0;
     for (size_t p = 0; p < entry->body.arg_slots.size(); ++p)
       if (entry->body.arg_slots[p] == s) v.param = static_cast<int32_t>(p);
+    // Results whose memory may be a result's (Run): a parameter, or a value updated in place in one.
+    const bool in_param = sl.kind == Slot::Kind::kAlias && entry->slots[sl.alias_of].kind == Slot::Kind::kExternal;
+    if ((v.param >= 0 || in_param) && v.bytes)
+      impl->param_results.push_back(static_cast<uint32_t>(impl->results.size()));
     impl->results.push_back(std::move(v));
   }
   for (const auto& kv : impl->functions) {
@@ -1054,16 +1288,21 @@ Status Program::Run(const TensorView* args, size_t num_args, ResultAllocator* al
   if (run.solo) status = run.solo->Finish(0, std::move(status));
   NEURONMEM_RETURN_IF_ERROR(std::move(status));
   // A result's memory may be an argument's (a donated one) that another result returns: copy every such
-  // source aside before any result is written, so the order of the copies cannot matter.
-  std::vector<std::unique_ptr<char[]>> staged(n);
-  for (size_t i = 0; i < n; ++i) {
+  // source aside before any result is written, so the order of the copies cannot matter. Only a result that
+  // returns an entry parameter (or a value updated in place in one) can read memory a result is written to
+  // (the others read the workspace or constants, which no allocator hands out), so only those (listed at
+  // compile) are checked.
+  std::vector<std::unique_ptr<char[]>> staged;
+  std::vector<std::pair<uint32_t, const char*>> staged_src;
+  for (uint32_t i : impl_->param_results) {
     const char* src = frame.slots[fn.body.result_slots[i]];
     const size_t bytes = impl_->results[i].bytes;
-    for (size_t k = 0; k < n && bytes && src != dsts[i]; ++k) {
+    for (size_t k = 0; k < n && src != dsts[i]; ++k) {
       if (k == i || !impl_->results[k].bytes) continue;
       if (src < dsts[k] + impl_->results[k].bytes && dsts[k] < src + bytes) {
-        staged[i].reset(new char[bytes]);
-        std::memcpy(staged[i].get(), src, bytes);
+        staged.emplace_back(new char[bytes]);
+        std::memcpy(staged.back().get(), src, bytes);
+        staged_src.emplace_back(i, staged.back().get());
         break;
       }
     }
@@ -1071,7 +1310,9 @@ Status Program::Run(const TensorView* args, size_t num_args, ResultAllocator* al
   for (size_t i = 0; i < n; ++i) {
     const ValueSpec& spec = impl_->results[i];
     void* dst = dsts[i];
-    const char* src = staged[i] ? staged[i].get() : frame.slots[fn.body.result_slots[i]];
+    const char* src = frame.slots[fn.body.result_slots[i]];
+    for (const auto& [index, copy] : staged_src)
+      if (index == i) src = copy;
     if (spec.bytes && dst != src) std::memcpy(dst, src, spec.bytes);
     TensorView v;
     v.data = dst;

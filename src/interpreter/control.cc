@@ -1,4 +1,6 @@
 // Control flow and calls: func.call/call, while, if, case, and the token ops (after_all).
+#include <algorithm>
+
 #include "interpreter/attr_text.h"
 #include "interpreter/program.h"
 #include "interpreter/quant.h"
@@ -9,13 +11,20 @@ namespace {
 
 class CallKernel final : public Kernel {
  public:
-  CallKernel(const Function* fn, std::vector<uint32_t> args, std::vector<uint32_t> results)
-      : fn_(fn), args_(std::move(args)), results_(std::move(results)) {}
-  Status Run(Frame& f) const override { return CallFunction(*fn_, f, args_.data(), results_.data()); }
+  CallKernel(const Function* fn, std::vector<uint32_t> args, std::vector<uint32_t> results, std::vector<bool> crosses)
+      : fn_(fn), args_(std::move(args)), results_(std::move(results)), crosses_(new bool[crosses.size()]) {
+    for (size_t i = 0; i < crosses.size(); ++i) crosses_[i] = crosses[i];
+    any_crosses_ = std::find(crosses.begin(), crosses.end(), true) != crosses.end();
+  }
+  Status Run(Frame& f) const override {
+    return CallFunction(*fn_, f, args_.data(), results_.data(), any_crosses_ ? crosses_.get() : nullptr);
+  }
 
  private:
   const Function* fn_;
   std::vector<uint32_t> args_, results_;
+  std::unique_ptr<bool[]> crosses_;
+  bool any_crosses_ = false;
 };
 
 Status CompileCall(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
@@ -39,8 +48,11 @@ Status CompileCall(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
     if (a.type != p.type || a.dims != p.dims)
       return cx.Invalid("argument %zu does not match the callee's parameter", i);
   }
+  std::vector<bool> crosses;
+  for (size_t i = 0; i < results.size(); ++i)
+    crosses.push_back(CrossesSpaces(fn->slots[fn->body.result_slots[i]], cx.slot(results[i])));
   cx.AddCallee(fn);
-  *k = std::make_unique<CallKernel>(fn, std::move(args), std::move(results));
+  *k = std::make_unique<CallKernel>(fn, std::move(args), std::move(results), std::move(crosses));
   return Ok();
 }
 
@@ -65,9 +77,15 @@ class WhileKernel final : public Kernel {
         b_(std::move(bufs_b)),
         results_(std::move(results)),
         bytes_(std::move(bytes)) {}
+  // init_crosses[i] / body_crosses[i]: the initial value / the body's result i was moved out of space 0 (a move
+  // before the loop / inside the body), so copying it into the loop's buffers is a transfer.
+  void SetCrossings(std::vector<bool> init_crosses, std::vector<bool> body_crosses) {
+    init_crosses_ = std::move(init_crosses);
+    body_crosses_ = std::move(body_crosses);
+  }
   Status Run(Frame& f) const override {
     const size_t n = init_.size();
-    for (size_t i = 0; i < n; ++i) std::memmove(f.slots[a_[i]], f.slots[init_[i]], bytes_[i]);
+    for (size_t i = 0; i < n; ++i) CopyValue(f, f.slots[a_[i]], f.slots[init_[i]], bytes_[i], init_crosses_[i]);
     const std::vector<uint32_t>* cur = &a_;
     const std::vector<uint32_t>* next = &b_;
     for (;;) {
@@ -76,7 +94,8 @@ class WhileKernel final : public Kernel {
       if (!*reinterpret_cast<const bool*>(f.slots[cond_->result_slots[0]])) break;
       for (size_t i = 0; i < n; ++i) f.slots[body_->arg_slots[i]] = f.slots[(*cur)[i]];
       NEURONMEM_RETURN_IF_ERROR(RunBody(*body_, f));
-      for (size_t i = 0; i < n; ++i) std::memmove(f.slots[(*next)[i]], f.slots[body_->result_slots[i]], bytes_[i]);
+      for (size_t i = 0; i < n; ++i)
+        CopyValue(f, f.slots[(*next)[i]], f.slots[body_->result_slots[i]], bytes_[i], body_crosses_[i]);
       std::swap(cur, next);
     }
     for (size_t i = 0; i < n; ++i) std::memmove(f.slots[results_[i]], f.slots[(*cur)[i]], bytes_[i]);
@@ -88,6 +107,7 @@ class WhileKernel final : public Kernel {
   const Body* body_;
   std::vector<uint32_t> init_, a_, b_, results_;
   std::vector<size_t> bytes_;
+  std::vector<bool> init_crosses_, body_crosses_;
 };
 
 Status CompileWhile(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
@@ -110,21 +130,30 @@ Status CompileWhile(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   if (cond->arg_slots.size() != n || body->arg_slots.size() != n || body->result_slots.size() != n ||
       cond->result_slots.size() != 1 || cx.slot(cond->result_slots[0]).type != ElementType::kPred)
     return cx.Invalid("cond/body regions do not match the loop's values");
-  *k = std::make_unique<WhileKernel>(cond, body, std::move(init), std::move(a), std::move(b), std::move(results),
-                                     std::move(bytes));
+  std::vector<bool> init_crosses, body_crosses;
+  for (size_t i = 0; i < n; ++i) {
+    init_crosses.push_back(CrossesSpaces(cx.slot(init[i]), cx.slot(a[i])));
+    body_crosses.push_back(CrossesSpaces(cx.slot(body->result_slots[i]), cx.slot(a[i])));
+  }
+  auto kernel = std::make_unique<WhileKernel>(cond, body, std::move(init), std::move(a), std::move(b),
+                                              std::move(results), std::move(bytes));
+  kernel->SetCrossings(std::move(init_crosses), std::move(body_crosses));
+  *k = std::move(kernel);
   return Ok();
 }
 
 // if / case: run one branch, copy its results.
 class BranchKernel final : public Kernel {
  public:
+  // crosses[b][i]: branch b's result i was moved out of space 0 inside the branch (copying it out is a transfer).
   BranchKernel(uint32_t selector, bool is_pred, std::vector<const Body*> branches, std::vector<uint32_t> results,
-               std::vector<size_t> bytes)
+               std::vector<size_t> bytes, std::vector<std::vector<bool>> crosses)
       : selector_(selector),
         is_pred_(is_pred),
         branches_(std::move(branches)),
         results_(std::move(results)),
-        bytes_(std::move(bytes)) {}
+        bytes_(std::move(bytes)),
+        crosses_(std::move(crosses)) {}
   Status Run(Frame& f) const override {
     size_t b;
     if (is_pred_) {
@@ -137,7 +166,7 @@ class BranchKernel final : public Kernel {
     const Body& body = *branches_[b];
     NEURONMEM_RETURN_IF_ERROR(RunBody(body, f));
     for (size_t i = 0; i < results_.size(); ++i)
-      std::memmove(f.slots[results_[i]], f.slots[body.result_slots[i]], bytes_[i]);
+      CopyValue(f, f.slots[results_[i]], f.slots[body.result_slots[i]], bytes_[i], crosses_[b][i]);
     return Status();
   }
 
@@ -147,6 +176,7 @@ class BranchKernel final : public Kernel {
   std::vector<const Body*> branches_;
   std::vector<uint32_t> results_;
   std::vector<size_t> bytes_;
+  std::vector<std::vector<bool>> crosses_;
 };
 
 Status CompileBranches(CompileCtx& cx, bool is_if, std::unique_ptr<Kernel>* k) {
@@ -170,7 +200,14 @@ Status CompileBranches(CompileCtx& cx, bool is_if, std::unique_ptr<Kernel>* k) {
     results.push_back(cx.out(i));
     bytes.push_back(cx.out_slot(i).bytes);
   }
-  *k = std::make_unique<BranchKernel>(cx.in(0), is_if, std::move(branches), std::move(results), std::move(bytes));
+  std::vector<std::vector<bool>> crosses;
+  for (const Body* b : branches) {
+    crosses.emplace_back();
+    for (size_t i = 0; i < results.size(); ++i)
+      crosses.back().push_back(CrossesSpaces(cx.slot(b->result_slots[i]), cx.slot(results[i])));
+  }
+  *k = std::make_unique<BranchKernel>(cx.in(0), is_if, std::move(branches), std::move(results), std::move(bytes),
+                                      std::move(crosses));
   return Ok();
 }
 

@@ -1123,7 +1123,15 @@ namespace {
 
 Status CompileConvert(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   if (cx.num_inputs() != 1 || cx.num_outputs() != 1) return cx.Invalid("expected one operand and one result");
-  if (AnyQuant(cx)) return cx.Unsupported("convert of quantized types is not supported");
+  if (AnyQuant(cx)) {
+    // Not in the spec, which converts quantized values with uniform_quantize / uniform_dequantize: their
+    // semantics, as an extension. A quantized operand is dequantized (to f32), a quantized result quantized from
+    // f32 (both: requantized); between f32 and the other type, convert's rules.
+    return CompileQuantized(
+        cx, k, [](CompileCtx& c, const std::vector<uint32_t>& in, uint32_t out, std::unique_ptr<Kernel>* kk) {
+          return MakeConvert(c, in[0], out, kk);
+        });
+  }
   if (cx.in_slot(0).type == cx.out_slot(0).type) {
     cx.AliasOutput(0, cx.in(0));
     return Ok();

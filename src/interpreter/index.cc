@@ -12,6 +12,7 @@
 #include "interpreter/quant.h"
 #include "interpreter/region.h"
 #include "interpreter/shape.h"
+#include "numerics/float_formats.h"
 
 namespace neuronmem::interp {
 namespace {
@@ -224,6 +225,36 @@ Status CompileGather(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   }
   return CompileGatherWith(cx, cx.in(0), cx.out(0), std::move(slice_sizes), k);
 }
+
+}  // namespace
+
+Status GatherResultDims(CompileCtx& cx, const std::vector<int64_t>& slice_sizes, size_t result_rank,
+                        std::vector<int64_t>* dims) {
+  const stablehlo::Attribute* dn = cx.Attr("dimension_numbers");
+  std::vector<int64_t> offset_dims, collapsed, operand_batching;
+  int64_t ivd = 0;
+  if (!dn || !DialectList(*dn, "offset_dims", &offset_dims) || !DialectList(*dn, "collapsed_slice_dims", &collapsed) ||
+      !DialectList(*dn, "operand_batching_dims", &operand_batching) || !DialectInt(*dn, "index_vector_dim", &ivd) ||
+      cx.num_inputs() < 2)
+    return cx.Invalid("malformed dimension_numbers");
+  const std::vector<int64_t>& indices = cx.in_slot(1).dims;
+  std::vector<int64_t> offsets, batch;  // slice sizes of the offset axes; sizes of the batch axes
+  for (size_t d = 0; d < slice_sizes.size(); ++d)
+    if (!Contains(collapsed, static_cast<int64_t>(d)) && !Contains(operand_batching, static_cast<int64_t>(d)))
+      offsets.push_back(slice_sizes[d]);
+  for (size_t d = 0; d < indices.size(); ++d)
+    if (static_cast<int64_t>(d) != ivd) batch.push_back(indices[d]);
+  if (offsets.size() != offset_dims.size() || offsets.size() + batch.size() != result_rank ||
+      !ValidAxes(offset_dims, result_rank))
+    return cx.Invalid("the dimension numbers do not describe a result of rank %zu", result_rank);
+  dims->assign(result_rank, -1);
+  for (size_t i = 0; i < offset_dims.size(); ++i) (*dims)[offset_dims[i]] = offsets[i];
+  for (size_t d = 0, b = 0; d < result_rank; ++d)
+    if ((*dims)[d] < 0) (*dims)[d] = batch[b++];
+  return Ok();
+}
+
+namespace {
 
 // dynamic_gather(operand, start_indices, slice_sizes): gather with slice_sizes from a constant operand.
 Status CompileDynamicGather(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
@@ -496,27 +527,32 @@ bool TotalGreater(T a, T b) {
   }
 }
 
-// The k largest elements of each row (last dim) in descending total order, ties in index order, and their
-// indices (chlo.top_k; its decomposition sorts stably with a TOTALORDER greater-than).
+// The k largest elements of each row (last dim) in descending order by `greater`, ties in index order, and
+// their indices (chlo.top_k; its decomposition sorts stably with a TOTALORDER greater-than).
+template <typename T, typename Greater>
+void TopKRows(const T* in, T* values, int32_t* indices, int64_t* perm, int64_t rows, int64_t len, int64_t k,
+              Greater greater) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* row = in + r * len;
+    std::iota(perm, perm + len, int64_t{0});
+    std::stable_sort(perm, perm + len, [&](int64_t a, int64_t b) { return greater(row[a], row[b]); });
+    for (int64_t j = 0; j < k; ++j) {
+      values[r * k + j] = row[perm[j]];
+      indices[r * k + j] = static_cast<int32_t>(perm[j]);
+    }
+  }
+}
+
+// TOTALORDER for floats, the value for integers (and for the storage integers of a per-tensor quantized type,
+// whose order is the dequantized values' order: scales are positive).
 template <typename T>
 class TopKKernel final : public Kernel {
  public:
   TopKKernel(uint32_t in, uint32_t values, uint32_t indices, int64_t rows, int64_t len, int64_t k, uint32_t perm)
       : in_(in), values_(values), indices_(indices), rows_(rows), len_(len), k_(k), perm_(perm) {}
   Status Run(Frame& f) const override {
-    const T* in = Ptr<T>(f, in_);
-    T* values = Ptr<T>(f, values_);
-    int32_t* indices = Ptr<int32_t>(f, indices_);
-    int64_t* perm = Ptr<int64_t>(f, perm_);
-    for (int64_t r = 0; r < rows_; ++r) {
-      const T* row = in + r * len_;
-      std::iota(perm, perm + len_, int64_t{0});
-      std::stable_sort(perm, perm + len_, [&](int64_t a, int64_t b) { return TotalGreater(row[a], row[b]); });
-      for (int64_t j = 0; j < k_; ++j) {
-        values[r * k_ + j] = row[perm[j]];
-        indices[r * k_ + j] = static_cast<int32_t>(perm[j]);
-      }
-    }
+    TopKRows(Ptr<T>(f, in_), Ptr<T>(f, values_), Ptr<int32_t>(f, indices_), Ptr<int64_t>(f, perm_), rows_, len_, k_,
+             [](T a, T b) { return TotalGreater(a, b); });
     return Status();
   }
 
@@ -526,11 +562,36 @@ class TopKKernel final : public Kernel {
   uint32_t perm_;
 };
 
+// f8/f6/f4 (one byte per element): TOTALORDER of the values each encoding stands for (exact f32s), through a
+// table of the 256 encodings' keys; the values are copied as they are.
+class SmallFloatTopKKernel final : public Kernel {
+ public:
+  SmallFloatTopKKernel(ElementType type, uint32_t in, uint32_t values, uint32_t indices, int64_t rows, int64_t len,
+                       int64_t k, uint32_t perm)
+      : in_(in), values_(values), indices_(indices), rows_(rows), len_(len), k_(k), perm_(perm) {
+    const numerics::FloatFormat* format = numerics::SmallFloatFormat(type);
+    for (uint32_t b = 0; b < 256; ++b) keys_[b] = TotalOrderKey(numerics::DecodeFloat(*format, b));
+  }
+  Status Run(Frame& f) const override {
+    TopKRows(Ptr<uint8_t>(f, in_), Ptr<uint8_t>(f, values_), Ptr<int32_t>(f, indices_), Ptr<int64_t>(f, perm_), rows_,
+             len_, k_, [this](uint8_t a, uint8_t b) { return keys_[a] > keys_[b]; });
+    return Status();
+  }
+
+ private:
+  uint32_t in_, values_, indices_;
+  int64_t rows_, len_, k_;
+  uint32_t perm_;
+  int64_t keys_[256];
+};
+
 Status CompileTopK(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   if (cx.num_inputs() != 1 || cx.num_outputs() != 2) return cx.Invalid("expected one operand, values and indices");
   const Slot in = cx.in_slot(0), values = cx.out_slot(0), indices = cx.out_slot(1);
-  if (in.quant) return cx.Unsupported("quantized top_k is not supported");
   if (in.dims.empty()) return cx.Invalid("the operand must have rank >= 1");
+  if (in.quant && in.quant->axis == static_cast<int32_t>(in.dims.size()) - 1)
+    return cx.Invalid("an operand quantized along its last dim cannot be sorted: its values have different scales");
+  if (!SameQuant(in.quant, values.quant)) return cx.Invalid("the values must have the operand's quantized type");
   int64_t kk = -1;
   if (!cx.Int("k", &kk)) {
     TextCursor c(cx.OpText());
@@ -545,6 +606,10 @@ Status CompileTopK(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
     return cx.Invalid("results must be the operand's type and i32 with last dim k");
   const int64_t rows = len ? in.count / len : 0;
   const uint32_t perm = cx.AddScratch(ElementType::kS64, {std::max<int64_t>(len, 1)});
+  if (IsSmallFloat(in.type)) {
+    *k = std::make_unique<SmallFloatTopKKernel>(in.type, cx.in(0), cx.out(0), cx.out(1), rows, len, kk, perm);
+    return Ok();
+  }
   *k = Dispatch(in.type, [&](auto tag) -> std::unique_ptr<Kernel> {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_void_v<T> || kIsComplex<T> || kIsBool<T>) {

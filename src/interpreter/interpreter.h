@@ -117,6 +117,12 @@ struct CompileOptions {
   // Accept the StableHLO reference interpreter's own test ops (interpreter.run_parallel, interpreter.probe,
   // check.expect_serialized_eq), as the conformance runner does; otherwise they fail to compile.
   bool reference_test_ops = false;
+  // The copies control flow makes of a value that an op inside it put in a space other than 0 (a move) into
+  // the op's own result in another space: a func.call's callee result, an if/case branch result, a while's
+  // initial or carried value. Called instead of a plain copy, with the run's context
+  // (RunOptions::context): the executor copies and counts them as transfers. nullptr: plain copies.
+  using SpaceCopyFn = void (*)(void* run_context, void* dst, const void* src, size_t bytes);
+  SpaceCopyFn space_copy = nullptr;
 };
 
 constexpr size_t kMaxSpaces = 4;
@@ -157,7 +163,7 @@ class Program {
   Program(const Program&) = delete;
   Program& operator=(const Program&) = delete;
 
-  // The entry function's flattened parameters and results (tuples are flattened, tokens take 0 bytes).
+  // The entry function's flattened parameters and results (tuples are flattened, tokens are empty pred[0]).
   const std::vector<ValueSpec>& parameters() const;
   const std::vector<ValueSpec>& results() const;
   // Peak bytes of intermediates during one run (the workspace a run needs), constants excluded.

@@ -49,6 +49,7 @@ struct ProgramState {
   std::string filename;
   const CustomCallRegistry* custom_calls;
   bool reference_test_ops = false;  // CompileOptions::reference_test_ops
+  CompileOptions::SpaceCopyFn space_copy = nullptr;
 };
 
 // Runs the kernels of `body` in order.
@@ -76,9 +77,28 @@ struct Slot {
   uint32_t alias_of = 0;  // kAlias: the slot whose memory it takes (a planned slot or an entry parameter)
   // Liveness (kPlanned): first and last op index (in the function's pre-order numbering).
   uint32_t live_begin = 0, live_end = 0;
+  // Compile time only: the op that defines the slot (an index into the compiler's list; none for arguments,
+  // constants and scratch).
+  uint32_t definer = UINT32_MAX;
 };
 
 std::string FormatLocation(const std::string& file, const stablehlo::Operation& op);
+
+// Whether control flow copying slot `src` into slot `dst` takes a value out of the memory space a move put it
+// in (CompileOptions::space_copy): src was planned in a space other than 0 and dst is not in that space.
+// An alias (a value updated in place) is in its root's space.
+inline bool CrossesSpaces(const Slot& src, const Slot& dst) {
+  const auto planned = [](const Slot& s) { return s.kind == Slot::Kind::kPlanned || s.kind == Slot::Kind::kAlias; };
+  return planned(src) && src.space != 0 && (!planned(dst) || dst.space != src.space);
+}
+// Copies a value (the regions may overlap); through the program's space_copy when `crosses`.
+inline void CopyValue(const Frame& f, char* dst, const char* src, size_t bytes, bool crosses) {
+  if (dst == src || !bytes) return;
+  if (crosses && f.state->space_copy)
+    f.state->space_copy(f.context, dst, src, bytes);
+  else
+    std::memmove(dst, src, bytes);
+}
 
 // Everything an op implementation may use while compiling one op.
 class CompileCtx {
@@ -114,6 +134,10 @@ class CompileCtx {
   virtual void AddCallee(const Function* fn) = 0;
   // The compiled function called by name (func.call).
   virtual Status GetFunction(std::string_view name, const Function** fn) = 0;
+  // The bytes of `slot` when they are known at compile time: a constant, or a value that side-effect-free ops
+  // compute from constants only (evaluated here with their kernels, once). Otherwise UNIMPLEMENTED naming
+  // `what` and the value it depends on (a function argument, or an op that is not evaluated at compile time).
+  virtual Status ConstantData(uint32_t slot, const char* what, const char** data) = 0;
   // Source text of the op from its location to its end (empty if the source is not known).
   virtual std::string_view OpText() const = 0;
   virtual const ProgramState* state() const = 0;

@@ -319,23 +319,29 @@ Status PrettyConvAttributes(CompileCtx& cx, linalg::ConvolutionParams* p) {
   return Ok();
 }
 
-Status CompileConvolution(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
-  linalg::ConvolutionParams p;
+// The convolution's attributes (generic or pretty form); dynamic_conv(lhs, rhs, d_padding) takes the padding
+// from its [N, 2] operand (known at compile time) instead of the attribute.
+Status ConvolutionAttributes(CompileCtx& cx, linalg::ConvolutionParams* p) {
   if (const stablehlo::Attribute* d = cx.Attr("dimension_numbers")) {
-    NEURONMEM_RETURN_IF_ERROR(GenericConvAttributes(cx, *d, &p));
+    NEURONMEM_RETURN_IF_ERROR(GenericConvAttributes(cx, *d, p));
   } else {
-    NEURONMEM_RETURN_IF_ERROR(PrettyConvAttributes(cx, &p));
+    NEURONMEM_RETURN_IF_ERROR(PrettyConvAttributes(cx, p));
   }
-  if (!cx.Int("feature_group_count", &p.feature_group_count)) p.feature_group_count = 1;
-  if (!cx.Int("batch_group_count", &p.batch_group_count)) p.batch_group_count = 1;
-  // dynamic_conv(lhs, rhs, d_padding): the padding is a constant [N, 2] operand instead of the attribute.
-  const bool dynamic = cx.op().name == "stablehlo.dynamic_conv";
-  if (dynamic) {
+  if (!cx.Int("feature_group_count", &p->feature_group_count)) p->feature_group_count = 1;
+  if (!cx.Int("batch_group_count", &p->batch_group_count)) p->batch_group_count = 1;
+  if (cx.op().name == "stablehlo.dynamic_conv") {
     if (cx.num_inputs() != 3) return cx.Invalid("expected lhs, rhs and d_padding");
     std::vector<int64_t> flat;
     NEURONMEM_RETURN_IF_ERROR(ConstantInts(cx, 2, "d_padding", &flat, true));
-    if (!ReadPadding(flat, &p)) return cx.Invalid("d_padding must be [N, 2]");
+    if (!ReadPadding(flat, p)) return cx.Invalid("d_padding must be [N, 2]");
   }
+  return Ok();
+}
+
+Status CompileConvolution(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
+  linalg::ConvolutionParams p;
+  NEURONMEM_RETURN_IF_ERROR(ConvolutionAttributes(cx, &p));
+  const bool dynamic = cx.op().name == "stablehlo.dynamic_conv";
   return CompileLinalg<linalg::ConvolutionParams, ConvolutionKernel>(
       cx, k, std::move(p),
       [](const BinarySlots& s, const linalg::ConvolutionParams& q) {
@@ -346,6 +352,14 @@ Status CompileConvolution(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
 }
 
 }  // namespace
+
+Status ConvolutionResultDims(CompileCtx& cx, std::vector<int64_t>* dims) {
+  linalg::ConvolutionParams p;
+  NEURONMEM_RETURN_IF_ERROR(ConvolutionAttributes(cx, &p));
+  if (cx.num_inputs() < 2) return cx.Invalid("expected lhs and rhs");
+  const Slot &lhs = cx.in_slot(0), &rhs = cx.in_slot(1);
+  return FromLinalg(cx, linalg::ConvolutionShape(lhs.dims, rhs.dims, p, dims));
+}
 
 void RegisterLinalgOps(std::unordered_map<std::string_view, OpCompileFn>* r) {
   (*r)["stablehlo.dot_general"] = CompileDotGeneral;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "interpreter/kernel.h"
+#include "interpreter/quant.h"
 #include "linalg/fft.h"
 #include "linalg/triangular.h"
 
@@ -36,11 +37,12 @@ Status AtCompile(const CompileCtx& cx, Status s) {
                                                    : cx.Invalid("%s", s->message.c_str());
 }
 
+// fft, triangular_solve and cholesky take float and complex tensors (the spec has no quantized form of them).
 Status NotQuantized(CompileCtx& cx) {
   for (size_t i = 0; i < cx.num_inputs(); ++i) {
-    if (cx.in_slot(i).quant) return cx.Unsupported("quantized operands are not supported");
+    if (cx.in_slot(i).quant) return cx.Invalid("quantized operands are not allowed");
   }
-  if (cx.out_slot(0).quant) return cx.Unsupported("quantized results are not supported");
+  if (cx.out_slot(0).quant) return cx.Invalid("quantized results are not allowed");
   return Status();
 }
 
@@ -94,11 +96,15 @@ Status CompileTriangularSolve(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   std::string word;
   if (!cx.EnumWord("transpose_a", &word)) return cx.Invalid("missing transpose_a");
   if (!linalg::TransposeAFromName(word, &p.transpose_a)) return cx.Invalid("unknown transpose_a '%s'", word.c_str());
-  View a = ViewOf(cx, cx.in(0)), b = ViewOf(cx, cx.in(1)), out = ViewOf(cx, cx.out(0));
-  NEURONMEM_RETURN_IF_ERROR(
-      AtCompile(cx, linalg::CheckTriangularSolve(a.type, a.dims, b.type, b.dims, p, out.type, out.dims)));
-  *k = std::make_unique<TriangularSolveKernel>(p, std::move(a), std::move(b), std::move(out));
-  return Status();
+  // f8/f6/f4: solved in f32 on exact copies, the result rounded once (CompileOnSlots).
+  return CompileOnSlots(
+      cx, k, [&p](CompileCtx& c, const std::vector<uint32_t>& in, uint32_t o, std::unique_ptr<Kernel>* kk) {
+        View a = ViewOf(c, in[0]), b = ViewOf(c, in[1]), out = ViewOf(c, o);
+        NEURONMEM_RETURN_IF_ERROR(
+            AtCompile(c, linalg::CheckTriangularSolve(a.type, a.dims, b.type, b.dims, p, out.type, out.dims)));
+        *kk = std::make_unique<TriangularSolveKernel>(p, std::move(a), std::move(b), std::move(out));
+        return Status();
+      });
 }
 
 class CholeskyKernel final : public Kernel {
@@ -116,10 +122,13 @@ Status CompileCholesky(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   NEURONMEM_RETURN_IF_ERROR(NotQuantized(cx));
   bool lower = false;  // the spec's default
   cx.Bool("lower", &lower);
-  View a = ViewOf(cx, cx.in(0)), out = ViewOf(cx, cx.out(0));
-  NEURONMEM_RETURN_IF_ERROR(AtCompile(cx, linalg::CheckCholesky(a.type, a.dims, out.type, out.dims)));
-  *k = std::make_unique<CholeskyKernel>(lower, std::move(a), std::move(out));
-  return Status();
+  return CompileOnSlots(
+      cx, k, [lower](CompileCtx& c, const std::vector<uint32_t>& in, uint32_t o, std::unique_ptr<Kernel>* kk) {
+        View a = ViewOf(c, in[0]), out = ViewOf(c, o);
+        NEURONMEM_RETURN_IF_ERROR(AtCompile(c, linalg::CheckCholesky(a.type, a.dims, out.type, out.dims)));
+        *kk = std::make_unique<CholeskyKernel>(lower, std::move(a), std::move(out));
+        return Status();
+      });
 }
 
 }  // namespace

@@ -40,6 +40,7 @@ struct Program::Impl {
   const Function* entry = nullptr;
   ProgramState state;
   std::vector<ValueSpec> params, results;
+  std::vector<uint32_t> param_results;  // results in a parameter's memory (non-empty ones): Run checks them
   std::vector<std::unique_ptr<uint64_t[]>> constants;
   size_t constant_bytes = 0;
   size_t num_kernels = 0;
@@ -56,8 +57,10 @@ void SetupFrame(const Function& fn, char* mem, char* const* spaces, Frame* frame
 inline void ResolveAliases(const Function& fn, Frame* frame) {
   for (uint32_t a : fn.alias_slots) frame->slots[a] = frame->slots[fn.slots[a].alias_of];
 }
-// Calls `fn` from `caller`: arguments and results are slots of the caller's frame.
-Status CallFunction(const Function& fn, Frame& caller, const uint32_t* arg_slots, const uint32_t* result_slots);
+// Calls `fn` from `caller`: arguments and results are slots of the caller's frame; crosses[i] (nullable): result
+// i is copied out of the space a move put it in (CrossesSpaces).
+Status CallFunction(const Function& fn, Frame& caller, const uint32_t* arg_slots, const uint32_t* result_slots,
+                    const bool* crosses = nullptr);
 
 // The memory of a run's frames: space 0 from `workspace` (a local one when null) or given[0], the other
 // spaces given or from host memory.

@@ -7,6 +7,17 @@
 namespace neuronmem::interp {
 namespace {
 
+template <typename T>
+T Load(const void* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+template <typename T>
+void Store(T v, void* p) {
+  std::memcpy(p, &v, sizeof v);
+}
+
 // Per-element scale and zero point (per tensor, or per slice along an axis).
 struct QuantParams {
   std::vector<float> scales;
@@ -122,6 +133,67 @@ class SequenceKernel final : public Kernel {
 };
 
 }  // namespace
+
+Status GetScalarQuant(CompileCtx& cx, const stablehlo::QuantType& q, ScalarQuant* out) {
+  if (q.axis >= 0 || q.scales.size() != 1) return cx.Invalid("a quantized scalar must be quantized per tensor");
+  Slot s;
+  s.type = q.storage;
+  s.quant = &q;
+  QuantParams p;
+  NEURONMEM_RETURN_IF_ERROR(GetParams(cx, s, &p));
+  switch (q.storage) {
+    case ElementType::kS2:
+    case ElementType::kS4:
+    case ElementType::kS8:
+    case ElementType::kU2:
+    case ElementType::kU4:
+    case ElementType::kU8:
+    case ElementType::kS16:
+    case ElementType::kU16:
+    case ElementType::kS32:
+    case ElementType::kU32: break;
+    default:
+      return cx.Unsupported("quantized storage type %s is not supported",
+                            std::string(ElementTypeName(q.storage)).c_str());
+  }
+  out->storage = q.storage;
+  out->scale = p.scales[0];
+  out->zero_point = p.zero_points[0];
+  out->lo = static_cast<float>(p.storage_min);
+  out->hi = static_cast<float>(p.storage_max);
+  return Ok();
+}
+
+float ScalarQuant::Dequantize(const void* q) const {
+  float v = 0;
+  switch (storage) {
+    case ElementType::kU2:
+    case ElementType::kU4:
+    case ElementType::kU8: v = static_cast<float>(*static_cast<const uint8_t*>(q)); break;
+    case ElementType::kS16: v = static_cast<float>(Load<int16_t>(q)); break;
+    case ElementType::kU16: v = static_cast<float>(Load<uint16_t>(q)); break;
+    case ElementType::kS32: v = static_cast<float>(Load<int32_t>(q)); break;
+    case ElementType::kU32: v = static_cast<float>(Load<uint32_t>(q)); break;
+    default: v = static_cast<float>(*static_cast<const int8_t*>(q)); break;
+  }
+  return (v - zero_point) * scale;
+}
+
+void ScalarQuant::Quantize(float x, void* q) const {
+  float v = std::nearbyint(x / scale + zero_point);
+  if (std::isnan(v)) v = 0;
+  v = std::min(std::max(v, lo), hi);
+  switch (storage) {
+    case ElementType::kU2:
+    case ElementType::kU4:
+    case ElementType::kU8: *static_cast<uint8_t*>(q) = static_cast<uint8_t>(v); break;
+    case ElementType::kS16: Store(static_cast<int16_t>(v), q); break;
+    case ElementType::kU16: Store(static_cast<uint16_t>(v), q); break;
+    case ElementType::kS32: Store(static_cast<int32_t>(v), q); break;
+    case ElementType::kU32: Store(static_cast<uint32_t>(v), q); break;
+    default: *static_cast<int8_t*>(q) = static_cast<int8_t>(v); break;
+  }
+}
 
 bool SameQuant(const stablehlo::QuantType* a, const stablehlo::QuantType* b) {
   if (!a || !b) return a == b;

@@ -30,6 +30,17 @@ std::unique_ptr<Kernel> MakeSequence(std::vector<std::unique_ptr<Kernel>> ks);
 Status MakeDequantize(CompileCtx& cx, uint32_t in, uint32_t out, std::unique_ptr<Kernel>* k);
 Status MakeQuantize(CompileCtx& cx, uint32_t in, uint32_t out, std::unique_ptr<Kernel>* k);
 
+// One per-tensor quantized scalar type, for code that (de)quantizes single values (the `applies` form of a
+// quantized reduce): the same arithmetic as the quantize/dequantize kernels (in f32; NaN quantizes to 0).
+struct ScalarQuant {
+  ElementType storage = ElementType::kInvalid;
+  float scale = 1, zero_point = 0, lo = 0, hi = 0;
+  float Dequantize(const void* q) const;
+  void Quantize(float x, void* q) const;
+};
+// UNIMPLEMENTED for expressed or storage types the kernels do not take; INVALID_ARGUMENT for per-axis types.
+Status GetScalarQuant(CompileCtx& cx, const stablehlo::QuantType& q, ScalarQuant* out);
+
 // True if both are unquantized, or both quantized with the same storage type, range, expressed type, axis,
 // scales and zero points (types parsed separately are separate objects).
 bool SameQuant(const stablehlo::QuantType* a, const stablehlo::QuantType* b);

@@ -209,8 +209,7 @@ Status CompileReduce(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
     const size_t at = text.find(" applies ");
     if (at == std::string_view::npos || n != 1) return cx.Invalid("missing reducer");
     const std::string_view rest = text.substr(at + 9);
-    if (r.acc_types[0].quant) return cx.Unsupported("'applies' on quantized values needs the region form");
-    NEURONMEM_RETURN_IF_ERROR(body.CompileApplies(cx, rest.substr(0, rest.find_first_of(" \t")), r.acc_types[0].type));
+    NEURONMEM_RETURN_IF_ERROR(body.CompileApplies(cx, rest.substr(0, rest.find_first_of(" \t\n")), r.acc_types[0]));
   } else {
     NEURONMEM_RETURN_IF_ERROR(
         body.Compile(cx, 0, r.ArgTypes(), r.acc_types, pretty ? PairOrder(n) : std::vector<size_t>{}));

@@ -69,12 +69,16 @@ std::vector<size_t> PairOrder(size_t n) {
   return order;
 }
 
-Status ScalarRegion::CompileApplies(CompileCtx& cx, std::string_view op_name, ElementType type) {
-  fast_ = FindScalarBinary(op_name, type);
+Status ScalarRegion::CompileApplies(CompileCtx& cx, std::string_view op_name, const ScalarType& type) {
+  if (type.quant) {
+    NEURONMEM_RETURN_IF_ERROR(GetScalarQuant(cx, *type.quant, &quant_));
+    quantized_ = true;
+  }
+  fast_ = FindScalarBinary(op_name, quantized_ ? ElementType::kF32 : type.type);
   if (!fast_)
     return cx.Unsupported("'applies %s' on %s is not supported", std::string(op_name).c_str(),
-                          std::string(ElementTypeName(type)).c_str());
-  fast_out_ = cx.AddScratch(type, {});
+                          ScalarTypeName(type).c_str());
+  fast_out_ = cx.AddScratch(type.type, {});
   num_results_ = 1;
   return Ok();
 }

@@ -37,13 +37,23 @@ class ScalarRegion {
   // forms of reduce and sort list their arguments in pairs.
   Status Compile(CompileCtx& cx, size_t index, const std::vector<ScalarType>& arg_types,
                  const std::vector<ScalarType>& result_types, std::vector<size_t> order = {});
-  // A body that is the binary element-wise op `op_name` on (argument 0, argument 1) of `type`.
-  Status CompileApplies(CompileCtx& cx, std::string_view op_name, ElementType type);
+  // A body that is the binary element-wise op `op_name` on (argument 0, argument 1) of `type`. On a quantized
+  // type, as the element-wise family runs it: dequantize both, compute in f32, quantize.
+  Status CompileApplies(CompileCtx& cx, std::string_view op_name, const ScalarType& type);
 
   // Calls the region with one pointer per canonical argument; the results stay valid until the next call.
   Status Call(Frame& f, const char* const* args) const {
     if (fast_) {
-      fast_(args[swap_ ? 1 : 0], args[swap_ ? 0 : 1], f.slots[fast_out_]);
+      const char* a = args[swap_ ? 1 : 0];
+      const char* b = args[swap_ ? 0 : 1];
+      if (quantized_) {
+        const float x = quant_.Dequantize(a), y = quant_.Dequantize(b);
+        float r;
+        fast_(&x, &y, &r);
+        quant_.Quantize(r, f.slots[fast_out_]);
+      } else {
+        fast_(a, b, f.slots[fast_out_]);
+      }
       return Status();
     }
     for (size_t i = 0; i < arg_slots_.size(); ++i) f.slots[arg_slots_[i]] = const_cast<char*>(args[i]);
@@ -73,6 +83,8 @@ class ScalarRegion {
   std::vector<uint32_t> arg_slots_;  // canonical order
   ScalarBinaryFn fast_ = nullptr;
   bool swap_ = false;
+  bool quantized_ = false;  // fast_ computes in f32 on dequantized values (quant_)
+  ScalarQuant quant_;
   uint32_t fast_out_ = 0;
   size_t num_results_ = 0;
 };

@@ -40,13 +40,13 @@ int64_t ReadInt(const char* p, ElementType t) {
 Status ConstantInts(CompileCtx& cx, size_t input, const char* what, std::vector<int64_t>* out, bool any_rank) {
   if (input >= cx.num_inputs()) return cx.Invalid("missing operand %s", what);
   const Slot& s = cx.in_slot(input);
-  if (s.kind != Slot::Kind::kConst || !s.const_data)
-    return cx.Unsupported("%s must be a constant (dynamic shapes are not supported)", what);
   if (!IsInteger(s.type) || (!any_rank && s.dims.size() > 1))
     return cx.Invalid("%s must be a 1-d integer tensor", what);
+  const char* data = nullptr;
+  NEURONMEM_RETURN_IF_ERROR(cx.ConstantData(cx.in(input), what, &data));
   out->clear();
   const size_t es = ElementByteSize(s.type);
-  for (int64_t i = 0; i < s.count; ++i) out->push_back(ReadInt(s.const_data + i * es, s.type));
+  for (int64_t i = 0; i < s.count; ++i) out->push_back(ReadInt(data + i * es, s.type));
   return Ok();
 }
 
@@ -201,12 +201,16 @@ Status CompileIota(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
     if (shape != r.dims) return cx.Invalid("output_shape differs from the result's dims");
   }
   if (dim < 0 || static_cast<size_t>(dim) >= r.dims.size()) return cx.Invalid("iota_dimension out of range");
-  if (r.quant) return cx.Unsupported("quantized iota");
-  if (IsSmallFloat(r.type)) {  // f8/f6/f4: the f32 iota, each value rounded once
+  if (r.quant && r.quant->axis >= 0) return cx.Invalid("the result may be quantized per tensor only");
+  if (IsSmallFloat(r.type) || r.quant) {
+    // f8/f6/f4: the f32 iota, each value rounded once; quantized: the spec's quantize(index) of each value.
     const uint32_t tmp = cx.AddScratch(ElementType::kF32, r.dims);
     std::vector<std::unique_ptr<Kernel>> ks(2);
     ks[0] = std::make_unique<IotaKernel>(tmp, ElementType::kF32, r.dims, dim);
-    NEURONMEM_RETURN_IF_ERROR(MakeConvert(cx, tmp, cx.out(0), &ks[1]));
+    if (r.quant)
+      NEURONMEM_RETURN_IF_ERROR(MakeQuantize(cx, tmp, cx.out(0), &ks[1]));
+    else
+      NEURONMEM_RETURN_IF_ERROR(MakeConvert(cx, tmp, cx.out(0), &ks[1]));
     *k = MakeSequence(std::move(ks));
     return Ok();
   }
@@ -244,7 +248,8 @@ Status CompileBroadcastInDim(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
 Status CompileDynamicBroadcastInDim(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   if (cx.num_inputs() != 2) return cx.Invalid("expected operand and output_dimensions");
   std::vector<int64_t> bdims, out_dims;
-  if (!cx.IntList("broadcast_dimensions", &bdims)) return cx.Invalid("missing broadcast_dimensions");
+  if (!cx.IntList("broadcast_dimensions", &bdims) && !cx.IntList("dims", &bdims))
+    return cx.Invalid("missing broadcast_dimensions");
   NEURONMEM_RETURN_IF_ERROR(ConstantInts(cx, 1, "output_dimensions", &out_dims));
   if (out_dims != cx.out_slot(0).dims) return cx.Invalid("output_dimensions differ from the result's dims");
   return MakeBroadcastInDim(cx, bdims, k);
@@ -328,15 +333,21 @@ Status CompileSlice(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   return MakeSlice(cx, start, limit, stride, k);
 }
 
-// real_dynamic_slice(operand, start_indices, limit_indices, strides): the three must be constants; then it is
-// a slice.
+// real_dynamic_slice(operand, start_indices, limit_indices, strides): the three operands (known at compile time).
+Status RealDynamicSliceBounds(CompileCtx& cx, std::vector<int64_t>* start, std::vector<int64_t>* limit,
+                              std::vector<int64_t>* stride) {
+  if (cx.num_inputs() != 4) return cx.Invalid("expected operand, start, limit, strides");
+  NEURONMEM_RETURN_IF_ERROR(ConstantInts(cx, 1, "start_indices", start));
+  NEURONMEM_RETURN_IF_ERROR(ConstantInts(cx, 2, "limit_indices", limit));
+  return ConstantInts(cx, 3, "strides", stride);
+}
+
+// real_dynamic_slice: a slice once its bounds are known.
 Status CompileRealDynamicSlice(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   if (cx.num_inputs() != 4 || cx.num_outputs() != 1) return cx.Invalid("expected operand, start, limit, strides");
   NEURONMEM_RETURN_IF_ERROR(CheckQuantSame(cx, cx.in_slot(0), cx.out_slot(0)));
   std::vector<int64_t> start, limit, stride;
-  NEURONMEM_RETURN_IF_ERROR(ConstantInts(cx, 1, "start_indices", &start));
-  NEURONMEM_RETURN_IF_ERROR(ConstantInts(cx, 2, "limit_indices", &limit));
-  NEURONMEM_RETURN_IF_ERROR(ConstantInts(cx, 3, "strides", &stride));
+  NEURONMEM_RETURN_IF_ERROR(RealDynamicSliceBounds(cx, &start, &limit, &stride));
   return MakeSlice(cx, start, limit, stride, k);
 }
 
@@ -471,18 +482,39 @@ class PadKernel final : public Kernel {
   size_t esize_;
 };
 
+// The dims of `in` padded by low, high and interior (INVALID_ARGUMENT for sizes that differ from the rank, a
+// negative interior padding or a negative result dim).
+Status PaddedDims(CompileCtx& cx, const std::vector<int64_t>& in, const std::vector<int64_t>& low,
+                  const std::vector<int64_t>& high, const std::vector<int64_t>& interior, std::vector<int64_t>* out) {
+  if (low.size() != in.size() || high.size() != low.size() || interior.size() != low.size())
+    return cx.Invalid("padding sizes do not match the rank");
+  out->clear();
+  for (size_t d = 0; d < low.size(); ++d) {
+    if (interior[d] < 0) return cx.Invalid("negative interior padding");
+    const int64_t n = low[d] + high[d] + in[d] + std::max<int64_t>(in[d] - 1, 0) * interior[d];
+    if (n < 0) return cx.Invalid("the padding makes dimension %zu negative", d);
+    out->push_back(n);
+  }
+  return Ok();
+}
+
+// dynamic_pad(operand, padding_value, low, high, interior): the amounts (known at compile time).
+Status DynamicPadAmounts(CompileCtx& cx, std::vector<int64_t>* low, std::vector<int64_t>* high,
+                         std::vector<int64_t>* interior) {
+  if (cx.num_inputs() != 5) return cx.Invalid("expected operand, padding_value, low, high, interior");
+  NEURONMEM_RETURN_IF_ERROR(ConstantInts(cx, 2, "edge_padding_low", low));
+  NEURONMEM_RETURN_IF_ERROR(ConstantInts(cx, 3, "edge_padding_high", high));
+  return ConstantInts(cx, 4, "interior_padding", interior);
+}
+
 Status MakePad(CompileCtx& cx, const std::vector<int64_t>& low, const std::vector<int64_t>& high,
                const std::vector<int64_t>& interior, std::unique_ptr<Kernel>* k) {
   const Slot& a = cx.in_slot(0);
   const Slot& r = cx.out_slot(0);
   NEURONMEM_RETURN_IF_ERROR(CheckQuantSame(cx, a, r));
-  if (low.size() != a.dims.size() || high.size() != low.size() || interior.size() != low.size())
-    return cx.Invalid("padding sizes do not match the rank");
-  for (size_t d = 0; d < low.size(); ++d) {
-    if (interior[d] < 0) return cx.Invalid("negative interior padding");
-    const int64_t n = low[d] + high[d] + a.dims[d] + std::max<int64_t>(a.dims[d] - 1, 0) * interior[d];
-    if (n != r.dims[d]) return cx.Invalid("result shape does not match the padding");
-  }
+  std::vector<int64_t> dims;
+  NEURONMEM_RETURN_IF_ERROR(PaddedDims(cx, a.dims, low, high, interior, &dims));
+  if (dims != r.dims) return cx.Invalid("result shape does not match the padding");
   *k = std::make_unique<PadKernel>(cx.in(0), cx.in(1), cx.out(0), a.dims, r.dims, low, interior,
                                    ElementByteSize(a.type));
   return Ok();
@@ -500,13 +532,49 @@ Status CompilePad(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
 // dynamic_pad(operand, padding_value, low, high, interior): the amounts are operands, which must be
 // constants (the result's static shape fixes only low + high).
 Status CompileDynamicPad(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
-  if (cx.num_inputs() != 5) return cx.Invalid("expected operand, padding_value, low, high, interior");
   std::vector<int64_t> low, high, interior;
-  NEURONMEM_RETURN_IF_ERROR(ConstantInts(cx, 2, "edge_padding_low", &low));
-  NEURONMEM_RETURN_IF_ERROR(ConstantInts(cx, 3, "edge_padding_high", &high));
-  NEURONMEM_RETURN_IF_ERROR(ConstantInts(cx, 4, "interior_padding", &interior));
+  NEURONMEM_RETURN_IF_ERROR(DynamicPadAmounts(cx, &low, &high, &interior));
   return MakePad(cx, low, high, interior, k);
 }
+
+}  // namespace
+
+Status InferDynamicResultDims(CompileCtx& cx, size_t result, const stablehlo::Type& type, std::vector<int64_t>* dims) {
+  const std::string_view name = cx.op().name;
+  dims->clear();
+  if (result != 0) return Ok();
+  if (name == "stablehlo.dynamic_iota") return ConstantInts(cx, 0, "output_shape", dims);
+  if (name == "stablehlo.dynamic_reshape") return ConstantInts(cx, 1, "output_shape", dims);
+  if (name == "stablehlo.dynamic_broadcast_in_dim") return ConstantInts(cx, 1, "output_dimensions", dims);
+  if (name == "stablehlo.dynamic_gather") {
+    std::vector<int64_t> slice_sizes;
+    NEURONMEM_RETURN_IF_ERROR(ConstantInts(cx, 2, "slice_sizes", &slice_sizes));
+    return GatherResultDims(cx, slice_sizes, type.dims.size(), dims);
+  }
+  if (name == "stablehlo.dynamic_conv") return ConvolutionResultDims(cx, dims);
+  if (cx.num_inputs() == 0) return Ok();
+  const std::vector<int64_t>& a = cx.in_slot(0).dims;
+  if (name == "stablehlo.dynamic_pad") {
+    std::vector<int64_t> low, high, interior;
+    NEURONMEM_RETURN_IF_ERROR(DynamicPadAmounts(cx, &low, &high, &interior));
+    return PaddedDims(cx, a, low, high, interior, dims);
+  }
+  if (name == "stablehlo.real_dynamic_slice") {
+    std::vector<int64_t> start, limit, stride;
+    NEURONMEM_RETURN_IF_ERROR(RealDynamicSliceBounds(cx, &start, &limit, &stride));
+    if (start.size() != a.size() || limit.size() != a.size() || stride.size() != a.size())
+      return cx.Invalid("start, limit and strides must have one entry per operand dimension");
+    for (size_t d = 0; d < a.size(); ++d) {
+      if (stride[d] <= 0 || start[d] < 0 || limit[d] < start[d] || limit[d] > a[d])
+        return cx.Invalid("slice bounds out of range in dimension %zu", d);
+      dims->push_back((limit[d] - start[d] + stride[d] - 1) / stride[d]);
+    }
+    return Ok();
+  }
+  return Ok();
+}
+
+namespace {
 
 class DynamicSliceKernel final : public Kernel {
  public:
@@ -639,6 +707,24 @@ Status CompileDynamicUpdateSlice(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   return Ok();
 }
 
+// get_dimension_size(operand), dimension: the size of one of the operand's (static) dims as tensor<i32>: a
+// constant of the program, no kernel (so shape computations built on it are known at compile time).
+Status CompileGetDimensionSize(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
+  if (cx.num_inputs() != 1 || cx.num_outputs() != 1) return cx.Invalid("expected one operand and one result");
+  int64_t dim = -1;
+  if (!cx.Int("dimension", &dim) && !cx.Int("dim", &dim)) return cx.Invalid("missing dimension");
+  const Slot& a = cx.in_slot(0);
+  const Slot& r = cx.out_slot(0);
+  if (dim < 0 || static_cast<size_t>(dim) >= a.dims.size())
+    return cx.Invalid("dimension %lld is outside [0, %zu)", static_cast<long long>(dim), a.dims.size());
+  if (r.type != ElementType::kS32 || !r.dims.empty() || r.quant) return cx.Invalid("the result must be tensor<i32>");
+  if (a.dims[dim] > INT32_MAX) return cx.Invalid("dimension size %lld does not fit in i32", (long long)a.dims[dim]);
+  const int32_t size = static_cast<int32_t>(a.dims[dim]);
+  cx.AliasOutput(0, cx.AddConstant(r, &size));
+  k->reset();
+  return Ok();
+}
+
 }  // namespace
 
 void RegisterShapeOps(std::unordered_map<std::string_view, OpCompileFn>* r) {
@@ -659,6 +745,7 @@ void RegisterShapeOps(std::unordered_map<std::string_view, OpCompileFn>* r) {
   m["stablehlo.dynamic_reshape"] = CompileReshape;
   m["stablehlo.dynamic_iota"] = CompileIota;
   m["stablehlo.dynamic_update_slice"] = CompileDynamicUpdateSlice;
+  m["stablehlo.get_dimension_size"] = CompileGetDimensionSize;
 }
 
 }  // namespace neuronmem::interp

@@ -7,11 +7,19 @@ namespace neuronmem::interp {
 
 // Reads an integer scalar of type t (any integer type or pred) as int64 (ui64 saturates).
 int64_t ReadInt(const char* p, ElementType t);
-// The values of input `input`, which must be a constant 1-d integer tensor (UNIMPLEMENTED naming `what`
-// when it is not a constant).
-// The values of integer operand `input`, which must be a constant (a dynamic-shape op's shape operand: the
-// op runs when its shapes are static). 1-d (or 0-d) unless `any_rank` (then flattened row-major).
+// The values of integer operand `input`, which must be known at compile time (a dynamic-shape op's shape
+// operand: a constant or computed from constants, CompileCtx::ConstantData; the op runs when its shapes are
+// static; UNIMPLEMENTED naming `what` otherwise). 1-d (or 0-d) unless `any_rank` (then flattened row-major).
 Status ConstantInts(CompileCtx& cx, size_t input, const char* what, std::vector<int64_t>* out, bool any_rank = false);
+
+// The dims of result `result` (of type `type`, which has `?` dims) of a dynamic-shape op, from its operands'
+// dims and its shape operands (known at compile time): dynamic_iota, dynamic_broadcast_in_dim, dynamic_reshape,
+// dynamic_pad, real_dynamic_slice, dynamic_gather, dynamic_conv. Leaves `dims` empty for other ops.
+Status InferDynamicResultDims(CompileCtx& cx, size_t result, const stablehlo::Type& type, std::vector<int64_t>* dims);
+// The result dims of the dynamic_gather being compiled (index.cc) and of the dynamic_conv (linalg_ops.cc).
+Status GatherResultDims(CompileCtx& cx, const std::vector<int64_t>& slice_sizes, size_t result_rank,
+                        std::vector<int64_t>* dims);
+Status ConvolutionResultDims(CompileCtx& cx, std::vector<int64_t>* dims);
 
 // Copies the view (in, dims, strides in elements) into the dense `out`.
 void StridedCopy(const char* in, char* out, const std::vector<int64_t>& dims, const std::vector<int64_t>& strides,

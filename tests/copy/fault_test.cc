@@ -124,8 +124,12 @@ TEST_F(FaultTest, AnAllocationFailingAnywhereInAScenarioLeavesEverythingElseInta
       EXPECT_EQ(r.code, NEURONMEM_STATUS_RESOURCE_EXHAUSTED) << "allocation " << n << ": " << r.message;
       EXPECT_NE(r.message.find("injected fault"), std::string::npos) << r.message;
       // Whatever was made before the failure holds what it should.
-      if (m.device) EXPECT_EQ(Download(m.device, data.size()), data) << n;
-      if (m.pinned) EXPECT_EQ(Download(m.pinned, data.size()), data) << n;
+      if (m.device) {
+        EXPECT_EQ(Download(m.device, data.size()), data) << n;
+      }
+      if (m.pinned) {
+        EXPECT_EQ(Download(m.pinned, data.size()), data) << n;
+      }
     }
     if (m.host) EXPECT_OK(neuronmem_client_host_free(client_, m.host));
     for (neuronmem_buffer_t* b : {m.device, m.pinned, m.unpinned}) neuronmem_buffer_destroy(b);

@@ -352,7 +352,9 @@ void DonationTest::DonateBehindAGatedRead(bool fail_gate) {
   const Result read = Take(neuronmem_event_wait(read_done, -1));
   EXPECT_EQ(read.code == NEURONMEM_STATUS_OK, !fail_gate) << read.message;
   ASSERT_OK(neuronmem_event_wait(done, -1));
-  if (!fail_gate) EXPECT_EQ(seen, (std::vector<float>{1, 2, 3, 4}));
+  if (!fail_gate) {
+    EXPECT_EQ(seen, (std::vector<float>{1, 2, 3, 4}));
+  }
   EXPECT_EQ(Read(results[0], 4), (std::vector<float>{11, 12, 13, 14}));
   neuronmem_event_destroy(gate);
   neuronmem_event_destroy(read_done);
@@ -461,22 +463,35 @@ TEST_F(ExecTest, BadArgumentsLeaveEverythingIntact) {
   neuronmem_memory_t* dev = Memory(NEURONMEM_MEMORY_KIND_DEVICE);
   neuronmem_buffer_t* a = Upload({1, 2, 3, 4}, {4}, dev);
   neuronmem_buffer_t* wrong = Upload({1, 2, 3, 4, 5, 6}, {6}, dev);
+  neuronmem_buffer_t* gone = Upload({1, 2, 3, 4}, {4}, dev);
+  ASSERT_OK(neuronmem_buffer_delete(gone));
   std::vector<neuronmem_buffer_t*> results;
   neuronmem_event_t* done = nullptr;
+  // Every refused call leaves the device memory as it was (nothing allocated stays behind).
+  neuronmem_memory_stats_t before{};
+  before.struct_size = sizeof before;
+  ASSERT_OK(neuronmem_memory_stats(dev, &before));
+  const auto unchanged = [&] {
+    neuronmem_memory_stats_t now{};
+    now.struct_size = sizeof now;
+    EXPECT_OK(neuronmem_memory_stats(dev, &now));
+    return now.bytes_in_use == before.bytes_in_use && now.live_allocations == before.live_allocations;
+  };
   // Shape mismatch.
   Result r = Take(Execute(e, {a, wrong}, &results, &done));
   EXPECT_EQ(r.code, NEURONMEM_STATUS_INVALID_ARGUMENT);
   EXPECT_NE(r.message.find("argument 1"), std::string::npos) << r.message;
   EXPECT_NE(r.message.find("f32[6]"), std::string::npos) << r.message;
+  EXPECT_TRUE(unchanged());
   // Argument count.
   r = Take(Execute(e, {a}, &results, &done));
   EXPECT_EQ(r.code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_TRUE(unchanged());
   // A deleted buffer.
-  neuronmem_buffer_t* gone = Upload({1, 2, 3, 4}, {4}, dev);
-  ASSERT_OK(neuronmem_buffer_delete(gone));
   r = Take(Execute(e, {a, gone}, &results, &done));
   EXPECT_EQ(r.code, NEURONMEM_STATUS_FAILED_PRECONDITION);
   EXPECT_NE(r.message.find("argument 1"), std::string::npos) << r.message;
+  EXPECT_TRUE(unchanged());
   // A buffer of another client.
   neuronmem_client_t* other = nullptr;
   ASSERT_OK(MakeClient(8u << 20, 1, &other));
@@ -513,6 +528,9 @@ TEST_F(ExecTest, BadArgumentsLeaveEverythingIntact) {
   EXPECT_EQ(r.code, NEURONMEM_STATUS_INVALID_ARGUMENT);
   EXPECT_NE(r.message.find("wait.events[0] failed"), std::string::npos) << r.message;
   neuronmem_event_destroy(failed);
+  EXPECT_TRUE(unchanged());
+  EXPECT_EQ(Read(a, 4), (std::vector<float>{1, 2, 3, 4}));
+  EXPECT_EQ(Read(wrong, 6), (std::vector<float>{1, 2, 3, 4, 5, 6}));
   // Nothing leaked into the device memory and the executable still runs.
   ASSERT_OK(Execute(e, {a, a}, &results, &done));
   ASSERT_OK(neuronmem_event_wait(done, -1));
@@ -662,6 +680,212 @@ TEST_F(ExecTest, CompileFromAManifest) {
             NEURONMEM_STATUS_FAILED_PRECONDITION);
   neuronmem_manifest_destroy(j);
   neuronmem_manifest_destroy(m);
+}
+
+// Tokens are empty pred[0] buffers: queried, passed and returned like any value.
+TEST_F(ExecTest, TokensAreEmptyPredBuffers) {
+  const char text[] = R"(
+func.func @main(%t: !stablehlo.token, %a: tensor<4xf32>) -> (!stablehlo.token, tensor<4xf32>) {
+  %0 = stablehlo.add %a, %a : tensor<4xf32>
+  %1 = stablehlo.after_all %t : !stablehlo.token
+  return %1, %0 : !stablehlo.token, tensor<4xf32>
+}
+)";
+  neuronmem_executable_t* e = nullptr;
+  ASSERT_OK(Compile(text, &e));
+  neuronmem_executable_value_t v{};
+  v.struct_size = sizeof v;
+  for (int output = 0; output < 2; ++output) {
+    ASSERT_OK(output ? neuronmem_executable_output(e, 0, &v) : neuronmem_executable_parameter(e, 0, &v));
+    EXPECT_EQ(v.element_type, NEURONMEM_ELEMENT_TYPE_PRED);
+    ASSERT_EQ(v.num_dims, 1u);
+    EXPECT_EQ(v.dims[0], 0);
+    EXPECT_EQ(v.bytes, 0u);
+  }
+  neuronmem_buffer_allocate_args_t al{};
+  al.struct_size = sizeof al;
+  al.client = client_;
+  al.memory = Memory(NEURONMEM_MEMORY_KIND_DEVICE);
+  al.element_type = NEURONMEM_ELEMENT_TYPE_PRED;
+  const int64_t zero[] = {0};
+  al.dims = zero;
+  al.num_dims = 1;
+  neuronmem_buffer_t* token = nullptr;
+  ASSERT_OK(neuronmem_buffer_allocate(&al, &token));
+  buffers_.push_back(token);
+  neuronmem_buffer_t* a = Upload({1, 2, 3, 4}, {4}, Memory(NEURONMEM_MEMORY_KIND_DEVICE));
+  std::vector<neuronmem_buffer_t*> results;
+  neuronmem_event_t* done = nullptr;
+  ASSERT_OK(Execute(e, {token, a}, &results, &done));
+  ASSERT_OK(neuronmem_event_wait(done, -1));
+  neuronmem_element_type_t type;
+  ASSERT_OK(neuronmem_buffer_element_type(results[0], &type));
+  EXPECT_EQ(type, NEURONMEM_ELEMENT_TYPE_PRED);
+  const int64_t* dims = nullptr;
+  size_t rank = 0;
+  ASSERT_OK(neuronmem_buffer_dims(results[0], &dims, &rank));
+  ASSERT_EQ(rank, 1u);
+  EXPECT_EQ(dims[0], 0);
+  EXPECT_EQ(Read(results[1], 4), (std::vector<float>{2, 4, 6, 8}));
+  neuronmem_event_destroy(done);
+  // A token parameter takes only an empty pred buffer.
+  const Result r = Take(Execute(e, {a, a}, &results, &done));
+  EXPECT_EQ(r.code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(r.message.find("argument 0 (t)"), std::string::npos) << r.message;
+}
+
+TEST_F(ExecTest, TupleParametersAndResultsAreRefusedNamingTheValue) {
+  const char param[] = R"(
+func.func @main(%a: tensor<4xf32>, %p: tuple<tensor<4xf32>, tensor<2xi32>>) -> tensor<4xf32> {
+  %0 = stablehlo.get_tuple_element %p[0] : (tuple<tensor<4xf32>, tensor<2xi32>>) -> tensor<4xf32>
+  %1 = stablehlo.add %a, %0 : tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+)";
+  neuronmem_executable_t* e = nullptr;
+  Result r = Take(Compile(param, &e));
+  EXPECT_EQ(r.code, NEURONMEM_STATUS_UNIMPLEMENTED);
+  EXPECT_NE(r.message.find("test.mlir:2:"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("argument 1 (p): tuple values are not supported"), std::string::npos) << r.message;
+  const char result[] = R"(
+func.func @main(%a: tensor<4xf32>) -> (tensor<4xf32>, tuple<tensor<4xf32>>) {
+  %0 = stablehlo.tuple %a : tuple<tensor<4xf32>>
+  return %a, %0 : tensor<4xf32>, tuple<tensor<4xf32>>
+}
+)";
+  r = Take(Compile(result, &e));
+  EXPECT_EQ(r.code, NEURONMEM_STATUS_UNIMPLEMENTED);
+  EXPECT_NE(r.message.find("result 1: tuple values are not supported"), std::string::npos) << r.message;
+  EXPECT_EQ(e, nullptr);
+}
+
+// A value a callee moves to pinned_host and returns comes back into the call's device result: a transfer the
+// graph caused, counted as explicit (device -> pinned_host by the move, pinned_host -> device by the return).
+TEST_F(ExecTest, AValueMovedToHostInACalleeComesBackAsACountedMove) {
+  const char text[] = R"(
+func.func @main(%a: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = func.call @offload(%a) : (tensor<8xf32>) -> tensor<8xf32>
+  %1 = stablehlo.add %0, %a : tensor<8xf32>
+  return %1 : tensor<8xf32>
+}
+func.func private @offload(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = stablehlo.multiply %x, %x : tensor<8xf32>
+  %1 = stablehlo.custom_call @MoveToHost(%0) {backend_config = ""} : (tensor<8xf32>) -> tensor<8xf32>
+  return %1 : tensor<8xf32>
+}
+)";
+  neuronmem_executable_t* e = nullptr;
+  ASSERT_OK(Compile(text, &e));
+  neuronmem_buffer_t* a = Upload({1, 2, 3, 4, 5, 6, 7, 8}, {8}, Memory(NEURONMEM_MEMORY_KIND_DEVICE));
+  std::vector<neuronmem_buffer_t*> results;
+  neuronmem_event_t* done = nullptr;
+  neuronmem_execution_t* x = nullptr;
+  ASSERT_OK(Execute(e, {a}, &results, &done, &x));
+  ASSERT_OK(neuronmem_event_wait(done, -1));
+  EXPECT_EQ(Read(results[0], 8), (std::vector<float>{2, 6, 12, 20, 30, 42, 56, 72}));
+  EXPECT_EQ(Stats(x).implicit_transfers, 0u);
+  const neuronmem_transfer_counts_t out = Pair(x, NEURONMEM_MEMORY_KIND_DEVICE, NEURONMEM_MEMORY_KIND_PINNED_HOST);
+  const neuronmem_transfer_counts_t back = Pair(x, NEURONMEM_MEMORY_KIND_PINNED_HOST, NEURONMEM_MEMORY_KIND_DEVICE);
+  EXPECT_EQ(out.explicit_transfers, 1u);
+  EXPECT_EQ(back.explicit_transfers, 1u);
+  EXPECT_EQ(back.explicit_bytes, 32u);
+  EXPECT_EQ(Stats(x).explicit_transfers, 2u);
+  neuronmem_event_destroy(done);
+  neuronmem_execution_destroy(x);
+}
+
+// The same through if (only the branch that runs moves) and while (every iteration of the body moves its
+// value out and the loop copies it back into its device buffer).
+TEST_F(ExecTest, MovesInsideIfAndWhileBodiesComeBackAsCountedMoves) {
+  const char text[] = R"(
+func.func @main(%p: tensor<i1>, %a: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %0 = "stablehlo.if"(%p) ({
+    %h = stablehlo.custom_call @MoveToHost(%a) {backend_config = ""} : (tensor<4xf32>) -> tensor<4xf32>
+    stablehlo.return %h : tensor<4xf32>
+  }, {
+    stablehlo.return %a : tensor<4xf32>
+  }) : (tensor<i1>) -> tensor<4xf32>
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %1:2 = stablehlo.while(%i = %c0, %v = %a) : tensor<i32>, tensor<4xf32>
+    cond {
+      %c3 = stablehlo.constant dense<3> : tensor<i32>
+      %lt = stablehlo.compare LT, %i, %c3 : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %lt : tensor<i1>
+    } do {
+      %c1 = stablehlo.constant dense<1> : tensor<i32>
+      %n = stablehlo.add %i, %c1 : tensor<i32>
+      %d = stablehlo.add %v, %v : tensor<4xf32>
+      %h = stablehlo.custom_call @MoveToHost(%d) {backend_config = ""} : (tensor<4xf32>) -> tensor<4xf32>
+      stablehlo.return %n, %h : tensor<i32>, tensor<4xf32>
+    }
+  return %0, %1#1 : tensor<4xf32>, tensor<4xf32>
+}
+)";
+  neuronmem_executable_t* e = nullptr;
+  ASSERT_OK(Compile(text, &e));
+  neuronmem_buffer_t* a = Upload({1, 2, 3, 4}, {4}, Memory(NEURONMEM_MEMORY_KIND_DEVICE));
+  for (bool take : {true, false}) {
+    neuronmem_buffer_from_host_args_t u{};
+    u.struct_size = sizeof u;
+    u.data = &take;
+    u.element_type = NEURONMEM_ELEMENT_TYPE_PRED;
+    u.memory = Memory(NEURONMEM_MEMORY_KIND_DEVICE);
+    neuronmem_buffer_t* p = nullptr;
+    neuronmem_event_t* ready = nullptr;
+    ASSERT_OK(neuronmem_buffer_from_host(client_, &u, &p, &ready, nullptr));
+    buffers_.push_back(p);
+    if (ready) {
+      ASSERT_OK(neuronmem_event_wait(ready, -1));
+      neuronmem_event_destroy(ready);
+    }
+    std::vector<neuronmem_buffer_t*> results;
+    neuronmem_event_t* done = nullptr;
+    neuronmem_execution_t* x = nullptr;
+    ASSERT_OK(Execute(e, {p, a}, &results, &done, &x));
+    ASSERT_OK(neuronmem_event_wait(done, -1));
+    EXPECT_EQ(Read(results[0], 4), (std::vector<float>{1, 2, 3, 4}));
+    EXPECT_EQ(Read(results[1], 4), (std::vector<float>{8, 16, 24, 32}));
+    // while: 3 moves out, 3 copies back; if: one each way when its first branch runs.
+    const uint64_t n = take ? 4 : 3;
+    EXPECT_EQ(Pair(x, NEURONMEM_MEMORY_KIND_DEVICE, NEURONMEM_MEMORY_KIND_PINNED_HOST).explicit_transfers, n) << take;
+    EXPECT_EQ(Pair(x, NEURONMEM_MEMORY_KIND_PINNED_HOST, NEURONMEM_MEMORY_KIND_DEVICE).explicit_transfers, n) << take;
+    EXPECT_EQ(Stats(x).implicit_transfers, 0u);
+    neuronmem_event_destroy(done);
+    neuronmem_execution_destroy(x);
+  }
+}
+
+// A shape that depends on an argument's value fails at compile naming the op, its location and why; nothing
+// is left behind and the client compiles and runs the next executable.
+TEST_F(ExecTest, AShapeThatDependsOnAnArgumentFailsAtCompile) {
+  const char text[] = R"(
+func.func @main(%a: tensor<6xf32>, %shape: tensor<2xi32>) -> tensor<2x3xf32> {
+  %0 = stablehlo.dynamic_reshape %a, %shape : (tensor<6xf32>, tensor<2xi32>) -> tensor<?x?xf32>
+  %1 = stablehlo.add %0, %0 : tensor<?x?xf32>
+  return %1 : tensor<2x3xf32>
+}
+)";
+  neuronmem_memory_stats_t before{}, after{};
+  before.struct_size = after.struct_size = sizeof before;
+  ASSERT_OK(neuronmem_memory_stats(Memory(NEURONMEM_MEMORY_KIND_DEVICE), &before));
+  neuronmem_executable_t* e = nullptr;
+  const Result r = Take(Compile(text, &e));
+  EXPECT_EQ(r.code, NEURONMEM_STATUS_UNIMPLEMENTED);
+  EXPECT_NE(r.message.find("test.mlir:3:3: 'stablehlo.dynamic_reshape': output_shape depends on the value of an "
+                           "argument"),
+            std::string::npos)
+      << r.message;
+  EXPECT_EQ(e, nullptr);
+  ASSERT_OK(neuronmem_memory_stats(Memory(NEURONMEM_MEMORY_KIND_DEVICE), &after));
+  EXPECT_EQ(after.bytes_in_use, before.bytes_in_use);
+  ASSERT_OK(Compile(kAdd, &e));
+  neuronmem_buffer_t* a = Upload({1, 2, 3, 4}, {4}, Memory(NEURONMEM_MEMORY_KIND_DEVICE));
+  std::vector<neuronmem_buffer_t*> results;
+  neuronmem_event_t* done = nullptr;
+  ASSERT_OK(Execute(e, {a, a}, &results, &done));
+  ASSERT_OK(neuronmem_event_wait(done, -1));
+  EXPECT_EQ(Read(results[0], 4), (std::vector<float>{2, 4, 6, 8}));
+  neuronmem_event_destroy(done);
 }
 
 }  // namespace

@@ -242,6 +242,157 @@ TEST(DynamicShapeOps, AShapeOperandThatDisagreesWithTheResultIsInvalid) {
   EXPECT_EQ(c.status->code, NEURONMEM_STATUS_INVALID_ARGUMENT) << c.status->message;
 }
 
+// Status of compiling `text`; "" when it compiled.
+std::string CompileError(const std::string& text, neuronmem_status_code_t* code = nullptr) {
+  auto c = CompileText(text);
+  if (code) *code = c.status ? c.status->code : NEURONMEM_STATUS_OK;
+  return c.status ? c.status->message : std::string();
+}
+
+TEST(DynamicShapeOps, AShapeComputedFromAnArgumentsValueIsUnimplementedNamingOpAndOperand) {
+  const std::string text = R"(func.func @main(%n: tensor<1xi32>) -> tensor<6xf32> {
+  %v = stablehlo.constant dense<1.0> : tensor<6xf32>
+  %one = stablehlo.constant dense<1> : tensor<1xi32>
+  %s = stablehlo.add %n, %one : tensor<1xi32>
+  %r = stablehlo.dynamic_reshape %v, %s : (tensor<6xf32>, tensor<1xi32>) -> tensor<?xf32>
+  func.return %r : tensor<6xf32>
+}
+)";
+  neuronmem_status_code_t code;
+  const std::string m = CompileError(text, &code);
+  EXPECT_EQ(code, NEURONMEM_STATUS_UNIMPLEMENTED) << m;
+  EXPECT_NE(m.find("test.mlir:5:3: 'stablehlo.dynamic_reshape': output_shape depends on the value of an argument"),
+            std::string::npos)
+      << m;
+}
+
+TEST(DynamicShapeOps, AShapeFromAnOpNotEvaluatedAtCompileTimeNamesThatOp) {
+  // A while loop computes the shape: not evaluated at compile time (it has regions).
+  const std::string text = R"(func.func @main() -> tensor<2xi32> {
+  %s0 = stablehlo.constant dense<[2]> : tensor<1xi32>
+  %s = stablehlo.while(%it = %s0) : tensor<1xi32>
+    cond {
+      %f = stablehlo.constant dense<false> : tensor<i1>
+      stablehlo.return %f : tensor<i1>
+    } do {
+      stablehlo.return %it : tensor<1xi32>
+    }
+  %r = stablehlo.dynamic_iota %s, dim = 0 : (tensor<1xi32>) -> tensor<?xi32>
+  func.return %r : tensor<2xi32>
+}
+)";
+  neuronmem_status_code_t code;
+  const std::string m = CompileError(text, &code);
+  EXPECT_EQ(code, NEURONMEM_STATUS_UNIMPLEMENTED) << m;
+  EXPECT_NE(m.find("test.mlir:10:3: 'stablehlo.dynamic_iota': output_shape depends on the result of "
+                   "'stablehlo.while' at test.mlir:3:3, which is not evaluated at compile time"),
+            std::string::npos)
+      << m;
+}
+
+TEST(DynamicShapeOps, FoldedShapeOpsStillRunAndTheirValuesAreResults) {
+  const std::string text = R"(func.func @main() -> (tensor<?xi32>, tensor<1xi32>) {
+  %x = stablehlo.constant dense<[4, 5, 6, 7]> : tensor<4xi32>
+  %d = stablehlo.get_dimension_size %x, dim = 0 : (tensor<4xi32>) -> tensor<i32>
+  %two = stablehlo.constant dense<2> : tensor<i32>
+  %h = stablehlo.divide %d, %two : tensor<i32>
+  %s = stablehlo.reshape %h : (tensor<i32>) -> tensor<1xi32>
+  %z = stablehlo.constant dense<[0]> : tensor<1xi32>
+  %one = stablehlo.constant dense<[1]> : tensor<1xi32>
+  %r = stablehlo.real_dynamic_slice %x, %z, %s, %one
+      : (tensor<4xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<?xi32>
+  func.return %r, %s : tensor<?xi32>, tensor<1xi32>
+}
+)";
+  auto r = RunText(text);
+  ASSERT_FALSE(r.status) << r.status->message;
+  EXPECT_EQ(r.Get<int32_t>(0), (std::vector<int32_t>{4, 5}));
+  EXPECT_EQ(r.Get<int32_t>(1), (std::vector<int32_t>{2}));
+}
+
+TEST(DynamicShapeOps, QuestionDimsOfOtherOpsAndOfParametersAreUnimplemented) {
+  neuronmem_status_code_t code;
+  std::string m = CompileError(R"(func.func @main(%a: tensor<4xf32>) -> tensor<2xf32> {
+  %r = stablehlo.slice %a [0:2] : (tensor<4xf32>) -> tensor<?xf32>
+  func.return %r : tensor<2xf32>
+}
+)",
+                               &code);
+  EXPECT_EQ(code, NEURONMEM_STATUS_UNIMPLEMENTED) << m;
+  EXPECT_NE(m.find("test.mlir:2:3: 'stablehlo.slice': result type tensor<?xf32>: the interpreter cannot infer"),
+            std::string::npos)
+      << m;
+  m = CompileError("func.func @main(%a: tensor<?xf32>) -> tensor<?xf32> {\n  func.return %a : tensor<?xf32>\n}\n",
+                   &code);
+  EXPECT_EQ(code, NEURONMEM_STATUS_UNIMPLEMENTED) << m;
+  EXPECT_NE(m.find("dynamic shape tensor<?xf32>"), std::string::npos) << m;
+}
+
+TEST(DynamicShapeOps, AStaticDimThatDisagreesWithTheInferredShapeIsInvalid) {
+  neuronmem_status_code_t code;
+  const std::string m = CompileError(R"(func.func @main() -> tensor<3x4xi32> {
+  %s = stablehlo.constant dense<[3, 5]> : tensor<2xi64>
+  %r = stablehlo.dynamic_iota %s, dim = 0 : (tensor<2xi64>) -> tensor<3x?xi32>
+  %t = stablehlo.dynamic_iota %s, dim = 0 : (tensor<2xi64>) -> tensor<?x4xi32>
+  func.return %t : tensor<3x4xi32>
+}
+)",
+                                     &code);
+  EXPECT_EQ(code, NEURONMEM_STATUS_INVALID_ARGUMENT) << m;
+  EXPECT_NE(m.find("test.mlir:4:3: 'stablehlo.dynamic_iota': result type tensor<?x4xi32> does not match the "
+                   "inferred shape [3x5]"),
+            std::string::npos)
+      << m;
+}
+
+TEST(DynamicShapeOps, GetDimensionSizeChecksItsDimensionAndResultType) {
+  neuronmem_status_code_t code;
+  std::string m = CompileError(R"(func.func @main(%a: tensor<2x3xf32>) -> tensor<i32> {
+  %r = stablehlo.get_dimension_size %a, dim = 2 : (tensor<2x3xf32>) -> tensor<i32>
+  func.return %r : tensor<i32>
+}
+)",
+                               &code);
+  EXPECT_EQ(code, NEURONMEM_STATUS_INVALID_ARGUMENT) << m;
+  EXPECT_NE(m.find("'stablehlo.get_dimension_size': dimension 2 is outside [0, 2)"), std::string::npos) << m;
+  m = CompileError(R"(func.func @main(%a: tensor<2x3xf32>) -> tensor<i64> {
+  %r = stablehlo.get_dimension_size %a, dim = 1 : (tensor<2x3xf32>) -> tensor<i64>
+  func.return %r : tensor<i64>
+}
+)",
+                   &code);
+  EXPECT_EQ(code, NEURONMEM_STATUS_INVALID_ARGUMENT) << m;
+  // Of an argument: the static dim, whatever the values.
+  float a[6] = {};
+  const int64_t dims[2] = {2, 3};
+  auto r = RunText(R"(func.func @main(%a: tensor<2x3xf32>) -> tensor<i32> {
+  %r = stablehlo.get_dimension_size %a, dim = 1 : (tensor<2x3xf32>) -> tensor<i32>
+  func.return %r : tensor<i32>
+}
+)",
+                   {TensorView{a, ElementType::kF32, dims, 2}});
+  ASSERT_FALSE(r.status) << r.status->message;
+  EXPECT_EQ(r.Get<int32_t>(0), (std::vector<int32_t>{3}));
+}
+
+TEST(DynamicShapeOps, DynamicPadWhosePaddingMakesADimNegativeIsInvalid) {
+  neuronmem_status_code_t code;
+  const std::string m = CompileError(R"(func.func @main() -> tensor<?xi32> {
+  %x = stablehlo.constant dense<[1, 2]> : tensor<2xi32>
+  %p = stablehlo.constant dense<0> : tensor<i32>
+  %lo = stablehlo.constant dense<[-2]> : tensor<1xi32>
+  %hi = stablehlo.constant dense<[-1]> : tensor<1xi32>
+  %in = stablehlo.constant dense<[0]> : tensor<1xi32>
+  %r = stablehlo.dynamic_pad %x, %p, %lo, %hi, %in
+      : (tensor<2xi32>, tensor<i32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<?xi32>
+  func.return %r : tensor<?xi32>
+}
+)",
+                                     &code);
+  EXPECT_EQ(code, NEURONMEM_STATUS_INVALID_ARGUMENT) << m;
+  EXPECT_NE(m.find("the padding makes dimension 0 negative"), std::string::npos) << m;
+}
+
 // ---- complex CHLO --------------------------------------------------------------------------------
 
 TEST(ComplexChlo, TrigonometricAndHyperbolicFunctionsTakeComplexOperands) {

@@ -1,17 +1,22 @@
 // neuronmem-conformance: runs StableHLO test files (the reference interpreter's own suites) on the
 // software NeuronCore's interpreter and prints one line per file, then a summary.
 //
-//   neuronmem-conformance [--expected-failures FILE] [--skip-missing] [--verbose] PATH...
+//   neuronmem-conformance [--expected-failures FILE] [--skip-missing] [--verbose] [--timing [--repeat N]] PATH...
 //
 // PATH is a .mlir file or a folder (searched recursively). Each file may hold several modules split by
 // `// -----`; a module with @main runs @main, otherwise every public function without parameters runs (the
 // interpret/ suites' convention). A file passes when every run finishes without a failed check.
 // Exit status: 0 if every file passed, or with --expected-failures, if exactly the listed files failed;
 // 77 (skip) with --skip-missing when a folder is absent; 1 otherwise.
+// --timing: each file runs N times (--repeat, default 5) in this process; prints per file the median CPU time
+// (every thread of the process) and wall time of read + parse + compile + run (checks included), and the wall
+// time of parse, compile and run, slowest first, then the sums and the median over files.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -36,7 +41,19 @@ struct FileResult {
   Outcome outcome = Outcome::kPass;
   std::string message;
   int tests = 0;
+  double parse_ms = 0, compile_ms = 0, run_ms = 0;  // wall time of each phase (--timing)
 };
+
+double NowMs() {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// CPU time of the process (every thread) in ms.
+double CpuMs() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
+}
 
 std::string ReadFile(const fs::path& p, bool* ok) {
   std::ifstream in(p, std::ios::binary);
@@ -56,7 +73,9 @@ FileResult RunFunction(const shlo::Module& m, const std::string& name, const std
   opts.source = source;
   opts.reference_test_ops = true;  // interpreter.run_parallel, interpreter.probe, check.expect_serialized_eq
   std::unique_ptr<interp::Program> prog;
+  const double c0 = NowMs();
   Status s = interp::Compile(m, opts, &prog);
+  r.compile_ms = NowMs() - c0;
   if (s) {
     r.outcome = s->code == NEURONMEM_STATUS_UNIMPLEMENTED ? Outcome::kUnsupported : Outcome::kFail;
     r.message = s->message;
@@ -64,7 +83,9 @@ FileResult RunFunction(const shlo::Module& m, const std::string& name, const std
   }
   interp::HostResultAllocator alloc;
   std::vector<interp::TensorView> results;
+  const double r0 = NowMs();
   s = prog->Run(nullptr, 0, &alloc, &results);
+  r.run_ms = NowMs() - r0;
   if (s) {
     r.outcome = s->code == NEURONMEM_STATUS_UNIMPLEMENTED ? Outcome::kUnsupported : Outcome::kFail;
     r.message = s->message;
@@ -82,7 +103,9 @@ FileResult RunFile(const fs::path& path, const std::string& display) {
     return result;
   }
   std::vector<shlo::Module> modules;
+  const double p0 = NowMs();
   Status s = shlo::ParseModules(text, display, &modules);
+  result.parse_ms = NowMs() - p0;
   if (s) {
     result.outcome = Outcome::kFail;
     result.message = "parse error: " + s->message;
@@ -99,6 +122,8 @@ FileResult RunFile(const fs::path& path, const std::string& display) {
     for (const std::string& e : entries) {
       FileResult r = RunFunction(m, e, display, text);
       ++result.tests;
+      result.compile_ms += r.compile_ms;
+      result.run_ms += r.run_ms;
       if (r.outcome != Outcome::kPass && result.outcome == Outcome::kPass) {
         result.outcome = r.outcome;
         result.message = "@" + e + ": " + r.message;
@@ -142,7 +167,8 @@ bool ReadExpected(const std::string& file, std::map<std::string, std::string>* o
 
 int main(int argc, char** argv) {
   std::string expected_file;
-  bool skip_missing = false, verbose = false;
+  bool skip_missing = false, verbose = false, timing = false;
+  int repeat = 5;
   std::vector<std::string> paths;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -152,8 +178,14 @@ int main(int argc, char** argv) {
       skip_missing = true;
     } else if (a == "--verbose") {
       verbose = true;
+    } else if (a == "--timing") {
+      timing = true;
+    } else if (a == "--repeat" && i + 1 < argc) {
+      repeat = std::max(1, std::atoi(argv[++i]));
     } else if (a == "-h" || a == "--help") {
-      std::printf("usage: neuronmem-conformance [--expected-failures FILE] [--skip-missing] [--verbose] PATH...\n");
+      std::printf(
+          "usage: neuronmem-conformance [--expected-failures FILE] [--skip-missing] [--verbose] [--timing [--repeat "
+          "N]] PATH...\n");
       return 0;
     } else {
       paths.push_back(a);
@@ -182,17 +214,36 @@ int main(int argc, char** argv) {
   }
   int passed = 0, failed = 0, unsupported = 0, tests = 0;
   std::vector<std::string> unexpected_failures, unexpected_passes;
+  // --timing, per file: the medians over the repeats of wall time, CPU time (every thread), parse, compile, run.
+  struct Timing {
+    double wall, cpu, parse, compile, run;
+    std::string name;
+  };
+  std::vector<Timing> times;
+  const auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
   const auto t0 = std::chrono::steady_clock::now();
   for (const auto& [path, name] : files) {
-    const auto f0 = std::chrono::steady_clock::now();
     FileResult r;
-    try {
-      r = RunFile(path, name);
-    } catch (const std::exception& e) {
-      r.outcome = Outcome::kFail;
-      r.message = std::string("exception: ") + e.what();
+    std::vector<double> wall, cpu, parse, compile, run;
+    for (int k = 0; k < (timing ? repeat : 1); ++k) {
+      const double w0 = NowMs(), c0 = CpuMs();
+      try {
+        r = RunFile(path, name);
+      } catch (const std::exception& e) {
+        r.outcome = Outcome::kFail;
+        r.message = std::string("exception: ") + e.what();
+      }
+      wall.push_back(NowMs() - w0);
+      cpu.push_back(CpuMs() - c0);
+      parse.push_back(r.parse_ms);
+      compile.push_back(r.compile_ms);
+      run.push_back(r.run_ms);
     }
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - f0).count();
+    const double ms = median(wall);
+    if (timing) times.push_back({ms, median(cpu), median(parse), median(compile), median(run), name});
     tests += r.tests;
     const bool listed = expected.count(name) > 0;
     switch (r.outcome) {
@@ -215,6 +266,20 @@ int main(int argc, char** argv) {
     }
   }
   const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (timing && !times.empty()) {
+    std::sort(times.begin(), times.end(), [](const Timing& a, const Timing& b) { return a.cpu > b.cpu; });
+    double wall = 0, cpu = 0;
+    std::printf("time %10s %10s %10s %10s %10s  (ms: median of %d runs; cpu = every thread of the process)\n", "cpu",
+                "wall", "parse", "compile", "run", repeat);
+    for (const Timing& t : times) {
+      std::printf("time %10.3f %10.3f %10.3f %10.3f %10.3f  %s\n", t.cpu, t.wall, t.parse, t.compile, t.run,
+                  t.name.c_str());
+      wall += t.wall;
+      cpu += t.cpu;
+    }
+    std::printf("timing: %zu files: cpu sum %.1f ms (median per file %.3f ms), wall sum %.1f ms\n", times.size(), cpu,
+                times[times.size() / 2].cpu, wall);
+  }
   std::printf("%zu files (%d tests): %d passed, %d failed, %d unsupported in %.3f s\n", files.size(), tests, passed,
               failed, unsupported, total);
   if (expected_file.empty()) return (failed || unsupported) ? 1 : 0;
