@@ -374,10 +374,6 @@ class InlineRegionKernel final : public Kernel {
   std::vector<size_t> bytes_;
 };
 
-bool SameValueType(const Slot& a, const Slot& b) {
-  return a.type == b.type && a.dims == b.dims && SameQuant(a.quant, b.quant);
-}
-
 Status CompileInlineRegion(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   if (cx.op().regions.size() != 1) return cx.Invalid("expected one region");
   const Body* body = nullptr;

@@ -393,7 +393,7 @@ Status ProcessGrid::Send(uint32_t self, const OpSite& site, int64_t target, cons
                                Name(self).c_str());
     if (bytes) std::memcpy(msg->data.back().get(), data[i].data, bytes);
   }
-  mailboxes_[ChannelKey{site.channel, target >= 0 ? self : -1, target}].push_back(std::move(msg));
+  mailboxes_[ChannelKey{site.channel, target >= 0 ? static_cast<int64_t>(self) : -1, target}].push_back(std::move(msg));
   return Status();
 }
 

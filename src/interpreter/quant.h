@@ -45,6 +45,11 @@ Status GetScalarQuant(CompileCtx& cx, const stablehlo::QuantType& q, ScalarQuant
 // scales and zero points (types parsed separately are separate objects).
 bool SameQuant(const stablehlo::QuantType* a, const stablehlo::QuantType* b);
 
+// Same element type (quantization included) and shape.
+inline bool SameValueType(const Slot& a, const Slot& b) {
+  return a.type == b.type && a.dims == b.dims && SameQuant(a.quant, b.quant);
+}
+
 void RegisterQuantOps(std::unordered_map<std::string_view, OpCompileFn>* r);
 
 }  // namespace neuronmem::interp

@@ -42,6 +42,7 @@ struct GridResult {
   std::vector<std::vector<std::vector<char>>> outputs;  // per process, per result: the bytes
   template <typename T>
   std::vector<T> Get(size_t process, size_t result) const {
+    if (process >= outputs.size() || result >= outputs[process].size()) return {};
     const auto& b = outputs[process][result];
     std::vector<T> v(b.size() / sizeof(T));
     if (!v.empty()) std::memcpy(v.data(), b.data(), b.size());

@@ -180,6 +180,38 @@ TEST(ProcessGrid, MessagesArriveInSendOrder) {
   EXPECT_EQ(got, (std::vector<int32_t>{0, 1, 2, 3, 4}));
 }
 
+TEST(ProcessGrid, SendsToAnyReceiverArriveInOrderWhoeverWaitsFirst) {
+  // Process 0 sends twice before process 1 receives (the grid keeps copies), then once while it waits.
+  ProcessGrid g(2, 1);
+  std::vector<int32_t> got;
+  std::atomic<bool> queued{false};
+  std::atomic<int> received{0};
+  auto st = g.Run([&](uint32_t self) -> Status {
+    std::vector<int32_t> buf = {0, 0};
+    TensorView v = View(buf, kTwo);
+    if (self == 0) {
+      for (int32_t i = 1; i <= 2; ++i) {
+        buf = {i, i};
+        NEURONMEM_RETURN_IF_ERROR(g.Send(self, Site("stablehlo.send", 2), -1, &v, 1));
+      }
+      queued = true;
+      while (received < 2 || !g.Waiting(1)) std::this_thread::yield();
+      buf = {3, 3};
+      return g.Send(self, Site("stablehlo.send", 2), -1, &v, 1);
+    }
+    while (!queued) std::this_thread::yield();
+    for (int i = 0; i < 3; ++i) {
+      NEURONMEM_RETURN_IF_ERROR(g.Recv(self, Site("stablehlo.recv", 2), -1, &v, 1));
+      got.push_back(buf[0]);
+      ++received;
+    }
+    return Status();
+  });
+  ASSERT_FALSE(st[0]) << st[0]->message;
+  ASSERT_FALSE(st[1]) << st[1]->message;
+  EXPECT_EQ(got, (std::vector<int32_t>{1, 2, 3}));
+}
+
 TEST(ProcessGrid, AWaitingRecvGetsOneCopyStraightFromTheSender) {
   CountingTransport t;
   ProcessGrid g(2, 1, &t);
