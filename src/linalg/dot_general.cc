@@ -64,6 +64,7 @@ Group MergeAxes(const std::vector<int64_t>& axes, Span<int64_t> dims, const std:
 // An operand seen as batch x rows x cols for the matrix product (lhs: B x M x K, rhs: B x K x N).
 struct OperandPlan {
   std::vector<int64_t> perm;  // batch axes, then row axes, then column axes
+  std::vector<int64_t> batch_axes;
   Group batch, rows, cols;
 };
 
@@ -72,6 +73,7 @@ OperandPlan PlanOperand(Span<int64_t> dims, const std::vector<int64_t>& batch_ax
   const std::vector<int64_t> strides = RowMajorStrides(dims);
   OperandPlan p;
   p.perm = batch_axes;
+  p.batch_axes = batch_axes;
   p.perm.insert(p.perm.end(), row_axes.begin(), row_axes.end());
   p.perm.insert(p.perm.end(), col_axes.begin(), col_axes.end());
   p.batch = MergeAxes(batch_axes, dims, strides);
@@ -80,10 +82,32 @@ OperandPlan PlanOperand(Span<int64_t> dims, const std::vector<int64_t>& batch_ax
   return p;
 }
 
-// The matrix operand for Gemm when the stored layout allows one without copying.
+// The element offset of each batch matrix in the stored operand: batch index i walks the batch axes row-major
+// in their listed order (the result's batch order), whether or not they merge into one stride (attention's
+// keys [batch, tokens, heads, head_dim] have batch axes 0 and 2).
+std::vector<int64_t> BatchOffsets(Span<int64_t> dims, const OperandPlan& p) {
+  const std::vector<int64_t> strides = RowMajorStrides(dims);
+  std::vector<int64_t> offsets(static_cast<size_t>(p.batch.size));
+  std::vector<int64_t> idx(p.batch_axes.size(), 0);
+  int64_t off = 0;
+  for (int64_t& o : offsets) {
+    o = off;
+    for (size_t d = idx.size(); d-- > 0;) {
+      const int64_t a = p.batch_axes[d];
+      off += strides[a];
+      if (++idx[d] < dims[a]) break;
+      off -= strides[a] * dims[a];
+      idx[d] = 0;
+    }
+  }
+  return offsets;
+}
+
+// The matrix operand for Gemm when the stored layout allows one without copying (each batch matrix at its
+// BatchOffsets entry).
 template <typename T>
 bool DirectMatrix(const OperandPlan& p, const T* data, MatrixOperand<T>* out) {
-  if (!p.batch.mergeable || !p.rows.mergeable || !p.cols.mergeable) return false;
+  if (!p.rows.mergeable || !p.cols.mergeable) return false;
   const int64_t r = p.rows.size, c = p.cols.size;
   if ((p.cols.stride == 1 || c == 1) && (r == 1 || p.rows.stride >= std::max<int64_t>(1, c))) {
     *out = {data, r == 1 ? std::max<int64_t>(1, c) : p.rows.stride, false};
@@ -109,14 +133,20 @@ std::vector<T> Pack(const TensorRef& t, const OperandPlan& p) {
   return out;
 }
 
-// The operand as a matrix for Gemm: in place when its layout allows, else packed into `packed`.
-// Returns the distance between consecutive batch matrices.
+// The operand as a matrix for Gemm: in place when its layout allows, else packed into `packed`. Sets the
+// offset of each batch matrix.
 template <typename T>
-int64_t MatrixFor(const TensorRef& t, const OperandPlan& p, std::vector<T>* packed, MatrixOperand<T>* m) {
-  if (t.type == ElementTypeOf<T>() && DirectMatrix(p, static_cast<const T*>(t.data), m)) return p.batch.stride;
+void MatrixFor(const TensorRef& t, const OperandPlan& p, std::vector<T>* packed, MatrixOperand<T>* m,
+               std::vector<int64_t>* batch_offsets) {
+  if (t.type == ElementTypeOf<T>() && DirectMatrix(p, static_cast<const T*>(t.data), m)) {
+    *batch_offsets = BatchOffsets(t.dims, p);
+    return;
+  }
   *packed = Pack<T>(t, p);
   *m = {packed->data(), std::max<int64_t>(1, p.cols.size), false};
-  return p.rows.size * p.cols.size;
+  batch_offsets->resize(static_cast<size_t>(p.batch.size));
+  for (size_t i = 0; i < batch_offsets->size(); ++i)
+    (*batch_offsets)[i] = static_cast<int64_t>(i) * p.rows.size * p.cols.size;
 }
 
 template <typename T>
@@ -124,12 +154,13 @@ void RunGemm(const TensorRef& lhs, const TensorRef& rhs, const OperandPlan& lp, 
   const int64_t batch = lp.batch.size, m = lp.rows.size, k = lp.cols.size, n = rp.cols.size;
   std::vector<T> lpacked, rpacked;
   MatrixOperand<T> a{}, b{};
-  const int64_t a_batch_stride = MatrixFor(lhs, lp, &lpacked, &a);
-  const int64_t b_batch_stride = MatrixFor(rhs, rp, &rpacked, &b);
+  std::vector<int64_t> a_offsets, b_offsets;
+  MatrixFor(lhs, lp, &lpacked, &a, &a_offsets);
+  MatrixFor(rhs, rp, &rpacked, &b, &b_offsets);
   for (int64_t i = 0; i < batch; ++i) {
     MatrixOperand<T> ai = a, bi = b;
-    ai.data += i * a_batch_stride;
-    bi.data += i * b_batch_stride;
+    ai.data += a_offsets[static_cast<size_t>(i)];
+    bi.data += b_offsets[static_cast<size_t>(i)];
     detail::Gemm<T>(m, n, k, ai, bi, out + i * m * n, std::max<int64_t>(1, n));
   }
 }

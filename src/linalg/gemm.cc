@@ -19,6 +19,8 @@ constexpr int kTrans = 112;
 
 using DgemmFn = void (*)(int, int, int, int, int, int, double, const double*, int, const double*, int, double, double*,
                          int);
+using SgemvFn = void (*)(int, int, int, int, float, const float*, int, const float*, int, float, float*, int);
+using DgemvFn = void (*)(int, int, int, int, double, const double*, int, const double*, int, double, double*, int);
 using ZgemmFn = void (*)(int, int, int, int, int, int, const void*, const void*, int, const void*, int, const void*,
                          void*, int);
 
@@ -28,6 +30,8 @@ struct OpenBlas {
   DgemmFn dgemm = nullptr;
   ZgemmFn cgemm = nullptr;
   ZgemmFn zgemm = nullptr;
+  SgemvFn sgemv = nullptr;
+  DgemvFn dgemv = nullptr;
   std::mutex mu;  // the single-threaded build's buffer pool is not locked
 };
 
@@ -49,7 +53,9 @@ OpenBlas* LoadOpenBlas() {
     b->dgemm = reinterpret_cast<DgemmFn>(dlsym(h, "cblas_dgemm"));
     b->cgemm = reinterpret_cast<ZgemmFn>(dlsym(h, "cblas_cgemm"));
     b->zgemm = reinterpret_cast<ZgemmFn>(dlsym(h, "cblas_zgemm"));
-    if (!b->sgemm || !b->dgemm || !b->cgemm || !b->zgemm) {
+    b->sgemv = reinterpret_cast<SgemvFn>(dlsym(h, "cblas_sgemv"));
+    b->dgemv = reinterpret_cast<DgemvFn>(dlsym(h, "cblas_dgemv"));
+    if (!b->sgemm || !b->dgemm || !b->cgemm || !b->zgemm || !b->sgemv || !b->dgemv) {
       dlclose(h);
       delete b;
       return static_cast<OpenBlas*>(nullptr);
@@ -84,6 +90,20 @@ void EigenGemm(int64_t m, int64_t n, int64_t k, MatrixOperand<T> a, MatrixOperan
 
 bool FitsInt(int64_t v) { return v <= INT_MAX; }
 
+// One row of output, C[1 x n] = a[1 x k] * op(B)[k x n], as the matrix-vector product it is (real types):
+// OpenBLAS's GEMM packs op(B) into its panels first, which for one row costs more than the product (a
+// transposed B, attention's keys, takes its slowest path). Called with the lock held.
+template <typename T, typename Gemv>
+void GemvRow(Gemv gemv, int64_t n, int64_t k, MatrixOperand<T> a, MatrixOperand<T> b, T* c) {
+  // Element j of row a: a.data[j] (stored 1 x k) or a.data[j * ld] (stored k x 1, transposed).
+  const int inca = a.trans ? int(a.ld) : 1;
+  if (!b.trans) {  // B stored k x n: c = B^T a
+    gemv(kRowMajor, kTrans, int(k), int(n), T(1), b.data, int(b.ld), a.data, inca, T(0), c, 1);
+  } else {  // B stored n x k: c = B a
+    gemv(kRowMajor, kNoTrans, int(n), int(k), T(1), b.data, int(b.ld), a.data, inca, T(0), c, 1);
+  }
+}
+
 }  // namespace
 
 template <typename T>
@@ -104,6 +124,16 @@ void Gemm(int64_t m, int64_t n, int64_t k, MatrixOperand<T> a, MatrixOperand<T> 
   const int ta = a.trans ? kTrans : kNoTrans;
   const int tb = b.trans ? kTrans : kNoTrans;
   std::lock_guard<std::mutex> lock(blas->mu);
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (m == 1) {
+      if constexpr (std::is_same_v<T, float>) {
+        GemvRow(blas->sgemv, n, k, a, b, c);
+      } else {
+        GemvRow(blas->dgemv, n, k, a, b, c);
+      }
+      return;
+    }
+  }
   if constexpr (std::is_same_v<T, float>) {
     blas->sgemm(kRowMajor, ta, tb, int(m), int(n), int(k), 1.0f, a.data, int(a.ld), b.data, int(b.ld), 0.0f, c,
                 int(ldc));

@@ -166,6 +166,14 @@ TEST_P(DotGeneralTypes, MatrixLayoutsAndLongContractions) {
   }
   CheckAgainstNaive(Random(t, {6, 3, 33}, rng), Random(t, {3, 33, 7}, rng), {{1}, {0}, {2}, {1}}, t);
   CheckAgainstNaive(Random(t, {3, 6, 33}, rng), Random(t, {33, 3, 7}, rng), {{0}, {1}, {2}, {0}}, t);
+  // Attention: q [batch, heads, head_dim] against keys [batch, tokens, heads, head_dim] (batch axes 0 and 2 of
+  // the keys do not merge into one stride; each batch matrix is read in place, transposed) and the scores
+  // [batch, heads, tokens] against values of the keys' layout (not transposed); one row per batch matrix.
+  CheckAgainstNaive(Random(t, {3, 4, 16}, rng), Random(t, {3, 40, 4, 16}, rng), {{0, 1}, {0, 2}, {2}, {3}}, t);
+  CheckAgainstNaive(Random(t, {3, 4, 40}, rng), Random(t, {3, 40, 4, 16}, rng), {{0, 1}, {0, 2}, {2}, {1}}, t);
+  // The same with a transposed row (lhs [batch, head_dim, heads]) and two rows per batch matrix.
+  CheckAgainstNaive(Random(t, {3, 16, 4}, rng), Random(t, {3, 40, 4, 16}, rng), {{0, 2}, {0, 2}, {1}, {3}}, t);
+  CheckAgainstNaive(Random(t, {3, 4, 2, 16}, rng), Random(t, {3, 40, 4, 16}, rng), {{0, 1}, {0, 2}, {3}, {3}}, t);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllTypes, DotGeneralTypes,
