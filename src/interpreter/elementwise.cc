@@ -504,18 +504,39 @@ class BinaryKernel final : public Kernel {
 
 // ---- Scalar binary functions (reduction bodies, `applies`) ---------------------------------------
 
+// The scalar function of the element-wise op F on T (Bits: the width the op sees, Sub: sub-byte wrap), one call
+// per element (Binary) or folding a run of elements into an accumulator kept in a register (Fold: the same
+// calls in the same order).
 template <typename F, typename T, int Bits, int Sub>
-void ScalarApply(const void* a, const void* b, void* out) {
-  T x, y, r;
-  std::memcpy(static_cast<void*>(&x), a, sizeof(T));
-  std::memcpy(static_cast<void*>(&y), b, sizeof(T));
-  if constexpr (HasBits2<F>::value)
-    r = F::template ApplyBits<T>(x, y, Bits);
-  else
-    r = F::template Apply<T>(x, y);
-  if constexpr (kIsInt<T> && Sub != 0) r = WrapBits(r, Sub);
-  std::memcpy(out, static_cast<const void*>(&r), sizeof(T));
-}
+struct Scalar {
+  static T Apply(T x, T y) {
+    T r;
+    if constexpr (HasBits2<F>::value)
+      r = F::template ApplyBits<T>(x, y, Bits);
+    else
+      r = F::template Apply<T>(x, y);
+    if constexpr (kIsInt<T> && Sub != 0) r = WrapBits(r, Sub);
+    return r;
+  }
+  static void Binary(const void* a, const void* b, void* out) {
+    T x, y;
+    std::memcpy(static_cast<void*>(&x), a, sizeof(T));
+    std::memcpy(static_cast<void*>(&y), b, sizeof(T));
+    const T r = Apply(x, y);
+    std::memcpy(out, static_cast<const void*>(&r), sizeof(T));
+  }
+  static void Fold(void* acc, const void* xs, int64_t n, bool swapped) {
+    T r, x;
+    std::memcpy(static_cast<void*>(&r), acc, sizeof(T));
+    const char* p = static_cast<const char*>(xs);
+    for (int64_t i = 0; i < n; ++i, p += sizeof(T)) {
+      std::memcpy(static_cast<void*>(&x), p, sizeof(T));
+      r = swapped ? Apply(x, r) : Apply(r, x);
+    }
+    std::memcpy(acc, static_cast<const void*>(&r), sizeof(T));
+  }
+  static constexpr ScalarFns kFns = {&Binary, &Fold};
+};
 
 // f8/f6/f4: the f32 op on the exact values, rounded once into the format (as the element-wise kernels do).
 template <typename F, ElementType E>
@@ -527,13 +548,13 @@ void SmallFloatScalarApply(const void* a, const void* b, void* out) {
 }
 
 template <typename F>
-ScalarBinaryFn SmallFloatScalarFor(ElementType t) {
+ScalarFns SmallFloatScalarFor(ElementType t) {
   if constexpr (!F::template Supports<float>()) {
-    return nullptr;
+    return {};
   } else {
     switch (t) {
 #define NEURONMEM_SMALL_FLOAT_CASE(E) \
-  case ElementType::E: return &SmallFloatScalarApply<F, ElementType::E>;
+  case ElementType::E: return {&SmallFloatScalarApply<F, ElementType::E>, nullptr};
       NEURONMEM_SMALL_FLOAT_CASE(kF8E3M4)
       NEURONMEM_SMALL_FLOAT_CASE(kF8E4M3)
       NEURONMEM_SMALL_FLOAT_CASE(kF8E4M3FN)
@@ -546,28 +567,28 @@ ScalarBinaryFn SmallFloatScalarFor(ElementType t) {
       NEURONMEM_SMALL_FLOAT_CASE(kF6E2M3FN)
       NEURONMEM_SMALL_FLOAT_CASE(kF6E3M2FN)
 #undef NEURONMEM_SMALL_FLOAT_CASE
-      default: return nullptr;
+      default: return {};
     }
   }
 }
 
 template <typename F>
-ScalarBinaryFn ScalarFor(ElementType t) {
+ScalarFns ScalarFor(ElementType t) {
   const int sub = SubByteBits(t);
   if (IsSmallFloat(t)) return SmallFloatScalarFor<F>(t);
-  return Dispatch(t, [&](auto tag) -> ScalarBinaryFn {
+  return Dispatch(t, [&](auto tag) -> ScalarFns {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_void_v<T>) {
-      return nullptr;
+      return {};
     } else if constexpr (!F::template Supports<T>()) {
-      return nullptr;
+      return {};
     } else if constexpr (kIsBool<T>) {
-      return &ScalarApply<F, T, 1, 0>;
+      return Scalar<F, T, 1, 0>::kFns;
     } else {
       constexpr int kBits = static_cast<int>(8 * sizeof(T));
-      if (sub == 2) return &ScalarApply<F, T, 2, 2>;
-      if (sub == 4) return &ScalarApply<F, T, 4, 4>;
-      return &ScalarApply<F, T, kBits, 0>;
+      if (sub == 2) return Scalar<F, T, 2, 2>::kFns;
+      if (sub == 4) return Scalar<F, T, 4, 4>::kFns;
+      return Scalar<F, T, kBits, 0>::kFns;
     }
   });
 }
@@ -1291,8 +1312,8 @@ Status CompileReducePrecision(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
 
 }  // namespace
 
-ScalarBinaryFn FindScalarBinary(std::string_view name, ElementType t) {
-  static const std::pair<std::string_view, ScalarBinaryFn (*)(ElementType)> kTable[] = {
+ScalarFns FindScalarFns(std::string_view name, ElementType t) {
+  static const std::pair<std::string_view, ScalarFns (*)(ElementType)> kTable[] = {
       {"stablehlo.add", ScalarFor<Add>},
       {"stablehlo.subtract", ScalarFor<Sub>},
       {"stablehlo.multiply", ScalarFor<Mul>},
@@ -1312,8 +1333,10 @@ ScalarBinaryFn FindScalarBinary(std::string_view name, ElementType t) {
   };
   for (const auto& [n, make] : kTable)
     if (n == name) return make(t);
-  return nullptr;
+  return {};
 }
+
+ScalarBinaryFn FindScalarBinary(std::string_view name, ElementType t) { return FindScalarFns(name, t).binary; }
 
 Status CompileComplexChlo(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   static const std::pair<std::string_view, OpCompileFn> kTable[] = {

@@ -14,6 +14,15 @@ using ScalarBinaryFn = void (*)(const void* a, const void* b, void* out);
 // element type t, with the op's numerics (integer wrap, sub-byte widths, shifts past the width); nullptr if
 // `name` is not such an op or does not take t.
 ScalarBinaryFn FindScalarBinary(std::string_view name, ElementType t);
+// Folds n consecutive elements into *acc in order, acc = op(acc, x[i]) (op(x[i], acc) when swapped), with the
+// accumulator in a register: the same results as n calls of the scalar function.
+using ScalarFoldFn = void (*)(void* acc, const void* xs, int64_t n, bool swapped);
+struct ScalarFns {
+  ScalarBinaryFn binary = nullptr;
+  ScalarFoldFn fold = nullptr;  // nullptr for the f8/f6/f4 types
+};
+// Both functions of the op (empty where FindScalarBinary gives nullptr).
+ScalarFns FindScalarFns(std::string_view name, ElementType t);
 
 // The CHLO functions that take complex operands (acos, acosh, asin, asinh, atan, atanh, cosh, sinh, tan)
 // on complex64/complex128: their complex principal values. chlo_special.cc, which implements the real

@@ -279,6 +279,11 @@ struct ScatterPlan {
   IndexSource idx;
   std::vector<uint32_t> inputs, updates, results;
   std::vector<size_t> esize;
+  // The body returns the update (a replacement, as a KV-cache write), and the updates' innermost run_dims axes
+  // are window axes that step through the input's trailing axes, each taken whole but the outermost:
+  // run_elems updates land contiguously and are copied at once (run_dims 0: element by element).
+  size_t run_dims = 0;
+  int64_t run_elems = 1;
 };
 
 class ScatterKernel final : public Kernel {
@@ -286,47 +291,22 @@ class ScatterKernel final : public Kernel {
   ScatterKernel(ScatterPlan p, ScalarRegion body, uint32_t stage)
       : p_(std::move(p)), body_(std::move(body)), stage_(stage) {}
   Status Run(Frame& f) const override {
-    const size_t n = p_.inputs.size(), rank = p_.input_dims.size();
+    const size_t n = p_.inputs.size();
     int64_t count = 1, ucount = 1;
     for (int64_t d : p_.input_dims) count *= d;
     for (int64_t d : p_.update_dims) ucount *= d;
     for (size_t k = 0; k < n; ++k)
       if (f.slots[p_.results[k]] != f.slots[p_.inputs[k]])
         std::memmove(f.slots[p_.results[k]], f.slots[p_.inputs[k]], count * p_.esize[k]);
-    const std::vector<int64_t> str = Strides(p_.input_dims);
-    std::vector<int64_t> ui(p_.update_dims.size(), 0), batch(p_.scatter_dims.size()), full(rank);
+    if (ucount == 0) return Status();
+    Walk w(p_);
+    if (p_.run_dims > 0) return RunReplacement(f, ucount, &w);
     std::vector<const char*> args(2 * n);
     std::vector<char*> dst(n);
     for (int64_t u = 0; u < ucount; ++u) {
-      if (u > 0) {
-        for (size_t d = ui.size(); d-- > 0;) {
-          if (++ui[d] < p_.update_dims[d]) break;
-          ui[d] = 0;
-        }
-      }
-      for (size_t b = 0; b < p_.scatter_dims.size(); ++b) batch[b] = ui[p_.scatter_dims[b]];
-      std::fill(full.begin(), full.end(), 0);
-      bool in_bounds = true;
-      for (size_t c = 0; c < p_.to_operand.size() && in_bounds; ++c) {
-        const int64_t d = p_.to_operand[c];
-        const int64_t v = p_.idx.Get(f, batch, c);
-        // A start index beyond +-dim is out of bounds whatever is added to it (and cannot overflow).
-        if (v < -p_.input_dims[d] || v > p_.input_dims[d]) in_bounds = false;
-        full[d] = v;
-      }
-      if (!in_bounds) continue;
-      for (size_t i = 0; i < p_.input_batching.size(); ++i) {
-        const int64_t ds = p_.indices_batching[i];
-        full[p_.input_batching[i]] += batch[ds - (ds < p_.idx.index_vector_dim ? 0 : 1)];
-      }
-      for (size_t i = 0; i < p_.update_window_dims.size(); ++i)
-        full[p_.window_input_axes[i]] += ui[p_.update_window_dims[i]];
+      if (u > 0) w.Next(p_.update_dims.size());
       int64_t off = 0;
-      for (size_t d = 0; d < rank; ++d) {
-        if (full[d] < 0 || full[d] >= p_.input_dims[d]) in_bounds = false;
-        off += full[d] * str[d];
-      }
-      if (!in_bounds) continue;
+      if (!w.Offset(f, p_, &off)) continue;
       for (size_t k = 0; k < n; ++k) {
         dst[k] = f.slots[p_.results[k]] + off * p_.esize[k];
         args[k] = dst[k];
@@ -339,10 +319,91 @@ class ScatterKernel final : public Kernel {
   }
 
  private:
+  // The update index being applied and the input index it lands on.
+  struct Walk {
+    explicit Walk(const ScatterPlan& p)
+        : ui(p.update_dims.size(), 0),
+          batch(p.scatter_dims.size()),
+          full(p.input_dims.size()),
+          str(Strides(p.input_dims)),
+          update_dims(p.update_dims) {}
+    // Advances the update index over its first `axes` axes (row-major).
+    void Next(size_t axes) {
+      for (size_t d = axes; d-- > 0;) {
+        if (++ui[d] < update_dims[d]) break;
+        ui[d] = 0;
+      }
+    }
+    // The input index of update `ui` (in `full`) and its element offset; false when it is out of bounds.
+    bool Offset(Frame& f, const ScatterPlan& p, int64_t* off) {
+      for (size_t b = 0; b < p.scatter_dims.size(); ++b) batch[b] = ui[p.scatter_dims[b]];
+      std::fill(full.begin(), full.end(), 0);
+      for (size_t c = 0; c < p.to_operand.size(); ++c) {
+        const int64_t d = p.to_operand[c];
+        const int64_t v = p.idx.Get(f, batch, c);
+        // A start index beyond +-dim is out of bounds whatever is added to it (and cannot overflow).
+        if (v < -p.input_dims[d] || v > p.input_dims[d]) return false;
+        full[d] = v;
+      }
+      for (size_t i = 0; i < p.input_batching.size(); ++i) {
+        const int64_t ds = p.indices_batching[i];
+        full[p.input_batching[i]] += batch[ds - (ds < p.idx.index_vector_dim ? 0 : 1)];
+      }
+      for (size_t i = 0; i < p.update_window_dims.size(); ++i)
+        full[p.window_input_axes[i]] += ui[p.update_window_dims[i]];
+      *off = 0;
+      bool in_bounds = true;
+      for (size_t d = 0; d < full.size(); ++d) {
+        if (full[d] < 0 || full[d] >= p.input_dims[d]) in_bounds = false;
+        *off += full[d] * str[d];
+      }
+      return in_bounds;
+    }
+    std::vector<int64_t> ui, batch, full, str;
+    const std::vector<int64_t>& update_dims;
+  };
+
+  // A replacement scatter with contiguous runs: per run one index computation and one copy when the whole run is
+  // in bounds (its first and last elements are), else element by element as the spec skips each one outside.
+  Status RunReplacement(Frame& f, int64_t ucount, Walk* w) const {
+    const size_t es = p_.esize[0], outer_axes = p_.update_dims.size() - p_.run_dims;
+    char* out = f.slots[p_.results[0]];
+    const char* upd = f.slots[p_.updates[0]];
+    for (int64_t u = 0; u < ucount; u += p_.run_elems) {
+      if (u > 0) w->Next(outer_axes);
+      int64_t first = 0, last = 0;
+      const bool first_in = w->Offset(f, p_, &first);
+      for (size_t d = outer_axes; d < w->ui.size(); ++d) w->ui[d] = p_.update_dims[d] - 1;
+      const bool last_in = w->Offset(f, p_, &last);
+      if (first_in && last_in && last - first == p_.run_elems - 1) {
+        std::memcpy(out + first * es, upd + u * es, static_cast<size_t>(p_.run_elems) * es);
+      } else {
+        for (size_t d = outer_axes; d < w->ui.size(); ++d) w->ui[d] = 0;
+        for (int64_t e = 0; e < p_.run_elems; ++e) {
+          if (e > 0) w->Next(w->ui.size());
+          int64_t off = 0;
+          if (w->Offset(f, p_, &off)) std::memcpy(out + off * es, upd + (u + e) * es, es);
+        }
+      }
+      for (size_t d = outer_axes; d < w->ui.size(); ++d) w->ui[d] = 0;
+    }
+    return Status();
+  }
+
   ScatterPlan p_;
   ScalarRegion body_;
   uint32_t stage_;
 };
+
+// Whether the scatter's body is `return %update` (its second block argument).
+bool ReturnsUpdate(const stablehlo::Operation& op) {
+  if (op.regions.size() != 1 || op.regions[0].blocks.size() != 1) return false;
+  const stablehlo::Block& b = op.regions[0].blocks[0];
+  if (b.args.size() != 2 || b.ops.size() != 1) return false;
+  const stablehlo::Operation& ret = b.ops[0];
+  return (ret.name == "stablehlo.return" || ret.name == "func.return") && ret.operands.size() == 1 &&
+         ret.operands[0].name == b.args[1].name && ret.operands[0].index == 0;
+}
 
 Status CompileScatter(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   const size_t n = cx.num_outputs();
@@ -411,6 +472,19 @@ Status CompileScatter(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   ScalarRegion body;
   NEURONMEM_RETURN_IF_ERROR(body.Compile(cx, 0, arg_types, types));
   const uint32_t stage = ScalarRegion::AddStage(cx, n);
+  // Contiguous runs of a replacement: update axis U-k is window axis i taking input axis R-k, for k = 1, 2, ...
+  // while every axis inside it is taken whole.
+  const size_t urank = up0.dims.size();
+  for (size_t k = 1; n == 1 && ReturnsUpdate(cx.op()) && k <= urank && k <= rank; ++k) {
+    const auto it =
+        std::find(p.update_window_dims.begin(), p.update_window_dims.end(), static_cast<int64_t>(urank - k));
+    if (it == p.update_window_dims.end() ||
+        p.window_input_axes[static_cast<size_t>(it - p.update_window_dims.begin())] != static_cast<int64_t>(rank - k))
+      break;
+    p.run_dims = k;
+    p.run_elems *= up0.dims[urank - k];
+    if (up0.dims[urank - k] != in0.dims[rank - k]) break;
+  }
   for (size_t i = 0; i < n; ++i) cx.InPlace(i, i);  // at an input's last use only the updated elements are written
   *k = std::make_unique<ScatterKernel>(std::move(p), std::move(body), stage);
   return Ok();

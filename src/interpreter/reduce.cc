@@ -141,8 +141,12 @@ class ReduceKernel final : public Kernel {
     for (const Operand& o : out_) out_esize_.push_back(o.esize);
   }
 
+  // A reduction of the input's trailing `inner` dims (inner >= 1) by a body that is one binary op.
+  void SetInner(int64_t inner) { inner_ = body_.direct() && in_.size() == 1 ? inner : 0; }
+
   Status Run(Frame& f) const override {
     const size_t n = in_.size();
+    if (inner_ > 0) return RunInner(f);
     for (size_t k = 0; k < n; ++k) {
       char* r = f.slots[out_[k].slot];
       for (int64_t i = 0; i < out_count_; ++i)
@@ -172,12 +176,36 @@ class ReduceKernel final : public Kernel {
   }
 
  private:
+  // Each result element from its run of `inner_` consecutive input elements, folded in order: the same calls
+  // in the same order as the row-major walk above (each accumulator sees only its own run), without the
+  // walk's per-element bookkeeping (softmax's max and sum, RMS norm's sum of squares).
+  Status RunInner(Frame& f) const {
+    const ScalarBinaryFn fn = body_.direct();
+    const ScalarFoldFn fold = body_.direct_fold();
+    const bool swapped = body_.direct_swapped();
+    const size_t es = out_[0].esize, xs = in_[0].esize;  // equal: a direct body takes one type
+    const char* init = f.slots[init_[0].slot];
+    const char* x = f.slots[in_[0].slot];
+    char* acc = f.slots[out_[0].slot];
+    for (int64_t o = 0; o < out_count_; ++o, acc += es) {
+      std::memcpy(acc, init, es);
+      if (fold) {
+        fold(acc, x, inner_, swapped);
+        x += inner_ * static_cast<int64_t>(xs);
+        continue;
+      }
+      for (int64_t i = 0; i < inner_; ++i, x += xs) swapped ? fn(x, acc, acc) : fn(acc, x, acc);
+    }
+    return Status();
+  }
+
   std::vector<Operand> in_, init_, out_;
   std::vector<size_t> out_esize_;
   std::vector<int64_t> dims_, rstr_;
   int64_t out_count_;
   ScalarRegion body_;
   uint32_t stage_;
+  int64_t inner_ = 0;
 };
 
 Status CompileReduce(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
@@ -222,9 +250,15 @@ Status CompileReduce(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   int64_t out_count = 1;
   for (int64_t d : r.out_dims) out_count *= d;
   const uint32_t stage = ScalarRegion::AddStage(cx, n);
-  *k = WithPromotions(
-      &r, std::make_unique<ReduceKernel>(Operands(cx, r.ins), Operands(cx, r.inits), Operands(cx, r.outs), r.in_dims,
-                                         std::move(rstr), out_count, std::move(body), stage));
+  // The reduced dims a suffix of the input's: each result folds one contiguous run.
+  int64_t inner = 1;
+  size_t first_reduced = rank;
+  while (first_reduced > 0 && reduced[first_reduced - 1]) inner *= r.in_dims[--first_reduced];
+  const bool suffix = std::count(reduced.begin(), reduced.end(), true) == static_cast<long>(rank - first_reduced);
+  auto kernel = std::make_unique<ReduceKernel>(Operands(cx, r.ins), Operands(cx, r.inits), Operands(cx, r.outs),
+                                               r.in_dims, std::move(rstr), out_count, std::move(body), stage);
+  if (suffix && first_reduced < rank && out_count > 0) kernel->SetInner(inner);
+  *k = WithPromotions(&r, std::move(kernel));
   return Ok();
 }
 

@@ -74,7 +74,9 @@ Status ScalarRegion::CompileApplies(CompileCtx& cx, std::string_view op_name, co
     NEURONMEM_RETURN_IF_ERROR(GetScalarQuant(cx, *type.quant, &quant_));
     quantized_ = true;
   }
-  fast_ = FindScalarBinary(op_name, quantized_ ? ElementType::kF32 : type.type);
+  const ScalarFns fns = FindScalarFns(op_name, quantized_ ? ElementType::kF32 : type.type);
+  fast_ = fns.binary;
+  fold_ = quantized_ ? nullptr : fns.fold;  // a fold sees stored values, not dequantized ones
   if (!fast_)
     return cx.Unsupported("'applies %s' on %s is not supported", std::string(op_name).c_str(),
                           ScalarTypeName(type).c_str());
@@ -98,8 +100,10 @@ Status ScalarRegion::Compile(CompileCtx& cx, size_t index, const std::vector<Sca
       AllScalarTypesAre(region.blocks[0].args, arg_types[0].type)) {
     bool swapped = false;
     if (const stablehlo::Operation* op = SingleBinaryOp(region.blocks[0], &swapped)) {
-      if (ScalarBinaryFn fn = FindScalarBinary(op->name, arg_types[0].type)) {
-        fast_ = fn;
+      const ScalarFns fns = FindScalarFns(op->name, arg_types[0].type);
+      if (fns.binary) {
+        fast_ = fns.binary;
+        fold_ = fns.fold;
         // Canonical argument 0 binds to block argument order[0]; the op takes (block 0, block 1) or swapped.
         swap_ = swapped != (order[0] != 0);
         fast_out_ = cx.AddScratch(arg_types[0].type, {});

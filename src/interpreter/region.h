@@ -59,6 +59,12 @@ class ScalarRegion {
     for (size_t i = 0; i < arg_slots_.size(); ++i) f.slots[arg_slots_[i]] = const_cast<char*>(args[i]);
     return RunBody(*body_, f);
   }
+  // A body that is one binary element-wise op on stored values runs as this function (nullptr otherwise, and
+  // for a quantized body): body(a, b) is direct()(a, b, out), or direct()(b, a, out) when direct_swapped().
+  ScalarBinaryFn direct() const { return quantized_ ? nullptr : fast_; }
+  bool direct_swapped() const { return swap_; }
+  // That op folding a run of elements into an accumulator (FindScalarFns), or nullptr.
+  ScalarFoldFn direct_fold() const { return fold_; }
   const char* Result(Frame& f, size_t i) const { return fast_ ? f.slots[fast_out_] : f.slots[body_->result_slots[i]]; }
   size_t num_results() const { return num_results_; }
 
@@ -82,6 +88,7 @@ class ScalarRegion {
   const Body* body_ = nullptr;
   std::vector<uint32_t> arg_slots_;  // canonical order
   ScalarBinaryFn fast_ = nullptr;
+  ScalarFoldFn fold_ = nullptr;
   bool swap_ = false;
   bool quantized_ = false;  // fast_ computes in f32 on dequantized values (quant_)
   ScalarQuant quant_;

@@ -240,6 +240,74 @@ TEST(Scatter, OutOfBoundsUpdatesAreSkippedAndRepeatsApplyInOrder) {
   EXPECT_EQ(r.Get<int32_t>(0), (std::vector<int32_t>{1, 17, 27, 31}));
 }
 
+TEST(Scatter, ReplacementsCopyWholeRunsAndSkipTheElementsOutOfBounds) {
+  // A body that returns the update: each in-bounds run of a window (its trailing axes) is one copy; a run that
+  // crosses the end or the start of the input is applied element by element. 1-D: start 1 (in bounds), 5
+  // (out), -1 (only its second element lands: 0), 3 (only its first: 3), then 1 again (the later update wins).
+  const std::string t1 =
+      Fn("  %in = stablehlo.constant dense<[10, 20, 30, 40]> : tensor<4xi32>\n"
+         "  %i = stablehlo.constant dense<[[1], [5], [-1], [3], [1]]> : tensor<5x1xi32>\n"
+         "  %u = stablehlo.constant dense<[[1, 1], [8, 8], [7, 9], [9, 6], [2, 3]]> : tensor<5x2xi32>\n"
+         "  %r = \"stablehlo.scatter\"(%in, %i, %u) ({\n  ^bb0(%x: tensor<i32>, %y: tensor<i32>):\n"
+         "    stablehlo.return %y : tensor<i32>\n  }) "
+         "{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1], "
+         "scatter_dims_to_operand_dims = [0], index_vector_dim = 1>} : "
+         "(tensor<4xi32>, tensor<5x1xi32>, tensor<5x2xi32>) -> tensor<4xi32>",
+         "tensor<4xi32>");
+  auto r1 = RunText(t1);
+  ASSERT_FALSE(r1.status) << r1.status->message;
+  EXPECT_EQ(r1.Get<int32_t>(0), (std::vector<int32_t>{9, 2, 3, 9}));
+  // 2-D: windows of two whole rows (6 contiguous elements); the second starts at the last row.
+  const std::string t2 =
+      Fn("  %a = stablehlo.iota dim = 0 : tensor<12xf32>\n"
+         "  %in = stablehlo.reshape %a : (tensor<12xf32>) -> tensor<4x3xf32>\n"
+         "  %i = stablehlo.constant dense<[[0], [3]]> : tensor<2x1xi32>\n"
+         "  %b = stablehlo.iota dim = 0 : tensor<12xf32>\n"
+         "  %h = stablehlo.constant dense<100.0> : tensor<12xf32>\n"
+         "  %c = stablehlo.add %b, %h : tensor<12xf32>\n"
+         "  %u = stablehlo.reshape %c : (tensor<12xf32>) -> tensor<2x2x3xf32>\n"
+         "  %r = \"stablehlo.scatter\"(%in, %i, %u) ({\n  ^bb0(%x: tensor<f32>, %y: tensor<f32>):\n"
+         "    stablehlo.return %y : tensor<f32>\n  }) "
+         "{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1, 2], "
+         "scatter_dims_to_operand_dims = [0], index_vector_dim = 1>} : "
+         "(tensor<4x3xf32>, tensor<2x1xi32>, tensor<2x2x3xf32>) -> tensor<4x3xf32>",
+         "tensor<4x3xf32>");
+  auto r2 = RunText(t2);
+  ASSERT_FALSE(r2.status) << r2.status->message;
+  EXPECT_EQ(r2.Get<float>(0), (std::vector<float>{100, 101, 102, 103, 104, 105, 6, 7, 8, 106, 107, 108}));
+  // Runs along a row that cross its end (row 0 from column 3) or start (row 1 from column -1): only the
+  // elements inside the row land; copying the run whole would spill into the next or the previous row.
+  const std::string t3 =
+      Fn("  %in = stablehlo.constant dense<0> : tensor<2x4xi32>\n"
+         "  %i = stablehlo.constant dense<[[0, 3], [1, -1]]> : tensor<2x2xi32>\n"
+         "  %u = stablehlo.constant dense<[[1, 2], [3, 4]]> : tensor<2x2xi32>\n"
+         "  %r = \"stablehlo.scatter\"(%in, %i, %u) ({\n  ^bb0(%x: tensor<i32>, %y: tensor<i32>):\n"
+         "    stablehlo.return %y : tensor<i32>\n  }) "
+         "{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1], inserted_window_dims = [0], "
+         "scatter_dims_to_operand_dims = [0, 1], index_vector_dim = 1>} : "
+         "(tensor<2x4xi32>, tensor<2x2xi32>, tensor<2x2xi32>) -> tensor<2x4xi32>",
+         "tensor<2x4xi32>");
+  auto r3 = RunText(t3);
+  ASSERT_FALSE(r3.status) << r3.status->message;
+  EXPECT_EQ(r3.Get<int32_t>(0), (std::vector<int32_t>{0, 0, 0, 1, 4, 0, 0, 0}));
+}
+
+TEST(Reduce, TrailingDimensionsFoldInOrderWithTheBodysArgumentOrder) {
+  // Reducing the trailing dims folds each run in order; the body takes (accumulator, element) and here
+  // computes element - accumulator, so the order and the argument order both show: [1, 2, 3, 4] gives
+  // 1, 1, 2, 2; [5, 6, 7, 9] gives 5, 1, 6, 3.
+  const std::string t =
+      Fn("  %a = stablehlo.constant dense<[[[1.0, 2.0], [3.0, 4.0]], [[5.0, 6.0], [7.0, 9.0]]]> : tensor<2x2x2xf32>\n"
+         "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+         "  %r = \"stablehlo.reduce\"(%a, %z) ({\n  ^bb0(%x: tensor<f32>, %y: tensor<f32>):\n"
+         "    %s = stablehlo.subtract %y, %x : tensor<f32>\n    stablehlo.return %s : tensor<f32>\n  }) "
+         "{dimensions = array<i64: 1, 2>} : (tensor<2x2x2xf32>, tensor<f32>) -> tensor<2xf32>",
+         "tensor<2xf32>");
+  auto r = RunText(t);
+  ASSERT_FALSE(r.status) << r.status->message;
+  EXPECT_EQ(r.Get<float>(0), (std::vector<float>{2, 3}));
+}
+
 TEST(Sort, SpecExampleTwoOperandsStable) {
   const std::string t =
       "func.func @main() -> (tensor<2x3xi64>, tensor<2x3xi64>) {\n"
