@@ -67,51 +67,64 @@ neuronmem_status_t* Sequence(const neuronmem_kernel_call_t& call, int64_t b) {
   const int32_t* table = static_cast<const int32_t*>(in[kTable].data) + b * max_blocks;
   const int32_t len = static_cast<const int32_t*>(in[kLens].data)[b];
   const int32_t position = static_cast<const int32_t*>(in[kPos].data)[b];
-  const std::string row = "sequence " + std::to_string(b) + ": ";
+  const auto row = [b] { return "sequence " + std::to_string(b) + ": "; };
   if (len < 1 || len > max_blocks * block_size)
-    return Error(NEURONMEM_STATUS_OUT_OF_RANGE, row + "length " + std::to_string(len) + " is outside 1.." +
+    return Error(NEURONMEM_STATUS_OUT_OF_RANGE, row() + "length " + std::to_string(len) + " is outside 1.." +
                                                     std::to_string(max_blocks * block_size) + " (max_blocks " +
                                                     std::to_string(max_blocks) + " * block_size " +
                                                     std::to_string(block_size) + ")");
   if (position != len - 1)
     return Error(NEURONMEM_STATUS_INVALID_ARGUMENT,
-                 row + "position " + std::to_string(position) + " is not seq_len - 1 = " + std::to_string(len - 1));
+                 row() + "position " + std::to_string(position) + " is not seq_len - 1 = " + std::to_string(len - 1));
   const int64_t live = (len + block_size - 1) / block_size;
   for (int64_t j = 0; j < live; ++j)
     if (table[j] < 0 || table[j] >= num_blocks)
-      return Error(NEURONMEM_STATUS_OUT_OF_RANGE, row + "block table entry " + std::to_string(j) + " is block " +
+      return Error(NEURONMEM_STATUS_OUT_OF_RANGE, row() + "block table entry " + std::to_string(j) + " is block " +
                                                       std::to_string(table[j]) + ", past the KV cache's " +
                                                       std::to_string(num_blocks) + " blocks");
-  // Token t of the sequence lives at (layer, table[t / block_size], t % block_size) of each cache.
+  // Token t of the sequence lives at (layer, table[t / block_size], t % block_size) of each cache: one row of
+  // `hidden` floats, every head's slice of it. Tokens are walked block by block, all heads at once per row (each
+  // row read once); each (head, token) score and each output element sums in the same order as one head at a
+  // time would (over d for a score, over tokens for an output).
   const float* k_layer = static_cast<const float*>(in[kK].data) + layer * num_blocks * block_size * hidden;
   const float* v_layer = static_cast<const float*>(in[kV].data) + layer * num_blocks * block_size * hidden;
-  auto token = [&](const float* cache, int64_t t) {
-    return cache + (static_cast<int64_t>(table[t / block_size]) * block_size + t % block_size) * hidden;
+  const auto for_each_row = [&](const float* cache, auto fn) {
+    for (int64_t j = 0, t = 0; j < live; ++j) {
+      const float* block = cache + static_cast<int64_t>(table[j]) * block_size * hidden;
+      for (int64_t o = 0; o < block_size && t < len; ++o, ++t) fn(t, block + o * hidden);
+    }
   };
   const float* q = static_cast<const float*>(in[kQ].data) + b * hidden;
   float* out = static_cast<float*>(call.outputs[0].data) + b * hidden;
   const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
-  std::vector<float> scores(static_cast<size_t>(len));
-  for (int64_t h = 0; h < heads; ++h) {
-    const float* qh = q + h * head_dim;
-    float mx = -std::numeric_limits<float>::infinity();
-    for (int64_t t = 0; t < len; ++t) {
-      const float* kt = token(k_layer, t) + h * head_dim;
+  std::vector<float> scores(static_cast<size_t>(heads * len));  // [head][token]
+  std::vector<float> mx(static_cast<size_t>(heads), -std::numeric_limits<float>::infinity());
+  for_each_row(k_layer, [&](int64_t t, const float* kt) {
+    for (int64_t h = 0; h < heads; ++h) {
+      const float* qh = q + h * head_dim;
+      const float* kh = kt + h * head_dim;
       float s = 0;
-      for (int64_t d = 0; d < head_dim; ++d) s += qh[d] * kt[d];
-      scores[static_cast<size_t>(t)] = s * scale;
-      mx = std::max(mx, scores[static_cast<size_t>(t)]);
+      for (int64_t d = 0; d < head_dim; ++d) s += qh[d] * kh[d];
+      float& score = scores[static_cast<size_t>(h * len + t)];
+      score = s * scale;
+      mx[static_cast<size_t>(h)] = std::max(mx[static_cast<size_t>(h)], score);
     }
-    float sum = 0;
-    for (float& s : scores) sum += (s = std::exp(s - mx));
-    float* oh = out + h * head_dim;
-    std::fill(oh, oh + head_dim, 0.0f);
-    for (int64_t t = 0; t < len; ++t) {
-      const float* vt = token(v_layer, t) + h * head_dim;
-      const float p = scores[static_cast<size_t>(t)] / sum;
-      for (int64_t d = 0; d < head_dim; ++d) oh[d] += p * vt[d];
-    }
+  });
+  std::vector<float> sum(static_cast<size_t>(heads), 0.0f);
+  for (int64_t h = 0; h < heads; ++h) {
+    float* sh = scores.data() + h * len;
+    for (int64_t t = 0; t < len; ++t)
+      sum[static_cast<size_t>(h)] += (sh[t] = std::exp(sh[t] - mx[static_cast<size_t>(h)]));
   }
+  std::fill(out, out + hidden, 0.0f);
+  for_each_row(v_layer, [&](int64_t t, const float* vt) {
+    for (int64_t h = 0; h < heads; ++h) {
+      const float p = scores[static_cast<size_t>(h * len + t)] / sum[static_cast<size_t>(h)];
+      float* oh = out + h * head_dim;
+      const float* vh = vt + h * head_dim;
+      for (int64_t d = 0; d < head_dim; ++d) oh[d] += p * vh[d];
+    }
+  });
   return nullptr;
 }
 
