@@ -21,38 +21,43 @@ namespace {
 constexpr size_t kAlign = 64;
 inline size_t AlignUp(size_t n) { return (n + kAlign - 1) & ~(kAlign - 1); }
 
-// Byte offsets of line starts in the source text.
+// Byte offsets of line starts in the source text, found on first use (most modules never need the text:
+// only pretty ops whose syntax the IR does not keep do).
 class SourceIndex {
  public:
-  explicit SourceIndex(std::string_view text) : text_(text) {
-    starts_.push_back(0);
-    for (size_t i = 0; i < text.size(); ++i)
-      if (text[i] == '\n') starts_.push_back(i + 1);
-  }
+  explicit SourceIndex(std::string_view text) : text_(text) {}
   // The rest of line `line` from column `col` (both 1-based); empty if out of range.
   std::string_view LineFrom(uint32_t line, uint32_t col) const {
-    if (text_.empty() || line == 0 || line > starts_.size()) return {};
-    const size_t begin = starts_[line - 1] + (col ? col - 1 : 0);
-    const size_t end = line < starts_.size() ? starts_[line] : text_.size();
+    const std::vector<size_t>& starts = Starts();
+    if (text_.empty() || line == 0 || line > starts.size()) return {};
+    const size_t begin = starts[line - 1] + (col ? col - 1 : 0);
+    const size_t end = line < starts.size() ? starts[line] : text_.size();
     if (begin >= end) return {};
     return text_.substr(begin, end - begin);
   }
-  // The byte offset of a location (the text's size if out of range).
+  // The byte offset of a location (the text's size if out of range, and for line 0: "the end").
   size_t Offset(stablehlo::Location loc) const {
-    if (loc.line == 0 || loc.line > starts_.size()) return text_.size();
-    return std::min(text_.size(), starts_[loc.line - 1] + (loc.column ? loc.column - 1 : 0));
+    const std::vector<size_t>& starts = Starts();
+    if (loc.line == 0 || loc.line > starts.size()) return text_.size();
+    return std::min(text_.size(), starts[loc.line - 1] + (loc.column ? loc.column - 1 : 0));
   }
-  // The text from `loc` up to byte offset `end` (at most the text's end); empty if out of range.
-  std::string_view From(stablehlo::Location loc, size_t end) const {
-    const size_t begin = Offset(loc);
-    end = std::min(end, text_.size());
+  // The text from `from` up to location `to` (line 0: the end of the text); empty if out of range.
+  std::string_view From(stablehlo::Location from, stablehlo::Location to) const {
+    const size_t begin = Offset(from), end = Offset(to);
     return begin < end ? text_.substr(begin, end - begin) : std::string_view();
   }
-  size_t size() const { return text_.size(); }
 
  private:
+  const std::vector<size_t>& Starts() const {
+    if (starts_.empty()) {
+      starts_.push_back(0);
+      for (size_t i = 0; i < text_.size(); ++i)
+        if (text_[i] == '\n') starts_.push_back(i + 1);
+    }
+    return starts_;
+  }
   std::string_view text_;
-  std::vector<size_t> starts_;
+  mutable std::vector<size_t> starts_;
 };
 
 // Number of leaves (slots) a value of type t takes: tuples flatten.
@@ -146,6 +151,7 @@ class FunctionCompiler final : public CompileCtx {
   std::unordered_map<std::string_view, std::vector<std::vector<std::vector<uint32_t>>>> values_;
   std::vector<std::vector<std::string_view>> scopes_;
   std::vector<uint32_t> alias_;
+  std::vector<size_t> operand_leaf_begin_;                      // CompileOp's scratch
   std::vector<uint32_t> uses_;                                  // by slot: Use() calls so far (every kind of slot)
   std::vector<std::pair<size_t, size_t>>* requests_ = nullptr;  // the op being compiled: (output, input)
   std::vector<InPlaceCandidate> in_place_;
@@ -155,10 +161,12 @@ class FunctionCompiler final : public CompileCtx {
   struct Definer {
     const Operation* op = nullptr;
     const Kernel* kernel = nullptr;  // null: not evaluated at compile time
-    std::vector<uint32_t> inputs, outputs;
+    uint32_t io = 0;                 // its operand slots, then its result slots, at definer_slots_[io...]
+    uint32_t num_inputs = 0, num_outputs = 0;
     uint32_t slot_begin = 0, slot_end = 0;  // the slots the op created (its results, scratch, constants)
   };
   std::vector<Definer> definers_;
+  std::vector<uint32_t> definer_slots_;
   std::unordered_map<uint32_t, std::unique_ptr<uint64_t[]>> folded_;  // slot -> its value, once evaluated
   Status Evaluate(uint32_t slot, const char* what, int depth, const char** data);
   void RecordDefiner(const Operation& op, const Kernel* kernel, uint32_t slot_begin);
@@ -167,7 +175,7 @@ class FunctionCompiler final : public CompileCtx {
 
   // Where the text of the op being compiled ends: the start of the next op of its block, or for the last op
   // of a block the end of the op owning the block (pretty ops may span lines; their text is read from here).
-  size_t op_end_ = SIZE_MAX;
+  stablehlo::Location op_end_;  // line 0: the end of the text
   friend class Compiler;
 };
 
@@ -435,6 +443,10 @@ void FunctionCompiler::Define(std::string_view name, std::vector<std::vector<uin
 Status FunctionCompiler::ResultNames(const Operation& op, std::vector<std::string_view>* names) {
   names->clear();
   if (op.num_results == 0) return Ok();
+  if (op.num_results == 1) {  // one name, whatever the text says
+    names->push_back(op.result_name);
+    return Ok();
+  }
   // "%0:3 = " or "%0 = ": one name; "%a, %b = ": read the names from the source.
   std::string_view text = c_->source_.LineFrom(op.loc.line, op.loc.column);
   size_t eq = text.find('=');
@@ -482,7 +494,8 @@ Status FunctionCompiler::CompileOp(const Operation& op, Body* body, std::vector<
   };
   // Operands (their use counts before this op: an in-place request needs the op to read its operand once).
   inputs_.clear();
-  std::vector<size_t> operand_leaf_begin;
+  std::vector<size_t>& operand_leaf_begin = operand_leaf_begin_;  // read before any region is compiled
+  operand_leaf_begin.clear();
   for (const auto& ref : op.operands) {
     const std::vector<uint32_t>* leaves;
     NEURONMEM_RETURN_IF_ERROR(Lookup(ref, &leaves));
@@ -585,9 +598,7 @@ Status FunctionCompiler::CompileOp(const Operation& op, Body* body, std::vector<
   const uint8_t space = c_->options_.result_space ? c_->options_.result_space(op) : 0;
   if (space >= kMaxSpaces) return Invalid("memory space %u is out of range", space);
   outputs_.clear();
-  std::vector<size_t> result_leaf_begin;
   for (uint32_t i = 0; i < op.num_results; ++i) {
-    result_leaf_begin.push_back(outputs_.size());
     NEURONMEM_RETURN_IF_ERROR(DefineLeaves(result_types[i], Slot::Kind::kPlanned, &op, &results[i]));
     if (space) {
       for (uint32_t leaf : results[i]) fn_->slots[leaf].space = space;
@@ -598,16 +609,23 @@ Status FunctionCompiler::CompileOp(const Operation& op, Body* body, std::vector<
   std::unique_ptr<Kernel> kernel;
   std::vector<std::pair<size_t, size_t>> requests;
   {
-    // The op may compile regions (which recurse into CompileOp): keep this op's lists.
-    const std::vector<uint32_t> saved_in = inputs_, saved_out = outputs_;
+    // An op with regions compiles them (which recurses into CompileOp): keep this op's lists. (A call compiles
+    // its callee with a compiler of its own.)
+    std::vector<uint32_t> saved_in, saved_out;
+    if (!op.regions.empty()) {
+      saved_in = inputs_;
+      saved_out = outputs_;
+    }
     std::vector<std::pair<size_t, size_t>>* const outer_requests = requests_;  // an op whose region this is
     requests_ = &requests;
     Status st = it->second(*this, &kernel);
     requests_ = outer_requests;
     NEURONMEM_RETURN_IF_ERROR(std::move(st));
     op_ = &op;
-    inputs_ = saved_in;
-    outputs_ = saved_out;
+    if (!op.regions.empty()) {
+      inputs_ = std::move(saved_in);
+      outputs_ = std::move(saved_out);
+    }
   }
   // Close this op: every slot used inside it lives to its end.
   const uint32_t end = close();
@@ -798,10 +816,13 @@ void FunctionCompiler::RecordDefiner(const Operation& op, const Kernel* kernel, 
   d.slot_end = static_cast<uint32_t>(fn_->slots.size());
   size_t bytes = 0;
   for (uint32_t i = d.slot_begin; i < d.slot_end; ++i) bytes += fn_->slots[i].bytes;
-  if (op.regions.empty() && Evaluable(op.name) && bytes <= (16u << 20)) {
+  if (op.regions.empty() && bytes <= (16u << 20) && Evaluable(op.name)) {
     d.kernel = kernel;
-    d.inputs = inputs_;
-    d.outputs = outputs_;
+    d.io = static_cast<uint32_t>(definer_slots_.size());
+    d.num_inputs = static_cast<uint32_t>(inputs_.size());
+    d.num_outputs = static_cast<uint32_t>(outputs_.size());
+    definer_slots_.insert(definer_slots_.end(), inputs_.begin(), inputs_.end());
+    definer_slots_.insert(definer_slots_.end(), outputs_.begin(), outputs_.end());
   }
   const uint32_t index = static_cast<uint32_t>(definers_.size());
   for (size_t k = 0; k < outputs_.size(); ++k)
@@ -835,14 +856,15 @@ Status FunctionCompiler::Evaluate(uint32_t slot, const char* what, int depth, co
         "not supported)",
         what, by.c_str());
   if (depth > 256) return Unsupported("%s is computed by more than 256 ops in a row", what);
-  std::vector<const char*> in(d.inputs.size());
-  for (size_t i = 0; i < d.inputs.size(); ++i)
-    NEURONMEM_RETURN_IF_ERROR(Evaluate(d.inputs[i], what, depth + 1, &in[i]));
+  const stablehlo::Span<uint32_t> inputs(definer_slots_.data() + d.io, d.num_inputs);
+  const stablehlo::Span<uint32_t> outputs(definer_slots_.data() + d.io + d.num_inputs, d.num_outputs);
+  std::vector<const char*> in(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) NEURONMEM_RETURN_IF_ERROR(Evaluate(inputs[i], what, depth + 1, &in[i]));
   // A frame where the op's operands are their values and its own slots have memory of their own.
   std::vector<char*> ptrs(fn_->slots.size(), nullptr);
   for (size_t i = 0; i < fn_->slots.size(); ++i)
     if (fn_->slots[i].kind == Slot::Kind::kConst) ptrs[i] = const_cast<char*>(fn_->slots[i].const_data);
-  for (size_t i = 0; i < d.inputs.size(); ++i) ptrs[d.inputs[i]] = const_cast<char*>(in[i]);
+  for (size_t i = 0; i < inputs.size(); ++i) ptrs[inputs[i]] = const_cast<char*>(in[i]);
   std::unordered_map<uint32_t, std::unique_ptr<uint64_t[]>> own;
   for (uint32_t i = d.slot_begin; i < d.slot_end; ++i) {
     if (fn_->slots[i].kind != Slot::Kind::kPlanned) continue;
@@ -855,7 +877,7 @@ Status FunctionCompiler::Evaluate(uint32_t slot, const char* what, int depth, co
   frame.state = state();
   if (Status st = d.kernel->Run(frame))
     return Unsupported("%s: evaluating %s at compile time failed: %s", what, by.c_str(), st->message.c_str());
-  for (uint32_t o : d.outputs) folded_[o] = std::move(own[o]);
+  for (uint32_t o : outputs) folded_[o] = std::move(own[o]);
   *data = reinterpret_cast<const char*>(folded_[slot].get());
   return Ok();
 }
@@ -894,10 +916,10 @@ Status FunctionCompiler::RefineResultTypes(const Operation& op, stablehlo::Span<
 }
 
 Status FunctionCompiler::CompileOps(const stablehlo::Block& block, Body* body, std::vector<uint32_t>* returned) {
-  const size_t block_end = op_end_;
+  const stablehlo::Location block_end = op_end_;
   Status st;
   for (size_t i = 0; i < block.ops.size() && !st; ++i) {
-    op_end_ = i + 1 < block.ops.size() ? c_->source_.Offset(block.ops[i + 1].loc) : block_end;
+    op_end_ = i + 1 < block.ops.size() ? block.ops[i + 1].loc : block_end;
     st = CompileOp(block.ops[i], body, returned);
   }
   op_end_ = block_end;
@@ -1042,6 +1064,7 @@ Status FunctionCompiler::CompileFunction(const stablehlo::Function& f) {
                          f.name.data());
   open_.resize(1);
   open_[0].start = 0;
+  values_.reserve(2 * (f.body.blocks[0].ops.size() + f.args.size()));  // one name per op, most of them
   std::vector<uint32_t> returned;
   NEURONMEM_RETURN_IF_ERROR(CompileBlock(f.body.blocks[0], &fn_->body, &returned, f.args));
   fn_->body.result_slots = returned;

@@ -81,7 +81,7 @@ class Lexer {
 
   const Token& Peek() {
     if (!has_peek_) {
-      peek_ = Lex();
+      Lex(&peek_);
       has_peek_ = true;
     }
     return peek_;
@@ -105,7 +105,7 @@ class Lexer {
     ++pos_;
   }
   uint32_t Column() const { return static_cast<uint32_t>(pos_ - line_start_ + 1); }
-  Token Lex();
+  void Lex(Token* out);
   void TakeString(Location where);
 
   std::string_view src_;
