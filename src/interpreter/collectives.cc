@@ -709,9 +709,44 @@ Status CompileAllToAll(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
 // ---- collective_permute -----------------------------------------------------------------------------------
 
 // The pairs of collective_permute and send/recv: (source, target) ids along one line of the grid.
-Status ReadPairs(CompileCtx& cx, std::vector<std::pair<int64_t, int64_t>>* pairs, bool* present) {
+// XLA's spelling of send/recv pairs, a frontend attribute: `mhlo.frontend_attributes =
+// {_xla_send_recv_source_target_pairs = "{{0,1},{1,2}}"}` (what JAX's pipelining emits).
+Status ReadFrontendPairs(CompileCtx& cx, std::vector<std::vector<int64_t>>* rows, bool* present) {
+  const stablehlo::Attribute* fa = cx.Attr("mhlo.frontend_attributes");
+  const stablehlo::Attribute* a = fa ? fa->Get("_xla_send_recv_source_target_pairs") : nullptr;
+  if (!a) return Ok();
+  if (a->kind != stablehlo::Attribute::Kind::kString)
+    return cx.Invalid("_xla_send_recv_source_target_pairs must be a string \"{{a,b},...}\"");
+  *present = true;
+  const std::string_view t = a->str;
+  int depth = 0;
+  for (size_t i = 0; i < t.size(); ++i) {
+    const char c = t[i];
+    if (c == '{') {
+      if (++depth == 2) rows->emplace_back();
+    } else if (c == '}') {
+      --depth;
+    } else if (c >= '0' && c <= '9' && depth == 2) {
+      int64_t v = 0;
+      while (i < t.size() && t[i] >= '0' && t[i] <= '9') v = v * 10 + (t[i++] - '0');
+      --i;
+      rows->back().push_back(v);
+    } else if (c != ',' && c != ' ') {
+      return cx.Invalid("_xla_send_recv_source_target_pairs \"%.*s\" is not of the form \"{{a,b},...}\"",
+                        static_cast<int>(t.size()), t.data());
+    }
+    if (depth < 0 || depth > 2)
+      return cx.Invalid("_xla_send_recv_source_target_pairs \"%.*s\" is not of the form \"{{a,b},...}\"",
+                        static_cast<int>(t.size()), t.data());
+  }
+  return Ok();
+}
+
+Status ReadPairs(CompileCtx& cx, std::vector<std::pair<int64_t, int64_t>>* pairs, bool* present,
+                 bool frontend = false) {
   std::vector<std::vector<int64_t>> rows;
   NEURONMEM_RETURN_IF_ERROR(ReadRows(cx, "source_target_pairs", false, &rows, present));
+  if (!*present && frontend) NEURONMEM_RETURN_IF_ERROR(ReadFrontendPairs(cx, &rows, present));
   std::vector<int64_t> sources, targets;
   for (const auto& r : rows) {
     if (r.size() != 2) return cx.Invalid("source_target_pairs must have 2 columns (C1)");
@@ -1016,7 +1051,7 @@ Status ReadSendRecv(CompileCtx& cx, bool send, Channel* c) {
   if (type != 0 && (type == host_type) != c->host)
     return cx.Invalid("channel type %" PRId64 " disagrees with is_host_transfer = %s (C5)", type,
                       c->host ? "true" : "false");
-  NEURONMEM_RETURN_IF_ERROR(ReadPairs(cx, &c->pairs, &c->has_pairs));
+  NEURONMEM_RETURN_IF_ERROR(ReadPairs(cx, &c->pairs, &c->has_pairs, /*frontend=*/true));
   c->site = MakeSite(cx, channel);
   return Ok();
 }

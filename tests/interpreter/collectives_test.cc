@@ -439,6 +439,30 @@ TEST(Collectives, SendRecvAlongPairsInARingCompletes) {
   EXPECT_EQ(z.Get<int32_t>(2, 0), (std::vector<int32_t>{0, 0}));
 }
 
+TEST(Collectives, SendRecvPairsAsXlaFrontendAttributes) {
+  // JAX's pipelining spells the pairs as XLA's frontend attribute; here on a grid of one replica and two
+  // partitions, where they name partitions.
+  const std::string t =
+      "func.func @main(%x: tensor<2xi32>) -> tensor<2xi32> {\n"
+      "  %t = stablehlo.after_all : !stablehlo.token\n"
+      "  %s = \"stablehlo.send\"(%x, %t) {channel_handle = #stablehlo.channel_handle<handle = 3, type = 1>, "
+      "mhlo.frontend_attributes = {_xla_send_recv_source_target_pairs = \"{{0,1},{1,0}}\"}} : "
+      "(tensor<2xi32>, !stablehlo.token) -> !stablehlo.token\n"
+      "  %r:2 = \"stablehlo.recv\"(%t) {channel_handle = #stablehlo.channel_handle<handle = 3, type = 1>, "
+      "mhlo.frontend_attributes = {_xla_send_recv_source_target_pairs = \"{{0,1},{1,0}}\"}} : "
+      "(!stablehlo.token) -> (tensor<2xi32>, !stablehlo.token)\n"
+      "  func.return %r#0 : tensor<2xi32>\n}\n";
+  GridResult r = RunGrid(t, 1, 2, Main(2), {{S32({2}, {1, 2})}, {S32({2}, {3, 4})}});
+  ASSERT_NO_FATAL_FAILURE(ExpectOk(r));
+  EXPECT_EQ(r.Get<int32_t>(0, 0), (std::vector<int32_t>{3, 4}));
+  EXPECT_EQ(r.Get<int32_t>(1, 0), (std::vector<int32_t>{1, 2}));
+  std::string bad = t;
+  bad.replace(bad.find("{{0,1},{1,0}}"), 13, "{{0,1},{2,1}}");
+  auto c = testing::CompileText(bad);
+  ASSERT_TRUE(c.status);
+  EXPECT_NE(c.status->message.find("names a target twice"), std::string::npos) << c.status->message;
+}
+
 TEST(Collectives, RecvWithNoMatchingSendFailsNamingChannelAndSender) {
   const std::string t =
       "func.func @recv() -> tensor<2xi32> {\n"
