@@ -101,6 +101,45 @@ typedef struct neuronmem_execute_args {
 } neuronmem_execute_args_t;
 #define NEURONMEM_EXECUTE_ARGS_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_execute_args_t, num_non_donatable)
 
+/* A tensor in a memory of the executing core, dense, row-major: an operand or result of a kernel call (custom
+ * kernels, below) or the payload of a host transfer. */
+typedef struct neuronmem_kernel_tensor {
+  void* data; /* operands: read only; results: the kernel writes every element */
+  neuronmem_element_type_t element_type;
+  const int64_t* dims; /* NULL for rank 0 */
+  size_t num_dims;
+  neuronmem_memory_kind_t memory_kind; /* where data lies (a pinned_host operand is read in place) */
+} neuronmem_kernel_tensor_t;
+
+/* One host transfer of an execution: a stablehlo.send (channel type 2, device to host) or stablehlo.recv
+ * (channel type 3, host to device) with is_host_transfer. Every pointer is borrowed for the call only. */
+typedef struct neuronmem_host_transfer {
+  size_t struct_size;
+  int64_t channel_id; /* the op's channel_handle handle */
+  int32_t device;     /* the executing device's id */
+  uint32_t replica_id;
+  uint32_t partition_id;
+  /* send: the payload, to read; recv: the op's results, to fill (every element). Views of the executing
+   * core's memories (neuronmem_kernel_tensor_t: data, element type, dims, memory kind). */
+  const neuronmem_kernel_tensor_t* tensors;
+  size_t num_tensors;
+} neuronmem_host_transfer_t;
+#define NEURONMEM_HOST_TRANSFER_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_host_transfer_t, num_tensors)
+
+/* A send or recv callback (PJRT's send_callbacks / recv_callbacks): returns NULL or a status
+ * (neuronmem_status_create; the library frees it), which fails the executing device's execution as
+ * "file:line:col: 'stablehlo.send': the send callback of channel N: ...". Called on the executing core's
+ * thread, several devices at once. A library call from it that could block (a wait on an event not ready, a
+ * synchronous read or write, neuronmem_client_destroy) returns FAILED_PRECONDITION. */
+typedef neuronmem_status_t* (*neuronmem_host_callback_fn_t)(const neuronmem_host_transfer_t* transfer, void* user_data);
+
+/* A callback for one channel id. */
+typedef struct neuronmem_host_callback {
+  int64_t channel_id;
+  neuronmem_host_callback_fn_t fn;
+  void* user_data; /* passed to fn; must stay valid until every device's done event of the launch is ready */
+} neuronmem_host_callback_t;
+
 /* Arguments of neuronmem_executable_execute_devices: one launch on several devices at once (PJRT's Execute
  * with per-device argument lists). Arrays indexed by device are in the order of `devices`. Growable. */
 typedef struct neuronmem_execute_devices_args {
@@ -118,9 +157,17 @@ typedef struct neuronmem_execute_devices_args {
   /* Parameters not to donate this time, on every device (PJRT's non_donatable_input_indices); NULL if none. */
   const size_t* non_donatable;
   size_t num_non_donatable;
+  /* Host transfers by channel id, for every device of the launch: each send with is_host_transfer calls the
+   * send callback of its channel, each such recv the recv callback. Every host transfer of the executable
+   * needs one (INVALID_ARGUMENT naming the op and channel otherwise); a channel id listed twice is
+   * INVALID_ARGUMENT. Copied by the call. */
+  const neuronmem_host_callback_t* send_callbacks;
+  size_t num_send_callbacks;
+  const neuronmem_host_callback_t* recv_callbacks;
+  size_t num_recv_callbacks;
 } neuronmem_execute_devices_args_t;
 #define NEURONMEM_EXECUTE_DEVICES_ARGS_STRUCT_SIZE \
-  NEURONMEM_STRUCT_SIZE(neuronmem_execute_devices_args_t, num_non_donatable)
+  NEURONMEM_STRUCT_SIZE(neuronmem_execute_devices_args_t, num_recv_callbacks)
 
 /* Statistics of one finished execution. Growable output struct. Times in nanoseconds. */
 typedef struct neuronmem_execution_stats {
@@ -152,15 +199,6 @@ typedef struct neuronmem_transfer_counts {
 #define NEURONMEM_TRANSFER_COUNTS_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_transfer_counts_t, peer_bytes)
 
 /* ---- Custom kernels (the NKI path) ------------------------------------------------------------------- */
-
-/* One operand or result of a kernel call: dense, row-major, in a memory of the executing core. */
-typedef struct neuronmem_kernel_tensor {
-  void* data; /* operands: read only; results: the kernel writes every element */
-  neuronmem_element_type_t element_type;
-  const int64_t* dims; /* NULL for rank 0 */
-  size_t num_dims;
-  neuronmem_memory_kind_t memory_kind; /* where data lies (a pinned_host operand is read in place) */
-} neuronmem_kernel_tensor_t;
 
 /* What a kernel is called with; every pointer is borrowed for the call only. */
 typedef struct neuronmem_kernel_call {
@@ -253,8 +291,9 @@ NEURONMEM_API neuronmem_status_t* neuronmem_executable_output_memory(const neuro
                                                                      neuronmem_memory_t** out);
 
 /* Submits one execution on args->device after args->wait and every argument's content. A program that uses
- * the process grid (replica_id, partition_id, collectives) runs as a launch of this one device
- * (neuronmem_executable_execute_devices): replica_id answers the device's replica. out_results
+ * the process grid (replica_id, partition_id, collectives, send/recv) runs as a launch of this one device
+ * (neuronmem_executable_execute_devices): replica_id answers the device's replica; it has no host-transfer
+ * callbacks (a host transfer is INVALID_ARGUMENT naming its channel). out_results
  * (required): num_outputs slots, each receives an owned buffer, defined when the execution finishes.
  * out_done (required): an owned event ready when every result is defined, failed with the run's error (an
  * op's "file:line:col: 'op': reason", RESOURCE_EXHAUSTED naming the core when its device arena cannot
@@ -274,20 +313,21 @@ NEURONMEM_API neuronmem_status_t* neuronmem_executable_execute(const neuronmem_e
  * neuronmem_executable_execute would submit it on its device (same checks, placement, donation, results),
  * submitted together: launches reach every core they share in one order. Each device of a launch runs its
  * execution on a thread of its own core (made the first time a launch uses the core), never on the caller.
- * A program that uses replica_id, partition_id or collectives runs as one process per device of a process
- * grid of num_replicas x num_partitions processes (device d = process d): collectives move data core to core,
- * device memory to device memory through the copy engine (counted as peer_transfers of the receiving
- * execution); a process that waits for a device the launch does not name, or for a peer that ended or failed
- * first, fails naming the op, its location and the processes, never hangs; the launch's events then complete
- * together once every device has ended.
+ * A program that uses replica_id, partition_id, collectives or send/recv runs as one process per device of
+ * a process grid of num_replicas x num_partitions processes (device d = process d): collectives and
+ * send/recv between cores move device memory to device memory through the copy engine (counted as
+ * peer_transfers of the receiving execution), host transfers call the launch's callbacks; a process that
+ * waits for a device the launch does not name, or for a peer that ended or failed first, fails naming the op,
+ * channel and processes, never hangs; the launch's events then complete together once every device ended.
  * out_results (required): num_devices * num_outputs slots, row-major (out_results[d * num_outputs + k] is
  * output k of devices[d]), each an owned buffer. out_done (required): num_devices owned events, out_done[d]
  * ready when devices[d]'s results are defined or failed with its error. out_executions (nullable):
  * num_devices owned handles for the statistics. Returns what neuronmem_executable_execute returns, with
  * "device d: " before a device's message, and INVALID_ARGUMENT for no devices, a device listed twice or
- * one the executable does not run on, a NULL per-device array entry, a donated buffer passed twice; then
- * nothing was submitted and every out slot is NULL (arguments donated by an earlier device of the launch
- * stay donated only if a later device's donation itself fails). Thread-safe. */
+ * one the executable does not run on, a NULL per-device array entry, a donated buffer passed twice, a host
+ * transfer without its callback, a NULL callback or a channel id listed twice; then nothing was submitted
+ * and every out slot is NULL (arguments donated by an earlier device of the launch stay donated only if a
+ * later device's donation itself fails). Thread-safe. */
 NEURONMEM_API neuronmem_status_t* neuronmem_executable_execute_devices(const neuronmem_execute_devices_args_t* args,
                                                                        neuronmem_buffer_t** out_results,
                                                                        neuronmem_event_t** out_done,

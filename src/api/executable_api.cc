@@ -1,6 +1,7 @@
 // C shim for executables: argument checks and conversions; compiling and executing are src/exec.
 #include <neuronmem/executable.h>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -123,6 +124,46 @@ struct ResultHandles {
     for (size_t k = 0; k < handles.size(); ++k) out[k] = handles[k].release();
   }
 };
+
+neuronmem_kernel_tensor_t TensorView(const exec::KernelTensor& t) {
+  neuronmem_kernel_tensor_t v{};
+  v.data = t.data;
+  v.element_type = static_cast<neuronmem_element_type_t>(neuronmem::ElementTypeToC(t.type));
+  v.dims = t.rank ? t.dims : nullptr;
+  v.num_dims = t.rank;
+  v.memory_kind = static_cast<neuronmem_memory_kind_t>(t.kind);
+  return v;
+}
+
+// A launch's host callbacks: each C callback behind an exec::HostCallback, keyed by channel id.
+// INVALID_ARGUMENT for a NULL array with a count, a NULL fn, a channel id listed twice.
+neuronmem_status_t* AddHostCallbacks(const neuronmem_host_callback_t* cbs, size_t n, const char* what,
+                                     std::map<int64_t, exec::HostCallback>* out) {
+  if (n && !cbs) return InvalidArgument("args->%s is NULL but num_%s is %zu", what, what, n).release();
+  for (size_t i = 0; i < n; ++i) {
+    const neuronmem_host_callback_t c = cbs[i];
+    if (!c.fn) return InvalidArgument("args->%s[%zu].fn is NULL", what, i).release();
+    const exec::HostCallback fn = [c](const exec::HostTransfer& t) -> neuronmem::Status {
+      std::vector<neuronmem_kernel_tensor_t> views(t.num_tensors);
+      for (size_t k = 0; k < t.num_tensors; ++k) views[k] = TensorView(t.tensors[k]);
+      neuronmem_host_transfer_t h{};
+      h.struct_size = sizeof h;
+      h.channel_id = t.channel;
+      h.device = static_cast<int32_t>(t.core);
+      h.replica_id = t.replica;
+      h.partition_id = t.partition;
+      h.tensors = views.empty() ? nullptr : views.data();
+      h.num_tensors = views.size();
+      // The callback runs on the core's launch thread: a blocking call into the library there could wait for
+      // the launch it is part of, so it is refused (api::RefuseBlockingInCallback).
+      neuronmem::CallerCallbackScope in_callback("a host-transfer callback (neuronmem_host_callback_fn_t)");
+      return neuronmem::Status(c.fn(&h, c.user_data));
+    };
+    if (!out->emplace(c.channel_id, fn).second)
+      return InvalidArgument("args->%s lists channel %lld twice", what, static_cast<long long>(c.channel_id)).release();
+  }
+  return nullptr;
+}
 
 neuronmem_execution_t* NewExecution(std::shared_ptr<const exec::ExecutionStats> stats, neuronmem::Event* done) {
   auto* x = new neuronmem_execution_t();
@@ -332,6 +373,13 @@ neuronmem_status_t* neuronmem_executable_execute_devices(const neuronmem_execute
       if (auto s = neuronmem::api::WaitList(args->waits[d], where.c_str(), &waits[d])) return s.release();
     }
   }
+  auto host = std::make_shared<exec::HostCallbacks>();
+  if (NEURONMEM_HAS_FIELD(args, neuronmem_execute_devices_args_t, num_recv_callbacks)) {
+    if (auto* s = AddHostCallbacks(args->send_callbacks, args->num_send_callbacks, "send_callbacks", &host->send))
+      return s;
+    if (auto* s = AddHostCallbacks(args->recv_callbacks, args->num_recv_callbacks, "recv_callbacks", &host->recv))
+      return s;
+  }
   ResultHandles results(client, n * num_outputs);
   exec::LaunchRequest request;
   request.executable = h->exe;
@@ -339,6 +387,7 @@ neuronmem_status_t* neuronmem_executable_execute_devices(const neuronmem_execute
   request.arguments = neuronmem::Span<neuronmem::copy::Buffer* const>(buffers.data(), buffers.size());
   request.waits = neuronmem::Span<const neuronmem::Span<neuronmem::Event* const>>(waits.data(), waits.size());
   request.non_donatable = neuronmem::Span<const size_t>(args->non_donatable, args->num_non_donatable);
+  request.host = std::move(host);
   std::vector<neuronmem::Event*> done(n, nullptr);
   std::vector<std::shared_ptr<const exec::ExecutionStats>> stats(n);
   if (auto s = client->runtime().Launch(request, results.buffers.data(), done.data(),
@@ -441,12 +490,7 @@ neuronmem_status_t* neuronmem_client_register_kernel(neuronmem_client_t* client,
       args->name, [fn, user_data, first_device](const exec::KernelCall& k) -> neuronmem::Status {
         std::vector<neuronmem_kernel_tensor_t> views(k.num_inputs + k.num_outputs);
         for (size_t i = 0; i < views.size(); ++i) {
-          const exec::KernelTensor& t = i < k.num_inputs ? k.inputs[i] : k.outputs[i - k.num_inputs];
-          views[i].data = t.data;
-          views[i].element_type = static_cast<neuronmem_element_type_t>(neuronmem::ElementTypeToC(t.type));
-          views[i].dims = t.rank ? t.dims : nullptr;
-          views[i].num_dims = t.rank;
-          views[i].memory_kind = static_cast<neuronmem_memory_kind_t>(t.kind);
+          views[i] = TensorView(i < k.num_inputs ? k.inputs[i] : k.outputs[i - k.num_inputs]);
         }
         neuronmem_kernel_call_t call{};
         call.struct_size = sizeof call;

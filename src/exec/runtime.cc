@@ -114,9 +114,12 @@ struct LaunchState final : interp::Transport, interp::HostTransfers {
     t.tensors = tensors.data();
     t.num_tensors = n;
     Status s = (*fn)(t);
-    if (s)
-      s = Annotate(std::move(s), std::string(send ? "the send" : "the recv") + " callback of channel " +
+    if (s) {
+      // "file:line:col: 'stablehlo.send': the send callback of channel 5: <the callback's message>"
+      s = Annotate(std::move(s), std::string(call.site.location) + ": '" + std::string(call.site.op) + "': the " +
+                                     (send ? "send" : "recv") + " callback of channel " +
                                      std::to_string(call.site.channel));
+    }
     return s;
   }
 

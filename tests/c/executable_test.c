@@ -1,8 +1,8 @@
 /* executable.h used from plain C17: compiles a graph with an intra-graph move and a pinned_host argument,
  * queries it, executes it (args struct with NEURONMEM_*_STRUCT_SIZE sizes, an event list), reads the
  * results and the execution's statistics, launches it on both devices at once (execute_devices), runs an
- * all_reduce across both devices (peer bytes device -> device), and checks the strict placement error. Exit
- * code 0 = pass. */
+ * all_reduce across both devices (peer bytes device -> device), serves host transfers through send/recv
+ * callbacks, and checks the strict placement error. Exit code 0 = pass. */
 #include <neuronmem/neuronmem.h>
 
 #include <stdio.h>
@@ -42,6 +42,36 @@ static const char kAllReduce[] =
     "  }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<4xf32>) -> tensor<4xf32>\n"
     "  return %0 : tensor<4xf32>\n"
     "}\n";
+
+/* Sends its operand to the host (channel 5), receives from the host (channel 6), adds. */
+static const char kHost[] =
+    "func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+    "  %t = stablehlo.after_all : !stablehlo.token\n"
+    "  %s = \"stablehlo.send\"(%x, %t) {channel_handle = #stablehlo.channel_handle<handle = 5, type = 2>,\n"
+    "      is_host_transfer = true} : (tensor<4xf32>, !stablehlo.token) -> !stablehlo.token\n"
+    "  %r:2 = \"stablehlo.recv\"(%s) {channel_handle = #stablehlo.channel_handle<handle = 6, type = 3>,\n"
+    "      is_host_transfer = true} : (!stablehlo.token) -> (tensor<4xf32>, !stablehlo.token)\n"
+    "  %y = stablehlo.add %x, %r#0 : tensor<4xf32>\n"
+    "  return %y : tensor<4xf32>\n"
+    "}\n";
+
+/* user_data: float[2], the sum of each device's payload. */
+static neuronmem_status_t* on_send(const neuronmem_host_transfer_t* t, void* user_data) {
+  float* sums = (float*)user_data;
+  const float* p = (const float*)t->tensors[0].data;
+  if (t->channel_id != 5 || t->num_tensors != 1 || t->device < 0 || t->device > 1) {
+    return neuronmem_status_create(NEURONMEM_STATUS_INTERNAL, "bad transfer", 12);
+  }
+  sums[t->device] = p[0] + p[1] + p[2] + p[3];
+  return NULL;
+}
+
+static neuronmem_status_t* on_recv(const neuronmem_host_transfer_t* t, void* user_data) {
+  (void)user_data;
+  float* p = (float*)t->tensors[0].data;
+  for (int i = 0; i < 4; ++i) p[i] = 100.0f * (float)(t->replica_id + 1);
+  return NULL;
+}
 
 static neuronmem_buffer_t* upload(neuronmem_client_t* client, neuronmem_memory_t* memory, const float* data) {
   const int64_t dims[1] = {4};
@@ -230,6 +260,44 @@ int main(void) {
     neuronmem_buffer_destroy(ar_args[d]);
   }
   neuronmem_executable_destroy(ar);
+
+  /* Host transfers through the launch's callbacks, by channel id. */
+  neuronmem_executable_t* hx = NULL;
+  CHECK(code_of(neuronmem_executable_compile_text(client, kHost, sizeof kHost - 1, &co, &hx)) == NEURONMEM_STATUS_OK);
+  if (!hx) return 1;
+  float sums[2] = {0, 0};
+  const neuronmem_host_callback_t sends[1] = {{5, on_send, sums}};
+  const neuronmem_host_callback_t recvs[1] = {{6, on_recv, NULL}};
+  neuronmem_buffer_t* hx_args[2] = {NULL, NULL};
+  for (int d = 0; d < 2; ++d) {
+    neuronmem_memory_t* m = NULL;
+    CHECK(code_of(neuronmem_executable_parameter_memory(hx, devices[d], 0, &m)) == NEURONMEM_STATUS_OK);
+    const float v[4] = {1, 2, 3, (float)d};
+    hx_args[d] = upload(client, m, v);
+  }
+  la.executable = hx;
+  la.arguments = hx_args;
+  la.send_callbacks = sends;
+  la.num_send_callbacks = 1;
+  /* Without the recv callback: refused before anything runs. */
+  neuronmem_buffer_t* hx_results[2] = {NULL, NULL};
+  CHECK(code_of(neuronmem_executable_execute_devices(&la, hx_results, launch_done, NULL)) ==
+        NEURONMEM_STATUS_INVALID_ARGUMENT);
+  CHECK(hx_results[0] == NULL && launch_done[0] == NULL && sums[0] == 0);
+  la.recv_callbacks = recvs;
+  la.num_recv_callbacks = 1;
+  CHECK(code_of(neuronmem_executable_execute_devices(&la, hx_results, launch_done, NULL)) == NEURONMEM_STATUS_OK);
+  for (int d = 0; d < 2; ++d) {
+    CHECK(code_of(neuronmem_event_wait(launch_done[d], -1)) == NEURONMEM_STATUS_OK);
+    read4(hx_results[d], out);
+    const float h = 100.0f * (float)(d + 1);
+    CHECK(out[0] == 1 + h && out[3] == (float)d + h);
+    CHECK(sums[d] == 6 + (float)d);
+    neuronmem_event_destroy(launch_done[d]);
+    neuronmem_buffer_destroy(hx_results[d]);
+    neuronmem_buffer_destroy(hx_args[d]);
+  }
+  neuronmem_executable_destroy(hx);
   CHECK(props.num_partitions == 1);
 
   neuronmem_execution_destroy(run);

@@ -7,8 +7,10 @@ package neuronmem
 import "C"
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
+	"runtime/cgo"
 	"sync"
 	"unsafe"
 )
@@ -248,12 +250,86 @@ func (e *Executable) Execute(d *Device, args []*Buffer, wait []*Event, nonDonata
 	return results, newEvent(d.client, done, nil), ex, nil
 }
 
+// HostTransfer is what a launch's send or recv callback is called with (a stablehlo.send / recv with
+// is_host_transfer): a send's payload to read, or a recv's results to fill (every element), as views of the
+// executing core's memory, valid during the call only.
+type HostTransfer struct {
+	ChannelID   int64
+	Device      int32
+	ReplicaID   uint32
+	PartitionID uint32
+	Tensors     []KernelTensor
+}
+
+// HostFunc serves a host transfer. A non-nil error fails that device's execution (an *Error keeps its code);
+// a panic is recovered and becomes CodeInternal. Called on a core's thread, several devices at once; a
+// library call that could block returns FAILED_PRECONDITION there.
+type HostFunc func(t *HostTransfer) error
+
+// LaunchOptions are the optional parts of ExecuteDevices; nil means none.
+type LaunchOptions struct {
+	Waits         [][]*Event // Waits[d]: the events devices[d] waits for; nil = none
+	NonDonatable  []int      // parameters not to donate this time, on every device
+	SendCallbacks map[int64]HostFunc
+	RecvCallbacks map[int64]HostFunc
+}
+
+// hostCallbacks puts fns in C memory as neuronmem_host_callback_t entries (fn: the exported trampoline,
+// user_data: a cgo.Handle appended to handles).
+func hostCallbacks(fns map[int64]HostFunc, handles *[]cgo.Handle) (*C.neuronmem_host_callback_t, int,
+	error) {
+	if len(fns) == 0 {
+		return nil, 0, nil
+	}
+	arr := (*C.neuronmem_host_callback_t)(C.calloc(C.size_t(len(fns)), C.size_t(unsafe.Sizeof(C.neuronmem_host_callback_t{}))))
+	all := unsafe.Slice(arr, len(fns))
+	i := 0
+	for ch, fn := range fns {
+		if fn == nil {
+			C.free(unsafe.Pointer(arr))
+			return nil, 0, invalid("the callback of channel %d is nil", ch)
+		}
+		h := cgo.NewHandle(fn)
+		*handles = append(*handles, h)
+		C.nm_host_callback(&all[i], C.int64_t(ch), C.uintptr_t(h))
+		i++
+	}
+	return arr, len(fns), nil
+}
+
+// The C library calls this for every host transfer of a launch with callbacks from ExecuteDevices, with
+// their cgo.Handle as user_data. Nothing unwinds into C.
+//
+//export neuronmemGoHostTransfer
+func neuronmemGoHostTransfer(t *C.neuronmem_host_transfer_t, userData unsafe.Pointer) (status *C.neuronmem_status_t) {
+	defer func() {
+		if r := recover(); r != nil {
+			status = newStatus(CodeInternal, fmt.Sprintf("the Go host callback panicked: %v", r))
+		}
+	}()
+	fn := cgo.Handle(uintptr(userData)).Value().(HostFunc)
+	ht := &HostTransfer{ChannelID: int64(t.channel_id), Device: int32(t.device), ReplicaID: uint32(t.replica_id),
+		PartitionID: uint32(t.partition_id), Tensors: kernelTensors(t.tensors, t.num_tensors)}
+	if err := fn(ht); err != nil {
+		var ne *Error
+		if errors.As(err, &ne) {
+			return newStatus(ne.Code, ne.Message)
+		}
+		return newStatus(CodeUnknown, err.Error())
+	}
+	return nil
+}
+
 // ExecuteDevices submits one launch: an execution on each of devices (distinct devices the executable runs
-// on), args[d] the arguments of devices[d], waits[d] its wait events (waits nil: none). Each runs on its
-// core's own thread. It returns results[d], the done event and the Execution of each device; a refused
-// launch submits nothing.
-func (e *Executable) ExecuteDevices(devices []*Device, args [][]*Buffer, waits [][]*Event, nonDonatable []int) (
+// on), args[d] the arguments of devices[d]. Each runs on its core's own thread; a program with collectives or
+// send/recv runs as one process grid over the devices, host transfers through opts' callbacks. It returns
+// results[d], the done event and the Execution of each device; a refused launch submits nothing.
+func (e *Executable) ExecuteDevices(devices []*Device, args [][]*Buffer, opts *LaunchOptions) (
 	[][]*Buffer, []*Event, []*Execution, error) {
+	if opts == nil {
+		opts = &LaunchOptions{}
+	}
+	waits, nonDonatable := opts.Waits, opts.NonDonatable
 	props, err := e.Properties()
 	if err != nil {
 		return nil, nil, nil, err
@@ -328,16 +404,36 @@ func (e *Executable) ExecuteDevices(devices []*Device, args [][]*Buffer, waits [
 		}
 		nd[i] = C.size_t(v)
 	}
+	var handles []cgo.Handle
+	drop := func() {
+		for _, h := range handles {
+			h.Delete()
+		}
+	}
+	sends, nSends, err := hostCallbacks(opts.SendCallbacks, &handles)
+	if err != nil {
+		drop()
+		return nil, nil, nil, err
+	}
+	defer C.free(unsafe.Pointer(sends))
+	recvs, nRecvs, err := hostCallbacks(opts.RecvCallbacks, &handles)
+	if err != nil {
+		drop()
+		return nil, nil, nil, err
+	}
+	defer C.free(unsafe.Pointer(recvs))
 	outs := make([]*C.neuronmem_buffer_t, n*props.NumOutputs+1)
 	done := make([]*C.neuronmem_event_t, n+1)
 	xs := make([]*C.neuronmem_execution_t, n+1)
 	err = e.use(func(h *C.neuronmem_executable_t) error {
 		return client.use(func(*C.neuronmem_client_t) error {
 			return check(C.nm_execute_devices(h, &devs[0], C.size_t(n), &bufs[0], C.size_t(per), lists, &nd[0],
-				C.size_t(len(nonDonatable)), &outs[0], &done[0], &xs[0]))
+				C.size_t(len(nonDonatable)), sends, C.size_t(nSends), recvs, C.size_t(nRecvs), &outs[0], &done[0],
+				&xs[0]))
 		})
 	})
 	if err != nil {
+		drop()
 		return nil, nil, nil, err
 	}
 	results := make([][]*Buffer, n)
@@ -352,6 +448,24 @@ func (e *Executable) ExecuteDevices(devices []*Device, args [][]*Buffer, waits [
 		ex := &Execution{h: xs[d]}
 		runtime.SetFinalizer(ex, func(x *Execution) { x.Close() })
 		executions[d] = ex
+	}
+	if len(handles) > 0 {
+		// The callbacks' handles go once every device of the launch has finished.
+		var mu sync.Mutex
+		remaining := n
+		for _, ev := range events {
+			if err := ev.OnReady(func(error) {
+				mu.Lock()
+				remaining--
+				last := remaining == 0
+				mu.Unlock()
+				if last {
+					drop()
+				}
+			}); err != nil {
+				return nil, nil, nil, err
+			}
+		}
 	}
 	return results, events, executions, nil
 }

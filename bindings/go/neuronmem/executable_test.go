@@ -4,6 +4,7 @@ import (
 	"context"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -137,7 +138,7 @@ func TestExecuteDevices(t *testing.T) {
 	}
 	gate := must[*Event](t)(c.NewEvent())
 	defer gate.Close()
-	results, done, runs, err := exe.ExecuteDevices(devs, args, [][]*Event{{gate}, nil}, nil)
+	results, done, runs, err := exe.ExecuteDevices(devs, args, &LaunchOptions{Waits: [][]*Event{{gate}, nil}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +170,7 @@ func TestExecuteDevices(t *testing.T) {
 		runs[d].Close()
 	}
 	// A device listed twice: nothing is submitted.
-	_, _, _, err = exe.ExecuteDevices([]*Device{devs[0], devs[0]}, [][]*Buffer{args[0], args[0]}, nil, nil)
+	_, _, _, err = exe.ExecuteDevices([]*Device{devs[0], devs[0]}, [][]*Buffer{args[0], args[0]}, nil)
 	wantCode(t, err, CodeInvalidArgument)
 	if !strings.Contains(err.Error(), "listed twice") {
 		t.Fatal(err)
@@ -178,4 +179,85 @@ func TestExecuteDevices(t *testing.T) {
 	defer one.Close()
 	_, _, err = one.LogicalIDs(devs[1])
 	wantCode(t, err, CodeInvalidArgument)
+}
+
+const hostText = `func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %t = stablehlo.after_all : !stablehlo.token
+  %s = "stablehlo.send"(%x, %t) {channel_handle = #stablehlo.channel_handle<handle = 5, type = 2>,
+      is_host_transfer = true} : (tensor<2xf32>, !stablehlo.token) -> !stablehlo.token
+  %r:2 = "stablehlo.recv"(%s) {channel_handle = #stablehlo.channel_handle<handle = 6, type = 3>,
+      is_host_transfer = true} : (!stablehlo.token) -> (tensor<2xf32>, !stablehlo.token)
+  %y = stablehlo.add %x, %r#0 : tensor<2xf32>
+  return %y : tensor<2xf32>
+}
+`
+
+func TestHostCallbacks(t *testing.T) {
+	c := newClient(t, 2)
+	devs := must[[]*Device](t)(c.Devices())
+	exe := must[*Executable](t)(c.Compile(hostText, &CompileOptions{Filename: "host.mlir"}))
+	defer exe.Close()
+	args := make([][]*Buffer, 2)
+	for d, dev := range devs {
+		v := float32(d + 1)
+		args[d] = []*Buffer{must[*Buffer](t)(FromSlice(must[*Memory](t)(dev.DefaultMemory()), []int64{2},
+			[]float32{v, v + 1}))}
+		defer args[d][0].Close()
+	}
+	var mu sync.Mutex
+	sent := map[int32][]float32{}
+	opts := &LaunchOptions{
+		SendCallbacks: map[int64]HostFunc{5: func(h *HostTransfer) error {
+			v, err := KernelSlice[float32](h.Tensors[0])
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			sent[h.Device] = append([]float32(nil), v...)
+			mu.Unlock()
+			if h.Device == 1 {
+				return &Error{Code: CodeDataLoss, Message: "the host is gone"}
+			}
+			return nil
+		}},
+		RecvCallbacks: map[int64]HostFunc{6: func(h *HostTransfer) error {
+			v, err := KernelSlice[float32](h.Tensors[0])
+			if err != nil {
+				return err
+			}
+			for i := range v {
+				v[i] = float32(100 * (h.Device + 1))
+			}
+			return nil
+		}},
+	}
+	results, done, runs, err := exe.ExecuteDevices(devs, args, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := done[0].Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := must[[]float32](t)(ToSlice[float32](results[0][0])); !reflect.DeepEqual(got, []float32{101, 102}) {
+		t.Fatal(got)
+	}
+	err = done[1].Wait(context.Background())
+	wantCode(t, err, CodeDataLoss)
+	if !strings.Contains(err.Error(), "the send callback of channel 5: the host is gone") {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(sent[0], []float32{1, 2}) || !reflect.DeepEqual(sent[1], []float32{2, 3}) {
+		t.Fatal(sent)
+	}
+	for d := range devs {
+		results[d][0].Close()
+		done[d].Close()
+		runs[d].Close()
+	}
+	// A missing callback is refused at execute, naming the channel.
+	_, _, _, err = exe.ExecuteDevices(devs, args, &LaunchOptions{SendCallbacks: opts.SendCallbacks})
+	wantCode(t, err, CodeInvalidArgument)
+	if !strings.Contains(err.Error(), "channel 6 has no recv callback") {
+		t.Fatal(err)
+	}
 }

@@ -7,6 +7,7 @@
 extern void neuronmemGoEventCallback(neuronmem_status_t* status, void* user_data);
 extern void neuronmemGoEntryVisitor(neuronmem_string_t name, void* user_data);
 extern neuronmem_status_t* neuronmemGoKernel(neuronmem_kernel_call_t* call, void* user_data);
+extern neuronmem_status_t* neuronmemGoHostTransfer(neuronmem_host_transfer_t* transfer, void* user_data);
 
 neuronmem_status_t* nm_event_on_ready(neuronmem_event_t* e, uintptr_t handle) {
   return neuronmem_event_on_ready(e, (neuronmem_event_callback_t)neuronmemGoEventCallback, (void*)handle);
@@ -280,7 +281,9 @@ neuronmem_status_t* nm_execute(neuronmem_executable_t* e, neuronmem_device_t* de
 neuronmem_status_t* nm_execute_devices(neuronmem_executable_t* e, neuronmem_device_t* const* devices,
                                        size_t num_devices, neuronmem_buffer_t* const* arguments, size_t num_arguments,
                                        const neuronmem_event_list_t* waits, const size_t* non_donatable,
-                                       size_t num_non_donatable, neuronmem_buffer_t** out_results,
+                                       size_t num_non_donatable, const neuronmem_host_callback_t* send_callbacks,
+                                       size_t num_send_callbacks, const neuronmem_host_callback_t* recv_callbacks,
+                                       size_t num_recv_callbacks, neuronmem_buffer_t** out_results,
                                        neuronmem_event_t** out_done, neuronmem_execution_t** out_executions) {
   neuronmem_execute_devices_args_t a;
   memset(&a, 0, sizeof a);
@@ -293,7 +296,17 @@ neuronmem_status_t* nm_execute_devices(neuronmem_executable_t* e, neuronmem_devi
   a.waits = waits;
   a.non_donatable = non_donatable;
   a.num_non_donatable = num_non_donatable;
+  a.send_callbacks = send_callbacks;
+  a.num_send_callbacks = num_send_callbacks;
+  a.recv_callbacks = recv_callbacks;
+  a.num_recv_callbacks = num_recv_callbacks;
   return neuronmem_executable_execute_devices(&a, out_results, out_done, out_executions);
+}
+
+void nm_host_callback(neuronmem_host_callback_t* out, int64_t channel_id, uintptr_t handle) {
+  out->channel_id = channel_id;
+  out->fn = (neuronmem_host_callback_fn_t)neuronmemGoHostTransfer;
+  out->user_data = (void*)handle;
 }
 
 neuronmem_status_t* nm_execution_stats(const neuronmem_execution_t* x, neuronmem_execution_stats_t* out) {

@@ -557,19 +557,78 @@ _kernels = {}
 _kernels_lock = threading.Lock()
 
 
-@C.KernelFn
-def _kernel_trampoline(call_p, user_data):
+def _returned_status(call):
+    """Runs call() on a library thread: None on success, else a status the library takes over. Nothing may
+    unwind into the library's thread."""
     try:
-        with _kernels_lock:
-            fn = _kernels.get(user_data)
-        if fn is None:
-            return _new_status(StatusCode.INTERNAL, f"neuronmem: no Python kernel under token {user_data}")
-        fn(KernelCall(call_p.contents))
+        call()
         return None
     except NeuronMemError as e:
         return _new_status(e.code, e.message)
-    except BaseException as e:  # nothing may unwind into the library's thread
+    except BaseException as e:
         return _new_status(StatusCode.UNKNOWN, f"{type(e).__name__}: {e}")
+
+
+@C.KernelFn
+def _kernel_trampoline(call_p, user_data):
+    with _kernels_lock:
+        fn = _kernels.get(user_data)
+    if fn is None:
+        return _new_status(StatusCode.INTERNAL, f"neuronmem: no Python kernel under token {user_data}")
+    return _returned_status(lambda: fn(KernelCall(call_p.contents)))
+
+
+class HostTransfer:
+    """What a launch's send or recv callback is called with (a stablehlo.send / recv with is_host_transfer):
+    ``channel_id``, ``device``, ``replica_id``, ``partition_id`` and ``tensors``: numpy arrays over the
+    executing core's memory, read-only for a send (its payload), writable for a recv (fill every element),
+    valid during the call only. ``kinds``: the MemoryKind each lies in."""
+
+    def __init__(self, t, writable):
+        self.channel_id = t.channel_id
+        self.device = t.device
+        self.replica_id = t.replica_id
+        self.partition_id = t.partition_id
+        self.tensors = [_kernel_view(t.tensors[i], writable) for i in range(t.num_tensors)]
+        self.kinds = [MemoryKind(t.tensors[i].memory_kind) for i in range(t.num_tensors)]
+
+
+# A launch's host callbacks: C gets a token (user_data) per (callable, direction); one trampoline dispatches.
+# The entries go when every done event of the launch is ready (or the client is closed).
+_host_callbacks = {}
+
+
+@C.HostCallbackFn
+def _host_trampoline(transfer_p, user_data):
+    with _kernels_lock:
+        entry = _host_callbacks.get(user_data)
+    if entry is None:
+        return _new_status(StatusCode.INTERNAL, f"neuronmem: no Python host callback under token {user_data}")
+    fn, is_recv = entry
+    return _returned_status(lambda: fn(HostTransfer(transfer_p.contents, is_recv)))
+
+
+def _host_callback_array(callbacks, is_recv, tokens):
+    """(HostCallback array or None, count) for a {channel_id: callable} mapping; registers each token."""
+    callbacks = dict(callbacks or {})
+    if not callbacks:
+        return None, 0
+    arr = (C.HostCallback * len(callbacks))()
+    for i, (channel, fn) in enumerate(callbacks.items()):
+        if not callable(fn):
+            raise NeuronMemError(StatusCode.INVALID_ARGUMENT, f"the callback of channel {channel} is not callable")
+        token = next(_tokens)
+        with _kernels_lock:
+            _host_callbacks[token] = (fn, is_recv)
+        tokens.append(token)
+        arr[i] = C.HostCallback(int(channel), _host_trampoline, token)
+    return arr, len(callbacks)
+
+
+def _drop_host_callbacks(tokens):
+    with _kernels_lock:
+        for token in tokens:
+            _host_callbacks.pop(token, None)
 
 
 class Event(_Closing):
@@ -1277,11 +1336,14 @@ class Executable(_Owned):
         _check(C.executable_execute(ctypes.byref(ea), outs, ctypes.byref(done), ctypes.byref(execution)))
         return [Buffer(device.client, outs[i]) for i in range(n_out)], Event(done), Execution(execution)
 
-    def execute_devices(self, devices, arguments, waits=None, non_donatable=()):
+    def execute_devices(self, devices, arguments, waits=None, non_donatable=(), send_callbacks=None,
+                        recv_callbacks=None):
         """Submits one launch: an execution on each of `devices` (distinct devices the executable runs on),
         arguments[d] the argument list of devices[d], waits[d] (optional) its wait events. Each runs on its
-        core's own thread. Returns (results[d] lists, done Events per device, Executions per device); a
-        refused launch submits nothing."""
+        core's own thread; a program with collectives or send/recv runs as one process grid over the devices.
+        send_callbacks / recv_callbacks: {channel_id: fn(HostTransfer)} for the host transfers (an exception
+        fails that device's execution). Returns (results[d] lists, done Events per device, Executions per
+        device); a refused launch submits nothing."""
         devices = list(devices)
         arguments = [list(a) for a in arguments]
         n = len(devices)
@@ -1310,16 +1372,39 @@ class Executable(_Owned):
                 keep.append(k)
         nd = [int(i) for i in non_donatable]
         nd_arr = (ctypes.c_size_t * max(len(nd), 1))(*nd)
-        la = C.new(C.ExecuteDevicesArgs, executable=self._h(), devices=devs, num_devices=n, arguments=args_arr,
-                   num_arguments=per, waits=waits_arr, non_donatable=nd_arr if nd else None,
-                   num_non_donatable=len(nd))
-        n_out = self.properties()["num_outputs"]
-        outs = (C.buffer_p * max(n * n_out, 1))()
-        done = (C.event_p * max(n, 1))()
-        executions = (C.execution_p * max(n, 1))()
-        _check(C.executable_execute_devices(ctypes.byref(la), outs, done, executions))
+        tokens = []
+        try:
+            sends, n_sends = _host_callback_array(send_callbacks, False, tokens)
+            recvs, n_recvs = _host_callback_array(recv_callbacks, True, tokens)
+            la = C.new(C.ExecuteDevicesArgs, executable=self._h(), devices=devs, num_devices=n, arguments=args_arr,
+                       num_arguments=per, waits=waits_arr, non_donatable=nd_arr if nd else None,
+                       num_non_donatable=len(nd), send_callbacks=sends, num_send_callbacks=n_sends,
+                       recv_callbacks=recvs, num_recv_callbacks=n_recvs)
+            n_out = self.properties()["num_outputs"]
+            outs = (C.buffer_p * max(n * n_out, 1))()
+            done = (C.event_p * max(n, 1))()
+            executions = (C.execution_p * max(n, 1))()
+            _check(C.executable_execute_devices(ctypes.byref(la), outs, done, executions))
+        except BaseException:
+            _drop_host_callbacks(tokens)
+            raise
         results = [[Buffer(devices[d].client, outs[d * n_out + k]) for k in range(n_out)] for d in range(n)]
-        return results, [Event(done[d]) for d in range(n)], [Execution(executions[d]) for d in range(n)]
+        events = [Event(done[d]) for d in range(n)]
+        if tokens:
+            # The callbacks stay registered until every device of the launch has finished.
+            remaining = [n]
+            lock = threading.Lock()
+
+            def one_done(_err):
+                with lock:
+                    remaining[0] -= 1
+                    last = remaining[0] == 0
+                if last:
+                    _drop_host_callbacks(tokens)
+
+            for ev in events:
+                ev.on_ready(one_done)
+        return results, events, [Execution(executions[d]) for d in range(n)]
 
     def logical_ids(self, device):
         """(replica, partition) that `device` runs: device d is replica d // P, partition d % P."""

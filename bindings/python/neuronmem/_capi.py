@@ -193,11 +193,31 @@ class ExecuteArgs(ctypes.Structure):
                 ("wait", EventList), ("non_donatable", POINTER(c_size_t)), ("num_non_donatable", c_size_t)]
 
 
+class KernelTensor(ctypes.Structure):
+    _fields_ = [("data", c_void_p), ("element_type", c_enum), ("dims", POINTER(c_int64)), ("num_dims", c_size_t),
+                ("memory_kind", c_enum)]
+
+
+class HostTransfer(ctypes.Structure):
+    _fields_ = [("struct_size", c_size_t), ("channel_id", c_int64), ("device", c_int32), ("replica_id", c_uint32),
+                ("partition_id", c_uint32), ("tensors", POINTER(KernelTensor)), ("num_tensors", c_size_t)]
+
+
+# neuronmem_host_callback_fn_t: returns NULL or a status the library takes over (a plain pointer here).
+HostCallbackFn = ctypes.CFUNCTYPE(c_void_p, POINTER(HostTransfer), c_void_p)
+
+
+class HostCallback(ctypes.Structure):
+    _fields_ = [("channel_id", c_int64), ("fn", HostCallbackFn), ("user_data", c_void_p)]
+
+
 class ExecuteDevicesArgs(ctypes.Structure):
     _fields_ = [("struct_size", c_size_t), ("extension", POINTER(ExtensionBase)), ("executable", executable_p),
                 ("devices", POINTER(device_p)), ("num_devices", c_size_t), ("arguments", POINTER(buffer_p)),
                 ("num_arguments", c_size_t), ("waits", POINTER(EventList)), ("non_donatable", POINTER(c_size_t)),
-                ("num_non_donatable", c_size_t)]
+                ("num_non_donatable", c_size_t), ("send_callbacks", POINTER(HostCallback)),
+                ("num_send_callbacks", c_size_t), ("recv_callbacks", POINTER(HostCallback)),
+                ("num_recv_callbacks", c_size_t)]
 
 
 class ExecutionStats(ctypes.Structure):
@@ -211,11 +231,6 @@ class TransferCounts(ctypes.Structure):
     _fields_ = [("struct_size", c_size_t), ("explicit_transfers", c_uint64), ("explicit_bytes", c_uint64),
                 ("implicit_transfers", c_uint64), ("implicit_bytes", c_uint64), ("peer_transfers", c_uint64),
                 ("peer_bytes", c_uint64)]
-
-
-class KernelTensor(ctypes.Structure):
-    _fields_ = [("data", c_void_p), ("element_type", c_enum), ("dims", POINTER(c_int64)), ("num_dims", c_size_t),
-                ("memory_kind", c_enum)]
 
 
 class KernelCall(ctypes.Structure):
@@ -266,7 +281,8 @@ STRUCT_SIZES = {
     ExecutableProperties: published_size(ExecutableProperties, "num_partitions"),
     ExecutableValue: published_size(ExecutableValue, "donation"),
     ExecuteArgs: published_size(ExecuteArgs, "num_non_donatable"),
-    ExecuteDevicesArgs: published_size(ExecuteDevicesArgs, "num_non_donatable"),
+    ExecuteDevicesArgs: published_size(ExecuteDevicesArgs, "num_recv_callbacks"),
+    HostTransfer: published_size(HostTransfer, "num_tensors"),
     ExecutionStats: published_size(ExecutionStats, "peer_bytes"),
     TransferCounts: published_size(TransferCounts, "peer_bytes"),
     KernelCall: published_size(KernelCall, "device"),

@@ -1,5 +1,6 @@
 """Executables through the Python binding: compile, query, execute with a pinned_host argument read in place and
 an intra-graph move, statistics, the strict placement error, misuse."""
+import threading
 import unittest
 
 import numpy as np
@@ -110,6 +111,60 @@ class ExecutableTest(unittest.TestCase):
                 with self.assertRaises(NeuronMemError) as cm:
                     one.logical_ids(c.devices[1])
                 self.assertEqual(cm.exception.code, StatusCode.INVALID_ARGUMENT)
+
+    def test_host_transfers_through_callbacks(self):
+        text = """func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %t = stablehlo.after_all : !stablehlo.token
+  %s = "stablehlo.send"(%x, %t) {channel_handle = #stablehlo.channel_handle<handle = 5, type = 2>,
+      is_host_transfer = true} : (tensor<2xf32>, !stablehlo.token) -> !stablehlo.token
+  %r:2 = "stablehlo.recv"(%s) {channel_handle = #stablehlo.channel_handle<handle = 6, type = 3>,
+      is_host_transfer = true} : (!stablehlo.token) -> (tensor<2xf32>, !stablehlo.token)
+  %y = stablehlo.add %x, %r#0 : tensor<2xf32>
+  return %y : tensor<2xf32>
+}
+"""
+        sent = {}
+
+        def on_send(t):
+            sent[t.device] = t.tensors[0].copy()
+            self.assertFalse(t.tensors[0].flags.writeable)
+            if t.device == 1:
+                raise NeuronMemError(StatusCode.DATA_LOSS, "the host is gone")
+
+        def on_recv(t):
+            t.tensors[0][:] = 100 * (t.device + 1)
+
+        with nm.Client(num_cores=2, device_bytes_per_core=2 << 20, pinned_host_bytes=32 << 20) as c:
+            with nm.Executable.compile(c, text, filename="host.mlir") as exe:
+                args = [[nm.Buffer.from_numpy(np.array([d + 1, d + 2], np.float32), dev.default_memory)]
+                        for d, dev in enumerate(c.devices)]
+                results, done, runs = exe.execute_devices(c.devices, args, send_callbacks={5: on_send},
+                                                          recv_callbacks={6: on_recv})
+                # Callbacks of an event run in the order they were registered: once ours ran on both events,
+                # the binding's release of the host callbacks (registered by execute_devices) has run too.
+                after = threading.Semaphore(0)
+                for ev in done:
+                    ev.on_ready(lambda _err: after.release())
+                done[0].wait()
+                np.testing.assert_array_equal(results[0][0].to_numpy(), [101, 102])
+                with self.assertRaises(NeuronMemError) as cm:
+                    done[1].wait()
+                self.assertEqual(cm.exception.code, StatusCode.DATA_LOSS)
+                self.assertIn("the send callback of channel 5: the host is gone", cm.exception.message)
+                np.testing.assert_array_equal(sent[0], [1, 2])
+                np.testing.assert_array_equal(sent[1], [2, 3])
+                # A missing callback: refused at execute, naming the channel.
+                with self.assertRaises(NeuronMemError) as cm:
+                    exe.execute_devices(c.devices, args, send_callbacks={5: on_send})
+                self.assertEqual(cm.exception.code, StatusCode.INVALID_ARGUMENT)
+                self.assertIn("channel 6 has no recv callback", cm.exception.message)
+                for _ in done:
+                    after.acquire()
+                self.assertFalse(nm._host_callbacks)  # released once the launch finished
+                for r in runs + done:
+                    r.close()
+                for b in [b for lst in results + args for b in lst]:
+                    b.close()
 
 
 if __name__ == "__main__":

@@ -421,6 +421,35 @@ pub struct neuronmem_execute_devices_args_t {
     pub waits: *const neuronmem_event_list_t,
     pub non_donatable: *const usize,
     pub num_non_donatable: usize,
+    pub send_callbacks: *const neuronmem_host_callback_t,
+    pub num_send_callbacks: usize,
+    pub recv_callbacks: *const neuronmem_host_callback_t,
+    pub num_recv_callbacks: usize,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct neuronmem_host_transfer_t {
+    pub struct_size: usize,
+    pub channel_id: i64,
+    pub device: i32,
+    pub replica_id: u32,
+    pub partition_id: u32,
+    pub tensors: *const neuronmem_kernel_tensor_t,
+    pub num_tensors: usize,
+}
+
+pub type neuronmem_host_callback_fn_t = Option<
+    unsafe extern "C" fn(transfer: *const neuronmem_host_transfer_t, user_data: *mut c_void)
+        -> *mut neuronmem_status_t,
+>;
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct neuronmem_host_callback_t {
+    pub channel_id: i64,
+    pub fn_: neuronmem_host_callback_fn_t,
+    pub user_data: *mut c_void,
 }
 
 #[repr(C)]
@@ -510,7 +539,7 @@ pub fn size_of_pointee<T>(_: *const T) -> usize {
 }
 
 /// The published struct sizes (the header's NEURONMEM_*_STRUCT_SIZE macros).
-pub fn published_sizes() -> [(&'static str, usize); 28] {
+pub fn published_sizes() -> [(&'static str, usize); 29] {
     [
         ("neuronmem_extension_base_t", struct_size!(neuronmem_extension_base_t, next)),
         ("neuronmem_client_options_t", struct_size!(neuronmem_client_options_t, pinned_host_bytes)),
@@ -535,7 +564,8 @@ pub fn published_sizes() -> [(&'static str, usize); 28] {
         ("neuronmem_executable_properties_t", struct_size!(neuronmem_executable_properties_t, num_partitions)),
         ("neuronmem_executable_value_t", struct_size!(neuronmem_executable_value_t, donation)),
         ("neuronmem_execute_args_t", struct_size!(neuronmem_execute_args_t, num_non_donatable)),
-        ("neuronmem_execute_devices_args_t", struct_size!(neuronmem_execute_devices_args_t, num_non_donatable)),
+        ("neuronmem_execute_devices_args_t", struct_size!(neuronmem_execute_devices_args_t, num_recv_callbacks)),
+        ("neuronmem_host_transfer_t", struct_size!(neuronmem_host_transfer_t, num_tensors)),
         ("neuronmem_execution_stats_t", struct_size!(neuronmem_execution_stats_t, peer_bytes)),
         ("neuronmem_transfer_counts_t", struct_size!(neuronmem_transfer_counts_t, peer_bytes)),
         ("neuronmem_kernel_call_t", struct_size!(neuronmem_kernel_call_t, device)),

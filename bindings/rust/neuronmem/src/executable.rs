@@ -2,10 +2,12 @@ use crate::buffer::{Buffer, ElementType};
 use crate::client::{Client, Device, Memory, MemoryKind};
 use crate::error::{check, Code, Error, Result};
 use crate::event::{Event, WaitList};
+use crate::host::HostCallbacks;
 use crate::manifest::{Manifest, PlacementPolicy};
 use crate::{c_slice, sys};
 use std::ffi::CString;
 use std::ptr;
+use std::sync::Arc;
 
 /// What `execute` does with an argument that is not in the memory its parameter names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -216,6 +218,15 @@ impl<'c> Executable<'c> {
     pub fn execute_devices(&self, devices: &[&Device<'c>], arguments: &[&[&Buffer<'_>]], waits: &[&[&Event]],
                            non_donatable: &[usize])
         -> Result<(Vec<Vec<Buffer<'c>>>, Vec<Event>, Vec<Execution<'c>>)> {
+        self.execute_devices_with_host(devices, arguments, waits, non_donatable, &HostCallbacks::new())
+    }
+
+    /// `execute_devices` whose host transfers (send / recv with is_host_transfer) call `host`'s closures by
+    /// channel id; the launch keeps them until every device has finished.
+    #[allow(clippy::type_complexity)]
+    pub fn execute_devices_with_host(&self, devices: &[&Device<'c>], arguments: &[&[&Buffer<'_>]],
+                                     waits: &[&[&Event]], non_donatable: &[usize], host: &HostCallbacks)
+        -> Result<(Vec<Vec<Buffer<'c>>>, Vec<Event>, Vec<Execution<'c>>)> {
         let n = devices.len();
         if arguments.len() != n {
             return Err(Error::invalid(format!("{} argument lists for {} devices", arguments.len(), n)));
@@ -234,8 +245,9 @@ impl<'c> Executable<'c> {
             arguments.iter().flat_map(|a| a.iter().map(|b| b.raw())).collect();
         let wait_lists: Vec<WaitList> = waits.iter().map(|w| WaitList::new(w)).collect();
         let raw_waits: Vec<sys::neuronmem_event_list_t> = wait_lists.iter().map(|w| w.raw()).collect();
+        let callbacks = Arc::new(host.to_raw());
         let la = sys::neuronmem_execute_devices_args_t {
-            struct_size: sys::struct_size!(sys::neuronmem_execute_devices_args_t, num_non_donatable),
+            struct_size: sys::struct_size!(sys::neuronmem_execute_devices_args_t, num_recv_callbacks),
             extension: ptr::null(),
             executable: self.raw,
             devices: if devs.is_empty() { ptr::null() } else { devs.as_ptr() },
@@ -245,6 +257,10 @@ impl<'c> Executable<'c> {
             waits: if raw_waits.is_empty() { ptr::null() } else { raw_waits.as_ptr() },
             non_donatable: if non_donatable.is_empty() { ptr::null() } else { non_donatable.as_ptr() },
             num_non_donatable: non_donatable.len(),
+            send_callbacks: if callbacks.send.is_empty() { ptr::null() } else { callbacks.send.as_ptr() },
+            num_send_callbacks: callbacks.send.len(),
+            recv_callbacks: if callbacks.recv.is_empty() { ptr::null() } else { callbacks.recv.as_ptr() },
+            num_recv_callbacks: callbacks.recv.len(),
         };
         let mut outs = vec![ptr::null_mut(); (n * n_out).max(1)];
         let mut done = vec![ptr::null_mut(); n.max(1)];
@@ -261,7 +277,14 @@ impl<'c> Executable<'c> {
                     .collect()
             })
             .collect();
-        let events = done[..n].iter().map(|&raw| Event::from_raw(raw)).collect();
+        let events: Vec<Event> = done[..n].iter().map(|&raw| Event::from_raw(raw)).collect();
+        if !host.is_empty() {
+            // Each device's event holds the callbacks until it is ready: the last one frees them.
+            for ev in &events {
+                let keep = Arc::clone(&callbacks);
+                ev.on_ready(move |_| drop(keep))?;
+            }
+        }
         let runs = executions[..n].iter().map(|&raw| Execution { _client: self.client, raw }).collect();
         Ok((results, events, runs))
     }

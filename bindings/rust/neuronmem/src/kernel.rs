@@ -50,6 +50,15 @@ impl<'a> std::ops::Deref for KernelOutput<'a> {
     }
 }
 
+impl<'a> KernelTensor<'a> {
+    pub(crate) fn from_raw(raw: &'a sys::neuronmem_kernel_tensor_t) -> KernelTensor<'a> {
+        KernelTensor { raw }
+    }
+    pub(crate) fn data_ptr(&self) -> *mut c_void {
+        self.raw.data
+    }
+}
+
 impl KernelTensor<'_> {
     pub fn element_type(&self) -> Option<ElementType> {
         ElementType::from_raw(self.raw.element_type)
@@ -62,7 +71,7 @@ impl KernelTensor<'_> {
         MemoryKind::from_raw(self.raw.memory_kind)
     }
     /// The number of `T` in the tensor, if `T` is its element type (PRED as `u8`, F16 / BF16 as `u16`).
-    fn element_count<T: Element>(&self) -> Result<usize> {
+    pub(crate) fn element_count<T: Element>(&self) -> Result<usize> {
         let et = self.element_type();
         let fits = et == Some(T::TYPE)
             || (T::TYPE == ElementType::U8 && et == Some(ElementType::Pred))
@@ -167,6 +176,15 @@ pub(crate) fn new_status(code: Code, message: &str) -> *mut sys::neuronmem_statu
     unsafe { sys::neuronmem_status_create(code.raw(), message.as_ptr().cast(), message.len()) }
 }
 
+/// The message of a caught panic's payload.
+pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a non-string payload".to_string())
+}
+
 unsafe extern "C" fn kernel_trampoline(call: *const sys::neuronmem_kernel_call_t, user_data: *mut c_void)
     -> *mut sys::neuronmem_status_t {
     // SAFETY: user_data is the KernelFn the client owns until it is destroyed, after every call.
@@ -174,14 +192,7 @@ unsafe extern "C" fn kernel_trampoline(call: *const sys::neuronmem_kernel_call_t
     match catch_unwind(AssertUnwindSafe(|| f(&mut KernelCall::new(&*call)))) {
         Ok(Ok(())) => ptr::null_mut(),
         Ok(Err(e)) => new_status(e.code(), e.message()),
-        Err(panic) => {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a non-string payload".to_string());
-            new_status(Code::Internal, &format!("the Rust kernel panicked: {}", what))
-        }
+        Err(panic) => new_status(Code::Internal, &format!("the Rust kernel panicked: {}", panic_message(&*panic))),
     }
 }
 

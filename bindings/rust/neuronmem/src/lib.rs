@@ -17,6 +17,7 @@ mod client;
 mod error;
 mod event;
 mod executable;
+mod host;
 mod kernel;
 mod manifest;
 
@@ -25,6 +26,7 @@ pub use client::{Client, Device, DeviceDescription, HostMemory, MemoryDescriptio
                  MlockMode, Options};
 pub use error::{Code, Error, Result};
 pub use event::Event;
+pub use host::{HostCallbacks, HostFn, HostTransfer};
 pub use kernel::{KernelCall, KernelInput, KernelOutput, KernelTensor};
 pub use executable::{ArgumentPlacement, CompileOptions, Executable, ExecutableValue, Execution, ExecutionStats,
                      TransferCounts};

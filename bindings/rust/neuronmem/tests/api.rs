@@ -452,3 +452,55 @@ fn launches_on_several_devices() {
         .unwrap();
     assert_eq!(code(one.logical_ids(&devs[1])), Code::InvalidArgument);
 }
+
+const HOST_TEXT: &str = "func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %t = stablehlo.after_all : !stablehlo.token
+  %s = \"stablehlo.send\"(%x, %t) {channel_handle = #stablehlo.channel_handle<handle = 5, type = 2>,
+      is_host_transfer = true} : (tensor<2xf32>, !stablehlo.token) -> !stablehlo.token
+  %r:2 = \"stablehlo.recv\"(%s) {channel_handle = #stablehlo.channel_handle<handle = 6, type = 3>,
+      is_host_transfer = true} : (!stablehlo.token) -> (tensor<2xf32>, !stablehlo.token)
+  %y = stablehlo.add %x, %r#0 : tensor<2xf32>
+  return %y : tensor<2xf32>
+}
+";
+
+#[test]
+fn host_transfers_through_callbacks() {
+    use std::sync::{Arc, Mutex};
+    let c = client(2);
+    let devs = c.devices().unwrap();
+    let exe = c.compile(HOST_TEXT, &CompileOptions { filename: Some("host.mlir".into()), ..CompileOptions::default() })
+        .unwrap();
+    let a0 = devs[0].default_memory().unwrap().buffer_from_slice(&[2], &[1f32, 2.0], &[]).unwrap();
+    let a1 = devs[1].default_memory().unwrap().buffer_from_slice(&[2], &[2f32, 3.0], &[]).unwrap();
+    let sent = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&sent);
+    let host = HostCallbacks::new()
+        .send(5, move |t| {
+            log.lock().unwrap().push((t.device(), t.as_slice::<f32>(0)?.to_vec()));
+            if t.device() == 1 {
+                return Err(Error::new(Code::DataLoss, "the host is gone"));
+            }
+            Ok(())
+        })
+        .recv(6, |t| {
+            let v = 100.0 * (t.device() + 1) as f32;
+            t.as_mut_slice::<f32>(0)?.fill(v);
+            Ok(())
+        });
+    let (results, done, _runs) =
+        exe.execute_devices_with_host(&[&devs[0], &devs[1]], &[&[&a0], &[&a1]], &[], &[], &host).unwrap();
+    done[0].wait(None).unwrap();
+    assert_eq!(results[0][0].to_vec::<f32>().unwrap(), [101.0, 102.0]);
+    let e = done[1].wait(None).err().unwrap();
+    assert_eq!(e.code(), Code::DataLoss);
+    assert!(e.message().contains("the send callback of channel 5: the host is gone"), "{}", e);
+    let mut got = sent.lock().unwrap().clone();
+    got.sort_by_key(|(d, _)| *d);
+    assert_eq!(got, vec![(0, vec![1.0, 2.0]), (1, vec![2.0, 3.0])]);
+    // A missing callback is refused at execute, naming the channel.
+    let only_send = HostCallbacks::new().send(5, |_| Ok(()));
+    let e = exe.execute_devices_with_host(&[&devs[0], &devs[1]], &[&[&a0], &[&a1]], &[], &[], &only_send).err().unwrap();
+    assert_eq!(e.code(), Code::InvalidArgument);
+    assert!(e.message().contains("channel 6 has no recv callback"), "{}", e);
+}
