@@ -98,6 +98,7 @@ class FunctionCompiler final : public CompileCtx {
 
   const Slot& slot(uint32_t i) const override { return fn_->slots[i]; }
   Status CompileRegion(size_t index, const Body** body) override;
+  Status CompileRegionBatched(size_t index, int64_t n, const Body** body) override;
   uint32_t AddScratch(ElementType type, const std::vector<int64_t>& dims) override;
   Status GetFunction(std::string_view name, const Function** fn) override;
   std::string_view OpText() const override;
@@ -176,6 +177,7 @@ class FunctionCompiler final : public CompileCtx {
   // Where the text of the op being compiled ends: the start of the next op of its block, or for the last op
   // of a block the end of the op owning the block (pretty ops may span lines; their text is read from here).
   stablehlo::Location op_end_;  // line 0: the end of the text
+  int64_t batch_ = 0;           // CompileRegionBatched: 0-d values become this many elements
   friend class Compiler;
 };
 
@@ -347,6 +349,10 @@ Status FunctionCompiler::NewSlot(const Type& t, Slot::Kind kind, const Operation
     s.type = t.element;
     s.quant = t.quant;
     s.count = 1;
+    if (batch_ > 0 && t.dims.empty()) {  // a batched region's 0-d value
+      s.dims.push_back(batch_);
+      s.count = batch_;
+    }
     for (int64_t d : t.dims) {
       if (d < 0) {
         const std::string where =
@@ -1010,6 +1016,37 @@ Status FunctionCompiler::CompileRegion(size_t index, const Body** out) {
   *out = body.get();
   fn_->bodies.push_back(std::move(body));
   return Ok();
+}
+
+// Element-wise ops whose kernels compute each element of an n-element value as the op computes a 0-d one.
+static bool BatchableOp(std::string_view name) {
+  static const std::string_view kOps[] = {
+      "stablehlo.compare", "stablehlo.select", "stablehlo.and",      "stablehlo.or",       "stablehlo.xor",
+      "stablehlo.not",     "stablehlo.add",    "stablehlo.subtract", "stablehlo.multiply", "stablehlo.maximum",
+      "stablehlo.minimum", "stablehlo.negate", "stablehlo.abs",      "stablehlo.return",   "func.return"};
+  return std::find(std::begin(kOps), std::end(kOps), name) != std::end(kOps);
+}
+
+Status FunctionCompiler::CompileRegionBatched(size_t index, int64_t n, const Body** out) {
+  const Operation& op = *op_;
+  if (index >= op.regions.size() || op.regions[index].blocks.size() != 1 || n < 1)
+    return Unsupported("the region cannot be batched");
+  const stablehlo::Block& block = op.regions[index].blocks[0];
+  const auto scalar = [](const Type& t) {
+    return (t.kind == Type::Kind::kTensor || t.kind == Type::Kind::kScalar) && t.dims.empty() && !t.quant;
+  };
+  for (const auto& a : block.args)
+    if (!scalar(a.type)) return Unsupported("the region cannot be batched");
+  for (const Operation& o : block.ops) {
+    if (!BatchableOp(o.name) || !o.regions.empty() || o.skipped) return Unsupported("the region cannot be batched");
+    for (const Type& t : o.result_types)
+      if (!scalar(t)) return Unsupported("the region cannot be batched");
+  }
+  const int64_t outer = batch_;
+  batch_ = n;
+  Status s = CompileRegion(index, out);
+  batch_ = outer;
+  return s;
 }
 
 Status FunctionCompiler::GetFunction(std::string_view name, const Function** fn) {

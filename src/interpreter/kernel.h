@@ -119,6 +119,11 @@ class CompileCtx {
 
   // Compiles region `index` of the op into a body whose block arguments are fresh external slots.
   virtual Status CompileRegion(size_t index, const Body** body) = 0;
+  // The same with every value of the region (its 0-d arguments and results) widened to n elements, so that one
+  // run of the body computes n independent instances (a reduction's body for all its results at once).
+  // UNIMPLEMENTED unless the region is one block of 0-d, non-quantized values and element-wise ops only
+  // (BatchableOp): those compute each element as the 0-d op would.
+  virtual Status CompileRegionBatched(size_t index, int64_t n, const Body** body) = 0;
   // A planned scratch slot owned by the current op (live while the op runs).
   virtual uint32_t AddScratch(ElementType type, const std::vector<int64_t>& dims) = 0;
   // Makes output `i` another slot (no kernel writes it).

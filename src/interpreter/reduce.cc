@@ -144,9 +144,20 @@ class ReduceKernel final : public Kernel {
   // A reduction of the input's trailing `inner` dims (inner >= 1) by a body that is one binary op.
   void SetInner(int64_t inner) { inner_ = body_.direct() && in_.size() == 1 ? inner : 0; }
 
+  // The body compiled for all results at once (CompileRegionBatched over out_count elements) for a reduction of
+  // the input's trailing `inner` dims: args in canonical order (accumulators, then elements), one scratch column
+  // per input and, for several results, one stage per result.
+  struct Batched {
+    const Body* body = nullptr;
+    std::vector<uint32_t> args, columns, stages;
+    int64_t inner = 0;
+  };
+  void SetBatched(Batched b) { batched_ = std::move(b); }
+
   Status Run(Frame& f) const override {
     const size_t n = in_.size();
     if (inner_ > 0) return RunInner(f);
+    if (batched_.body) return RunBatched(f);
     for (size_t k = 0; k < n; ++k) {
       char* r = f.slots[out_[k].slot];
       for (int64_t i = 0; i < out_count_; ++i)
@@ -176,6 +187,55 @@ class ReduceKernel final : public Kernel {
   }
 
  private:
+  // Column by column: element i of every result's run goes through one run of the batched body, so each result
+  // still sees its elements in order, with the same element-wise operations as one 0-d call each.
+  Status RunBatched(Frame& f) const {
+    const size_t n = in_.size();
+    for (size_t k = 0; k < n; ++k) {
+      char* r = f.slots[out_[k].slot];
+      for (int64_t o = 0; o < out_count_; ++o)
+        std::memcpy(r + o * out_[k].esize, f.slots[init_[k].slot], out_[k].esize);
+    }
+    const Body& body = *batched_.body;
+    for (int64_t i = 0; i < batched_.inner; ++i) {
+      for (size_t k = 0; k < n; ++k) {
+        const size_t es = in_[k].esize;
+        StridedGather(f.slots[batched_.columns[k]], f.slots[in_[k].slot] + i * es, out_count_,
+                      batched_.inner * static_cast<int64_t>(es), es);
+        f.slots[batched_.args[k]] = f.slots[out_[k].slot];
+        f.slots[batched_.args[n + k]] = f.slots[batched_.columns[k]];
+      }
+      NEURONMEM_RETURN_IF_ERROR(RunBody(body, f));
+      // A result may be another accumulator (a body returning its arguments swapped): stage several first.
+      for (size_t k = 0; k < n; ++k) {
+        const char* res = f.slots[body.result_slots[k]];
+        char* dst = n == 1 ? f.slots[out_[k].slot] : f.slots[batched_.stages[k]];
+        if (dst != res) std::memmove(dst, res, static_cast<size_t>(out_count_) * out_[k].esize);
+      }
+      for (size_t k = 0; k < n && n > 1; ++k)
+        std::memcpy(f.slots[out_[k].slot], f.slots[batched_.stages[k]],
+                    static_cast<size_t>(out_count_) * out_[k].esize);
+    }
+    return Status();
+  }
+
+  // dst[j] = src[j * stride_bytes] for j < count, elements of es bytes.
+  static void StridedGather(char* dst, const char* src, int64_t count, int64_t stride_bytes, size_t es) {
+    const auto loop = [&](auto tag) {
+      using W = decltype(tag);
+      W* d = reinterpret_cast<W*>(dst);
+      for (int64_t j = 0; j < count; ++j, src += stride_bytes) std::memcpy(d + j, src, sizeof(W));
+    };
+    switch (es) {
+      case 1: loop(uint8_t{}); break;
+      case 2: loop(uint16_t{}); break;
+      case 4: loop(uint32_t{}); break;
+      case 8: loop(uint64_t{}); break;
+      default:
+        for (int64_t j = 0; j < count; ++j, src += stride_bytes) std::memcpy(dst + j * es, src, es);
+    }
+  }
+
   // Each result element from its run of `inner_` consecutive input elements, folded in order: the same calls
   // in the same order as the row-major walk above (each accumulator sees only its own run), without the
   // walk's per-element bookkeeping (softmax's max and sum, RMS norm's sum of squares).
@@ -206,6 +266,7 @@ class ReduceKernel final : public Kernel {
   ScalarRegion body_;
   uint32_t stage_;
   int64_t inner_ = 0;
+  Batched batched_;
 };
 
 Status CompileReduce(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
@@ -258,6 +319,21 @@ Status CompileReduce(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   auto kernel = std::make_unique<ReduceKernel>(Operands(cx, r.ins), Operands(cx, r.inits), Operands(cx, r.outs),
                                                r.in_dims, std::move(rstr), out_count, std::move(body), stage);
   if (suffix && first_reduced < rank && out_count > 0) kernel->SetInner(inner);
+  // A body of several ops (an argmax): once per column for every result, when it is element-wise only.
+  if (suffix && first_reduced < rank && out_count > 1 && inner > 0 && !body.direct() && !cx.op().regions.empty()) {
+    ReduceKernel::Batched b;
+    if (!cx.CompileRegionBatched(0, out_count, &b.body) && b.body->arg_slots.size() == 2 * n &&
+        b.body->result_slots.size() == n) {
+      const std::vector<size_t> order = pretty ? PairOrder(n) : std::vector<size_t>{};
+      for (size_t c = 0; c < 2 * n; ++c) b.args.push_back(b.body->arg_slots[order.empty() ? c : order[c]]);
+      for (size_t i = 0; i < n; ++i) {
+        b.columns.push_back(cx.AddScratch(cx.slot(r.ins[i]).type, {out_count}));
+        if (n > 1) b.stages.push_back(cx.AddScratch(cx.slot(r.outs[i]).type, {out_count}));
+      }
+      b.inner = inner;
+      kernel->SetBatched(std::move(b));
+    }
+  }
   *k = WithPromotions(&r, std::move(kernel));
   return Ok();
 }

@@ -76,6 +76,64 @@ TEST(Reduce, VariadicArgmaxPrettyFormKeepsTheFirstMaximum) {
   EXPECT_EQ(r.Get<int32_t>(0), (std::vector<int32_t>{1}));
 }
 
+TEST(Reduce, ArgmaxOverRowsRunsItsBodyForEveryRowAtOnce) {
+  // JAX's argmax reducer (NaN wins, ties to the smaller index) over the last dim of 3 rows: the body runs once
+  // per column for the three rows, each row still folding its elements in order. Row 2 ends at +0.0 (the tie
+  // with -0.0 keeps index 0 but takes the later value).
+  const std::string t =
+      "func.func @main() -> (tensor<3xf32>, tensor<3xi32>) {\n"
+      "  %v = stablehlo.constant dense<[[3.0, 7.0, 7.0, 1.0], [0x7FC00000, 2.0, 0x7FC00000, 5.0], "
+      "[-0.0, 0.0, -1.0, 0.0]]> : tensor<3x4xf32>\n"
+      "  %i = stablehlo.iota dim = 1 : tensor<3x4xi32>\n"
+      "  %nv = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
+      "  %ni = stablehlo.constant dense<0> : tensor<i32>\n"
+      "  %m:2 = stablehlo.reduce(%v init: %nv), (%i init: %ni) across dimensions = [1] : "
+      "(tensor<3x4xf32>, tensor<3x4xi32>, tensor<f32>, tensor<i32>) -> (tensor<3xf32>, tensor<3xi32>)\n"
+      "   reducer(%a: tensor<f32>, %b: tensor<f32>) (%c: tensor<i32>, %d: tensor<i32>)  {\n"
+      "    %gt = stablehlo.compare  GT, %a, %b,  FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
+      "    %ne = stablehlo.compare  NE, %a, %a,  FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
+      "    %p = stablehlo.or %gt, %ne : tensor<i1>\n"
+      "    %eq = stablehlo.compare  EQ, %a, %b,  FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
+      "    %lt = stablehlo.compare  LT, %c, %d,  SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+      "    %q = stablehlo.and %eq, %lt : tensor<i1>\n"
+      "    %s = stablehlo.or %p, %q : tensor<i1>\n"
+      "    %sv = stablehlo.select %p, %a, %b : tensor<i1>, tensor<f32>\n"
+      "    %si = stablehlo.select %s, %c, %d : tensor<i1>, tensor<i32>\n"
+      "    stablehlo.return %sv, %si : tensor<f32>, tensor<i32>\n"
+      "  }\n"
+      "  func.return %m#0, %m#1 : tensor<3xf32>, tensor<3xi32>\n}\n";
+  auto r = RunText(t);
+  ASSERT_FALSE(r.status) << r.status->message;
+  EXPECT_EQ(r.Get<int32_t>(1), (std::vector<int32_t>{1, 0, 0}));
+  const std::vector<float> v = r.Get<float>(0);
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_EQ(v[0], 7.0f);
+  EXPECT_TRUE(std::isnan(v[1]));
+  EXPECT_EQ(v[2], 0.0f);
+  EXPECT_FALSE(std::signbit(v[2]));
+}
+
+TEST(Reduce, RowsAtOnceKeepResultsThatReturnAnotherAccumulator) {
+  // The body returns (acc_w + x_u, acc_u): the second result is the first accumulator, read after the first
+  // result is computed. Row [1, 2, 3]: (1, 0), (2, 1), (4, 2); row [4, 5, 6]: (4, 0), (5, 4), (10, 5).
+  const std::string t =
+      "func.func @main() -> (tensor<2xi32>, tensor<2xi32>) {\n"
+      "  %u = stablehlo.constant dense<[[1, 2, 3], [4, 5, 6]]> : tensor<2x3xi32>\n"
+      "  %w = stablehlo.constant dense<[[10, 20, 30], [40, 50, 60]]> : tensor<2x3xi32>\n"
+      "  %z = stablehlo.constant dense<0> : tensor<i32>\n"
+      "  %m:2 = \"stablehlo.reduce\"(%u, %w, %z, %z) ({\n"
+      "  ^bb0(%au: tensor<i32>, %aw: tensor<i32>, %xu: tensor<i32>, %xw: tensor<i32>):\n"
+      "    %s = stablehlo.add %aw, %xu : tensor<i32>\n"
+      "    stablehlo.return %s, %au : tensor<i32>, tensor<i32>\n"
+      "  }) {dimensions = array<i64: 1>} : (tensor<2x3xi32>, tensor<2x3xi32>, tensor<i32>, tensor<i32>) -> "
+      "(tensor<2xi32>, tensor<2xi32>)\n"
+      "  func.return %m#0, %m#1 : tensor<2xi32>, tensor<2xi32>\n}\n";
+  auto r = RunText(t);
+  ASSERT_FALSE(r.status) << r.status->message;
+  EXPECT_EQ(r.Get<int32_t>(0), (std::vector<int32_t>{4, 10}));
+  EXPECT_EQ(r.Get<int32_t>(1), (std::vector<int32_t>{2, 5}));
+}
+
 TEST(Reduce, EmptyReducedDimensionGivesTheInitValue) {
   const std::string t =
       Fn("  %a = stablehlo.constant dense<> : tensor<2x0xi32>\n"
