@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Turns bench_decode's JSON (Google Benchmark, --benchmark_format=json) into a markdown report and a plot.
 
-usage: decode_report.py BENCH.json OUT_PREFIX
+usage: decode_report.py BENCH.json [MORE.json ...] OUT_PREFIX
   writes OUT_PREFIX.md (tables: p50/p99 per strategy, ratios against the goals of issue 10) and OUT_PREFIX.png
-  (latency vs batch, one line per strategy; gnuplot). Example:
-    build-release/bench/decode/bench_decode --benchmark_format=json > /tmp/decode.json   # release build
+  (latency vs batch, one line per strategy; gnuplot). Several JSON files (runs of parts of the suite, e.g. each
+  end-to-end benchmark in a process of its own) are merged; the first one's machine context is reported. Example:
+    build-bench/bench/decode/bench_decode --benchmark_format=json > /tmp/decode.json   # release build
     python3 scripts/decode_report.py /tmp/decode.json docs/decode-bench"""
 import json
 import os
@@ -40,11 +41,16 @@ COLORS = {
 }
 
 
-def load(path):
-    with open(path, encoding="utf-8") as f:
-        data = json.load(f)
+def load(paths):
+    context, benchmarks = None, []
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+        if context is None:
+            context = data.get("context", {})
+        benchmarks += data["benchmarks"]
     rows = {}
-    for b in data["benchmarks"]:
+    for b in benchmarks:
         if b.get("error_occurred"):
             continue
         # "BM_Meta_Floor_Memcpy/batch:8/max_blocks:16/iterations:1"
@@ -54,7 +60,7 @@ def load(path):
         if "batch" not in args:
             continue
         rows[(name, int(args["batch"]), int(args["max_blocks"]))] = b
-    return data.get("context", {}), rows
+    return context or {}, rows
 
 
 def us(ns):
@@ -142,6 +148,8 @@ def markdown(context, rows, png_name):
         out.append("|" + "---|" * (2 + len(STEP) + 2))
         for mb in step_blocks:
             for batch in batches:
+                if not any((n, batch, mb) in rows for n, _ in STEP):
+                    continue  # sizes the step was not run at
                 cells = p50_p99_cells(rows, STEP, batch, mb)
                 shares = []
                 for n in shares_of:
@@ -214,14 +222,14 @@ def plot(rows, png_path):
 
 
 def main(argv):
-    if len(argv) != 3:
+    if len(argv) < 3:
         print(__doc__, file=sys.stderr)
         return 2
-    context, rows = load(argv[1])
+    context, rows = load(argv[1:-1])
     if not rows:
-        print(f"{argv[1]}: no bench_decode results", file=sys.stderr)
+        print(f"{' '.join(argv[1:-1])}: no bench_decode results", file=sys.stderr)
         return 1
-    prefix = argv[2]
+    prefix = argv[-1]
     png = prefix + ".png"
     plot(rows, png)
     with open(prefix + ".md", "w", encoding="utf-8") as f:
