@@ -144,13 +144,15 @@ class ReduceKernel final : public Kernel {
   // A reduction of the input's trailing `inner` dims (inner >= 1) by a body that is one binary op.
   void SetInner(int64_t inner) { inner_ = body_.direct() && in_.size() == 1 ? inner : 0; }
 
-  // The body compiled for all results at once (CompileRegionBatched over out_count elements) for a reduction of
-  // the input's trailing `inner` dims: args in canonical order (accumulators, then elements), one scratch column
-  // per input and, for several results, one stage per result.
+  // The body compiled for `rows` results at once (CompileRegionBatched; at most kBatchRows, so that its values
+  // stay small whatever the result count) for a reduction of the input's trailing `inner` dims: args in canonical
+  // order (accumulators, then elements); per input a scratch column, per result a scratch accumulator and, for
+  // several results, a stage.
+  static constexpr int64_t kBatchRows = 1024;
   struct Batched {
     const Body* body = nullptr;
-    std::vector<uint32_t> args, columns, stages;
-    int64_t inner = 0;
+    std::vector<uint32_t> args, columns, accs, stages;
+    int64_t inner = 0, rows = 0;
   };
   void SetBatched(Batched b) { batched_ = std::move(b); }
 
@@ -191,30 +193,36 @@ class ReduceKernel final : public Kernel {
   // still sees its elements in order, with the same element-wise operations as one 0-d call each.
   Status RunBatched(Frame& f) const {
     const size_t n = in_.size();
-    for (size_t k = 0; k < n; ++k) {
-      char* r = f.slots[out_[k].slot];
-      for (int64_t o = 0; o < out_count_; ++o)
-        std::memcpy(r + o * out_[k].esize, f.slots[init_[k].slot], out_[k].esize);
-    }
     const Body& body = *batched_.body;
-    for (int64_t i = 0; i < batched_.inner; ++i) {
+    const int64_t width = batched_.rows;
+    for (int64_t r0 = 0; r0 < out_count_; r0 += width) {
+      const int64_t rows = std::min(width, out_count_ - r0);  // the lanes past `rows` of a last chunk are unused
       for (size_t k = 0; k < n; ++k) {
-        const size_t es = in_[k].esize;
-        StridedGather(f.slots[batched_.columns[k]], f.slots[in_[k].slot] + i * es, out_count_,
-                      batched_.inner * static_cast<int64_t>(es), es);
-        f.slots[batched_.args[k]] = f.slots[out_[k].slot];
-        f.slots[batched_.args[n + k]] = f.slots[batched_.columns[k]];
+        char* acc = f.slots[batched_.accs[k]];
+        for (int64_t o = 0; o < width; ++o) std::memcpy(acc + o * out_[k].esize, f.slots[init_[k].slot], out_[k].esize);
       }
-      NEURONMEM_RETURN_IF_ERROR(RunBody(body, f));
-      // A result may be another accumulator (a body returning its arguments swapped): stage several first.
-      for (size_t k = 0; k < n; ++k) {
-        const char* res = f.slots[body.result_slots[k]];
-        char* dst = n == 1 ? f.slots[out_[k].slot] : f.slots[batched_.stages[k]];
-        if (dst != res) std::memmove(dst, res, static_cast<size_t>(out_count_) * out_[k].esize);
+      for (int64_t i = 0; i < batched_.inner; ++i) {
+        for (size_t k = 0; k < n; ++k) {
+          const size_t es = in_[k].esize;
+          const int64_t stride = batched_.inner * static_cast<int64_t>(es);
+          StridedGather(f.slots[batched_.columns[k]], f.slots[in_[k].slot] + r0 * stride + i * es, rows, stride, es);
+          f.slots[batched_.args[k]] = f.slots[batched_.accs[k]];
+          f.slots[batched_.args[n + k]] = f.slots[batched_.columns[k]];
+        }
+        NEURONMEM_RETURN_IF_ERROR(RunBody(body, f));
+        // A result may be another accumulator (a body returning its arguments swapped): stage several first.
+        for (size_t k = 0; k < n; ++k) {
+          const char* res = f.slots[body.result_slots[k]];
+          char* dst = n == 1 ? f.slots[batched_.accs[k]] : f.slots[batched_.stages[k]];
+          if (dst != res) std::memmove(dst, res, static_cast<size_t>(width) * out_[k].esize);
+        }
+        for (size_t k = 0; k < n && n > 1; ++k)
+          std::memcpy(f.slots[batched_.accs[k]], f.slots[batched_.stages[k]],
+                      static_cast<size_t>(width) * out_[k].esize);
       }
-      for (size_t k = 0; k < n && n > 1; ++k)
-        std::memcpy(f.slots[out_[k].slot], f.slots[batched_.stages[k]],
-                    static_cast<size_t>(out_count_) * out_[k].esize);
+      for (size_t k = 0; k < n; ++k)
+        std::memcpy(f.slots[out_[k].slot] + r0 * out_[k].esize, f.slots[batched_.accs[k]],
+                    static_cast<size_t>(rows) * out_[k].esize);
     }
     return Status();
   }
@@ -322,13 +330,15 @@ Status CompileReduce(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   // A body of several ops (an argmax): once per column for every result, when it is element-wise only.
   if (suffix && first_reduced < rank && out_count > 1 && inner > 0 && !body.direct() && !cx.op().regions.empty()) {
     ReduceKernel::Batched b;
-    if (!cx.CompileRegionBatched(0, out_count, &b.body) && b.body->arg_slots.size() == 2 * n &&
+    b.rows = std::min(out_count, ReduceKernel::kBatchRows);
+    if (!cx.CompileRegionBatched(0, b.rows, &b.body) && b.body->arg_slots.size() == 2 * n &&
         b.body->result_slots.size() == n) {
       const std::vector<size_t> order = pretty ? PairOrder(n) : std::vector<size_t>{};
       for (size_t c = 0; c < 2 * n; ++c) b.args.push_back(b.body->arg_slots[order.empty() ? c : order[c]]);
       for (size_t i = 0; i < n; ++i) {
-        b.columns.push_back(cx.AddScratch(cx.slot(r.ins[i]).type, {out_count}));
-        if (n > 1) b.stages.push_back(cx.AddScratch(cx.slot(r.outs[i]).type, {out_count}));
+        b.columns.push_back(cx.AddScratch(cx.slot(r.ins[i]).type, {b.rows}));
+        b.accs.push_back(cx.AddScratch(cx.slot(r.outs[i]).type, {b.rows}));
+        if (n > 1) b.stages.push_back(cx.AddScratch(cx.slot(r.outs[i]).type, {b.rows}));
       }
       b.inner = inner;
       kernel->SetBatched(std::move(b));

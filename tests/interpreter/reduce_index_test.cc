@@ -113,6 +113,37 @@ TEST(Reduce, ArgmaxOverRowsRunsItsBodyForEveryRowAtOnce) {
   EXPECT_FALSE(std::signbit(v[2]));
 }
 
+TEST(Reduce, RowsAtOnceInChunksCoverEveryRow) {
+  // 1500 rows: the body runs on 1024 rows at once, then on the last 476. Row r is one-hot at column r mod 3.
+  const std::string t =
+      "func.func @main() -> tensor<1500xi32> {\n"
+      "  %r = stablehlo.iota dim = 0 : tensor<1500x3xi32>\n"
+      "  %c = stablehlo.iota dim = 1 : tensor<1500x3xi32>\n"
+      "  %three = stablehlo.constant dense<3> : tensor<1500x3xi32>\n"
+      "  %m = stablehlo.remainder %r, %three : tensor<1500x3xi32>\n"
+      "  %hot = stablehlo.compare  EQ, %m, %c,  SIGNED : (tensor<1500x3xi32>, tensor<1500x3xi32>) -> "
+      "tensor<1500x3xi1>\n"
+      "  %one = stablehlo.constant dense<1.0> : tensor<1500x3xf32>\n"
+      "  %zero = stablehlo.constant dense<0.0> : tensor<1500x3xf32>\n"
+      "  %v = stablehlo.select %hot, %one, %zero : tensor<1500x3xi1>, tensor<1500x3xf32>\n"
+      "  %nv = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
+      "  %ni = stablehlo.constant dense<0> : tensor<i32>\n"
+      "  %out:2 = stablehlo.reduce(%v init: %nv), (%c init: %ni) across dimensions = [1] : "
+      "(tensor<1500x3xf32>, tensor<1500x3xi32>, tensor<f32>, tensor<i32>) -> (tensor<1500xf32>, tensor<1500xi32>)\n"
+      "   reducer(%a: tensor<f32>, %b: tensor<f32>) (%i: tensor<i32>, %j: tensor<i32>)  {\n"
+      "    %gt = stablehlo.compare  GT, %a, %b,  FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
+      "    %sv = stablehlo.select %gt, %a, %b : tensor<i1>, tensor<f32>\n"
+      "    %si = stablehlo.select %gt, %i, %j : tensor<i1>, tensor<i32>\n"
+      "    stablehlo.return %sv, %si : tensor<f32>, tensor<i32>\n"
+      "  }\n"
+      "  func.return %out#1 : tensor<1500xi32>\n}\n";
+  auto r = RunText(t);
+  ASSERT_FALSE(r.status) << r.status->message;
+  const std::vector<int32_t> got = r.Get<int32_t>(0);
+  ASSERT_EQ(got.size(), 1500u);
+  for (int32_t row = 0; row < 1500; ++row) ASSERT_EQ(got[static_cast<size_t>(row)], row % 3) << "row " << row;
+}
+
 TEST(Reduce, RowsAtOnceKeepResultsThatReturnAnotherAccumulator) {
   // The body returns (acc_w + x_u, acc_u): the second result is the first accumulator, read after the first
   // result is computed. Row [1, 2, 3]: (1, 0), (2, 1), (4, 2); row [4, 5, 6]: (4, 0), (5, 4), (10, 5).
