@@ -421,10 +421,13 @@ Status Runtime::Launch(const LaunchRequest& r, copy::Buffer* const* results, Eve
       p.done = EventRef(Share(e->done.get()));
     }
     grid->running = n;
-    // The grid's other processes never run: waiting for one of them fails at once, naming it.
+    // The grid's other processes never run: waiting for one of them fails at once, saying so.
+    std::string members;
+    for (size_t d = 0; d < n; ++d) members += (d ? ", " : "") + std::to_string(r.cores[d]);
     for (uint32_t i = 0; i < exe.num_devices(); ++i) {
       if (!grid->procs[i].member)
-        (void)grid->grid->Finish(i, FailedPrecondition("device %u is not part of this launch", i));
+        grid->grid->Absent(i, "device " + std::to_string(i) + " is not part of this launch, which runs device" +
+                                  (n > 1 ? "s " : " ") + members);
     }
   }
   pending_.fetch_add(static_cast<int64_t>(n), std::memory_order_acq_rel);

@@ -145,6 +145,12 @@ class ProcessGrid {
   // Ends process `self` with the status of its run. A process that ends with messages sent to it and not
   // received fails (naming channel and sender). Returns the process's final status.
   Status Finish(uint32_t self, Status status);
+  // Ends process `self` before it ran, for a process its embedder never runs (the executor: a device a launch
+  // leaves out). A wait for it fails at once saying so, with `why` ("device 2 is not part of this launch"):
+  // "... waits for (2, 0) of its group [...]: (2, 0) never runs (device 2 is not part of this launch)". Its
+  // final status is FAILED_PRECONDITION "process (2, 0) never runs: <why>". Instead of running it, never for a
+  // process that runs; a no-op for one that ended.
+  void Absent(uint32_t self, std::string why);
   // The final status of a finished process (a copy). Data sent to it after it finished fails it too, so
   // read it once every process has finished.
   Status FinalStatus(uint32_t process) const;

@@ -89,14 +89,20 @@ struct ProcessGrid::Wait {
 };
 
 struct ProcessGrid::Proc {
-  enum class State { kRunning, kBlocked, kFinished, kFailed };
+  enum class State { kRunning, kBlocked, kFinished, kFailed, kAbsent };
   State state = State::kRunning;
+  std::string absent;  // kAbsent: why the process never runs
   std::condition_variable cv;
   Wait wait;
   std::map<std::pair<int64_t, std::vector<uint32_t>>, uint64_t> exchanges;  // calls per (channel, group)
   Status final;
 
-  bool ended() const { return state == State::kFinished || state == State::kFailed; }
+  bool ended() const { return state == State::kFinished || state == State::kFailed || state == State::kAbsent; }
+  // How an ended process left, for a waiter's message: "(1, 0) finished", "(2, 0) never runs (why)".
+  std::string Gone() const {
+    if (state == State::kAbsent) return "never runs (" + absent + ")";
+    return state == State::kFailed ? "failed" : "finished";
+  }
 };
 
 struct ProcessGrid::Message {
@@ -179,33 +185,38 @@ void ProcessGrid::CheckStuck() {
     const Wait& wt = p.wait;
     std::string gone;
     if (wt.kind == Wait::Kind::kExchange) {
+      // "(1, 0) finished, (2, 0) failed without reaching it; (3, 0) never runs (device 3 is not part of ...)"
+      std::string absent;
       for (size_t m = 0; m < wt.exch->group.size(); ++m) {
         const Proc& q = *procs_[wt.exch->group[m]];
         if (wt.exch->present[m] || !q.ended()) continue;
-        gone += (gone.empty() ? "" : ", ") + Name(wt.exch->group[m]) +
-                (q.state == Proc::State::kFailed ? " failed" : " finished");
+        const bool never = q.state == Proc::State::kAbsent;
+        std::string& list = never ? absent : gone;
+        if (!list.empty()) list += never ? "; " : ", ";
+        list += Name(wt.exch->group[m]) + " " + q.Gone();
       }
+      if (!gone.empty()) gone += " without reaching it";
+      if (!absent.empty()) gone += (gone.empty() ? "" : "; ") + absent;
       if (!gone.empty()) {
         std::string members;
         for (uint32_t g : wt.exch->group) members += (members.empty() ? "" : ", ") + Name(g);
-        FailWaiter(w, FailedPrecondition("%s: process %s waits for %s of its group [%s]: %s without reaching it",
-                                         Where(wt.site).c_str(), Name(w).c_str(), Missing(wt).c_str(), members.c_str(),
-                                         gone.c_str()));
+        FailWaiter(w, FailedPrecondition("%s: process %s waits for %s of its group [%s]: %s", Where(wt.site).c_str(),
+                                         Name(w).c_str(), Missing(wt).c_str(), members.c_str(), gone.c_str()));
       }
     } else if (wt.kind == Wait::Kind::kRecv && !wt.claimed) {
       bool unsatisfiable = false;
       if (wt.source >= 0) {
         const Proc& q = *procs_[wt.source];
         unsatisfiable = q.ended();
-        if (unsatisfiable) gone = q.state == Proc::State::kFailed ? "failed" : "finished";
+        if (unsatisfiable) gone = q.state == Proc::State::kAbsent ? q.Gone() : q.Gone() + " without sending it";
       } else {
         unsatisfiable = true;
         for (uint32_t k = 0; k < n && unsatisfiable; ++k) unsatisfiable = k == w || procs_[k]->ended();
-        gone = "every other process ended";
+        gone = "every other process ended without sending it";
       }
       if (unsatisfiable)
-        FailWaiter(w, FailedPrecondition("%s: process %s waits for data from %s, which %s without sending it",
-                                         Where(wt.site).c_str(), Name(w).c_str(), Missing(wt).c_str(), gone.c_str()));
+        FailWaiter(w, FailedPrecondition("%s: process %s waits for data from %s, which %s", Where(wt.site).c_str(),
+                                         Name(w).c_str(), Missing(wt).c_str(), gone.c_str()));
     }
   }
   if (running_ > 0) return;
@@ -481,6 +492,17 @@ Status ProcessGrid::Finish(uint32_t self, Status status) {
   }
   CheckStuck();
   return CopyStatus(p.final.get());
+}
+
+void ProcessGrid::Absent(uint32_t self, std::string why) {
+  std::unique_lock<std::mutex> lock(mu_);
+  Proc& p = *procs_[self];
+  if (p.ended()) return;
+  p.state = Proc::State::kAbsent;
+  p.final = FailedPrecondition("process %s never runs: %s", Name(self).c_str(), why.c_str());
+  p.absent = std::move(why);
+  --running_;
+  CheckStuck();
 }
 
 Status ProcessGrid::FinalStatus(uint32_t process) const {

@@ -1,8 +1,10 @@
 /* executable.h used from plain C17: compiles a graph with an intra-graph move and a pinned_host argument,
  * queries it, executes it (args struct with NEURONMEM_*_STRUCT_SIZE sizes, an event list), reads the
  * results and the execution's statistics, launches it on both devices at once (execute_devices), runs an
- * all_reduce across both devices (peer bytes device -> device), serves host transfers through send/recv
- * callbacks, and checks the strict placement error. Exit code 0 = pass. */
+ * all_reduce across both devices (peer bytes device -> device), swaps tensors core to core with
+ * stablehlo.send / recv (source_target_pairs, channel type 1; a recv from a device left out of the launch
+ * fails saying so), serves host transfers through send/recv callbacks, and checks the strict placement
+ * error. Exit code 0 = pass. */
 #include <neuronmem/neuronmem.h>
 
 #include <stdio.h>
@@ -42,6 +44,27 @@ static const char kAllReduce[] =
     "  }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<4xf32>) -> tensor<4xf32>\n"
     "  return %0 : tensor<4xf32>\n"
     "}\n";
+
+/* Each device sends its operand to the other and returns what it received (channel 3, device to device). */
+static const char kSwap[] =
+    "func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+    "  %t = stablehlo.after_all : !stablehlo.token\n"
+    "  %s = \"stablehlo.send\"(%x, %t) {channel_handle = #stablehlo.channel_handle<handle = 3, type = 1>,\n"
+    "      source_target_pairs = dense<[[0, 1], [1, 0]]> : tensor<2x2xi64>} : (tensor<4xf32>, !stablehlo.token) "
+    "-> !stablehlo.token\n"
+    "  %r:2 = \"stablehlo.recv\"(%s) {channel_handle = #stablehlo.channel_handle<handle = 3, type = 1>,\n"
+    "      source_target_pairs = dense<[[0, 1], [1, 0]]> : tensor<2x2xi64>} : (!stablehlo.token) -> (tensor<4xf32>, "
+    "!stablehlo.token)\n"
+    "  return %r#0 : tensor<4xf32>\n"
+    "}\n";
+
+static int contains(neuronmem_string_t s, const char* text) {
+  const size_t n = strlen(text);
+  for (size_t i = 0; i + n <= s.size; ++i) {
+    if (memcmp(s.data + i, text, n) == 0) return 1;
+  }
+  return 0;
+}
 
 /* Sends its operand to the host (channel 5), receives from the host (channel 6), adds. */
 static const char kHost[] =
@@ -96,6 +119,21 @@ static void read4(neuronmem_buffer_t* b, float* out) {
   r.size = 4 * sizeof(float);
   r.dst = out;
   CHECK(code_of(neuronmem_buffer_read(&r, NULL)) == NEURONMEM_STATUS_OK);
+}
+
+/* One message of 16 bytes from the peer core, device -> device, and no byte moved to or from a host kind. */
+static void check_one_peer_message(neuronmem_execution_t* run) {
+  neuronmem_transfer_counts_t dd;
+  memset(&dd, 0, sizeof dd);
+  dd.struct_size = NEURONMEM_TRANSFER_COUNTS_STRUCT_SIZE;
+  CHECK(code_of(neuronmem_execution_transfers(run, NEURONMEM_MEMORY_KIND_DEVICE, NEURONMEM_MEMORY_KIND_DEVICE, &dd)) ==
+        NEURONMEM_STATUS_OK);
+  CHECK(dd.peer_transfers == 1 && dd.peer_bytes == 16);
+  neuronmem_execution_stats_t ls;
+  memset(&ls, 0, sizeof ls);
+  ls.struct_size = NEURONMEM_EXECUTION_STATS_STRUCT_SIZE;
+  CHECK(code_of(neuronmem_execution_stats(run, &ls)) == NEURONMEM_STATUS_OK);
+  CHECK(ls.peer_transfers == 1 && ls.peer_bytes == 16 && ls.explicit_bytes == 0 && ls.implicit_bytes == 0);
 }
 
 int main(void) {
@@ -243,23 +281,63 @@ int main(void) {
     CHECK(code_of(neuronmem_event_wait(launch_done[d], -1)) == NEURONMEM_STATUS_OK);
     read4(ar_results[d], out);
     CHECK(out[0] == 3 && out[3] == 3);
-    neuronmem_transfer_counts_t dd;
-    memset(&dd, 0, sizeof dd);
-    dd.struct_size = NEURONMEM_TRANSFER_COUNTS_STRUCT_SIZE;
-    CHECK(code_of(neuronmem_execution_transfers(launch_runs[d], NEURONMEM_MEMORY_KIND_DEVICE,
-                                                NEURONMEM_MEMORY_KIND_DEVICE, &dd)) == NEURONMEM_STATUS_OK);
-    CHECK(dd.peer_transfers == 1 && dd.peer_bytes == 16);
-    neuronmem_execution_stats_t ls;
-    memset(&ls, 0, sizeof ls);
-    ls.struct_size = NEURONMEM_EXECUTION_STATS_STRUCT_SIZE;
-    CHECK(code_of(neuronmem_execution_stats(launch_runs[d], &ls)) == NEURONMEM_STATUS_OK);
-    CHECK(ls.peer_bytes == 16 && ls.explicit_bytes == 0 && ls.implicit_bytes == 0);
+    check_one_peer_message(launch_runs[d]);
     neuronmem_execution_destroy(launch_runs[d]);
     neuronmem_event_destroy(launch_done[d]);
     neuronmem_buffer_destroy(ar_results[d]);
     neuronmem_buffer_destroy(ar_args[d]);
   }
   neuronmem_executable_destroy(ar);
+
+  /* send / recv core to core: each device gets the other's tensor, one peer transfer of 16 bytes device ->
+   * device on each, no host bytes. */
+  neuronmem_executable_t* sw = NULL;
+  CHECK(code_of(neuronmem_executable_compile_text(client, kSwap, sizeof kSwap - 1, &co, &sw)) == NEURONMEM_STATUS_OK);
+  if (!sw) return 1;
+  neuronmem_buffer_t* sw_args[2] = {NULL, NULL};
+  for (int d = 0; d < 2; ++d) {
+    neuronmem_memory_t* m = NULL;
+    CHECK(code_of(neuronmem_executable_parameter_memory(sw, devices[d], 0, &m)) == NEURONMEM_STATUS_OK);
+    const float v[4] = {(float)(10 * d + 1), (float)(10 * d + 2), (float)(10 * d + 3), (float)(10 * d + 4)};
+    sw_args[d] = upload(client, m, v);
+  }
+  la.executable = sw;
+  la.arguments = sw_args;
+  la.num_arguments = 1;
+  neuronmem_buffer_t* sw_results[2] = {NULL, NULL};
+  CHECK(code_of(neuronmem_executable_execute_devices(&la, sw_results, launch_done, launch_runs)) ==
+        NEURONMEM_STATUS_OK);
+  for (int d = 0; d < 2; ++d) {
+    CHECK(code_of(neuronmem_event_wait(launch_done[d], -1)) == NEURONMEM_STATUS_OK);
+    read4(sw_results[d], out);
+    const float peer = (float)(10 * (1 - d));
+    CHECK(out[0] == peer + 1 && out[1] == peer + 2 && out[2] == peer + 3 && out[3] == peer + 4);
+    check_one_peer_message(launch_runs[d]);
+    neuronmem_execution_destroy(launch_runs[d]);
+    neuronmem_event_destroy(launch_done[d]);
+    neuronmem_buffer_destroy(sw_results[d]);
+  }
+  /* Alone (a plain execute is a launch of its one device), device 1 waits for device 0, which never runs. */
+  neuronmem_execute_args_t sa;
+  memset(&sa, 0, sizeof sa);
+  sa.struct_size = NEURONMEM_EXECUTE_ARGS_STRUCT_SIZE;
+  sa.executable = sw;
+  sa.device = devices[1];
+  sa.arguments = &sw_args[1];
+  sa.num_arguments = 1;
+  neuronmem_buffer_t* alone = NULL;
+  neuronmem_event_t* alone_done = NULL;
+  CHECK(code_of(neuronmem_executable_execute(&sa, &alone, &alone_done, NULL)) == NEURONMEM_STATUS_OK);
+  neuronmem_status_t* alone_error = neuronmem_event_wait(alone_done, -1);
+  CHECK(neuronmem_status_code(alone_error) == NEURONMEM_STATUS_FAILED_PRECONDITION);
+  CHECK(contains(neuronmem_status_message(alone_error),
+                 "'stablehlo.recv' on channel 3: process (1, 0) waits for data from (0, 0), which never runs "
+                 "(device 0 is not part of this launch, which runs device 1)"));
+  neuronmem_status_free(alone_error);
+  neuronmem_event_destroy(alone_done);
+  neuronmem_buffer_destroy(alone);
+  for (int d = 0; d < 2; ++d) neuronmem_buffer_destroy(sw_args[d]);
+  neuronmem_executable_destroy(sw);
 
   /* Host transfers through the launch's callbacks, by channel id. */
   neuronmem_executable_t* hx = NULL;

@@ -183,7 +183,16 @@ TEST_F(GridTest, ACollectiveWaitingForADeviceLeftOutFailsNamingIt) {
     EXPECT_EQ(r.code, NEURONMEM_STATUS_FAILED_PRECONDITION) << r.message;
     EXPECT_NE(r.message.find("stablehlo.all_reduce"), std::string::npos) << r.message;
     EXPECT_NE(r.message.find("test.mlir:3:"), std::string::npos) << r.message;
-    EXPECT_NE(r.message.find("(2, 0)"), std::string::npos) << r.message;
+    // Devices 2 and 3 did not fail: they are not part of the launch, and the message says so. (The other
+    // device may have given up first: it then "failed without reaching it" too.)
+    EXPECT_NE(r.message.find("(2, 0), (3, 0) of its group [(0, 0), (1, 0), (2, 0), (3, 0)]: "), std::string::npos)
+        << r.message;
+    EXPECT_NE(r.message.find("(2, 0) never runs (device 2 is not part of this launch, which runs devices 0, 1); (3, 0) "
+                             "never runs (device 3 is not part of this launch, which runs devices 0, 1)"),
+              std::string::npos)
+        << r.message;
+    EXPECT_EQ(r.message.find("(2, 0) failed"), std::string::npos) << r.message;
+    EXPECT_EQ(r.message.find("(3, 0) failed"), std::string::npos) << r.message;
   }
   Release(&done, &runs);
   // The client stays usable: the same executable on every core.
@@ -194,6 +203,31 @@ TEST_F(GridTest, ACollectiveWaitingForADeviceLeftOutFailsNamingIt) {
     EXPECT_EQ(Read(results[d][0], 4), std::vector<float>(4, 4.0f));
   }
   Release(&done, &runs);
+}
+
+TEST_F(GridTest, ARecvFromADeviceLeftOutSaysItIsNotPartOfTheLaunch) {
+  // Device 1 receives from device 3; a plain execute of device 1 leaves every other device out.
+  const char text[] = R"(
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %t = stablehlo.after_all : !stablehlo.token
+  %r:2 = "stablehlo.recv"(%t) {channel_handle = #stablehlo.channel_handle<handle = 2, type = 1>,
+      source_target_pairs = dense<[[3, 1]]> : tensor<1x2xi64>} : (!stablehlo.token) -> (tensor<4xf32>, !stablehlo.token)
+  return %r#0 : tensor<4xf32>
+}
+)";
+  neuronmem_executable_t* e = nullptr;
+  ASSERT_OK(CompileText(text, &e));
+  std::vector<neuronmem_buffer_t*> results;
+  neuronmem_event_t* done = nullptr;
+  ASSERT_OK(Execute(e, {Upload({1, 1, 1, 1}, {4}, Memory(NEURONMEM_MEMORY_KIND_DEVICE, 1))}, &results, &done, nullptr,
+                    {}, 1));
+  const Result r = Take(neuronmem_event_wait(done, -1));
+  EXPECT_EQ(r.code, NEURONMEM_STATUS_FAILED_PRECONDITION) << r.message;
+  EXPECT_NE(r.message.find("test.mlir:4:3: 'stablehlo.recv' on channel 2: process (1, 0) waits for data from (3, 0), "
+                           "which never runs (device 3 is not part of this launch, which runs device 1)"),
+            std::string::npos)
+      << r.message;
+  neuronmem_event_destroy(done);
 }
 
 TEST_F(GridTest, APeerThatFailsBeforeRunningFailsItsWaitersNeverHangs) {

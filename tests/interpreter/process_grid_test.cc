@@ -99,6 +99,43 @@ TEST(ProcessGrid, ExchangeWithAFailedPeerFailsNamingIt) {
   EXPECT_TRUE(Has(st[1], "boom"));
 }
 
+// Processes the embedder never runs (the executor: devices a launch leaves out) end as absent: a wait for one
+// fails at once saying it never runs and why, not that it failed; a wait on a finished one keeps its wording.
+TEST(ProcessGrid, AWaitForAnAbsentProcessSaysItNeverRuns) {
+  ProcessGrid g(4, 1);
+  g.Absent(2, "device 2 is not part of this launch");
+  g.Absent(3, "device 3 is not part of this launch");
+  g.Absent(3, "ignored: it already ended");
+  EXPECT_TRUE(g.Ended(2));
+  Status st[2];
+  std::thread other([&] {
+    std::vector<int32_t> out(2);
+    TensorView v = View(out, kTwo);
+    st[1] = g.Finish(1, g.Recv(1, Site("stablehlo.recv", 4), 3, &v, 1));
+  });
+  std::vector<int32_t> mine = {1, 2};
+  TensorView v = View(mine, kTwo);
+  st[0] = g.Finish(0, g.Exchange(0, Site("stablehlo.all_reduce", 0), {0, 1, 2, 3}, &v, 1,
+                                 [](const TensorView* const*) { return Status(); }));
+  other.join();
+  ASSERT_TRUE(st[0]);
+  EXPECT_EQ(st[0]->code, NEURONMEM_STATUS_FAILED_PRECONDITION);
+  // Process 1 may have ended first (it then "finished without reaching it" too).
+  EXPECT_TRUE(Has(st[0], "'stablehlo.all_reduce' on channel 0: process (0, 0) waits for ")) << st[0]->message;
+  EXPECT_TRUE(Has(st[0],
+                  "(2, 0) never runs (device 2 is not part of this launch); (3, 0) never runs (device 3 is "
+                  "not part of this launch)"))
+      << st[0]->message;
+  EXPECT_FALSE(Has(st[0], "(2, 0) failed")) << st[0]->message;
+  EXPECT_TRUE(Has(st[1],
+                  "'stablehlo.recv' on channel 4: process (1, 0) waits for data from (3, 0), which never runs "
+                  "(device 3 is not part of this launch)"))
+      << (st[1] ? st[1]->message : "ok");
+  const Status absent = g.FinalStatus(2);
+  EXPECT_TRUE(Has(absent, "process (2, 0) never runs: device 2 is not part of this launch"))
+      << (absent ? absent->message : "ok");
+}
+
 TEST(ProcessGrid, EveryProcessBlockedIsStuckAndFailsEveryWaiter) {
   // Process 0 exchanges on channel 1 then 2, process 1 on channel 2 then 1: neither can proceed.
   ProcessGrid g(2, 1);
