@@ -63,11 +63,14 @@ typedef struct neuronmem_executable_properties {
   size_t num_parameters;
   size_t num_outputs;
   uint32_t num_replicas;
-  uint64_t peak_device_bytes;  /* the device-arena workspace of one execution (intermediates, planned) */
-  uint64_t peak_host_bytes;    /* the same for intermediates moved to pinned_host / unpinned_host */
-  uint64_t num_ops;            /* compiled ops over every function and region */
-  uint64_t num_explicit_moves; /* intra-graph moves the graph asks for */
-  uint32_t num_partitions;     /* it runs on devices 0..num_replicas*num_partitions-1 */
+  uint64_t peak_device_bytes; /* the device-arena workspace of one execution (intermediates, planned) */
+  uint64_t peak_host_bytes;   /* the same for intermediates in pinned_host / unpinned_host (moved there,
+                                 or defined by host compute) */
+  uint64_t num_ops;           /* compiled ops over every function and region */
+  /* Places in the graph that move data: its intra-graph moves and the moves host compute adds at its
+   * boundary. One in a loop moves once per iteration; what an execution moved: neuronmem_execution_stats. */
+  uint64_t num_explicit_moves;
+  uint32_t num_partitions; /* it runs on devices 0..num_replicas*num_partitions-1 */
 } neuronmem_executable_properties_t;
 #define NEURONMEM_EXECUTABLE_PROPERTIES_STRUCT_SIZE \
   NEURONMEM_STRUCT_SIZE(neuronmem_executable_properties_t, num_partitions)

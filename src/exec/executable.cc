@@ -246,9 +246,28 @@ Status Executable::Compile(const manifest::Manifest& m, std::string_view source,
       co.param_spaces.push_back(static_cast<uint8_t>(m.arguments[i].memory_kind));
     }
   }
+  // Host compute (_xla_compute_type = "host" on an op, a call or a called function): runs in pinned_host
+  // memory, its reads of device values and device code's reads of its values through counted moves.
+  if (!m.host_compute.empty()) {
+    using Place = interp::CompileOptions::HostCompute::Place;
+    interp::CompileOptions::HostCompute& hc = co.host_compute;
+    const stablehlo::Module& module = *m.ir;
+    hc.place = [&module](const stablehlo::Operation& op) {
+      if (IsPlacementCall(op)) return Place::kMove;
+      return manifest::RunsOnHost(module, op) ? Place::kHost : Place::kAround;
+    };
+    const stablehlo::Function* entry = module.FindFunction(m.entry);
+    hc.entry_on_host = entry && manifest::IsHostCompute(entry->attributes);
+    hc.space = static_cast<uint8_t>(MemoryKind::kPinnedHost);
+    hc.host_spaces =
+        1u << static_cast<int>(MemoryKind::kPinnedHost) | 1u << static_cast<int>(MemoryKind::kUnpinnedHost);
+    for (const manifest::Value& r : m.results) hc.result_spaces.push_back(static_cast<uint8_t>(r.memory_kind));
+    hc.move = ExecuteMove;
+  }
   NEURONMEM_RETURN_IF_ERROR(interp::Compile(*m.ir, co, &e->program_));
   NEURONMEM_RETURN_IF_ERROR(RefuseTuples(m.arguments, "argument", options.filename));
   NEURONMEM_RETURN_IF_ERROR(RefuseTuples(m.results, "result", options.filename));
+  e->num_moves_ += e->program_->num_host_compute_moves();
   const auto& params = e->program_->parameters();
   const auto& results = e->program_->results();
   if (params.size() != m.arguments.size() || results.size() != m.results.size()) {

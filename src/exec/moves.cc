@@ -17,6 +17,8 @@ uint64_t NowNs() {
           .count());
 }
 
+}  // namespace
+
 Status ExecuteMove(const interp::CustomCallContext& c) {
   if (c.num_operands != 1 || c.num_results != 1 || c.operands[0].type != c.results[0].type ||
       c.operands[0].Bytes() != c.results[0].Bytes())
@@ -27,13 +29,14 @@ Status ExecuteMove(const interp::CustomCallContext& c) {
   const uint64_t t0 = run ? NowNs() : 0;
   if (bytes && c.results[0].data != c.operands[0].data) std::memmove(c.results[0].data, c.operands[0].data, bytes);
   if (run) {
-    run->stats->AddExplicit(run->KindOf(c.operands[0].data), run->KindOf(c.results[0].data), bytes);
-    run->stats->explicit_transfer_ns += NowNs() - t0;
+    const MemoryKind from = run->KindOf(c.operands[0].data), to = run->KindOf(c.results[0].data);
+    if (from != to) {
+      run->stats->AddExplicit(from, to, bytes);
+      run->stats->explicit_transfer_ns += NowNs() - t0;
+    }
   }
   return Ok();
 }
-
-}  // namespace
 
 bool IsPlacementTarget(std::string_view target) {
   for (const char* t : kPlacementTargets)

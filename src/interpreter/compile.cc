@@ -4,7 +4,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <unordered_map>
+#include <unordered_set>
 
+#include "interpreter/host_compute.h"
 #include "interpreter/kernel.h"
 #include "interpreter/program.h"
 #include "interpreter/run_state.h"
@@ -92,7 +94,8 @@ class Compiler;
 
 class FunctionCompiler final : public CompileCtx {
  public:
-  FunctionCompiler(Compiler* c, Function* fn) : c_(c), fn_(fn) {}
+  // `space`: the space of the code (0 device code, HostCompute::space host code).
+  FunctionCompiler(Compiler* c, Function* fn, uint8_t space) : c_(c), fn_(fn), ctx_(space) {}
 
   Status CompileFunction(const stablehlo::Function& f);
 
@@ -142,9 +145,22 @@ class FunctionCompiler final : public CompileCtx {
   void ApplyInPlace(const std::vector<uint32_t>& returned);
   // The entry parameter that `slot` is, when this is the entry function and the options donate it; -1 otherwise.
   int32_t DonatableParam(uint32_t slot) const;
+  // Host compute: where op runs, whether slot s lies outside host memory, the slot holding s's value in
+  // `space` (a copy compiled in before the current op, made once per block; the caller counts its use), and
+  // the current op's inputs and the values its regions read from outside, placed for code of `space` (the
+  // region values are rebound by name in a scope of their own, which the caller pops; `uses_before` gets
+  // the use counts of the copies that replace inputs).
+  CompileOptions::HostCompute::Place PlaceOf(const Operation& op) const;
+  bool OutsideHost(uint32_t s) const;
+  uint32_t FindCopy(uint32_t s) const;  // UINT32_MAX: none in the open blocks
+  uint32_t CopyTo(uint32_t s, uint8_t space, Body* body);
+  Status PlaceInputs(uint8_t space, Body* body, bool with_regions, std::vector<uint32_t>* uses_before);
 
   Compiler* c_;
   Function* fn_;
+  uint8_t ctx_;                                                 // the space of the code being compiled
+  std::unordered_set<uint32_t> host_defined_;                   // slots host code defined
+  std::vector<std::unordered_map<uint32_t, uint32_t>> copies_;  // per open block: slot -> its copy
   int depth_ = 0;
   uint32_t tick_ = 0;
   std::vector<OpenOp> open_;    // by depth
@@ -186,9 +202,12 @@ class Compiler {
   Compiler(const stablehlo::Module& m, const CompileOptions& o, Program::Impl* impl)
       : module_(m), options_(o), impl_(impl), source_(o.source) {}
 
-  Status GetFunction(std::string_view name, const Function** out, const Operation* caller_op,
-                     const std::string& where) {
-    auto it = impl_->functions.find(NameOf(name));
+  // The function `name` compiled for code of `space` (host compute compiles a function apart for each side).
+  Status GetFunction(std::string_view name, const Function** out, const Operation* caller_op, const std::string& where,
+                     uint8_t space) {
+    std::string key = NameOf(name);
+    if (space) key += std::string(1, '\0') + "host";
+    auto it = impl_->functions.find(key);
     if (it != impl_->functions.end()) {
       if (it->second->compiling)
         return Unimplemented("%s: recursive call of @%.*s", where.c_str(), static_cast<int>(name.size()), name.data());
@@ -207,8 +226,8 @@ class Compiler {
     fn->name = std::string(name);
     fn->compiling = true;
     Function* raw = fn.get();
-    impl_->functions.emplace(fn->name, std::move(fn));
-    FunctionCompiler fc(this, raw);
+    impl_->functions.emplace(std::move(key), std::move(fn));
+    FunctionCompiler fc(this, raw, space);
     fc.is_entry_ = caller_op == nullptr && name == options_.entry;
     NEURONMEM_RETURN_IF_ERROR(fc.CompileFunction(*f));
     raw->compiling = false;
@@ -400,6 +419,7 @@ uint32_t FunctionCompiler::AddScratch(ElementType type, const std::vector<int64_
   s.count = 1;
   for (int64_t d : dims) s.count *= d;
   s.bytes = static_cast<size_t>(s.count) * ElementByteSize(type);
+  s.space = ctx_;
   s.live_begin = s.live_end = open_[depth_].start;
   const uint32_t id = static_cast<uint32_t>(fn_->slots.size());
   fn_->slots.push_back(std::move(s));
@@ -512,7 +532,22 @@ Status FunctionCompiler::CompileOp(const Operation& op, Body* body, std::vector<
   std::vector<uint32_t> uses_before(inputs_.size());
   for (size_t i = 0; i < inputs_.size(); ++i) uses_before[i] = uses_[inputs_[i]];
   for (uint32_t s : inputs_) Use(s);
+  const CompileOptions::HostCompute::Place place = PlaceOf(op);
   if (name == "func.return" || name == "stablehlo.return" || name == "return" || name == "sdy.return") {
+    // A return is a read by the code around it, but for the entry's: its caller places the results, from a
+    // copy already made in the output's space where there is one.
+    if (!(is_entry_ && depth_ == 0)) {
+      NEURONMEM_RETURN_IF_ERROR(PlaceInputs(ctx_, body, false, nullptr));
+    } else {
+      const std::vector<uint8_t>& want = c_->options_.host_compute.result_spaces;
+      for (size_t i = 0; i < inputs_.size() && i < want.size(); ++i) {
+        const uint32_t copy = FindCopy(inputs_[i]);
+        if (copy != UINT32_MAX && fn_->slots[copy].space == want[i]) {
+          Use(copy);
+          inputs_[i] = copy;
+        }
+      }
+    }
     *returned = inputs_;
     close();
     return Ok();
@@ -599,15 +634,28 @@ Status FunctionCompiler::CompileOp(const Operation& op, Body* body, std::vector<
   std::vector<Type> refined_types;
   std::vector<std::vector<int64_t>> refined_dims;
   NEURONMEM_RETURN_IF_ERROR(RefineResultTypes(op, &result_types, &refined_types, &refined_dims));
-  const uint32_t slot_begin = static_cast<uint32_t>(fn_->slots.size());
+  // Host compute: the op runs in the code around it, or on the host (kHost) with everything inside it; its
+  // inputs are placed for that side first. A placement move (kMove) moves its operand itself.
+  using Place = CompileOptions::HostCompute::Place;
+  const uint8_t outer_ctx = ctx_;
+  const bool rebinds = place != Place::kMove && c_->options_.host_compute.place && !op.regions.empty();
+  if (place != Place::kMove) {
+    const uint8_t side = place == Place::kHost ? c_->options_.host_compute.space : ctx_;
+    if (rebinds) scopes_.emplace_back();
+    NEURONMEM_RETURN_IF_ERROR(PlaceInputs(side, body, rebinds, &uses_before));
+    ctx_ = side;
+  }
+  const uint32_t slot_begin = static_cast<uint32_t>(fn_->slots.size());  // after the copies: not this op's
   std::vector<std::vector<uint32_t>> results(op.num_results);
-  const uint8_t space = c_->options_.result_space ? c_->options_.result_space(op) : 0;
+  uint8_t space = c_->options_.result_space ? c_->options_.result_space(op) : 0;
+  if (ctx_ && place != Place::kMove) space = ctx_;
   if (space >= kMaxSpaces) return Invalid("memory space %u is out of range", space);
   outputs_.clear();
   for (uint32_t i = 0; i < op.num_results; ++i) {
     NEURONMEM_RETURN_IF_ERROR(DefineLeaves(result_types[i], Slot::Kind::kPlanned, &op, &results[i]));
-    if (space) {
-      for (uint32_t leaf : results[i]) fn_->slots[leaf].space = space;
+    for (uint32_t leaf : results[i]) {
+      fn_->slots[leaf].space = space;
+      if (ctx_ && space == ctx_) host_defined_.insert(leaf);
     }
     outputs_.insert(outputs_.end(), results[i].begin(), results[i].end());
   }
@@ -632,6 +680,11 @@ Status FunctionCompiler::CompileOp(const Operation& op, Body* body, std::vector<
       inputs_ = std::move(saved_in);
       outputs_ = std::move(saved_out);
     }
+  }
+  ctx_ = outer_ctx;
+  if (rebinds) {  // the region values rebound for this op
+    for (std::string_view n : scopes_.back()) values_[n].pop_back();
+    scopes_.pop_back();
   }
   // Close this op: every slot used inside it lives to its end.
   const uint32_t end = close();
@@ -935,9 +988,16 @@ Status FunctionCompiler::CompileOps(const stablehlo::Block& block, Body* body, s
 Status FunctionCompiler::CompileBlock(const stablehlo::Block& block, Body* body, std::vector<uint32_t>* returned,
                                       stablehlo::Span<stablehlo::Argument> extra_args) {
   scopes_.emplace_back();
+  copies_.emplace_back();
+  const std::vector<uint8_t>& param_spaces = c_->options_.param_spaces;
   for (const auto& a : block.args.empty() ? extra_args : block.args) {
     std::vector<uint32_t> leaves;
     NEURONMEM_RETURN_IF_ERROR(DefineLeaves(a.type, Slot::Kind::kExternal, nullptr, &leaves));
+    // Where the argument lies: the entry's parameters where the caller said, else the code's own space.
+    for (size_t i = 0; i < leaves.size(); ++i) {
+      const size_t p = body->arg_slots.size() + i;
+      fn_->slots[leaves[i]].space = is_entry_ && depth_ == 0 ? (p < param_spaces.size() ? param_spaces[p] : 0) : ctx_;
+    }
     body->arg_slots.insert(body->arg_slots.end(), leaves.begin(), leaves.end());
     values_[a.name].push_back({leaves});
     scopes_.back().push_back(a.name);
@@ -945,6 +1005,7 @@ Status FunctionCompiler::CompileBlock(const stablehlo::Block& block, Body* body,
   NEURONMEM_RETURN_IF_ERROR(CompileOps(block, body, returned));
   for (std::string_view n : scopes_.back()) values_[n].pop_back();
   scopes_.pop_back();
+  copies_.pop_back();
   return Ok();
 }
 
@@ -952,6 +1013,7 @@ Status FunctionCompiler::CompileImplicitArgs(const stablehlo::Block& block, Body
                                              const std::vector<std::string_view>& names,
                                              const std::vector<uint32_t>& like) {
   scopes_.emplace_back();
+  copies_.emplace_back();
   for (size_t i = 0; i < names.size(); ++i) {
     Slot s = fn_->slots[like[i]];
     s.kind = Slot::Kind::kExternal;
@@ -966,7 +1028,88 @@ Status FunctionCompiler::CompileImplicitArgs(const stablehlo::Block& block, Body
   Status st = CompileOps(block, body, returned);
   for (std::string_view n : scopes_.back()) values_[n].pop_back();
   scopes_.pop_back();
+  copies_.pop_back();
   return st;
+}
+
+CompileOptions::HostCompute::Place FunctionCompiler::PlaceOf(const Operation& op) const {
+  const auto& place = c_->options_.host_compute.place;
+  return place ? place(op) : CompileOptions::HostCompute::Place::kAround;
+}
+
+bool FunctionCompiler::OutsideHost(uint32_t s) const {
+  const Slot& sl = fn_->slots[s];
+  return sl.kind != Slot::Kind::kConst && !((c_->options_.host_compute.host_spaces >> sl.space) & 1u);
+}
+
+uint32_t FunctionCompiler::FindCopy(uint32_t s) const {
+  for (auto it = copies_.rbegin(); it != copies_.rend(); ++it) {
+    auto found = it->find(s);
+    if (found != it->end()) return found->second;
+  }
+  return UINT32_MAX;
+}
+
+uint32_t FunctionCompiler::CopyTo(uint32_t s, uint8_t space, Body* body) {
+  if (const uint32_t found = FindCopy(s); found != UINT32_MAX) return found;
+  Slot copy = fn_->slots[s];
+  copy.kind = Slot::Kind::kPlanned;
+  copy.space = space;
+  copy.offset = 0;
+  copy.const_data = nullptr;
+  copy.live_begin = copy.live_end = depth_ < static_cast<int>(open_.size()) ? open_[depth_].start : tick_;
+  const uint32_t id = static_cast<uint32_t>(fn_->slots.size());
+  std::unique_ptr<Kernel> k = MakeHostComputeMove(s, id, copy);
+  fn_->slots.push_back(std::move(copy));
+  def_depth_.push_back(depth_);
+  uses_.resize(fn_->slots.size(), 0);
+  if (space) host_defined_.insert(id);
+  k->op = op_;
+  Definer d;  // a copy is known at compile time when its source is
+  d.op = op_;
+  d.kernel = k.get();
+  d.io = static_cast<uint32_t>(definer_slots_.size());
+  d.num_inputs = d.num_outputs = 1;
+  definer_slots_.push_back(s);
+  definer_slots_.push_back(id);
+  d.slot_begin = id;
+  d.slot_end = id + 1;
+  fn_->slots[id].definer = static_cast<uint32_t>(definers_.size());
+  definers_.push_back(std::move(d));
+  body->kernels.push_back(k.get());
+  fn_->kernels.push_back(std::move(k));
+  copies_.back()[s] = id;
+  ++c_->impl_->num_host_compute_moves;
+  return id;
+}
+
+Status FunctionCompiler::PlaceInputs(uint8_t space, Body* body, bool with_regions, std::vector<uint32_t>* uses_before) {
+  if (!c_->options_.host_compute.place) return Ok();
+  // Host code reads what lies outside host memory through a copy; device code what host code defined.
+  auto misplaced = [&](uint32_t s) { return space ? OutsideHost(s) : host_defined_.count(s) != 0; };
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    if (!misplaced(inputs_[i])) continue;
+    inputs_[i] = CopyTo(inputs_[i], space, body);
+    if (uses_before) (*uses_before)[i] = uses_[inputs_[i]];  // this op's read of the copy comes next
+    Use(inputs_[i]);
+  }
+  if (!with_regions) return Ok();
+  for (const stablehlo::ValueRef* v : FreeValuesOfRegions(*op_)) {
+    auto it = values_.find(v->name);
+    if (it == values_.end() || it->second.empty() || v->index >= it->second.back().size()) continue;
+    std::vector<std::vector<uint32_t>> placed = it->second.back();
+    bool moved = false;
+    for (uint32_t& s : placed[v->index]) {
+      if (!misplaced(s)) continue;
+      Use(s);  // the move reads it
+      s = CopyTo(s, space, body);
+      moved = true;
+    }
+    if (!moved) continue;
+    it->second.push_back(std::move(placed));
+    scopes_.back().push_back(v->name);
+  }
+  return Ok();
 }
 
 Status FunctionCompiler::CompileRegion(size_t index, const Body** out) {
@@ -1052,8 +1195,8 @@ Status FunctionCompiler::CompileRegionBatched(size_t index, int64_t n, const Bod
 Status FunctionCompiler::GetFunction(std::string_view name, const Function** fn) {
   const Operation* op = op_;
   const std::vector<uint32_t> saved_in = inputs_, saved_out = outputs_;
-  Status s =
-      c_->GetFunction(name, fn, op_, FormatLocation(state()->filename, *op_) + ": '" + std::string(op_->name) + "'");
+  Status s = c_->GetFunction(name, fn, op_,
+                             FormatLocation(state()->filename, *op_) + ": '" + std::string(op_->name) + "'", ctx_);
   op_ = op;
   inputs_ = saved_in;
   outputs_ = saved_out;
@@ -1190,9 +1333,14 @@ Status Compile(const stablehlo::Module& module, const CompileOptions& options, s
   impl->state.custom_calls = options.custom_calls ? options.custom_calls : &CustomCallRegistry::BuiltIn();
   impl->state.reference_test_ops = options.reference_test_ops;
   impl->state.space_copy = options.space_copy;
+  const CompileOptions::HostCompute& host = options.host_compute;
+  if (host.place && (host.space == 0 || host.space >= kMaxSpaces || !((host.host_spaces >> host.space) & 1u)))
+    return InvalidArgument("host compute needs a host memory space in 1..%zu", kMaxSpaces - 1);
+  impl->state.host_compute_move = host.move;
   Compiler c(module, options, impl.get());
   const Function* entry = nullptr;
-  NEURONMEM_RETURN_IF_ERROR(c.GetFunction(options.entry, &entry, nullptr, options.filename));
+  NEURONMEM_RETURN_IF_ERROR(c.GetFunction(options.entry, &entry, nullptr, options.filename,
+                                          host.place && host.entry_on_host ? host.space : 0));
   impl->entry = entry;
   for (const Type& t : entry->param_types) {
     ValueSpec v;
@@ -1223,6 +1371,7 @@ Status Compile(const stablehlo::Module& module, const CompileOptions& options, s
     impl->num_kernels += kv.second->kernels.size();
     impl->num_in_place += kv.second->alias_slots.size();
   }
+  impl->num_kernels -= impl->num_host_compute_moves;  // ops only
   impl->fallback_result.assign(impl->params.size(), -1);
   for (uint32_t p : entry->overwritten_params) impl->fallback_result[p] = options.donations[p];
   out->reset(new Program(std::move(impl)));
@@ -1286,6 +1435,7 @@ size_t Program::workspace_bytes(size_t space) const {
 size_t Program::constant_bytes() const { return impl_->constant_bytes; }
 size_t Program::num_kernels() const { return impl_->num_kernels; }
 size_t Program::num_in_place() const { return impl_->num_in_place; }
+size_t Program::num_host_compute_moves() const { return impl_->num_host_compute_moves; }
 bool Program::overwrites_parameter(size_t i) const {
   return i < impl_->fallback_result.size() && impl_->fallback_result[i] >= 0;
 }

@@ -104,7 +104,8 @@ struct CompileOptions {
   const CustomCallRegistry* custom_calls = nullptr;  // nullptr = CustomCallRegistry::BuiltIn()
   // Memory spaces (the executor's memory kinds): the space of the values an op defines, below kMaxSpaces
   // (0 = the default space). Each space's intermediates are planned apart, in memory of their own per
-  // run (RunOptions::spaces). nullptr: everything in space 0.
+  // run (RunOptions::spaces). nullptr: everything in space 0. Inside host compute (below), only the ops
+  // HostCompute::place calls kMove are asked; the others define their values in HostCompute::space.
   std::function<uint8_t(const stablehlo::Operation&)> result_space;
   // Donation (the executor's donated arguments): donations[i] is the result whose memory entry parameter i
   // (flattened) becomes when a run donates it, or -1; param_spaces[i] is the memory space parameter i lives in
@@ -123,6 +124,28 @@ struct CompileOptions {
   // (RunOptions::context): the executor copies and counts them as transfers. nullptr: plain copies.
   using SpaceCopyFn = void (*)(void* run_context, void* dst, const void* src, size_t bytes);
   SpaceCopyFn space_copy = nullptr;
+
+  // Host compute (the executor's `_xla_compute_type = "host"`; docs/executor.md, "Host compute"). Off while
+  // `place` is null. An op `place` calls kHost runs on the host with everything inside it (its regions, the
+  // functions it calls, compiled apart from their device-side instances): the values they define live in
+  // `space`. Before the outermost such op, each value it reads (operands, and values its regions read from
+  // outside) that lies in neither a host space nor the program's constants is copied into `space` by a move
+  // kernel; device code that reads a value host code defined reads a copy back in space 0 the same way. Each
+  // value is copied once per side and enclosing block. kMove ops (the intra-graph placement moves) move their
+  // operand themselves: nothing is copied for them. A function's return is a read by the code of its side;
+  // the entry's return is not (its caller places the results; see result_spaces). Where the entry's
+  // parameters lie: param_spaces.
+  struct HostCompute {
+    enum class Place : uint8_t { kAround, kHost, kMove };
+    std::function<Place(const stablehlo::Operation&)> place;
+    bool entry_on_host = false;          // the entry function itself runs on the host
+    uint8_t space = 0;                   // where host code defines its values (nonzero)
+    uint32_t host_spaces = 0;            // bit k: space k is host memory, which host code reads in place
+    std::vector<uint8_t> result_spaces;  // the space each entry result is wanted in: one already copied
+                                         // there is returned from its copy
+    CustomCallFn move;                   // makes one copy (operand 0 into result 0); null: a plain memcpy
+  };
+  HostCompute host_compute;
 };
 
 constexpr size_t kMaxSpaces = 4;
@@ -178,6 +201,9 @@ class Program {
   size_t num_in_place() const;
   // Whether the program writes into entry parameter i's memory when a run donates it.
   bool overwrites_parameter(size_t i) const;
+  // Number of copies compiled in at host-compute boundaries (CompileOptions::HostCompute): places in the
+  // program, each run once per execution of the code around it.
+  size_t num_host_compute_moves() const;
 
   // Runs the entry function. `args` must match parameters() in type and dims. Results are allocated
   // from `allocator` and described in `results` (their dims point into this Program).

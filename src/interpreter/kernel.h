@@ -50,6 +50,7 @@ struct ProgramState {
   const CustomCallRegistry* custom_calls;
   bool reference_test_ops = false;  // CompileOptions::reference_test_ops
   CompileOptions::SpaceCopyFn space_copy = nullptr;
+  CustomCallFn host_compute_move;  // CompileOptions::HostCompute::move
 };
 
 // Runs the kernels of `body` in order.
@@ -72,7 +73,8 @@ struct Slot {
   int64_t count = 0;  // elements
   size_t bytes = 0;
   size_t offset = 0;  // kPlanned: offset in the frame's data of its space
-  uint8_t space = 0;  // kPlanned: the memory space (CompileOptions::result_space)
+  uint8_t space = 0;  // kPlanned: the memory space (CompileOptions::result_space); kExternal: where the
+                      // value is known to lie (host compute's placement decisions; 0 also when unknown)
   const char* const_data = nullptr;
   uint32_t alias_of = 0;  // kAlias: the slot whose memory it takes (a planned slot or an entry parameter)
   // Liveness (kPlanned): first and last op index (in the function's pre-order numbering).

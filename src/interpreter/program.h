@@ -48,6 +48,7 @@ struct Program::Impl {
   // Per entry parameter: the result whose memory takes the parameter's value when the program overwrites it
   // and a run does not donate it (-1: the program never overwrites it).
   std::vector<int32_t> fallback_result;
+  size_t num_host_compute_moves = 0;
 };
 
 // Sets up the frame of `fn` in `mem` (frame_bytes of it; callees use the rest) and, for spaces 1.., at

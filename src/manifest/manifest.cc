@@ -156,6 +156,10 @@ class Deriver {
     }
     // Walk the entry function and, at each call, the function called (once each: kinds flow through calls).
     module_ = &module;
+    if (IsHostCompute(f->attributes)) {
+      m_->host_compute.push_back(
+          {std::string(f->name), "func.func", std::string(f->name), {f->loc.line, f->loc.column}});
+    }
     std::vector<std::string_view> arg_kinds;
     for (const Value& v : m_->arguments) arg_kinds.push_back(MemoryKindName(v.memory_kind));
     WalkFunction(*f, arg_kinds);
@@ -257,16 +261,24 @@ class Deriver {
 
   // Records what `op` says (host compute, moves, kernels, channels, custom-call targets), walks its regions
   // and the functions it calls, and defines the kinds of its results: the kind rule of docs/contract.md
-  // (section 2, "Kinds through ops that move no data").
+  // (section 2, "Kinds through ops that move no data"); a host-compute op's results are pinned_host.
   void Visit(const Operation& op, std::string_view fn) {
     if (op.skipped) {
       VisitSkipped(op);
       return;
     }
-    if (const Attribute* ct = FrontendAttr(op, "_xla_compute_type"); ct && ct->str == "host") {
+    const bool host = RunsOnHost(*module_, op);
+    if (host) {
       m_->host_compute.push_back(
           {std::string(fn), std::string(op.name), std::string(op.callee), {op.loc.line, op.loc.column}});
     }
+    VisitOp(op, fn);
+    if (host) {
+      for (uint32_t i = 0; i < op.num_results; ++i) SetResult(op, i, MemoryKindName(MemoryKind::kPinnedHost));
+    }
+  }
+
+  void VisitOp(const Operation& op, std::string_view fn) {
     if (op.name == "stablehlo.custom_call") {
       const std::string target(op.callee);
       if (target.empty()) Error(NEURONMEM_STATUS_INVALID_ARGUMENT, op.loc, "custom_call without a call target");
@@ -589,6 +601,19 @@ class Deriver {
 }  // namespace
 
 const char* PolicyName(Policy p) { return p == Policy::kTorchNeuronx ? "torch-neuronx" : "device"; }
+
+bool IsHostCompute(const stablehlo::NamedAttrs& attributes) {
+  const Attribute* fa = Find(attributes, "mhlo.frontend_attributes");
+  const Attribute* ct = fa ? fa->Get("_xla_compute_type") : nullptr;
+  return ct && ct->kind == Attribute::Kind::kString && ct->str == "host";
+}
+
+bool RunsOnHost(const stablehlo::Module& module, const stablehlo::Operation& op) {
+  if (IsHostCompute(op.attributes)) return true;
+  if (op.name != "func.call" || op.callee.empty()) return false;  // the parser reads a generic form's callee too
+  const stablehlo::Function* callee = module.FindFunction(op.callee);
+  return callee && IsHostCompute(callee->attributes);
+}
 
 bool PlacementMemoryKind(std::string_view kind, MemoryKind* out) {
   if (MemoryKindFromName(kind, out)) return true;

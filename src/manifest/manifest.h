@@ -67,10 +67,10 @@ struct Move {  // an intra-graph placement
   Location loc;
 };
 
-struct HostCompute {  // an op or call marked _xla_compute_type = "host"
+struct HostCompute {  // an op or call marked _xla_compute_type = "host", or a call of a marked function
   std::string function;
-  std::string op;
-  std::string callee;
+  std::string op;      // "func.func" for an entry function marked itself
+  std::string callee;  // func.call's callee (the function itself for "func.func")
   Location loc;
 };
 
@@ -143,6 +143,11 @@ Status FromJson(std::string_view json, Manifest* out);
 
 // Policy names.
 const char* PolicyName(Policy p);
+
+// Whether attributes hold mhlo.frontend_attributes = {_xla_compute_type = "host"} (JAX's compute_on('device_host')).
+bool IsHostCompute(const stablehlo::NamedAttrs& attributes);
+// Whether op runs on the host: it is marked, or it is a func.call of a function marked itself.
+bool RunsOnHost(const stablehlo::Module& module, const stablehlo::Operation& op);
 
 // Where libneuronmem places a placement kind as written in a move (device, pinned_host, unpinned_host, and
 // the device-side vmem and pinned_device); false for other strings.
