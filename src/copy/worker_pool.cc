@@ -61,6 +61,24 @@ void WorkerPool::Enqueue(Fn fn, void* arg) {
   impl_->arena.enqueue(Task(fn, this, arg));
 }
 
+void WorkerPool::Execute(Fn fn, void* arg) {
+  // oneTBB hands the functor to another thread when the caller cannot join the arena: as for Task, every
+  // field is an atomic, so ThreadSanitizer sees the hand-off and the return (`done`) through them.
+  struct Call {
+    std::atomic<Fn> fn;
+    std::atomic<void*> arg;
+    mutable std::atomic<bool> done{false};
+    void operator()() const {
+      fn.load(std::memory_order_acquire)(arg.load(std::memory_order_acquire));
+      done.store(true, std::memory_order_release);
+    }
+  } call;
+  call.arg.store(arg, std::memory_order_release);
+  call.fn.store(fn, std::memory_order_release);
+  impl_->arena.execute(call);
+  (void)call.done.load(std::memory_order_acquire);
+}
+
 int WorkerPool::max_concurrency() const { return impl_->arena.max_concurrency(); }
 
 bool WorkerPool::InTask() { return t_in_task; }

@@ -17,6 +17,11 @@ class WorkerPool {
 
   // Runs fn(arg) on a worker. Counted until it returns.
   void Enqueue(Fn fn, void* arg);
+  // Runs fn(arg) inside the pool's arena and returns when it has returned: on the calling thread when it can
+  // join the arena (oneTBB algorithms fn starts then share the arena's workers), else on a thread of the
+  // arena while the caller waits. fn must not block on work that needs the caller. Not counted (the caller
+  // is waiting for it).
+  void Execute(Fn fn, void* arg);
   // The arena's worker slots (one is reserved for a master thread).
   int max_concurrency() const;
   // Whether this thread is running one of the pool's tasks.

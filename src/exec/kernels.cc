@@ -112,21 +112,30 @@ Status RunLaunch(const interp::CustomCallContext& c, const Launch& launch) {
   // the views.
   std::atomic<int64_t> points_done;
   points_done.store(0, std::memory_order_release);
-  tbb::parallel_for(tbb::blocked_range<int64_t>(0, points), [&](const tbb::blocked_range<int64_t>& r) {
-    (void)points_done.load(std::memory_order_acquire);
-    std::vector<int64_t> index;
-    for (int64_t p = r.begin(); p != r.end(); ++p) {
-      Status s = point(p, &index);
-      if (!s) continue;
-      std::lock_guard<std::mutex> lock(mu);
-      if (p < first) {
-        first = p;
-        failure = std::move(s);
+  // The points run on the executor's arena (RunState::pool), whichever thread runs the execution: a launch
+  // thread or a submitting caller would otherwise run them in its own (the caller's) arena.
+  auto grid = [&] {
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, points), [&](const tbb::blocked_range<int64_t>& r) {
+      (void)points_done.load(std::memory_order_acquire);
+      std::vector<int64_t> index;
+      for (int64_t p = r.begin(); p != r.end(); ++p) {
+        Status s = point(p, &index);
+        if (!s) continue;
+        std::lock_guard<std::mutex> lock(mu);
+        if (p < first) {
+          first = p;
+          failure = std::move(s);
+        }
+        break;
       }
-      break;
-    }
-    points_done.fetch_add(static_cast<int64_t>(r.size()), std::memory_order_acq_rel);
-  });
+      points_done.fetch_add(static_cast<int64_t>(r.size()), std::memory_order_acq_rel);
+    });
+  };
+  if (run && run->pool) {
+    run->pool->Execute([](void* g) { (*static_cast<decltype(grid)*>(g))(); }, &grid);
+  } else {
+    grid();
+  }
   if (points_done.load(std::memory_order_acquire) != points) return Internal("a grid launch ended unfinished");
   return failure;
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/memory_kind.h"
+#include "copy/worker_pool.h"
 #include "exec/stats.h"
 #include "interpreter/interpreter.h"
 #include "stablehlo/ir.h"
@@ -41,6 +42,7 @@ struct RunState {
   std::vector<Range> ranges;  // the workspaces of each space, the arguments
   ExecutionStats* stats = nullptr;
   uint32_t core = 0;
+  copy::WorkerPool* pool = nullptr;  // the executor's oneTBB arena: where a kernel's grid points run
 
   void Add(const void* p, uint64_t bytes, MemoryKind kind) {
     if (bytes) ranges.push_back({static_cast<const char*>(p), static_cast<const char*>(p) + bytes, kind});

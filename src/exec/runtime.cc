@@ -573,6 +573,7 @@ void Runtime::Run(Execution& e) {
   RunState run;
   run.stats = &stats;
   run.core = e.core;
+  run.pool = &pool_;
   Status failure;
   for (size_t k = 0; k < kNumMemoryKinds && !failure; ++k) {
     space_bytes[k] = exe.program().workspace_bytes(k);

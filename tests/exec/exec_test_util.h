@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/status_helpers.h"
@@ -191,6 +192,33 @@ class ExecTest : public ::testing::Test {
     c.struct_size = sizeof c;
     EXPECT_OK(neuronmem_execution_transfers(x, from, to, &c));
     return c;
+  }
+
+  // What the client's memories hold (bytes in use and live allocations of each core's device memory, then
+  // pinned_host and unpinned_host): equal before a failed execution and after its results are dropped when
+  // it left nothing behind.
+  std::vector<std::pair<uint64_t, uint64_t>> Held(size_t num_cores) {
+    std::vector<neuronmem_memory_t*> memories;
+    for (size_t d = 0; d < num_cores; ++d) memories.push_back(Memory(NEURONMEM_MEMORY_KIND_DEVICE, d));
+    memories.push_back(Memory(NEURONMEM_MEMORY_KIND_PINNED_HOST));
+    memories.push_back(Memory(NEURONMEM_MEMORY_KIND_UNPINNED_HOST));
+    std::vector<std::pair<uint64_t, uint64_t>> held;
+    for (neuronmem_memory_t* m : memories) {
+      neuronmem_memory_stats_t s{};
+      s.struct_size = NEURONMEM_MEMORY_STATS_STRUCT_SIZE;
+      EXPECT_OK(neuronmem_memory_stats(m, &s));
+      held.push_back({s.bytes_in_use, s.live_allocations});
+    }
+    return held;
+  }
+  // Destroys buffers the fixture holds (results the test is done with; Drop(buffers_): all of them).
+  void Drop(std::vector<neuronmem_buffer_t*> buffers) {
+    for (neuronmem_buffer_t* b : buffers) {
+      auto it = std::find(buffers_.begin(), buffers_.end(), b);
+      if (it == buffers_.end()) continue;
+      buffers_.erase(it);
+      neuronmem_buffer_destroy(b);
+    }
   }
 
   neuronmem_client_t* client_ = nullptr;

@@ -1,9 +1,16 @@
 // Custom kernels through the C API (issue 9, first part): a kernel called by its custom-call target, an NKI
 // kernel (AwsNeuronCustomNativeKernel) found by its backend_config's func_name and run once per grid point in
 // parallel, a pinned_host operand read in place, errors of a kernel, and unregistered kernels at compile.
+#include <tbb/task_arena.h>
+
 #include <atomic>
+#include <cmath>
 #include <mutex>
 #include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
 
 #include "exec/exec_test_util.h"
 
@@ -14,6 +21,7 @@ struct Seen {
   std::atomic<int> calls{0};
   std::mutex mu;
   std::set<int64_t> points;
+  std::set<int> arenas;  // the max_concurrency of the oneTBB arena each grid point ran in
   neuronmem_memory_kind_t input_kind = NEURONMEM_MEMORY_KIND_DEVICE;
   std::string backend_config;
 };
@@ -47,6 +55,7 @@ neuronmem_status_t* NkiAdd(const neuronmem_kernel_call_t* call, void* user_data)
   {
     std::lock_guard<std::mutex> lock(seen->mu);
     seen->points.insert(p);
+    seen->arenas.insert(tbb::this_task_arena::max_concurrency());
   }
   if (p == 3 && seen->backend_config == "fail")
     return neuronmem_status_create(NEURONMEM_STATUS_DATA_LOSS, "the tile was corrupt", 20);
@@ -124,6 +133,28 @@ TEST_F(KernelTest, NkiKernelRunsEveryGridPoint) {
   neuronmem_event_destroy(done);
 }
 
+// Grid points run on the library's oneTBB arena, never in the arena of the thread that submitted the
+// execution (a good guest: a caller that limits its own arena to one thread does not limit the kernels, and
+// the library's work does not run in the caller's arena). The submission below runs inline on the caller's
+// thread (the core is idle), inside a task_arena of concurrency 1.
+TEST_F(KernelTest, GridPointsRunOnTheLibrarysArena) {
+  Seen seen;
+  Register("nki_add", NkiAdd, &seen);
+  neuronmem_executable_t* e = nullptr;
+  ASSERT_OK(Compile(kNki, &e));
+  neuronmem_buffer_t* a = Upload({1, 2, 3, 4, 5, 6, 7, 8}, {8}, Memory(NEURONMEM_MEMORY_KIND_DEVICE));
+  std::vector<neuronmem_buffer_t*> results;
+  neuronmem_event_t* done = nullptr;
+  tbb::task_arena one(1);
+  one.execute([&] { EXPECT_OK(Execute(e, {a, a}, &results, &done)); });
+  ASSERT_NE(done, nullptr);
+  ASSERT_OK(neuronmem_event_wait(done, -1));
+  EXPECT_EQ(Read(results[0], 8), (std::vector<float>{2, 4, 6, 8, 10, 12, 14, 16}));
+  neuronmem_event_destroy(done);
+  EXPECT_EQ(seen.points, (std::set<int64_t>{0, 1, 2, 3}));
+  EXPECT_EQ(seen.arenas.count(1), 0u) << "a grid point ran in the caller's arena of concurrency 1";
+}
+
 TEST_F(KernelTest, AKernelErrorFailsTheExecution) {
   Seen seen;
   seen.backend_config = "fail";
@@ -132,6 +163,7 @@ TEST_F(KernelTest, AKernelErrorFailsTheExecution) {
   ASSERT_OK(Compile(kNki, &e));
   neuronmem_memory_t* dev = Memory(NEURONMEM_MEMORY_KIND_DEVICE);
   neuronmem_buffer_t* a = Upload(std::vector<float>(8, 1.0f), {8}, dev);
+  const auto held = Held(1);
   std::vector<neuronmem_buffer_t*> results;
   neuronmem_event_t* done = nullptr;
   ASSERT_OK(Execute(e, {a, a}, &results, &done));
@@ -140,9 +172,120 @@ TEST_F(KernelTest, AKernelErrorFailsTheExecution) {
   EXPECT_NE(r.message.find("test.mlir:3:"), std::string::npos) << r.message;
   EXPECT_NE(r.message.find("kernel 'nki_add' at grid point [3]"), std::string::npos) << r.message;
   EXPECT_NE(r.message.find("the tile was corrupt"), std::string::npos) << r.message;
+  // The failed result's content carries the error.
+  float out[8];
+  neuronmem_buffer_read_args_t ra{};
+  ra.struct_size = sizeof ra;
+  ra.buffer = results[0];
+  ra.size = sizeof out;
+  ra.dst = out;
+  EXPECT_EQ(Take(neuronmem_buffer_read(&ra, nullptr)).code, NEURONMEM_STATUS_DATA_LOSS);
   neuronmem_event_destroy(done);
-  // The client stays usable.
+  // Nothing stays allocated once the result is dropped (the workspace went back with the failure).
+  Drop(results);
+  EXPECT_EQ(Held(1), held);
+  // The client stays usable: the argument is intact and the same executable runs once the kernel succeeds.
   EXPECT_EQ(Read(a, 8), std::vector<float>(8, 1.0f));
+  seen.backend_config.clear();
+  ASSERT_OK(Execute(e, {a, a}, &results, &done));
+  ASSERT_OK(neuronmem_event_wait(done, -1));
+  EXPECT_EQ(Read(results[0], 8), std::vector<float>(8, 2.0f));
+  neuronmem_event_destroy(done);
+}
+
+// Kernels belong to the client they were registered with; registration is thread-safe while other threads
+// register and compile; an executable keeps the kernel it was compiled with when the name is registered again.
+neuronmem_status_t* Scale3(const neuronmem_kernel_call_t* call, void*) {
+  const auto* in = static_cast<const float*>(call->inputs[0].data);
+  auto* out = static_cast<float*>(call->outputs[0].data);
+  for (int64_t i = 0; i < call->inputs[0].dims[0]; ++i) out[i] = 3 * in[i];
+  return nullptr;
+}
+
+TEST_F(KernelTest, KernelsArePerClientThreadSafeAndTakenAtCompile) {
+  Seen seen;
+  Register("my.scale2", Scale2, &seen);
+  neuronmem_client_t* other = nullptr;
+  ASSERT_OK(MakeClient(16u << 20, 1, &other));
+  neuronmem_executable_t* e = nullptr;
+  Result r = Take(Compile(kScale, &e, NEURONMEM_ARGUMENT_PLACEMENT_STRICT, other));
+  EXPECT_EQ(r.code, NEURONMEM_STATUS_UNIMPLEMENTED) << r.message;  // client_'s kernel is not other's
+  EXPECT_NE(r.message.find("my.scale2"), std::string::npos) << r.message;
+  EXPECT_OK(neuronmem_client_destroy(other));
+
+  // Four threads each register 20 names and re-register my.scale2 (the same function) while compiling.
+  constexpr int kThreads = 4, kNames = 20;
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kNames; ++i) {
+        const std::string name = "k" + std::to_string(t) + "." + std::to_string(i);
+        for (const char* n : {name.c_str(), "my.scale2"}) {
+          neuronmem_kernel_registration_t reg{};
+          reg.struct_size = NEURONMEM_KERNEL_REGISTRATION_STRUCT_SIZE;
+          reg.name = n;
+          reg.fn = Scale2;
+          reg.user_data = &seen;
+          if (neuronmem_status_t* s = neuronmem_client_register_kernel(client_, &reg)) {
+            neuronmem_status_free(s);
+            failures++;
+          }
+        }
+        neuronmem_compile_options_t o{};
+        o.struct_size = sizeof o;
+        neuronmem_executable_t* x = nullptr;
+        if (neuronmem_status_t* s = neuronmem_executable_compile_text(client_, kScale, sizeof kScale - 1, &o, &x)) {
+          neuronmem_status_free(s);
+          failures++;
+        }
+        neuronmem_executable_destroy(x);
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  // Every name registered by every thread is there.
+  std::string every =
+      "func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n  %v0 = stablehlo.add %a, %a : tensor<4xf32>\n";
+  int v = 0;
+  for (int t = 0; t < kThreads; ++t) {
+    for (int i = 0; i < kNames; ++i, ++v) {
+      every += "  %v" + std::to_string(v + 1) + " = stablehlo.custom_call @k" + std::to_string(t) + "." +
+               std::to_string(i) + "(%v" + std::to_string(v) + ") : (tensor<4xf32>) -> tensor<4xf32>\n";
+    }
+  }
+  every += "  return %v" + std::to_string(v) + " : tensor<4xf32>\n}\n";
+  neuronmem_executable_t* all = nullptr;
+  ASSERT_OK(Compile(every, &all));
+
+  // An executable keeps the kernel it was compiled with: my.scale2 registered again as x3 changes only
+  // executables compiled afterwards.
+  neuronmem_executable_t* before = nullptr;
+  ASSERT_OK(Compile(kScale, &before));
+  Register("my.scale2", Scale3, nullptr);
+  neuronmem_executable_t* after = nullptr;
+  ASSERT_OK(Compile(kScale, &after));
+  neuronmem_buffer_t* a = Upload({1, 2, 3, 4}, {4}, Memory(NEURONMEM_MEMORY_KIND_PINNED_HOST));
+  const std::vector<std::pair<neuronmem_executable_t*, std::vector<float>>> runs = {{before, {4, 8, 12, 16}},
+                                                                                    {after, {6, 12, 18, 24}}};
+  for (const auto& [x, want] : runs) {
+    std::vector<neuronmem_buffer_t*> results;
+    neuronmem_event_t* done = nullptr;
+    ASSERT_OK(Execute(x, {a}, &results, &done));
+    ASSERT_OK(neuronmem_event_wait(done, -1));
+    EXPECT_EQ(Read(results[0], 4), want);
+    neuronmem_event_destroy(done);
+  }
+  // 2^81 (the add, then x2 eighty times) of 1 overflows f32 to inf only past 2^128: exact powers of two.
+  neuronmem_buffer_t* one = Upload({1, 0.5f, 0.25f, 0}, {4}, Memory(NEURONMEM_MEMORY_KIND_DEVICE));
+  std::vector<neuronmem_buffer_t*> results;
+  neuronmem_event_t* done = nullptr;
+  ASSERT_OK(Execute(all, {one}, &results, &done));
+  ASSERT_OK(neuronmem_event_wait(done, -1));
+  const float p81 = std::ldexp(1.0f, 81);
+  EXPECT_EQ(Read(results[0], 4), (std::vector<float>{p81, p81 / 2, p81 / 4, 0}));
+  neuronmem_event_destroy(done);
 }
 
 // What a kernel that calls back into the library gets: the blocking calls are refused, a query works.

@@ -261,6 +261,7 @@ TEST_F(HostTest, AMissingCallbackIsRefusedAtSubmissionNamingTheChannel) {
   HostLog log;
   std::vector<std::vector<neuronmem_buffer_t*>> results;
   std::vector<neuronmem_event_t*> done;
+  const auto held = Held(kCores);  // no buffers yet
   Result r = Take(LaunchHost(e, 2, {{5, OnSend, &log}}, {}, &results, &done));
   EXPECT_EQ(r.code, NEURONMEM_STATUS_INVALID_ARGUMENT);
   EXPECT_NE(r.message.find("test.mlir:6:"), std::string::npos) << r.message;
@@ -281,6 +282,17 @@ TEST_F(HostTest, AMissingCallbackIsRefusedAtSubmissionNamingTheChannel) {
   r = Take(Execute(e, {Args(1)[0][0]}, &plain, &plain_done));
   EXPECT_EQ(r.code, NEURONMEM_STATUS_INVALID_ARGUMENT);
   EXPECT_NE(r.message.find("channel 5 has no send callback"), std::string::npos) << r.message;
+  EXPECT_EQ(plain_done, nullptr);
+  // The refused launches allocated nothing: with the arguments they were given dropped, all is as before.
+  Drop(buffers_);
+  EXPECT_EQ(Held(kCores), held);
+  // The client stays usable: with both callbacks the launch runs.
+  ASSERT_OK(LaunchHost(e, 2, {{5, OnSend, &log}}, {{6, OnRecv, nullptr}}, &results, &done));
+  for (neuronmem_event_t* ev : done) {
+    EXPECT_OK(neuronmem_event_wait(ev, -1));
+    neuronmem_event_destroy(ev);
+  }
+  EXPECT_EQ(Read(results[1][0], 2), (std::vector<float>{211, 212}));
 }
 
 TEST_F(HostTest, ACallbacksErrorFailsItsDeviceAndABlockingCallIsRefused) {
@@ -291,6 +303,7 @@ TEST_F(HostTest, ACallbacksErrorFailsItsDeviceAndABlockingCallIsRefused) {
   ASSERT_OK(neuronmem_event_create(client_, &log.never));
   std::vector<std::vector<neuronmem_buffer_t*>> results;
   std::vector<neuronmem_event_t*> done;
+  const auto held = Held(kCores);  // no buffers yet
   ASSERT_OK(LaunchHost(e, 2, {{5, OnSend, &log}}, {{6, OnRecv, nullptr}}, &results, &done));
   ASSERT_OK(neuronmem_event_wait(done[0], -1));  // the core did not hang in the callback
   const Result r = Take(neuronmem_event_wait(done[1], -1));
@@ -302,6 +315,17 @@ TEST_F(HostTest, ACallbacksErrorFailsItsDeviceAndABlockingCallIsRefused) {
   for (neuronmem_event_t* ev : done) neuronmem_event_destroy(ev);
   ASSERT_OK(neuronmem_event_complete(log.never, nullptr));
   neuronmem_event_destroy(log.never);
+  log.never = nullptr;
+  // Nothing stays allocated once the arguments and results are dropped, and the next launch succeeds.
+  Drop(buffers_);
+  EXPECT_EQ(Held(kCores), held);
+  log.fail = false;
+  ASSERT_OK(LaunchHost(e, 2, {{5, OnSend, &log}}, {{6, OnRecv, nullptr}}, &results, &done));
+  for (neuronmem_event_t* ev : done) {
+    EXPECT_OK(neuronmem_event_wait(ev, -1));
+    neuronmem_event_destroy(ev);
+  }
+  EXPECT_EQ(Read(results[1][0], 2), (std::vector<float>{211, 212}));
 }
 
 TEST_F(PeerTest, ARecvWhoseSendNeverComesFailsNeverHangs) {
@@ -324,7 +348,9 @@ func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
   std::vector<std::vector<neuronmem_buffer_t*>> results;
   std::vector<neuronmem_event_t*> done;
   std::vector<neuronmem_execution_t*> runs;
-  ASSERT_OK(Launch(e, {0, 1}, Args(2), &results, &done, &runs));
+  const auto args = Args(2);
+  const auto held = Held(kCores);
+  ASSERT_OK(Launch(e, {0, 1}, args, &results, &done, &runs));
   ASSERT_OK(neuronmem_event_wait(done[0], -1));  // device 0 is no target: zeros
   EXPECT_EQ(Read(results[0][0], 2), (std::vector<float>{0, 0}));
   const Result r = Take(neuronmem_event_wait(done[1], -1));
@@ -334,6 +360,9 @@ func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
   EXPECT_NE(r.message.find("channel 9"), std::string::npos) << r.message;
   for (neuronmem_event_t* ev : done) neuronmem_event_destroy(ev);
   for (neuronmem_execution_t* x : runs) neuronmem_execution_destroy(x);
+  // Nothing stays allocated once the results are dropped (both executions' workspaces went back).
+  Drop({results[0][0], results[1][0]});
+  EXPECT_EQ(Held(kCores), held);
   // The client stays usable.
   const auto out = Run(SendRecv("dense<[[0, 1], [1, 0]]> : tensor<2x2xi64>"), 2, 2);
   ASSERT_EQ(out.size(), 2u);
