@@ -113,7 +113,21 @@ struct LaunchState final : interp::Transport, interp::HostTransfers {
     t.partition = call.process % grid->num_partitions();
     t.tensors = tensors.data();
     t.num_tensors = n;
+    const uint64_t t0 = NowNs();
     Status s = (*fn)(t);
+    const uint64_t elapsed = NowNs() - t0;
+    if (!s) {
+      // The callback moved each tensor between the core's memory and the frontend's (pageable) host memory: an
+      // explicit transfer of the execution, tensor by tensor, from its kind to unpinned_host (a send) or back
+      // (a recv), its time part of the moves inside the graph.
+      std::lock_guard<std::mutex> lock(mu);
+      ExecutionStats& stats = *procs[call.process].stats;
+      for (size_t i = 0; i < n; ++i) {
+        const MemoryKind core = tensors[i].kind, host_kind = MemoryKind::kUnpinnedHost;
+        stats.AddExplicit(send ? core : host_kind, send ? host_kind : core, views[i].Bytes());
+      }
+      stats.explicit_transfer_ns += elapsed;
+    }
     if (s) {
       // "file:line:col: 'stablehlo.send': the send callback of channel 5: <the callback's message>"
       s = Annotate(std::move(s), std::string(call.site.location) + ": '" + std::string(call.site.op) + "': the " +
@@ -398,11 +412,15 @@ Status Runtime::Launch(const LaunchRequest& r, copy::Buffer* const* results, Eve
   }
   std::shared_ptr<LaunchState> grid;
   if (exe.uses_grid()) grid = std::make_shared<LaunchState>(exe, transport_.get(), r.host);
+  // One device and no host callback: nothing of the launch can block (every other process of its grid is
+  // absent, so a wait for one fails at once), so it keeps the plain rule (on the caller when its core is idle)
+  // instead of paying a launch thread's wake-up. Callbacks always run on the core's launch thread.
+  const bool alone = n == 1 && (!r.host || (r.host->send.empty() && r.host->recv.empty()));
   std::vector<std::unique_ptr<Execution>> executions(n);
   for (size_t d = 0; d < n; ++d) {
     if (Status s = Prepare(requests[d], results + d * num_outputs, &executions[d]))
       return Annotate(std::move(s), "device " + std::to_string(r.cores[d]));
-    executions[d]->launch = true;
+    executions[d]->launch = !alone;
     executions[d]->grid = grid;
   }
   for (size_t d = 0; d < n; ++d) {
@@ -439,7 +457,8 @@ Status Runtime::Launch(const LaunchRequest& r, copy::Buffer* const* results, Eve
       if (Enqueue(std::move(e))) to_drain.push_back(q);
     }
   }
-  // A launch's executions never run on the caller: the drain hands each to its core's launch thread.
+  // A launch's executions never run on the caller (but one alone): the drain hands each to its core's launch
+  // thread.
   for (CoreQueue* q : to_drain) Drain(q, /*on_caller=*/true);
   return Ok();
 }

@@ -12,8 +12,9 @@
 // A launch (Launch) submits one execution per core of a set at once: the executions of all launches reach
 // every core they share in the same order (one lock around a launch's submission), and each runs on a thread
 // of its own core, made the first time a launch uses the core. Never on a oneTBB worker: on this machine the
-// library's arena holds one worker, and an execution that blocks (in a later step, a recv waiting for its
-// peer core) would hold it while the peer's execution waits for it.
+// library's arena holds one worker, and an execution that blocks (a recv waiting for its peer core) would hold
+// it while the peer's execution waits for it. A launch of one device without host callbacks cannot block (the
+// other processes of its grid are absent) and runs as a plain execution does.
 #pragma once
 
 #include <atomic>
@@ -103,7 +104,7 @@ class Runtime {
   Runtime& operator=(const Runtime&) = delete;
 
   // Submits an execution (see the file comment). An executable that uses the process grid runs as a launch
-  // of this one device (the grid's other processes end at once). results: num_outputs empty Buffers the caller owns,
+  // of this one device (the grid's other processes are absent; it runs as a plain execution). results: num_outputs empty Buffers the caller owns,
   // filled on success. done: a new event for the caller. stats (nullable): receives the execution's statistics,
   // complete once `done` is ready. On failure the arguments are intact (unless another thread deleted a
   // donated one meanwhile) and the caller destroys `results`, some of which may have been filled.

@@ -247,6 +247,9 @@ Status CompileId(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
 
 // ---- Reductions over a group: all_reduce ----------------------------------------------------------------
 
+// How many elements a reducing collective's batched body computes at once (its values stay small).
+constexpr int64_t kAccumulateWidth = 1024;
+
 // The operands of a reducing collective: operand k (converted first when its result type is a promotion
 // of it), its result, a scratch buffer for a peer's values, and the computation on result-typed scalars.
 struct ReducedOperand {
@@ -254,6 +257,10 @@ struct ReducedOperand {
   std::unique_ptr<Kernel> promote;  // operand -> result type
   ScalarRegion body;
   uint32_t stage = 0;
+  // The body compiled for `width` elements at once (CompileRegionBatched), when it is element-wise only:
+  // Accumulate runs it on whole runs of `width` elements instead of calling it per element.
+  const Body* batched = nullptr;
+  int64_t width = 0;
 };
 
 Status ReadReducedOperands(CompileCtx& cx, size_t n, std::vector<ReducedOperand>* ops, std::vector<Shape>* shapes,
@@ -278,14 +285,35 @@ Status ReadReducedOperands(CompileCtx& cx, size_t n, std::vector<ReducedOperand>
     r.scratch = cx.AddScratch(out.type, in.dims);
     NEURONMEM_RETURN_IF_ERROR(r.body.Compile(cx, 0, {out_t, out_t}, {out_t}));
     r.stage = ScalarRegion::AddStage(cx, 1);
+    const int64_t width = std::min<int64_t>(cx.slot(r.in).count, kAccumulateWidth);
+    const Body* batched = nullptr;
+    if (width > 1 && !cx.CompileRegionBatched(0, width, &batched) && batched->arg_slots.size() == 2 &&
+        batched->result_slots.size() == 1) {
+      r.batched = batched;
+      r.width = width;
+    }
     shapes->emplace_back(cx.slot(r.in));
   }
   return Ok();
 }
 
-// dst[i] = body(dst[i], src[i]) for every element.
+// dst[i] = body(dst[i], src[i]) for every element: runs of r.width elements through the batched body (each
+// element computed as the 0-d body computes it), the rest one call each.
 Status Accumulate(Frame& f, const ReducedOperand& r, const Shape& s, char* dst, const char* src) {
-  for (int64_t i = 0; i < s.count; ++i) {
+  int64_t i = 0;
+  if (r.batched) {
+    const Body& body = *r.batched;
+    const size_t run_bytes = static_cast<size_t>(r.width) * s.esize;
+    for (; i + r.width <= s.count; i += r.width) {
+      char* d = dst + i * s.esize;
+      f.slots[body.arg_slots[0]] = d;
+      f.slots[body.arg_slots[1]] = const_cast<char*>(src + i * s.esize);
+      NEURONMEM_RETURN_IF_ERROR(RunBody(body, f));
+      const char* result = f.slots[body.result_slots[0]];
+      if (result != d) std::memmove(d, result, run_bytes);
+    }
+  }
+  for (; i < s.count; ++i) {
     char* d = dst + i * s.esize;
     const char* args[2] = {d, src + i * s.esize};
     NEURONMEM_RETURN_IF_ERROR(r.body.Call(f, args));

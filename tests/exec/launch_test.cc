@@ -1,7 +1,8 @@
 // Multi-core launches (issue 9): neuronmem_executable_execute_devices runs one execution per device with
-// distinct arguments, each on its own core's thread (never the caller's), per-device results, events and
-// statistics; SPMD partitions (num_partitions, logical ids); what a bad launch gets (nothing is submitted);
-// launches from several threads at once. Threaded: also in suite 'concurrency'.
+// distinct arguments, each on its own core's thread (never the caller's, but a device alone runs on the caller
+// like a plain execution), per-device results, events and statistics; SPMD partitions (num_partitions, logical
+// ids); what a bad launch gets (nothing is submitted); launches from several threads at once. Threaded: also
+// in suite 'concurrency'.
 #include <algorithm>
 #include <atomic>
 #include <mutex>
@@ -110,6 +111,52 @@ func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
   // One thread per core, made once and reused, and neither is the caller.
   EXPECT_EQ(threads.ids.size(), 2u);
   EXPECT_EQ(threads.ids.count(std::this_thread::get_id()), 0u);
+}
+
+// A launch of one device, or neuronmem_executable_execute of a program that uses the process grid, cannot block
+// (the grid's other processes are absent): with its core idle it runs on the caller, as a plain execution does,
+// and its event is ready when the call returns.
+TEST_F(LaunchTest, OneDeviceAloneRunsOnTheCallerLikeAPlainExecution) {
+  Threads threads;
+  neuronmem_kernel_registration_t r{};
+  r.struct_size = sizeof r;
+  r.name = "record.thread";
+  r.fn = RecordThread;
+  r.user_data = &threads;
+  ASSERT_OK(neuronmem_client_register_kernel(client_, &r));
+  neuronmem_executable_t* e = nullptr;
+  ASSERT_OK(CompileWith(R"(
+func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %id = stablehlo.replica_id : tensor<ui32>
+  %f = stablehlo.convert %id : (tensor<ui32>) -> tensor<f32>
+  %b = stablehlo.broadcast_in_dim %f, dims = [] : (tensor<f32>) -> tensor<4xf32>
+  %0 = stablehlo.custom_call @record.thread(%a) : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = stablehlo.add %0, %b : tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+)",
+                        0, 0, &e));
+  neuronmem_buffer_t* on2 = Upload({1, 2, 3, 4}, {4}, Memory(NEURONMEM_MEMORY_KIND_DEVICE, 2));
+  neuronmem_buffer_t* on3 = Upload({1, 2, 3, 4}, {4}, Memory(NEURONMEM_MEMORY_KIND_DEVICE, 3));
+  std::vector<std::vector<neuronmem_buffer_t*>> results;
+  std::vector<neuronmem_event_t*> done;
+  ASSERT_OK(Launch(e, {2}, {{on2}}, &results, &done, nullptr));
+  bool ready = false;
+  ASSERT_OK(neuronmem_event_is_ready(done[0], &ready));
+  EXPECT_TRUE(ready);
+  ASSERT_OK(neuronmem_event_wait(done[0], -1));
+  EXPECT_EQ(Read(results[0][0], 4), (std::vector<float>{3, 4, 5, 6}));  // replica 2
+  neuronmem_event_destroy(done[0]);
+  std::vector<neuronmem_buffer_t*> out;
+  neuronmem_event_t* one = nullptr;
+  ASSERT_OK(Execute(e, {on3}, &out, &one, nullptr, {}, /*device=*/3));
+  ready = false;
+  ASSERT_OK(neuronmem_event_is_ready(one, &ready));
+  EXPECT_TRUE(ready);
+  ASSERT_OK(neuronmem_event_wait(one, -1));
+  EXPECT_EQ(Read(out[0], 4), (std::vector<float>{4, 5, 6, 7}));  // replica 3
+  neuronmem_event_destroy(one);
+  EXPECT_EQ(threads.ids, std::set<std::thread::id>{std::this_thread::get_id()});
 }
 
 TEST_F(LaunchTest, EachDeviceWaitsForItsOwnEvents) {

@@ -1,7 +1,8 @@
 // send/recv and collectives between cores, and host transfers, through neuronmem_executable_execute_devices
 // (issue 9): send/recv on 2 and 4 cores and collective_permute (non-targets get zeros), all_gather,
 // all_to_all, reduce_scatter and collective_broadcast, each message counted once by its receiver as a peer
-// transfer device -> device; host transfers through the launch's send/recv callbacks by channel id (a
+// transfer device -> device; host transfers through the launch's send/recv callbacks by channel id (counted as
+// explicit transfers between the core's memory and unpinned_host; a
 // missing one refused at submission naming the channel, a callback's error failing its device, a blocking
 // call from a callback refused); a recv whose send never comes fails, never hangs. Threaded: also in suite
 // 'concurrency'.
@@ -203,7 +204,8 @@ class HostTest : public PeerTest {
                                  const std::vector<neuronmem_host_callback_t>& sends,
                                  const std::vector<neuronmem_host_callback_t>& recvs,
                                  std::vector<std::vector<neuronmem_buffer_t*>>* results,
-                                 std::vector<neuronmem_event_t*>* done) {
+                                 std::vector<neuronmem_event_t*>* done,
+                                 std::vector<neuronmem_execution_t*>* executions = nullptr) {
     std::vector<neuronmem_device_t*> devs;
     std::vector<neuronmem_buffer_t*> flat;
     const auto args = Args(n);
@@ -224,7 +226,9 @@ class HostTest : public PeerTest {
     a.num_send_callbacks = sends.size();
     a.recv_callbacks = recvs.data();
     a.num_recv_callbacks = recvs.size();
-    neuronmem_status_t* s = neuronmem_executable_execute_devices(&a, out.data(), done->data(), nullptr);
+    if (executions) executions->assign(n, nullptr);
+    neuronmem_status_t* s =
+        neuronmem_executable_execute_devices(&a, out.data(), done->data(), executions ? executions->data() : nullptr);
     results->assign(n, {});
     for (size_t d = 0; d < n; ++d) {
       (*results)[d].push_back(out[d]);
@@ -240,12 +244,29 @@ TEST_F(HostTest, HostTransfersGoThroughTheLaunchsCallbacks) {
   HostLog log;
   std::vector<std::vector<neuronmem_buffer_t*>> results;
   std::vector<neuronmem_event_t*> done;
-  ASSERT_OK(LaunchHost(e, kCores, {{5, OnSend, &log}}, {{6, OnRecv, nullptr}}, &results, &done));
+  std::vector<neuronmem_execution_t*> runs;
+  ASSERT_OK(LaunchHost(e, kCores, {{5, OnSend, &log}}, {{6, OnRecv, nullptr}}, &results, &done, &runs));
   for (size_t d = 0; d < kCores; ++d) {
     ASSERT_OK(neuronmem_event_wait(done[d], -1));
     const float b = 10.0f * static_cast<float>(d), h = 100.0f * static_cast<float>(d + 1);
     EXPECT_EQ(Read(results[d][0], 2), (std::vector<float>{b + 1 + h, b + 2 + h}));
+    // Each callback moved its tensor (f32[2], 8 bytes) between the core's device memory and the frontend's
+    // host memory: one explicit transfer device -> unpinned_host (the send), one back (the recv).
+    const neuronmem_execution_stats_t st = Stats(runs[d]);
+    EXPECT_EQ(st.explicit_transfers, 2u);
+    EXPECT_EQ(st.explicit_bytes, 16u);
+    EXPECT_EQ(st.implicit_transfers + st.peer_transfers, 0u);
+    const neuronmem_transfer_counts_t out =
+        Pair(runs[d], NEURONMEM_MEMORY_KIND_DEVICE, NEURONMEM_MEMORY_KIND_UNPINNED_HOST);
+    const neuronmem_transfer_counts_t in =
+        Pair(runs[d], NEURONMEM_MEMORY_KIND_UNPINNED_HOST, NEURONMEM_MEMORY_KIND_DEVICE);
+    EXPECT_EQ(out.explicit_transfers, 1u);
+    EXPECT_EQ(out.explicit_bytes, 8u);
+    EXPECT_EQ(in.explicit_transfers, 1u);
+    EXPECT_EQ(in.explicit_bytes, 8u);
+    EXPECT_EQ(Pair(runs[d], NEURONMEM_MEMORY_KIND_DEVICE, NEURONMEM_MEMORY_KIND_PINNED_HOST).explicit_bytes, 0u);
     neuronmem_event_destroy(done[d]);
+    neuronmem_execution_destroy(runs[d]);
   }
   std::sort(log.sent.begin(), log.sent.end());
   ASSERT_EQ(log.sent.size(), kCores);
