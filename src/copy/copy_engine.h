@@ -110,6 +110,10 @@ class CopyEngine {
   // it); `use` receives a use of its bytes for the writer. RESOURCE_EXHAUSTED when the memory is full.
   Status AllocateDefinedBy(const MemoryView& memory, ElementType type, Span<const int64_t> dims, Event* definition,
                            Buffer* out, StorageUse* use);
+  // Records `e` as a usage of the buffer's bytes, so that a later donation of them waits for it (an execution
+  // still queued that reads them); nothing when they can no longer be donated: the buffer was deleted (or
+  // donated) or aliases IMMUTABLE_ZERO_COPY caller memory.
+  void RecordUse(Buffer& buffer, Event* e);
   // Donation: `out` takes over donor's bytes (same memory, type and dims), defined by `definition`; donor is
   // deleted (later calls on it are FAILED_PRECONDITION) but its memory stays with `out`. `use`: as above.
   // FAILED_PRECONDITION if donor was deleted or aliases IMMUTABLE_ZERO_COPY caller memory.

@@ -22,6 +22,11 @@ void CopyEngine::PeerCopy(void* dst, const void* src, uint64_t n) {
   ParallelCopy(pool_, static_cast<uint8_t*>(dst), static_cast<const uint8_t*>(src), n, nullptr);
 }
 
+void CopyEngine::RecordUse(Buffer& buffer, Event* e) {
+  if (buffer.deleted() || buffer.read_only() || !buffer.storage_) return;
+  AddUsage(buffer.storage_, e);
+}
+
 Status CopyEngine::UseBuffer(Buffer& buffer, StorageUse* use, EventRef* definition) {
   NEURONMEM_RETURN_IF_ERROR(buffer.Use(use));
   *definition = EventRef(buffer.ReadyEvent());

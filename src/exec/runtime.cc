@@ -318,7 +318,7 @@ Status Runtime::Prepare(const ExecuteRequest& r, copy::Buffer* const* results, s
   return Ok();
 }
 
-Status Runtime::Commit(const ExecuteRequest& r, Execution& e, copy::Buffer* const* results) {
+Status Runtime::Commit(const ExecuteRequest& r, Execution& e, copy::Buffer* const* results, bool record_reads) {
   const Executable& exe = *r.executable;
   const auto& params = exe.parameters();
   const auto& outputs = exe.outputs();
@@ -333,8 +333,10 @@ Status Runtime::Commit(const ExecuteRequest& r, Execution& e, copy::Buffer* cons
     if (e.arg_buffers[a] != r.arguments[a]) r.arguments[a]->Delete();  // the original of an auto-copied donation
   }
   // The arguments it reads: a later donation of their bytes waits for this execution.
-  for (size_t i = 0; i < params.size(); ++i)
-    if (!e.donate[i]) copy::AddUsage(e.args[i].s, e.done.get());
+  if (record_reads) {
+    for (size_t i = 0; i < params.size(); ++i)
+      if (!e.donate[i]) copy::AddUsage(e.args[i].s, e.done.get());
+  }
   e.arg_buffers.clear();
   return Ok();
 }
@@ -354,11 +356,18 @@ Status Runtime::Execute(const ExecuteRequest& r, copy::Buffer* const* results, E
   }
   std::unique_ptr<Execution> e;
   NEURONMEM_RETURN_IF_ERROR(Prepare(r, results, &e));
-  NEURONMEM_RETURN_IF_ERROR(Commit(r, *e, results));
-  *done = Share(e->done.get());
+  NEURONMEM_RETURN_IF_ERROR(Commit(r, *e, results, /*record_reads=*/false));
+  Event* ev = Share(e->done.get());
+  *done = ev;
   if (stats_out) *stats_out = e->stats;
   pending_.fetch_add(1, std::memory_order_acq_rel);
   Submit(std::move(e));
+  // The arguments it reads: a later donation of their bytes waits for this execution, unless it already ran
+  // (on the caller: its core was idle). The caller's buffers outlive this call; a donated one is deleted, an
+  // auto-copied one's original is read by its copy, which waits likewise.
+  if (!IsReady(ev)) {
+    for (copy::Buffer* b : r.arguments) client_.copy_engine().RecordUse(*b, ev);
+  }
   return Ok();
 }
 
@@ -424,7 +433,7 @@ Status Runtime::Launch(const LaunchRequest& r, copy::Buffer* const* results, Eve
     executions[d]->grid = grid;
   }
   for (size_t d = 0; d < n; ++d) {
-    if (Status s = Commit(requests[d], *executions[d], results + d * num_outputs))
+    if (Status s = Commit(requests[d], *executions[d], results + d * num_outputs, /*record_reads=*/true))
       return Annotate(std::move(s), "device " + std::to_string(r.cores[d]));
   }
   for (size_t d = 0; d < n; ++d) {

@@ -104,10 +104,10 @@ class Runtime {
   Runtime& operator=(const Runtime&) = delete;
 
   // Submits an execution (see the file comment). An executable that uses the process grid runs as a launch
-  // of this one device (the grid's other processes are absent; it runs as a plain execution). results: num_outputs empty Buffers the caller owns,
-  // filled on success. done: a new event for the caller. stats (nullable): receives the execution's statistics,
-  // complete once `done` is ready. On failure the arguments are intact (unless another thread deleted a
-  // donated one meanwhile) and the caller destroys `results`, some of which may have been filled.
+  // of this one device (the grid's other processes are absent; it runs as a plain execution). results: num_outputs
+  // empty Buffers the caller owns, filled on success. done: a new event for the caller. stats (nullable): receives the
+  // execution's statistics, complete once `done` is ready. On failure the arguments are intact (unless another thread
+  // deleted a donated one meanwhile) and the caller destroys `results`, some of which may have been filled.
   Status Execute(const ExecuteRequest& request, copy::Buffer* const* results, Event** done,
                  std::shared_ptr<const ExecutionStats>* stats);
 
@@ -124,8 +124,9 @@ class Runtime {
   friend struct DrainAccess;
   // Checks one core's request and makes its execution: copies, argument uses, results (all but donated).
   Status Prepare(const ExecuteRequest& r, copy::Buffer* const* results, std::unique_ptr<Execution>* out);
-  // Gives up the donated arguments to their results and marks the arguments read by the execution.
-  Status Commit(const ExecuteRequest& r, Execution& e, copy::Buffer* const* results);
+  // Gives up the donated arguments to their results and, with record_reads, records the execution as a usage of
+  // the arguments it reads (Execute does it after submission, only for an execution that did not run at once).
+  Status Commit(const ExecuteRequest& r, Execution& e, copy::Buffer* const* results, bool record_reads);
   // Appends e to its core's queue; returns whether the caller must start the drain.
   bool Enqueue(std::unique_ptr<Execution> e);
   void Submit(std::unique_ptr<Execution> e);

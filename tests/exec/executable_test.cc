@@ -365,6 +365,53 @@ TEST_F(DonationTest, WaitsForOperationsStillUsingTheBuffer) { DonateBehindAGated
 
 TEST_F(DonationTest, AFailedUsageOfTheBufferDoesNotFailTheExecution) { DonateBehindAGatedRead(true); }
 
+// The same across cores: an execution on core 0 that reads %h (pinned_host, one arena for every core) waits
+// behind a gate; core 1, idle, is handed %h donated. The queued execution is recorded as a usage of %h's bytes
+// (execute records it only for an execution that did not run at once), so the donation waits for it.
+class TwoCoreDonationTest : public ExecTest {
+ protected:
+  void SetUp() override { ASSERT_OK(MakeClient(16u << 20, 2, &client_)); }
+};
+
+TEST_F(TwoCoreDonationTest, WaitsForAQueuedExecutionOnAnotherCoreThatReadsTheBuffer) {
+  neuronmem_executable_t* reader = nullptr;
+  ASSERT_OK(Compile(R"(
+func.func @main(%h: tensor<4xf32> {mhlo.memory_kind = "pinned_host"}) -> tensor<4xf32> {
+  %0 = stablehlo.add %h, %h : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+)",
+                    &reader));
+  neuronmem_executable_t* donor = nullptr;
+  ASSERT_OK(Compile(R"(
+func.func @main(%h: tensor<4xf32> {mhlo.memory_kind = "pinned_host", tf.aliasing_output = 0 : i32})
+    -> (tensor<4xf32> {mhlo.memory_kind = "pinned_host"}) {
+  %0 = stablehlo.negate %h : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+)",
+                    &donor));
+  neuronmem_buffer_t* h = Upload({1, 2, 3, 4}, {4}, Memory(NEURONMEM_MEMORY_KIND_PINNED_HOST));
+  neuronmem_event_t* gate = nullptr;
+  ASSERT_OK(neuronmem_event_create(client_, &gate));
+  std::vector<neuronmem_buffer_t*> read, negated;
+  neuronmem_event_t* read_done = nullptr;
+  neuronmem_event_t* negated_done = nullptr;
+  ASSERT_OK(Execute(reader, {h}, &read, &read_done, nullptr, {gate}, /*device=*/0));
+  ASSERT_OK(Execute(donor, {h}, &negated, &negated_done, nullptr, {}, /*device=*/1));
+  bool ready = true;
+  ASSERT_OK(neuronmem_event_is_ready(negated_done, &ready));
+  EXPECT_FALSE(ready) << "the donation must wait for the queued execution that reads the buffer";
+  ASSERT_OK(neuronmem_event_complete(gate, nullptr));
+  ASSERT_OK(neuronmem_event_wait(read_done, -1));
+  ASSERT_OK(neuronmem_event_wait(negated_done, -1));
+  EXPECT_EQ(Read(read[0], 4), (std::vector<float>{2, 4, 6, 8}));
+  EXPECT_EQ(Read(negated[0], 4), (std::vector<float>{-1, -2, -3, -4}));
+  neuronmem_event_destroy(gate);
+  neuronmem_event_destroy(read_done);
+  neuronmem_event_destroy(negated_done);
+}
+
 // Output 0 takes the donated %a's memory while output 1 returns %a itself, and two donated arguments swap
 // places: every output holds what the graph returns, whatever order the results are written in.
 TEST_F(ExecTest, OutputsThatReturnADonatedArgumentKeepItsValue) {

@@ -80,14 +80,19 @@ neuronmem_status_t* RecordThread(const neuronmem_kernel_call_t* call, void* user
   return nullptr;
 }
 
-TEST_F(LaunchTest, EachDeviceRunsOnItsCoresThreadNeverTheCallers) {
-  Threads threads;
+// Registers RecordThread as custom-call target "record.thread", recording into `threads`.
+neuronmem_status_t* RegisterRecordThread(neuronmem_client_t* client, Threads* threads) {
   neuronmem_kernel_registration_t r{};
   r.struct_size = sizeof r;
   r.name = "record.thread";
   r.fn = RecordThread;
-  r.user_data = &threads;
-  ASSERT_OK(neuronmem_client_register_kernel(client_, &r));
+  r.user_data = threads;
+  return neuronmem_client_register_kernel(client, &r);
+}
+
+TEST_F(LaunchTest, EachDeviceRunsOnItsCoresThreadNeverTheCallers) {
+  Threads threads;
+  ASSERT_OK(RegisterRecordThread(client_, &threads));
   neuronmem_executable_t* e = nullptr;
   ASSERT_OK(CompileWith(R"(
 func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
@@ -118,12 +123,7 @@ func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
 // and its event is ready when the call returns.
 TEST_F(LaunchTest, OneDeviceAloneRunsOnTheCallerLikeAPlainExecution) {
   Threads threads;
-  neuronmem_kernel_registration_t r{};
-  r.struct_size = sizeof r;
-  r.name = "record.thread";
-  r.fn = RecordThread;
-  r.user_data = &threads;
-  ASSERT_OK(neuronmem_client_register_kernel(client_, &r));
+  ASSERT_OK(RegisterRecordThread(client_, &threads));
   neuronmem_executable_t* e = nullptr;
   ASSERT_OK(CompileWith(R"(
 func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
