@@ -80,6 +80,68 @@ void LeafTypes(const Type& t, std::vector<const Type*>* out) {
 
 std::string NameOf(std::string_view s) { return std::string(s); }
 
+// The names in scope while a function compiles: each name's latest binding (an index into the compiler's
+// stack of bindings), in an open-addressing table keyed by views of the names (into the module's source).
+// A name whose bindings all went out of scope keeps its entry, with no binding.
+class NameTable {
+ public:
+  static constexpr uint32_t kNone = UINT32_MAX;
+  void Reserve(size_t n) {
+    size_t cap = 16;
+    while (cap < 2 * n) cap *= 2;
+    if (cap > entries_.size()) Rehash(cap);
+  }
+  uint32_t Get(std::string_view name) const {
+    if (entries_.empty()) return kNone;
+    for (size_t i = Hash(name) & (entries_.size() - 1);; i = (i + 1) & (entries_.size() - 1)) {
+      const Entry& e = entries_[i];
+      if (!e.used) return kNone;
+      if (e.name == name) return e.head;
+    }
+  }
+  // Makes `head` the name's latest binding; returns the one it replaces (kNone if none).
+  uint32_t Set(std::string_view name, uint32_t head) {
+    if (2 * (count_ + 1) > entries_.size()) Rehash(entries_.empty() ? 16 : 2 * entries_.size());
+    for (size_t i = Hash(name) & (entries_.size() - 1);; i = (i + 1) & (entries_.size() - 1)) {
+      Entry& e = entries_[i];
+      if (!e.used) {
+        e = Entry{name, head, true};
+        ++count_;
+        return kNone;
+      }
+      if (e.name == name) {
+        const uint32_t prev = e.head;
+        e.head = head;
+        return prev;
+      }
+    }
+  }
+
+ private:
+  struct Entry {
+    std::string_view name;
+    uint32_t head = kNone;
+    bool used = false;
+  };
+  static size_t Hash(std::string_view s) {
+    uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a: names are a few characters
+    for (char c : s) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
+    return static_cast<size_t>(h ^ (h >> 29));
+  }
+  void Rehash(size_t cap) {
+    std::vector<Entry> old(cap);
+    old.swap(entries_);
+    for (const Entry& e : old) {
+      if (!e.used) continue;
+      size_t i = Hash(e.name) & (cap - 1);
+      while (entries_[i].used) i = (i + 1) & (cap - 1);
+      entries_[i] = e;
+    }
+  }
+  std::vector<Entry> entries_;  // a power of two, at most half full
+  size_t count_ = 0;
+};
+
 }  // namespace
 
 std::string FormatLocation(const std::string& file, const Operation& op) {
@@ -95,11 +157,10 @@ class Compiler;
 class FunctionCompiler final : public CompileCtx {
  public:
   // `space`: the space of the code (0 device code, HostCompute::space host code).
-  FunctionCompiler(Compiler* c, Function* fn, uint8_t space) : c_(c), fn_(fn), ctx_(space) {}
+  FunctionCompiler(Compiler* c, Function* fn, uint8_t space) : c_(c), fn_(fn), ctx_(space) { slots_ = &fn->slots; }
 
   Status CompileFunction(const stablehlo::Function& f);
 
-  const Slot& slot(uint32_t i) const override { return fn_->slots[i]; }
   Status CompileRegion(size_t index, const Body** body) override;
   Status CompileRegionBatched(size_t index, int64_t n, const Body** body) override;
   uint32_t AddScratch(ElementType type, const std::vector<int64_t>& dims) override;
@@ -123,10 +184,17 @@ class FunctionCompiler final : public CompileCtx {
   };
 
   Status NewSlot(const Type& t, Slot::Kind kind, const Operation* op, uint32_t* out);
+  // Appends the slots of a value of type `t` (one per leaf of a tuple) to `leaves`.
   Status DefineLeaves(const Type& t, Slot::Kind kind, const Operation* op, std::vector<uint32_t>* leaves);
-  Status Lookup(const stablehlo::ValueRef& ref, const std::vector<uint32_t>** leaves);
+  // The leaves of value `ref` (valid until the next definition).
+  Status Lookup(const stablehlo::ValueRef& ref, const uint32_t** leaves, size_t* count);
   void Use(uint32_t slot);
-  void Define(std::string_view name, std::vector<std::vector<uint32_t>> results);
+  // Binds `name` in the innermost scope to a value with no results yet; AddResult appends one result (its
+  // leaves) to the latest binding.
+  void Define(std::string_view name);
+  void AddResult(const uint32_t* leaves, size_t count);
+  void OpenScope() { scopes_.push_back(Scope{bindings_.size(), ranges_.size(), leaves_.size()}); }
+  void CloseScope();
   Status CompileBlock(const stablehlo::Block& block, Body* body, std::vector<uint32_t>* returned,
                       stablehlo::Span<stablehlo::Argument> extra_args = {});
   Status CompileOp(const Operation& op, Body* body, std::vector<uint32_t>* returned);
@@ -141,7 +209,7 @@ class FunctionCompiler final : public CompileCtx {
     uint32_t result, operand;
     uint32_t uses;  // the operand's use count when the op closed
   };
-  void CheckInPlace(const std::vector<std::pair<size_t, size_t>>& requests, const std::vector<uint32_t>& uses_before);
+  void CheckInPlace(const std::vector<std::pair<size_t, size_t>>& requests, const uint32_t* uses_before);
   void ApplyInPlace(const std::vector<uint32_t>& returned);
   // The entry parameter that `slot` is, when this is the entry function and the options donate it; -1 otherwise.
   int32_t DonatableParam(uint32_t slot) const;
@@ -154,7 +222,7 @@ class FunctionCompiler final : public CompileCtx {
   bool OutsideHost(uint32_t s) const;
   uint32_t FindCopy(uint32_t s) const;  // UINT32_MAX: none in the open blocks
   uint32_t CopyTo(uint32_t s, uint8_t space, Body* body);
-  Status PlaceInputs(uint8_t space, Body* body, bool with_regions, std::vector<uint32_t>* uses_before);
+  Status PlaceInputs(uint8_t space, Body* body, bool with_regions, uint32_t* uses_before);
 
   Compiler* c_;
   Function* fn_;
@@ -165,8 +233,28 @@ class FunctionCompiler final : public CompileCtx {
   uint32_t tick_ = 0;
   std::vector<OpenOp> open_;    // by depth
   std::vector<int> def_depth_;  // by slot
-  std::unordered_map<std::string_view, std::vector<std::vector<std::vector<uint32_t>>>> values_;
-  std::vector<std::vector<std::string_view>> scopes_;
+  // The values in scope: names_ gives a name's latest binding; a binding's results are ranges_[first, first +
+  // count), each a range of leaves_. Scopes are a stack: closing one drops what it defined and gives each name
+  // its binding from before.
+  struct Binding {
+    std::string_view name;
+    uint32_t prev;  // the name's binding before this one (NameTable::kNone: none)
+    uint32_t first, count;
+  };
+  struct LeafRange {
+    uint32_t begin, count;
+  };
+  struct Scope {
+    size_t bindings, ranges, leaves;
+  };
+  NameTable names_;
+  std::vector<Binding> bindings_;
+  std::vector<LeafRange> ranges_;
+  std::vector<uint32_t> leaves_;
+  std::vector<Scope> scopes_;
+  std::vector<uint32_t> block_args_;             // CompileBlock's scratch
+  std::vector<uint32_t> final_leaves_;           // CompileOp's scratch (results with aliases)
+  std::vector<std::string_view> names_scratch_;  // CompileOp's scratch (result names)
   std::vector<uint32_t> alias_;
   std::vector<size_t> operand_leaf_begin_;                      // CompileOp's scratch
   std::vector<uint32_t> uses_;                                  // by slot: Use() calls so far (every kind of slot)
@@ -177,8 +265,8 @@ class FunctionCompiler final : public CompileCtx {
   // kernel, operands and created slots are kept for ops that may be evaluated (side-effect free, no regions).
   struct Definer {
     const Operation* op = nullptr;
-    const Kernel* kernel = nullptr;  // null: not evaluated at compile time
-    uint32_t io = 0;                 // its operand slots, then its result slots, at definer_slots_[io...]
+    const Kernel* kernel = nullptr;
+    uint32_t io = 0;  // its operand slots, then its result slots, at definer_slots_[io...]
     uint32_t num_inputs = 0, num_outputs = 0;
     uint32_t slot_begin = 0, slot_end = 0;  // the slots the op created (its results, scratch, constants)
   };
@@ -378,9 +466,9 @@ Status FunctionCompiler::NewSlot(const Type& t, Slot::Kind kind, const Operation
             op ? FormatLocation(state()->filename, *op) + ": '" + std::string(op->name) + "'" : state()->filename;
         return Unimplemented("%s: dynamic shape %s is not supported", where.c_str(), TypeToString(t).c_str());
       }
-      s.dims.push_back(d);
       s.count *= d;
     }
+    s.dims.assign(t.dims.begin(), t.dims.end());
     if (!IsSupportedType(s.type)) {
       const std::string where =
           op ? FormatLocation(state()->filename, *op) + ": '" + std::string(op->name) + "'" : state()->filename;
@@ -401,6 +489,12 @@ Status FunctionCompiler::NewSlot(const Type& t, Slot::Kind kind, const Operation
 
 Status FunctionCompiler::DefineLeaves(const Type& t, Slot::Kind kind, const Operation* op,
                                       std::vector<uint32_t>* leaves) {
+  if (t.kind != Type::Kind::kTuple) {
+    uint32_t s;
+    NEURONMEM_RETURN_IF_ERROR(NewSlot(t, kind, op, &s));
+    leaves->push_back(s);
+    return Ok();
+  }
   std::vector<const Type*> types;
   LeafTypes(t, &types);
   for (const Type* lt : types) {
@@ -450,20 +544,37 @@ void FunctionCompiler::Use(uint32_t slot) {
   if (d < static_cast<int>(open_.size())) open_[d].pending.push_back(slot);
 }
 
-Status FunctionCompiler::Lookup(const stablehlo::ValueRef& ref, const std::vector<uint32_t>** leaves) {
-  auto it = values_.find(ref.name);
-  if (it == values_.end() || it->second.empty() || ref.index >= it->second.back().size()) {
+Status FunctionCompiler::Lookup(const stablehlo::ValueRef& ref, const uint32_t** leaves, size_t* count) {
+  const uint32_t b = names_.Get(ref.name);
+  if (b == NameTable::kNone || ref.index >= bindings_[b].count) {
     return InvalidArgument("%s:%u:%u: '%.*s': use of undefined value %%%.*s#%u", state()->filename.c_str(),
                            ref.loc.line, ref.loc.column, static_cast<int>(op_->name.size()), op_->name.data(),
                            static_cast<int>(ref.name.size()), ref.name.data(), ref.index);
   }
-  *leaves = &it->second.back()[ref.index];
+  const LeafRange& r = ranges_[bindings_[b].first + ref.index];
+  *leaves = leaves_.data() + r.begin;
+  *count = r.count;
   return Ok();
 }
 
-void FunctionCompiler::Define(std::string_view name, std::vector<std::vector<uint32_t>> results) {
-  values_[name].push_back(std::move(results));
-  scopes_.back().push_back(name);
+void FunctionCompiler::Define(std::string_view name) {
+  const uint32_t prev = names_.Set(name, static_cast<uint32_t>(bindings_.size()));
+  bindings_.push_back(Binding{name, prev, static_cast<uint32_t>(ranges_.size()), 0});
+}
+
+void FunctionCompiler::AddResult(const uint32_t* leaves, size_t count) {
+  ranges_.push_back(LeafRange{static_cast<uint32_t>(leaves_.size()), static_cast<uint32_t>(count)});
+  leaves_.insert(leaves_.end(), leaves, leaves + count);
+  ++bindings_.back().count;
+}
+
+void FunctionCompiler::CloseScope() {
+  const Scope sc = scopes_.back();
+  scopes_.pop_back();
+  for (size_t i = bindings_.size(); i-- > sc.bindings;) names_.Set(bindings_[i].name, bindings_[i].prev);
+  bindings_.resize(sc.bindings);
+  ranges_.resize(sc.ranges);
+  leaves_.resize(sc.leaves);
 }
 
 Status FunctionCompiler::ResultNames(const Operation& op, std::vector<std::string_view>* names) {
@@ -523,13 +634,18 @@ Status FunctionCompiler::CompileOp(const Operation& op, Body* body, std::vector<
   std::vector<size_t>& operand_leaf_begin = operand_leaf_begin_;  // read before any region is compiled
   operand_leaf_begin.clear();
   for (const auto& ref : op.operands) {
-    const std::vector<uint32_t>* leaves;
-    NEURONMEM_RETURN_IF_ERROR(Lookup(ref, &leaves));
+    const uint32_t* leaves;
+    size_t n;
+    NEURONMEM_RETURN_IF_ERROR(Lookup(ref, &leaves, &n));
     operand_leaf_begin.push_back(inputs_.size());
-    inputs_.insert(inputs_.end(), leaves->begin(), leaves->end());
+    inputs_.insert(inputs_.end(), leaves, leaves + n);
   }
   uses_.resize(fn_->slots.size(), 0);
-  std::vector<uint32_t> uses_before(inputs_.size());
+  // (On the stack: this function recurses through the regions the op compiles.)
+  uint32_t uses_before_local[8];
+  std::vector<uint32_t> uses_before_heap;
+  if (inputs_.size() > 8) uses_before_heap.resize(inputs_.size());
+  uint32_t* const uses_before = inputs_.size() > 8 ? uses_before_heap.data() : uses_before_local;
   for (size_t i = 0; i < inputs_.size(); ++i) uses_before[i] = uses_[inputs_[i]];
   for (uint32_t s : inputs_) Use(s);
   const CompileOptions::HostCompute::Place place = PlaceOf(op);
@@ -554,7 +670,8 @@ Status FunctionCompiler::CompileOp(const Operation& op, Body* body, std::vector<
   }
   // Tuples: compile-time only.
   if (name == "stablehlo.tuple") {
-    Define(op.result_name, {inputs_});
+    Define(op.result_name);
+    AddResult(inputs_.data(), inputs_.size());
     close();
     return Ok();
   }
@@ -575,23 +692,20 @@ Status FunctionCompiler::CompileOp(const Operation& op, Body* body, std::vector<
     size_t begin = 0;
     for (int64_t i = 0; i < index; ++i) begin += LeafCount(op.operand_types[0].elements[i]);
     const size_t n = LeafCount(op.operand_types[0].elements[index]);
-    Define(op.result_name, {std::vector<uint32_t>(inputs_.begin() + begin, inputs_.begin() + begin + n)});
+    Define(op.result_name);
+    AddResult(inputs_.data() + begin, n);
     close();
     return Ok();
   }
   if (name == "stablehlo.optimization_barrier") {
-    std::vector<std::vector<uint32_t>> results;
+    std::vector<std::string_view>& names = names_scratch_;
+    NEURONMEM_RETURN_IF_ERROR(ResultNames(op, &names));
     for (size_t i = 0; i < op.operands.size(); ++i) {
       const size_t b = operand_leaf_begin[i];
       const size_t e = i + 1 < op.operands.size() ? operand_leaf_begin[i + 1] : inputs_.size();
-      results.emplace_back(inputs_.begin() + b, inputs_.begin() + e);
-    }
-    std::vector<std::string_view> names;
-    NEURONMEM_RETURN_IF_ERROR(ResultNames(op, &names));
-    if (names.size() == 1) {
-      Define(names[0], std::move(results));
-    } else {
-      for (size_t i = 0; i < names.size(); ++i) Define(names[i], {results[i]});
+      if (names.size() == 1 && i == 0) Define(names[0]);
+      if (names.size() != 1 && i < names.size()) Define(names[i]);
+      if (names.size() == 1 || i < names.size()) AddResult(inputs_.data() + b, e - b);
     }
     close();
     return Ok();
@@ -641,23 +755,20 @@ Status FunctionCompiler::CompileOp(const Operation& op, Body* body, std::vector<
   const bool rebinds = place != Place::kMove && c_->options_.host_compute.place && !op.regions.empty();
   if (place != Place::kMove) {
     const uint8_t side = place == Place::kHost ? c_->options_.host_compute.space : ctx_;
-    if (rebinds) scopes_.emplace_back();
-    NEURONMEM_RETURN_IF_ERROR(PlaceInputs(side, body, rebinds, &uses_before));
+    if (rebinds) OpenScope();
+    NEURONMEM_RETURN_IF_ERROR(PlaceInputs(side, body, rebinds, uses_before));
     ctx_ = side;
   }
   const uint32_t slot_begin = static_cast<uint32_t>(fn_->slots.size());  // after the copies: not this op's
-  std::vector<std::vector<uint32_t>> results(op.num_results);
   uint8_t space = c_->options_.result_space ? c_->options_.result_space(op) : 0;
   if (ctx_ && place != Place::kMove) space = ctx_;
   if (space >= kMaxSpaces) return Invalid("memory space %u is out of range", space);
-  outputs_.clear();
-  for (uint32_t i = 0; i < op.num_results; ++i) {
-    NEURONMEM_RETURN_IF_ERROR(DefineLeaves(result_types[i], Slot::Kind::kPlanned, &op, &results[i]));
-    for (uint32_t leaf : results[i]) {
-      fn_->slots[leaf].space = space;
-      if (ctx_ && space == ctx_) host_defined_.insert(leaf);
-    }
-    outputs_.insert(outputs_.end(), results[i].begin(), results[i].end());
+  outputs_.clear();  // every leaf of every result, in order
+  for (uint32_t i = 0; i < op.num_results; ++i)
+    NEURONMEM_RETURN_IF_ERROR(DefineLeaves(result_types[i], Slot::Kind::kPlanned, &op, &outputs_));
+  for (uint32_t leaf : outputs_) {
+    fn_->slots[leaf].space = space;
+    if (ctx_ && space == ctx_) host_defined_.insert(leaf);
   }
   alias_.assign(outputs_.size(), UINT32_MAX);
   std::unique_ptr<Kernel> kernel;
@@ -682,10 +793,7 @@ Status FunctionCompiler::CompileOp(const Operation& op, Body* body, std::vector<
     }
   }
   ctx_ = outer_ctx;
-  if (rebinds) {  // the region values rebound for this op
-    for (std::string_view n : scopes_.back()) values_[n].pop_back();
-    scopes_.pop_back();
-  }
+  if (rebinds) CloseScope();  // the region values rebound for this op
   // Close this op: every slot used inside it lives to its end.
   const uint32_t end = close();
   (void)start;
@@ -693,19 +801,16 @@ Status FunctionCompiler::CompileOp(const Operation& op, Body* body, std::vector<
     Slot& sl = fn_->slots[o];
     sl.live_end = std::max(sl.live_end, end);
   }
-  // Aliased outputs.
-  size_t k = 0;
-  for (uint32_t i = 0; i < op.num_results; ++i) {
-    for (uint32_t& leaf : results[i]) {
-      if (alias_[k] != UINT32_MAX) {
-        leaf = alias_[k];
-        Use(leaf);
-        if (fn_->slots[leaf].kind == Slot::Kind::kPlanned) {
-          Slot& sl = fn_->slots[leaf];
-          sl.live_end = std::max(sl.live_end, end);
-        }
-      }
-      ++k;
+  // Aliased outputs: the op's values are those slots (its own result slots stay what its kernel writes).
+  std::vector<uint32_t>& leaves = final_leaves_;  // no recursion from here on
+  leaves.assign(outputs_.begin(), outputs_.end());
+  for (size_t k = 0; k < leaves.size(); ++k) {
+    if (alias_[k] == UINT32_MAX) continue;
+    const uint32_t leaf = leaves[k] = alias_[k];
+    Use(leaf);
+    if (fn_->slots[leaf].kind == Slot::Kind::kPlanned) {
+      Slot& sl = fn_->slots[leaf];
+      sl.live_end = std::max(sl.live_end, end);
     }
   }
   if (!requests.empty()) CheckInPlace(requests, uses_before);
@@ -715,12 +820,21 @@ Status FunctionCompiler::CompileOp(const Operation& op, Body* body, std::vector<
     body->kernels.push_back(kernel.get());
     fn_->kernels.push_back(std::move(kernel));
   }
-  std::vector<std::string_view> names;
+  if (op.num_results == 0) return Ok();
+  if (op.num_results == 1) {  // one name, whatever the text says (ResultNames)
+    Define(op.result_name);
+    AddResult(leaves.data(), leaves.size());
+    return Ok();
+  }
+  std::vector<std::string_view>& names = names_scratch_;
   NEURONMEM_RETURN_IF_ERROR(ResultNames(op, &names));
-  if (names.size() == 1) {
-    Define(names[0], std::move(results));
-  } else {
-    for (size_t i = 0; i < names.size(); ++i) Define(names[i], {std::move(results[i])});
+  if (names.size() == 1) Define(names[0]);
+  size_t begin = 0;
+  for (uint32_t i = 0; i < op.num_results; ++i) {
+    const size_t n = LeafCount(result_types[i]);
+    if (names.size() != 1) Define(names[i]);
+    AddResult(leaves.data() + begin, n);
+    begin += n;
   }
   return Ok();
 }
@@ -737,7 +851,7 @@ int32_t FunctionCompiler::DonatableParam(uint32_t slot) const {
 
 // The rules of docs/executor.md, "In-place updates", except "not used afterwards" (ApplyInPlace).
 void FunctionCompiler::CheckInPlace(const std::vector<std::pair<size_t, size_t>>& requests,
-                                    const std::vector<uint32_t>& uses_before) {
+                                    const uint32_t* uses_before) {
   for (const auto& [o, i] : requests) {
     if (o >= outputs_.size() || i >= inputs_.size() || alias_[o] != UINT32_MAX) continue;
     const uint32_t operand = inputs_[i], result = outputs_[o];
@@ -767,6 +881,7 @@ void FunctionCompiler::CheckInPlace(const std::vector<std::pair<size_t, size_t>>
 // operand's root (the planned slot or the parameter at the start of a chain of updates), whose live range
 // grows to cover it. Runs before the slots are planned.
 void FunctionCompiler::ApplyInPlace(const std::vector<uint32_t>& returned) {
+  if (in_place_.empty()) return;
   std::vector<uint32_t> root(fn_->slots.size());
   for (uint32_t i = 0; i < root.size(); ++i) root[i] = i;
   for (const InPlaceCandidate& c : in_place_) {
@@ -868,21 +983,19 @@ bool HasDynamicDims(const Type& t) {
 
 }  // namespace
 
+// Records every op with a kernel (cheaply: whether it can be evaluated is decided when a value is asked for,
+// which few programs do).
 void FunctionCompiler::RecordDefiner(const Operation& op, const Kernel* kernel, uint32_t slot_begin) {
   Definer d;
   d.op = &op;
   d.slot_begin = slot_begin;
   d.slot_end = static_cast<uint32_t>(fn_->slots.size());
-  size_t bytes = 0;
-  for (uint32_t i = d.slot_begin; i < d.slot_end; ++i) bytes += fn_->slots[i].bytes;
-  if (op.regions.empty() && bytes <= (16u << 20) && Evaluable(op.name)) {
-    d.kernel = kernel;
-    d.io = static_cast<uint32_t>(definer_slots_.size());
-    d.num_inputs = static_cast<uint32_t>(inputs_.size());
-    d.num_outputs = static_cast<uint32_t>(outputs_.size());
-    definer_slots_.insert(definer_slots_.end(), inputs_.begin(), inputs_.end());
-    definer_slots_.insert(definer_slots_.end(), outputs_.begin(), outputs_.end());
-  }
+  d.kernel = kernel;
+  d.io = static_cast<uint32_t>(definer_slots_.size());
+  d.num_inputs = static_cast<uint32_t>(inputs_.size());
+  d.num_outputs = static_cast<uint32_t>(outputs_.size());
+  definer_slots_.insert(definer_slots_.end(), inputs_.begin(), inputs_.end());
+  definer_slots_.insert(definer_slots_.end(), outputs_.begin(), outputs_.end());
   const uint32_t index = static_cast<uint32_t>(definers_.size());
   for (size_t k = 0; k < outputs_.size(); ++k)
     if (alias_[k] == UINT32_MAX) fn_->slots[outputs_[k]].definer = index;
@@ -909,7 +1022,9 @@ Status FunctionCompiler::Evaluate(uint32_t slot, const char* what, int depth, co
   if (s.definer == UINT32_MAX) return Unsupported("%s is not known at compile time", what);
   const Definer& d = definers_[s.definer];
   const std::string by = "'" + std::string(d.op->name) + "' at " + FormatLocation(state()->filename, *d.op);
-  if (!d.kernel)
+  size_t bytes = 0;  // what evaluating it allocates
+  for (uint32_t i = d.slot_begin; i < d.slot_end; ++i) bytes += fn_->slots[i].bytes;
+  if (!d.op->regions.empty() || bytes > (16u << 20) || !Evaluable(d.op->name))
     return Unsupported(
         "%s depends on the result of %s, which is not evaluated at compile time (dynamic shapes are "
         "not supported)",
@@ -987,11 +1102,12 @@ Status FunctionCompiler::CompileOps(const stablehlo::Block& block, Body* body, s
 
 Status FunctionCompiler::CompileBlock(const stablehlo::Block& block, Body* body, std::vector<uint32_t>* returned,
                                       stablehlo::Span<stablehlo::Argument> extra_args) {
-  scopes_.emplace_back();
+  OpenScope();
   copies_.emplace_back();
   const std::vector<uint8_t>& param_spaces = c_->options_.param_spaces;
   for (const auto& a : block.args.empty() ? extra_args : block.args) {
-    std::vector<uint32_t> leaves;
+    std::vector<uint32_t>& leaves = block_args_;
+    leaves.clear();
     NEURONMEM_RETURN_IF_ERROR(DefineLeaves(a.type, Slot::Kind::kExternal, nullptr, &leaves));
     // Where the argument lies: the entry's parameters where the caller said, else the code's own space.
     for (size_t i = 0; i < leaves.size(); ++i) {
@@ -999,12 +1115,11 @@ Status FunctionCompiler::CompileBlock(const stablehlo::Block& block, Body* body,
       fn_->slots[leaves[i]].space = is_entry_ && depth_ == 0 ? (p < param_spaces.size() ? param_spaces[p] : 0) : ctx_;
     }
     body->arg_slots.insert(body->arg_slots.end(), leaves.begin(), leaves.end());
-    values_[a.name].push_back({leaves});
-    scopes_.back().push_back(a.name);
+    Define(a.name);
+    AddResult(leaves.data(), leaves.size());
   }
   NEURONMEM_RETURN_IF_ERROR(CompileOps(block, body, returned));
-  for (std::string_view n : scopes_.back()) values_[n].pop_back();
-  scopes_.pop_back();
+  CloseScope();
   copies_.pop_back();
   return Ok();
 }
@@ -1012,7 +1127,7 @@ Status FunctionCompiler::CompileBlock(const stablehlo::Block& block, Body* body,
 Status FunctionCompiler::CompileImplicitArgs(const stablehlo::Block& block, Body* body, std::vector<uint32_t>* returned,
                                              const std::vector<std::string_view>& names,
                                              const std::vector<uint32_t>& like) {
-  scopes_.emplace_back();
+  OpenScope();
   copies_.emplace_back();
   for (size_t i = 0; i < names.size(); ++i) {
     Slot s = fn_->slots[like[i]];
@@ -1022,12 +1137,11 @@ Status FunctionCompiler::CompileImplicitArgs(const stablehlo::Block& block, Body
     fn_->slots.push_back(std::move(s));
     def_depth_.push_back(depth_);
     body->arg_slots.push_back(id);
-    values_[names[i]].push_back({{id}});
-    scopes_.back().push_back(names[i]);
+    Define(names[i]);
+    AddResult(&id, 1);
   }
   Status st = CompileOps(block, body, returned);
-  for (std::string_view n : scopes_.back()) values_[n].pop_back();
-  scopes_.pop_back();
+  CloseScope();
   copies_.pop_back();
   return st;
 }
@@ -1083,31 +1197,42 @@ uint32_t FunctionCompiler::CopyTo(uint32_t s, uint8_t space, Body* body) {
   return id;
 }
 
-Status FunctionCompiler::PlaceInputs(uint8_t space, Body* body, bool with_regions, std::vector<uint32_t>* uses_before) {
+Status FunctionCompiler::PlaceInputs(uint8_t space, Body* body, bool with_regions, uint32_t* uses_before) {
   if (!c_->options_.host_compute.place) return Ok();
   // Host code reads what lies outside host memory through a copy; device code what host code defined.
   auto misplaced = [&](uint32_t s) { return space ? OutsideHost(s) : host_defined_.count(s) != 0; };
   for (size_t i = 0; i < inputs_.size(); ++i) {
     if (!misplaced(inputs_[i])) continue;
     inputs_[i] = CopyTo(inputs_[i], space, body);
-    if (uses_before) (*uses_before)[i] = uses_[inputs_[i]];  // this op's read of the copy comes next
+    if (uses_before) uses_before[i] = uses_[inputs_[i]];  // this op's read of the copy comes next
     Use(inputs_[i]);
   }
   if (!with_regions) return Ok();
+  std::vector<uint32_t> placed;   // the value's leaves, result after result
+  std::vector<LeafRange> ranges;  // its results, into `placed`
   for (const stablehlo::ValueRef* v : FreeValuesOfRegions(*op_)) {
-    auto it = values_.find(v->name);
-    if (it == values_.end() || it->second.empty() || v->index >= it->second.back().size()) continue;
-    std::vector<std::vector<uint32_t>> placed = it->second.back();
+    const uint32_t b = names_.Get(v->name);
+    if (b == NameTable::kNone || v->index >= bindings_[b].count) continue;
+    const Binding binding = bindings_[b];
+    placed.clear();
+    ranges.clear();
+    for (uint32_t r = 0; r < binding.count; ++r) {
+      const LeafRange& lr = ranges_[binding.first + r];
+      ranges.push_back(LeafRange{static_cast<uint32_t>(placed.size()), lr.count});
+      placed.insert(placed.end(), leaves_.begin() + lr.begin, leaves_.begin() + lr.begin + lr.count);
+    }
     bool moved = false;
-    for (uint32_t& s : placed[v->index]) {
+    const LeafRange& moving = ranges[v->index];
+    for (uint32_t k = moving.begin; k < moving.begin + moving.count; ++k) {
+      uint32_t& s = placed[k];
       if (!misplaced(s)) continue;
       Use(s);  // the move reads it
       s = CopyTo(s, space, body);
       moved = true;
     }
     if (!moved) continue;
-    it->second.push_back(std::move(placed));
-    scopes_.back().push_back(v->name);
+    Define(v->name);
+    for (const LeafRange& r : ranges) AddResult(placed.data() + r.begin, r.count);
   }
   return Ok();
 }
@@ -1203,26 +1328,26 @@ Status FunctionCompiler::GetFunction(std::string_view name, const Function** fn)
   return s;
 }
 
-// Greedy first-fit placement of the planned slots of one space by live interval; returns the peak.
-static size_t PlanSlots(std::deque<Slot>* slots, uint8_t space) {
-  std::vector<uint32_t> order;
-  for (uint32_t i = 0; i < slots->size(); ++i)
-    if ((*slots)[i].kind == Slot::Kind::kPlanned && (*slots)[i].space == space) order.push_back(i);
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    const Slot& x = (*slots)[a];
-    const Slot& y = (*slots)[b];
-    return x.live_begin != y.live_begin ? x.live_begin < y.live_begin : a < b;
-  });
+// Greedy first-fit placement by live interval of the planned slots of one space (`keys`: (live_begin, slot id)
+// of each); returns the peak.
+static size_t PlanSpace(SlotTable* slots, std::vector<uint64_t>* space_keys) {
+  std::vector<uint64_t>& keys = *space_keys;
+  std::sort(keys.begin(), keys.end());
   struct Active {
     size_t offset, size;
     uint32_t end;
   };
-  std::vector<Active> active;  // sorted by offset
+  std::vector<Active> active;     // sorted by offset
+  uint32_t min_end = UINT32_MAX;  // the earliest end in `active`
   size_t peak = 0;
-  for (uint32_t id : order) {
-    Slot& s = (*slots)[id];
-    active.erase(std::remove_if(active.begin(), active.end(), [&](const Active& a) { return a.end < s.live_begin; }),
-                 active.end());
+  for (uint64_t key : keys) {
+    Slot& s = (*slots)[static_cast<uint32_t>(key)];
+    if (min_end < s.live_begin) {
+      active.erase(std::remove_if(active.begin(), active.end(), [&](const Active& a) { return a.end < s.live_begin; }),
+                   active.end());
+      min_end = UINT32_MAX;
+      for (const Active& a : active) min_end = std::min(min_end, a.end);
+    }
     const size_t size = AlignUp(std::max<size_t>(s.bytes, 1));
     size_t at = 0;
     size_t pos = 0;
@@ -1232,9 +1357,21 @@ static size_t PlanSlots(std::deque<Slot>* slots, uint8_t space) {
     }
     s.offset = at;
     active.insert(active.begin() + pos, Active{at, size, s.live_end});
+    min_end = std::min(min_end, s.live_end);
     peak = std::max(peak, at + size);
   }
   return peak;
+}
+
+// Plans every space; peaks[k]: space k's peak.
+static void PlanSlots(SlotTable* slots, size_t* peaks) {
+  // Per space, by (live_begin, slot id): one integer each.
+  std::vector<uint64_t> keys[kMaxSpaces];
+  for (uint32_t i = 0; i < slots->size(); ++i) {
+    const Slot& s = (*slots)[i];
+    if (s.kind == Slot::Kind::kPlanned) keys[s.space].push_back(uint64_t{s.live_begin} << 32 | i);
+  }
+  for (size_t k = 0; k < kMaxSpaces; ++k) peaks[k] = keys[k].empty() ? 0 : PlanSpace(slots, &keys[k]);
 }
 
 Status FunctionCompiler::CompileFunction(const stablehlo::Function& f) {
@@ -1244,7 +1381,7 @@ Status FunctionCompiler::CompileFunction(const stablehlo::Function& f) {
                          f.name.data());
   open_.resize(1);
   open_[0].start = 0;
-  values_.reserve(2 * (f.body.blocks[0].ops.size() + f.args.size()));  // one name per op, most of them
+  names_.Reserve(f.body.blocks[0].ops.size() + f.args.size());  // one name per op, most of them
   std::vector<uint32_t> returned;
   NEURONMEM_RETURN_IF_ERROR(CompileBlock(f.body.blocks[0], &fn_->body, &returned, f.args));
   fn_->body.result_slots = returned;
@@ -1269,14 +1406,16 @@ Status FunctionCompiler::CompileFunction(const stablehlo::Function& f) {
   }
   uses_.resize(fn_->slots.size(), 0);
   ApplyInPlace(returned);
-  const size_t data = PlanSlots(&fn_->slots, 0);
+  size_t peaks[kMaxSpaces];
+  PlanSlots(&fn_->slots, peaks);
+  const size_t data = peaks[0];
   fn_->slot_array_bytes = AlignUp(fn_->slots.size() * sizeof(char*));
   fn_->frame_bytes = fn_->slot_array_bytes + data;
   size_t callee = 0;
   for (const Function* c : fn_->callees) callee = std::max(callee, c->stack_bytes);
   fn_->stack_bytes = fn_->frame_bytes + callee;
   for (uint8_t k = 1; k < kMaxSpaces; ++k) {
-    fn_->space_frame_bytes[k] = PlanSlots(&fn_->slots, k);
+    fn_->space_frame_bytes[k] = peaks[k];
     size_t deepest = 0;
     for (const Function* c : fn_->callees) deepest = std::max(deepest, c->space_stack_bytes[k]);
     fn_->space_stack_bytes[k] = fn_->space_frame_bytes[k] + deepest;

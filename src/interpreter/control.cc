@@ -217,7 +217,8 @@ Status CompileCase(CompileCtx& cx, std::unique_ptr<Kernel>* k) { return CompileB
 // chlo.scan(%inputs...) inits(%inits...) dimension=d [attributes {is_reverse = true}] { body }: for each
 // position t along d (descending when reversed) the body takes the inputs' slices at t and the carries and
 // returns the outputs' slices at t and the new carries; the results are the stacked outputs, then the
-// final carries.
+// final carries. Like a while loop's, a copy that takes a value out of the memory space a move put it in
+// (an input or init moved before the scan, an output or carry the body moved) is a transfer (CopyValue).
 class ScanKernel final : public Kernel {
  public:
   struct Geometry {
@@ -237,10 +238,16 @@ class ScanKernel final : public Kernel {
         carry_bytes_(std::move(carry_bytes)),
         g_(g),
         reverse_(reverse) {}
+  // Per input, output, init and carry: whether copying it takes it out of a move's memory space (a slice is
+  // copied as one transfer per contiguous row: one when the scan dimension is the outermost).
+  struct Crossings {
+    std::vector<bool> in, out, init, carry;
+  };
+  void SetCrossings(Crossings c) { crosses_ = std::move(c); }
 
   Status Run(Frame& f) const override {
     const size_t n = ins_.size(), m = inits_.size();
-    for (size_t j = 0; j < m; ++j) std::memmove(f.slots[a_[j]], f.slots[inits_[j]], carry_bytes_[j]);
+    for (size_t j = 0; j < m; ++j) CopyValue(f, f.slots[a_[j]], f.slots[inits_[j]], carry_bytes_[j], crosses_.init[j]);
     const std::vector<uint32_t>* cur = &a_;
     const std::vector<uint32_t>* next = &b_;
     for (int64_t s = 0; s < g_.len; ++s) {
@@ -248,7 +255,7 @@ class ScanKernel final : public Kernel {
       for (size_t k = 0; k < n; ++k) {
         const size_t row = g_.inner * esize_[k];
         for (int64_t o = 0; o < g_.outer; ++o)
-          std::memcpy(f.slots[slices_[k]] + o * row, f.slots[ins_[k]] + (o * g_.len + t) * row, row);
+          CopyValue(f, f.slots[slices_[k]] + o * row, f.slots[ins_[k]] + (o * g_.len + t) * row, row, crosses_.in[k]);
         f.slots[body_->arg_slots[k]] = f.slots[slices_[k]];
       }
       for (size_t j = 0; j < m; ++j) f.slots[body_->arg_slots[n + j]] = f.slots[(*cur)[j]];
@@ -256,10 +263,11 @@ class ScanKernel final : public Kernel {
       for (size_t k = 0; k < n; ++k) {
         const size_t row = g_.inner * esize_[k];
         for (int64_t o = 0; o < g_.outer; ++o)
-          std::memcpy(f.slots[outs_[k]] + (o * g_.len + t) * row, f.slots[body_->result_slots[k]] + o * row, row);
+          CopyValue(f, f.slots[outs_[k]] + (o * g_.len + t) * row, f.slots[body_->result_slots[k]] + o * row, row,
+                    crosses_.out[k]);
       }
       for (size_t j = 0; j < m; ++j)
-        std::memmove(f.slots[(*next)[j]], f.slots[body_->result_slots[n + j]], carry_bytes_[j]);
+        CopyValue(f, f.slots[(*next)[j]], f.slots[body_->result_slots[n + j]], carry_bytes_[j], crosses_.carry[j]);
       std::swap(cur, next);
     }
     for (size_t j = 0; j < m; ++j) std::memmove(f.slots[outs_[n + j]], f.slots[(*cur)[j]], carry_bytes_[j]);
@@ -272,6 +280,7 @@ class ScanKernel final : public Kernel {
   std::vector<size_t> esize_, carry_bytes_;
   Geometry g_;
   bool reverse_;
+  Crossings crosses_;
 };
 
 Status CompileScan(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
@@ -345,10 +354,20 @@ Status CompileScan(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
     }
     outs.push_back(cx.out(i));
   }
-  (void)m;
-  *k = std::make_unique<ScanKernel>(body, std::move(ins), std::move(inits), std::move(outs), std::move(slices),
-                                    std::move(carry_a), std::move(carry_b), std::move(esize), std::move(carry_bytes), g,
-                                    reverse);
+  ScanKernel::Crossings crosses;
+  for (size_t i = 0; i < n; ++i) {
+    crosses.in.push_back(CrossesSpaces(cx.slot(ins[i]), cx.slot(slices[i])));
+    crosses.out.push_back(CrossesSpaces(cx.slot(body->result_slots[i]), cx.slot(outs[i])));
+  }
+  for (size_t j = 0; j < m; ++j) {
+    crosses.init.push_back(CrossesSpaces(cx.slot(inits[j]), cx.slot(carry_a[j])));
+    crosses.carry.push_back(CrossesSpaces(cx.slot(body->result_slots[n + j]), cx.slot(carry_a[j])));
+  }
+  auto kernel = std::make_unique<ScanKernel>(body, std::move(ins), std::move(inits), std::move(outs), std::move(slices),
+                                             std::move(carry_a), std::move(carry_b), std::move(esize),
+                                             std::move(carry_bytes), g, reverse);
+  kernel->SetCrossings(std::move(crosses));
+  *k = std::move(kernel);
   return Ok();
 }
 

@@ -84,6 +84,25 @@ struct Slot {
   uint32_t definer = UINT32_MAX;
 };
 
+// The slots of a function: chunks of 64 that never move, so references stay valid while ops add slots, and
+// an index is two shifts (a std::deque holds 4 slots per allocation and indexes through a division).
+class SlotTable {
+ public:
+  Slot& operator[](size_t i) { return chunks_[i >> kShift][i & kMask]; }
+  const Slot& operator[](size_t i) const { return chunks_[i >> kShift][i & kMask]; }
+  size_t size() const { return size_; }
+  void push_back(Slot&& s) {
+    if ((size_ & kMask) == 0) chunks_.emplace_back(new Slot[kChunk]);
+    chunks_[size_ >> kShift][size_ & kMask] = std::move(s);
+    ++size_;
+  }
+
+ private:
+  static constexpr size_t kShift = 6, kChunk = size_t{1} << kShift, kMask = kChunk - 1;
+  std::vector<std::unique_ptr<Slot[]>> chunks_;
+  size_t size_ = 0;
+};
+
 std::string FormatLocation(const std::string& file, const stablehlo::Operation& op);
 
 // Whether control flow copying slot `src` into slot `dst` takes a value out of the memory space a move put it
@@ -113,7 +132,9 @@ class CompileCtx {
   uint32_t out(size_t i) const { return outputs_[i]; }
   const Slot& in_slot(size_t i) const { return slot(inputs_[i]); }
   const Slot& out_slot(size_t i) const { return slot(outputs_[i]); }
-  virtual const Slot& slot(uint32_t i) const = 0;
+  const Slot& slot(uint32_t i) const { return (*slots_)[i]; }
+  // The op's operand slots, in order (every leaf of every operand).
+  const std::vector<uint32_t>& inputs() const { return inputs_; }
 
   // A failed status "file:line:col: 'op': message" (UNIMPLEMENTED or INVALID_ARGUMENT).
   Status Unsupported(const char* fmt, ...) const __attribute__((format(printf, 2, 3)));
@@ -162,6 +183,7 @@ class CompileCtx {
 
  protected:
   const stablehlo::Operation* op_ = nullptr;
+  const SlotTable* slots_ = nullptr;  // the function's
   std::vector<uint32_t> inputs_, outputs_;
 };
 

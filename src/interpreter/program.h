@@ -1,7 +1,6 @@
 // A compiled program: functions (slots, kernels, bodies) and the program-wide state.
 #pragma once
 
-#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -13,7 +12,7 @@ namespace neuronmem::interp {
 
 struct Function {
   std::string name;
-  std::deque<Slot> slots;  // a deque: references stay valid while ops add slots
+  SlotTable slots;  // references stay valid while ops add slots
   Body body;
   std::vector<std::unique_ptr<Kernel>> kernels;
   std::vector<std::unique_ptr<Body>> bodies;  // regions

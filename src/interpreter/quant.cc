@@ -245,9 +245,7 @@ bool NeedsF32(CompileCtx& cx) {
 
 Status CompileOnSlots(CompileCtx& cx, std::unique_ptr<Kernel>* k, const InnerCompile& make) {
   if (NeedsF32(cx)) return CompileQuantized(cx, k, make);
-  std::vector<uint32_t> ins;
-  for (size_t i = 0; i < cx.num_inputs(); ++i) ins.push_back(cx.in(i));
-  return make(cx, ins, cx.out(0), k);
+  return make(cx, cx.inputs(), cx.out(0), k);
 }
 
 std::unique_ptr<Kernel> MakeSequence(std::vector<std::unique_ptr<Kernel>> ks) {

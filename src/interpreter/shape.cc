@@ -50,6 +50,37 @@ Status ConstantInts(CompileCtx& cx, size_t input, const char* what, std::vector<
   return Ok();
 }
 
+namespace {
+template <typename W>
+void Fill(const char* in, char* out, int64_t n) {
+  W v;
+  std::memcpy(&v, in, sizeof v);
+  W* o = reinterpret_cast<W*>(out);
+  for (int64_t i = 0; i < n; ++i) o[i] = v;
+}
+}  // namespace
+
+void SimplifyStrides(std::vector<int64_t>* dims, std::vector<int64_t>* strides) {
+  std::vector<int64_t>& d = *dims;
+  std::vector<int64_t>& s = *strides;
+  for (int64_t n : d)
+    if (n == 0) return;  // nothing to copy: leave it as it is
+  size_t k = 0;          // dims kept so far
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (d[i] == 1) continue;                 // its index is always 0
+    if (k > 0 && s[k - 1] == s[i] * d[i]) {  // walks on from the previous dim: one dim
+      d[k - 1] *= d[i];
+      s[k - 1] = s[i];
+      continue;
+    }
+    d[k] = d[i];
+    s[k] = s[i];
+    ++k;
+  }
+  d.resize(k);
+  s.resize(k);
+}
+
 void StridedCopy(const char* in, char* out, const std::vector<int64_t>& dims, const std::vector<int64_t>& strides,
                  size_t esize) {
   const size_t rank = dims.size();
@@ -61,7 +92,19 @@ void StridedCopy(const char* in, char* out, const std::vector<int64_t>& dims, co
   }
   const int64_t inner = dims[rank - 1];
   const int64_t istride = strides[rank - 1];
-  std::vector<int64_t> idx(rank, 0);
+  if (rank == 1 && istride == 0) {  // one element repeated (a broadcast scalar): load it once
+    switch (esize) {
+      case 1: std::memset(out, *in, static_cast<size_t>(inner)); return;
+      case 2: return Fill<uint16_t>(in, out, inner);
+      case 4: return Fill<uint32_t>(in, out, inner);
+      case 8: return Fill<uint64_t>(in, out, inner);
+      default: break;
+    }
+  }
+  int64_t idx_local[8] = {};
+  std::vector<int64_t> idx_heap;
+  if (rank > 8) idx_heap.resize(rank, 0);
+  int64_t* const idx = rank > 8 ? idx_heap.data() : idx_local;
   const char* base = in;
   for (;;) {
     // Innermost dimension.
@@ -112,7 +155,9 @@ class StridedKernel final : public Kernel {
  public:
   StridedKernel(uint32_t in, uint32_t out, std::vector<int64_t> dims, std::vector<int64_t> strides, int64_t offset,
                 size_t esize)
-      : in_(in), out_(out), dims_(std::move(dims)), strides_(std::move(strides)), offset_(offset), esize_(esize) {}
+      : in_(in), out_(out), dims_(std::move(dims)), strides_(std::move(strides)), offset_(offset), esize_(esize) {
+    SimplifyStrides(&dims_, &strides_);
+  }
   Status Run(Frame& f) const override {
     StridedCopy(f.slots[in_] + offset_ * static_cast<int64_t>(esize_), f.slots[out_], dims_, strides_, esize_);
     return Status();
@@ -232,7 +277,7 @@ Status MakeBroadcastInDim(CompileCtx& cx, const std::vector<int64_t>& bdims, std
       return cx.Invalid("operand dimension %zu does not broadcast", i);
     strides[bdims[i]] = a.dims[i] == 1 ? 0 : as[i];
   }
-  *k = std::make_unique<StridedKernel>(cx.in(0), cx.out(0), r.dims, strides, 0, ElementByteSize(r.type));
+  *k = std::make_unique<StridedKernel>(cx.in(0), cx.out(0), r.dims, std::move(strides), 0, ElementByteSize(r.type));
   return Ok();
 }
 
@@ -284,7 +329,7 @@ Status CompileTranspose(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
       return cx.Invalid("bad permutation");
     strides[i] = as[perm[i]];
   }
-  *k = std::make_unique<StridedKernel>(cx.in(0), cx.out(0), r.dims, strides, 0, ElementByteSize(r.type));
+  *k = std::make_unique<StridedKernel>(cx.in(0), cx.out(0), r.dims, std::move(strides), 0, ElementByteSize(r.type));
   return Ok();
 }
 
@@ -368,7 +413,8 @@ Status MakeSlice(CompileCtx& cx, const std::vector<int64_t>& start, const std::v
     offset += start[i] * as[i];
     strides[i] = as[i] * stride[i];
   }
-  *k = std::make_unique<StridedKernel>(cx.in(0), cx.out(0), r.dims, strides, offset, ElementByteSize(r.type));
+  *k =
+      std::make_unique<StridedKernel>(cx.in(0), cx.out(0), r.dims, std::move(strides), offset, ElementByteSize(r.type));
   return Ok();
 }
 
@@ -384,7 +430,8 @@ Status CompileReverse(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
     if (a.dims[d] > 0) offset += (a.dims[d] - 1) * strides[d];
     strides[d] = -strides[d];
   }
-  *k = std::make_unique<StridedKernel>(cx.in(0), cx.out(0), a.dims, strides, offset, ElementByteSize(a.type));
+  *k =
+      std::make_unique<StridedKernel>(cx.in(0), cx.out(0), a.dims, std::move(strides), offset, ElementByteSize(a.type));
   return Ok();
 }
 

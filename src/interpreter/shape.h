@@ -21,6 +21,10 @@ Status GatherResultDims(CompileCtx& cx, const std::vector<int64_t>& slice_sizes,
                         std::vector<int64_t>* dims);
 Status ConvolutionResultDims(CompileCtx& cx, std::vector<int64_t>* dims);
 
+// The same view with fewer dims: drops dims of size 1 and merges each dim into the one before it when the walk
+// continues from one to the other (contiguous runs, runs of a repeated element). Views with an empty dim are
+// left as they are.
+void SimplifyStrides(std::vector<int64_t>* dims, std::vector<int64_t>* strides);
 // Copies the view (in, dims, strides in elements) into the dense `out`.
 void StridedCopy(const char* in, char* out, const std::vector<int64_t>& dims, const std::vector<int64_t>& strides,
                  size_t esize);

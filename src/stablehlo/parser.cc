@@ -82,13 +82,26 @@ std::string_view Parser::RawAngle(const Token& open) {
   size_t i = open.offset + 1;
   int depth = 1;
   bool in_string = false;
+  size_t quote = std::string_view::npos;
   for (; i < s.size(); ++i) {
     const char ch = s[i];
     if (in_string) {
-      if (ch == '\\')
+      if (ch == '\\') {
         ++i;
-      else if (ch == '"')
+        continue;
+      }
+      if (ch == '"') {
         in_string = false;
+        continue;
+      }
+      // Jump to the next quote or backslash (a whole-tensor hex literal is most of a file's text); the loop's
+      // ++i lands on it. `quote` keeps the string's next quote across escapes.
+      if (quote < i || quote == std::string_view::npos) {
+        const void* q = std::memchr(s.data() + i, '"', s.size() - i);
+        quote = q ? static_cast<size_t>(static_cast<const char*>(q) - s.data()) : s.size();
+      }
+      const void* b = std::memchr(s.data() + i, '\\', quote - i);
+      i = (b ? static_cast<size_t>(static_cast<const char*>(b) - s.data()) : quote) - 1;
       continue;
     }
     if (ch == '"') {

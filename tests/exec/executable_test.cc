@@ -902,6 +902,46 @@ func.func @main(%p: tensor<i1>, %a: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf
   }
 }
 
+// chlo.scan as while does: an input and an init moved to pinned_host before the scan come back into the scan's
+// device buffers (each slice, the init once), and the outputs and carries its body moves come back every step;
+// every copy back is counted as explicit.
+TEST_F(ExecTest, MovesAroundAndInsideAScanComeBackAsCountedMoves) {
+  const char text[] = R"(
+func.func @main(%a: tensor<4xf32>, %z: tensor<f32>) -> (tensor<4xf32>, tensor<f32>) {
+  %ha = stablehlo.custom_call @MoveToHost(%a) {backend_config = ""} : (tensor<4xf32>) -> tensor<4xf32>
+  %hz = stablehlo.custom_call @MoveToHost(%z) {backend_config = ""} : (tensor<f32>) -> tensor<f32>
+  %0:2 = chlo.scan(%ha) inits(%hz) dimension=0 {
+  ^bb0(%x: tensor<f32>, %c: tensor<f32>):
+    %s = stablehlo.add %x, %c : tensor<f32>
+    %h = stablehlo.custom_call @MoveToHost(%s) {backend_config = ""} : (tensor<f32>) -> tensor<f32>
+    stablehlo.return %h, %h : tensor<f32>, tensor<f32>
+  } : (tensor<4xf32>, tensor<f32>) -> (tensor<4xf32>, tensor<f32>)
+  return %0#0, %0#1 : tensor<4xf32>, tensor<f32>
+}
+)";
+  neuronmem_executable_t* e = nullptr;
+  ASSERT_OK(Compile(text, &e));
+  neuronmem_buffer_t* a = Upload({1, 2, 3, 4}, {4}, Memory(NEURONMEM_MEMORY_KIND_DEVICE));
+  neuronmem_buffer_t* z = Upload({10}, {}, Memory(NEURONMEM_MEMORY_KIND_DEVICE));
+  std::vector<neuronmem_buffer_t*> results;
+  neuronmem_event_t* done = nullptr;
+  neuronmem_execution_t* x = nullptr;
+  ASSERT_OK(Execute(e, {a, z}, &results, &done, &x));
+  ASSERT_OK(neuronmem_event_wait(done, -1));
+  EXPECT_EQ(Read(results[0], 4), (std::vector<float>{11, 13, 16, 20}));
+  EXPECT_EQ(Read(results[1], 1), (std::vector<float>{20}));
+  // Out: the two moves before the scan and one per step. Back: 4 slices of the input, the init, then per step
+  // the output slice and the carry.
+  const neuronmem_transfer_counts_t out = Pair(x, NEURONMEM_MEMORY_KIND_DEVICE, NEURONMEM_MEMORY_KIND_PINNED_HOST);
+  const neuronmem_transfer_counts_t back = Pair(x, NEURONMEM_MEMORY_KIND_PINNED_HOST, NEURONMEM_MEMORY_KIND_DEVICE);
+  EXPECT_EQ(out.explicit_transfers, 6u);
+  EXPECT_EQ(back.explicit_transfers, 13u);
+  EXPECT_EQ(back.explicit_bytes, 13u * 4);
+  EXPECT_EQ(Stats(x).implicit_transfers, 0u);
+  neuronmem_event_destroy(done);
+  neuronmem_execution_destroy(x);
+}
+
 // A shape that depends on an argument's value fails at compile naming the op, its location and why; nothing
 // is left behind and the client compiles and runs the next executable.
 TEST_F(ExecTest, AShapeThatDependsOnAnArgumentFailsAtCompile) {

@@ -711,6 +711,81 @@ TEST(Dense, EveryLiteralForm) {
   EXPECT_EQ(Values<uint8_t>(ConstantValue("dense<255> : tensor<ui8>")), std::vector<uint8_t>({255}));
 }
 
+// Decimal numbers read by std::from_chars (plain decimals) and by the C library (the rest: '+', hex floats,
+// inf, nan, out of range) give what strtod / strtoll / strtoull give.
+TEST(Dense, DecimalNumbersReadAsTheCLibraryReadsThem) {
+  const char* doubles[] = {"0",
+                           "-0",
+                           "1.5",
+                           "-4.4153416464793395E-18",
+                           "4.9406564584124654E-324",
+                           "1e-400",
+                           "1e400",
+                           "-1e400",
+                           "+2.5",
+                           "1.",
+                           "123456789012345678901234567890",
+                           "0.1e-5",
+                           "-0x1.8p1"};
+  for (const char* d : doubles) {
+    const double want = std::strtod(d, nullptr);
+    const std::vector<double> got = Values<double>(ConstantValue(std::string("dense<") + d + "> : tensor<f64>"));
+    ASSERT_EQ(got.size(), 1u) << d;
+    EXPECT_EQ(std::memcmp(&got[0], &want, 8), 0) << d << ": " << got[0] << " vs " << want;
+    const float wantf = static_cast<float>(want);
+    const std::vector<float> gotf = Values<float>(ConstantValue(std::string("dense<") + d + "> : tensor<f32>"));
+    EXPECT_EQ(std::memcmp(&gotf[0], &wantf, 4), 0) << d;
+  }
+  EXPECT_EQ(Values<int64_t>(ConstantValue("dense<[-9223372036854775808, 9223372036854775807, -0, 7]> : tensor<4xi64>")),
+            std::vector<int64_t>({INT64_MIN, INT64_MAX, 0, 7}));
+  EXPECT_EQ(Values<uint64_t>(ConstantValue("dense<[18446744073709551615, 0]> : tensor<2xui64>")),
+            std::vector<uint64_t>({UINT64_MAX, 0}));
+  EXPECT_EQ(Values<int32_t>(ConstantValue("dense<[+5, true, 0x10]> : tensor<3xi32>")),
+            std::vector<int32_t>({5, 1, 16}));
+  EXPECT_EQ(Values<uint16_t>(ConstantValue("dense<[1.5, -2.0]> : tensor<2xbf16>")),
+            std::vector<uint16_t>({0x3FC0, 0xC000}));
+  for (const char* bad :
+       {"dense<[1, 18446744073709551616]> : tensor<2xui64>", "dense<[-9223372036854775809, 1]> : tensor<2xi64>",
+        "dense<[1.5, 2]> : tensor<2xi32>", "dense<[1e, 2.0]> : tensor<2xf32>"}) {
+    const std::string m =
+        ParseError(std::string("func.func @main() -> () {\n  %0 = stablehlo.constant ") + bad + "\n}\n");
+    EXPECT_NE(m.find("is not a valid"), std::string::npos) << bad << ": " << m;
+  }
+}
+
+// Whole-tensor hex literals: either case of digit, every byte value; anything else is refused.
+TEST(Dense, HexLiteralsOfEveryByte) {
+  std::string hex = "0x";
+  std::vector<uint8_t> want;
+  for (int b = 0; b < 256; ++b) {
+    const char* digits = b % 2 ? "0123456789abcdef" : "0123456789ABCDEF";
+    hex += digits[b >> 4];
+    hex += digits[b & 15];
+    want.push_back(static_cast<uint8_t>(b));
+  }
+  EXPECT_EQ(ConstantValue("dense<\"" + hex + "\"> : tensor<256xui8>").dense, want);
+  for (const char* bad : {"0x0g", "0xg0", "0x:0", "0x0/", "0x@0", "0x0G", "0x`0"}) {
+    const std::string m = ParseError(std::string("func.func @main() -> () {\n  %0 = stablehlo.constant dense<\"") +
+                                     bad + "\"> : tensor<ui8>\n}\n");
+    EXPECT_NE(m.find("bad hex digit"), std::string::npos) << bad << ": " << m;
+  }
+}
+
+// A '>' or an escaped quote inside a string of an angle-bracketed attribute does not end it.
+TEST(Parser, AngleBracketsSkipStringsWithEscapes) {
+  const std::vector<Module> m = MustParse(
+      "func.func @main() -> () {\n"
+      "  stablehlo.custom_call @t() {k = #x.y<\"a\\\"b>c\\\\\", \"d>e\">, n = 3 : i32} : () -> ()\n"
+      "  return\n}\n");
+  const auto& attrs = m.at(0).functions.at(0).body.blocks.at(0).ops.at(0).attributes;
+  const Attribute* k = Find(attrs, "k");
+  ASSERT_NE(k, nullptr);
+  EXPECT_EQ(k->text, "#x.y<\"a\\\"b>c\\\\\", \"d>e\">");
+  const Attribute* n = Find(attrs, "n");
+  ASSERT_NE(n, nullptr);
+  EXPECT_EQ(n->i, 3);
+}
+
 // Decimal literals of the f8/f6/f4 types round once from the double, as MLIR's parser (APFloat) does;
 // f16/bf16 too (never through float).
 TEST(Dense, SmallFloatDecimals) {
