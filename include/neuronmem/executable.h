@@ -175,7 +175,9 @@ typedef struct neuronmem_execute_devices_args {
 /* Statistics of one finished execution. Growable output struct. Times in nanoseconds. */
 typedef struct neuronmem_execution_stats {
   size_t struct_size;
-  uint64_t explicit_transfers; /* moves the graph asks for (annotations, MoveToHost/Device, result kinds) */
+  /* moves the graph asks for (annotations, MoveToHost/Device, result kinds), and each tensor a host-transfer
+   * callback reads or writes (the core's kind -> unpinned_host for a send, back for a recv) */
+  uint64_t explicit_transfers;
   uint64_t explicit_bytes;
   uint64_t implicit_transfers; /* copies the runtime made (AUTO_COPY arguments) */
   uint64_t implicit_bytes;
@@ -315,7 +317,8 @@ NEURONMEM_API neuronmem_status_t* neuronmem_executable_execute(const neuronmem_e
 /* Submits one launch: an execution of the executable on each of args->devices, each as
  * neuronmem_executable_execute would submit it on its device (same checks, placement, donation, results),
  * submitted together: launches reach every core they share in one order. Each device of a launch runs its
- * execution on a thread of its own core (made the first time a launch uses the core), never on the caller.
+ * execution on a thread of its own core (made the first time a launch uses the core), never on the caller;
+ * a launch of one device without callbacks cannot block and runs as neuronmem_executable_execute does.
  * A program that uses replica_id, partition_id, collectives or send/recv runs as one process per device of
  * a process grid of num_replicas x num_partitions processes (device d = process d): collectives and
  * send/recv between cores move device memory to device memory through the copy engine (counted as
