@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdarg>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -755,8 +756,15 @@ Status ReadFrontendPairs(CompileCtx& cx, std::vector<std::vector<int64_t>>* rows
     } else if (c == '}') {
       --depth;
     } else if (c >= '0' && c <= '9' && depth == 2) {
+      const size_t start = i;
       int64_t v = 0;
-      while (i < t.size() && t[i] >= '0' && t[i] <= '9') v = v * 10 + (t[i++] - '0');
+      for (; i < t.size() && t[i] >= '0' && t[i] <= '9'; ++i) {
+        if (v > (INT64_MAX - (t[i] - '0')) / 10)
+          return cx.Invalid("_xla_send_recv_source_target_pairs names id %.*s, which is too large",
+                            static_cast<int>(std::min(t.size(), t.find_first_not_of("0123456789", start)) - start),
+                            t.data() + start);
+        v = v * 10 + (t[i] - '0');
+      }
       --i;
       rows->back().push_back(v);
     } else if (c != ',' && c != ' ') {

@@ -463,6 +463,21 @@ TEST(Collectives, SendRecvPairsAsXlaFrontendAttributes) {
   EXPECT_NE(c.status->message.find("names a target twice"), std::string::npos) << c.status->message;
 }
 
+TEST(Collectives, FrontendPairIdsThatOverflowAreRefused) {
+  // 2^64 + 1 wrapped to 1 while the string was read: the pair {0, 1} ran as if it had been written.
+  const std::string t =
+      "func.func @main(%x: tensor<2xi32>) -> tensor<2xi32> {\n"
+      "  %t = stablehlo.after_all : !stablehlo.token\n"
+      "  %s = \"stablehlo.send\"(%x, %t) {channel_handle = #stablehlo.channel_handle<handle = 3, type = 1>, "
+      "mhlo.frontend_attributes = {_xla_send_recv_source_target_pairs = \"{{0,18446744073709551617}}\"}} : "
+      "(tensor<2xi32>, !stablehlo.token) -> !stablehlo.token\n"
+      "  func.return %x : tensor<2xi32>\n}\n";
+  auto c = testing::CompileText(t);
+  ASSERT_TRUE(c.status);
+  EXPECT_EQ(c.status->code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(c.status->message.find("18446744073709551617"), std::string::npos) << c.status->message;
+}
+
 TEST(Collectives, RecvWithNoMatchingSendFailsNamingChannelAndSender) {
   const std::string t =
       "func.func @recv() -> tensor<2xi32> {\n"
