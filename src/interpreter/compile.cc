@@ -369,7 +369,9 @@ bool CompileCtx::IntListOf(const Attribute& a, std::vector<int64_t>* out) {
     if (!IsInteger(t)) return false;
     const size_t bytes = ElementByteSize(t);
     int64_t n = 1;
-    for (int64_t d : a.type.dims) n *= d;
+    for (int64_t d : a.type.dims) n *= d;  // at most 2^34: the parser bounds dense literals
+    // A splat is one value in the text: expanding a hostile shape would take the memory of the machine.
+    if (n > kMaxIntList) return false;
     for (int64_t i = 0; i < n; ++i) {
       const uint8_t* p = a.dense.data() + (a.splat ? 0 : i * bytes);
       int64_t v = 0;

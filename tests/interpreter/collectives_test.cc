@@ -70,6 +70,15 @@ TEST(Collectives, AllReduceCrossReplicaSumsEachGroup) {
   EXPECT_EQ(r.Get<int64_t>(3, 0), (std::vector<int64_t>{6, 6, 6, 6}));
 }
 
+TEST(Collectives, HugeSplatReplicaGroupsAreRefusedAtCompile) {
+  // A hostile file: a splat of 2^32 entries (all padding) was expanded into a 32 GiB list before anything
+  // looked at it (std::bad_alloc, or the OOM killer).
+  auto c = testing::CompileText(AllReduce("dense<-1> : tensor<65536x65536xi64>", ""));
+  ASSERT_TRUE(c.status);
+  EXPECT_EQ(c.status->code, NEURONMEM_STATUS_UNIMPLEMENTED);
+  EXPECT_NE(c.status->message.find("replica_groups"), std::string::npos) << c.status->message;
+}
+
 TEST(Collectives, AllReduceFoldsInGroupOrder) {
   // subtract is not commutative: group [1, 0] computes x1 - x0 on both members.
   GridResult r = RunGrid(AllReduce("dense<[[1, 0]]> : tensor<1x2xi64>", "", "subtract"), 2, 1, Main(2),
