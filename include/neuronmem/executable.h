@@ -306,9 +306,10 @@ NEURONMEM_API neuronmem_status_t* neuronmem_executable_output_memory(const neuro
  * Donated arguments are deleted by this call; their memory becomes the result's. Returns INVALID_ARGUMENT
  * (argument count, a buffer or event of another client, shape or element type of an argument differs
  * from its parameter, a device the executable does not run on), FAILED_PRECONDITION (a deleted or donated
- * argument; STRICT: an argument in another memory kind than its parameter's; a wait event or argument
- * that already failed), RESOURCE_EXHAUSTED (no memory for a result); the argument buffers stay intact
- * then. May run the execution on the calling thread when the core is idle and nothing is pending. */
+ * argument; an argument to donate that aliases IMMUTABLE_ZERO_COPY memory; STRICT: an argument in another
+ * memory kind than its parameter's; a wait event or argument that already failed), RESOURCE_EXHAUSTED (no
+ * memory for a result); the argument buffers stay intact then. May run the execution on the calling thread
+ * when the core is idle and nothing is pending. */
 NEURONMEM_API neuronmem_status_t* neuronmem_executable_execute(const neuronmem_execute_args_t* args,
                                                                neuronmem_buffer_t** out_results,
                                                                neuronmem_event_t** out_done,

@@ -242,6 +242,11 @@ Status Runtime::Prepare(const ExecuteRequest& r, copy::Buffer* const* results, s
             KindText(actual.kind()).c_str(), actual.debug_string().c_str());
       needs_copy[i] = true;
     }
+    if (donate[i] && !needs_copy[i] && b.read_only())
+      return FailedPrecondition(
+          "%s is donated but aliases caller memory given as IMMUTABLE_ZERO_COPY, which the library may not write; "
+          "pass it as non_donatable or upload it with another semantics",
+          p.name.c_str());
     if (donate[i]) {
       for (size_t j = 0; j < params.size(); ++j)
         if (j != i && r.arguments[j] == &b)
@@ -318,7 +323,7 @@ Status Runtime::Prepare(const ExecuteRequest& r, copy::Buffer* const* results, s
   return Ok();
 }
 
-Status Runtime::Commit(const ExecuteRequest& r, Execution& e, copy::Buffer* const* results, bool record_reads) {
+Status Runtime::Commit(const ExecuteRequest& r, Execution& e, copy::Buffer* const* results) {
   const Executable& exe = *r.executable;
   const auto& params = exe.parameters();
   const auto& outputs = exe.outputs();
@@ -332,13 +337,14 @@ Status Runtime::Commit(const ExecuteRequest& r, Execution& e, copy::Buffer* cons
       return Annotate(std::move(s), params[a].name + " cannot be donated");
     if (e.arg_buffers[a] != r.arguments[a]) r.arguments[a]->Delete();  // the original of an auto-copied donation
   }
-  // The arguments it reads: a later donation of their bytes waits for this execution.
-  if (record_reads) {
-    for (size_t i = 0; i < params.size(); ++i)
-      if (!e.donate[i]) copy::AddUsage(e.args[i].s, e.done.get());
-  }
   e.arg_buffers.clear();
   return Ok();
+}
+
+void Runtime::MarkReads(Execution& e) {
+  // A later donation of their bytes waits for this execution: only once it is sure to run (its event completes).
+  for (size_t i = 0; i < e.args.size(); ++i)
+    if (!e.donate[i]) copy::AddUsage(e.args[i].s, e.done.get());
 }
 
 Status Runtime::Execute(const ExecuteRequest& r, copy::Buffer* const* results, Event** done,
@@ -356,7 +362,7 @@ Status Runtime::Execute(const ExecuteRequest& r, copy::Buffer* const* results, E
   }
   std::unique_ptr<Execution> e;
   NEURONMEM_RETURN_IF_ERROR(Prepare(r, results, &e));
-  NEURONMEM_RETURN_IF_ERROR(Commit(r, *e, results, /*record_reads=*/false));
+  NEURONMEM_RETURN_IF_ERROR(Commit(r, *e, results));
   Event* ev = Share(e->done.get());
   *done = ev;
   if (stats_out) *stats_out = e->stats;
@@ -433,10 +439,11 @@ Status Runtime::Launch(const LaunchRequest& r, copy::Buffer* const* results, Eve
     executions[d]->grid = grid;
   }
   for (size_t d = 0; d < n; ++d) {
-    if (Status s = Commit(requests[d], *executions[d], results + d * num_outputs, /*record_reads=*/true))
+    if (Status s = Commit(requests[d], *executions[d], results + d * num_outputs))
       return Annotate(std::move(s), "device " + std::to_string(r.cores[d]));
   }
   for (size_t d = 0; d < n; ++d) {
+    MarkReads(*executions[d]);
     done[d] = Share(executions[d]->done.get());
     if (stats_out) stats_out[d] = executions[d]->stats;
   }

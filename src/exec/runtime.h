@@ -124,9 +124,12 @@ class Runtime {
   friend struct DrainAccess;
   // Checks one core's request and makes its execution: copies, argument uses, results (all but donated).
   Status Prepare(const ExecuteRequest& r, copy::Buffer* const* results, std::unique_ptr<Execution>* out);
-  // Gives up the donated arguments to their results and, with record_reads, records the execution as a usage of
-  // the arguments it reads (Execute does it after submission, only for an execution that did not run at once).
-  Status Commit(const ExecuteRequest& r, Execution& e, copy::Buffer* const* results, bool record_reads);
+  // Gives up the donated arguments to their results (the reads are recorded once the submission is sure to run:
+  // Execute after submission, only for an execution that did not run at once; Launch by MarkReads).
+  Status Commit(const ExecuteRequest& r, Execution& e, copy::Buffer* const* results);
+  // Records e as a usage of the arguments it reads (a later donation waits for it); once every execution of a
+  // launch committed.
+  static void MarkReads(Execution& e);
   // Appends e to its core's queue; returns whether the caller must start the drain.
   bool Enqueue(std::unique_ptr<Execution> e);
   void Submit(std::unique_ptr<Execution> e);

@@ -330,5 +330,75 @@ func.func @main(%a: tensor<4xf32> {tf.aliasing_output = 0 : i32}) -> tensor<4xf3
   EXPECT_TRUE(deleted);
 }
 
+TEST_F(LaunchTest, AReadOnlyDonationIsRefusedBeforeAnyDeviceCommits) {
+  // Device 1's donated argument aliases IMMUTABLE_ZERO_COPY memory, which may not be written. The launch used
+  // to find that out only while giving up device 1's donation, after device 0 had committed: a0 was donated
+  // for nothing, and w0 kept a use by device 0's execution, which never ran, so a later donation of w0 waited
+  // forever.
+  const char kDonateHost[] = R"(
+func.func @main(%a: tensor<4xf32> {mhlo.memory_kind = "unpinned_host", tf.aliasing_output = 0 : i32},
+                %w: tensor<4xf32>) -> (tensor<4xf32> {mhlo.memory_kind = "unpinned_host"}) {
+  %0 = stablehlo.add %a, %w : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+)";
+  const char kDonateW[] = R"(
+func.func @main(%w: tensor<4xf32> {tf.aliasing_output = 0 : i32}) -> tensor<4xf32> {
+  %0 = stablehlo.add %w, %w : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+)";
+  neuronmem_executable_t* e = nullptr;
+  ASSERT_OK(CompileWith(kDonateHost, 2, 1, &e));
+  neuronmem_executable_t* donate_w = nullptr;
+  ASSERT_OK(CompileWith(kDonateW, 2, 1, &donate_w));
+  neuronmem_buffer_t* a0 = Upload({1, 2, 3, 4}, {4}, Memory(NEURONMEM_MEMORY_KIND_UNPINNED_HOST, 0));
+  neuronmem_buffer_t* w0 = Upload({1, 1, 1, 1}, {4}, Memory(NEURONMEM_MEMORY_KIND_DEVICE, 0));
+  neuronmem_buffer_t* w1 = Upload({1, 1, 1, 1}, {4}, Memory(NEURONMEM_MEMORY_KIND_DEVICE, 1));
+  alignas(64) static const float kCaller[4] = {5, 6, 7, 8};
+  const int64_t dims[] = {4};
+  neuronmem_buffer_from_host_args_t u{};
+  u.struct_size = sizeof u;
+  u.data = kCaller;
+  u.element_type = NEURONMEM_ELEMENT_TYPE_F32;
+  u.host_buffer_semantics = NEURONMEM_HOST_BUFFER_IMMUTABLE_ZERO_COPY;
+  u.dims = dims;
+  u.num_dims = 1;
+  u.memory = Memory(NEURONMEM_MEMORY_KIND_UNPINNED_HOST, 1);
+  neuronmem_buffer_t* z1 = nullptr;
+  neuronmem_event_t* ready = nullptr;
+  ASSERT_OK(neuronmem_buffer_from_host(client_, &u, &z1, &ready, nullptr));
+  buffers_.push_back(z1);
+  if (ready) {
+    ASSERT_OK(neuronmem_event_wait(ready, -1));
+    neuronmem_event_destroy(ready);
+  }
+  std::vector<std::vector<neuronmem_buffer_t*>> results;
+  std::vector<neuronmem_event_t*> done;
+  const Result r = Take(Launch(e, {0, 1}, {{a0, w0}, {z1, w1}}, &results, &done, nullptr));
+  EXPECT_EQ(r.code, NEURONMEM_STATUS_FAILED_PRECONDITION) << r.message;
+  EXPECT_EQ(r.message.rfind("device 1: argument 0", 0), 0u) << r.message;
+  EXPECT_NE(r.message.find("IMMUTABLE_ZERO_COPY"), std::string::npos) << r.message;
+  for (size_t d = 0; d < done.size(); ++d) EXPECT_EQ(done[d], nullptr);
+  bool deleted = true;
+  EXPECT_OK(neuronmem_buffer_is_deleted(a0, &deleted));
+  EXPECT_FALSE(deleted);  // nothing was donated
+  // w0 carries no use of an execution that never runs: donating it now completes.
+  std::vector<neuronmem_buffer_t*> out;
+  neuronmem_event_t* ev = nullptr;
+  ASSERT_OK(Execute(donate_w, {w0}, &out, &ev));
+  EXPECT_OK(neuronmem_event_wait(ev, 10'000'000'000));
+  neuronmem_event_destroy(ev);
+  EXPECT_EQ(Read(out[0], 4), (std::vector<float>{2, 2, 2, 2}));
+  // The launch done right runs; the zero-copy argument is passed as non-donatable.
+  neuronmem_buffer_t* w0b = Upload({1, 1, 1, 1}, {4}, Memory(NEURONMEM_MEMORY_KIND_DEVICE, 0));
+  ASSERT_OK(Launch(e, {0, 1}, {{a0, w0b}, {z1, w1}}, &results, &done, nullptr, {}, {0}));
+  for (size_t d = 0; d < 2; ++d) {
+    ASSERT_OK(neuronmem_event_wait(done[d], -1));
+    neuronmem_event_destroy(done[d]);
+  }
+  EXPECT_EQ(Read(results[1][0], 4), (std::vector<float>{6, 7, 8, 9}));
+}
+
 }  // namespace
 }  // namespace neuronmem_test
