@@ -457,7 +457,11 @@ uint32_t ZeroOf(CompileCtx& cx, const Slot& s) {
   return cx.AddConstant(s, zero.data());
 }
 
-Status CheckExtent(const Site& site, const char* what, int64_t have, int64_t want) {
+// `have` must be `base` times the group size `g` (a product that overflows fails: empty tensors may have huge dims).
+Status CheckExtent(const Site& site, const char* what, int64_t have, int64_t base, int64_t g) {
+  int64_t want = 0;
+  if (__builtin_mul_overflow(base, g, &want))
+    return RunFailure(site, "%s: %" PRId64 " times the group's %" PRId64 " processes overflows", what, base, g);
   if (have == want) return Status();
   return RunFailure(site, "%s is %" PRId64 " but the process group makes it %" PRId64, what, have, want);
 }
@@ -507,7 +511,7 @@ class AllGatherKernel final : public Kernel {
     const int64_t g = static_cast<int64_t>(group.size());
     for (size_t k = 0; k < ins_.size(); ++k)
       NEURONMEM_RETURN_IF_ERROR(
-          CheckExtent(site_, "the result's all_gather_dim", out_[k].dims[dim_], in_[k].dims[dim_] * g));
+          CheckExtent(site_, "the result's all_gather_dim", out_[k].dims[dim_], in_[k].dims[dim_], g));
     const std::vector<TensorView> mine = Views(f, ins_, in_);
     return grid.Exchange(self, site_.Get(), group, mine.data(), mine.size(), [&](const TensorView* const* members) {
       for (size_t k = 0; k < ins_.size(); ++k) {
@@ -588,7 +592,7 @@ class ReduceScatterKernel final : public Kernel {
     const int64_t me = std::find(group.begin(), group.end(), self) - group.begin();
     for (size_t k = 0; k < ops_.size(); ++k)
       NEURONMEM_RETURN_IF_ERROR(
-          CheckExtent(site_, "the operand's scatter_dimension", in_[k].dims[dim_], out_[k].dims[dim_] * g));
+          CheckExtent(site_, "the operand's scatter_dimension", in_[k].dims[dim_], out_[k].dims[dim_], g));
     std::vector<TensorView> mine;
     for (size_t k = 0; k < ops_.size(); ++k) mine.push_back(in_[k].View(f.slots[ops_[k].in]));
     // Member m's part `me` of every operand, reduced in group order into the result.
@@ -669,7 +673,7 @@ class AllToAllKernel final : public Kernel {
     const uint32_t self = f.run->self();
     std::vector<uint32_t> group;
     NEURONMEM_RETURN_IF_ERROR(MemberGroup(f, site_, groups_, &group));
-    NEURONMEM_RETURN_IF_ERROR(CheckExtent(site_, "split_count", count_, static_cast<int64_t>(group.size())));
+    NEURONMEM_RETURN_IF_ERROR(CheckExtent(site_, "split_count", count_, 1, static_cast<int64_t>(group.size())));
     const int64_t me = std::find(group.begin(), group.end(), self) - group.begin();
     const std::vector<TensorView> mine = Views(f, ins_, in_);
     // Receiver `me` takes part `me` of every sender's operand, placed at the sender's index along concat.
@@ -722,7 +726,9 @@ Status CompileAllToAll(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
       return cx.Invalid("operand %zu's split dimension is no multiple of split_count", i);
     std::vector<int64_t> want = in.dims;
     want[split] /= count;
-    want[concat] *= count;
+    if (__builtin_mul_overflow(want[concat], count, &want[concat]))
+      return cx.Invalid("operand %zu's concat dimension %" PRId64 " times split_count %" PRId64 " overflows", i,
+                        in.dims[concat], count);
     if (ScalarType::Of(in) != ScalarType::Of(out) || out.dims != want)
       return cx.Invalid("result %zu must be operand %zu split by split_count and concatenated (C8)", i, i);
     ins.push_back(cx.in(i));

@@ -220,6 +220,34 @@ std::vector<int32_t> Iota(int32_t from, int32_t n) {
   return v;
 }
 
+TEST(Collectives, AllToAllExtentThatOverflowsIsRefused) {
+  // Empty tensors may have huge dims. all_to_all's result extent, 4 * 2^62, wrapped to 0 at compile, so a
+  // tensor<0x0xf32> result was accepted.
+  auto c = testing::CompileText(
+      "func.func @main(%x: tensor<0x4xf32>) -> tensor<0x0xf32> {\n"
+      "  %r = \"stablehlo.all_to_all\"(%x) {split_dimension = 0 : i64, concat_dimension = 1 : i64, "
+      "split_count = 4611686018427387904 : i64, replica_groups = dense<[[0]]> : tensor<1x1xi64>} : "
+      "(tensor<0x4xf32>) -> tensor<0x0xf32>\n"
+      "  func.return %r : tensor<0x0xf32>\n}\n");
+  ASSERT_TRUE(c.status);
+  EXPECT_EQ(c.status->code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(c.status->message.find("overflows"), std::string::npos) << c.status->message;
+}
+
+TEST(Collectives, AllGatherExtentThatOverflowsFails) {
+  // Over 8 processes, 2^61 * 8 wrapped to 0, the declared result extent, and the gather ran.
+  const std::string t =
+      "func.func @main(%x: tensor<0x2305843009213693952xf32>) -> tensor<0x0xf32> {\n"
+      "  %r = \"stablehlo.all_gather\"(%x) {all_gather_dim = 1 : i64, replica_groups = dense<[[0, 1, 2, 3, 4, 5, 6, "
+      "7]]> : tensor<1x8xi64>} : (tensor<0x2305843009213693952xf32>) -> tensor<0x0xf32>\n"
+      "  func.return %r : tensor<0x0xf32>\n}\n";
+  const Arg empty = Arg::Of(ElementType::kF32, {0, int64_t{1} << 61}, std::vector<float>{});
+  GridResult r = RunGrid(t, 8, 1, Main(8), std::vector<std::vector<Arg>>(8, {empty}));
+  ASSERT_EQ(r.status.size(), 8u) << (r.status[0] ? r.status[0]->message : "ok");
+  for (size_t k = 0; k < 8; ++k)
+    EXPECT_NE(r.Message(k).find("overflows"), std::string::npos) << "process " << k << ": " << r.Message(k);
+}
+
 TEST(Collectives, AllGatherConcatenatesAlongItsDimensionInGroupOrder) {
   auto text = [](int dim, const std::string& out0, const std::string& out1,
                  const std::string& groups = "dense<[[1, 0]]> : tensor<1x2xi64>") {
