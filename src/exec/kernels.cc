@@ -14,6 +14,8 @@ namespace neuronmem::exec {
 namespace {
 
 constexpr char kNkiTarget[] = "AwsNeuronCustomNativeKernel";
+// The most points a kernel's launch grid may have: one call each (a product that overflows wrapped to 0 calls).
+constexpr int64_t kMaxGridPoints = int64_t{1} << 31;
 
 }  // namespace
 
@@ -168,8 +170,13 @@ Status BuildCustomCalls(const manifest::Manifest& m, const KernelRegistry* kerne
     Launch launch;
     launch.name = k.func_name;
     launch.grid = k.grid;
-    for (int64_t g : k.grid)
+    int64_t points = 1;
+    for (int64_t g : k.grid) {
       if (g <= 0) return InvalidArgument("%s: grid dimension %lld must be positive", where.c_str(), (long long)g);
+      if (__builtin_mul_overflow(points, g, &points) || points > kMaxGridPoints)
+        return InvalidArgument("%s: the grid %s has more than %lld points", where.c_str(),
+                               IndexText(k.grid.data(), k.grid.size()).c_str(), (long long)kMaxGridPoints);
+    }
     launch.fn = kernels->Find(k.func_name);
     if (!launch.fn)
       return Unimplemented(

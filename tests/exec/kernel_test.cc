@@ -342,6 +342,29 @@ TEST_F(KernelTest, AKernelCallingABlockingFunctionGetsFailedPrecondition) {
   neuronmem_event_destroy(done);
 }
 
+TEST_F(KernelTest, AGridOfTooManyPointsIsRefusedAtCompile) {
+  // {"func_name":"nki_add","grid":[4294967296,4294967296]}: 2^64 points wrapped to 0, so the execution
+  // succeeded without calling the kernel once, its result never written.
+  const std::string text = R"(
+func.func @main(%a: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = stablehlo.custom_call @AwsNeuronCustomNativeKernel(%a, %b)
+      {backend_config = "eyJmdW5jX25hbWUiOiJua2lfYWRkIiwiZ3JpZCI6WzQyOTQ5NjcyOTYsNDI5NDk2NzI5Nl19"}
+      : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+)";
+  Seen seen;
+  Register("nki_add", NkiAdd, &seen);
+  neuronmem_executable_t* e = nullptr;
+  const Result r = Take(Compile(text, &e));
+  EXPECT_EQ(r.code, NEURONMEM_STATUS_INVALID_ARGUMENT) << r.message;
+  EXPECT_NE(r.message.find("test.mlir:3:3: 'stablehlo.custom_call' @AwsNeuronCustomNativeKernel: the grid [4294967296, "
+                           "4294967296] has more than"),
+            std::string::npos)
+      << r.message;
+  EXPECT_EQ(seen.calls.load(), 0);
+}
+
 TEST_F(KernelTest, UnregisteredKernelsFailAtCompile) {
   neuronmem_executable_t* e = nullptr;
   Result r = Take(Compile(kNki, &e));
