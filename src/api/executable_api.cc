@@ -95,14 +95,17 @@ neuronmem_status_t* ValueMemory(const neuronmem_executable_t* e, const neuronmem
 neuronmem_status_t* ArgumentBuffers(neuronmem_client_t* client, neuronmem_buffer_t* const* handles, size_t count,
                                     size_t per_device, std::vector<neuronmem::copy::Buffer*>* out) {
   out->resize(count);
+  // The argument's name, built only for an error (this runs on every execute).
+  const auto what = [per_device](size_t i) {
+    return per_device ? "argument " + std::to_string(i % per_device) + " of args->devices[" +
+                            std::to_string(i / per_device) + "]"
+                      : "argument " + std::to_string(i);
+  };
   for (size_t i = 0; i < count; ++i) {
     neuronmem_buffer_t* b = handles[i];
-    const std::string what = per_device ? "argument " + std::to_string(i % per_device) + " of args->devices[" +
-                                              std::to_string(i / per_device) + "]"
-                                        : "argument " + std::to_string(i);
-    if (!b) return InvalidArgument("args->arguments[%zu] (%s) is NULL", i, what.c_str()).release();
+    if (!b) return InvalidArgument("args->arguments[%zu] (%s) is NULL", i, what(i).c_str()).release();
     if (b->client != client)
-      return InvalidArgument("%s is a buffer of another client than the executable's", what.c_str()).release();
+      return InvalidArgument("%s is a buffer of another client than the executable's", what(i).c_str()).release();
     (*out)[i] = &b->buffer;
   }
   return nullptr;
@@ -485,9 +488,8 @@ neuronmem_status_t* neuronmem_client_register_kernel(neuronmem_client_t* client,
   NEURONMEM_API_BEGIN
   const neuronmem_kernel_fn_t fn = args->fn;
   void* const user_data = args->user_data;
-  const int32_t first_device = 0;
-  neuronmem::Status s = client->kernels.Register(
-      args->name, [fn, user_data, first_device](const exec::KernelCall& k) -> neuronmem::Status {
+  neuronmem::Status s =
+      client->kernels.Register(args->name, [fn, user_data](const exec::KernelCall& k) -> neuronmem::Status {
         std::vector<neuronmem_kernel_tensor_t> views(k.num_inputs + k.num_outputs);
         for (size_t i = 0; i < views.size(); ++i) {
           views[i] = TensorView(i < k.num_inputs ? k.inputs[i] : k.outputs[i - k.num_inputs]);
@@ -504,7 +506,7 @@ neuronmem_status_t* neuronmem_client_register_kernel(neuronmem_client_t* client,
         call.grid = k.grid_rank ? k.grid : nullptr;
         call.grid_rank = k.grid_rank;
         call.grid_index = k.grid_rank ? k.grid_index : nullptr;
-        call.device = first_device + static_cast<int32_t>(k.core);
+        call.device = static_cast<int32_t>(k.core);  // device ids are core indices
         // A kernel runs on the core's thread or a oneTBB worker: a blocking call into the library there could
         // wait for the very execution it is part of, so it is refused (api::RefuseBlockingInCallback).
         neuronmem::CallerCallbackScope in_kernel("a kernel (neuronmem_kernel_fn_t)");
