@@ -90,8 +90,8 @@ Status ReadRows(CompileCtx& cx, std::string_view name, bool padding, std::vector
   if (!a) return present ? Ok() : cx.Invalid("missing %.*s", static_cast<int>(name.size()), name.data());
   std::vector<int64_t> flat;
   if (a->kind != stablehlo::Attribute::Kind::kDense || !CompileCtx::IntListOf(*a, &flat) || a->type.dims.size() != 2)
-    return cx.Unsupported("%.*s must be a 2-dimensional integer tensor constant of at most %" PRId64 " entries",
-                          static_cast<int>(name.size()), name.data(), CompileCtx::kMaxIntList);
+    return cx.Unsupported("%.*s must be a 2-dimensional integer tensor constant of at most 2^20 entries",
+                          static_cast<int>(name.size()), name.data());
   const int64_t n = a->type.dims[0], m = a->type.dims[1];
   for (int64_t i = 0; i < n; ++i) {
     std::vector<int64_t> row;

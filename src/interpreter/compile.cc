@@ -355,6 +355,9 @@ Status CompileCtx::Invalid(const char* fmt, ...) const {
 
 const Attribute* CompileCtx::Attr(std::string_view name) const { return stablehlo::Find(op_->attributes, name); }
 
+// The most elements an integer-list attribute may have: IntListOf is false for a longer dense tensor.
+constexpr int64_t kMaxIntList = int64_t{1} << 20;
+
 bool CompileCtx::IntListOf(const Attribute& a, std::vector<int64_t>* out) {
   out->clear();
   if (a.kind == Attribute::Kind::kArray) {

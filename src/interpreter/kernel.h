@@ -173,9 +173,7 @@ class CompileCtx {
 
   // Attribute helpers.
   const stablehlo::Attribute* Attr(std::string_view name) const;
-  // Integer list from array<i64: ...>, [..] or dense<...> integer tensor. False if absent or malformed, or a
-  // dense tensor of more than kMaxIntList elements.
-  static constexpr int64_t kMaxIntList = int64_t{1} << 20;
+  // Integer list from array<i64: ...>, [..] or dense<...> integer tensor. False if absent or malformed.
   bool IntList(std::string_view name, std::vector<int64_t>* out) const;
   static bool IntListOf(const stablehlo::Attribute& a, std::vector<int64_t>* out);
   bool Int(std::string_view name, int64_t* out) const;
