@@ -167,7 +167,8 @@ struct Execution {
   uint64_t submitted_ns = 0;
 };
 
-Runtime::Runtime(core::Client& client) : client_(client), transport_(NewInProcessTransport(client.copy_engine())) {
+Runtime::Runtime(core::Client& client, std::unique_ptr<Transport> transport)
+    : client_(client), transport_(transport ? std::move(transport) : NewInProcessTransport(client.copy_engine())) {
   for (uint32_t c = 0; c < client.devices().size(); ++c) {
     auto q = std::make_unique<CoreQueue>();
     q->runtime = this;

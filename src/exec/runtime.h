@@ -97,7 +97,9 @@ struct LaunchRequest {
 
 class Runtime {
  public:
-  explicit Runtime(core::Client& client);
+  // transport: what moves the bytes between the cores of a launch (nullptr: NewInProcessTransport over the
+  // client's copy engine); the executor uses it through exec::Transport only.
+  explicit Runtime(core::Client& client, std::unique_ptr<Transport> transport = nullptr);
   // Waits until no execution is queued or running (the caller checks pending() == 0 first).
   ~Runtime();
   Runtime(const Runtime&) = delete;

@@ -139,7 +139,8 @@ class ProcessGrid {
   Status Recv(uint32_t self, const OpSite& site, int64_t source, const TensorView* results, size_t n);
 
   // Copies bytes of another process (from an Exchange's views) into this one's memory through the
-  // transport; a copy within one process is a plain memcpy.
+  // transport; a copy within one process is a plain memcpy. A failure inside an Exchange's `read`, a Send or
+  // a Recv is returned prefixed with the op's site ("file:line:col: 'op' on channel c: ...").
   Status CopyFrom(const Transfer& t);
 
   // Ends process `self` with the status of its run. A process that ends with messages sent to it and not

@@ -312,7 +312,10 @@ Status ProcessGrid::Exchange(uint32_t self, const OpSite& site, const std::vecto
                                  Name(group[m]).c_str());
     }
   }
-  if (!s) s = read(e->views.data());
+  if (!s) {
+    s = read(e->views.data());  // its copies' failures (the transport's) name the op
+    if (s) s = Annotate(std::move(s), Where(site));
+  }
   lock.lock();
   if (++e->departed == group.size()) {
     exchanges_.erase(e->key);
@@ -367,6 +370,7 @@ Status ProcessGrid::Send(uint32_t self, const OpSite& site, int64_t target, cons
     lock.unlock();
     Status s = CheckMessageShapes(rsite, Name(static_cast<uint32_t>(found)), results, rn, n,
                                   [&](size_t i) { return data[i]; });
+    bool copy_failed = false;
     for (size_t i = 0; i < n && !s; ++i) {
       Transfer t;
       t.from = self;
@@ -374,9 +378,11 @@ Status ProcessGrid::Send(uint32_t self, const OpSite& site, int64_t target, cons
       t.src = static_cast<const char*>(data[i].data);
       t.dst = static_cast<char*>(results[i].data);
       t.row_bytes = data[i].Bytes();
-      if (t.row_bytes) s = CopyFrom(t);
+      if (t.row_bytes) copy_failed = static_cast<bool>(s = CopyFrom(t));
     }
-    Status mine = s ? CopyStatus(s.get()) : Status();
+    // A failed copy (the transport's) fails both ops, each named: this send and the receiver's recv.
+    Status mine = s ? (copy_failed ? Annotate(CopyStatus(s.get()), Where(site)) : CopyStatus(s.get())) : Status();
+    if (copy_failed) s = Annotate(std::move(s), Where(rsite));
     lock.lock();
     q.wait.done = true;
     q.wait.failure = std::move(s);
@@ -434,7 +440,8 @@ Status ProcessGrid::Recv(uint32_t self, const OpSite& site, int64_t source, cons
       t.src = msg->data[i].get();
       t.dst = static_cast<char*>(results[i].data);
       t.row_bytes = msg->bytes[i];
-      if (t.row_bytes) NEURONMEM_RETURN_IF_ERROR(CopyFrom(t));
+      if (!t.row_bytes) continue;
+      if (Status s = CopyFrom(t)) return Annotate(std::move(s), Where(site));
     }
     return Status();
   }

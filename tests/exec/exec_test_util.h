@@ -77,6 +77,18 @@ class ExecTest : public ::testing::Test {
     return s;
   }
 
+  // Compiles `text` as `filename` for `replicas` replicas (one per core of a launch); the fixture destroys it.
+  neuronmem_status_t* CompileReplicas(const std::string& text, const char* filename, uint32_t replicas,
+                                      neuronmem_executable_t** out) {
+    neuronmem_compile_options_t o{};
+    o.struct_size = sizeof o;
+    o.filename = filename;
+    o.num_replicas = replicas;
+    neuronmem_status_t* s = neuronmem_executable_compile_text(client_, text.data(), text.size(), &o, out);
+    if (!s) executables_.push_back(*out);
+    return s;
+  }
+
   neuronmem_buffer_t* Upload(const std::vector<float>& data, std::vector<int64_t> dims, neuronmem_memory_t* memory,
                              neuronmem_client_t* client = nullptr) {
     neuronmem_buffer_from_host_args_t a{};

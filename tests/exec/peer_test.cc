@@ -359,13 +359,8 @@ func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
   return %r#0 : tensor<2xf32>
 }
 )";
-  neuronmem_compile_options_t o{};
-  o.struct_size = sizeof o;
-  o.filename = "stuck.mlir";
-  o.num_replicas = 2;
   neuronmem_executable_t* e = nullptr;
-  ASSERT_OK(neuronmem_executable_compile_text(client_, text, sizeof text - 1, &o, &e));
-  executables_.push_back(e);
+  ASSERT_OK(CompileReplicas(text, "stuck.mlir", 2, &e));
   std::vector<std::vector<neuronmem_buffer_t*>> results;
   std::vector<neuronmem_event_t*> done;
   std::vector<neuronmem_execution_t*> runs;
