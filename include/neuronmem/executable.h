@@ -13,7 +13,9 @@
  * (neuronmem_executable_destroy, neuronmem_execution_destroy, neuronmem_buffer_destroy,
  * neuronmem_event_destroy); devices and memories are borrowed from the client. An executable must not outlive
  * its client (neuronmem_client_destroy refuses while executables or executions are pending). Executables are
- * immutable once compiled: all functions are thread-safe. On failure, out-parameters are set to NULL/0. */
+ * immutable once compiled: all functions are thread-safe. On failure, out-parameters are set to NULL/0; the
+ * execute calls' arrays are cleared as far as args tells their length (none when args->struct_size is too
+ * small; out_results only once args->executable is known, since its length is the executable's output count). */
 #ifndef NEURONMEM_EXECUTABLE_H
 #define NEURONMEM_EXECUTABLE_H
 

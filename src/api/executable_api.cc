@@ -339,18 +339,19 @@ neuronmem_status_t* neuronmem_executable_execute_devices(const neuronmem_execute
                                          "neuronmem_execute_devices_args_t")) {
     return s.release();
   }
-  if (!args->executable) return neuronmem::api::NullArg(__func__, "args->executable");
   const size_t n = args->num_devices;
+  for (size_t d = 0; d < n; ++d) {
+    out_done[d] = nullptr;
+    if (out_executions) out_executions[d] = nullptr;
+  }
+  if (!args->executable) return neuronmem::api::NullArg(__func__, "args->executable");
   if (n && !args->devices) return InvalidArgument("args->devices is NULL but num_devices is %zu", n).release();
   NEURONMEM_API_BEGIN
   neuronmem_executable_t* h = args->executable;
   neuronmem_client_t* client = h->client;
   const size_t num_outputs = h->exe->outputs().size();
-  for (size_t d = 0; d < n; ++d) {
-    out_done[d] = nullptr;
-    if (out_executions) out_executions[d] = nullptr;
+  for (size_t d = 0; d < n; ++d)
     for (size_t k = 0; k < num_outputs; ++k) out_results[d * num_outputs + k] = nullptr;
-  }
   if (n == 0) return InvalidArgument("args->num_devices is 0: a launch needs at least one device").release();
   std::vector<uint32_t> cores(n);
   for (size_t d = 0; d < n; ++d) {

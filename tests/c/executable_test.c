@@ -236,8 +236,14 @@ int main(void) {
   la.arguments = launch_args;
   la.num_arguments = 2;
   neuronmem_buffer_t* launch_results[4] = {NULL, NULL, NULL, NULL};
-  neuronmem_event_t* launch_done[2] = {NULL, NULL};
-  neuronmem_execution_t* launch_runs[2] = {NULL, NULL};
+  /* A launch without its executable fails and clears the per-device outputs it knows the length of. */
+  neuronmem_event_t* launch_done[2] = {(neuronmem_event_t*)&la, (neuronmem_event_t*)&la};
+  neuronmem_execution_t* launch_runs[2] = {(neuronmem_execution_t*)&la, (neuronmem_execution_t*)&la};
+  la.executable = NULL;
+  CHECK(code_of(neuronmem_executable_execute_devices(&la, launch_results, launch_done, launch_runs)) ==
+        NEURONMEM_STATUS_INVALID_ARGUMENT);
+  CHECK(launch_done[0] == NULL && launch_done[1] == NULL && launch_runs[0] == NULL && launch_runs[1] == NULL);
+  la.executable = exe;
   CHECK(code_of(neuronmem_executable_execute_devices(&la, launch_results, launch_done, launch_runs)) ==
         NEURONMEM_STATUS_OK);
   for (int d = 0; d < 2; ++d) {

@@ -178,33 +178,54 @@ func (e *Event) Close() {
 	runtime.SetFinalizer(e, nil)
 }
 
+// readLocks read-locks each distinct mutex once. A goroutine must not read-lock one sync.RWMutex twice: a
+// Close (Lock) arriving between the two would wait for the first and block the second, a deadlock. The same
+// buffer or event may appear several times in one call (an argument shared by every device, a wait repeated).
+type readLocks map[*sync.RWMutex]struct{}
+
+func (l readLocks) lock(m *sync.RWMutex) {
+	if _, held := l[m]; !held {
+		m.RLock()
+		l[m] = struct{}{}
+	}
+}
+
+func (l readLocks) unlock() {
+	for m := range l {
+		m.RUnlock()
+		delete(l, m)
+	}
+}
+
 // eventList is the C handles of events, each checked open and read-locked until unlock is called (so none
 // is closed while the call that waits on it runs).
 func eventList(events []*Event) (hs []*C.neuronmem_event_t, unlock func(), err error) {
-	locked := 0
-	unlock = func() {
-		for _, e := range events[:locked] {
-			e.mu.RUnlock()
-		}
+	locks := readLocks{}
+	hs, err = lockedEventList(events, locks)
+	if err != nil {
+		locks.unlock()
+		return nil, func() {}, err
 	}
+	return hs, locks.unlock, nil
+}
+
+// lockedEventList is eventList with its read locks taken in locks (the caller unlocks them, also on error).
+func lockedEventList(events []*Event, locks readLocks) ([]*C.neuronmem_event_t, error) {
 	if len(events) == 0 {
-		return nil, unlock, nil
+		return nil, nil
 	}
-	hs = make([]*C.neuronmem_event_t, len(events))
+	hs := make([]*C.neuronmem_event_t, len(events))
 	for i, e := range events {
 		if e == nil {
-			unlock()
-			return nil, func() {}, invalid("wait[%d] is nil", i)
+			return nil, invalid("wait[%d] is nil", i)
 		}
-		e.mu.RLock()
-		locked++
+		locks.lock(&e.mu)
 		if e.h == nil {
-			unlock()
-			return nil, func() {}, &Error{Code: CodeFailedPrecondition, Message: fmt.Sprintf("wait[%d] is closed", i)}
+			return nil, &Error{Code: CodeFailedPrecondition, Message: fmt.Sprintf("wait[%d] is closed", i)}
 		}
 		hs[i] = e.h
 	}
-	return hs, unlock, nil
+	return hs, nil
 }
 
 func firstOrNil(hs []*C.neuronmem_event_t) **C.neuronmem_event_t {

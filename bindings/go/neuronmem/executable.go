@@ -205,18 +205,18 @@ func (e *Executable) Execute(d *Device, args []*Buffer, wait []*Event, nonDonata
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	hs, unlock, err := eventList(wait)
+	locks := readLocks{}
+	defer locks.unlock()
+	hs, err := lockedEventList(wait, locks)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	defer unlock()
 	bufs := make([]*C.neuronmem_buffer_t, len(args)+1)
 	for i, b := range args {
 		if b == nil {
 			return nil, nil, nil, invalid("args[%d] is nil", i)
 		}
-		b.mu.RLock()
-		defer b.mu.RUnlock()
+		locks.lock(&b.mu)
 		if b.h == nil {
 			return nil, nil, nil, &Error{Code: CodeFailedPrecondition, Message: fmt.Sprintf("args[%d] is closed", i)}
 		}
@@ -349,6 +349,8 @@ func (e *Executable) ExecuteDevices(devices []*Device, args [][]*Buffer, opts *L
 	// memory, since cgo forbids passing Go memory that holds Go pointers.
 	devs := make([]*C.neuronmem_device_t, n+1)
 	bufs := make([]*C.neuronmem_buffer_t, n*per+1)
+	locks := readLocks{} // an argument may be given to every device, a wait to several
+	defer locks.unlock()
 	var client *Client
 	for d, dev := range devices {
 		if dev == nil {
@@ -365,8 +367,7 @@ func (e *Executable) ExecuteDevices(devices []*Device, args [][]*Buffer, opts *L
 			if b == nil {
 				return nil, nil, nil, invalid("args[%d][%d] is nil", d, i)
 			}
-			b.mu.RLock()
-			defer b.mu.RUnlock()
+			locks.lock(&b.mu)
 			if b.h == nil {
 				return nil, nil, nil, &Error{Code: CodeFailedPrecondition,
 					Message: fmt.Sprintf("args[%d][%d] is closed", d, i)}
@@ -383,11 +384,10 @@ func (e *Executable) ExecuteDevices(devices []*Device, args [][]*Buffer, opts *L
 		defer C.free(unsafe.Pointer(lists))
 		all := unsafe.Slice(lists, n+1)
 		for d, w := range waits {
-			hs, unlock, err := eventList(w)
+			hs, err := lockedEventList(w, locks)
 			if err != nil {
 				return nil, nil, nil, err
 			}
-			defer unlock()
 			if len(hs) > 0 {
 				arr := (**C.neuronmem_event_t)(C.calloc(C.size_t(len(hs)), C.size_t(unsafe.Sizeof(hs[0]))))
 				defer C.free(unsafe.Pointer(arr))

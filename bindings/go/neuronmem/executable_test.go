@@ -3,6 +3,7 @@ package neuronmem
 import (
 	"context"
 	"reflect"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -260,4 +261,57 @@ func TestHostCallbacks(t *testing.T) {
 	if !strings.Contains(err.Error(), "channel 6 has no recv callback") {
 		t.Fatal(err)
 	}
+}
+
+// A buffer or event given several times to one call is read-locked once: a second RLock by the same goroutine
+// would wait behind a Close (Lock) that arrived in between, which waits for the first: a deadlock.
+func TestRepeatedHandlesAreReadLockedOnce(t *testing.T) {
+	var m sync.RWMutex
+	locks := readLocks{}
+	locks.lock(&m)
+	closed := make(chan struct{})
+	go func() {
+		m.Lock() // a Close arriving while the call holds its locks
+		m.Unlock()
+		close(closed)
+	}()
+	for m.TryRLock() { // TryRLock fails once the writer waits
+		m.RUnlock()
+		runtime.Gosched()
+	}
+	locks.lock(&m) // the same mutex again: must not take it a second time
+	locks.unlock()
+	<-closed
+
+	// Through the API: the same event twice in a wait list, the same buffer for both parameters.
+	c := newClient(t, 1)
+	dev := must[*Device](t)(c.LookupDevice(0))
+	exe := must[*Executable](t)(c.Compile(`func.func @main(%a: tensor<2xf32>, %b: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = stablehlo.add %a, %b : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+`, nil))
+	defer exe.Close()
+	x := must[*Buffer](t)(FromSlice(must[*Memory](t)(dev.DefaultMemory()), []int64{2}, []float32{1, 2}))
+	defer x.Close()
+	first, done, run, err := exe.Execute(dev, []*Buffer{x, x}, nil, []int{0, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Close()
+	defer done.Close()
+	second, done2, run2, err := exe.Execute(dev, []*Buffer{first[0], first[0]}, []*Event{done, done}, []int{0, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run2.Close()
+	defer done2.Close()
+	if err := done2.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := must[[]float32](t)(ToSlice[float32](second[0])); !reflect.DeepEqual(got, []float32{4, 8}) {
+		t.Fatal(got)
+	}
+	first[0].Close()
+	second[0].Close()
 }
