@@ -279,10 +279,14 @@ impl<'c> Executable<'c> {
             .collect();
         let events: Vec<Event> = done[..n].iter().map(|&raw| Event::from_raw(raw)).collect();
         if !host.is_empty() {
-            // Each device's event holds the callbacks until it is ready: the last one frees them.
+            // Each device's event holds the callbacks until it is ready: the last one frees them. The launch is
+            // running already, so a failure to register (never the case for an event just returned) must neither
+            // lose its results nor free callbacks a device may still call: such callbacks are leaked instead.
             for ev in &events {
                 let keep = Arc::clone(&callbacks);
-                ev.on_ready(move |_| drop(keep))?;
+                if ev.on_ready(move |_| drop(keep)).is_err() {
+                    std::mem::forget(Arc::clone(&callbacks));
+                }
             }
         }
         let runs = executions[..n].iter().map(|&raw| Execution { _client: self.client, raw }).collect();
