@@ -165,6 +165,12 @@ struct Execution {
   EventRef done;
   std::shared_ptr<ExecutionStats> stats;
   uint64_t submitted_ns = 0;
+  struct ImplicitCopy {
+    MemoryKind from, to;
+    uint64_t bytes;
+    size_t wait;  // its index in waits: counted when it ran, only if it succeeded
+  };
+  std::vector<ImplicitCopy> implicit;
 };
 
 Runtime::Runtime(core::Client& client, std::unique_ptr<Transport> transport)
@@ -283,7 +289,7 @@ Status Runtime::Prepare(const ExecuteRequest& r, copy::Buffer* const* results, s
       return Annotate(std::move(s), params[i].name + ": the implicit copy to " + target.debug_string());
     std::shared_ptr<ExecutionStats> st = e->stats;
     OnReady(ready, [st, t0](const neuronmem_status_t*) { st->implicit_transfer_ns += NowNs() - t0; });
-    e->stats->AddImplicit(client_.memory(b.memory().id)->kind(), params[i].kind, b.bytes());
+    e->implicit.push_back({client_.memory(b.memory().id)->kind(), params[i].kind, b.bytes(), e->waits.size()});
     e->waits.emplace_back(ready);
     e->wait_names.push_back(params[i].name + " (its implicit copy)");
     args[i] = moved.get();
@@ -595,6 +601,9 @@ void Runtime::Run(Execution& e) {
     pending_.fetch_sub(1, std::memory_order_acq_rel);
     Complete(e.done.get(), std::move(s));
   };
+  // Every wait is ready: the implicit copies that moved their bytes are counted (one that failed moved none).
+  for (const Execution::ImplicitCopy& c : e.implicit)
+    if (!e.waits[c.wait].get()->error()) stats.AddImplicit(c.from, c.to, c.bytes);
   for (size_t i = 0; i < e.waits.size(); ++i) {
     if (e.wait_names[i].empty()) continue;
     if (const neuronmem_status_t* err = e.waits[i].get()->error()) {

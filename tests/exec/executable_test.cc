@@ -137,6 +137,49 @@ TEST_F(ExecTest, AutoCopyMovesAndCountsImplicit) {
   neuronmem_execution_destroy(x);
 }
 
+// An implicit copy that fails moved nothing: the failed execution's statistics count no implicit transfer.
+TEST_F(ExecTest, AFailedImplicitCopyIsNotCounted) {
+  neuronmem_executable_t* e = nullptr;
+  ASSERT_OK(Compile(kAdd, &e, NEURONMEM_ARGUMENT_PLACEMENT_AUTO_COPY));
+  neuronmem_buffer_t* a = Upload({1, 2, 3, 4}, {4}, Memory(NEURONMEM_MEMORY_KIND_DEVICE));
+  // %b's upload waits for a gate that fails, so its content fails after the execution was submitted.
+  neuronmem_event_t* gate = nullptr;
+  ASSERT_OK(neuronmem_event_create(client_, &gate));
+  const std::vector<float> data{1, 1, 1, 1};
+  const int64_t dims[1] = {4};
+  neuronmem_buffer_from_host_args_t up{};
+  up.struct_size = sizeof up;
+  up.data = data.data();
+  up.element_type = NEURONMEM_ELEMENT_TYPE_F32;
+  up.dims = dims;
+  up.num_dims = 1;
+  up.memory = Memory(NEURONMEM_MEMORY_KIND_UNPINNED_HOST);
+  up.wait.events = &gate;
+  up.wait.num_events = 1;
+  neuronmem_buffer_t* b = nullptr;
+  neuronmem_event_t* b_ready = nullptr;
+  ASSERT_OK(neuronmem_buffer_from_host(client_, &up, &b, &b_ready, nullptr));
+  std::vector<neuronmem_buffer_t*> results;
+  neuronmem_event_t* done = nullptr;
+  neuronmem_execution_t* x = nullptr;
+  ASSERT_OK(Execute(e, {a, b}, &results, &done, &x));
+  neuronmem_status_t* why = neuronmem_buffer_delete(nullptr);  // any status will do
+  ASSERT_OK(neuronmem_event_complete(gate, why));
+  neuronmem_status_free(why);
+  const Result r = Take(neuronmem_event_wait(done, -1));
+  EXPECT_NE(r.code, NEURONMEM_STATUS_OK);
+  EXPECT_NE(r.message.find("implicit copy"), std::string::npos) << r.message;
+  const neuronmem_execution_stats_t st = Stats(x);
+  EXPECT_EQ(st.implicit_transfers, 0u);
+  EXPECT_EQ(st.implicit_bytes, 0u);
+  EXPECT_EQ(Pair(x, NEURONMEM_MEMORY_KIND_UNPINNED_HOST, NEURONMEM_MEMORY_KIND_DEVICE).implicit_bytes, 0u);
+  neuronmem_buffer_destroy(b);
+  neuronmem_event_destroy(b_ready);
+  neuronmem_event_destroy(gate);
+  neuronmem_event_destroy(done);
+  neuronmem_execution_destroy(x);
+}
+
 TEST_F(ExecTest, PinnedHostArgumentIsReadInPlace) {
   neuronmem_executable_t* e = nullptr;
   ASSERT_OK(Compile(kPinnedArg, &e));
