@@ -342,13 +342,16 @@ void BM_Peer_AllReduce(benchmark::State& state) {
 
 // ---- Launch overhead ----------------------------------------------------------------------------------
 
-double TimedExecute(neuronmem_executable_t* exe, neuronmem_buffer_t* const* args, size_t num_args) {
+double TimedExecute(neuronmem_executable_t* exe, neuronmem_buffer_t* const* args, size_t num_args,
+                    neuronmem_event_t* const* waits = nullptr, size_t num_waits = 0) {
   neuronmem_execute_args_t a{};
   a.struct_size = sizeof a;
   a.executable = exe;
   a.device = Device(0);
   a.arguments = args;
   a.num_arguments = num_args;
+  a.wait.events = waits;
+  a.wait.num_events = num_waits;
   neuronmem_buffer_t* result = nullptr;
   neuronmem_event_t* done = nullptr;
   const auto t0 = Clock::now();
@@ -416,6 +419,25 @@ void BM_Execute_Args(benchmark::State& state) {
   neuronmem_executable_destroy(exe);
 }
 
+// The same with K wait events, ready (the previous step's done events, as a chained decode loop passes them).
+void BM_Execute_Waits(benchmark::State& state) {
+  const size_t k = static_cast<size_t>(state.range(0));
+  neuronmem_executable_t* exe = Compile(kPlain, 0);
+  neuronmem_buffer_t* arg = Upload({1, 2, 3, 4}, 0);
+  std::vector<neuronmem_event_t*> waits(k);
+  for (neuronmem_event_t*& w : waits) {
+    Check(neuronmem_event_create(Client(), &w));
+    Check(neuronmem_event_complete(w, nullptr));
+  }
+  std::vector<double> samples;
+  for (auto _ : state) samples.push_back(TimedExecute(exe, &arg, 1, waits.data(), k));
+  const neuronmem::bench::Percentiles p = Report(state, samples);
+  if (ExecuteP50() > 0) state.counters["vs_execute"] = p.p50 / ExecuteP50();
+  for (neuronmem_event_t* w : waits) neuronmem_event_destroy(w);
+  neuronmem_buffer_destroy(arg);
+  neuronmem_executable_destroy(exe);
+}
+
 void Sizes(benchmark::internal::Benchmark* b) {
   for (int64_t bytes : {256, 4096, 65536, 1 << 20, 16 << 20}) b->Arg(bytes);
   b->UseRealTime()->Unit(benchmark::kMicrosecond);
@@ -432,6 +454,7 @@ BENCHMARK(BM_Execute_GridProgram)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Launch_OneDevice)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Launch_TwoDevices)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Execute_Args)->Arg(1)->Arg(16)->Arg(64)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Execute_Waits)->Arg(1)->Arg(16)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

@@ -150,9 +150,17 @@ struct Execution {
   std::shared_ptr<const Executable> exe;
   uint32_t core = 0;
   std::vector<EventRef> waits;
-  // "wait.events[0]", "argument 1 (%arg1)"; empty for an ordering-only wait (an operation still using a
-  // donated argument's bytes: its own failure is not the execution's).
-  std::vector<std::string> wait_names;
+  // What each wait is, to name it if it fails (names are built only then: submission is a hot path).
+  struct WaitOrigin {
+    enum What : uint8_t {
+      kWaitEvent,     // wait.events[index]
+      kImplicitCopy,  // parameter index's auto_copy
+      kArgument,      // parameter index's content
+      kOrderOnly,     // an operation still using a donated argument's bytes: its failure is not the execution's
+    } what;
+    uint32_t index;
+  };
+  std::vector<WaitOrigin> wait_origins;
   std::vector<copy::StorageUse> args;                 // the arguments' bytes (after auto_copy)
   std::vector<MemoryKind> arg_kinds;                  // where each lies
   std::vector<std::unique_ptr<copy::Buffer>> copies;  // auto_copy: the arguments moved to their memory
@@ -273,7 +281,7 @@ Status Runtime::Prepare(const ExecuteRequest& r, copy::Buffer* const* results, s
   for (size_t i = 0; i < params.size(); ++i) e->donated[i] = donate[i];
   for (size_t i = 0; i < r.waits.size(); ++i) {
     e->waits.emplace_back(Share(r.waits[i]));
-    e->wait_names.push_back("wait.events[" + std::to_string(i) + "]");
+    e->wait_origins.push_back({Execution::WaitOrigin::kWaitEvent, static_cast<uint32_t>(i)});
   }
   // A failure from here on drops what was made with `e`; the caller destroys the result buffers.
   e->arg_buffers.assign(r.arguments.begin(), r.arguments.end());
@@ -291,7 +299,7 @@ Status Runtime::Prepare(const ExecuteRequest& r, copy::Buffer* const* results, s
     OnReady(ready, [st, t0](const neuronmem_status_t*) { st->implicit_transfer_ns += NowNs() - t0; });
     e->implicit.push_back({client_.memory(b.memory().id)->kind(), params[i].kind, b.bytes(), e->waits.size()});
     e->waits.emplace_back(ready);
-    e->wait_names.push_back(params[i].name + " (its implicit copy)");
+    e->wait_origins.push_back({Execution::WaitOrigin::kImplicitCopy, static_cast<uint32_t>(i)});
     args[i] = moved.get();
     e->copies.push_back(std::move(moved));
   }
@@ -301,7 +309,7 @@ Status Runtime::Prepare(const ExecuteRequest& r, copy::Buffer* const* results, s
     if (Status s = engine.UseBuffer(*args[i], &e->args[i], &def)) return Annotate(std::move(s), params[i].name);
     if (!IsReady(def.get()) || def.get()->error()) {
       e->waits.push_back(std::move(def));
-      e->wait_names.push_back(params[i].name);
+      e->wait_origins.push_back({Execution::WaitOrigin::kArgument, static_cast<uint32_t>(i)});
     }
     e->arg_kinds.push_back(params[i].kind);
   }
@@ -313,7 +321,7 @@ Status Runtime::Prepare(const ExecuteRequest& r, copy::Buffer* const* results, s
     copy::PendingUsages(e->args[i].s, &pending);
     for (EventRef& w : pending) {
       e->waits.push_back(std::move(w));
-      e->wait_names.emplace_back();
+      e->wait_origins.push_back({Execution::WaitOrigin::kOrderOnly, 0});
     }
   }
   // Results: new buffers in the memory each output's kind names (donated ones at Commit).
@@ -605,9 +613,14 @@ void Runtime::Run(Execution& e) {
   for (const Execution::ImplicitCopy& c : e.implicit)
     if (!e.waits[c.wait].get()->error()) stats.AddImplicit(c.from, c.to, c.bytes);
   for (size_t i = 0; i < e.waits.size(); ++i) {
-    if (e.wait_names[i].empty()) continue;
+    const Execution::WaitOrigin o = e.wait_origins[i];
+    if (o.what == Execution::WaitOrigin::kOrderOnly) continue;
     if (const neuronmem_status_t* err = e.waits[i].get()->error()) {
-      finish(Annotate(CopyStatus(err), e.wait_names[i] + " failed"));
+      const std::string name = o.what == Execution::WaitOrigin::kWaitEvent
+                                   ? "wait.events[" + std::to_string(o.index) + "]"
+                                   : exe.parameters()[o.index].name +
+                                         (o.what == Execution::WaitOrigin::kImplicitCopy ? " (its implicit copy)" : "");
+      finish(Annotate(CopyStatus(err), name + " failed"));
       return;
     }
   }
