@@ -108,6 +108,26 @@ class UsabilityTest(unittest.TestCase):
         self.assertEqual(str(err), "NOT_FOUND: x")
 
 
+class DocsExampleTest(unittest.TestCase):
+    def test_docs_example(self):
+        """docs/bindings.md's Python example runs from the repository's root and prints what it says."""
+        import re
+        import subprocess
+        import sys
+
+        from . import support
+        text = open(os.path.join(support.ROOT, "docs", "bindings.md"), encoding="utf-8").read()
+        code = text[text.index("```python\n") + len("```python\n"):]
+        code = code[:code.index("```")]
+        expected = [m.strip() for m in re.findall(r"# prints (.*)$", code, re.M)]
+        self.assertEqual(len(expected), 2)
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+        r = subprocess.run([sys.executable, "-c", code], cwd=support.ROOT, capture_output=True, text=True, env=env,
+                           timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.splitlines(), expected)
+
+
 class PackageTest(unittest.TestCase):
     """scripts/test-bindings.sh pip-installs the package into a venv and sets NEURONMEM_INSTALLED_PACKAGE to that
     venv: the tests must then run against the installed copy, which finds the library by itself."""
