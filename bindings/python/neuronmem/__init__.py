@@ -79,6 +79,18 @@ class ElementType(_Enum):
     BF16 = 10
     F32 = 11
     F64 = 12
+    C64 = 13  # complex<f32>: numpy complex64
+    C128 = 14  # complex<f64>: numpy complex128
+    F8E5M2 = 15  # the 8- and 6-bit floats: one byte each, read back as uint8 bit patterns
+    F8E4M3FN = 16
+    F8E4M3B11FNUZ = 17
+    F8E5M2FNUZ = 18
+    F8E4M3FNUZ = 19
+    F8E4M3 = 20
+    F8E3M4 = 21
+    F8E8M0FNU = 22
+    F6E2M3FN = 23
+    F6E3M2FN = 24
 
 
 class HostBufferSemantics(_Enum):
@@ -93,17 +105,22 @@ class PlacementPolicy(_Enum):
     TORCH_NEURONX = 1
 
 
-# numpy dtype <-> element type. numpy has no bfloat16: BF16 buffers read back as uint16 bit patterns, and a
-# uint16 array is uploaded as BF16 when element_type=ElementType.BF16 is given.
+# numpy dtype <-> element type. numpy has no bfloat16 and no 8- or 6-bit floats: BF16 buffers read back as uint16
+# bit patterns and the small floats (F8*, F6*) as uint8 ones, and such an array is uploaded as one of them when
+# element_type= names it.
 _DTYPE_TO_ELEMENT = {
     np.dtype(np.bool_): ElementType.PRED, np.dtype(np.int8): ElementType.S8, np.dtype(np.int16): ElementType.S16,
     np.dtype(np.int32): ElementType.S32, np.dtype(np.int64): ElementType.S64, np.dtype(np.uint8): ElementType.U8,
     np.dtype(np.uint16): ElementType.U16, np.dtype(np.uint32): ElementType.U32,
     np.dtype(np.uint64): ElementType.U64, np.dtype(np.float16): ElementType.F16,
     np.dtype(np.float32): ElementType.F32, np.dtype(np.float64): ElementType.F64,
+    np.dtype(np.complex64): ElementType.C64, np.dtype(np.complex128): ElementType.C128,
 }
 _ELEMENT_TO_DTYPE = {v: k for k, v in _DTYPE_TO_ELEMENT.items()}
 _ELEMENT_TO_DTYPE[ElementType.BF16] = np.dtype(np.uint16)
+for _small in ElementType:
+    if _small.name.startswith(("F8", "F6")):
+        _ELEMENT_TO_DTYPE[_small] = np.dtype(np.uint8)
 
 
 class NeuronMemError(Exception):
