@@ -17,6 +17,10 @@ run_build() {  # name, meson setup args...
   local dir="$1"; shift
   if [ ! -f "$dir/build.ninja" ]; then
     meson setup "$dir" "$@" >"$dir.setup.log" 2>&1 || { cat "$dir.setup.log"; return 1; }
+  else
+    # The options again: Meson resets an option whose type changed (tests, benchmarks, tools became
+    # auto/true/false) to its default when it regenerates an existing folder.
+    meson setup --reconfigure "$dir" "$@" >"$dir.setup.log" 2>&1 || { cat "$dir.setup.log"; return 1; }
   fi
   ninja -C "$dir" -j"$jobs" >"$dir.build.log" 2>&1 || { tail -n 60 "$dir.build.log"; return 1; }
 }
