@@ -119,7 +119,7 @@ _DTYPE_TO_ELEMENT = {
 _ELEMENT_TO_DTYPE = {v: k for k, v in _DTYPE_TO_ELEMENT.items()}
 _ELEMENT_TO_DTYPE[ElementType.BF16] = np.dtype(np.uint16)
 for _small in ElementType:
-    if _small.name.startswith(("F8", "F6")):
+    if _small.name.startswith(("F8E", "F6E")):  # not F64
         _ELEMENT_TO_DTYPE[_small] = np.dtype(np.uint8)
 
 

@@ -25,8 +25,9 @@ class ElementTypesTest(unittest.TestCase):
         for t, size in {ElementType.C64: 8, ElementType.C128: 16, ElementType.F8E5M2: 1,
                         ElementType.F6E3M2FN: 1}.items():
             self.assertEqual(nm.element_type_size(t), size, t)
-        for t in ElementType:  # every member is a type the library knows
+        for t in ElementType:  # every member is a type the library knows, read back as a dtype of its size
             self.assertGreater(nm.element_type_size(t), 0, t)
+            self.assertEqual(nm._ELEMENT_TO_DTYPE[t].itemsize, nm.element_type_size(t), t)
         self.assertEqual(nm.element_type_size(25), 0)
         self.assertEqual([int(t) for t in ElementType], list(range(25)))
 
