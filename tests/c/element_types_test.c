@@ -183,9 +183,10 @@ int main(void) {
   }
   /* The manifest gives the buffer type of a complex argument. */
   {
-    const char text[] = "func.func @main(%z: tensor<3xcomplex<f32>>) -> tensor<3xcomplex<f32>> {\n"
-                        "  return %z : tensor<3xcomplex<f32>>\n"
-                        "}\n";
+    const char text[] =
+        "func.func @main(%z: tensor<3xcomplex<f32>>) -> tensor<3xcomplex<f32>> {\n"
+        "  return %z : tensor<3xcomplex<f32>>\n"
+        "}\n";
     neuronmem_manifest_t* m = NULL;
     if (OK(neuronmem_manifest_load_text(text, sizeof text - 1, NULL, &m))) {
       neuronmem_manifest_value_t v;
