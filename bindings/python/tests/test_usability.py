@@ -116,7 +116,8 @@ class DocsExampleTest(unittest.TestCase):
         import sys
 
         from . import support
-        text = open(os.path.join(support.ROOT, "docs", "bindings.md"), encoding="utf-8").read()
+        with open(os.path.join(support.ROOT, "docs", "bindings.md"), encoding="utf-8") as f:
+            text = f.read()
         code = text[text.index("```python\n") + len("```python\n"):]
         code = code[:code.index("```")]
         expected = [m.strip() for m in re.findall(r"# prints (.*)$", code, re.M)]
