@@ -9,6 +9,9 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 if [ ! -d build-release ]; then
   meson setup build-release --buildtype=release -Dtests=false -Dbenchmarks=false >/dev/null
+else
+  # Again on an existing folder: options whose type changed (tests, benchmarks: now auto/true/false) are reset.
+  meson configure build-release -Dtests=false -Dbenchmarks=false >/dev/null
 fi
 ninja -C build-release >/dev/null
 echo "== neuronmem-info"

@@ -7,7 +7,7 @@ packages=(
   libmimalloc-dev liburing-dev libtbb-dev nlohmann-json3-dev
   libgtest-dev libbenchmark-dev clang-format-14
   libeigen3-dev libopenblas0-serial
-  golang-go python3-numpy
+  golang-go python3-numpy python3-pip python3-setuptools python3-wheel python3-venv
   gnuplot-nox
 )
 # The Rust binding needs cargo; rustup's (/root/.cargo/bin) serves when present, else Debian's.

@@ -12,9 +12,29 @@ rm -rf "$out/meson-logs"
 log() { python3 "$root/scripts/bindings_testlog.py" "$out" "$@"; }
 status=0
 
-echo "-- python (ctypes + numpy, /usr/bin/python3)"
-log python unittest -- /usr/bin/python3 -m unittest discover -v -s bindings/python/tests -t bindings/python ||
+echo "-- python (ctypes + numpy): pip-installed offline into a venv, then tested as installed"
+# As the README says: a venv that sees Debian's numpy, `pip install --no-build-isolation` from a copy of
+# bindings/python (so the clone gets no build/ or egg-info), no index. The package records the libdir that
+# pkg-config reports; the tests import the installed copy (neuronmem is imported before unittest puts
+# bindings/python on sys.path) and PackageTest checks that they did.
+venv="$out/python-venv"
+rm -rf "$venv" "$out/python-src"
+mkdir -p "$out/python-src"
+cp -r bindings/python/pyproject.toml bindings/python/setup.py bindings/python/README.md bindings/python/neuronmem \
+  "$out/python-src/"
+if /usr/bin/python3 -m venv --system-site-packages "$venv" >"$out/python-venv.log" 2>&1 &&
+   (env -u PYTHONPATH "$venv/bin/pip" install --no-build-isolation --no-index "$out/python-src" \
+      >>"$out/python-venv.log" 2>&1); then
+  NEURONMEM_INSTALLED_PACKAGE="$venv" log python unittest -- env -u PYTHONPATH "$venv/bin/python" -c \
+    'import neuronmem, sys, unittest; print("neuronmem from", neuronmem.__file__, file=sys.stderr)
+unittest.main(module=None, argv=["unittest", "discover", "-v", "-s", "bindings/python/tests",
+                                "-t", "bindings/python"])' ||
+    status=1
+else
+  cat "$out/python-venv.log"
+  log python-install plain -- false
   status=1
+fi
 
 echo "-- go (cgo through pkg-config; go vet, then go test with cgocheck=2)"
 (cd bindings/go && log go-vet plain -- go vet ./...) || status=1

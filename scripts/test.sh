@@ -4,7 +4,8 @@
 #   2. build-asan/  clang with ASan+UBSan (and the libFuzzer target), every suite;
 #   3. build-tsan/  gcc with ThreadSanitizer, the 'concurrency' suite.
 # After 1, the library is installed into build-test/destdir and a C program, the Python module, the Go package
-# and the Rust crates are built and tested against it (scripts/test-bindings.sh; counted in the last line).
+# and the Rust crates are built and tested against it (scripts/test-bindings.sh; counted in the last line); a
+# consumer project builds it as a Meson subproject (scripts/test-subproject.sh).
 # Ends with one line "N passed, N failed" over all three runs; exits non-zero if anything failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +17,10 @@ run_build() {  # name, meson setup args...
   local dir="$1"; shift
   if [ ! -f "$dir/build.ninja" ]; then
     meson setup "$dir" "$@" >"$dir.setup.log" 2>&1 || { cat "$dir.setup.log"; return 1; }
+  else
+    # The options again: Meson resets an option whose type changed (tests, benchmarks, tools became
+    # auto/true/false) to its default when it regenerates an existing folder.
+    meson setup --reconfigure "$dir" "$@" >"$dir.setup.log" 2>&1 || { cat "$dir.setup.log"; return 1; }
   fi
   ninja -C "$dir" -j"$jobs" >"$dir.build.log" 2>&1 || { tail -n 60 "$dir.build.log"; return 1; }
 }
@@ -42,21 +47,28 @@ install_check() {
   rm -rf "$dest"
   meson install -C build-test --no-rebuild --destdir "$dest" >build-test/install.log 2>&1 || return 1
   local pc
-  pc=$(dirname "$(find "$dest" -name neuronmem.pc | head -n1)")
+  pc=$(find "$dest" -name neuronmem.pc | head -n1)
   [ -n "$pc" ] || return 1
-  local prefix
-  prefix=$(PKG_CONFIG_PATH="$pc" pkg-config --variable=prefix neuronmem)
-  # pkg-config reports the install prefix; point it into the destdir.
-  local flags
-  flags=$(PKG_CONFIG_PATH="$pc" pkg-config --define-variable=prefix="$dest$prefix" --cflags --libs neuronmem)
+  # As a consumer of a moved prefix would: only the library's own .pc on pkg-config's path (PKG_CONFIG_LIBDIR
+  # replaces the default path, so no dependency's .pc can help), the prefix taken from where the .pc lies.
+  local pcq=(env PKG_CONFIG_LIBDIR="$(dirname "$pc")" PKG_CONFIG_PATH= pkg-config --define-prefix)
+  local flags libdir
+  flags=$("${pcq[@]}" --cflags --libs neuronmem) || return 1
+  libdir=$("${pcq[@]}" --variable=libdir neuronmem) || return 1
+  case "$libdir" in "$dest"/*) ;; *) echo "--define-prefix gave libdir $libdir outside $dest"; return 1 ;; esac
+  echo "installed: $flags"
   # shellcheck disable=SC2086
   cc -std=c17 -Wall -Wextra -Werror tests/c/api_test.c -o build-test/installed_api_test $flags || return 1
-  local libdir
-  libdir=$(PKG_CONFIG_PATH="$pc" pkg-config --define-variable=prefix="$dest$prefix" --variable=libdir neuronmem)
-  LD_LIBRARY_PATH="$libdir" build-test/installed_api_test
+  LD_LIBRARY_PATH="$libdir" build-test/installed_api_test || return 1
+  # The README's example (examples/use_from_c.c), built the way the README says.
+  # shellcheck disable=SC2086
+  cc -std=c17 -Wall -Wextra -Werror examples/use_from_c.c -o build-test/installed_example $flags || return 1
+  LD_LIBRARY_PATH="$libdir" build-test/installed_example
 }
 if [ -f build-test/build.ninja ]; then
   install_check || failed_steps+=("install-check")
+  echo "== [1d] a consumer project builds against the library as a Meson subproject (scripts/test-subproject.sh)"
+  bash scripts/test-subproject.sh "$PWD/build-test/subproject-consumer" || failed_steps+=("subproject")
   echo "== [1c] the Python, Go and Rust bindings, built and tested against that installed prefix"
   bash scripts/test-bindings.sh build-test "$PWD/build-test/destdir" || failed_steps+=("bindings")
 fi

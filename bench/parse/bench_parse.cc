@@ -94,7 +94,9 @@ void BM_ParseAndManifest_ConformanceFiles(benchmark::State& state) {
   const char* dir = std::getenv("NEURONMEM_CONFORMANCE_DIR");
   if (!dir) dir = "../shared/conformance/stablehlo-testdata";
   if (!std::filesystem::exists(dir)) {
-    state.SkipWithError("set NEURONMEM_CONFORMANCE_DIR");
+    state.SkipWithError(
+        "the conformance folder (../shared/conformance/stablehlo-testdata) is absent; "
+        "set NEURONMEM_CONFORMANCE_DIR");
     return;
   }
   for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {

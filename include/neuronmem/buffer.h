@@ -25,7 +25,11 @@ typedef struct neuronmem_event neuronmem_event_t;   /* owned by the caller */
 /* The largest rank a buffer may have. */
 #define NEURONMEM_MAX_RANK 16
 
-/* Element types. Append-only. */
+/* Element types. Append-only (tests/abi/check_enums.py holds the released values). Every element takes a whole
+ * number of bytes (neuronmem_element_type_size). The small floats from 13 on are stored one element per byte, their
+ * bits in the low bits of the byte as MLIR's dense literals store them (f6: the low 6 bits, the rest zero); the
+ * complex types are (real, imaginary) pairs. Names and formats are PJRT_Buffer_Type's and StableHLO's
+ * (docs/numerics.md says what each float format is). */
 typedef enum neuronmem_element_type {
   NEURONMEM_ELEMENT_TYPE_PRED = 0, /* 1 byte, 0 or 1 */
   NEURONMEM_ELEMENT_TYPE_S8 = 1,
@@ -40,6 +44,18 @@ typedef enum neuronmem_element_type {
   NEURONMEM_ELEMENT_TYPE_BF16 = 10,
   NEURONMEM_ELEMENT_TYPE_F32 = 11,
   NEURONMEM_ELEMENT_TYPE_F64 = 12,
+  NEURONMEM_ELEMENT_TYPE_C64 = 13,    /* complex<f32>: 8 bytes */
+  NEURONMEM_ELEMENT_TYPE_C128 = 14,   /* complex<f64>: 16 bytes */
+  NEURONMEM_ELEMENT_TYPE_F8E5M2 = 15, /* the 8-bit floats: 1 byte each */
+  NEURONMEM_ELEMENT_TYPE_F8E4M3FN = 16,
+  NEURONMEM_ELEMENT_TYPE_F8E4M3B11FNUZ = 17,
+  NEURONMEM_ELEMENT_TYPE_F8E5M2FNUZ = 18,
+  NEURONMEM_ELEMENT_TYPE_F8E4M3FNUZ = 19,
+  NEURONMEM_ELEMENT_TYPE_F8E4M3 = 20,
+  NEURONMEM_ELEMENT_TYPE_F8E3M4 = 21,
+  NEURONMEM_ELEMENT_TYPE_F8E8M0FNU = 22,
+  NEURONMEM_ELEMENT_TYPE_F6E2M3FN = 23, /* 6-bit floats (MX): 1 byte each, the low 6 bits */
+  NEURONMEM_ELEMENT_TYPE_F6E3M2FN = 24,
   NEURONMEM_ELEMENT_TYPE_FORCE_32 = 0x7fffffff
 } neuronmem_element_type_t;
 

@@ -26,19 +26,19 @@ constexpr ElementTypeInfo kTable[kNumElementTypes] = {
     {E::kBF16, "bf16", 16, 2, C::kFloat, 10},
     {E::kF32, "f32", 32, 4, C::kFloat, 11},
     {E::kF64, "f64", 64, 8, C::kFloat, 12},
-    {E::kF8E3M4, "f8E3M4", 8, 1, C::kFloat, -1},
-    {E::kF8E4M3, "f8E4M3", 8, 1, C::kFloat, -1},
-    {E::kF8E4M3FN, "f8E4M3FN", 8, 1, C::kFloat, -1},
-    {E::kF8E4M3FNUZ, "f8E4M3FNUZ", 8, 1, C::kFloat, -1},
-    {E::kF8E4M3B11FNUZ, "f8E4M3B11FNUZ", 8, 1, C::kFloat, -1},
-    {E::kF8E5M2, "f8E5M2", 8, 1, C::kFloat, -1},
-    {E::kF8E5M2FNUZ, "f8E5M2FNUZ", 8, 1, C::kFloat, -1},
-    {E::kF8E8M0FNU, "f8E8M0FNU", 8, 1, C::kFloat, -1},
+    {E::kF8E3M4, "f8E3M4", 8, 1, C::kFloat, 21},
+    {E::kF8E4M3, "f8E4M3", 8, 1, C::kFloat, 20},
+    {E::kF8E4M3FN, "f8E4M3FN", 8, 1, C::kFloat, 16},
+    {E::kF8E4M3FNUZ, "f8E4M3FNUZ", 8, 1, C::kFloat, 19},
+    {E::kF8E4M3B11FNUZ, "f8E4M3B11FNUZ", 8, 1, C::kFloat, 17},
+    {E::kF8E5M2, "f8E5M2", 8, 1, C::kFloat, 15},
+    {E::kF8E5M2FNUZ, "f8E5M2FNUZ", 8, 1, C::kFloat, 18},
+    {E::kF8E8M0FNU, "f8E8M0FNU", 8, 1, C::kFloat, 22},
     {E::kF4E2M1FN, "f4E2M1FN", 4, 1, C::kFloat, -1},
-    {E::kF6E2M3FN, "f6E2M3FN", 6, 1, C::kFloat, -1},
-    {E::kF6E3M2FN, "f6E3M2FN", 6, 1, C::kFloat, -1},
-    {E::kC64, "complex<f32>", 64, 8, C::kComplex, -1},
-    {E::kC128, "complex<f64>", 128, 16, C::kComplex, -1},
+    {E::kF6E2M3FN, "f6E2M3FN", 6, 1, C::kFloat, 23},
+    {E::kF6E3M2FN, "f6E3M2FN", 6, 1, C::kFloat, 24},
+    {E::kC64, "complex<f32>", 64, 8, C::kComplex, 13},
+    {E::kC128, "complex<f64>", 128, 16, C::kComplex, 14},
     {E::kOther, "other", 0, 0, C::kNone, -1},
 };
 
@@ -97,7 +97,7 @@ ElementType ParseElementTypeName(std::string_view s) {
 namespace {
 
 // neuronmem_element_type_t -> type, indexed by the C value (every upload converts one: no search).
-constexpr int kNumCTypes = 13;
+constexpr int kNumCTypes = 25;
 struct FromCTable {
   ElementType types[kNumCTypes] = {};
   constexpr FromCTable() {

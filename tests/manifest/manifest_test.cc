@@ -8,6 +8,7 @@
 #include "common/status_helpers.h"
 #include "common/transfer_helpers.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -249,8 +250,14 @@ TEST(Manifest, JsonFormIsBuiltOnceEvenFromManyThreads) {
 }
 
 TEST(Manifest, EveryConformanceFileHasAManifest) {
+  // The folder comes from the environment (meson sets it; tests/meson.build), so a run can point it elsewhere.
+  const char* dir = std::getenv("NEURONMEM_CONFORMANCE_DIR");
+  ASSERT_NE(dir, nullptr) << "meson passes NEURONMEM_CONFORMANCE_DIR";
+  if (!std::filesystem::is_directory(dir)) {
+    GTEST_SKIP() << "the conformance folder " << dir << " is absent (it is ../shared/conformance/stablehlo-testdata)";
+  }
   size_t n = 0;
-  for (const auto& e : std::filesystem::directory_iterator(NEURONMEM_CONFORMANCE_DIR)) {
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
     if (e.path().extension() != ".mlir") continue;
     neuronmem_manifest_t* m = nullptr;
     Result r = Take(neuronmem_manifest_load_file(e.path().c_str(), nullptr, &m));

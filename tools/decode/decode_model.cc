@@ -170,11 +170,15 @@ bool ParseConfigFlag(const std::string& flag, const char* value, Config* c, std:
   return false;
 }
 
-std::string ConfigFlagsHelp(const Config& c) {
+std::string ConfigFlagsHelp(const Config& c, const char* num_blocks_default) {
   std::string s;
   for (const SizeFlag& f : kSizeFlags) {
     char line[160];
-    std::snprintf(line, sizeof line, "  %-14s N  %s (default %d)\n", f.flag, f.help, c.*f.field);
+    if (f.field == &Config::num_blocks && num_blocks_default) {
+      std::snprintf(line, sizeof line, "  %-14s N  %s (default %s)\n", f.flag, f.help, num_blocks_default);
+    } else {
+      std::snprintf(line, sizeof line, "  %-14s N  %s (default %d)\n", f.flag, f.help, c.*f.field);
+    }
     s += line;
   }
   return s;

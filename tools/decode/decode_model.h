@@ -58,7 +58,9 @@ struct Config {
 // value that is not a positive integer.
 bool ParseConfigFlag(const std::string& flag, const char* value, Config* c, std::string* error);
 // The help text of those flags, one per line, with the defaults of `c`.
-std::string ConfigFlagsHelp(const Config& c);
+// num_blocks_default: the text after "default" for --num-blocks (nullptr: c.num_blocks); neuronmem-decode sizes the
+// cache from the batch unless --num-blocks is given.
+std::string ConfigFlagsHelp(const Config& c, const char* num_blocks_default = nullptr);
 
 // Empty if the configuration is usable, else what is wrong ("hidden 65 is not a multiple of heads 4").
 std::string ValidateConfig(const Config& c);

@@ -32,7 +32,24 @@ const (
 	BF16 ElementType = 10
 	F32  ElementType = 11
 	F64  ElementType = 12
+	// complex<f32> and complex<f64>: Go's complex64 and complex128.
+	C64  ElementType = 13
+	C128 ElementType = 14
+	// The 8- and 6-bit floats, one byte each: uint8 bit patterns.
+	F8E5M2        ElementType = 15
+	F8E4M3FN      ElementType = 16
+	F8E4M3B11FNUZ ElementType = 17
+	F8E5M2FNUZ    ElementType = 18
+	F8E4M3FNUZ    ElementType = 19
+	F8E4M3        ElementType = 20
+	F8E3M4        ElementType = 21
+	F8E8M0FNU     ElementType = 22
+	F6E2M3FN      ElementType = 23
+	F6E3M2FN      ElementType = 24
 )
+
+// smallFloat: one of the 8- or 6-bit float types, which Go holds as uint8 bit patterns.
+func (t ElementType) smallFloat() bool { return t >= F8E5M2 && t <= F6E3M2FN }
 
 // Size is the size in bytes of one element (0 for an unknown type).
 func (t ElementType) Size() uint64 {
@@ -50,9 +67,10 @@ const (
 	MutableZeroCopy                 Semantics = 3
 )
 
-// Element is a Go type with a buffer element type (F16 and BF16 travel as uint16 bit patterns).
+// Element is a Go type with a buffer element type (F16 and BF16 travel as uint16 bit patterns, the 8- and 6-bit
+// floats as uint8 ones).
 type Element interface {
-	bool | int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64 | float32 | float64
+	bool | int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64 | float32 | float64 | complex64 | complex128
 }
 
 // ElementTypeOf is the element type of T (uint16 maps to U16).
@@ -81,6 +99,10 @@ func ElementTypeOf[T Element]() ElementType {
 		return F32
 	case float64:
 		return F64
+	case complex64:
+		return C64
+	case complex128:
+		return C128
 	}
 	return -1
 }
@@ -340,7 +362,8 @@ func ReadInto[T Element](b *Buffer, dst []T) error {
 	if err != nil {
 		return err
 	}
-	if want := ElementTypeOf[T](); want != et && !(want == U16 && (et == BF16 || et == F16)) {
+	if want := ElementTypeOf[T](); want != et && !(want == U16 && (et == BF16 || et == F16)) &&
+		!(want == U8 && et.smallFloat()) {
 		return invalid("a %T output for a %v buffer", dst, et)
 	}
 	return b.ReadAll(sliceBytes(dst))

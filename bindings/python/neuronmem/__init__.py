@@ -8,6 +8,7 @@ import ctypes
 import enum
 import itertools
 import os
+import re
 import threading
 import weakref
 
@@ -23,7 +24,17 @@ __all__ = [
 ]
 
 
-class StatusCode(enum.IntEnum):
+class _Enum(enum.IntEnum):
+    """The binding's enums: int values as in C, printed as their names (Python 3.11's IntEnum prints the number)."""
+
+    def __str__(self):
+        return f"{type(self).__name__}.{self.name}"
+
+    def __format__(self, spec):
+        return format(str(self), spec)
+
+
+class StatusCode(_Enum):
     OK = 0
     CANCELLED = 1
     UNKNOWN = 2
@@ -42,19 +53,19 @@ class StatusCode(enum.IntEnum):
     DATA_LOSS = 15
 
 
-class MemoryKind(enum.IntEnum):
+class MemoryKind(_Enum):
     DEVICE = 0
     PINNED_HOST = 1
     UNPINNED_HOST = 2
 
 
-class MlockMode(enum.IntEnum):
+class MlockMode(_Enum):
     BEST_EFFORT = 0
     REQUIRED = 1
     DISABLED = 2
 
 
-class ElementType(enum.IntEnum):
+class ElementType(_Enum):
     PRED = 0
     S8 = 1
     S16 = 2
@@ -68,50 +79,117 @@ class ElementType(enum.IntEnum):
     BF16 = 10
     F32 = 11
     F64 = 12
+    C64 = 13  # complex<f32>: numpy complex64
+    C128 = 14  # complex<f64>: numpy complex128
+    F8E5M2 = 15  # the 8- and 6-bit floats: one byte each, read back as uint8 bit patterns
+    F8E4M3FN = 16
+    F8E4M3B11FNUZ = 17
+    F8E5M2FNUZ = 18
+    F8E4M3FNUZ = 19
+    F8E4M3 = 20
+    F8E3M4 = 21
+    F8E8M0FNU = 22
+    F6E2M3FN = 23
+    F6E3M2FN = 24
 
 
-class HostBufferSemantics(enum.IntEnum):
+class HostBufferSemantics(_Enum):
     IMMUTABLE_ONLY_DURING_CALL = 0
     IMMUTABLE_UNTIL_TRANSFER_COMPLETES = 1
     IMMUTABLE_ZERO_COPY = 2
     MUTABLE_ZERO_COPY = 3
 
 
-class PlacementPolicy(enum.IntEnum):
+class PlacementPolicy(_Enum):
     DEVICE = 0
     TORCH_NEURONX = 1
 
 
-# numpy dtype <-> element type. numpy has no bfloat16: BF16 buffers read back as uint16 bit patterns, and a
-# uint16 array is uploaded as BF16 when element_type=ElementType.BF16 is given.
+# numpy dtype <-> element type. numpy has no bfloat16 and no 8- or 6-bit floats: BF16 buffers read back as uint16
+# bit patterns and the small floats (F8*, F6*) as uint8 ones, and such an array is uploaded as one of them when
+# element_type= names it.
 _DTYPE_TO_ELEMENT = {
     np.dtype(np.bool_): ElementType.PRED, np.dtype(np.int8): ElementType.S8, np.dtype(np.int16): ElementType.S16,
     np.dtype(np.int32): ElementType.S32, np.dtype(np.int64): ElementType.S64, np.dtype(np.uint8): ElementType.U8,
     np.dtype(np.uint16): ElementType.U16, np.dtype(np.uint32): ElementType.U32,
     np.dtype(np.uint64): ElementType.U64, np.dtype(np.float16): ElementType.F16,
     np.dtype(np.float32): ElementType.F32, np.dtype(np.float64): ElementType.F64,
+    np.dtype(np.complex64): ElementType.C64, np.dtype(np.complex128): ElementType.C128,
 }
 _ELEMENT_TO_DTYPE = {v: k for k, v in _DTYPE_TO_ELEMENT.items()}
 _ELEMENT_TO_DTYPE[ElementType.BF16] = np.dtype(np.uint16)
+for _small in ElementType:
+    if _small.name.startswith(("F8E", "F6E")):  # not F64
+        _ELEMENT_TO_DTYPE[_small] = np.dtype(np.uint8)
 
 
 class NeuronMemError(Exception):
-    """A failed call: ``code`` (StatusCode) and ``message`` as the library reported them."""
+    """A failed call: ``code`` (StatusCode) and ``message``, the library's message with the C API's names put in
+    Python terms (``neuronmem_buffer_destroy`` reads ``Buffer.close()``); ``c_message`` is the message as the C
+    library wrote it."""
 
     def __init__(self, code, message, _status=None):
         try:
             code = StatusCode(code)
         except ValueError:
             code = StatusCode.UNKNOWN
-        super().__init__(f"{code.name}: {message}")
+        python_message = _python_names(message)
+        super().__init__(f"{code.name}: {python_message}")
         self.code = code
-        self.message = message
+        self.message = python_message
+        self.c_message = message
         self._status = _status  # the library's status object when it made the error (Event.complete uses it)
 
     def __del__(self):
         if getattr(self, "_status", None):
             C.status_free(self._status)
             self._status = None
+
+
+# The C API's names in the library's messages, as a Python user meets them. Enum constants are found through the
+# enums below (NEURONMEM_ARGUMENT_PLACEMENT_AUTO_COPY -> ArgumentPlacement.AUTO_COPY).
+_C_FUNCTION_NAMES = {
+    "neuronmem_buffer_destroy": "Buffer.close()", "neuronmem_buffer_delete": "Buffer.delete()",
+    "neuronmem_buffer_read": "Buffer.read()", "neuronmem_buffer_write": "Buffer.write()",
+    "neuronmem_buffer_upload_chunk": "Buffer.upload_chunk()", "neuronmem_buffer_load_file": "Buffer.load_file()",
+    "neuronmem_buffer_from_host": "Buffer.from_numpy()", "neuronmem_buffer_allocate": "Buffer.allocate()",
+    "neuronmem_buffer_copy_to_memory": "Buffer.copy_to()", "neuronmem_client_destroy": "Client.close()",
+    "neuronmem_client_create": "Client()", "neuronmem_client_host_allocate": "Client.host_allocate()",
+    "neuronmem_client_host_free": "HostAllocation.close()",
+    "neuronmem_client_register_kernel": "Client.register_kernel()", "neuronmem_event_create": "Client.create_event()",
+    "neuronmem_event_wait": "Event.wait()", "neuronmem_event_on_ready": "Event.on_ready()",
+    "neuronmem_event_complete": "Event.complete()", "neuronmem_event_destroy": "Event.close()",
+    "neuronmem_executable_destroy": "Executable.close()", "neuronmem_execution_destroy": "Execution.close()",
+    "neuronmem_executable_execute": "Executable.execute()",
+    "neuronmem_executable_execute_devices": "Executable.execute_devices()",
+    "neuronmem_executable_compile_text": "Executable.compile()", "neuronmem_manifest_destroy": "Manifest.close()",
+    "neuronmem_manifest_load_file": "Manifest.load_file()", "neuronmem_manifest_load_text": "Manifest.load_text()",
+}
+_C_TYPE_NAMES = {
+    "neuronmem_element_type_t": "ElementType", "neuronmem_memory_kind_t": "MemoryKind",
+    "neuronmem_mlock_mode_t": "MlockMode", "neuronmem_host_buffer_semantics_t": "HostBufferSemantics",
+    "neuronmem_placement_policy_t": "PlacementPolicy", "neuronmem_argument_placement_t": "ArgumentPlacement",
+    "neuronmem_status_code_t": "StatusCode",
+}
+_C_NAME = re.compile(r"\b(neuronmem_[a-z0-9_]+|NEURONMEM_[A-Z0-9_]+)\b")
+
+
+def _python_name(c_name):
+    if c_name in _C_FUNCTION_NAMES:
+        return _C_FUNCTION_NAMES[c_name]
+    if c_name in _C_TYPE_NAMES:
+        return _C_TYPE_NAMES[c_name]
+    if c_name.startswith("NEURONMEM_"):
+        rest = c_name[len("NEURONMEM_"):]
+        # The longest C prefix that names one of the enums (STATUS_, MEMORY_KIND_, HOST_BUFFER_, ...).
+        for prefix, cls in _C_ENUM_PREFIXES:
+            if rest.startswith(prefix) and rest[len(prefix):] in cls.__members__:
+                return f"{cls.__name__}.{rest[len(prefix):]}"
+    return c_name
+
+
+def _python_names(message):
+    return _C_NAME.sub(lambda m: _python_name(m.group(1)), message)
 
 
 def _take(status):
@@ -124,7 +202,13 @@ def _take(status):
 def _check(status):
     err = _take(status)
     if err is not None:
-        raise err
+        # `err` in this frame and this frame in err.__traceback__ would make a reference cycle: the failed call's
+        # frames, and every handle they hold, would then wait for the cycle collector (a caught error kept
+        # Client.close() refusing "still has 2 buffer(s)" until gc.collect()).
+        try:
+            raise err
+        finally:
+            del err
 
 
 def _closed(what):
@@ -207,13 +291,15 @@ class _Owned(_Closing):
 
 
 class Client(_Closing):
-    """A libneuronmem client: its NeuronCores, memories and pinned-host arena. Close it (or leave the `with`
-    block) once every buffer and host allocation of it is closed."""
+    """A libneuronmem client: its NeuronCores, memories and pinned-host arena. close() needs every buffer,
+    executable and host allocation of it closed first, and names those still open when it refuses; leaving a
+    `with` block closes them, then the client."""
 
     def __init__(self, num_cores=0, mlock_mode=MlockMode.BEST_EFFORT, device_bytes_per_core=0,
                  pinned_host_bytes=0):
         self._handle = None
         self._host_allocations = weakref.WeakSet()
+        self._handles = weakref.WeakSet()  # its Buffers and Executables, for __exit__ and close()'s message
         self._kernel_tokens = []  # this client's entries in _kernels: released when the client is destroyed
         opts = C.new(C.ClientOptions, num_cores=num_cores, mlock_mode=int(mlock_mode),
                      device_bytes_per_core=device_bytes_per_core, pinned_host_bytes=pinned_host_bytes)
@@ -238,14 +324,46 @@ class Client(_Closing):
         live = [a for a in self._host_allocations if not a.closed]
         if live:
             raise NeuronMemError(StatusCode.FAILED_PRECONDITION,
-                                 f"{len(live)} host allocation(s) of the client are still open")
-        _check(C.client_destroy(self._handle))
+                                 f"{len(live)} host allocation(s) of the client are still open: "
+                                 f"{_list_open(live)}; close them first (HostAllocation.close())")
+        status = C.client_destroy(self._handle)
+        if status:
+            err = _take(status)
+            still_open = self.open_handles()
+            if still_open:  # the library counts them; name them as Python objects
+                err = NeuronMemError(err.code, f"{err.c_message}; still open: {_list_open(still_open)}")
+            try:
+                raise err
+            finally:
+                del err
         self._handle = None
         with _kernels_lock:  # no executable or execution of the client is left to call them
             for token in self._kernel_tokens:
                 _kernels.pop(token, None)
         self._kernel_tokens = []
 
+
+    def open_handles(self):
+        """The Buffers, Executables and HostAllocations of this client that are still open."""
+        handles = [h for h in list(self._handles) if not h.closed]
+        handles.sort(key=lambda h: not isinstance(h, Buffer))  # buffers first: they may feed executions
+        return handles + [a for a in list(self._host_allocations) if not a.closed]
+
+    def __exit__(self, exc_type, exc, tb):
+        """Closes the client's handles still open (buffers, then executables and host allocations), then the
+        client. An error while an exception is already leaving the block does not replace it."""
+        try:
+            for h in self.open_handles():
+                h.close()
+            self.close()
+        except NeuronMemError:
+            if exc_type is None:
+                raise
+
+    def __repr__(self):
+        if self._handle is None:
+            return "<neuronmem.Client closed>"
+        return f"<neuronmem.Client {len(self.devices)} device(s), {len(self.open_handles())} open handle(s)>"
 
     def _string(self, fn):
         s = C.String()
@@ -320,11 +438,11 @@ class Client(_Closing):
             _kernels[token] = fn
         reg = C.new(C.KernelRegistration, name=name.encode() if isinstance(name, str) else bytes(name),
                     fn=_kernel_trampoline, user_data=token)
-        err = _take(C.client_register_kernel(handle, ctypes.byref(reg)))
-        if err is not None:
+        status = C.client_register_kernel(handle, ctypes.byref(reg))
+        if status:
             with _kernels_lock:
                 _kernels.pop(token, None)
-            raise err
+            _check(status)
         self._kernel_tokens.append(token)
 
     def create_event(self):
@@ -332,6 +450,11 @@ class Client(_Closing):
         out = C.event_p()
         _check(C.event_create(self._h(), ctypes.byref(out)))
         return Event(out)
+
+
+def _list_open(handles, limit=8):
+    shown = ", ".join(repr(h) for h in handles[:limit])
+    return shown + (f" and {len(handles) - limit} more" if len(handles) > limit else "")
 
 
 def _borrowed_list(fn, handle, item_type, wrap):
@@ -453,6 +576,11 @@ class HostAllocation(_Closing):
     @property
     def closed(self):
         return self._ptr is None
+
+    def __repr__(self):
+        if self._ptr is None:
+            return "<neuronmem.HostAllocation closed>"
+        return f"<neuronmem.HostAllocation {self.size} bytes at {self._ptr:#x} in pinned_host>"
 
     @property
     def address(self):
@@ -643,6 +771,14 @@ class Event(_Closing):
             raise _closed("event")
         return self._handle
 
+    def __repr__(self):
+        if self._handle is None:
+            return "<neuronmem.Event closed>"
+        if not self.is_ready:
+            return "<neuronmem.Event pending>"
+        err = self.error()
+        return "<neuronmem.Event ready>" if err is None else f"<neuronmem.Event failed: {err}>"
+
     @property
     def closed(self):
         return self._handle is None
@@ -770,6 +906,7 @@ class Buffer(_Closing):
     def __init__(self, client, handle, host_ref=None, done_with_host=None):
         self.client = client
         self._handle = handle
+        client._handles.add(self)
         self._host_ref = host_ref  # host memory the buffer may read (or alias) until done_with_host
         self._done_with_host = done_with_host
 
@@ -862,6 +999,21 @@ class Buffer(_Closing):
                      dst=view.ctypes.data if size else None, wait=wait_list)
         ev = self._transfer(C.buffer_read, args, asynchronous, (view, out))
         return ev if asynchronous else out
+
+    def __array__(self, dtype=None, copy=None):
+        """np.asarray(buffer): the content read back (a new array; BF16 as uint16 bit patterns)."""
+        arr = self.to_numpy()
+        return arr if dtype is None else arr.astype(dtype, copy=False)
+
+    def __repr__(self):
+        if self._handle is None:
+            return "<neuronmem.Buffer closed>"
+        try:
+            mem = self.memory.describe()
+            deleted = ", deleted" if self.is_deleted else ""
+            return f"<neuronmem.Buffer {self.element_type.name}{list(self.shape)} in {mem['to_string']}{deleted}>"
+        except NeuronMemError as e:  # e.g. its client is closed
+            return f"<neuronmem.Buffer ({e.code.name})>"
 
     def to_numpy(self):
         """The buffer's content as a new numpy array of its shape (BF16 as uint16 bit patterns)."""
@@ -1040,6 +1192,12 @@ class Manifest(_Owned):
     def __init__(self, handle):
         self._handle = handle
 
+    def __repr__(self):
+        if self._handle is None:
+            return "<neuronmem.Manifest closed>"
+        module, entry = self.entry
+        return f"<neuronmem.Manifest of @{entry}: {len(self.arguments)} argument(s), {len(self.results)} result(s)>"
+
     @classmethod
     def load_text(cls, text, entry=None, filename=None, policy=PlacementPolicy.DEVICE, num_cores=0):
         data = text.encode() if isinstance(text, str) else bytes(text)
@@ -1214,7 +1372,7 @@ class Manifest(_Owned):
         return _batch_result(device.client, outs, ready, keep, semantics)
 
 
-class ArgumentPlacement(enum.IntEnum):
+class ArgumentPlacement(_Enum):
     STRICT = 0
     AUTO_COPY = 1
 
@@ -1256,6 +1414,13 @@ class Executable(_Owned):
     def __init__(self, client, handle):
         self.client = client
         self._handle = handle
+        client._handles.add(self)
+
+    def __repr__(self):
+        if self._handle is None or self.client.closed:
+            return "<neuronmem.Executable closed>"
+        p = self.properties()
+        return f"<neuronmem.Executable {p['num_parameters']} parameter(s) -> {p['num_outputs']} output(s)>"
 
     @classmethod
     def compile(cls, client, text, entry=None, filename=None, policy=PlacementPolicy.DEVICE,
@@ -1422,6 +1587,9 @@ class Execution(_Owned):
     def __init__(self, handle):
         self._handle = handle
 
+    def __repr__(self):
+        return "<neuronmem.Execution closed>" if self._handle is None else "<neuronmem.Execution>"
+
     def stats(self):
         """Transfers, bytes and times of the finished execution; FAILED_PRECONDITION before it finished."""
         s = C.new(C.ExecutionStats)
@@ -1433,3 +1601,9 @@ class Execution(_Owned):
         t = C.new(C.TransferCounts)
         _check(C.execution_transfers(self._h(), int(from_kind), int(to_kind), ctypes.byref(t)))
         return _fields(t)
+
+
+# For _python_name: the C prefix of each enum's constants (NEURONMEM_ + prefix + member name).
+_C_ENUM_PREFIXES = [("STATUS_", StatusCode), ("MEMORY_KIND_", MemoryKind), ("MLOCK_", MlockMode),
+                    ("ELEMENT_TYPE_", ElementType), ("HOST_BUFFER_", HostBufferSemantics),
+                    ("PLACEMENT_POLICY_", PlacementPolicy), ("ARGUMENT_PLACEMENT_", ArgumentPlacement)]

@@ -2,7 +2,8 @@
 
 Every struct mirrors its C definition field by field; tests/test_layout.py checks sizes and offsets against
 the header compiled by the system C compiler. The library is found, in order, through $NEURONMEM_LIBRARY
-(a path to libneuronmem.so), `pkg-config --variable=libdir neuronmem`, then the dynamic loader's search."""
+(a path to libneuronmem.so), the libdir recorded when the package was installed (neuronmem/_install.py, written
+by setup.py), `pkg-config --variable=libdir neuronmem`, then the dynamic loader's search."""
 import ctypes
 import ctypes.util
 import os
@@ -12,16 +13,36 @@ from ctypes import POINTER, c_bool, c_char_p, c_int32, c_int64, c_size_t, c_uint
 c_enum = c_int32  # every enum is 32-bit (FORCE_32 members)
 
 
+def _library_in(libdir):
+    try:
+        for name in sorted(os.listdir(libdir)):
+            if name.startswith("libneuronmem.so"):
+                return os.path.join(libdir, name)
+    except OSError:
+        pass
+    return None
+
+
+def _installed_libdir():
+    try:
+        from . import _install  # only in an installed package
+    except ImportError:
+        return None
+    return _install.LIBDIR
+
+
 def _find_library():
     path = os.environ.get("NEURONMEM_LIBRARY")
     if path:
         return path
+    libdir = _installed_libdir()
+    if libdir and _library_in(libdir):
+        return _library_in(libdir)
     try:
         libdir = subprocess.run(["pkg-config", "--variable=libdir", "neuronmem"], capture_output=True, text=True,
                                 check=True).stdout.strip()
-        for name in sorted(os.listdir(libdir)):
-            if name.startswith("libneuronmem.so"):
-                return os.path.join(libdir, name)
+        if _library_in(libdir):
+            return _library_in(libdir)
     except (OSError, subprocess.CalledProcessError):
         pass
     found = ctypes.util.find_library("neuronmem")

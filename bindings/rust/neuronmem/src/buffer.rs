@@ -7,7 +7,9 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::ptr;
 
-/// A buffer's element type (`neuronmem_element_type_t`).
+/// A buffer's element type (`neuronmem_element_type_t`). `C64` / `C128` are complex<f32> / complex<f64>
+/// ((re, im) pairs: upload them as bytes, or as `[f32; 2]` / `[f64; 2]` pairs); the 8- and 6-bit floats take one
+/// byte each and travel as `u8` bit patterns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ElementType {
     Pred,
@@ -23,9 +25,21 @@ pub enum ElementType {
     Bf16,
     F32,
     F64,
+    C64,
+    C128,
+    F8E5M2,
+    F8E4M3FN,
+    F8E4M3B11FNUZ,
+    F8E5M2FNUZ,
+    F8E4M3FNUZ,
+    F8E4M3,
+    F8E3M4,
+    F8E8M0FNU,
+    F6E2M3FN,
+    F6E3M2FN,
 }
 
-const ELEMENT_TYPES: [ElementType; 13] = [
+const ELEMENT_TYPES: [ElementType; 25] = [
     ElementType::Pred,
     ElementType::S8,
     ElementType::S16,
@@ -39,6 +53,18 @@ const ELEMENT_TYPES: [ElementType; 13] = [
     ElementType::Bf16,
     ElementType::F32,
     ElementType::F64,
+    ElementType::C64,
+    ElementType::C128,
+    ElementType::F8E5M2,
+    ElementType::F8E4M3FN,
+    ElementType::F8E4M3B11FNUZ,
+    ElementType::F8E5M2FNUZ,
+    ElementType::F8E4M3FNUZ,
+    ElementType::F8E4M3,
+    ElementType::F8E3M4,
+    ElementType::F8E8M0FNU,
+    ElementType::F6E2M3FN,
+    ElementType::F6E3M2FN,
 ];
 
 impl ElementType {
@@ -48,6 +74,11 @@ impl ElementType {
 
     pub(crate) fn from_raw(t: i32) -> Option<ElementType> {
         usize::try_from(t).ok().and_then(|i| ELEMENT_TYPES.get(i).copied())
+    }
+
+    /// One of the 8- or 6-bit float types (one byte each, read and written as `u8` bit patterns).
+    pub fn is_small_float(self) -> bool {
+        self.raw() >= ElementType::F8E5M2.raw() && self.raw() <= ElementType::F6E3M2FN.raw()
     }
 
     /// Bytes per element.
@@ -75,8 +106,9 @@ impl Semantics {
     }
 }
 
-/// A plain element type: any bit pattern is a valid value (so no `bool`: PRED buffers read as `u8`, and F16 /
-/// BF16 as `u16` bit patterns).
+/// A plain element type: any bit pattern is a valid value (so no `bool`: PRED buffers read as `u8`, F16 / BF16 as
+/// `u16` bit patterns, the 8- and 6-bit floats as `u8` ones; complex<f32> / complex<f64> as `[f32; 2]` /
+/// `[f64; 2]` (re, im) pairs).
 ///
 /// # Safety
 /// Implementors must be plain-old-data of exactly `TYPE.size()` bytes, valid for every bit pattern.
@@ -112,6 +144,12 @@ unsafe impl Element for f32 {
 }
 unsafe impl Element for f64 {
     const TYPE: ElementType = ElementType::F64;
+}
+unsafe impl Element for [f32; 2] {
+    const TYPE: ElementType = ElementType::C64;
+}
+unsafe impl Element for [f64; 2] {
+    const TYPE: ElementType = ElementType::C128;
 }
 
 fn as_bytes<T: Element>(data: &[T]) -> &[u8] {
@@ -347,12 +385,13 @@ impl<'a> Buffer<'a> {
         self.read(&mut dst[..n as usize], 0, &[])
     }
 
-    /// Reads the whole buffer into `dst`, whose element type must match (u8 for PRED, u16 for F16 and BF16).
+    /// Reads the whole buffer into `dst`, whose element type must match (u8 for PRED and the 8- and 6-bit floats,
+    /// u16 for F16 and BF16).
     pub fn read_into<T: Element>(&self, dst: &mut [T]) -> Result<()> {
         let et = self.element_type()?;
         let fits = T::TYPE == et
             || (T::TYPE == ElementType::U16 && matches!(et, ElementType::F16 | ElementType::Bf16))
-            || (T::TYPE == ElementType::U8 && et == ElementType::Pred);
+            || (T::TYPE == ElementType::U8 && (et == ElementType::Pred || et.is_small_float()));
         if !fits {
             return Err(Error::invalid(format!("a {:?} output for a {:?} buffer", T::TYPE, et)));
         }

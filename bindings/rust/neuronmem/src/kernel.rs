@@ -70,11 +70,13 @@ impl KernelTensor<'_> {
     pub fn memory_kind(&self) -> Result<MemoryKind> {
         MemoryKind::from_raw(self.raw.memory_kind)
     }
-    /// The number of `T` in the tensor, if `T` is its element type (PRED as `u8`, F16 / BF16 as `u16`).
+    /// The number of `T` in the tensor, if `T` is its element type (PRED and the 8- and 6-bit floats as `u8`,
+    /// F16 / BF16 as `u16`).
     pub(crate) fn element_count<T: Element>(&self) -> Result<usize> {
         let et = self.element_type();
         let fits = et == Some(T::TYPE)
-            || (T::TYPE == ElementType::U8 && et == Some(ElementType::Pred))
+            || (T::TYPE == ElementType::U8
+                && (et == Some(ElementType::Pred) || et.map_or(false, |e| e.is_small_float())))
             || (T::TYPE == ElementType::U16 && matches!(et, Some(ElementType::F16) | Some(ElementType::Bf16)));
         if !fits {
             return Err(Error::invalid(format!("the kernel tensor is {:?}, not {:?}", et, T::TYPE)));
