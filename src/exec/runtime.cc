@@ -48,10 +48,10 @@ class BufferResults final : public interp::ResultAllocator {
 // then moved by the runtime's Transport) and its host hook (the frontend's callbacks by channel). Its
 // executions' events complete together, once every process has ended, each with its process's final status
 // (data sent to a process after it ended still fails it: ProcessGrid::FinalStatus).
-struct LaunchState final : interp::Transport, interp::HostTransfers {
+struct LaunchState final : interp::PeerTransfers, interp::HostTransfers {
   struct Proc {
-    bool member = false;            // a device of the launch
-    const RunState* run = nullptr;  // while its program runs: which memory kind each address is
+    bool member = false;              // a device of the launch
+    const RunContext* run = nullptr;  // while its program runs: which memory kind each address is
     std::shared_ptr<ExecutionStats> stats;
     EventRef done;
   };
@@ -61,7 +61,7 @@ struct LaunchState final : interp::Transport, interp::HostTransfers {
     grid = std::make_unique<interp::ProcessGrid>(exe.num_replicas(), exe.num_partitions(), this);
   }
 
-  // interp::Transport: count, then move.
+  // interp::PeerTransfers: count, then move.
   Status Copy(const interp::Transfer& t) override {
     MemoryKind from = MemoryKind::kDevice, to = MemoryKind::kDevice;
     {
@@ -93,8 +93,8 @@ struct LaunchState final : interp::Transport, interp::HostTransfers {
     if (!fn)
       return FailedPrecondition("channel %lld has no %s callback", static_cast<long long>(call.site.channel),
                                 send ? "send" : "recv");
-    std::vector<KernelTensor> tensors(n);
-    const RunState* run = nullptr;
+    std::vector<CustomKernelTensor> tensors(n);
+    const RunContext* run = nullptr;
     {
       std::lock_guard<std::mutex> lock(mu);
       run = procs[call.process].run;  // its own process: alive during the call
@@ -628,7 +628,7 @@ void Runtime::Run(Execution& e) {
   const core::Device& device = *client_.devices()[e.core];
   char* spaces[interp::kMaxSpaces] = {};
   uint64_t space_bytes[interp::kMaxSpaces] = {};
-  RunState run;
+  RunContext run;
   run.stats = &stats;
   run.core = e.core;
   run.pool = &pool_;

@@ -35,8 +35,8 @@
 #include "copy/buffer.h"
 #include "copy/worker_pool.h"
 #include "core/client.h"
+#include "exec/custom_kernels.h"
 #include "exec/executable.h"
-#include "exec/kernels.h"
 #include "exec/stats.h"
 #include "exec/transport.h"
 
@@ -52,7 +52,7 @@ class Runtime;
 struct HostTransfer {
   int64_t channel = 0;
   uint32_t core = 0, replica = 0, partition = 0;
-  const KernelTensor* tensors = nullptr;
+  const CustomKernelTensor* tensors = nullptr;
   size_t num_tensors = 0;
 };
 // Called on the executing core's thread; several cores may call at once.

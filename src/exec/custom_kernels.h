@@ -21,7 +21,7 @@
 
 namespace neuronmem::exec {
 
-struct KernelTensor {
+struct CustomKernelTensor {
   void* data = nullptr;
   ElementType type = ElementType::kInvalid;
   const int64_t* dims = nullptr;
@@ -29,13 +29,13 @@ struct KernelTensor {
   MemoryKind kind = MemoryKind::kDevice;
 };
 
-struct KernelCall {
+struct CustomKernelCall {
   std::string_view target;          // the custom-call target
   std::string_view name;            // the registered name (func_name for AwsNeuronCustomNativeKernel)
   std::string_view backend_config;  // as written in the graph
-  const KernelTensor* inputs = nullptr;
+  const CustomKernelTensor* inputs = nullptr;
   size_t num_inputs = 0;
-  const KernelTensor* outputs = nullptr;
+  const CustomKernelTensor* outputs = nullptr;
   size_t num_outputs = 0;
   const int64_t* grid = nullptr;  // the launch grid; rank 0 = one call
   size_t grid_rank = 0;
@@ -44,20 +44,20 @@ struct KernelCall {
 };
 
 // May run on several threads at once (grid points, executions on several cores).
-using KernelFn = std::function<Status(const KernelCall&)>;
+using CustomKernelFn = std::function<Status(const CustomKernelCall&)>;
 
 // The kernels of one client. Thread-safe; an executable takes the kernels it calls when it is compiled.
-class KernelRegistry {
+class CustomKernelRegistry {
  public:
   // Adds `name`, or replaces it for executables compiled from now on. INVALID_ARGUMENT for a built-in
   // target's name (IsBuiltInTarget): the registry keeps what it had.
-  Status Register(std::string name, KernelFn fn);
+  Status Register(std::string name, CustomKernelFn fn);
   // nullptr if none.
-  std::shared_ptr<const KernelFn> Find(std::string_view name) const;
+  std::shared_ptr<const CustomKernelFn> Find(std::string_view name) const;
 
  private:
   mutable std::mutex mu_;
-  std::map<std::string, std::shared_ptr<const KernelFn>, std::less<>> kernels_;
+  std::map<std::string, std::shared_ptr<const CustomKernelFn>, std::less<>> kernels_;
 };
 
 // Whether `name` is a custom-call target the executor runs itself: the placement targets
@@ -70,7 +70,7 @@ bool IsBuiltInTarget(std::string_view name);
 // manifest registered in `kernels` (nullable), and AwsNeuronCustomNativeKernel dispatching each call site to
 // the kernel its func_name names. UNIMPLEMENTED "file:line:col: ..." for an NKI call whose func_name is not
 // registered, INVALID_ARGUMENT for a grid dimension below 1.
-Status BuildCustomCalls(const manifest::Manifest& m, const KernelRegistry* kernels, const std::string& filename,
+Status BuildCustomCalls(const manifest::Manifest& m, const CustomKernelRegistry* kernels, const std::string& filename,
                         interp::CustomCallRegistry* out);
 
 }  // namespace neuronmem::exec
