@@ -188,7 +188,6 @@ class GroupKernel : public Kernel {
   GroupKernel(Site site, Groups groups) : site_(std::move(site)), groups_(std::move(groups)) {}
 
  protected:
-
   // The running process and its group; `*in_group` false (and no failure) when it is in none. Without
   // `in_group`, being in no group fails naming the process.
   Status Join(Frame& f, Member* m, bool* in_group = nullptr) const;
@@ -206,7 +205,6 @@ class ReducingKernel : public GroupKernel {
       : GroupKernel(std::move(site), std::move(groups)), ops_(std::move(ops)), shapes_(std::move(shapes)) {}
 
  protected:
-
   // Runs the operands' conversions to their result types, joins the group (failing when in none) and gives
   // the views of the (promoted) operands.
   Status Begin(Frame& f, Member* m, std::vector<TensorView>* mine) const;
