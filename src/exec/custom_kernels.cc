@@ -69,11 +69,7 @@ Status RunLaunch(const interp::CustomCallContext& c, const Launch& launch) {
   std::vector<CustomKernelTensor> views(c.num_operands + c.num_results);
   for (size_t i = 0; i < views.size(); ++i) {
     const interp::TensorView& v = i < c.num_operands ? c.operands[i] : c.results[i - c.num_operands];
-    views[i].data = v.data;
-    views[i].type = v.type;
-    views[i].dims = v.dims;
-    views[i].rank = v.rank;
-    views[i].kind = run ? run->KindOf(v.data) : MemoryKind::kDevice;
+    views[i] = CustomKernelTensor(v, run ? run->KindOf(v.data) : MemoryKind::kDevice);
   }
   CustomKernelCall call;
   call.target = c.target;

@@ -1,4 +1,4 @@
-// Custom kernels (issue 9, the NKI path): functions a frontend registers per client by name, called by
+// Custom kernels (the NKI path): functions a frontend registers per client by name, called by
 // custom calls. A custom call whose target is a registered name runs it once; a call to
 // AwsNeuronCustomNativeKernel runs the kernel its backend_config's `func_name` names, once per point of the
 // config's `grid` (points in parallel on oneTBB; an empty grid runs once). Kernels see their operands and
@@ -21,12 +21,13 @@
 
 namespace neuronmem::exec {
 
-struct CustomKernelTensor {
-  void* data = nullptr;
-  ElementType type = ElementType::kInvalid;
-  const int64_t* dims = nullptr;
-  size_t rank = 0;
+// An operand or result as a custom kernel (or a host callback) sees it: the interpreter's view of it and the
+// kind of the core's memory it lies in.
+struct CustomKernelTensor : interp::TensorView {
   MemoryKind kind = MemoryKind::kDevice;
+
+  CustomKernelTensor() = default;
+  CustomKernelTensor(const interp::TensorView& v, MemoryKind k) : interp::TensorView(v), kind(k) {}
 };
 
 struct CustomKernelCall {

@@ -99,13 +99,8 @@ struct LaunchState final : interp::PeerTransfers, interp::HostTransfers {
       std::lock_guard<std::mutex> lock(mu);
       run = procs[call.process].run;  // its own process: alive during the call
     }
-    for (size_t i = 0; i < n; ++i) {
-      tensors[i].data = views[i].data;
-      tensors[i].type = views[i].type;
-      tensors[i].dims = views[i].dims;
-      tensors[i].rank = views[i].rank;
-      tensors[i].kind = run ? run->KindOf(views[i].data) : MemoryKind::kDevice;
-    }
+    for (size_t i = 0; i < n; ++i)
+      tensors[i] = CustomKernelTensor(views[i], run ? run->KindOf(views[i].data) : MemoryKind::kDevice);
     HostTransfer t;
     t.channel = call.site.channel;
     t.core = call.process;
