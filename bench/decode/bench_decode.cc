@@ -1,5 +1,5 @@
 // Decode metadata: what handing the per-step block table, sequence lengths, positions and slot mapping to the
-// device costs, side by side in one run, for batch 1, 8, 64, 256 and max_blocks 16, 256 (issue 10).
+// device costs, side by side in one run, for batch 1, 8, 64, 256 and max_blocks 16, 256.
 //
 // Metadata handling per step = the host's in-place update of the rows that change (tools/decode's Scheduler,
 // the same in every case) + what the strategy does to make the device see the new values:

@@ -1,4 +1,4 @@
-/* libneuronmem: executables, the software NeuronCore's compiled graphs (issue 8; PJRT's executable shape).
+/* libneuronmem: executables, the software NeuronCore's compiled graphs (PJRT's executable shape).
  *
  * Compile StableHLO text (or a loaded manifest) for the client's NeuronCores, ask what it takes and returns
  * (element types, dims, memory kinds from the manifest, the memory each lives in on a device), then execute

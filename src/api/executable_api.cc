@@ -25,7 +25,7 @@ namespace {
 
 struct ResolvedOptions {
   mf::Options manifest;
-  exec::CompileOptions compile;
+  exec::ExecutableOptions compile;
 };
 
 neuronmem_status_t* ResolveOptions(const neuronmem_compile_options_t* o, ResolvedOptions* out) {
@@ -54,7 +54,7 @@ neuronmem_status_t* ResolveOptions(const neuronmem_compile_options_t* o, Resolve
 }
 
 neuronmem_status_t* Finish(neuronmem_client_t* client, const mf::Manifest& m, std::string_view source,
-                           exec::CompileOptions options, neuronmem_executable_t** out) {
+                           exec::ExecutableOptions options, neuronmem_executable_t** out) {
   const uint32_t cores = static_cast<uint32_t>(client->devices.size());
   std::shared_ptr<const exec::Executable> e;
   if (auto s = exec::Executable::Compile(m, source, options, cores, &client->kernels, &e)) return s.release();
@@ -128,7 +128,7 @@ struct ResultHandles {
   }
 };
 
-neuronmem_kernel_tensor_t TensorView(const exec::KernelTensor& t) {
+neuronmem_kernel_tensor_t TensorView(const exec::CustomKernelTensor& t) {
   neuronmem_kernel_tensor_t v{};
   v.data = t.data;
   v.element_type = static_cast<neuronmem_element_type_t>(neuronmem::ElementTypeToC(t.type));
@@ -490,7 +490,7 @@ neuronmem_status_t* neuronmem_client_register_kernel(neuronmem_client_t* client,
   const neuronmem_kernel_fn_t fn = args->fn;
   void* const user_data = args->user_data;
   neuronmem::Status s =
-      client->kernels.Register(args->name, [fn, user_data](const exec::KernelCall& k) -> neuronmem::Status {
+      client->kernels.Register(args->name, [fn, user_data](const exec::CustomKernelCall& k) -> neuronmem::Status {
         std::vector<neuronmem_kernel_tensor_t> views(k.num_inputs + k.num_outputs);
         for (size_t i = 0; i < views.size(); ++i) {
           views[i] = TensorView(i < k.num_inputs ? k.inputs[i] : k.outputs[i - k.num_inputs]);

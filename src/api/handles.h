@@ -18,8 +18,8 @@
 
 #include "copy/buffer.h"
 #include "core/client.h"
+#include "exec/custom_kernels.h"
 #include "exec/executable.h"
-#include "exec/kernels.h"
 #include "exec/runtime.h"
 #include "exec/stats.h"
 #include "manifest/manifest.h"
@@ -50,7 +50,7 @@ struct neuronmem_client {
   std::once_flag exec_once;
   std::unique_ptr<neuronmem::exec::Runtime> exec;
   std::atomic<int64_t> live_executables{0};
-  neuronmem::exec::KernelRegistry kernels;  // neuronmem_client_register_kernel
+  neuronmem::exec::CustomKernelRegistry kernels;  // neuronmem_client_register_kernel
 
   // Wraps a created client: one shell per device and memory, linked as the C++ objects are.
   explicit neuronmem_client(std::unique_ptr<neuronmem::core::Client> c);

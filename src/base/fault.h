@@ -1,4 +1,4 @@
-// Fault injection for tests (issue 13): places in the library that fail on purpose when a test arms them,
+// Fault injection for tests: places in the library that fail on purpose when a test arms them,
 // so that tests can show every failure leaves the library usable, the sources intact and the error on the
 // right event. Internal only: nothing in the public API reaches it and its symbols are hidden in
 // libneuronmem.so, so only tests linking the static layers (neuronmem_internal_dep) can arm a site.

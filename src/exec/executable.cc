@@ -185,8 +185,9 @@ uint64_t Executable::peak_host_bytes() const {
   return n;
 }
 
-Status Executable::Compile(const manifest::Manifest& m, std::string_view source, const CompileOptions& options,
-                           uint32_t num_cores, const KernelRegistry* kernels, std::shared_ptr<const Executable>* out) {
+Status Executable::Compile(const manifest::Manifest& m, std::string_view source, const ExecutableOptions& options,
+                           uint32_t num_cores, const CustomKernelRegistry* kernels,
+                           std::shared_ptr<const Executable>* out) {
   if (!m.ir) {
     return FailedPrecondition(
         "the manifest has no graph to compile: it was read from JSON; load it from the StableHLO text");

@@ -13,7 +13,7 @@
 #include "base/element_type.h"
 #include "base/memory_kind.h"
 #include "base/status.h"
-#include "exec/kernels.h"
+#include "exec/custom_kernels.h"
 #include "interpreter/interpreter.h"
 #include "manifest/manifest.h"
 
@@ -22,7 +22,7 @@ namespace neuronmem::exec {
 // What execute does with an argument outside the memory its parameter names (neuronmem_argument_placement_t).
 enum class ArgumentPlacement : uint8_t { kStrict = 0, kAutoCopy = 1 };
 
-struct CompileOptions {
+struct ExecutableOptions {
   ArgumentPlacement placement = ArgumentPlacement::kStrict;
   uint32_t num_replicas = 0;    // 0 = as many as the cores hold (cores / num_partitions)
   uint32_t num_partitions = 0;  // 0 = the module's mhlo.num_partitions, else 1
@@ -53,9 +53,10 @@ class Executable {
   // INVALID_ARGUMENT for bad options (more replicas times partitions than cores) or a donation that does not
   // fit its output. Infeed and outfeed (the entry or a function it calls) are UNIMPLEMENTED: the executor
   // has no feed queues.
-  // `kernels` (nullable): the client's custom kernels (exec/kernels.h); the executable keeps those it calls.
-  static Status Compile(const manifest::Manifest& manifest, std::string_view source, const CompileOptions& options,
-                        uint32_t num_cores, const KernelRegistry* kernels, std::shared_ptr<const Executable>* out);
+  // `kernels` (nullable): the client's custom kernels (exec/custom_kernels.h); the executable keeps those it calls.
+  static Status Compile(const manifest::Manifest& manifest, std::string_view source, const ExecutableOptions& options,
+                        uint32_t num_cores, const CustomKernelRegistry* kernels,
+                        std::shared_ptr<const Executable>* out);
 
   const std::vector<ValueInfo>& parameters() const { return params_; }
   const std::vector<ValueInfo>& outputs() const { return outputs_; }

@@ -25,7 +25,7 @@ Status ExecuteMove(const interp::CustomCallContext& c) {
     return InvalidArgument("@%.*s takes one operand and returns it in another memory",
                            static_cast<int>(c.target.size()), c.target.data());
   const uint64_t bytes = c.results[0].Bytes();
-  auto* run = static_cast<RunState*>(c.run_context);
+  auto* run = static_cast<RunContext*>(c.run_context);
   const uint64_t t0 = run ? NowNs() : 0;
   if (bytes && c.results[0].data != c.operands[0].data) std::memmove(c.results[0].data, c.operands[0].data, bytes);
   if (run) {
@@ -45,7 +45,7 @@ bool IsPlacementTarget(std::string_view target) {
 }
 
 void CountedSpaceCopy(void* run_context, void* dst, const void* src, size_t bytes) {
-  auto* run = static_cast<RunState*>(run_context);
+  auto* run = static_cast<RunContext*>(run_context);
   const uint64_t t0 = run ? NowNs() : 0;
   std::memmove(dst, src, bytes);
   if (!run) return;

@@ -1,7 +1,7 @@
 // Intra-graph moves executed: the placement custom calls (annotate_device_placement, MoveToHost,
 // MoveToDevice, AwsNeuronMemoryPlacement) copy their operand into their result, which the executable's
 // plan put in the destination kind's memory (a memory space per kind), and count the bytes as explicit
-// transfers of the running execution (RunState, handed to the interpreter as the run's context).
+// transfers of the running execution (RunContext, handed to the interpreter as the run's context).
 #pragma once
 
 #include <cstdint>
@@ -27,13 +27,13 @@ const interp::CustomCallRegistry& PlacementRegistry();
 // branch's or loop body's result that a move inside put in host memory, copied into the op's device result)
 // is a transfer between the two kinds, counted as explicit (the graph's move caused it).
 void CountedSpaceCopy(void* run_context, void* dst, const void* src, size_t bytes);
-// One move (operand 0 into result 0, the run's RunState as run_context): copies the bytes and counts them as
+// One move (operand 0 into result 0, the run's RunContext as run_context): copies the bytes and counts them as
 // an explicit transfer from the kind the operand lies in to the kind of the result's memory. A copy within
 // one kind is no transfer: it is not counted. The placement targets and host compute's copies run it.
 Status ExecuteMove(const interp::CustomCallContext& c);
 
 // What a running execution's moves need: which memory kind each address lies in, and the statistics.
-struct RunState {
+struct RunContext {
   struct Range {
     const char* begin;
     const char* end;

@@ -48,10 +48,10 @@ class BufferResults final : public interp::ResultAllocator {
 // then moved by the runtime's Transport) and its host hook (the frontend's callbacks by channel). Its
 // executions' events complete together, once every process has ended, each with its process's final status
 // (data sent to a process after it ended still fails it: ProcessGrid::FinalStatus).
-struct LaunchState final : interp::Transport, interp::HostTransfers {
+struct LaunchState final : interp::PeerTransfers, interp::HostTransfers {
   struct Proc {
-    bool member = false;            // a device of the launch
-    const RunState* run = nullptr;  // while its program runs: which memory kind each address is
+    bool member = false;              // a device of the launch
+    const RunContext* run = nullptr;  // while its program runs: which memory kind each address is
     std::shared_ptr<ExecutionStats> stats;
     EventRef done;
   };
@@ -61,7 +61,7 @@ struct LaunchState final : interp::Transport, interp::HostTransfers {
     grid = std::make_unique<interp::ProcessGrid>(exe.num_replicas(), exe.num_partitions(), this);
   }
 
-  // interp::Transport: count, then move.
+  // interp::PeerTransfers: count, then move.
   Status Copy(const interp::Transfer& t) override {
     MemoryKind from = MemoryKind::kDevice, to = MemoryKind::kDevice;
     {
@@ -93,19 +93,14 @@ struct LaunchState final : interp::Transport, interp::HostTransfers {
     if (!fn)
       return FailedPrecondition("channel %lld has no %s callback", static_cast<long long>(call.site.channel),
                                 send ? "send" : "recv");
-    std::vector<KernelTensor> tensors(n);
-    const RunState* run = nullptr;
+    std::vector<CustomKernelTensor> tensors(n);
+    const RunContext* run = nullptr;
     {
       std::lock_guard<std::mutex> lock(mu);
       run = procs[call.process].run;  // its own process: alive during the call
     }
-    for (size_t i = 0; i < n; ++i) {
-      tensors[i].data = views[i].data;
-      tensors[i].type = views[i].type;
-      tensors[i].dims = views[i].dims;
-      tensors[i].rank = views[i].rank;
-      tensors[i].kind = run ? run->KindOf(views[i].data) : MemoryKind::kDevice;
-    }
+    for (size_t i = 0; i < n; ++i)
+      tensors[i] = CustomKernelTensor(views[i], run ? run->KindOf(views[i].data) : MemoryKind::kDevice);
     HostTransfer t;
     t.channel = call.site.channel;
     t.core = call.process;
@@ -210,24 +205,41 @@ Runtime::~Runtime() {
 }
 
 Status Runtime::Prepare(const ExecuteRequest& r, copy::Buffer* const* results, std::unique_ptr<Execution>* out) {
+  NEURONMEM_RETURN_IF_ERROR(CheckRequest(r));
+  std::vector<bool> donate, needs_copy;
+  NEURONMEM_RETURN_IF_ERROR(CheckArguments(r, &donate, &needs_copy));
+  std::unique_ptr<Execution> e = NewExecution(r, std::move(donate));
+  // A failure from here on drops what was made with `e`; the caller destroys the result buffers.
+  NEURONMEM_RETURN_IF_ERROR(CopyMisplacedArguments(r, needs_copy, *e));
+  NEURONMEM_RETURN_IF_ERROR(UseArguments(*e));
+  NEURONMEM_RETURN_IF_ERROR(AllocateResults(r, results, *e));
+  *out = std::move(e);
+  return Ok();
+}
+
+Status Runtime::CheckRequest(const ExecuteRequest& r) const {
   const Executable& exe = *r.executable;
-  const auto& params = exe.parameters();
-  const auto& outputs = exe.outputs();
-  copy::CopyEngine& engine = client_.copy_engine();
   if (r.core >= exe.num_devices())
     return InvalidArgument("device %u: the executable runs on devices 0..%u (num_replicas %u, num_partitions %u)",
                            r.core, exe.num_devices() - 1, exe.num_replicas(), exe.num_partitions());
-  if (r.arguments.size() != params.size())
-    return InvalidArgument("%zu arguments given, the executable takes %zu", r.arguments.size(), params.size());
-  NEURONMEM_RETURN_IF_ERROR(engine.CheckForeignWaits(r.waits, "wait."));
-  const core::Device& device = *client_.devices()[r.core];
+  if (r.arguments.size() != exe.parameters().size())
+    return InvalidArgument("%zu arguments given, the executable takes %zu", r.arguments.size(),
+                           exe.parameters().size());
+  NEURONMEM_RETURN_IF_ERROR(client_.copy_engine().CheckForeignWaits(r.waits, "wait."));
   for (size_t i = 0; i < r.waits.size(); ++i) {
     if (IsReady(r.waits[i]) && r.waits[i]->error())
       return Annotate(CopyStatus(r.waits[i]->error()), "wait.events[" + std::to_string(i) + "] failed");
   }
-  auto e = std::make_unique<Execution>();
+  return Ok();
+}
+
+Status Runtime::CheckArguments(const ExecuteRequest& r, std::vector<bool>* donate_out,
+                               std::vector<bool>* needs_copy_out) const {
+  const Executable& exe = *r.executable;
+  const auto& params = exe.parameters();
+  const core::Device& device = *client_.devices()[r.core];
   // Which arguments are donated this time, and where each must go.
-  std::vector<bool>& donate = e->donate;
+  std::vector<bool>& donate = *donate_out;
   donate.assign(params.size(), false);
   for (size_t i = 0; i < params.size(); ++i) donate[i] = params[i].donation >= 0;
   for (size_t n : r.non_donatable) {
@@ -235,7 +247,8 @@ Status Runtime::Prepare(const ExecuteRequest& r, copy::Buffer* const* results, s
       return InvalidArgument("non_donatable names argument %zu; the executable takes %zu", n, params.size());
     donate[n] = false;
   }
-  std::vector<bool> needs_copy(params.size(), false);
+  std::vector<bool>& needs_copy = *needs_copy_out;
+  needs_copy.assign(params.size(), false);
   for (size_t i = 0; i < params.size(); ++i) {
     copy::Buffer& b = *r.arguments[i];
     const ValueInfo& p = params[i];
@@ -271,21 +284,33 @@ Status Runtime::Prepare(const ExecuteRequest& r, copy::Buffer* const* results, s
     if (IsReady(def.get()) && def.get()->error())
       return Annotate(CopyStatus(def.get()->error()), p.name + ": its content failed");
   }
+  return Ok();
+}
 
+std::unique_ptr<Execution> Runtime::NewExecution(const ExecuteRequest& r, std::vector<bool> donate) const {
+  const size_t num_params = r.executable->parameters().size();
+  auto e = std::make_unique<Execution>();
   e->exe = r.executable;
   e->core = r.core;
   e->stats = std::make_shared<ExecutionStats>();
   e->submitted_ns = NowNs();
-  e->done = EventRef(NewEvent(engine.event_owner()));
-  e->donated.reset(new bool[params.size() + 1]());
-  for (size_t i = 0; i < params.size(); ++i) e->donated[i] = donate[i];
+  e->done = EventRef(NewEvent(client_.copy_engine().event_owner()));
+  e->donate = std::move(donate);
+  e->donated.reset(new bool[num_params + 1]());
+  for (size_t i = 0; i < num_params; ++i) e->donated[i] = e->donate[i];
   for (size_t i = 0; i < r.waits.size(); ++i) {
     e->waits.emplace_back(Share(r.waits[i]));
     e->wait_origins.push_back({Execution::WaitOrigin::kWaitEvent, static_cast<uint32_t>(i)});
   }
-  // A failure from here on drops what was made with `e`; the caller destroys the result buffers.
   e->arg_buffers.assign(r.arguments.begin(), r.arguments.end());
-  std::vector<copy::Buffer*>& args = e->arg_buffers;
+  return e;
+}
+
+Status Runtime::CopyMisplacedArguments(const ExecuteRequest& r, const std::vector<bool>& needs_copy, Execution& e) {
+  const auto& params = r.executable->parameters();
+  const core::Device& device = *client_.devices()[r.core];
+  copy::CopyEngine& engine = client_.copy_engine();
+  std::vector<copy::Buffer*>& args = e.arg_buffers;
   for (size_t i = 0; i < params.size(); ++i) {
     if (!needs_copy[i]) continue;
     copy::Buffer& b = *args[i];
@@ -295,46 +320,57 @@ Status Runtime::Prepare(const ExecuteRequest& r, copy::Buffer* const* results, s
     const uint64_t t0 = NowNs();
     if (Status s = engine.CopyToMemory(b, target.view(), {}, moved.get(), &ready))
       return Annotate(std::move(s), params[i].name + ": the implicit copy to " + target.debug_string());
-    std::shared_ptr<ExecutionStats> st = e->stats;
+    std::shared_ptr<ExecutionStats> st = e.stats;
     OnReady(ready, [st, t0](const neuronmem_status_t*) { st->implicit_transfer_ns += NowNs() - t0; });
-    e->implicit.push_back({client_.memory(b.memory().id)->kind(), params[i].kind, b.bytes(), e->waits.size()});
-    e->waits.emplace_back(ready);
-    e->wait_origins.push_back({Execution::WaitOrigin::kImplicitCopy, static_cast<uint32_t>(i)});
+    e.implicit.push_back({client_.memory(b.memory().id)->kind(), params[i].kind, b.bytes(), e.waits.size()});
+    e.waits.emplace_back(ready);
+    e.wait_origins.push_back({Execution::WaitOrigin::kImplicitCopy, static_cast<uint32_t>(i)});
     args[i] = moved.get();
-    e->copies.push_back(std::move(moved));
+    e.copies.push_back(std::move(moved));
   }
-  e->args.resize(params.size());
+  return Ok();
+}
+
+Status Runtime::UseArguments(Execution& e) {
+  const auto& params = e.exe->parameters();
+  copy::CopyEngine& engine = client_.copy_engine();
+  e.args.resize(params.size());
   for (size_t i = 0; i < params.size(); ++i) {
     EventRef def;
-    if (Status s = engine.UseBuffer(*args[i], &e->args[i], &def)) return Annotate(std::move(s), params[i].name);
+    if (Status s = engine.UseBuffer(*e.arg_buffers[i], &e.args[i], &def)) return Annotate(std::move(s), params[i].name);
     if (!IsReady(def.get()) || def.get()->error()) {
-      e->waits.push_back(std::move(def));
-      e->wait_origins.push_back({Execution::WaitOrigin::kArgument, static_cast<uint32_t>(i)});
+      e.waits.push_back(std::move(def));
+      e.wait_origins.push_back({Execution::WaitOrigin::kArgument, static_cast<uint32_t>(i)});
     }
-    e->arg_kinds.push_back(params[i].kind);
+    e.arg_kinds.push_back(params[i].kind);
   }
   // A donated argument's bytes become a result's, written by this execution: it first waits for every
   // operation still queued on them (PJRT's usage events: a download, a copy, an execution on another core).
   for (size_t i = 0; i < params.size(); ++i) {
-    if (!donate[i]) continue;
+    if (!e.donate[i]) continue;
     std::vector<EventRef> pending;
-    copy::PendingUsages(e->args[i].s, &pending);
+    copy::PendingUsages(e.args[i].s, &pending);
     for (EventRef& w : pending) {
-      e->waits.push_back(std::move(w));
-      e->wait_origins.push_back({Execution::WaitOrigin::kOrderOnly, 0});
+      e.waits.push_back(std::move(w));
+      e.wait_origins.push_back({Execution::WaitOrigin::kOrderOnly, 0});
     }
   }
+  return Ok();
+}
+
+Status Runtime::AllocateResults(const ExecuteRequest& r, copy::Buffer* const* results, Execution& e) {
+  const auto& outputs = r.executable->outputs();
+  const core::Device& device = *client_.devices()[r.core];
   // Results: new buffers in the memory each output's kind names (donated ones at Commit).
-  e->results.resize(outputs.size());
+  e.results.resize(outputs.size());
   for (size_t k = 0; k < outputs.size(); ++k) {
     const ValueInfo& o = outputs[k];
-    if (o.donation >= 0 && donate[static_cast<size_t>(o.donation)]) continue;
+    if (o.donation >= 0 && e.donate[static_cast<size_t>(o.donation)]) continue;
     const core::Memory& m = *device.memory_of_kind(o.kind);
-    Status s = engine.AllocateDefinedBy(m.view(), o.type, Span<const int64_t>(o.dims.data(), o.dims.size()),
-                                        e->done.get(), results[k], &e->results[k]);
+    Status s = client_.copy_engine().AllocateDefinedBy(
+        m.view(), o.type, Span<const int64_t>(o.dims.data(), o.dims.size()), e.done.get(), results[k], &e.results[k]);
     if (s) return Annotate(std::move(s), "device " + std::to_string(r.core) + ": " + o.name);
   }
-  *out = std::move(e);
   return Ok();
 }
 
@@ -628,7 +664,7 @@ void Runtime::Run(Execution& e) {
   const core::Device& device = *client_.devices()[e.core];
   char* spaces[interp::kMaxSpaces] = {};
   uint64_t space_bytes[interp::kMaxSpaces] = {};
-  RunState run;
+  RunContext run;
   run.stats = &stats;
   run.core = e.core;
   run.pool = &pool_;

@@ -35,8 +35,8 @@
 #include "copy/buffer.h"
 #include "copy/worker_pool.h"
 #include "core/client.h"
+#include "exec/custom_kernels.h"
 #include "exec/executable.h"
-#include "exec/kernels.h"
 #include "exec/stats.h"
 #include "exec/transport.h"
 
@@ -52,7 +52,7 @@ class Runtime;
 struct HostTransfer {
   int64_t channel = 0;
   uint32_t core = 0, replica = 0, partition = 0;
-  const KernelTensor* tensors = nullptr;
+  const CustomKernelTensor* tensors = nullptr;
   size_t num_tensors = 0;
 };
 // Called on the executing core's thread; several cores may call at once.
@@ -126,6 +126,20 @@ class Runtime {
   friend struct DrainAccess;
   // Checks one core's request and makes its execution: copies, argument uses, results (all but donated).
   Status Prepare(const ExecuteRequest& r, copy::Buffer* const* results, std::unique_ptr<Execution>* out);
+  // The steps of Prepare, in order. The core, the argument count and the waits:
+  Status CheckRequest(const ExecuteRequest& r) const;
+  // Each argument against its parameter: which are donated this time, which must first be copied to the
+  // memory their parameter names (auto_copy).
+  Status CheckArguments(const ExecuteRequest& r, std::vector<bool>* donate, std::vector<bool>* needs_copy) const;
+  // The execution, waiting for r.waits; nothing made yet that a failure must undo.
+  std::unique_ptr<Execution> NewExecution(const ExecuteRequest& r, std::vector<bool> donate) const;
+  // auto_copy: each misplaced argument copied to its parameter's memory; the execution waits for the copies.
+  Status CopyMisplacedArguments(const ExecuteRequest& r, const std::vector<bool>& needs_copy, Execution& e);
+  // The arguments' bytes in use by e: it waits for their content and, when donated, for every operation
+  // still queued on them.
+  Status UseArguments(Execution& e);
+  // The results that are not donated: new buffers in the memory each output's kind names, defined by e.
+  Status AllocateResults(const ExecuteRequest& r, copy::Buffer* const* results, Execution& e);
   // Gives up the donated arguments to their results (the reads are recorded once the submission is sure to run:
   // Execute after submission, only for an execution that did not run at once; Launch by MarkReads).
   Status Commit(const ExecuteRequest& r, Execution& e, copy::Buffer* const* results);

@@ -4,7 +4,7 @@
 // The executor runs each device of a launch as one process of the grid and hands the grid a per-launch link
 // (runtime.cc) that counts every message as a peer transfer of its receiving execution and then calls
 // Transport::Copy. The executor never moves peer bytes itself, and never names an implementation: the
-// runtime is built with one Transport (today the in-process one, between the cores of this client).
+// runtime is built with one Transport (by default the in-process one, between the cores of this client).
 //
 // Another transport (between processes or hosts, e.g. libfabric over EFA, which Neuron's collectives use)
 // implements this interface: Copy becomes a read of the sender's registered memory (fi_read with the key

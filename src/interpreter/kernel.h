@@ -203,7 +203,7 @@ void RegisterLinalgSolverOps(std::unordered_map<std::string_view, OpCompileFn>* 
 void RegisterReduceOps(std::unordered_map<std::string_view, OpCompileFn>* r);
 void RegisterIndexOps(std::unordered_map<std::string_view, OpCompileFn>* r);
 void RegisterRngOps(std::unordered_map<std::string_view, OpCompileFn>* r);
-// replica_id, partition_id, the collectives, send/recv, infeed/outfeed (collectives.cc).
+// replica_id, partition_id, the collectives, send/recv, infeed/outfeed (collective.h).
 void RegisterCollectiveOps(std::unordered_map<std::string_view, OpCompileFn>* r);
 // The reference interpreter's test ops: interpreter.run_parallel, interpreter.probe,
 // check.expect_serialized_eq (reference_ops.cc).

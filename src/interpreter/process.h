@@ -12,7 +12,7 @@
 //   - `replica_id`, `partition_id`: this process's place in the grid.
 //   - `host`: the HostTransfers hook that serves send/recv with is_host_transfer, infeed and outfeed.
 //
-// The bytes that move between processes go through the grid's Transport (memcpy by default); the executor
+// The bytes that move between processes go through the grid's PeerTransfers (memcpy by default); the executor
 // installs its own to move them with its copy engine and count them. docs/process-grid.md has the rules,
 // and how the executor uses this interface.
 //
@@ -59,12 +59,12 @@ struct Transfer {
 
 // Moves the bytes between processes. Called by the receiving process's thread, while the sending process
 // keeps `src` alive and unchanged; must be thread-safe (several processes copy at once).
-class Transport {
+class PeerTransfers {
  public:
-  virtual ~Transport() = default;
+  virtual ~PeerTransfers() = default;
   virtual Status Copy(const Transfer& t) = 0;
   // The default: memcpy on the calling thread.
-  static Transport* Memcpy();
+  static PeerTransfers* Memcpy();
 };
 
 // A host transfer of one process: which op, which process, which channel.
@@ -106,7 +106,7 @@ struct ProcessContext {
 class ProcessGrid {
  public:
   // `transport` (not owned, must outlive the grid) moves bytes between processes; nullptr: memcpy.
-  ProcessGrid(uint32_t num_replicas, uint32_t num_partitions, Transport* transport = nullptr);
+  ProcessGrid(uint32_t num_replicas, uint32_t num_partitions, PeerTransfers* transport = nullptr);
   ~ProcessGrid();
   ProcessGrid(const ProcessGrid&) = delete;
   ProcessGrid& operator=(const ProcessGrid&) = delete;
@@ -190,7 +190,7 @@ class ProcessGrid {
   std::string Missing(const Wait& w) const;
 
   const uint32_t replicas_, partitions_;
-  Transport* transport_;
+  PeerTransfers* transport_;
   mutable std::mutex mu_;
   std::vector<std::unique_ptr<Proc>> procs_;
   std::map<ExchangeKey, std::shared_ptr<Exch>> exchanges_;

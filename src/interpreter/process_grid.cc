@@ -13,7 +13,7 @@ namespace neuronmem::interp {
 
 namespace {
 
-class MemcpyTransport final : public Transport {
+class MemcpyPeerTransfers final : public PeerTransfers {
  public:
   Status Copy(const Transfer& t) override {
     for (size_t r = 0; r < t.rows; ++r) std::memcpy(t.dst + r * t.dst_stride, t.src + r * t.src_stride, t.row_bytes);
@@ -40,8 +40,8 @@ std::string Where(const OpSite& site) {
 
 }  // namespace
 
-Transport* Transport::Memcpy() {
-  static MemcpyTransport* t = new MemcpyTransport();
+PeerTransfers* PeerTransfers::Memcpy() {
+  static MemcpyPeerTransfers* t = new MemcpyPeerTransfers();
   return t;
 }
 
@@ -126,10 +126,10 @@ bool ProcessGrid::ChannelKey::operator<(const ChannelKey& o) const {
   return to < o.to;
 }
 
-ProcessGrid::ProcessGrid(uint32_t num_replicas, uint32_t num_partitions, Transport* transport)
+ProcessGrid::ProcessGrid(uint32_t num_replicas, uint32_t num_partitions, PeerTransfers* transport)
     : replicas_(num_replicas ? num_replicas : 1),
       partitions_(num_partitions ? num_partitions : 1),
-      transport_(transport ? transport : Transport::Memcpy()),
+      transport_(transport ? transport : PeerTransfers::Memcpy()),
       running_(num_processes()) {
   for (uint32_t i = 0; i < num_processes(); ++i) procs_.push_back(std::make_unique<Proc>());
 }
@@ -456,7 +456,7 @@ Status ProcessGrid::Recv(uint32_t self, const OpSite& site, int64_t source, cons
 }
 
 Status ProcessGrid::CopyFrom(const Transfer& t) {
-  if (t.from == t.to) return Transport::Memcpy()->Copy(t);
+  if (t.from == t.to) return PeerTransfers::Memcpy()->Copy(t);
   return transport_->Copy(t);
 }
 

@@ -45,7 +45,7 @@ Status CheckListSize(const char* name, const V& v, size_t spatial) {
 
 int64_t At(const std::vector<int64_t>& v, size_t i, int64_t dflt) { return v.empty() ? dflt : v[i]; }
 
-// Everything the kernels need, derived once from checked dims and attributes.
+// Everything the routines need, derived once from checked dims and attributes.
 struct Geometry {
   size_t spatial = 0;
   int64_t groups = 1;  // G * B (one of them is 1)
@@ -180,7 +180,7 @@ GroupBase GroupOf(const Geometry& g, int64_t q) {
 }
 
 template <typename T>
-void ExactKernel(const Geometry& g, const T* lhs, const T* rhs, T* out) {
+void ExactConvolution(const Geometry& g, const T* lhs, const T* rhs, T* out) {
   using A = Arith<T>;
   const std::vector<int64_t> rhs_off = RhsOffsets(g);
   std::vector<int64_t> os(g.spatial, 0), lhs_off(static_cast<size_t>(g.k_count));
@@ -214,7 +214,7 @@ void ExactKernel(const Geometry& g, const T* lhs, const T* rhs, T* out) {
 // im2col + matrix product, per group: rows are (batch, output position), columns (kernel position, input
 // feature); blocks of rows keep the patch matrix near 4 MiB.
 template <typename T>
-void GemmKernel(const Geometry& g, const T* lhs, const T* rhs, T* out) {
+void GemmConvolution(const Geometry& g, const T* lhs, const T* rhs, T* out) {
   const int64_t kc = g.k_count * g.cg;
   const int64_t rows = g.batch_out * g.out_count;
   const int64_t block =
@@ -280,11 +280,11 @@ Status Run(const TensorRef& lhs, const TensorRef& rhs, const ConvolutionParams& 
     T* out = static_cast<T*>(result.data);
     if constexpr (detail::kIsGemmType<T>) {
       if (allow_gemm) {
-        GemmKernel<T>(g, l, r, out);
+        GemmConvolution<T>(g, l, r, out);
         return;
       }
     }
-    ExactKernel<T>(g, l, r, out);
+    ExactConvolution<T>(g, l, r, out);
   });
   return Ok();
 }
@@ -368,7 +368,7 @@ Status ConvolutionShape(Span<int64_t> lhs_dims, Span<int64_t> rhs_dims, const Co
 
 Status CheckConvolution(ElementType lhs_type, Span<int64_t> lhs_dims, ElementType rhs_type, Span<int64_t> rhs_dims,
                         const ConvolutionParams& params, ElementType result_type, Span<int64_t> result_dims) {
-  return CheckBinaryKernel(
+  return CheckBinaryOperands(
       "convolution", lhs_type, lhs_dims, rhs_type, rhs_dims, result_type, result_dims,
       [&](std::vector<int64_t>* expected) { return ConvolutionShape(lhs_dims, rhs_dims, params, expected); });
 }

@@ -235,7 +235,7 @@ Status DotGeneralShape(Span<int64_t> lhs_dims, Span<int64_t> rhs_dims, const Dot
 
 Status CheckDotGeneral(ElementType lhs_type, Span<int64_t> lhs_dims, ElementType rhs_type, Span<int64_t> rhs_dims,
                        const DotDimensionNumbers& dn, ElementType result_type, Span<int64_t> result_dims) {
-  return CheckBinaryKernel(
+  return CheckBinaryOperands(
       "dot_general", lhs_type, lhs_dims, rhs_type, rhs_dims, result_type, result_dims,
       [&](std::vector<int64_t>* expected) { return DotGeneralShape(lhs_dims, rhs_dims, dn, expected); });
 }

@@ -1,4 +1,4 @@
-// Internal to src/linalg: the C++ storage type of each element type the kernels compute with, a
+// Internal to src/linalg: the C++ storage type of each element type the routines compute with, a
 // dispatcher from ElementType to a template, conversions between storage types with the StableHLO
 // `convert` rounding, and arithmetic "in the result type" as the reference interpreter does it
 // (wrapping integers, f16/bf16 rounded after every multiply and every add).
@@ -132,7 +132,7 @@ constexpr ElementType ElementTypeOf() {
 }
 
 // Calls f(Tag<T>{}) with T the storage type of `t`; returns false (without calling) for element types
-// the kernels do not compute with (sub-byte integers, f8/f6/f4, kInvalid, kOther).
+// the routines do not compute with (sub-byte integers, f8/f6/f4, kInvalid, kOther).
 template <typename F>
 bool Dispatch(ElementType t, F&& f) {
   switch (t) {

@@ -1,5 +1,5 @@
 // Internal to src/linalg: reading any float or complex element as std::complex<double> and writing it back,
-// for the kernels that compute in double whatever the storage type (fft, triangular_solve, cholesky).
+// for the routines that compute in double whatever the storage type (fft, triangular_solve, cholesky).
 #pragma once
 
 #include <complex>

@@ -1,6 +1,6 @@
-// Views of dense row-major tensors for the linear-algebra kernels (dot_general, convolution, fft,
+// Views of dense row-major tensors for the linear-algebra routines (dot_general, convolution, fft,
 // triangular_solve, cholesky). A view is an element type, a data pointer and the dims; the last dim is
-// contiguous (row-major, no padding). The kernels never allocate their results: the caller owns every
+// contiguous (row-major, no padding). The routines never allocate their results: the caller owns every
 // buffer, sizes it from the dims, and keeps it alive for the call.
 #pragma once
 
@@ -50,7 +50,7 @@ struct TensorRef {
   Span<int64_t> dims;
 };
 
-// An output tensor: the kernel writes every element.
+// An output tensor: the routine writes every element.
 struct MutableTensorRef {
   ElementType type = ElementType::kInvalid;
   void* data = nullptr;  // may be null only when the tensor has no elements
@@ -75,17 +75,18 @@ Status CheckTensor(const char* what, const void* data, Span<int64_t> dims);
 // to the result type (allowed: pred->pred, integer->integer, float->float, float or complex->complex).
 Status CheckOperandTypes(const char* op, ElementType lhs, ElementType rhs, ElementType result);
 
-// For the kernels' Check functions: INVALID_ARGUMENT when a dim of lhs or rhs is negative.
+// For the routines' Check functions: INVALID_ARGUMENT when a dim of lhs or rhs is negative.
 Status CheckNonNegative(const char* op, Span<int64_t> lhs_dims, Span<int64_t> rhs_dims);
 
 // INVALID_ARGUMENT naming `op` when the result dims are not the expected ones.
 Status CheckResultDims(const char* op, const std::vector<int64_t>& expected, Span<int64_t> result_dims);
 
-// The common checks of a two-operand kernel: operand dims, `shape(&expected)` (the op's own attribute checks),
+// The common checks of a two-operand routine: operand dims, `shape(&expected)` (the op's own attribute checks),
 // the result dims, and CheckOperandTypes.
 template <typename ShapeFn>
-Status CheckBinaryKernel(const char* op, ElementType lhs_type, Span<int64_t> lhs_dims, ElementType rhs_type,
-                         Span<int64_t> rhs_dims, ElementType result_type, Span<int64_t> result_dims, ShapeFn&& shape) {
+Status CheckBinaryOperands(const char* op, ElementType lhs_type, Span<int64_t> lhs_dims, ElementType rhs_type,
+                           Span<int64_t> rhs_dims, ElementType result_type, Span<int64_t> result_dims,
+                           ShapeFn&& shape) {
   NEURONMEM_RETURN_IF_ERROR(CheckNonNegative(op, lhs_dims, rhs_dims));
   std::vector<int64_t> expected;
   NEURONMEM_RETURN_IF_ERROR(shape(&expected));

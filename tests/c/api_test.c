@@ -1,46 +1,13 @@
 /* The public header used from plain C17: creates a client, walks the listing, allocates pinned host
  * memory, moves bytes through the args-struct calls (sizes from the NEURONMEM_*_STRUCT_SIZE macros, waits
  * as event lists), checks a few error paths. Exit code 0 = pass; each failed check prints and counts. */
-#include <neuronmem/neuronmem.h>
-
-#include <stdio.h>
-#include <string.h>
-
-static int failures = 0;
-
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                              \
-    }                                                                          \
-  } while (0)
-
-/* Returns the status code and frees the status. */
-static neuronmem_status_code_t code_of(neuronmem_status_t* s) {
-  neuronmem_status_code_t c = neuronmem_status_code(s);
-  if (s) {
-    neuronmem_string_t m = neuronmem_status_message(s);
-    CHECK(m.size > 0 && m.data[m.size] == '\0');
-  }
-  neuronmem_status_free(s);
-  return c;
-}
+#include "c_test.h"
 
 int main(void) {
-  neuronmem_client_options_t opts;
-  memset(&opts, 0, sizeof opts);
-  opts.struct_size = NEURONMEM_CLIENT_OPTIONS_STRUCT_SIZE;
-  opts.num_cores = 3;
-  opts.device_bytes_per_core = 2u << 20;
-  opts.pinned_host_bytes = 32u << 20;
-  neuronmem_client_t* client = NULL;
-  CHECK(code_of(neuronmem_client_create(&opts, &client)) == NEURONMEM_STATUS_OK);
-  if (!client) return 1;
-
   neuronmem_device_t* const* devices = NULL;
   size_t n_dev = 0;
-  CHECK(code_of(neuronmem_client_devices(client, &devices, &n_dev)) == NEURONMEM_STATUS_OK);
+  neuronmem_client_t* client = new_client(3, 2u << 20, 32u << 20, &devices, &n_dev);
+  if (!client) return 1;
   CHECK(n_dev == 3);
   for (size_t d = 0; d < n_dev; ++d) {
     neuronmem_memory_t* mem = NULL;
@@ -130,13 +97,6 @@ int main(void) {
     neuronmem_buffer_destroy(moved);
     neuronmem_buffer_destroy(buf);
   }
-  CHECK(code_of(neuronmem_client_destroy(client)) == NEURONMEM_STATUS_OK);
   CHECK(neuronmem_version() == NEURONMEM_VERSION_NUMBER);
-
-  if (failures) {
-    fprintf(stderr, "%d check(s) failed\n", failures);
-    return 1;
-  }
-  printf("c api: all checks passed\n");
-  return 0;
+  return finish(client, "c api");
 }

@@ -5,26 +5,7 @@
  * stablehlo.send / recv (source_target_pairs, channel type 1; a recv from a device left out of the launch
  * fails saying so), serves host transfers through send/recv callbacks, and checks the strict placement
  * error. Exit code 0 = pass. */
-#include <neuronmem/neuronmem.h>
-
-#include <stdio.h>
-#include <string.h>
-
-static int failures = 0;
-
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                              \
-    }                                                                          \
-  } while (0)
-
-static neuronmem_status_code_t code_of(neuronmem_status_t* s) {
-  neuronmem_status_code_t c = neuronmem_status_code(s);
-  neuronmem_status_free(s);
-  return c;
-}
+#include "c_test.h"
 
 static const char kText[] =
     "func.func @main(%w: tensor<4xf32> {mhlo.memory_kind = \"pinned_host\"}, %x: tensor<4xf32>)\n"
@@ -137,18 +118,10 @@ static void check_one_peer_message(neuronmem_execution_t* run) {
 }
 
 int main(void) {
-  neuronmem_client_options_t opts;
-  memset(&opts, 0, sizeof opts);
-  opts.struct_size = NEURONMEM_CLIENT_OPTIONS_STRUCT_SIZE;
-  opts.num_cores = 2;
-  opts.device_bytes_per_core = 2u << 20;
-  opts.pinned_host_bytes = 32u << 20;
-  neuronmem_client_t* client = NULL;
-  CHECK(code_of(neuronmem_client_create(&opts, &client)) == NEURONMEM_STATUS_OK);
-  if (!client) return 1;
   neuronmem_device_t* const* devices = NULL;
   size_t n_dev = 0;
-  CHECK(code_of(neuronmem_client_devices(client, &devices, &n_dev)) == NEURONMEM_STATUS_OK);
+  neuronmem_client_t* client = new_client(2, 2u << 20, 32u << 20, &devices, &n_dev);
+  if (!client) return 1;
 
   neuronmem_compile_options_t co;
   memset(&co, 0, sizeof co);
@@ -392,7 +365,5 @@ int main(void) {
   }
   neuronmem_buffer_destroy(misplaced);
   neuronmem_executable_destroy(exe);
-  CHECK(code_of(neuronmem_client_destroy(client)) == NEURONMEM_STATUS_OK);
-  if (failures) fprintf(stderr, "%d check(s) failed\n", failures);
-  return failures ? 1 : 0;
+  return finish(client, "c executable");
 }

@@ -1,4 +1,4 @@
-// Fault injection (issue 13): failures made on purpose through the test-only switch (base/fault.h) at every
+// Fault injection: failures made on purpose through the test-only switch (base/fault.h) at every
 // place a scenario can fail. Each must leave the library usable, the sources intact, nothing leaked, and the
 // error on the right event.
 #include <neuronmem/neuronmem.h>

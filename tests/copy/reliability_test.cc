@@ -1,4 +1,4 @@
-// Regressions for issue 13 (hostile use): each test failed, hung or tripped a sanitizer before its fix.
+// Regressions of hostile use: each test failed, hung or tripped a sanitizer before its fix.
 #include <neuronmem/neuronmem.h>
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Chaining (issue 9): the outputs of one executable feed the next without leaving the device, as
+// Chaining: the outputs of one executable feed the next without leaving the device, as
 // torch-neuronx's move_trace_to_device promises for two models in a pipeline. Each execution is queued before
 // the one it reads has finished (the queue's workers run them when the gate opens), so these tests also run in
 // the `concurrency` suite under ThreadSanitizer.

@@ -1,4 +1,4 @@
-// Launches as process grids (issue 9): the executions of one neuronmem_executable_execute_devices call are
+// Launches as process grids: the executions of one neuronmem_executable_execute_devices call are
 // the processes of one grid, so replica_id / partition_id answer per core and collectives move data core to
 // core through the copy engine, counted as peer transfers device -> device with no host bytes; SPMD modules
 // (mhlo.num_partitions) run on as many cores with no option; a launch that cannot finish (a device left out,

@@ -1,4 +1,4 @@
-// Host compute (issue 9): `_xla_compute_type = "host"` on an op, a func.call or a func.func runs in pinned_host
+// Host compute: `_xla_compute_type = "host"` on an op, a func.call or a func.func runs in pinned_host
 // memory. The statistics show exactly the moves the boundary needs (device values the host code reads moved in
 // once before the outermost marked op, host values device code reads moved back once), and the results equal
 // a run of the same graph with the marks turned into a compute type the executor ignores.

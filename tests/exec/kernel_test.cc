@@ -1,4 +1,4 @@
-// Custom kernels through the C API (issue 9, first part): a kernel called by its custom-call target, an NKI
+// Custom kernels through the C API: a kernel called by its custom-call target, an NKI
 // kernel (AwsNeuronCustomNativeKernel) found by its backend_config's func_name and run once per grid point in
 // parallel, a pinned_host operand read in place, errors of a kernel, and unregistered kernels at compile.
 #include <tbb/task_arena.h>

@@ -1,4 +1,4 @@
-// Multi-core launches (issue 9): neuronmem_executable_execute_devices runs one execution per device with
+// Multi-core launches: neuronmem_executable_execute_devices runs one execution per device with
 // distinct arguments, each on its own core's thread (never the caller's, but a device alone runs on the caller
 // like a plain execution), per-device results, events and statistics; SPMD partitions (num_partitions, logical
 // ids); what a bad launch gets (nothing is submitted); launches from several threads at once. Threaded: also

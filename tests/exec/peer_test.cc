@@ -1,5 +1,5 @@
-// send/recv and collectives between cores, and host transfers, through neuronmem_executable_execute_devices
-// (issue 9): send/recv on 2 and 4 cores and collective_permute (non-targets get zeros), all_gather,
+// send/recv and collectives between cores, and host transfers, through neuronmem_executable_execute_devices:
+// send/recv on 2 and 4 cores and collective_permute (non-targets get zeros), all_gather,
 // all_to_all, reduce_scatter and collective_broadcast, each message counted once by its receiver as a peer
 // transfer device -> device; host transfers through the launch's send/recv callbacks by channel id (counted as
 // explicit transfers between the core's memory and unpinned_host; a

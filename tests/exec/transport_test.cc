@@ -1,4 +1,4 @@
-// The transport between the cores of a launch is one internal interface (src/exec/transport.h, issue 9): a
+// The transport between the cores of a launch is one internal interface (src/exec/transport.h): a
 // runtime given another exec::Transport moves every peer byte through it with the executor unchanged, and a
 // failure of the transport fails the op that moved the bytes, naming it, without hanging the launch. Links the
 // internal libraries to hand the client's runtime a transport of the test's. Threaded: also in 'concurrency'.

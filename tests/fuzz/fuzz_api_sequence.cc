@@ -1,4 +1,4 @@
-// libFuzzer target for the C API as a hostile caller uses it (issue 13): each input is a sequence of calls
+// libFuzzer target for the C API as a hostile caller uses it: each input is a sequence of calls
 // (allocate, upload, write, read, chunk, copy, delete, destroy, caller events, waits, host allocations, client
 // destroy) across two clients with arguments taken from the input, some of them out of range or of the other
 // client. A shadow model holds what every live buffer must contain; every call must return one of the codes

@@ -3,8 +3,8 @@
 namespace neuronmem::interp::testing {
 
 GridResult RunGrid(const std::string& text, uint32_t replicas, uint32_t partitions,
-                   const std::vector<std::string>& entries, std::vector<std::vector<Arg>> args, Transport* transport,
-                   HostTransfers* host) {
+                   const std::vector<std::string>& entries, std::vector<std::vector<Arg>> args,
+                   PeerTransfers* transport, HostTransfers* host) {
   GridResult out;
   const uint32_t n = replicas * partitions;
   std::map<std::string, Compiled> programs;
@@ -50,7 +50,7 @@ Status CountingTransport::Copy(const Transfer& t) {
     last_src = t.src;
   }
   ++copies;
-  return Transport::Memcpy()->Copy(t);
+  return PeerTransfers::Memcpy()->Copy(t);
 }
 
 }  // namespace neuronmem::interp::testing

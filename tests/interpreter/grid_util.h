@@ -56,10 +56,10 @@ struct GridResult {
 // grid (args[k] its arguments), on one thread per process.
 GridResult RunGrid(const std::string& text, uint32_t replicas, uint32_t partitions,
                    const std::vector<std::string>& entries, std::vector<std::vector<Arg>> args = {},
-                   Transport* transport = nullptr, HostTransfers* host = nullptr);
+                   PeerTransfers* transport = nullptr, HostTransfers* host = nullptr);
 
-// A Transport that counts the bytes it moves per (from, to) pair, then copies with memcpy.
-class CountingTransport : public Transport {
+// A PeerTransfers that counts the bytes it moves per (from, to) pair, then copies with memcpy.
+class CountingTransport : public PeerTransfers {
  public:
   Status Copy(const Transfer& t) override;
   std::map<std::pair<uint32_t, uint32_t>, size_t> bytes;  // read after the run

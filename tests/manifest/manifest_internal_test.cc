@@ -1,6 +1,6 @@
 // The manifest subsystem in C++: typed values (memory kind and element type enums), the parsed module kept
 // for the executor, the upload plan with overflow-checked sizes, the core-count range, and the JSON reader
-// accepting exactly what the writer produces (issue 13: each rejected document is a regression test).
+// accepting exactly what the writer produces (each rejected document is a regression test).
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 

@@ -9,6 +9,19 @@ extern void neuronmemGoEntryVisitor(neuronmem_string_t name, void* user_data);
 extern neuronmem_status_t* neuronmemGoKernel(neuronmem_kernel_call_t* call, void* user_data);
 extern neuronmem_status_t* neuronmemGoHostTransfer(neuronmem_host_transfer_t* transfer, void* user_data);
 
+/* Zeroes a growable struct of `bytes` and sets its struct_size (its first member); returns it. */
+static void* nm_sized(void* s, size_t bytes, size_t struct_size) {
+  memset(s, 0, bytes);
+  *(size_t*)s = struct_size;
+  return s;
+}
+#define NM_SIZED(s, size) nm_sized((s), sizeof *(s), (size))
+
+static neuronmem_event_list_t nm_wait(neuronmem_event_t* const* events, size_t n) {
+  neuronmem_event_list_t w = {events, n};
+  return w;
+}
+
 neuronmem_status_t* nm_event_on_ready(neuronmem_event_t* e, uintptr_t handle) {
   return neuronmem_event_on_ready(e, (neuronmem_event_callback_t)neuronmemGoEventCallback, (void*)handle);
 }
@@ -21,8 +34,7 @@ neuronmem_status_t* nm_list_entries(const char* text, size_t size, const char* f
 neuronmem_status_t* nm_client_create(uint32_t num_cores, int mlock_mode, uint64_t device_bytes, uint64_t pinned_bytes,
                                      neuronmem_client_t** out) {
   neuronmem_client_options_t o;
-  memset(&o, 0, sizeof o);
-  o.struct_size = NEURONMEM_CLIENT_OPTIONS_STRUCT_SIZE;
+  NM_SIZED(&o, NEURONMEM_CLIENT_OPTIONS_STRUCT_SIZE);
   o.num_cores = num_cores;
   o.mlock_mode = (neuronmem_mlock_mode_t)mlock_mode;
   o.device_bytes_per_core = device_bytes;
@@ -35,8 +47,7 @@ neuronmem_status_t* nm_from_host(neuronmem_client_t* client, const void* data, i
                                  neuronmem_memory_t* memory, neuronmem_event_t* const* wait, size_t num_wait,
                                  neuronmem_buffer_t** out, neuronmem_event_t** done_with_host) {
   neuronmem_buffer_from_host_args_t a;
-  memset(&a, 0, sizeof a);
-  a.struct_size = NEURONMEM_BUFFER_FROM_HOST_ARGS_STRUCT_SIZE;
+  NM_SIZED(&a, NEURONMEM_BUFFER_FROM_HOST_ARGS_STRUCT_SIZE);
   a.data = data;
   a.element_type = (neuronmem_element_type_t)element_type;
   a.host_buffer_semantics = (neuronmem_host_buffer_semantics_t)semantics;
@@ -44,12 +55,11 @@ neuronmem_status_t* nm_from_host(neuronmem_client_t* client, const void* data, i
   a.num_dims = num_dims;
   a.byte_strides = strides;
   a.memory = memory;
-  a.wait.events = wait;
-  a.wait.num_events = num_wait;
+  a.wait = nm_wait(wait, num_wait);
   return neuronmem_buffer_from_host(client, &a, out, NULL, done_with_host);
 }
 
-// One entry of a batched upload; the batch's arrays live in C memory (nm_batch_*).
+/* One entry of a batched upload; the batch's arrays live in C memory (nm_batch_*). */
 neuronmem_buffer_from_host_args_t* nm_batch_new(size_t n) {
   return (neuronmem_buffer_from_host_args_t*)calloc(n ? n : 1, sizeof(neuronmem_buffer_from_host_args_t));
 }
@@ -67,8 +77,7 @@ void nm_batch_set(neuronmem_buffer_from_host_args_t* a, size_t i, const void* da
 neuronmem_status_t* nm_allocate(neuronmem_client_t* client, neuronmem_memory_t* memory, int element_type,
                                 const int64_t* dims, size_t num_dims, neuronmem_buffer_t** out) {
   neuronmem_buffer_allocate_args_t a;
-  memset(&a, 0, sizeof a);
-  a.struct_size = NEURONMEM_BUFFER_ALLOCATE_ARGS_STRUCT_SIZE;
+  NM_SIZED(&a, NEURONMEM_BUFFER_ALLOCATE_ARGS_STRUCT_SIZE);
   a.client = client;
   a.memory = memory;
   a.element_type = (neuronmem_element_type_t)element_type;
@@ -80,54 +89,46 @@ neuronmem_status_t* nm_allocate(neuronmem_client_t* client, neuronmem_memory_t* 
 neuronmem_status_t* nm_copy(neuronmem_buffer_t* src, neuronmem_memory_t* memory, neuronmem_event_t* const* wait,
                             size_t num_wait, neuronmem_buffer_t** out) {
   neuronmem_buffer_copy_args_t a;
-  memset(&a, 0, sizeof a);
-  a.struct_size = NEURONMEM_BUFFER_COPY_ARGS_STRUCT_SIZE;
+  NM_SIZED(&a, NEURONMEM_BUFFER_COPY_ARGS_STRUCT_SIZE);
   a.src = src;
   a.memory = memory;
-  a.wait.events = wait;
-  a.wait.num_events = num_wait;
+  a.wait = nm_wait(wait, num_wait);
   return neuronmem_buffer_copy_to_memory(&a, out, NULL);
 }
 
 neuronmem_status_t* nm_read(neuronmem_buffer_t* b, uint64_t offset, uint64_t size, void* dst,
                             neuronmem_event_t* const* wait, size_t num_wait, neuronmem_event_t** out) {
   neuronmem_buffer_read_args_t a;
-  memset(&a, 0, sizeof a);
-  a.struct_size = NEURONMEM_BUFFER_READ_ARGS_STRUCT_SIZE;
+  NM_SIZED(&a, NEURONMEM_BUFFER_READ_ARGS_STRUCT_SIZE);
   a.buffer = b;
   a.offset = offset;
   a.size = size;
   a.dst = dst;
-  a.wait.events = wait;
-  a.wait.num_events = num_wait;
+  a.wait = nm_wait(wait, num_wait);
   return neuronmem_buffer_read(&a, out);
 }
 
 neuronmem_status_t* nm_write(neuronmem_buffer_t* b, uint64_t offset, uint64_t size, const void* src,
                              neuronmem_event_t* const* wait, size_t num_wait, neuronmem_event_t** out) {
   neuronmem_buffer_write_args_t a;
-  memset(&a, 0, sizeof a);
-  a.struct_size = NEURONMEM_BUFFER_WRITE_ARGS_STRUCT_SIZE;
+  NM_SIZED(&a, NEURONMEM_BUFFER_WRITE_ARGS_STRUCT_SIZE);
   a.buffer = b;
   a.offset = offset;
   a.size = size;
   a.src = src;
-  a.wait.events = wait;
-  a.wait.num_events = num_wait;
+  a.wait = nm_wait(wait, num_wait);
   return neuronmem_buffer_write(&a, out);
 }
 
 neuronmem_status_t* nm_chunk(neuronmem_buffer_t* b, uint64_t offset, uint64_t size, const void* data,
                              neuronmem_event_t* const* wait, size_t num_wait, int is_last, neuronmem_event_t** out) {
   neuronmem_buffer_chunk_args_t a;
-  memset(&a, 0, sizeof a);
-  a.struct_size = NEURONMEM_BUFFER_CHUNK_ARGS_STRUCT_SIZE;
+  NM_SIZED(&a, NEURONMEM_BUFFER_CHUNK_ARGS_STRUCT_SIZE);
   a.buffer = b;
   a.offset = offset;
   a.size = size;
   a.data = data;
-  a.wait.events = wait;
-  a.wait.num_events = num_wait;
+  a.wait = nm_wait(wait, num_wait);
   a.is_last = is_last != 0;
   return neuronmem_buffer_upload_chunk(&a, out);
 }
@@ -136,22 +137,19 @@ neuronmem_status_t* nm_load_file(neuronmem_buffer_t* b, const char* path, uint64
                                  uint64_t buffer_offset, neuronmem_event_t* const* wait, size_t num_wait,
                                  neuronmem_event_t** out) {
   neuronmem_buffer_load_file_args_t a;
-  memset(&a, 0, sizeof a);
-  a.struct_size = NEURONMEM_BUFFER_LOAD_FILE_ARGS_STRUCT_SIZE;
+  NM_SIZED(&a, NEURONMEM_BUFFER_LOAD_FILE_ARGS_STRUCT_SIZE);
   a.buffer = b;
   a.path = path;
   a.file_offset = file_offset;
   a.size = size;
   a.buffer_offset = buffer_offset;
-  a.wait.events = wait;
-  a.wait.num_events = num_wait;
+  a.wait = nm_wait(wait, num_wait);
   return neuronmem_buffer_load_file(&a, out);
 }
 
 void nm_manifest_options(neuronmem_manifest_options_t* o, const char* entry, const char* filename, int policy,
                          uint32_t num_cores) {
-  memset(o, 0, sizeof *o);
-  o->struct_size = NEURONMEM_MANIFEST_OPTIONS_STRUCT_SIZE;
+  NM_SIZED(o, NEURONMEM_MANIFEST_OPTIONS_STRUCT_SIZE);
   o->entry = entry;
   o->filename = filename;
   o->policy = (neuronmem_placement_policy_t)policy;
@@ -176,8 +174,7 @@ neuronmem_status_t* nm_upload_arguments(const neuronmem_manifest_t* m, neuronmem
                                         const void* const* host_data, size_t n, int semantics, neuronmem_buffer_t** out,
                                         neuronmem_event_t** ready) {
   neuronmem_manifest_upload_args_t a;
-  memset(&a, 0, sizeof a);
-  a.struct_size = NEURONMEM_MANIFEST_UPLOAD_ARGS_STRUCT_SIZE;
+  NM_SIZED(&a, NEURONMEM_MANIFEST_UPLOAD_ARGS_STRUCT_SIZE);
   a.manifest = m;
   a.device = device;
   a.host_data = host_data;
@@ -186,56 +183,49 @@ neuronmem_status_t* nm_upload_arguments(const neuronmem_manifest_t* m, neuronmem
   return neuronmem_manifest_upload_arguments(&a, out, ready);
 }
 
-// Output structs with struct_size set.
-neuronmem_status_t* nm_device_describe(const neuronmem_device_t* d, neuronmem_device_description_t* out) {
-  memset(out, 0, sizeof *out);
-  out->struct_size = NEURONMEM_DEVICE_DESCRIPTION_STRUCT_SIZE;
-  return neuronmem_device_describe(d, out);
-}
-neuronmem_status_t* nm_memory_describe(const neuronmem_memory_t* m, neuronmem_memory_description_t* out) {
-  memset(out, 0, sizeof *out);
-  out->struct_size = NEURONMEM_MEMORY_DESCRIPTION_STRUCT_SIZE;
-  return neuronmem_memory_describe(m, out);
-}
-neuronmem_status_t* nm_memory_stats(const neuronmem_memory_t* m, neuronmem_memory_stats_t* out) {
-  memset(out, 0, sizeof *out);
-  out->struct_size = NEURONMEM_MEMORY_STATS_STRUCT_SIZE;
-  return neuronmem_memory_stats(m, out);
-}
-neuronmem_status_t* nm_manifest_counts(const neuronmem_manifest_t* m, neuronmem_manifest_counts_t* out) {
-  memset(out, 0, sizeof *out);
-  out->struct_size = NEURONMEM_MANIFEST_COUNTS_STRUCT_SIZE;
-  return neuronmem_manifest_counts(m, out);
-}
-neuronmem_status_t* nm_manifest_value(const neuronmem_manifest_t* m, int is_result, size_t i,
-                                      neuronmem_manifest_value_t* out) {
-  memset(out, 0, sizeof *out);
-  out->struct_size = NEURONMEM_MANIFEST_VALUE_STRUCT_SIZE;
-  return is_result ? neuronmem_manifest_result(m, i, out) : neuronmem_manifest_argument(m, i, out);
-}
-neuronmem_status_t* nm_manifest_move(const neuronmem_manifest_t* m, size_t i, neuronmem_manifest_move_t* out) {
-  memset(out, 0, sizeof *out);
-  out->struct_size = NEURONMEM_MANIFEST_MOVE_STRUCT_SIZE;
-  return neuronmem_manifest_move(m, i, out);
-}
-neuronmem_status_t* nm_manifest_kernel(const neuronmem_manifest_t* m, size_t i, neuronmem_manifest_kernel_t* out) {
-  memset(out, 0, sizeof *out);
-  out->struct_size = NEURONMEM_MANIFEST_KERNEL_STRUCT_SIZE;
-  return neuronmem_manifest_kernel(m, i, out);
-}
-neuronmem_status_t* nm_manifest_channel(const neuronmem_manifest_t* m, size_t i, neuronmem_manifest_channel_t* out) {
-  memset(out, 0, sizeof *out);
-  out->struct_size = NEURONMEM_MANIFEST_CHANNEL_STRUCT_SIZE;
-  return neuronmem_manifest_channel(m, i, out);
-}
+/* The helpers that only fill an output struct: zeroed, its struct_size set, then filled by the call. Each row:
+ * the helper's name and parameters, the struct's size, the call (of the object `x`, index `i`, struct `out`). */
+#define NM_OUTPUT(name, params, size, call) \
+  neuronmem_status_t* name params {         \
+    NM_SIZED(out, size);                    \
+    return call;                            \
+  }
+NM_OUTPUT(nm_device_describe, (const neuronmem_device_t* x, neuronmem_device_description_t* out),
+          NEURONMEM_DEVICE_DESCRIPTION_STRUCT_SIZE, neuronmem_device_describe(x, out))
+NM_OUTPUT(nm_memory_describe, (const neuronmem_memory_t* x, neuronmem_memory_description_t* out),
+          NEURONMEM_MEMORY_DESCRIPTION_STRUCT_SIZE, neuronmem_memory_describe(x, out))
+NM_OUTPUT(nm_memory_stats, (const neuronmem_memory_t* x, neuronmem_memory_stats_t* out),
+          NEURONMEM_MEMORY_STATS_STRUCT_SIZE, neuronmem_memory_stats(x, out))
+NM_OUTPUT(nm_manifest_counts, (const neuronmem_manifest_t* x, neuronmem_manifest_counts_t* out),
+          NEURONMEM_MANIFEST_COUNTS_STRUCT_SIZE, neuronmem_manifest_counts(x, out))
+NM_OUTPUT(nm_manifest_value, (const neuronmem_manifest_t* x, int is_result, size_t i, neuronmem_manifest_value_t* out),
+          NEURONMEM_MANIFEST_VALUE_STRUCT_SIZE,
+          is_result ? neuronmem_manifest_result(x, i, out) : neuronmem_manifest_argument(x, i, out))
+NM_OUTPUT(nm_manifest_move, (const neuronmem_manifest_t* x, size_t i, neuronmem_manifest_move_t* out),
+          NEURONMEM_MANIFEST_MOVE_STRUCT_SIZE, neuronmem_manifest_move(x, i, out))
+NM_OUTPUT(nm_manifest_kernel, (const neuronmem_manifest_t* x, size_t i, neuronmem_manifest_kernel_t* out),
+          NEURONMEM_MANIFEST_KERNEL_STRUCT_SIZE, neuronmem_manifest_kernel(x, i, out))
+NM_OUTPUT(nm_manifest_channel, (const neuronmem_manifest_t* x, size_t i, neuronmem_manifest_channel_t* out),
+          NEURONMEM_MANIFEST_CHANNEL_STRUCT_SIZE, neuronmem_manifest_channel(x, i, out))
+NM_OUTPUT(nm_executable_properties, (const neuronmem_executable_t* x, neuronmem_executable_properties_t* out),
+          NEURONMEM_EXECUTABLE_PROPERTIES_STRUCT_SIZE, neuronmem_executable_properties(x, out))
+NM_OUTPUT(nm_executable_value,
+          (const neuronmem_executable_t* x, int is_output, size_t i, neuronmem_executable_value_t* out),
+          NEURONMEM_EXECUTABLE_VALUE_STRUCT_SIZE,
+          is_output ? neuronmem_executable_output(x, i, out) : neuronmem_executable_parameter(x, i, out))
+NM_OUTPUT(nm_execution_stats, (const neuronmem_execution_t* x, neuronmem_execution_stats_t* out),
+          NEURONMEM_EXECUTION_STATS_STRUCT_SIZE, neuronmem_execution_stats(x, out))
+NM_OUTPUT(nm_execution_transfers, (const neuronmem_execution_t* x, int from, int to, neuronmem_transfer_counts_t* out),
+          NEURONMEM_TRANSFER_COUNTS_STRUCT_SIZE,
+          neuronmem_execution_transfers(x, (neuronmem_memory_kind_t)from, (neuronmem_memory_kind_t)to, out))
+#undef NM_OUTPUT
 
 neuronmem_status_t* nm_compile(neuronmem_client_t* client, const char* text, size_t size,
                                const neuronmem_manifest_t* manifest, const char* entry, const char* filename,
                                int policy, int argument_placement, uint32_t num_replicas, uint32_t num_partitions,
                                neuronmem_executable_t** out) {
   neuronmem_compile_options_t o;
-  memset(&o, 0, sizeof o);
-  o.struct_size = NEURONMEM_COMPILE_OPTIONS_STRUCT_SIZE;
+  NM_SIZED(&o, NEURONMEM_COMPILE_OPTIONS_STRUCT_SIZE);
   o.entry = entry;
   o.filename = filename;
   o.policy = (neuronmem_placement_policy_t)policy;
@@ -246,33 +236,18 @@ neuronmem_status_t* nm_compile(neuronmem_client_t* client, const char* text, siz
   return neuronmem_executable_compile_text(client, text, size, &o, out);
 }
 
-neuronmem_status_t* nm_executable_properties(const neuronmem_executable_t* e, neuronmem_executable_properties_t* out) {
-  memset(out, 0, sizeof *out);
-  out->struct_size = NEURONMEM_EXECUTABLE_PROPERTIES_STRUCT_SIZE;
-  return neuronmem_executable_properties(e, out);
-}
-
-neuronmem_status_t* nm_executable_value(const neuronmem_executable_t* e, int is_output, size_t i,
-                                        neuronmem_executable_value_t* out) {
-  memset(out, 0, sizeof *out);
-  out->struct_size = NEURONMEM_EXECUTABLE_VALUE_STRUCT_SIZE;
-  return is_output ? neuronmem_executable_output(e, i, out) : neuronmem_executable_parameter(e, i, out);
-}
-
 neuronmem_status_t* nm_execute(neuronmem_executable_t* e, neuronmem_device_t* device,
                                neuronmem_buffer_t* const* arguments, size_t num_arguments,
                                neuronmem_event_t* const* wait, size_t num_wait, const size_t* non_donatable,
                                size_t num_non_donatable, neuronmem_buffer_t** out_results, neuronmem_event_t** out_done,
                                neuronmem_execution_t** out_execution) {
   neuronmem_execute_args_t a;
-  memset(&a, 0, sizeof a);
-  a.struct_size = NEURONMEM_EXECUTE_ARGS_STRUCT_SIZE;
+  NM_SIZED(&a, NEURONMEM_EXECUTE_ARGS_STRUCT_SIZE);
   a.executable = e;
   a.device = device;
   a.arguments = arguments;
   a.num_arguments = num_arguments;
-  a.wait.events = wait;
-  a.wait.num_events = num_wait;
+  a.wait = nm_wait(wait, num_wait);
   a.non_donatable = non_donatable;
   a.num_non_donatable = num_non_donatable;
   return neuronmem_executable_execute(&a, out_results, out_done, out_execution);
@@ -286,8 +261,7 @@ neuronmem_status_t* nm_execute_devices(neuronmem_executable_t* e, neuronmem_devi
                                        size_t num_recv_callbacks, neuronmem_buffer_t** out_results,
                                        neuronmem_event_t** out_done, neuronmem_execution_t** out_executions) {
   neuronmem_execute_devices_args_t a;
-  memset(&a, 0, sizeof a);
-  a.struct_size = NEURONMEM_EXECUTE_DEVICES_ARGS_STRUCT_SIZE;
+  NM_SIZED(&a, NEURONMEM_EXECUTE_DEVICES_ARGS_STRUCT_SIZE);
   a.executable = e;
   a.devices = devices;
   a.num_devices = num_devices;
@@ -309,23 +283,9 @@ void nm_host_callback(neuronmem_host_callback_t* out, int64_t channel_id, uintpt
   out->user_data = (void*)handle;
 }
 
-neuronmem_status_t* nm_execution_stats(const neuronmem_execution_t* x, neuronmem_execution_stats_t* out) {
-  memset(out, 0, sizeof *out);
-  out->struct_size = NEURONMEM_EXECUTION_STATS_STRUCT_SIZE;
-  return neuronmem_execution_stats(x, out);
-}
-
-neuronmem_status_t* nm_execution_transfers(const neuronmem_execution_t* x, int from, int to,
-                                           neuronmem_transfer_counts_t* out) {
-  memset(out, 0, sizeof *out);
-  out->struct_size = NEURONMEM_TRANSFER_COUNTS_STRUCT_SIZE;
-  return neuronmem_execution_transfers(x, (neuronmem_memory_kind_t)from, (neuronmem_memory_kind_t)to, out);
-}
-
 neuronmem_status_t* nm_register_kernel(neuronmem_client_t* client, const char* name, uintptr_t handle) {
   neuronmem_kernel_registration_t r;
-  memset(&r, 0, sizeof r);
-  r.struct_size = NEURONMEM_KERNEL_REGISTRATION_STRUCT_SIZE;
+  NM_SIZED(&r, NEURONMEM_KERNEL_REGISTRATION_STRUCT_SIZE);
   r.name = name;
   r.fn = (neuronmem_kernel_fn_t)neuronmemGoKernel;
   r.user_data = (void*)handle;

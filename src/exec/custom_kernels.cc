@@ -1,4 +1,4 @@
-#include "exec/kernels.h"
+#include "exec/custom_kernels.h"
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
@@ -23,19 +23,19 @@ bool IsBuiltInTarget(std::string_view name) {
   return IsPlacementTarget(name) || name == kNkiTarget || name.substr(0, 6) == "check.";
 }
 
-Status KernelRegistry::Register(std::string name, KernelFn fn) {
+Status CustomKernelRegistry::Register(std::string name, CustomKernelFn fn) {
   if (IsBuiltInTarget(name))
     return InvalidArgument(
         "'%s' is a custom-call target the executor runs itself (a placement move, a check, or the NKI "
         "dispatch); a kernel cannot replace it",
         name.c_str());
-  auto shared = std::make_shared<const KernelFn>(std::move(fn));
+  auto shared = std::make_shared<const CustomKernelFn>(std::move(fn));
   std::lock_guard<std::mutex> lock(mu_);
   kernels_[std::move(name)] = std::move(shared);
   return Ok();
 }
 
-std::shared_ptr<const KernelFn> KernelRegistry::Find(std::string_view name) const {
+std::shared_ptr<const CustomKernelFn> CustomKernelRegistry::Find(std::string_view name) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = kernels_.find(name);
   return it == kernels_.end() ? nullptr : it->second;
@@ -46,7 +46,7 @@ namespace {
 struct Launch {
   std::string name;
   std::vector<int64_t> grid;
-  std::shared_ptr<const KernelFn> fn;
+  std::shared_ptr<const CustomKernelFn> fn;
 };
 
 std::string_view BackendConfig(const stablehlo::Operation* op) {
@@ -65,17 +65,13 @@ std::string IndexText(const int64_t* index, size_t rank) {
 
 // Runs `launch` once per grid point over the custom call's operands and results.
 Status RunLaunch(const interp::CustomCallContext& c, const Launch& launch) {
-  const auto* run = static_cast<const RunState*>(c.run_context);
-  std::vector<KernelTensor> views(c.num_operands + c.num_results);
+  const auto* run = static_cast<const RunContext*>(c.run_context);
+  std::vector<CustomKernelTensor> views(c.num_operands + c.num_results);
   for (size_t i = 0; i < views.size(); ++i) {
     const interp::TensorView& v = i < c.num_operands ? c.operands[i] : c.results[i - c.num_operands];
-    views[i].data = v.data;
-    views[i].type = v.type;
-    views[i].dims = v.dims;
-    views[i].rank = v.rank;
-    views[i].kind = run ? run->KindOf(v.data) : MemoryKind::kDevice;
+    views[i] = CustomKernelTensor(v, run ? run->KindOf(v.data) : MemoryKind::kDevice);
   }
-  KernelCall call;
+  CustomKernelCall call;
   call.target = c.target;
   call.name = launch.name;
   call.backend_config = BackendConfig(c.op);
@@ -95,7 +91,7 @@ Status RunLaunch(const interp::CustomCallContext& c, const Launch& launch) {
       (*index)[d] = p % launch.grid[d];
       p /= launch.grid[d];
     }
-    KernelCall at = call;
+    CustomKernelCall at = call;
     at.grid_index = index->data();
     Status s = (*launch.fn)(at);
     if (s) s = Annotate(std::move(s), "kernel '" + launch.name + "' at grid point " + IndexText(index->data(), rank));
@@ -114,7 +110,7 @@ Status RunLaunch(const interp::CustomCallContext& c, const Launch& launch) {
   // the views.
   std::atomic<int64_t> points_done;
   points_done.store(0, std::memory_order_release);
-  // The points run on the executor's arena (RunState::pool), whichever thread runs the execution: a launch
+  // The points run on the executor's arena (RunContext::pool), whichever thread runs the execution: a launch
   // thread or a submitting caller would otherwise run them in its own (the caller's) arena.
   auto grid = [&] {
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, points), [&](const tbb::blocked_range<int64_t>& r) {
@@ -148,14 +144,14 @@ std::string Where(const std::string& filename, const manifest::Location& loc) {
 
 }  // namespace
 
-Status BuildCustomCalls(const manifest::Manifest& m, const KernelRegistry* kernels, const std::string& filename,
+Status BuildCustomCalls(const manifest::Manifest& m, const CustomKernelRegistry* kernels, const std::string& filename,
                         interp::CustomCallRegistry* out) {
   *out = PlacementRegistry();
   if (!kernels) return Ok();
   // Targets the graph calls by name.
   for (const manifest::CustomCallTarget& t : m.custom_call_targets) {
     if (t.target == kNkiTarget) continue;
-    std::shared_ptr<const KernelFn> fn = kernels->Find(t.target);
+    std::shared_ptr<const CustomKernelFn> fn = kernels->Find(t.target);
     if (!fn) continue;  // built in, or unknown: the interpreter reports it with its location
     auto launch = std::make_shared<Launch>();
     launch->name = t.target;
