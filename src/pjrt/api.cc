@@ -171,6 +171,7 @@ PJRT_Api MakeApi() {
   FillClient(&api);
   FillBuffers(&api);
   FillExecutables(&api);
+  FillHostTransfers(&api);
   return api;
 }
 

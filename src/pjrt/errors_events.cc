@@ -21,6 +21,10 @@ PJRT_Error* MakeError(PJRT_Error_Code code, std::string message) noexcept {
   }
 }
 
+void DestroyError(PJRT_Error* e) noexcept {
+  if (e != &g_out_of_memory) delete e;
+}
+
 PJRT_Error* ErrorF(PJRT_Error_Code code, const char* fmt, ...) noexcept {
   char small[512];
   va_list ap;
@@ -93,7 +97,7 @@ namespace {
 
 void PJRT_Error_Destroy(PJRT_Error_Destroy_Args* args) {
   if (!args || args->struct_size < offsetof(PJRT_Error_Destroy_Args, error) + sizeof(args->error)) return;
-  if (args->error != &g_out_of_memory) delete args->error;
+  DestroyError(args->error);
 }
 
 void PJRT_Error_Message(PJRT_Error_Message_Args* args) {

@@ -452,11 +452,6 @@ PJRT_Error* PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* ar
   if (o->struct_size < offsetof(PJRT_ExecuteOptions, launch_id) + sizeof(o->launch_id))
     return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: options->struct_size is %zu, too small", __func__,
                   o->struct_size);
-  if (o->num_send_ops || o->num_recv_ops)
-    return ErrorF(PJRT_Error_Code_UNIMPLEMENTED,
-                  "%s: send/recv callbacks (options->num_send_ops %zu, num_recv_ops %zu) are not supported by this "
-                  "plugin yet",
-                  __func__, o->num_send_ops, o->num_recv_ops);
   NM_PJRT_BEGIN
   PJRT_LoadedExecutable* le = args->executable;
   PJRT_Client* client = le->client;
@@ -526,6 +521,8 @@ PJRT_Error* PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* ar
       non_donatable.push_back(static_cast<size_t>(k));
     }
   }
+  std::shared_ptr<const exec::HostCallbacks> host;
+  if (PJRT_Error* err = HostCallbacksOf(o, cores, &host)) return err;
   const size_t num_outputs = e.outputs().size();
   Results results(client, n * num_outputs);
   std::vector<Event*> done(n, nullptr);
@@ -535,6 +532,7 @@ PJRT_Error* PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* ar
     request.core = cores[0];
     request.arguments = Span<copy::Buffer* const>(buffers.data(), buffers.size());
     request.non_donatable = Span<const size_t>(non_donatable.data(), non_donatable.size());
+    request.host = host;
     if (Status s = client->session->Execute(request, results.buffers.data(), &done[0], nullptr))
       return FromStatus(std::move(s), "PJRT_LoadedExecutable_Execute: ");
   } else {
@@ -543,6 +541,7 @@ PJRT_Error* PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* ar
     request.cores = Span<const uint32_t>(cores.data(), cores.size());
     request.arguments = Span<copy::Buffer* const>(buffers.data(), buffers.size());
     request.non_donatable = Span<const size_t>(non_donatable.data(), non_donatable.size());
+    request.host = host;
     if (Status s = client->session->Launch(request, results.buffers.data(), done.data(), nullptr))
       return FromStatus(std::move(s), "PJRT_LoadedExecutable_Execute: ");
   }

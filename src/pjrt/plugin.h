@@ -19,6 +19,7 @@
 #include "copy/buffer.h"
 #include "core/client.h"
 #include "exec/executable.h"
+#include "exec/runtime.h"
 #include "exec/session.h"
 #include "xla/pjrt/c/pjrt_c_api.h"
 #include "xla/pjrt/c/pjrt_c_api_memory_descriptions_extension.h"
@@ -124,6 +125,7 @@ namespace neuronmem::pjrt {
 
 // A new PJRT_Error (never NULL: on out-of-memory, a static one that PJRT_Error_Destroy never frees).
 PJRT_Error* MakeError(PJRT_Error_Code code, std::string message) noexcept;
+void DestroyError(PJRT_Error* e) noexcept;  // what PJRT_Error_Destroy does
 PJRT_Error* ErrorF(PJRT_Error_Code code, const char* fmt, ...) noexcept __attribute__((format(printf, 2, 3)));
 // A library status as a PJRT_Error (NULL for OK); `where` prefixes the message ("PJRT_Client_Compile: ").
 PJRT_Error* FromStatus(Status s, const char* where = nullptr) noexcept;
@@ -161,6 +163,11 @@ void FillErrorsAndEvents(PJRT_Api* api);
 void FillClient(PJRT_Api* api);
 void FillBuffers(PJRT_Api* api);
 void FillExecutables(PJRT_Api* api);
+void FillHostTransfers(PJRT_Api* api);
+// The launch's host-transfer callbacks from PJRT_ExecuteOptions' send/recv lists (one list per device of
+// `cores`, in order); NULL when there are none. INVALID_ARGUMENT for NULL lists or callbacks.
+PJRT_Error* HostCallbacksOf(const PJRT_ExecuteOptions* o, const std::vector<uint32_t>& cores,
+                            std::shared_ptr<const exec::HostCallbacks>* out);
 PJRT_MemoryDescriptions_Extension* MemoryDescriptionsExtension();
 
 }  // namespace neuronmem::pjrt

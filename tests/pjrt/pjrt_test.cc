@@ -838,6 +838,115 @@ TEST_F(PjrtTest, SerializeAndDeserializeAndLoad) {
   EXPECT_EQ(Take(g_api, g_api->PJRT_Executable_DeserializeAndLoad(&d)).code, PJRT_Error_Code_INVALID_ARGUMENT);
 }
 
+// ---- send/recv host transfers through PJRT's callbacks
+
+const char kHostTransfers[] = R"(module @host_transfers {
+  func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+    %t = stablehlo.after_all : !stablehlo.token
+    %s = "stablehlo.send"(%x, %t) {channel_handle = #stablehlo.channel_handle<handle = 5, type = 2>,
+        is_host_transfer = true} : (tensor<2xf32>, !stablehlo.token) -> !stablehlo.token
+    %r:2 = "stablehlo.recv"(%s) {channel_handle = #stablehlo.channel_handle<handle = 6, type = 3>,
+        is_host_transfer = true} : (!stablehlo.token) -> (tensor<2xf32>, !stablehlo.token)
+    %y = stablehlo.add %x, %r#0 : tensor<2xf32>
+    return %y : tensor<2xf32>
+  }
+})";
+
+struct HostSide {
+  std::vector<float> sent;
+  size_t total = 0;
+  bool fail_send = false;
+  int64_t stream_total = 0;
+};
+
+PJRT_Error* OnSend(PJRT_Chunk* chunk, PJRT_CallbackError* make_error, size_t total, bool done, void* arg) {
+  auto* h = static_cast<HostSide*>(arg);
+  const float* f = static_cast<const float*>(chunk->data);
+  h->sent.assign(f, f + chunk->size / sizeof(float));
+  h->total = total;
+  chunk->deleter(chunk->data, chunk->deleter_arg);
+  if (h->fail_send) return (*make_error)(PJRT_Error_Code_ABORTED, "host refused", 13);
+  (void)done;
+  return nullptr;
+}
+
+// Answers {100, 200} in two chunks of one float each, then destroys the stream.
+void OnRecv(PJRT_CopyToDeviceStream* stream, void* arg) {
+  auto* h = static_cast<HostSide*>(arg);
+  auto tb = NM_ARGS(PJRT_CopyToDeviceStream_TotalBytes_Args);
+  tb.stream = stream;
+  Take(g_api, g_api->PJRT_CopyToDeviceStream_TotalBytes(&tb));
+  h->stream_total = tb.total_bytes;
+  for (float v : {100.0f, 200.0f}) {
+    auto* data = new float(v);
+    PJRT_Chunk chunk{data, sizeof(float), [](void* p, void*) { delete static_cast<float*>(p); }, nullptr};
+    auto add = NM_ARGS(PJRT_CopyToDeviceStream_AddChunk_Args);
+    add.stream = stream;
+    add.chunk = &chunk;
+    EXPECT_EQ(Take(g_api, g_api->PJRT_CopyToDeviceStream_AddChunk(&add)).code, PJRT_Error_Code_OK);
+    auto w = NM_ARGS(PJRT_Event_Await_Args);
+    w.event = add.transfer_complete;
+    EXPECT_EQ(Take(g_api, g_api->PJRT_Event_Await(&w)).code, PJRT_Error_Code_OK);
+    auto d = NM_ARGS(PJRT_Event_Destroy_Args);
+    d.event = add.transfer_complete;
+    Take(g_api, g_api->PJRT_Event_Destroy(&d));
+  }
+  auto d = NM_ARGS(PJRT_CopyToDeviceStream_Destroy_Args);
+  d.stream = stream;
+  Take(g_api, g_api->PJRT_CopyToDeviceStream_Destroy(&d));
+}
+
+TEST_F(PjrtTest, SendAndRecvCallbacks) {
+  PJRT_LoadedExecutable* le = nullptr;
+  Outcome c = Compile(kHostTransfers, "", &le);
+  ASSERT_EQ(c.code, PJRT_Error_Code_OK) << c.message;
+  PJRT_Buffer* x = Upload({1, 2}, {2}, Devices(client_)[0]);
+  for (bool fail : {false, true}) {
+    HostSide host;
+    host.fail_send = fail;
+    PJRT_SendCallbackInfo send{5, &host, OnSend};
+    PJRT_RecvCallbackInfo recv{6, &host, OnRecv};
+    PJRT_SendCallbackInfo* sends[1] = {&send};
+    PJRT_RecvCallbackInfo* recvs[1] = {&recv};
+    auto o = NM_ARGS(PJRT_ExecuteOptions);
+    o.send_callbacks = sends;
+    o.recv_callbacks = recvs;
+    o.num_send_ops = 1;
+    o.num_recv_ops = 1;
+    PJRT_Buffer* const args[1] = {x};
+    PJRT_Buffer* const* lists[1] = {args};
+    PJRT_Buffer* out[1] = {nullptr};
+    PJRT_Buffer** outs[1] = {out};
+    PJRT_Event* done[1] = {nullptr};
+    auto a = NM_ARGS(PJRT_LoadedExecutable_Execute_Args);
+    a.executable = le;
+    a.options = &o;
+    a.argument_lists = lists;
+    a.num_devices = 1;
+    a.num_args = 1;
+    a.output_lists = outs;
+    a.device_complete_events = done;
+    ASSERT_PJRT_OK(g_api->PJRT_LoadedExecutable_Execute(&a));
+    auto w = NM_ARGS(PJRT_Event_Await_Args);
+    w.event = done[0];
+    Outcome r = Take(g_api, g_api->PJRT_Event_Await(&w));
+    DestroyEvent(done[0]);
+    EXPECT_EQ(host.sent, (std::vector<float>{1, 2}));
+    EXPECT_EQ(host.total, 8u);
+    if (fail) {
+      EXPECT_EQ(r.code, PJRT_Error_Code_ABORTED);
+      EXPECT_NE(r.message.find("host refused"), std::string::npos) << r.message;
+    } else {
+      ASSERT_EQ(r.code, PJRT_Error_Code_OK) << r.message;
+      EXPECT_EQ(host.stream_total, 8);
+      EXPECT_EQ(Read(out[0]), (std::vector<float>{101, 202}));
+    }
+    DestroyBuffer(out[0]);
+  }
+  DestroyBuffer(x);
+  DestroyExecutable(le);
+}
+
 // ---- events
 
 TEST_F(PjrtTest, EventsCreateSetOnReadyAndError) {
