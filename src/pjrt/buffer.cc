@@ -169,6 +169,32 @@ PJRT_Error* PJRT_Client_BufferFromHostBuffer(PJRT_Client_BufferFromHostBuffer_Ar
   NM_PJRT_END
 }
 
+// A buffer whose content is left undefined (a frontend's output or donation target), in a device's default
+// memory or a given memory.
+PJRT_Error* PJRT_Client_CreateUninitializedBuffer(PJRT_Client_CreateUninitializedBuffer_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_Client_CreateUninitializedBuffer_Args, buffer);
+  args->buffer = nullptr;
+  NM_PJRT_REQUIRE(args->client);
+  NM_PJRT_BEGIN
+  PJRT_Client* client = args->client;
+  ElementType type;
+  if (PJRT_Error* e = BufferTypeOf(EnumValue(args->shape_element_type), __func__, &type)) return e;
+  if (args->shape_num_dims && !args->shape_dims)
+    return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: shape_dims is NULL but shape_num_dims is %zu", __func__,
+                  args->shape_num_dims);
+  const copy::MemoryView* view = nullptr;
+  if (PJRT_Error* e = TargetOf(client, args->device, args->memory, __func__, &view)) return e;
+  if (PJRT_Error* e = CheckDenseLayout(args->shape_layout, args->shape_num_dims, __func__, "shape_layout")) return e;
+  auto handle = std::make_unique<PJRT_Buffer>();
+  handle->client = client;
+  if (Status s =
+          client->core->copy_engine().Allocate(*view, type, {args->shape_dims, args->shape_num_dims}, &handle->buffer))
+    return FromStatus(std::move(s), "PJRT_Client_CreateUninitializedBuffer: ");
+  args->buffer = handle.release();
+  return nullptr;
+  NM_PJRT_END
+}
+
 PJRT_Error* PJRT_Buffer_Destroy(PJRT_Buffer_Destroy_Args* args) {
   NM_PJRT_ARGS(args, PJRT_Buffer_Destroy_Args, buffer);
   delete args->buffer;
@@ -370,6 +396,7 @@ PJRT_Error* PJRT_Buffer_DecreaseExternalReferenceCount(PJRT_Buffer_DecreaseExter
 
 void FillBuffers(PJRT_Api* api) {
   api->PJRT_Client_BufferFromHostBuffer = PJRT_Client_BufferFromHostBuffer;
+  api->PJRT_Client_CreateUninitializedBuffer = PJRT_Client_CreateUninitializedBuffer;
   api->PJRT_Buffer_Destroy = PJRT_Buffer_Destroy;
   api->PJRT_Buffer_ElementType = PJRT_Buffer_ElementType;
   api->PJRT_Buffer_Dimensions = PJRT_Buffer_Dimensions;

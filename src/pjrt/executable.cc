@@ -131,8 +131,12 @@ PJRT_Error* CompileProgram(PJRT_Client* client, std::string_view code, std::stri
   loaded->client = client;
   if (program->portable) {
     loaded->addressable_devices.push_back(client->devices[first_device]);
+    loaded->logical_ids.push_back({0, 0});
   } else {
-    for (uint32_t d = 0; d < e.num_devices(); ++d) loaded->addressable_devices.push_back(client->devices[d]);
+    for (uint32_t d = 0; d < e.num_devices(); ++d) {
+      loaded->addressable_devices.push_back(client->devices[d]);
+      loaded->logical_ids.push_back({static_cast<int>(e.replica_of(d)), static_cast<int>(e.partition_of(d))});
+    }
   }
   loaded->program = std::move(program);
   *out = loaded.release();
@@ -353,6 +357,23 @@ PJRT_Error* PJRT_Executable_Serialize(PJRT_Executable_Serialize_Args* args) {
   NM_PJRT_END
 }
 
+void DeleteCompileOptions(PJRT_SerializedCompileOptions* o) { delete o; }
+
+// The CompileOptionsProto the executable was compiled with, as the frontend sent it.
+PJRT_Error* PJRT_Executable_GetCompileOptions(PJRT_Executable_GetCompileOptions_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_Executable_GetCompileOptions_Args, serialized_compile_options_deleter);
+  NM_PJRT_PROGRAM(args);
+  NM_PJRT_BEGIN
+  auto o = std::make_unique<PJRT_SerializedCompileOptions>();
+  o->bytes = prog.options;
+  args->serialized_bytes = o->bytes.data();
+  args->serialized_bytes_size = o->bytes.size();
+  args->serialized_compile_options_deleter = DeleteCompileOptions;
+  args->serialized_compile_options = o.release();
+  return nullptr;
+  NM_PJRT_END
+}
+
 PJRT_Error* PJRT_Executable_DeserializeAndLoad(PJRT_Executable_DeserializeAndLoad_Args* args) {
   NM_PJRT_ARGS(args, PJRT_Executable_DeserializeAndLoad_Args, loaded_executable);
   args->loaded_executable = nullptr;
@@ -406,6 +427,15 @@ PJRT_Error* PJRT_LoadedExecutable_AddressableDevices(PJRT_LoadedExecutable_Addre
   NM_PJRT_REQUIRE(args->executable);
   args->addressable_devices = args->executable->addressable_devices.data();
   args->num_addressable_devices = args->executable->addressable_devices.size();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_LoadedExecutable_AddressableDeviceLogicalIds(
+    PJRT_LoadedExecutable_AddressableDeviceLogicalIds_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_LoadedExecutable_AddressableDeviceLogicalIds_Args, num_addressable_device_logical_ids);
+  NM_PJRT_REQUIRE(args->executable);
+  args->addressable_device_logical_ids = args->executable->logical_ids.data();
+  args->num_addressable_device_logical_ids = args->executable->logical_ids.size();
   return nullptr;
 }
 
@@ -577,6 +607,8 @@ void FillExecutables(PJRT_Api* api) {
   api->PJRT_Executable_OptimizedProgram = PJRT_Executable_OptimizedProgram;
   api->PJRT_Executable_Serialize = PJRT_Executable_Serialize;
   api->PJRT_Executable_DeserializeAndLoad = PJRT_Executable_DeserializeAndLoad;
+  api->PJRT_Executable_GetCompileOptions = PJRT_Executable_GetCompileOptions;
+  api->PJRT_LoadedExecutable_AddressableDeviceLogicalIds = PJRT_LoadedExecutable_AddressableDeviceLogicalIds;
   api->PJRT_LoadedExecutable_Destroy = PJRT_LoadedExecutable_Destroy;
   api->PJRT_LoadedExecutable_GetExecutable = PJRT_LoadedExecutable_GetExecutable;
   api->PJRT_LoadedExecutable_AddressableDevices = PJRT_LoadedExecutable_AddressableDevices;

@@ -112,12 +112,17 @@ struct PJRT_Executable {
 struct PJRT_LoadedExecutable {
   PJRT_Client* client = nullptr;
   std::shared_ptr<const neuronmem::pjrt::Program> program;
-  neuronmem::exec::ExecutableLease lease;         // counted by the client's session until destroyed
-  std::vector<PJRT_Device*> addressable_devices;  // devices 0..num_devices-1 (device d: replica d/P, partition d%P)
+  neuronmem::exec::ExecutableLease lease;          // counted by the client's session until destroyed
+  std::vector<PJRT_Device*> addressable_devices;   // devices 0..num_devices-1 (device d: replica d/P, partition d%P)
+  std::vector<PJRT_LogicalDeviceIds> logical_ids;  // of each addressable device
   std::atomic<bool> deleted{false};
 };
 
 struct PJRT_SerializedExecutable {
+  std::string bytes;
+};
+
+struct PJRT_SerializedCompileOptions {
   std::string bytes;
 };
 

@@ -552,6 +552,26 @@ TEST_F(PjrtTest, BufferQueriesCopiesAndDelete) {
   DestroyBuffer(b);
 }
 
+TEST_F(PjrtTest, UninitializedBufferInAMemory) {
+  PJRT_Memory* pinned = MemoryOfKind(Devices(client_)[1], "pinned_host");
+  const int64_t dims[1] = {8};
+  auto a = NM_ARGS(PJRT_Client_CreateUninitializedBuffer_Args);
+  a.client = client_;
+  a.shape_dims = dims;
+  a.shape_num_dims = 1;
+  a.shape_element_type = PJRT_Buffer_Type_S32;
+  a.memory = pinned;
+  ASSERT_PJRT_OK(g_api->PJRT_Client_CreateUninitializedBuffer(&a));
+  EXPECT_EQ(MemoryOf(a.buffer), pinned);
+  auto sz = NM_ARGS(PJRT_Buffer_OnDeviceSizeInBytes_Args);
+  sz.buffer = a.buffer;
+  ASSERT_PJRT_OK(g_api->PJRT_Buffer_OnDeviceSizeInBytes(&sz));
+  EXPECT_EQ(sz.on_device_size_in_bytes, 32u);
+  DestroyBuffer(a.buffer);
+  a.memory = nullptr;  // no target
+  EXPECT_EQ(Take(g_api, g_api->PJRT_Client_CreateUninitializedBuffer(&a)).code, PJRT_Error_Code_INVALID_ARGUMENT);
+}
+
 TEST_F(PjrtTest, ByteStridesUploadATransposedHostArray) {
   // Host memory holds the 3x2 transpose; byte_strides read it as the 2x3 array {1,2,3},{4,5,6}.
   const std::vector<float> host = {1, 4, 2, 5, 3, 6};
@@ -759,6 +779,19 @@ TEST_F(PjrtTest, MultiDeviceExecuteWithReplicas) {
   ad.executable = le;
   ASSERT_PJRT_OK(g_api->PJRT_LoadedExecutable_AddressableDevices(&ad));
   ASSERT_EQ(ad.num_addressable_devices, 2u);
+  auto ids = NM_ARGS(PJRT_LoadedExecutable_AddressableDeviceLogicalIds_Args);
+  ids.executable = le;
+  ASSERT_PJRT_OK(g_api->PJRT_LoadedExecutable_AddressableDeviceLogicalIds(&ids));
+  ASSERT_EQ(ids.num_addressable_device_logical_ids, 2u);
+  EXPECT_EQ(ids.addressable_device_logical_ids[1].replica, 1);
+  EXPECT_EQ(ids.addressable_device_logical_ids[1].partition, 0);
+  PJRT_Executable* exe = GetExecutable(le);
+  auto co = NM_ARGS(PJRT_Executable_GetCompileOptions_Args);
+  co.executable = exe;
+  ASSERT_PJRT_OK(g_api->PJRT_Executable_GetCompileOptions(&co));
+  EXPECT_EQ(std::string(co.serialized_bytes, co.serialized_bytes_size), Options(2, 1));
+  co.serialized_compile_options_deleter(co.serialized_compile_options);
+  DestroyExe(exe);
   PJRT_Buffer* a0 = Upload({1, 2, 3, 4}, {4}, devices[0]);
   PJRT_Buffer* a1 = Upload({5, 6, 7, 8}, {4}, devices[1]);
   std::vector<std::vector<PJRT_Buffer*>> out;
