@@ -147,7 +147,38 @@ bool DecodeBuildOptions(std::string_view bytes, CompileOptions* out, std::string
   return true;
 }
 
+void PutVarint(uint64_t v, std::string* out) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<char>(v));
+}
+
+void PutLen(uint32_t field, const std::string& bytes, std::string* out) {
+  PutVarint((field << 3) | kLen, out);
+  PutVarint(bytes.size(), out);
+  *out += bytes;
+}
+
 }  // namespace
+
+std::string EncodeDeviceAssignment(int64_t replica_count, int64_t computation_count,
+                                   const std::vector<std::vector<int64_t>>& computation_devices) {
+  std::string out;
+  PutVarint((1 << 3) | kVarint, &out);
+  PutVarint(static_cast<uint64_t>(replica_count), &out);
+  PutVarint((2 << 3) | kVarint, &out);
+  PutVarint(static_cast<uint64_t>(computation_count), &out);
+  for (const std::vector<int64_t>& ids : computation_devices) {
+    std::string packed;
+    for (int64_t id : ids) PutVarint(static_cast<uint64_t>(id), &packed);
+    std::string device;
+    PutLen(1, packed, &device);
+    PutLen(3, device, &out);
+  }
+  return out;
+}
 
 bool DecodeCompileOptions(std::string_view bytes, CompileOptions* out, std::string* error) {
   *out = CompileOptions();

@@ -24,4 +24,9 @@ struct CompileOptions {
 // type the field cannot have, a group) when the bytes are no CompileOptionsProto.
 bool DecodeCompileOptions(std::string_view bytes, CompileOptions* out, std::string* error);
 
+// A serialized xla.DeviceAssignmentProto: replica_count, computation_count, and per computation (partition)
+// c the device of each replica r, computation_devices[c][r].
+std::string EncodeDeviceAssignment(int64_t replica_count, int64_t computation_count,
+                                   const std::vector<std::vector<int64_t>>& computation_devices);
+
 }  // namespace neuronmem::pjrt

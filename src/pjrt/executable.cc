@@ -439,6 +439,32 @@ PJRT_Error* PJRT_LoadedExecutable_AddressableDeviceLogicalIds(
   return nullptr;
 }
 
+void DeleteDeviceAssignment(PJRT_DeviceAssignmentSerialized* d) { delete d; }
+
+// The executable's devices as an xla.DeviceAssignmentProto: replica r, partition p on the device that runs it.
+PJRT_Error* PJRT_LoadedExecutable_GetDeviceAssignment(PJRT_LoadedExecutable_GetDeviceAssignment_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_LoadedExecutable_GetDeviceAssignment_Args, serialized_device_assignment_deleter);
+  NM_PJRT_REQUIRE(args->executable);
+  NM_PJRT_BEGIN
+  const PJRT_LoadedExecutable& le = *args->executable;
+  const int64_t R = static_cast<int64_t>(le.program->num_replicas),
+                P = static_cast<int64_t>(le.program->num_partitions);
+  std::vector<std::vector<int64_t>> devices(static_cast<size_t>(P), std::vector<int64_t>(static_cast<size_t>(R)));
+  for (size_t i = 0; i < le.addressable_devices.size(); ++i) {
+    const PJRT_LogicalDeviceIds& ids = le.logical_ids[i];
+    devices[static_cast<size_t>(ids.partition)][static_cast<size_t>(ids.replica)] =
+        le.addressable_devices[i]->device->id();
+  }
+  auto d = std::make_unique<PJRT_DeviceAssignmentSerialized>();
+  d->bytes = EncodeDeviceAssignment(R, P, devices);
+  args->serialized_bytes = d->bytes.data();
+  args->serialized_bytes_size = d->bytes.size();
+  args->serialized_device_assignment_deleter = DeleteDeviceAssignment;
+  args->serialized_device_assignment = d.release();
+  return nullptr;
+  NM_PJRT_END
+}
+
 PJRT_Error* PJRT_LoadedExecutable_Delete(PJRT_LoadedExecutable_Delete_Args* args) {
   NM_PJRT_ARGS(args, PJRT_LoadedExecutable_Delete_Args, executable);
   NM_PJRT_REQUIRE(args->executable);
@@ -609,6 +635,7 @@ void FillExecutables(PJRT_Api* api) {
   api->PJRT_Executable_DeserializeAndLoad = PJRT_Executable_DeserializeAndLoad;
   api->PJRT_Executable_GetCompileOptions = PJRT_Executable_GetCompileOptions;
   api->PJRT_LoadedExecutable_AddressableDeviceLogicalIds = PJRT_LoadedExecutable_AddressableDeviceLogicalIds;
+  api->PJRT_LoadedExecutable_GetDeviceAssignment = PJRT_LoadedExecutable_GetDeviceAssignment;
   api->PJRT_LoadedExecutable_Destroy = PJRT_LoadedExecutable_Destroy;
   api->PJRT_LoadedExecutable_GetExecutable = PJRT_LoadedExecutable_GetExecutable;
   api->PJRT_LoadedExecutable_AddressableDevices = PJRT_LoadedExecutable_AddressableDevices;

@@ -126,6 +126,10 @@ struct PJRT_SerializedCompileOptions {
   std::string bytes;
 };
 
+struct PJRT_DeviceAssignmentSerialized {
+  std::string bytes;
+};
+
 namespace neuronmem::pjrt {
 
 // A new PJRT_Error (never NULL: on out-of-memory, a static one that PJRT_Error_Destroy never frees).

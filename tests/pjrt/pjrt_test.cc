@@ -792,6 +792,13 @@ TEST_F(PjrtTest, MultiDeviceExecuteWithReplicas) {
   EXPECT_EQ(std::string(co.serialized_bytes, co.serialized_bytes_size), Options(2, 1));
   co.serialized_compile_options_deleter(co.serialized_compile_options);
   DestroyExe(exe);
+  auto da = NM_ARGS(PJRT_LoadedExecutable_GetDeviceAssignment_Args);
+  da.executable = le;
+  ASSERT_PJRT_OK(g_api->PJRT_LoadedExecutable_GetDeviceAssignment(&da));
+  // { replica_count: 2, computation_count: 1, computation_devices { replica_device_ids: [0, 1] } }
+  EXPECT_EQ(std::string(da.serialized_bytes, da.serialized_bytes_size),
+            (std::string{0x08, 2, 0x10, 1, 0x1a, 4, 0x0a, 2, 0, 1}));
+  da.serialized_device_assignment_deleter(da.serialized_device_assignment);
   PJRT_Buffer* a0 = Upload({1, 2, 3, 4}, {4}, devices[0]);
   PJRT_Buffer* a1 = Upload({5, 6, 7, 8}, {4}, devices[1]);
   std::vector<std::vector<PJRT_Buffer*>> out;
@@ -832,6 +839,12 @@ TEST_F(PjrtTest, DeviceAssignmentInCompileOptions) {
   ASSERT_PJRT_OK(g_api->PJRT_LoadedExecutable_AddressableDevices(&ad));
   ASSERT_EQ(ad.num_addressable_devices, 1u);
   EXPECT_EQ(ad.addressable_devices[0], d1);
+  auto da = NM_ARGS(PJRT_LoadedExecutable_GetDeviceAssignment_Args);
+  da.executable = le;
+  ASSERT_PJRT_OK(g_api->PJRT_LoadedExecutable_GetDeviceAssignment(&da));
+  EXPECT_EQ(std::string(da.serialized_bytes, da.serialized_bytes_size),
+            (std::string{0x08, 1, 0x10, 1, 0x1a, 3, 0x0a, 1, 1}));
+  da.serialized_device_assignment_deleter(da.serialized_device_assignment);
   PJRT_Buffer* a = Upload({1, 2, 3, 4}, {4}, d1);
   std::vector<std::vector<PJRT_Buffer*>> out;
   Outcome x = Execute(le, {{a}}, 1, &out);
