@@ -105,8 +105,10 @@ void BuildShells(PJRT_Client* c) {
       desc.memory_descriptions.push_back({k, std::string(MemoryKindName(k))});
     for (const PJRT_MemoryDescription& md : desc.memory_descriptions) desc.memory_description_ptrs.push_back(&md);
     c->devices.push_back(shell.get());
+    c->topology.descriptions.push_back(&shell->description);
     c->device_storage.push_back(std::move(shell));
   }
+  c->topology.client = c;
   for (core::Memory* m : c->core->memories())
     for (core::Device* d : m->devices())
       c->memories[static_cast<size_t>(m->id())]->devices.push_back(c->devices[d->id()]);
@@ -234,6 +236,54 @@ PJRT_Error* PJRT_Client_DefaultDeviceAssignment(PJRT_Client_DefaultDeviceAssignm
                   args->default_assignment ? args->default_assignment_size : 0, n);
   }
   for (size_t i = 0; i < n; ++i) args->default_assignment[i] = static_cast<int>(i);
+  return nullptr;
+}
+
+// ---- the client's topology (owned by the client: PJRT_TopologyDescription_Destroy leaves it)
+
+PJRT_Error* PJRT_Client_TopologyDescription(PJRT_Client_TopologyDescription_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_Client_TopologyDescription_Args, topology);
+  NM_PJRT_REQUIRE(args->client);
+  args->topology = &args->client->topology;
+  return nullptr;
+}
+
+PJRT_Error* PJRT_TopologyDescription_Destroy(PJRT_TopologyDescription_Destroy_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_TopologyDescription_Destroy_Args, topology);
+  return nullptr;  // every topology is a client's
+}
+
+PJRT_Error* PJRT_TopologyDescription_PlatformName(PJRT_TopologyDescription_PlatformName_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_TopologyDescription_PlatformName_Args, platform_name_size);
+  NM_PJRT_REQUIRE(args->topology);
+  const std::string& n = args->topology->client->core->platform_name();
+  args->platform_name = n.c_str();
+  args->platform_name_size = n.size();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_TopologyDescription_PlatformVersion(PJRT_TopologyDescription_PlatformVersion_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_TopologyDescription_PlatformVersion_Args, platform_version_size);
+  NM_PJRT_REQUIRE(args->topology);
+  const std::string& v = args->topology->client->core->platform_version();
+  args->platform_version = v.c_str();
+  args->platform_version_size = v.size();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_TopologyDescription_GetDeviceDescriptions(PJRT_TopologyDescription_GetDeviceDescriptions_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_TopologyDescription_GetDeviceDescriptions_Args, num_descriptions);
+  NM_PJRT_REQUIRE(args->topology);
+  args->descriptions = args->topology->descriptions.data();
+  args->num_descriptions = args->topology->descriptions.size();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_TopologyDescription_Attributes(PJRT_TopologyDescription_Attributes_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_TopologyDescription_Attributes_Args, num_attributes);
+  NM_PJRT_REQUIRE(args->topology);
+  args->attributes = nullptr;
+  args->num_attributes = 0;
   return nullptr;
 }
 
@@ -450,6 +500,12 @@ void FillClient(PJRT_Api* api) {
   api->PJRT_Client_LookupAddressableDevice = PJRT_Client_LookupAddressableDevice;
   api->PJRT_Client_AddressableMemories = PJRT_Client_AddressableMemories;
   api->PJRT_Client_DefaultDeviceAssignment = PJRT_Client_DefaultDeviceAssignment;
+  api->PJRT_Client_TopologyDescription = PJRT_Client_TopologyDescription;
+  api->PJRT_TopologyDescription_Destroy = PJRT_TopologyDescription_Destroy;
+  api->PJRT_TopologyDescription_PlatformName = PJRT_TopologyDescription_PlatformName;
+  api->PJRT_TopologyDescription_PlatformVersion = PJRT_TopologyDescription_PlatformVersion;
+  api->PJRT_TopologyDescription_GetDeviceDescriptions = PJRT_TopologyDescription_GetDeviceDescriptions;
+  api->PJRT_TopologyDescription_Attributes = PJRT_TopologyDescription_Attributes;
   api->PJRT_DeviceDescription_Id = PJRT_DeviceDescription_Id;
   api->PJRT_DeviceDescription_ProcessIndex = PJRT_DeviceDescription_ProcessIndex;
   api->PJRT_DeviceDescription_Attributes = PJRT_DeviceDescription_Attributes;

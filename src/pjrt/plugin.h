@@ -63,6 +63,12 @@ struct PJRT_Device {
   int64_t local_id = 0;  // backs the description's attribute
 };
 
+// A client's topology (PJRT_Client_TopologyDescription): its device descriptions; owned by the client.
+struct PJRT_TopologyDescription {
+  PJRT_Client* client = nullptr;
+  std::vector<PJRT_DeviceDescription*> descriptions;
+};
+
 struct PJRT_Client {
   std::unique_ptr<neuronmem::exec::Session> session;
   neuronmem::core::Client* core = nullptr;  // session->client()
@@ -71,6 +77,7 @@ struct PJRT_Client {
   std::vector<std::unique_ptr<PJRT_Memory>> memory_storage;
   std::vector<PJRT_Device*> devices;   // id order
   std::vector<PJRT_Memory*> memories;  // id order
+  PJRT_TopologyDescription topology;
 
   PJRT_Memory* shell(const neuronmem::copy::MemoryView& view) const { return memories[static_cast<size_t>(view.id)]; }
 };

@@ -287,6 +287,10 @@ TEST_F(PjrtTest, EverySlotIsFilledAndUnsupportedOnesSayUnimplemented) {
   o = Take(g_api, g_api->PJRT_TopologyDescription_Create(&t));
   EXPECT_EQ(o.code, PJRT_Error_Code_UNIMPLEMENTED);
   EXPECT_NE(o.message.find("PJRT_TopologyDescription_Create"), std::string::npos) << o.message;
+  auto bc = NM_ARGS(PJRT_Buffer_Bitcast_Args);
+  o = Take(g_api, g_api->PJRT_Buffer_Bitcast(&bc));
+  EXPECT_EQ(o.code, PJRT_Error_Code_UNIMPLEMENTED);
+  EXPECT_NE(o.message.find("PJRT_Buffer_Bitcast"), std::string::npos) << o.message;
 }
 
 TEST_F(PjrtTest, PluginInitializeAndAttributes) {
@@ -425,6 +429,61 @@ TEST_F(PjrtTest, ClientDevicesAndMemories) {
   EXPECT_EQ(assignment[1], 1);
   da.num_replicas = 3;
   EXPECT_EQ(Take(g_api, g_api->PJRT_Client_DefaultDeviceAssignment(&da)).code, PJRT_Error_Code_INVALID_ARGUMENT);
+}
+
+TEST_F(PjrtTest, ClientTopology) {
+  auto t = NM_ARGS(PJRT_Client_TopologyDescription_Args);
+  t.client = client_;
+  ASSERT_PJRT_OK(g_api->PJRT_Client_TopologyDescription(&t));
+  auto pn = NM_ARGS(PJRT_TopologyDescription_PlatformName_Args);
+  pn.topology = t.topology;
+  ASSERT_PJRT_OK(g_api->PJRT_TopologyDescription_PlatformName(&pn));
+  EXPECT_EQ(Str(pn.platform_name, pn.platform_name_size), "neuron");
+  auto dd = NM_ARGS(PJRT_TopologyDescription_GetDeviceDescriptions_Args);
+  dd.topology = t.topology;
+  ASSERT_PJRT_OK(g_api->PJRT_TopologyDescription_GetDeviceDescriptions(&dd));
+  ASSERT_EQ(dd.num_descriptions, 2u);
+  auto id = NM_ARGS(PJRT_DeviceDescription_Id_Args);
+  id.device_description = dd.descriptions[1];
+  ASSERT_PJRT_OK(g_api->PJRT_DeviceDescription_Id(&id));
+  EXPECT_EQ(id.id, 1);
+  auto d = NM_ARGS(PJRT_TopologyDescription_Destroy_Args);
+  d.topology = t.topology;
+  ASSERT_PJRT_OK(g_api->PJRT_TopologyDescription_Destroy(&d));  // the client's: it stays
+  ASSERT_PJRT_OK(g_api->PJRT_TopologyDescription_PlatformName(&pn));
+}
+
+// argument_placement = "auto_copy": an argument outside its parameter's kind is copied there.
+TEST_F(PjrtTest, AutoCopyPlacementOption) {
+  PJRT_NamedValue o{};
+  o.struct_size = PJRT_NamedValue_STRUCT_SIZE;
+  o.name = "argument_placement";
+  o.name_size = std::strlen(o.name);
+  o.type = PJRT_NamedValue_kString;
+  o.string_value = "auto_copy";
+  o.value_size = std::strlen(o.string_value);
+  auto cc = NM_ARGS(PJRT_Client_Create_Args);
+  cc.create_options = &o;
+  cc.num_options = 1;
+  ASSERT_PJRT_OK(g_api->PJRT_Client_Create(&cc));
+  PJRT_Client* c = cc.client;
+  PJRT_LoadedExecutable* le = nullptr;
+  Outcome r = Compile(kPinned, "", &le, "mlir", c);
+  ASSERT_EQ(r.code, PJRT_Error_Code_OK) << r.message;
+  PJRT_Device* d0 = Devices(c)[0];
+  PJRT_Buffer* d =
+      Upload({1, 2, 3, 4}, {4}, d0, nullptr, PJRT_HostBufferSemantics_kImmutableOnlyDuringCall, nullptr, c);
+  std::vector<std::vector<PJRT_Buffer*>> out;
+  r = Execute(le, {{d, d}}, 2, &out);  // the first parameter is pinned_host: copied there
+  ASSERT_EQ(r.code, PJRT_Error_Code_OK) << r.message;
+  EXPECT_EQ(Read(out[0][0]), (std::vector<float>{1, 4, 9, 16}));
+  EXPECT_EQ(Kind(MemoryOf(out[0][0])), "pinned_host");
+  for (PJRT_Buffer* b : {d, out[0][0], out[0][1]}) DestroyBuffer(b);
+  DestroyExecutable(le);
+  ASSERT_PJRT_OK(DestroyClient(c));
+  o.string_value = "sometimes";
+  o.value_size = std::strlen(o.string_value);
+  EXPECT_EQ(Take(g_api, g_api->PJRT_Client_Create(&cc)).code, PJRT_Error_Code_INVALID_ARGUMENT);
 }
 
 TEST_F(PjrtTest, MemoryDescriptionsExtension) {
