@@ -11,14 +11,14 @@ fmt=$(command -v clang-format-14 || command -v clang-format) || {
 }
 bad=0
 # Lines stay within 120 columns (the formatter cannot break string literals or comments).
-long=$(git ls-files -z '*.c' '*.h' '*.cc' '*.build' '*.sh' '*.py' '*.map' |
+long=$(git ls-files -z '*.c' '*.h' '*.cc' '*.build' '*.sh' '*.py' '*.map' ':!third_party' |
   xargs -0 awk 'length > 120 { print FILENAME ":" FNR ": " length " columns" }')
 if [ -n "$long" ]; then
   echo "$long"
   bad=1
 fi
 # C and C++ files are as clang-format-14 writes them: its diagnostics name each file that differs.
-differs=$(git ls-files -z '*.c' '*.h' '*.cc' |
+differs=$(git ls-files -z '*.c' '*.h' '*.cc' ':!third_party' |
   xargs -0 -n 32 -P "$(nproc)" "$fmt" --style=file --dry-run --Werror 2>&1 >/dev/null |
   sed -n 's/^\([^:]*\):[0-9]*:[0-9]*: error: .*/\1/p' | sort -u)
 status=$?  # pipefail: xargs' status (123 when a file differs)

@@ -14,7 +14,8 @@ using neuronmem::InvalidArgument;
 using neuronmem::NotFound;
 namespace core = neuronmem::core;
 
-neuronmem_client::neuronmem_client(std::unique_ptr<core::Client> c) : client(std::move(c)) {
+neuronmem_client::neuronmem_client(std::unique_ptr<neuronmem::exec::Session> s)
+    : session(std::move(s)), client(&session->client()) {
   device_shells.resize(client->devices().size());
   memory_shells.resize(client->memories().size());
   for (core::Memory* m : client->memories()) {
@@ -72,9 +73,9 @@ neuronmem_status_t* neuronmem_client_create(const neuronmem_client_options_t* op
   NEURONMEM_API_BEGIN
   core::ClientConfig config;
   if (auto s = ResolveClientOptions(options, &config)) return s.release();
-  std::unique_ptr<core::Client> client;
-  if (auto s = core::Client::Create(config, &client)) return s.release();
-  *out_client = new neuronmem_client_t(std::move(client));
+  std::unique_ptr<neuronmem::exec::Session> session;
+  if (auto s = neuronmem::exec::Session::Create(config, &session)) return s.release();
+  *out_client = new neuronmem_client_t(std::move(session));
   return nullptr;
   NEURONMEM_API_END
 }
@@ -86,20 +87,9 @@ neuronmem_status_t* neuronmem_client_destroy(neuronmem_client_t* client) {
                                                                      "client's queues) is refused")) {
     return s.release();
   }
-  if (const int64_t n = client->live_executables.load()) {
-    return neuronmem::FailedPrecondition("%lld executables of this client still exist: destroy them first",
-                                         static_cast<long long>(n))
-        .release();
-  }
-  if (client->exec && client->exec->pending()) {
-    return neuronmem::FailedPrecondition("%lld executions of this client have not finished: wait for their events",
-                                         static_cast<long long>(client->exec->pending()))
-        .release();
-  }
-  if (neuronmem::Status s = client->client->CheckNoLiveBuffers()) return s.release();  // nothing destroyed
+  if (neuronmem::Status s = client->session->CheckDestroy()) return s.release();  // nothing destroyed
   std::unique_ptr<neuronmem_client_t> shell(client);
-  shell->exec.reset();  // its workers go before the engine and memories they use
-  return core::Client::Destroy(std::move(shell->client)).release();
+  return neuronmem::exec::Session::Destroy(shell->session).release();
   NEURONMEM_API_END
 }
 

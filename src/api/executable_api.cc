@@ -55,14 +55,9 @@ neuronmem_status_t* ResolveOptions(const neuronmem_compile_options_t* o, Resolve
 
 neuronmem_status_t* Finish(neuronmem_client_t* client, const mf::Manifest& m, std::string_view source,
                            exec::ExecutableOptions options, neuronmem_executable_t** out) {
-  const uint32_t cores = static_cast<uint32_t>(client->devices.size());
-  std::shared_ptr<const exec::Executable> e;
-  if (auto s = exec::Executable::Compile(m, source, options, cores, &client->kernels, &e)) return s.release();
-  client->runtime();  // the executor exists before the first execute
   auto h = std::make_unique<neuronmem_executable_t>();
-  h->exe = std::move(e);
+  if (auto s = client->session->Compile(m, source, options, &h->exe, &h->lease)) return s.release();
   h->client = client;
-  client->live_executables.fetch_add(1);
   *out = h.release();
   return nullptr;
 }
@@ -109,6 +104,37 @@ neuronmem_status_t* ArgumentBuffers(neuronmem_client_t* client, neuronmem_buffer
     (*out)[i] = &b->buffer;
   }
   return nullptr;
+}
+
+// What execute and execute_devices share: the devices' cores (each device non-NULL and of the executable's
+// client; `device_arg` names the argument, "args->device" or "args->devices"), the argument buffers
+// (num_devices lists of num_arguments, row-major) and the non-donatable list.
+struct Submission {
+  std::vector<uint32_t> cores;
+  std::vector<neuronmem::copy::Buffer*> buffers;
+};
+neuronmem_status_t* CheckSubmission(const neuronmem_executable_t* h, const neuronmem_device_t* const* devices,
+                                    size_t num_devices, bool one_device, neuronmem_buffer_t* const* arguments,
+                                    size_t num_arguments, const size_t* non_donatable, size_t num_non_donatable,
+                                    Submission* out) {
+  out->cores.resize(num_devices);
+  for (size_t d = 0; d < num_devices; ++d) {
+    const neuronmem_device_t* device = devices[d];
+    // The argument's name, built only for an error (this runs on every execute).
+    const auto name = [one_device, d] {
+      return one_device ? std::string("args->device") : "args->devices[" + std::to_string(d) + "]";
+    };
+    if (!device) return InvalidArgument("%s is NULL", name().c_str()).release();
+    if (device->client != h->client)
+      return InvalidArgument("%s belongs to another client than the executable", name().c_str()).release();
+    out->cores[d] = static_cast<uint32_t>(device->device->id());
+  }
+  if (num_arguments && !arguments)
+    return InvalidArgument("args->arguments is NULL but num_arguments is %zu", num_arguments).release();
+  if (num_non_donatable && !non_donatable)
+    return InvalidArgument("args->non_donatable is NULL but num_non_donatable is %zu", num_non_donatable).release();
+  return ArgumentBuffers(h->client, arguments, num_devices * num_arguments, one_device ? 0 : num_arguments,
+                         &out->buffers);
 }
 
 // `count` empty result handles of `client` and their C++ buffers, handed out once the execution is submitted.
@@ -215,9 +241,7 @@ neuronmem_status_t* neuronmem_executable_compile_manifest(neuronmem_client_t* cl
 }
 
 void neuronmem_executable_destroy(neuronmem_executable_t* executable) {
-  if (!executable) return;
-  executable->client->live_executables.fetch_sub(1);
-  delete executable;
+  delete executable;  // its lease ends the count in the client's session
 }
 
 neuronmem_status_t* neuronmem_executable_properties(const neuronmem_executable_t* executable,
@@ -300,27 +324,23 @@ neuronmem_status_t* neuronmem_executable_execute(const neuronmem_execute_args_t*
   neuronmem_client_t* client = h->client;
   const size_t num_outputs = h->exe->outputs().size();
   for (size_t k = 0; k < num_outputs; ++k) out_results[k] = nullptr;
-  if (args->device->client != client)
-    return InvalidArgument("args->device belongs to another client than the executable").release();
-  if (args->num_arguments && !args->arguments)
-    return InvalidArgument("args->arguments is NULL but num_arguments is %zu", args->num_arguments).release();
-  if (args->num_non_donatable && !args->non_donatable)
-    return InvalidArgument("args->non_donatable is NULL but num_non_donatable is %zu", args->num_non_donatable)
-        .release();
-  std::vector<neuronmem::copy::Buffer*> buffers;
-  if (auto* s = ArgumentBuffers(client, args->arguments, args->num_arguments, 0, &buffers)) return s;
+  Submission sub;
+  const neuronmem_device_t* device = args->device;
+  if (auto* s = CheckSubmission(h, &device, 1, true, args->arguments, args->num_arguments, args->non_donatable,
+                                args->num_non_donatable, &sub))
+    return s;
   neuronmem::Span<neuronmem::Event* const> waits;
   if (auto s = neuronmem::api::WaitList(args->wait, "args->", &waits)) return s.release();
   ResultHandles results(client, num_outputs);
   exec::ExecuteRequest request;
   request.executable = h->exe;
-  request.core = static_cast<uint32_t>(args->device->device->id());
-  request.arguments = neuronmem::Span<neuronmem::copy::Buffer* const>(buffers.data(), buffers.size());
+  request.core = sub.cores[0];
+  request.arguments = neuronmem::Span<neuronmem::copy::Buffer* const>(sub.buffers.data(), sub.buffers.size());
   request.waits = waits;
   request.non_donatable = neuronmem::Span<const size_t>(args->non_donatable, args->num_non_donatable);
   neuronmem::Event* done = nullptr;
   std::shared_ptr<const exec::ExecutionStats> stats;
-  if (auto s = client->runtime().Execute(request, results.buffers.data(), &done, out_execution ? &stats : nullptr))
+  if (auto s = client->session->Execute(request, results.buffers.data(), &done, out_execution ? &stats : nullptr))
     return s.release();
   results.Release(out_results);
   *out_done = done;
@@ -353,22 +373,10 @@ neuronmem_status_t* neuronmem_executable_execute_devices(const neuronmem_execute
   for (size_t d = 0; d < n; ++d)
     for (size_t k = 0; k < num_outputs; ++k) out_results[d * num_outputs + k] = nullptr;
   if (n == 0) return InvalidArgument("args->num_devices is 0: a launch needs at least one device").release();
-  std::vector<uint32_t> cores(n);
-  for (size_t d = 0; d < n; ++d) {
-    const neuronmem_device_t* device = args->devices[d];
-    if (!device) return InvalidArgument("args->devices[%zu] is NULL", d).release();
-    if (device->client != client)
-      return InvalidArgument("args->devices[%zu] belongs to another client than the executable", d).release();
-    cores[d] = static_cast<uint32_t>(device->device->id());
-  }
-  const size_t num_args = args->num_arguments;
-  if (num_args && !args->arguments)
-    return InvalidArgument("args->arguments is NULL but num_arguments is %zu", num_args).release();
-  if (args->num_non_donatable && !args->non_donatable)
-    return InvalidArgument("args->non_donatable is NULL but num_non_donatable is %zu", args->num_non_donatable)
-        .release();
-  std::vector<neuronmem::copy::Buffer*> buffers;
-  if (auto* s = ArgumentBuffers(client, args->arguments, n * num_args, num_args, &buffers)) return s;
+  Submission sub;
+  if (auto* s = CheckSubmission(h, args->devices, n, false, args->arguments, args->num_arguments, args->non_donatable,
+                                args->num_non_donatable, &sub))
+    return s;
   std::vector<neuronmem::Span<neuronmem::Event* const>> waits;
   if (args->waits) {
     waits.resize(n);
@@ -387,15 +395,15 @@ neuronmem_status_t* neuronmem_executable_execute_devices(const neuronmem_execute
   ResultHandles results(client, n * num_outputs);
   exec::LaunchRequest request;
   request.executable = h->exe;
-  request.cores = neuronmem::Span<const uint32_t>(cores.data(), n);
-  request.arguments = neuronmem::Span<neuronmem::copy::Buffer* const>(buffers.data(), buffers.size());
+  request.cores = neuronmem::Span<const uint32_t>(sub.cores.data(), n);
+  request.arguments = neuronmem::Span<neuronmem::copy::Buffer* const>(sub.buffers.data(), sub.buffers.size());
   request.waits = neuronmem::Span<const neuronmem::Span<neuronmem::Event* const>>(waits.data(), waits.size());
   request.non_donatable = neuronmem::Span<const size_t>(args->non_donatable, args->num_non_donatable);
   request.host = std::move(host);
   std::vector<neuronmem::Event*> done(n, nullptr);
   std::vector<std::shared_ptr<const exec::ExecutionStats>> stats(n);
-  if (auto s = client->runtime().Launch(request, results.buffers.data(), done.data(),
-                                        out_executions ? stats.data() : nullptr))
+  if (auto s = client->session->Launch(request, results.buffers.data(), done.data(),
+                                       out_executions ? stats.data() : nullptr))
     return s.release();
   results.Release(out_results);
   for (size_t d = 0; d < n; ++d) {
@@ -490,7 +498,7 @@ neuronmem_status_t* neuronmem_client_register_kernel(neuronmem_client_t* client,
   const neuronmem_kernel_fn_t fn = args->fn;
   void* const user_data = args->user_data;
   neuronmem::Status s =
-      client->kernels.Register(args->name, [fn, user_data](const exec::CustomKernelCall& k) -> neuronmem::Status {
+      client->session->kernels().Register(args->name, [fn, user_data](const exec::CustomKernelCall& k) -> neuronmem::Status {
         std::vector<neuronmem_kernel_tensor_t> views(k.num_inputs + k.num_outputs);
         for (size_t i = 0; i < views.size(); ++i) {
           views[i] = TensorView(i < k.num_inputs ? k.inputs[i] : k.outputs[i - k.num_inputs]);

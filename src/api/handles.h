@@ -20,7 +20,7 @@
 #include "core/client.h"
 #include "exec/custom_kernels.h"
 #include "exec/executable.h"
-#include "exec/runtime.h"
+#include "exec/session.h"
 #include "exec/stats.h"
 #include "manifest/manifest.h"
 
@@ -39,26 +39,19 @@ struct neuronmem_device {
 };
 
 struct neuronmem_client {
-  std::unique_ptr<neuronmem::core::Client> client;
+  // The executor's composition root: the core client, the executor, the kernel registry, the destroy rules.
+  std::unique_ptr<neuronmem::exec::Session> session;
+  neuronmem::core::Client* client = nullptr;  // session->client()
   std::vector<neuronmem_device_t> device_shells;
   std::vector<neuronmem_memory_t> memory_shells;
   std::vector<neuronmem_device_t*> devices;   // id order, for the borrowed-array queries
   std::vector<neuronmem_memory_t*> memories;  // id order
   // The extension structs this client accepts in a chain (neuronmem_client_extensions): none yet.
   std::vector<neuronmem_string_t> extensions;
-  // The executor (per-core compute queues), made by the first compile; executables alive.
-  std::once_flag exec_once;
-  std::unique_ptr<neuronmem::exec::Runtime> exec;
-  std::atomic<int64_t> live_executables{0};
-  neuronmem::exec::CustomKernelRegistry kernels;  // neuronmem_client_register_kernel
 
-  // Wraps a created client: one shell per device and memory, linked as the C++ objects are.
-  explicit neuronmem_client(std::unique_ptr<neuronmem::core::Client> c);
+  // Wraps a created session: one shell per device and memory, linked as the C++ objects are.
+  explicit neuronmem_client(std::unique_ptr<neuronmem::exec::Session> s);
   neuronmem::copy::CopyEngine& engine() const { return client->copy_engine(); }
-  neuronmem::exec::Runtime& runtime() {
-    std::call_once(exec_once, [this] { exec = std::make_unique<neuronmem::exec::Runtime>(*client); });
-    return *exec;
-  }
   // The shell of a C++ memory (by its id).
   neuronmem_memory_t* shell(const neuronmem::copy::MemoryView& view) { return memories[static_cast<size_t>(view.id)]; }
 };
@@ -80,6 +73,7 @@ struct neuronmem_manifest {
 struct neuronmem_executable {
   std::shared_ptr<const neuronmem::exec::Executable> exe;
   neuronmem_client_t* client = nullptr;
+  neuronmem::exec::ExecutableLease lease;  // counted by the client's session until the handle goes
 };
 
 struct neuronmem_execution {

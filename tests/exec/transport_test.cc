@@ -47,11 +47,10 @@ class TransportTest : public ExecTest {
   // Two cores; the client's runtime made here, with the counting transport, before anything else makes one.
   void SetUp() override {
     ASSERT_OK(MakeClient(16u << 20, 2, &client_));
-    auto owned = std::make_unique<CountingTransport>(neuronmem::exec::NewInProcessTransport(client_->engine()));
-    transport_ = owned.get();
-    std::call_once(client_->exec_once, [&] {
-      client_->exec = std::make_unique<neuronmem::exec::Runtime>(*client_->client, std::move(owned));
-    });
+    std::unique_ptr<neuronmem::exec::Transport> owned =
+        std::make_unique<CountingTransport>(neuronmem::exec::NewInProcessTransport(client_->engine()));
+    transport_ = static_cast<CountingTransport*>(owned.get());
+    ASSERT_FALSE(client_->session->UseTransport(owned));
     ASSERT_EQ(owned, nullptr);
   }
 

@@ -2,6 +2,7 @@
  * the Neuron PJRT listing, then each memory's arena statistics. Built on the public C API only. */
 #include <neuronmem/neuronmem.h>
 
+#include "pjrt_listing.h"
 #include "tool_status.h"
 
 #include <errno.h>
@@ -15,8 +16,9 @@ static int report(neuronmem_status_t* s, const char* what) { return neuronmem_to
 static void usage(FILE* f) {
   fprintf(f,
           "usage: neuronmem-info [--cores N] [--device-mib MIB] [--pinned-mib MIB]\n"
-          "                      [--mlock best-effort|required|disabled] [--no-stats]\n"
-          "Prints the neuron platform, its devices and memories (PJRT layout) and arena statistics.\n");
+          "                      [--mlock best-effort|required|disabled] [--no-stats] [--pjrt PLUGIN]\n"
+          "Prints the neuron platform, its devices and memories (PJRT layout) and arena statistics.\n"
+          "--pjrt PLUGIN: the same listing through a PJRT plugin's function table (e.g. libneuronmem_pjrt.so).\n");
 }
 
 static int parse_u64(const char* s, uint64_t* out) {
@@ -41,6 +43,7 @@ int main(int argc, char** argv) {
   memset(&opts, 0, sizeof opts);
   opts.struct_size = sizeof opts;
   int stats = 1;
+  const char* pjrt = NULL;
   for (int i = 1; i < argc; ++i) {
     uint64_t v = 0;
     const char* a = argv[i];
@@ -50,6 +53,9 @@ int main(int argc, char** argv) {
       return 0;
     } else if (!strcmp(a, "--no-stats")) {
       stats = 0;
+    } else if (!strcmp(a, "--pjrt") && next) {
+      pjrt = next;
+      ++i;
     } else if (!strcmp(a, "--cores") && next && parse_u64(next, &v) && v <= UINT32_MAX) {
       opts.num_cores = (uint32_t)v;
       ++i;
@@ -77,6 +83,8 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+
+  if (pjrt) return neuronmem_info_pjrt(pjrt, opts.num_cores, opts.device_bytes_per_core, opts.pinned_host_bytes, stats);
 
   neuronmem_client_t* client = NULL;
   if (report(neuronmem_client_create(&opts, &client), "creating the client")) return 1;

@@ -1,0 +1,648 @@
+// PJRT compile, executables and execute: StableHLO text ("mlir" format) through the manifest and
+// exec::Session::Compile (the C API's path), execution through the session's executor.
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "manifest/manifest.h"
+#include "pjrt/compile_options.h"
+#include "pjrt/plugin.h"
+
+namespace neuronmem::pjrt {
+namespace {
+
+constexpr char kSerialMagic[] = "NEURONMEM-PJRT-EXECUTABLE-1\n";
+
+std::string Fingerprint(std::string_view source, std::string_view options) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a 64
+  const auto mix = [&h](std::string_view s) {
+    for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  };
+  mix(source);
+  mix(std::string_view("\0", 1));
+  mix(options);
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return hex;
+}
+
+const char* KindName(MemoryKind k) { return MemoryKindName(k).data(); }  // static NUL-terminated names
+
+// Compiles `code` (StableHLO text) with the serialized CompileOptionsProto `options` for `client`.
+PJRT_Error* CompileProgram(PJRT_Client* client, std::string_view code, std::string_view options, const char* fn,
+                           PJRT_LoadedExecutable** out) {
+  // MLIR bytecode starts with "ML\xEFR".
+  if (code.size() >= 4 && code.substr(0, 4) == std::string_view("ML\xEFR", 4)) {
+    return ErrorF(PJRT_Error_Code_UNIMPLEMENTED,
+                  "%s: the program is MLIR bytecode, which this plugin does not read yet: send StableHLO as MLIR "
+                  "text (pretty or generic form)",
+                  fn);
+  }
+  CompileOptions decoded;
+  std::string why;
+  if (!DecodeCompileOptions(options, &decoded, &why)) {
+    return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: compile_options is no serialized CompileOptionsProto (%s)", fn,
+                  why.c_str());
+  }
+  const size_t cores = client->devices.size();
+  if (decoded.num_replicas < 0 || decoded.num_partitions < 0 ||
+      static_cast<uint64_t>(decoded.num_replicas) * static_cast<uint64_t>(decoded.num_partitions) > cores) {
+    return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT,
+                  "%s: compile_options asks for %lld replicas x %lld partitions; the client has %zu NeuronCores", fn,
+                  static_cast<long long>(decoded.num_replicas), static_cast<long long>(decoded.num_partitions), cores);
+  }
+  exec::ExecutableOptions co;
+  co.placement = client->placement;
+  co.num_replicas = decoded.num_replicas ? static_cast<uint32_t>(decoded.num_replicas) : 1;
+  co.num_partitions = static_cast<uint32_t>(decoded.num_partitions);  // 0: the module's mhlo.num_partitions
+  co.filename = "<pjrt program>";
+  uint32_t first_device = 0;  // a one-device program's device (its device assignment's)
+  if (decoded.has_device_assignment) {
+    const int64_t R = decoded.replica_count, P = decoded.computation_count;
+    bool valid = R >= 1 && P >= 1 && static_cast<int64_t>(decoded.computation_devices.size()) == P;
+    for (int64_t c = 0; valid && c < P; ++c) {
+      const std::vector<int64_t>& ids = decoded.computation_devices[static_cast<size_t>(c)];
+      valid = static_cast<int64_t>(ids.size()) == R;
+      for (int64_t r = 0; valid && r < R; ++r)
+        valid = ids[static_cast<size_t>(r)] >= 0 && static_cast<uint64_t>(ids[static_cast<size_t>(r)]) < cores;
+    }
+    if (!valid || static_cast<uint64_t>(R * P) > cores) {
+      return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT,
+                    "%s: the device assignment of compile_options is malformed or names devices the client (%zu "
+                    "NeuronCores) does not have",
+                    fn, cores);
+    }
+    if (R * P == 1) {
+      first_device = static_cast<uint32_t>(decoded.computation_devices[0][0]);
+    } else {
+      // The executor's grid puts replica r, partition c on device r * P + c: the assignment must say the same.
+      for (int64_t c = 0; c < P; ++c)
+        for (int64_t r = 0; r < R; ++r)
+          if (decoded.computation_devices[static_cast<size_t>(c)][static_cast<size_t>(r)] != r * P + c)
+            return ErrorF(PJRT_Error_Code_UNIMPLEMENTED,
+                          "%s: a device assignment of several devices must place replica r, partition p on device r * "
+                          "num_partitions + p (PJRT_Client_DefaultDeviceAssignment's)",
+                          fn);
+    }
+    co.num_replicas = static_cast<uint32_t>(R);
+    co.num_partitions = static_cast<uint32_t>(P);
+  }
+  manifest::Options mo;
+  mo.num_cores = static_cast<uint32_t>(cores);
+  mo.filename = co.filename;
+  manifest::Manifest m;
+  if (Status s = manifest::LoadFromText(code, mo, &m))
+    return FromStatus(std::move(s), (std::string(fn) + ": ").c_str());
+  auto program = std::make_shared<Program>();
+  auto loaded = std::make_unique<PJRT_LoadedExecutable>();
+  // A program of one device that does not see the process grid runs on any core (PJRT's portable
+  // executables, execute_device): it is compiled for every core, and still reports one replica.
+  const bool single = co.num_replicas == 1 && co.num_partitions <= 1;
+  exec::ExecutableOptions any_core = co;
+  any_core.num_replicas = 0;
+  any_core.num_partitions = 1;
+  if (Status s = client->session->Compile(m, code, single ? any_core : co, &program->exe, &loaded->lease))
+    return FromStatus(std::move(s), (std::string(fn) + ": ").c_str());
+  if (single && program->exe->uses_grid()) {
+    loaded->lease.Reset();
+    if (Status s = client->session->Compile(m, code, co, &program->exe, &loaded->lease))
+      return FromStatus(std::move(s), (std::string(fn) + ": ").c_str());
+    first_device = 0;
+  }
+  program->portable = single && !program->exe->uses_grid();
+  program->num_replicas = program->portable ? 1 : program->exe->num_replicas();
+  program->num_partitions = program->portable ? 1 : program->exe->num_partitions();
+  const exec::Executable& e = *program->exe;
+  program->name = m.ir && !m.ir->name.empty() ? std::string(m.ir->name) : m.entry;
+  program->source = std::string(code);
+  program->options = std::string(options);
+  program->fingerprint = Fingerprint(code, options);
+  for (const exec::ValueInfo& v : e.outputs()) {
+    program->output_types.push_back(ToPjrtType(v.type));
+    program->output_ranks.push_back(v.dims.size());
+    program->output_dims.insert(program->output_dims.end(), v.dims.begin(), v.dims.end());
+    program->output_kinds.push_back(KindName(v.kind));
+    program->output_kind_sizes.push_back(MemoryKindName(v.kind).size());
+  }
+  for (const exec::ValueInfo& v : e.parameters()) {
+    program->parameter_kinds.push_back(KindName(v.kind));
+    program->parameter_kind_sizes.push_back(MemoryKindName(v.kind).size());
+  }
+  loaded->client = client;
+  if (program->portable) {
+    loaded->addressable_devices.push_back(client->devices[first_device]);
+    loaded->logical_ids.push_back({0, 0});
+  } else {
+    for (uint32_t d = 0; d < e.num_devices(); ++d) {
+      loaded->addressable_devices.push_back(client->devices[d]);
+      loaded->logical_ids.push_back({static_cast<int>(e.replica_of(d)), static_cast<int>(e.partition_of(d))});
+    }
+  }
+  loaded->program = std::move(program);
+  *out = loaded.release();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Client_Compile(PJRT_Client_Compile_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_Client_Compile_Args, executable);
+  args->executable = nullptr;
+  NM_PJRT_REQUIRE(args->client);
+  NM_PJRT_REQUIRE(args->program);
+  const PJRT_Program* p = args->program;
+  if (p->struct_size < PJRT_Program_STRUCT_SIZE)
+    return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: program->struct_size is %zu, below %zu", __func__,
+                  p->struct_size, static_cast<size_t>(PJRT_Program_STRUCT_SIZE));
+  if (p->code_size && !p->code)
+    return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: program->code is NULL but code_size is %zu", __func__,
+                  p->code_size);
+  if (args->compile_options_size && !args->compile_options)
+    return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: compile_options is NULL but compile_options_size is %zu",
+                  __func__, args->compile_options_size);
+  NM_PJRT_BEGIN
+  const std::string format(p->format ? p->format : "", p->format ? p->format_size : 0);
+  if (format == "hlo" || format == "hlo_with_config") {
+    return ErrorF(PJRT_Error_Code_UNIMPLEMENTED,
+                  "%s: program format '%s' (an HLO module) is not read by this plugin: send StableHLO (format "
+                  "\"mlir\", e.g. jax.jit(...).lower(...).as_text())",
+                  __func__, format.c_str());
+  }
+  if (format != "mlir") {
+    return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: unknown program format '%s' (this plugin reads \"mlir\")",
+                  __func__, format.c_str());
+  }
+  return CompileProgram(
+      args->client, std::string_view(p->code ? p->code : "", p->code_size),
+      std::string_view(args->compile_options ? args->compile_options : "", args->compile_options_size), __func__,
+      &args->executable);
+  NM_PJRT_END
+}
+
+// ---- executables
+
+#define NM_PJRT_PROGRAM(args)        \
+  NM_PJRT_REQUIRE(args->executable); \
+  const Program& prog = *args->executable->program
+
+PJRT_Error* PJRT_Executable_Destroy(PJRT_Executable_Destroy_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_Executable_Destroy_Args, executable);
+  delete args->executable;
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Executable_Name(PJRT_Executable_Name_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_Executable_Name_Args, executable_name_size);
+  NM_PJRT_PROGRAM(args);
+  args->executable_name = prog.name.c_str();
+  args->executable_name_size = prog.name.size();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Executable_NumReplicas(PJRT_Executable_NumReplicas_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_Executable_NumReplicas_Args, num_replicas);
+  NM_PJRT_PROGRAM(args);
+  args->num_replicas = prog.num_replicas;
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Executable_NumPartitions(PJRT_Executable_NumPartitions_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_Executable_NumPartitions_Args, num_partitions);
+  NM_PJRT_PROGRAM(args);
+  args->num_partitions = prog.num_partitions;
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Executable_NumOutputs(PJRT_Executable_NumOutputs_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_Executable_NumOutputs_Args, num_outputs);
+  NM_PJRT_PROGRAM(args);
+  args->num_outputs = prog.exe->outputs().size();
+  return nullptr;
+}
+
+// The "generated code" of the software NeuronCore is the program text it interprets.
+PJRT_Error* PJRT_Executable_SizeOfGeneratedCodeInBytes(PJRT_Executable_SizeOfGeneratedCodeInBytes_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_Executable_SizeOfGeneratedCodeInBytes_Args, size_in_bytes);
+  NM_PJRT_PROGRAM(args);
+  args->size_in_bytes = static_cast<int64_t>(prog.source.size());
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Executable_GetCostAnalysis(PJRT_Executable_GetCostAnalysis_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_Executable_GetCostAnalysis_Args, properties);
+  NM_PJRT_PROGRAM(args);
+  (void)prog;
+  args->num_properties = 0;  // no cost model
+  args->properties = nullptr;
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Executable_OutputElementTypes(PJRT_Executable_OutputElementTypes_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_Executable_OutputElementTypes_Args, num_output_types);
+  NM_PJRT_PROGRAM(args);
+  args->output_types = const_cast<PJRT_Buffer_Type*>(prog.output_types.data());
+  args->num_output_types = prog.output_types.size();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Executable_OutputDimensions(PJRT_Executable_OutputDimensions_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_Executable_OutputDimensions_Args, dim_sizes);
+  NM_PJRT_PROGRAM(args);
+  args->num_outputs = prog.output_ranks.size();
+  args->dims = prog.output_dims.data();
+  args->dim_sizes = prog.output_ranks.data();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Executable_OutputMemoryKinds(PJRT_Executable_OutputMemoryKinds_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_Executable_OutputMemoryKinds_Args, memory_kind_sizes);
+  NM_PJRT_PROGRAM(args);
+  args->num_outputs = prog.output_kinds.size();
+  args->memory_kinds = prog.output_kinds.data();
+  args->memory_kind_sizes = prog.output_kind_sizes.data();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Executable_ParameterMemoryKinds(PJRT_Executable_ParameterMemoryKinds_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_Executable_ParameterMemoryKinds_Args, memory_kind_sizes);
+  NM_PJRT_PROGRAM(args);
+  args->num_parameters = prog.parameter_kinds.size();
+  args->memory_kinds = prog.parameter_kinds.data();
+  args->memory_kind_sizes = prog.parameter_kind_sizes.data();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Executable_Fingerprint(PJRT_Executable_Fingerprint_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_Executable_Fingerprint_Args, executable_fingerprint_size);
+  NM_PJRT_PROGRAM(args);
+  args->executable_fingerprint = prog.fingerprint.c_str();
+  args->executable_fingerprint_size = prog.fingerprint.size();
+  return nullptr;
+}
+
+// Arguments, outputs and the planned workspace, split by device and host memory kinds.
+PJRT_Error* PJRT_Executable_GetCompiledMemoryStats(PJRT_Executable_GetCompiledMemoryStats_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_Executable_GetCompiledMemoryStats_Args, host_temp_size_in_bytes);
+  NM_PJRT_PROGRAM(args);
+  const exec::Executable& e = *prog.exe;
+  int64_t arg[2] = {0, 0}, out[2] = {0, 0}, alias[2] = {0, 0};
+  for (const exec::ValueInfo& v : e.parameters()) {
+    arg[v.kind != MemoryKind::kDevice] += static_cast<int64_t>(v.bytes);
+    if (v.donation >= 0) alias[v.kind != MemoryKind::kDevice] += static_cast<int64_t>(v.bytes);
+  }
+  for (const exec::ValueInfo& v : e.outputs()) out[v.kind != MemoryKind::kDevice] += static_cast<int64_t>(v.bytes);
+  const auto temp = static_cast<int64_t>(e.peak_device_bytes());
+  const auto host_temp = static_cast<int64_t>(e.peak_host_bytes());
+  args->generated_code_size_in_bytes = 0;
+  args->argument_size_in_bytes = arg[0];
+  args->output_size_in_bytes = out[0];
+  args->alias_size_in_bytes = alias[0];
+  args->temp_size_in_bytes = temp;
+  args->host_generated_code_size_in_bytes = 0;
+  args->host_argument_size_in_bytes = arg[1];
+  args->host_output_size_in_bytes = out[1];
+  args->host_alias_size_in_bytes = alias[1];
+  args->host_temp_size_in_bytes = host_temp;
+  if (NM_PJRT_HAS(args, PJRT_Executable_GetCompiledMemoryStats_Args, peak_memory_in_bytes))
+    args->peak_memory_in_bytes = arg[0] + out[0] - alias[0] + temp;
+  if (NM_PJRT_HAS(args, PJRT_Executable_GetCompiledMemoryStats_Args, peak_unpadded_heap_bytes)) {
+    args->total_size_in_bytes = arg[0] + out[0] - alias[0] + temp;
+    args->total_allocation_bytes = temp;
+    args->indefinite_allocations = 0;
+    args->peak_unpadded_heap_bytes = temp;
+  }
+  return nullptr;
+}
+
+// code == NULL asks the size; else the program text is copied into code (code_size bytes at least).
+PJRT_Error* PJRT_Executable_OptimizedProgram(PJRT_Executable_OptimizedProgram_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_Executable_OptimizedProgram_Args, program);
+  NM_PJRT_PROGRAM(args);
+  NM_PJRT_REQUIRE(args->program);
+  PJRT_Program* p = args->program;
+  if (p->struct_size < PJRT_Program_STRUCT_SIZE)
+    return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: program->struct_size is %zu, below %zu", __func__,
+                  p->struct_size, static_cast<size_t>(PJRT_Program_STRUCT_SIZE));
+  static const char kFormat[] = "mlir";
+  p->format = kFormat;
+  p->format_size = 4;
+  if (!p->code) {
+    p->code_size = prog.source.size();
+    return nullptr;
+  }
+  if (p->code_size < prog.source.size())
+    return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: program->code_size is %zu, the program has %zu bytes",
+                  __func__, p->code_size, prog.source.size());
+  std::memcpy(p->code, prog.source.data(), prog.source.size());
+  p->code_size = prog.source.size();
+  return nullptr;
+}
+
+// The serialized form: a magic line, the options' length (8 bytes, little-endian), the options, the text.
+void DeleteSerialized(PJRT_SerializedExecutable* s) { delete s; }
+
+PJRT_Error* PJRT_Executable_Serialize(PJRT_Executable_Serialize_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_Executable_Serialize_Args, serialized_executable_deleter);
+  NM_PJRT_PROGRAM(args);
+  NM_PJRT_BEGIN
+  auto s = std::make_unique<PJRT_SerializedExecutable>();
+  s->bytes = kSerialMagic;
+  uint64_t n = prog.options.size();
+  for (int i = 0; i < 8; ++i) s->bytes.push_back(static_cast<char>((n >> (8 * i)) & 0xff));
+  s->bytes += prog.options;
+  s->bytes += prog.source;
+  args->serialized_bytes = s->bytes.data();
+  args->serialized_bytes_size = s->bytes.size();
+  args->serialized_executable_deleter = DeleteSerialized;
+  args->serialized_executable = s.release();
+  return nullptr;
+  NM_PJRT_END
+}
+
+void DeleteCompileOptions(PJRT_SerializedCompileOptions* o) { delete o; }
+
+// The CompileOptionsProto the executable was compiled with, as the frontend sent it.
+PJRT_Error* PJRT_Executable_GetCompileOptions(PJRT_Executable_GetCompileOptions_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_Executable_GetCompileOptions_Args, serialized_compile_options_deleter);
+  NM_PJRT_PROGRAM(args);
+  NM_PJRT_BEGIN
+  auto o = std::make_unique<PJRT_SerializedCompileOptions>();
+  o->bytes = prog.options;
+  args->serialized_bytes = o->bytes.data();
+  args->serialized_bytes_size = o->bytes.size();
+  args->serialized_compile_options_deleter = DeleteCompileOptions;
+  args->serialized_compile_options = o.release();
+  return nullptr;
+  NM_PJRT_END
+}
+
+PJRT_Error* PJRT_Executable_DeserializeAndLoad(PJRT_Executable_DeserializeAndLoad_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_Executable_DeserializeAndLoad_Args, loaded_executable);
+  args->loaded_executable = nullptr;
+  NM_PJRT_REQUIRE(args->client);
+  if (args->serialized_executable_size && !args->serialized_executable)
+    return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: serialized_executable is NULL but its size is %zu", __func__,
+                  args->serialized_executable_size);
+  NM_PJRT_BEGIN
+  const std::string_view bytes(args->serialized_executable ? args->serialized_executable : "",
+                               args->serialized_executable_size);
+  const size_t magic = sizeof kSerialMagic - 1;
+  if (bytes.size() < magic + 8 || bytes.substr(0, magic) != kSerialMagic) {
+    return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT,
+                  "%s: the bytes are no executable serialized by this plugin (PJRT_Executable_Serialize)", __func__);
+  }
+  uint64_t n = 0;
+  for (int i = 0; i < 8; ++i) n |= static_cast<uint64_t>(static_cast<uint8_t>(bytes[magic + i])) << (8 * i);
+  if (n > bytes.size() - magic - 8)
+    return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: the serialized executable is truncated", __func__);
+  std::string_view options = bytes.substr(magic + 8, n);
+  const std::string_view source = bytes.substr(magic + 8 + n);
+  if (NM_PJRT_HAS(args, PJRT_Executable_DeserializeAndLoad_Args, overridden_serialized_compile_options_size) &&
+      args->overridden_serialized_compile_options && args->overridden_serialized_compile_options_size) {
+    options =
+        std::string_view(args->overridden_serialized_compile_options, args->overridden_serialized_compile_options_size);
+  }
+  return CompileProgram(args->client, source, options, __func__, &args->loaded_executable);
+  NM_PJRT_END
+}
+
+// ---- loaded executables
+
+PJRT_Error* PJRT_LoadedExecutable_Destroy(PJRT_LoadedExecutable_Destroy_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_LoadedExecutable_Destroy_Args, executable);
+  delete args->executable;
+  return nullptr;
+}
+
+PJRT_Error* PJRT_LoadedExecutable_GetExecutable(PJRT_LoadedExecutable_GetExecutable_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_LoadedExecutable_GetExecutable_Args, executable);
+  args->executable = nullptr;
+  NM_PJRT_REQUIRE(args->loaded_executable);
+  NM_PJRT_BEGIN
+  args->executable = new PJRT_Executable{args->loaded_executable->program};
+  return nullptr;
+  NM_PJRT_END
+}
+
+PJRT_Error* PJRT_LoadedExecutable_AddressableDevices(PJRT_LoadedExecutable_AddressableDevices_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_LoadedExecutable_AddressableDevices_Args, num_addressable_devices);
+  NM_PJRT_REQUIRE(args->executable);
+  args->addressable_devices = args->executable->addressable_devices.data();
+  args->num_addressable_devices = args->executable->addressable_devices.size();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_LoadedExecutable_AddressableDeviceLogicalIds(
+    PJRT_LoadedExecutable_AddressableDeviceLogicalIds_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_LoadedExecutable_AddressableDeviceLogicalIds_Args, num_addressable_device_logical_ids);
+  NM_PJRT_REQUIRE(args->executable);
+  args->addressable_device_logical_ids = args->executable->logical_ids.data();
+  args->num_addressable_device_logical_ids = args->executable->logical_ids.size();
+  return nullptr;
+}
+
+void DeleteDeviceAssignment(PJRT_DeviceAssignmentSerialized* d) { delete d; }
+
+// The executable's devices as an xla.DeviceAssignmentProto: replica r, partition p on the device that runs it.
+PJRT_Error* PJRT_LoadedExecutable_GetDeviceAssignment(PJRT_LoadedExecutable_GetDeviceAssignment_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_LoadedExecutable_GetDeviceAssignment_Args, serialized_device_assignment_deleter);
+  NM_PJRT_REQUIRE(args->executable);
+  NM_PJRT_BEGIN
+  const PJRT_LoadedExecutable& le = *args->executable;
+  const int64_t R = static_cast<int64_t>(le.program->num_replicas),
+                P = static_cast<int64_t>(le.program->num_partitions);
+  std::vector<std::vector<int64_t>> devices(static_cast<size_t>(P), std::vector<int64_t>(static_cast<size_t>(R)));
+  for (size_t i = 0; i < le.addressable_devices.size(); ++i) {
+    const PJRT_LogicalDeviceIds& ids = le.logical_ids[i];
+    devices[static_cast<size_t>(ids.partition)][static_cast<size_t>(ids.replica)] =
+        le.addressable_devices[i]->device->id();
+  }
+  auto d = std::make_unique<PJRT_DeviceAssignmentSerialized>();
+  d->bytes = EncodeDeviceAssignment(R, P, devices);
+  args->serialized_bytes = d->bytes.data();
+  args->serialized_bytes_size = d->bytes.size();
+  args->serialized_device_assignment_deleter = DeleteDeviceAssignment;
+  args->serialized_device_assignment = d.release();
+  return nullptr;
+  NM_PJRT_END
+}
+
+PJRT_Error* PJRT_LoadedExecutable_Delete(PJRT_LoadedExecutable_Delete_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_LoadedExecutable_Delete_Args, executable);
+  NM_PJRT_REQUIRE(args->executable);
+  args->executable->deleted.store(true, std::memory_order_release);
+  return nullptr;
+}
+
+PJRT_Error* PJRT_LoadedExecutable_IsDeleted(PJRT_LoadedExecutable_IsDeleted_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_LoadedExecutable_IsDeleted_Args, is_deleted);
+  NM_PJRT_REQUIRE(args->executable);
+  args->is_deleted = args->executable->deleted.load(std::memory_order_acquire);
+  return nullptr;
+}
+
+PJRT_Error* PJRT_LoadedExecutable_Fingerprint(PJRT_LoadedExecutable_Fingerprint_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_LoadedExecutable_Fingerprint_Args, executable_fingerprint_size);
+  NM_PJRT_REQUIRE(args->executable);
+  args->executable_fingerprint = args->executable->program->fingerprint.c_str();
+  args->executable_fingerprint_size = args->executable->program->fingerprint.size();
+  return nullptr;
+}
+
+// `count` empty result handles of `client`, handed out once the execution is submitted.
+struct Results {
+  std::vector<std::unique_ptr<PJRT_Buffer>> handles;
+  std::vector<copy::Buffer*> buffers;
+  Results(PJRT_Client* client, size_t count) : handles(count), buffers(count) {
+    for (size_t k = 0; k < count; ++k) {
+      handles[k] = std::make_unique<PJRT_Buffer>();
+      handles[k]->client = client;
+      buffers[k] = &handles[k]->buffer;
+    }
+  }
+};
+
+PJRT_Error* PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_LoadedExecutable_Execute_Args, device_complete_events);
+  NM_PJRT_REQUIRE(args->executable);
+  NM_PJRT_REQUIRE(args->options);
+  const PJRT_ExecuteOptions* o = args->options;
+  if (o->struct_size < offsetof(PJRT_ExecuteOptions, launch_id) + sizeof(o->launch_id))
+    return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: options->struct_size is %zu, too small", __func__,
+                  o->struct_size);
+  NM_PJRT_BEGIN
+  PJRT_LoadedExecutable* le = args->executable;
+  PJRT_Client* client = le->client;
+  const exec::Executable& e = *le->program->exe;
+  if (le->deleted.load(std::memory_order_acquire))
+    return ErrorF(PJRT_Error_Code_FAILED_PRECONDITION, "%s: the executable was deleted (PJRT_LoadedExecutable_Delete)",
+                  __func__);
+  PJRT_Device* execute_device =
+      NM_PJRT_HAS(args, PJRT_LoadedExecutable_Execute_Args, execute_device) ? args->execute_device : nullptr;
+  const size_t n = args->num_devices;
+  std::vector<uint32_t> cores;
+  if (execute_device) {
+    if (n != 1)
+      return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: num_devices is %zu; with execute_device it must be 1",
+                    __func__, n);
+    if (execute_device->client != client)
+      return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: execute_device belongs to another client", __func__);
+    if (!le->program->portable && !(e.num_devices() == 1 && execute_device->device->id() == 0))
+      return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT,
+                    "%s: execute_device runs executables of one device that do not use replica or partition ids; "
+                    "this one runs on %zu devices",
+                    __func__, le->addressable_devices.size());
+    cores.push_back(static_cast<uint32_t>(execute_device->device->id()));
+  } else {
+    if (n != le->addressable_devices.size())
+      return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT,
+                    "%s: num_devices is %zu; the executable runs on %zu devices (%zu replicas x %zu partitions)",
+                    __func__, n, le->addressable_devices.size(), le->program->num_replicas,
+                    le->program->num_partitions);
+    for (PJRT_Device* d : le->addressable_devices) cores.push_back(static_cast<uint32_t>(d->device->id()));
+  }
+  const size_t num_args = args->num_args;
+  if (num_args != e.parameters().size())
+    return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: num_args is %zu; the executable has %zu parameters", __func__,
+                  num_args, e.parameters().size());
+  if (num_args && !args->argument_lists)
+    return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: argument_lists is NULL", __func__);
+  if (!args->output_lists) return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: output_lists is NULL", __func__);
+  std::vector<copy::Buffer*> buffers(n * num_args);
+  for (size_t d = 0; d < n; ++d) {
+    if (!args->output_lists[d])
+      return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: output_lists[%zu] is NULL", __func__, d);
+    if (num_args && !args->argument_lists[d])
+      return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: argument_lists[%zu] is NULL", __func__, d);
+    for (size_t i = 0; i < num_args; ++i) {
+      PJRT_Buffer* b = args->argument_lists[d][i];
+      if (!b) return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: argument_lists[%zu][%zu] is NULL", __func__, d, i);
+      if (b->client != client)
+        return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT,
+                      "%s: argument_lists[%zu][%zu] is a buffer of another client than the executable's", __func__, d,
+                      i);
+      buffers[d * num_args + i] = &b->buffer;
+    }
+  }
+  std::vector<size_t> non_donatable;
+  if (NM_PJRT_HAS(o, PJRT_ExecuteOptions, num_non_donatable_input_indices) && o->num_non_donatable_input_indices) {
+    if (!o->non_donatable_input_indices)
+      return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT,
+                    "%s: options->non_donatable_input_indices is NULL but its count is %zu", __func__,
+                    o->num_non_donatable_input_indices);
+    for (size_t i = 0; i < o->num_non_donatable_input_indices; ++i) {
+      const int64_t k = o->non_donatable_input_indices[i];
+      if (k < 0 || static_cast<size_t>(k) >= num_args)
+        return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT,
+                      "%s: options->non_donatable_input_indices[%zu] is %lld; the executable has %zu parameters",
+                      __func__, i, static_cast<long long>(k), num_args);
+      non_donatable.push_back(static_cast<size_t>(k));
+    }
+  }
+  std::shared_ptr<const exec::HostCallbacks> host;
+  if (PJRT_Error* err = HostCallbacksOf(o, cores, &host)) return err;
+  const size_t num_outputs = e.outputs().size();
+  Results results(client, n * num_outputs);
+  std::vector<Event*> done(n, nullptr);
+  if (n == 1) {
+    exec::ExecuteRequest request;
+    request.executable = le->program->exe;
+    request.core = cores[0];
+    request.arguments = Span<copy::Buffer* const>(buffers.data(), buffers.size());
+    request.non_donatable = Span<const size_t>(non_donatable.data(), non_donatable.size());
+    request.host = host;
+    if (Status s = client->session->Execute(request, results.buffers.data(), &done[0], nullptr))
+      return FromStatus(std::move(s), "PJRT_LoadedExecutable_Execute: ");
+  } else {
+    exec::LaunchRequest request;
+    request.executable = le->program->exe;
+    request.cores = Span<const uint32_t>(cores.data(), cores.size());
+    request.arguments = Span<copy::Buffer* const>(buffers.data(), buffers.size());
+    request.non_donatable = Span<const size_t>(non_donatable.data(), non_donatable.size());
+    request.host = host;
+    if (Status s = client->session->Launch(request, results.buffers.data(), done.data(), nullptr))
+      return FromStatus(std::move(s), "PJRT_LoadedExecutable_Execute: ");
+  }
+  for (size_t d = 0; d < n; ++d) {
+    for (size_t k = 0; k < num_outputs; ++k) args->output_lists[d][k] = results.handles[d * num_outputs + k].release();
+    if (args->device_complete_events) {
+      args->device_complete_events[d] = NewPjrtEvent(done[d]);
+    } else {
+      Release(done[d]);
+    }
+  }
+  return nullptr;
+  NM_PJRT_END
+}
+
+}  // namespace
+
+void FillExecutables(PJRT_Api* api) {
+  api->PJRT_Client_Compile = PJRT_Client_Compile;
+  api->PJRT_Executable_Destroy = PJRT_Executable_Destroy;
+  api->PJRT_Executable_Name = PJRT_Executable_Name;
+  api->PJRT_Executable_NumReplicas = PJRT_Executable_NumReplicas;
+  api->PJRT_Executable_NumPartitions = PJRT_Executable_NumPartitions;
+  api->PJRT_Executable_NumOutputs = PJRT_Executable_NumOutputs;
+  api->PJRT_Executable_SizeOfGeneratedCodeInBytes = PJRT_Executable_SizeOfGeneratedCodeInBytes;
+  api->PJRT_Executable_GetCostAnalysis = PJRT_Executable_GetCostAnalysis;
+  api->PJRT_Executable_OutputElementTypes = PJRT_Executable_OutputElementTypes;
+  api->PJRT_Executable_OutputDimensions = PJRT_Executable_OutputDimensions;
+  api->PJRT_Executable_OutputMemoryKinds = PJRT_Executable_OutputMemoryKinds;
+  api->PJRT_Executable_ParameterMemoryKinds = PJRT_Executable_ParameterMemoryKinds;
+  api->PJRT_Executable_Fingerprint = PJRT_Executable_Fingerprint;
+  api->PJRT_Executable_GetCompiledMemoryStats = PJRT_Executable_GetCompiledMemoryStats;
+  api->PJRT_Executable_OptimizedProgram = PJRT_Executable_OptimizedProgram;
+  api->PJRT_Executable_Serialize = PJRT_Executable_Serialize;
+  api->PJRT_Executable_DeserializeAndLoad = PJRT_Executable_DeserializeAndLoad;
+  api->PJRT_Executable_GetCompileOptions = PJRT_Executable_GetCompileOptions;
+  api->PJRT_LoadedExecutable_AddressableDeviceLogicalIds = PJRT_LoadedExecutable_AddressableDeviceLogicalIds;
+  api->PJRT_LoadedExecutable_GetDeviceAssignment = PJRT_LoadedExecutable_GetDeviceAssignment;
+  api->PJRT_LoadedExecutable_Destroy = PJRT_LoadedExecutable_Destroy;
+  api->PJRT_LoadedExecutable_GetExecutable = PJRT_LoadedExecutable_GetExecutable;
+  api->PJRT_LoadedExecutable_AddressableDevices = PJRT_LoadedExecutable_AddressableDevices;
+  api->PJRT_LoadedExecutable_Delete = PJRT_LoadedExecutable_Delete;
+  api->PJRT_LoadedExecutable_IsDeleted = PJRT_LoadedExecutable_IsDeleted;
+  api->PJRT_LoadedExecutable_Fingerprint = PJRT_LoadedExecutable_Fingerprint;
+  api->PJRT_LoadedExecutable_Execute = PJRT_LoadedExecutable_Execute;
+}
+
+}  // namespace neuronmem::pjrt
