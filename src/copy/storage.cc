@@ -82,7 +82,10 @@ void ReleaseUser(Storage* s) {
 void AddUsage(Storage* s, Event* e) {
   std::lock_guard<std::mutex> lock(s->usage_mu);
   auto& u = s->usages;
-  u.erase(std::remove_if(u.begin(), u.end(), [](const EventRef& r) { return IsReady(r.get()); }), u.end());
+  if (u.size() >= s->usages_prune_at) {
+    u.erase(std::remove_if(u.begin(), u.end(), [](const EventRef& r) { return IsReady(r.get()); }), u.end());
+    s->usages_prune_at = std::max<size_t>(16, 2 * u.size());
+  }
   u.emplace_back(Share(e));
 }
 

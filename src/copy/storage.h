@@ -44,11 +44,13 @@ struct Storage {
   // new owner writes the bytes. Guarded by usage_mu; ready ones are dropped as new ones come.
   std::mutex usage_mu;
   std::vector<EventRef> usages;
+  size_t usages_prune_at = 16;  // AddUsage drops the ready ones when the list reaches this size
 
   uint8_t* at(uint64_t offset) const { return data + offset; }
 };
 
-// Records `e` (not adopted: a new reference is taken) as a usage of s's bytes; drops usages already ready.
+// Records `e` (not adopted: a new reference is taken) as a usage of s's bytes; drops usages already ready
+// whenever the list has doubled since (amortized O(1): a chain of n pending transfers costs O(n), not O(n^2)).
 void AddUsage(Storage* s, Event* e);
 // Appends new references to s's usage events that are not ready yet.
 void PendingUsages(Storage* s, std::vector<EventRef>* out);

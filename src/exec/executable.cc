@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <map>
+#include <unordered_set>
 #include <utility>
 
 #include "exec/moves.h"
@@ -104,10 +105,11 @@ Status MatchDonations(const manifest::Manifest& m, const std::string& filename, 
 // Calls visit(op) for every op of `fn`, its regions and every function it calls (each function once), until
 // visit returns an error.
 template <typename Visit>
-Status WalkOps(const stablehlo::Module& module, const stablehlo::Function& fn, const Visit& visit,
-               std::vector<const stablehlo::Function*>* seen) {
-  if (std::find(seen->begin(), seen->end(), &fn) != seen->end()) return Ok();
-  seen->push_back(&fn);
+Status WalkOps(const stablehlo::Module& module, const stablehlo::Function& fn, const Visit& visit) {
+  // Iterative, each function once, callees through an index: a chain of thousands of nested calls neither
+  // recurses nor costs n^2 (issue 23, classes 4 and 7).
+  const stablehlo::FunctionIndex functions(module);
+  std::unordered_set<const stablehlo::Function*> seen{&fn};
   std::vector<const stablehlo::Region*> regions{&fn.body};
   while (!regions.empty()) {
     const stablehlo::Region* r = regions.back();
@@ -116,8 +118,8 @@ Status WalkOps(const stablehlo::Module& module, const stablehlo::Function& fn, c
       for (const stablehlo::Operation& op : b.ops) {
         NEURONMEM_RETURN_IF_ERROR(visit(op));
         if (op.name == "func.call" && !op.callee.empty()) {
-          if (const stablehlo::Function* g = module.FindFunction(op.callee))
-            NEURONMEM_RETURN_IF_ERROR(WalkOps(module, *g, visit, seen));
+          const stablehlo::Function* g = functions.Find(op.callee);
+          if (g && seen.insert(g).second) regions.push_back(&g->body);
         }
         for (const stablehlo::Region& sub : op.regions) regions.push_back(&sub);
       }
@@ -149,20 +151,16 @@ bool UsesProcessGrid(std::string_view name) {
 Status ScanOps(const stablehlo::Module& module, const stablehlo::Function& entry, const std::string& filename,
                bool* uses_grid) {
   *uses_grid = false;
-  std::vector<const stablehlo::Function*> seen;
-  return WalkOps(
-      module, entry,
-      [&](const stablehlo::Operation& op) -> Status {
-        if (op.name == "stablehlo.infeed" || op.name == "stablehlo.outfeed")
-          return Unimplemented(
-              "%s:%u:%u: '%.*s': the executor has no %s queue; pass the data as arguments, results or host "
-              "transfers (send/recv with is_host_transfer)",
-              filename.c_str(), op.loc.line, op.loc.column, static_cast<int>(op.name.size()), op.name.data(),
-              op.name == "stablehlo.infeed" ? "infeed" : "outfeed");
-        if (UsesProcessGrid(op.name)) *uses_grid = true;
-        return Ok();
-      },
-      &seen);
+  return WalkOps(module, entry, [&](const stablehlo::Operation& op) -> Status {
+    if (op.name == "stablehlo.infeed" || op.name == "stablehlo.outfeed")
+      return Unimplemented(
+          "%s:%u:%u: '%.*s': the executor has no %s queue; pass the data as arguments, results or host "
+          "transfers (send/recv with is_host_transfer)",
+          filename.c_str(), op.loc.line, op.loc.column, static_cast<int>(op.name.size()), op.name.data(),
+          op.name == "stablehlo.infeed" ? "infeed" : "outfeed");
+    if (UsesProcessGrid(op.name)) *uses_grid = true;
+    return Ok();
+  });
 }
 
 // The module's mhlo.num_partitions, or 1.
@@ -253,9 +251,10 @@ Status Executable::Compile(const manifest::Manifest& m, std::string_view source,
     using Place = interp::CompileOptions::HostCompute::Place;
     interp::CompileOptions::HostCompute& hc = co.host_compute;
     const stablehlo::Module& module = *m.ir;
-    hc.place = [&module](const stablehlo::Operation& op) {
+    auto functions = std::make_shared<stablehlo::FunctionIndex>(module);  // every op asks: linear in the calls
+    hc.place = [functions](const stablehlo::Operation& op) {
       if (IsPlacementCall(op)) return Place::kMove;
-      return manifest::RunsOnHost(module, op) ? Place::kHost : Place::kAround;
+      return manifest::RunsOnHost(*functions, op) ? Place::kHost : Place::kAround;
     };
     const stablehlo::Function* entry = module.FindFunction(m.entry);
     hc.entry_on_host = entry && manifest::IsHostCompute(entry->attributes);

@@ -6,11 +6,14 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "base/checked.h"
 #include "interpreter/host_compute.h"
 #include "interpreter/kernel.h"
 #include "interpreter/program.h"
 #include "interpreter/run_state.h"
 #include "interpreter/shape.h"
+#include "interpreter/verify.h"
+#include "stablehlo/function_index.h"
 
 namespace neuronmem::interp {
 
@@ -280,8 +283,9 @@ class FunctionCompiler final : public CompileCtx {
 
   // Where the text of the op being compiled ends: the start of the next op of its block, or for the last op
   // of a block the end of the op owning the block (pretty ops may span lines; their text is read from here).
-  stablehlo::Location op_end_;  // line 0: the end of the text
-  int64_t batch_ = 0;           // CompileRegionBatched: 0-d values become this many elements
+  stablehlo::Location op_end_;      // line 0: the end of the text
+  int64_t batch_ = 0;               // CompileRegionBatched: 0-d values become this many elements
+  bool scratch_too_large_ = false;  // AddScratch was asked for a value above kMaxValueBytes
   friend class Compiler;
 };
 
@@ -302,7 +306,7 @@ class Compiler {
       *out = it->second.get();
       return Ok();
     }
-    const stablehlo::Function* f = module_.FindFunction(name);
+    const stablehlo::Function* f = functions_.Find(name);
     if (!f) {
       if (caller_op)
         return InvalidArgument("%s: no function @%.*s in the module", where.c_str(), static_cast<int>(name.size()),
@@ -315,6 +319,9 @@ class Compiler {
     fn->compiling = true;
     Function* raw = fn.get();
     impl_->functions.emplace(std::move(key), std::move(fn));
+    NestingGuard nested(&nesting_);
+    if (nested.too_deep())
+      return InvalidArgument("%s: calls and regions nested deeper than %d levels", where.c_str(), kMaxCompileNesting);
     FunctionCompiler fc(this, raw, space);
     fc.is_entry_ = caller_op == nullptr && name == options_.entry;
     NEURONMEM_RETURN_IF_ERROR(fc.CompileFunction(*f));
@@ -327,6 +334,8 @@ class Compiler {
   const CompileOptions& options_;
   Program::Impl* impl_;
   SourceIndex source_;
+  int nesting_ = 0;  // functions and regions being compiled, one inside the other (NestingGuard)
+  stablehlo::FunctionIndex functions_{module_};
 };
 
 static Status OpStatus(const CompileCtx& cx, neuronmem_status_code_t code, const char* fmt, va_list ap) {
@@ -461,19 +470,15 @@ Status FunctionCompiler::NewSlot(const Type& t, Slot::Kind kind, const Operation
     s.type = t.element;
     s.quant = t.quant;
     s.count = 1;
-    if (batch_ > 0 && t.dims.empty()) {  // a batched region's 0-d value
-      s.dims.push_back(batch_);
-      s.count = batch_;
-    }
+    if (batch_ > 0 && t.dims.empty()) s.dims.push_back(batch_);  // a batched region's 0-d value
     for (int64_t d : t.dims) {
       if (d < 0) {
         const std::string where =
             op ? FormatLocation(state()->filename, *op) + ": '" + std::string(op->name) + "'" : state()->filename;
         return Unimplemented("%s: dynamic shape %s is not supported", where.c_str(), TypeToString(t).c_str());
       }
-      s.count *= d;
     }
-    s.dims.assign(t.dims.begin(), t.dims.end());
+    if (!(batch_ > 0 && t.dims.empty())) s.dims.assign(t.dims.begin(), t.dims.end());
     if (!IsSupportedType(s.type)) {
       const std::string where =
           op ? FormatLocation(state()->filename, *op) + ": '" + std::string(op->name) + "'" : state()->filename;
@@ -484,7 +489,12 @@ Status FunctionCompiler::NewSlot(const Type& t, Slot::Kind kind, const Operation
         op ? FormatLocation(state()->filename, *op) + ": '" + std::string(op->name) + "'" : state()->filename;
     return Unimplemented("%s: type %s is not supported", where.c_str(), TypeToString(t).c_str());
   }
-  s.bytes = static_cast<size_t>(s.count) * ElementByteSize(s.type);
+  if (!ValueSize(s.dims.data(), s.dims.size(), s.type, &s.count, &s.bytes)) {
+    const std::string where =
+        op ? FormatLocation(state()->filename, *op) + ": '" + std::string(op->name) + "'" : state()->filename;
+    return Unimplemented("%s: a value of type %s has more than %" PRId64 " bytes (or its element count overflows)",
+                         where.c_str(), TypeToString(t).c_str(), kMaxValueBytes);
+  }
   s.live_begin = s.live_end = depth_ < static_cast<int>(open_.size()) ? open_[depth_].start : tick_;
   *out = static_cast<uint32_t>(fn_->slots.size());
   fn_->slots.push_back(std::move(s));
@@ -515,9 +525,7 @@ uint32_t FunctionCompiler::AddScratch(ElementType type, const std::vector<int64_
   s.kind = Slot::Kind::kPlanned;
   s.type = type;
   s.dims = dims;
-  s.count = 1;
-  for (int64_t d : dims) s.count *= d;
-  s.bytes = static_cast<size_t>(s.count) * ElementByteSize(type);
+  if (!ValueSize(dims.data(), dims.size(), type, &s.count, &s.bytes)) scratch_too_large_ = true;
   s.space = ctx_;
   s.live_begin = s.live_end = open_[depth_].start;
   const uint32_t id = static_cast<uint32_t>(fn_->slots.size());
@@ -788,9 +796,13 @@ Status FunctionCompiler::CompileOp(const Operation& op, Body* body, std::vector<
     }
     std::vector<std::pair<size_t, size_t>>* const outer_requests = requests_;  // an op whose region this is
     requests_ = &requests;
-    Status st = it->second(*this, &kernel);
+    Status st = VerifyOp(*this);
+    if (!st) st = it->second(*this, &kernel);
     requests_ = outer_requests;
     NEURONMEM_RETURN_IF_ERROR(std::move(st));
+    if (scratch_too_large_)
+      return Unsupported("its scratch values have more than %" PRId64 " bytes (or their sizes overflow)",
+                         kMaxValueBytes);
     op_ = &op;
     if (!op.regions.empty()) {
       inputs_ = std::move(saved_in);
@@ -1247,6 +1259,8 @@ Status FunctionCompiler::CompileRegion(size_t index, const Body** out) {
   if (index >= op.regions.size()) return Invalid("expected at least %zu regions", index + 1);
   const auto& region = op.regions[index];
   if (region.blocks.size() != 1) return Unsupported("regions with %zu blocks are not supported", region.blocks.size());
+  NestingGuard nested(&c_->nesting_);
+  if (nested.too_deep()) return Invalid("calls and regions nested deeper than %d levels", kMaxCompileNesting);
   auto body = std::make_unique<Body>();
   ++depth_;
   open_.resize(depth_ + 1);
@@ -1404,6 +1418,13 @@ Status FunctionCompiler::CompileFunction(const stablehlo::Function& f) {
     return InvalidArgument("%s:%u:%u: function @%.*s returns %zu values but declares %zu results",
                            state()->filename.c_str(), f.loc.line, f.loc.column, static_cast<int>(f.name.size()),
                            f.name.data(), returned.size(), fn_->result_types.size());
+  for (size_t i = 0; i < returned.size(); ++i) {
+    if (!SlotHasType(fn_->slots[returned[i]], fn_->result_types[i]))
+      return InvalidArgument("%s:%u:%u: function @%.*s returns %s as result %zu, which it declares %s",
+                             state()->filename.c_str(), f.loc.line, f.loc.column, static_cast<int>(f.name.size()),
+                             f.name.data(), SlotTypeText(fn_->slots[returned[i]]).c_str(), i,
+                             TypeToString(fn_->result_types[i]).c_str());
+  }
   // Function results live to the end.
   for (uint32_t s : returned) {
     Slot& sl = fn_->slots[s];
@@ -1416,6 +1437,8 @@ Status FunctionCompiler::CompileFunction(const stablehlo::Function& f) {
   const size_t data = peaks[0];
   fn_->slot_array_bytes = AlignUp(fn_->slots.size() * sizeof(char*));
   fn_->frame_bytes = fn_->slot_array_bytes + data;
+  std::sort(fn_->callees.begin(), fn_->callees.end());
+  fn_->callees.erase(std::unique(fn_->callees.begin(), fn_->callees.end()), fn_->callees.end());
   size_t callee = 0;
   for (const Function* c : fn_->callees) callee = std::max(callee, c->stack_bytes);
   fn_->stack_bytes = fn_->frame_bytes + callee;
@@ -1468,7 +1491,8 @@ Status CallFunction(const Function& fn, Frame& caller, const uint32_t* arg_slots
 }
 
 void Function::AddCallee(const Function* f) {
-  if (std::find(callees.begin(), callees.end(), f) == callees.end()) callees.push_back(f);
+  // Kept unique by CompileFunction (a search here made n distinct calls cost n^2: issue 23, class 7).
+  if (callees.empty() || callees.back() != f) callees.push_back(f);
 }
 
 Status Compile(const stablehlo::Module& module, const CompileOptions& options, std::unique_ptr<Program>* out) {

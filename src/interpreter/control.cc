@@ -5,6 +5,7 @@
 #include "interpreter/program.h"
 #include "interpreter/quant.h"
 #include "interpreter/shape.h"
+#include "interpreter/verify.h"
 
 namespace neuronmem::interp {
 namespace {
@@ -45,8 +46,16 @@ Status CompileCall(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   for (size_t i = 0; i < args.size(); ++i) {
     const Slot& a = cx.slot(args[i]);
     const Slot& p = fn->slots[fn->body.arg_slots[i]];
-    if (a.type != p.type || a.dims != p.dims)
-      return cx.Invalid("argument %zu does not match the callee's parameter", i);
+    if (!SameValueType(a, p))
+      return cx.Invalid("argument %zu is %s; @%.*s takes %s", i, SlotTypeText(a).c_str(),
+                        static_cast<int>(callee.size()), callee.data(), SlotTypeText(p).c_str());
+  }
+  for (size_t i = 0; i < results.size(); ++i) {  // a larger result would copy bytes the callee never wrote
+    const Slot& r = cx.slot(results[i]);
+    const Slot& c = fn->slots[fn->body.result_slots[i]];
+    if (!SameValueType(r, c))
+      return cx.Invalid("result %zu is declared %s; @%.*s returns %s", i, SlotTypeText(r).c_str(),
+                        static_cast<int>(callee.size()), callee.data(), SlotTypeText(c).c_str());
   }
   std::vector<bool> crosses;
   for (size_t i = 0; i < results.size(); ++i)
@@ -128,8 +137,18 @@ Status CompileWhile(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   NEURONMEM_RETURN_IF_ERROR(cx.CompileRegion(0, &cond));
   NEURONMEM_RETURN_IF_ERROR(cx.CompileRegion(1, &body));
   if (cond->arg_slots.size() != n || body->arg_slots.size() != n || body->result_slots.size() != n ||
-      cond->result_slots.size() != 1 || cx.slot(cond->result_slots[0]).type != ElementType::kPred)
+      cond->result_slots.size() != 1 || cx.slot(cond->result_slots[0]).type != ElementType::kPred ||
+      !cx.slot(cond->result_slots[0]).dims.empty())
     return cx.Invalid("cond/body regions do not match the loop's values");
+  for (size_t i = 0; i < n; ++i) {
+    const Slot& v = cx.in_slot(i);
+    const char* bad = !SameValueType(cx.out_slot(i), v)                   ? "result"
+                      : !SameValueType(cx.slot(cond->arg_slots[i]), v)    ? "cond argument"
+                      : !SameValueType(cx.slot(body->arg_slots[i]), v)    ? "body argument"
+                      : !SameValueType(cx.slot(body->result_slots[i]), v) ? "body result"
+                                                                          : nullptr;
+    if (bad) return cx.Invalid("%s %zu does not have loop value %zu's type %s", bad, i, i, SlotTypeText(v).c_str());
+  }
   std::vector<bool> init_crosses, body_crosses;
   for (size_t i = 0; i < n; ++i) {
     init_crosses.push_back(CrossesSpaces(cx.slot(init[i]), cx.slot(a[i])));
@@ -192,6 +211,11 @@ Status CompileBranches(CompileCtx& cx, bool is_if, std::unique_ptr<Kernel>* k) {
     NEURONMEM_RETURN_IF_ERROR(cx.CompileRegion(i, &b));
     if (b->result_slots.size() != cx.num_outputs())
       return cx.Invalid("branch %zu returns the wrong number of values", i);
+    for (size_t r = 0; r < b->result_slots.size(); ++r) {
+      if (!SameValueType(cx.slot(b->result_slots[r]), cx.out_slot(r)))
+        return cx.Invalid("branch %zu returns %s as result %zu, which the op declares %s", i,
+                          SlotTypeText(cx.slot(b->result_slots[r])).c_str(), r, SlotTypeText(cx.out_slot(r)).c_str());
+    }
     branches.push_back(b);
   }
   std::vector<uint32_t> results;

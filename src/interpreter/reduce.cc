@@ -3,9 +3,11 @@
 // the window, the accumulator as the body's first arguments), so non-associative bodies (float sums,
 // argmax with ties) give its results.
 #include <algorithm>
+#include <cinttypes>
 #include <string>
 #include <vector>
 
+#include "base/checked.h"
 #include "interpreter/attr_text.h"
 #include "interpreter/kernel.h"
 #include "interpreter/region.h"
@@ -391,16 +393,20 @@ Status ReadWindow(CompileCtx& cx, size_t rank, bool dilations, Window* w) {
   return Ok();
 }
 
-// The result dims of a window over `in` (the spec's shape of reduce_window).
-std::vector<int64_t> WindowResultDims(const std::vector<int64_t>& in, const Window& w) {
-  std::vector<int64_t> r(in.size());
+// The result dims of a window over `in` (the spec's shape of reduce_window), checked (base/checked.h): an
+// overflowing window, or one whose work (result elements x window elements) no run could finish, fails.
+Status WindowResultDims(CompileCtx& cx, const std::vector<int64_t>& in, const Window& w, std::vector<int64_t>* r) {
+  r->assign(in.size(), 0);
   for (size_t d = 0; d < in.size(); ++d) {
-    const int64_t dilated = in[d] == 0 ? 0 : (in[d] - 1) * w.base_dilations[d] + 1;
-    const int64_t padded = dilated + w.pad_lo[d] + w.pad_hi[d];
-    const int64_t win = (w.dims[d] - 1) * w.window_dilations[d] + 1;
-    r[d] = padded < win ? 0 : (padded - win) / w.strides[d] + 1;
+    if (!WindowedSize(in[d], w.dims[d], w.strides[d], w.pad_lo[d], w.pad_hi[d], w.base_dilations[d],
+                      w.window_dilations[d], &(*r)[d]))
+      return cx.Invalid("the window's extent in dimension %zu overflows", d);
   }
-  return r;
+  Checked c;
+  const int64_t out = c.Product(r->data(), r->size());
+  if (out != 0) c.Bound(c.Mul(out, c.Product(w.dims.data(), w.dims.size())), kMaxSteps);
+  if (!c.ok()) return cx.Unsupported("the windows take more than %" PRId64 " steps", kMaxSteps);
+  return Ok();
 }
 
 class ReduceWindowKernel final : public Kernel {
@@ -472,8 +478,7 @@ Status CompileReduceWindow(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
       cx, false, true,
       [&](const std::vector<int64_t>& in, std::vector<int64_t>* out) {
         NEURONMEM_RETURN_IF_ERROR(ReadWindow(cx, in.size(), true, &w));
-        *out = WindowResultDims(in, w);
-        return Ok();
+        return WindowResultDims(cx, in, w, out);
       },
       &r));
   ScalarRegion body;
@@ -557,7 +562,9 @@ Status CompileSelectAndScatter(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   const Slot operand = cx.in_slot(0), source = cx.in_slot(1), init = cx.in_slot(2), out = cx.out_slot(0);
   Window w;
   NEURONMEM_RETURN_IF_ERROR(ReadWindow(cx, operand.dims.size(), false, &w));
-  if (WindowResultDims(operand.dims, w) != source.dims) return cx.Invalid("source does not match the windows");
+  std::vector<int64_t> windows;
+  NEURONMEM_RETURN_IF_ERROR(WindowResultDims(cx, operand.dims, w, &windows));
+  if (windows != source.dims) return cx.Invalid("source does not match the windows");
   // Quantized: select compares operand values, scatter combines source values with init/result values.
   const ScalarType t = ScalarType::Of(operand), st = ScalarType::Of(source);
   if (!init.dims.empty() || ScalarType::Of(init) != st || ScalarType::Of(out) != st || out.dims != operand.dims ||

@@ -3,6 +3,7 @@
 // input view with per-dimension strides, possibly zero or negative).
 #include "interpreter/shape.h"
 
+#include "base/checked.h"
 #include "interpreter/elementwise.h"
 #include "interpreter/quant.h"
 
@@ -408,7 +409,7 @@ Status MakeSlice(CompileCtx& cx, const std::vector<int64_t>& start, const std::v
   for (size_t i = 0; i < start.size(); ++i) {
     if (stride[i] <= 0 || start[i] < 0 || limit[i] > a.dims[i] || start[i] > limit[i])
       return cx.Invalid("bad slice bounds");
-    const int64_t n = (limit[i] - start[i] + stride[i] - 1) / stride[i];
+    const int64_t n = limit[i] == start[i] ? 0 : (limit[i] - start[i] - 1) / stride[i] + 1;  // no overflow
     if (n != r.dims[i]) return cx.Invalid("result shape does not match the slice");
     offset += start[i] * as[i];
     strides[i] = as[i] * stride[i];
@@ -470,7 +471,7 @@ Status CompileConcatenate(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
     const Slot& a = cx.in_slot(i);
     NEURONMEM_RETURN_IF_ERROR(CheckQuantSame(cx, a, r));
     if (a.dims.size() != r.dims.size()) return cx.Invalid("operand ranks differ");
-    total += a.dims[dim];
+    if (__builtin_add_overflow(total, a.dims[dim], &total)) return cx.Invalid("the concatenated dimension overflows");
     ins.push_back(cx.in(i));
     blocks.push_back(outer ? a.bytes / outer : 0);
   }
@@ -538,7 +539,9 @@ Status PaddedDims(CompileCtx& cx, const std::vector<int64_t>& in, const std::vec
   out->clear();
   for (size_t d = 0; d < low.size(); ++d) {
     if (interior[d] < 0) return cx.Invalid("negative interior padding");
-    const int64_t n = low[d] + high[d] + in[d] + std::max<int64_t>(in[d] - 1, 0) * interior[d];
+    Checked c;  // base/checked.h: padding near INT64_MAX
+    const int64_t n = c.Add(c.Add(low[d], high[d]), c.Add(in[d], c.Mul(std::max<int64_t>(in[d] - 1, 0), interior[d])));
+    if (!c.ok()) return cx.Invalid("the padding of dimension %zu overflows", d);
     if (n < 0) return cx.Invalid("the padding makes dimension %zu negative", d);
     out->push_back(n);
   }

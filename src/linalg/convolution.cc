@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "base/checked.h"
 #include "linalg/element_traits.h"
 #include "linalg/gemm.h"
 #include "linalg/pack.h"
@@ -61,14 +62,6 @@ struct Geometry {
   // where the product reads a padding or dilation zero.
   std::vector<std::vector<int64_t>> tab;
 };
-
-int64_t OutputSize(int64_t in, int64_t k, int64_t stride, int64_t lo, int64_t hi, int64_t ldil, int64_t rdil) {
-  const int64_t dilated = in == 0 ? 0 : (in - 1) * ldil + 1;
-  const int64_t padded = lo + dilated + hi;
-  const int64_t window = k == 0 ? 0 : (k - 1) * rdil + 1;
-  if (padded <= 0 || window > padded) return 0;
-  return (padded - window) / stride + 1;
-}
 
 Geometry MakeGeometry(Span<int64_t> lhs_dims, Span<int64_t> rhs_dims, Span<int64_t> res_dims,
                       const ConvolutionParams& p) {
@@ -357,10 +350,12 @@ Status ConvolutionShape(Span<int64_t> lhs_dims, Span<int64_t> rhs_dims, const Co
   dims[p.output_batch_dimension] = in_batch / bg;
   dims[p.output_feature_dimension] = k_out;
   for (size_t i = 0; i < spatial; ++i) {
-    dims[p.output_spatial_dimensions[i]] =
-        OutputSize(lhs_dims[p.input_spatial_dimensions[i]], rhs_dims[p.kernel_spatial_dimensions[i]],
-                   At(p.window_strides, i, 1), p.padding.empty() ? 0 : p.padding[i].first,
-                   p.padding.empty() ? 0 : p.padding[i].second, At(p.lhs_dilation, i, 1), At(p.rhs_dilation, i, 1));
+    // Checked (base/checked.h): strides, dilations and padding near INT64_MAX overflow the formula.
+    if (!WindowedSize(lhs_dims[p.input_spatial_dimensions[i]], rhs_dims[p.kernel_spatial_dimensions[i]],
+                      At(p.window_strides, i, 1), p.padding.empty() ? 0 : p.padding[i].first,
+                      p.padding.empty() ? 0 : p.padding[i].second, At(p.lhs_dilation, i, 1), At(p.rhs_dilation, i, 1),
+                      &dims[p.output_spatial_dimensions[i]]))
+      return InvalidArgument("convolution: the window's extent in spatial dimension %zu overflows", i);
   }
   *result_dims = std::move(dims);
   return Ok();

@@ -156,6 +156,8 @@ class Deriver {
     }
     // Walk the entry function and, at each call, the function called (once each: kinds flow through calls).
     module_ = &module;
+    const stablehlo::FunctionIndex functions(module);
+    functions_ = &functions;
     if (IsHostCompute(f->attributes)) {
       m_->host_compute.push_back(
           {std::string(f->name), "func.func", std::string(f->name), {f->loc.line, f->loc.column}});
@@ -267,7 +269,7 @@ class Deriver {
       VisitSkipped(op);
       return;
     }
-    const bool host = RunsOnHost(*module_, op);
+    const bool host = RunsOnHost(*functions_, op);
     if (host) {
       m_->host_compute.push_back(
           {std::string(fn), std::string(op.name), std::string(op.callee), {op.loc.line, op.loc.column}});
@@ -424,7 +426,7 @@ class Deriver {
   // A call: the callee is walked with the kinds of the operands (at its first call) and its results come
   // back in the kinds it returns them in. Calls nested deeper than the parser's limit are walked last.
   void VisitCall(const Operation& op) {
-    const stablehlo::Function* g = op.callee.empty() ? nullptr : module_->FindFunction(op.callee);
+    const stablehlo::Function* g = op.callee.empty() ? nullptr : functions_->Find(op.callee);
     if (g && !walked_.count(g)) {
       if (depth_ < stablehlo::kMaxDepth) {
         Kinds operand_kinds;
@@ -591,6 +593,7 @@ class Deriver {
   static constexpr std::string_view kDevice = "device";
   static constexpr std::string_view kSkipped = "unknown";  // the results of a skipped op
   const stablehlo::Module* module_ = nullptr;
+  const stablehlo::FunctionIndex* functions_ = nullptr;  // module_'s, while Derive runs
   ValueKinds kinds_;
   std::map<const stablehlo::Function*, Kinds> walked_;  // the kinds each walked function returns
   std::vector<const stablehlo::Function*> deferred_;
@@ -612,6 +615,13 @@ bool RunsOnHost(const stablehlo::Module& module, const stablehlo::Operation& op)
   if (IsHostCompute(op.attributes)) return true;
   if (op.name != "func.call" || op.callee.empty()) return false;  // the parser reads a generic form's callee too
   const stablehlo::Function* callee = module.FindFunction(op.callee);
+  return callee && IsHostCompute(callee->attributes);
+}
+
+bool RunsOnHost(const stablehlo::FunctionIndex& functions, const stablehlo::Operation& op) {
+  if (IsHostCompute(op.attributes)) return true;
+  if (op.name != "func.call" || op.callee.empty()) return false;
+  const stablehlo::Function* callee = functions.Find(op.callee);
   return callee && IsHostCompute(callee->attributes);
 }
 

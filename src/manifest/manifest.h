@@ -12,6 +12,7 @@
 #include "base/element_type.h"
 #include "base/memory_kind.h"
 #include "base/status.h"
+#include "stablehlo/function_index.h"
 #include "stablehlo/ir.h"
 
 namespace neuronmem::manifest {
@@ -148,6 +149,8 @@ const char* PolicyName(Policy p);
 bool IsHostCompute(const stablehlo::NamedAttrs& attributes);
 // Whether op runs on the host: it is marked, or it is a func.call of a function marked itself.
 bool RunsOnHost(const stablehlo::Module& module, const stablehlo::Operation& op);
+// The same through an index of the module's functions (a pass over every op: linear in the calls).
+bool RunsOnHost(const stablehlo::FunctionIndex& functions, const stablehlo::Operation& op);
 
 // Where libneuronmem places a placement kind as written in a move (device, pinned_host, unpinned_host, and
 // the device-side vmem and pinned_device); false for other strings.
