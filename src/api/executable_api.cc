@@ -307,6 +307,9 @@ neuronmem_status_t* neuronmem_executable_execute(const neuronmem_execute_args_t*
   if (args->num_non_donatable && !args->non_donatable)
     return InvalidArgument("args->non_donatable is NULL but num_non_donatable is %zu", args->num_non_donatable)
         .release();
+  const size_t num_params = h->exe->parameters().size();
+  if (args->num_arguments != num_params)  // before anything is sized by it
+    return InvalidArgument("%zu arguments given, the executable takes %zu", args->num_arguments, num_params).release();
   std::vector<neuronmem::copy::Buffer*> buffers;
   if (auto* s = ArgumentBuffers(client, args->arguments, args->num_arguments, 0, &buffers)) return s;
   neuronmem::Span<neuronmem::Event* const> waits;
@@ -340,6 +343,14 @@ neuronmem_status_t* neuronmem_executable_execute_devices(const neuronmem_execute
     return s.release();
   }
   const size_t n = args->num_devices;
+  // The arrays are cleared only as far as a launch can reach: no client has more devices than kMaxCores, and
+  // n * num_outputs cannot wrap below that.
+  const size_t max_devices = args->executable ? args->executable->client->devices.size() : mf::kMaxCores;
+  if (n > max_devices) {
+    return InvalidArgument("args->num_devices is %zu but the %s has %zu devices (each at most once)", n,
+                           args->executable ? "client" : "largest client", max_devices)
+        .release();
+  }
   for (size_t d = 0; d < n; ++d) {
     out_done[d] = nullptr;
     if (out_executions) out_executions[d] = nullptr;
@@ -353,6 +364,12 @@ neuronmem_status_t* neuronmem_executable_execute_devices(const neuronmem_execute
   for (size_t d = 0; d < n; ++d)
     for (size_t k = 0; k < num_outputs; ++k) out_results[d * num_outputs + k] = nullptr;
   if (n == 0) return InvalidArgument("args->num_devices is 0: a launch needs at least one device").release();
+  // Per device, before num_devices * num_arguments is formed (it could wrap).
+  if (args->num_arguments != h->exe->parameters().size()) {
+    return InvalidArgument("%zu arguments given per device, the executable takes %zu", args->num_arguments,
+                           h->exe->parameters().size())
+        .release();
+  }
   std::vector<uint32_t> cores(n);
   for (size_t d = 0; d < n; ++d) {
     const neuronmem_device_t* device = args->devices[d];

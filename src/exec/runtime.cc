@@ -32,8 +32,13 @@ class BufferResults final : public interp::ResultAllocator {
  public:
   explicit BufferResults(const std::vector<copy::StorageUse>& uses) : uses_(uses) {}
   void* Allocate(size_t index, size_t bytes) override {
-    if (index >= uses_.size() || uses_[index].s->bytes != bytes) return nullptr;
-    return bytes ? static_cast<void*>(uses_[index].s->data) : static_cast<void*>(uses_[index].s);  // non-null
+    if (index >= uses_.size()) return nullptr;
+    const copy::Storage* s = uses_[index].s;
+    // A donated MUTABLE_ZERO_COPY argument's storage aliases the caller's memory and records no byte count: the
+    // result takes that memory as donation promises (its size is the parameter's, checked at submission).
+    const bool caller_memory = !s->owned && s->data && s->bytes == 0;
+    if (s->bytes != bytes && !caller_memory) return nullptr;
+    return bytes ? static_cast<void*>(s->data) : static_cast<void*>(uses_[index].s);  // non-null
   }
 
  private:
@@ -332,7 +337,7 @@ Status Runtime::Prepare(const ExecuteRequest& r, copy::Buffer* const* results, s
     const core::Memory& m = *device.memory_of_kind(o.kind);
     Status s = engine.AllocateDefinedBy(m.view(), o.type, Span<const int64_t>(o.dims.data(), o.dims.size()),
                                         e->done.get(), results[k], &e->results[k]);
-    if (s) return Annotate(std::move(s), "device " + std::to_string(r.core) + ": " + o.name);
+    if (s) return Annotate(std::move(s), o.name);  // a launch adds "device d" (once: issue 23)
   }
   *out = std::move(e);
   return Ok();
