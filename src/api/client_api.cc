@@ -76,6 +76,8 @@ neuronmem_status_t* neuronmem_client_create(const neuronmem_client_options_t* op
   std::unique_ptr<core::Client> client;
   if (auto s = core::Client::Create(config, &client)) return s.release();
   *out_client = new neuronmem_client_t(std::move(client));
+  if (options && NEURONMEM_HAS_FIELD(options, neuronmem_client_options_t, execution_timeout_ns))
+    (*out_client)->execution_timeout_ns = options->execution_timeout_ns;
   return nullptr;
   NEURONMEM_API_END
 }

@@ -168,11 +168,19 @@ neuronmem_status_t* AddHostCallbacks(const neuronmem_host_callback_t* cbs, size_
   return nullptr;
 }
 
-neuronmem_execution_t* NewExecution(std::shared_ptr<const exec::ExecutionStats> stats, neuronmem::Event* done) {
+neuronmem_execution_t* NewExecution(std::shared_ptr<const exec::ExecutionStats> stats, neuronmem::Event* done,
+                                    std::shared_ptr<exec::ExecutionControl> control) {
   auto* x = new neuronmem_execution_t();
   x->stats = std::move(stats);
   x->done = neuronmem::EventRef(neuronmem::Share(done));
+  x->control = std::move(control);
   return x;
+}
+
+// An execution's deadline: its own timeout_ns, else the client's; UINT64_MAX is none.
+uint64_t Timeout(const neuronmem_client_t* client, uint64_t requested) {
+  const uint64_t t = requested ? requested : client->execution_timeout_ns;
+  return t == UINT64_MAX ? 0 : t;
 }
 
 }  // namespace
@@ -321,13 +329,16 @@ neuronmem_status_t* neuronmem_executable_execute(const neuronmem_execute_args_t*
   request.arguments = neuronmem::Span<neuronmem::copy::Buffer* const>(buffers.data(), buffers.size());
   request.waits = waits;
   request.non_donatable = neuronmem::Span<const size_t>(args->non_donatable, args->num_non_donatable);
+  request.timeout_ns =
+      Timeout(client, NEURONMEM_HAS_FIELD(args, neuronmem_execute_args_t, timeout_ns) ? args->timeout_ns : 0);
+  if (out_execution) request.control = std::make_shared<exec::ExecutionControl>();
   neuronmem::Event* done = nullptr;
   std::shared_ptr<const exec::ExecutionStats> stats;
   if (auto s = client->runtime().Execute(request, results.buffers.data(), &done, out_execution ? &stats : nullptr))
     return s.release();
   results.Release(out_results);
   *out_done = done;
-  if (out_execution) *out_execution = NewExecution(std::move(stats), done);
+  if (out_execution) *out_execution = NewExecution(std::move(stats), done, std::move(request.control));
   return nullptr;
   NEURONMEM_API_END
 }
@@ -409,6 +420,13 @@ neuronmem_status_t* neuronmem_executable_execute_devices(const neuronmem_execute
   request.waits = neuronmem::Span<const neuronmem::Span<neuronmem::Event* const>>(waits.data(), waits.size());
   request.non_donatable = neuronmem::Span<const size_t>(args->non_donatable, args->num_non_donatable);
   request.host = std::move(host);
+  request.timeout_ns =
+      Timeout(client, NEURONMEM_HAS_FIELD(args, neuronmem_execute_devices_args_t, timeout_ns) ? args->timeout_ns : 0);
+  std::vector<std::shared_ptr<exec::ExecutionControl>> controls;
+  if (out_executions) {
+    for (size_t d = 0; d < n; ++d) controls.push_back(std::make_shared<exec::ExecutionControl>());
+    request.controls = controls.data();
+  }
   std::vector<neuronmem::Event*> done(n, nullptr);
   std::vector<std::shared_ptr<const exec::ExecutionStats>> stats(n);
   if (auto s = client->runtime().Launch(request, results.buffers.data(), done.data(),
@@ -417,7 +435,7 @@ neuronmem_status_t* neuronmem_executable_execute_devices(const neuronmem_execute
   results.Release(out_results);
   for (size_t d = 0; d < n; ++d) {
     out_done[d] = done[d];
-    if (out_executions) out_executions[d] = NewExecution(std::move(stats[d]), done[d]);
+    if (out_executions) out_executions[d] = NewExecution(std::move(stats[d]), done[d], std::move(controls[d]));
   }
   return nullptr;
   NEURONMEM_API_END
@@ -488,6 +506,12 @@ neuronmem_status_t* neuronmem_execution_transfers(const neuronmem_execution_t* e
     out->peer_transfers = c.peer_transfers;
     out->peer_bytes = c.peer_bytes;
   }
+  return nullptr;
+}
+
+neuronmem_status_t* neuronmem_execution_cancel(neuronmem_execution_t* execution) {
+  NEURONMEM_REQUIRE(execution);
+  if (execution->control) execution->control->Stop(NEURONMEM_STATUS_CANCELLED);
   return nullptr;
 }
 

@@ -51,6 +51,7 @@ struct neuronmem_client {
   std::unique_ptr<neuronmem::exec::Runtime> exec;
   std::atomic<int64_t> live_executables{0};
   neuronmem::exec::KernelRegistry kernels;  // neuronmem_client_register_kernel
+  uint64_t execution_timeout_ns = 0;        // neuronmem_client_options_t.execution_timeout_ns (0: none)
 
   // Wraps a created client: one shell per device and memory, linked as the C++ objects are.
   explicit neuronmem_client(std::unique_ptr<neuronmem::core::Client> c);
@@ -85,4 +86,5 @@ struct neuronmem_executable {
 struct neuronmem_execution {
   std::shared_ptr<const neuronmem::exec::ExecutionStats> stats;
   neuronmem::EventRef done;
+  std::shared_ptr<neuronmem::exec::ExecutionControl> control;  // neuronmem_execution_cancel
 };
