@@ -25,6 +25,7 @@ int main(void) {
   FIELD(neuronmem_client_options_t, mlock_mode);
   FIELD(neuronmem_client_options_t, device_bytes_per_core);
   FIELD(neuronmem_client_options_t, pinned_host_bytes);
+  FIELD(neuronmem_client_options_t, execution_timeout_ns);
   STRUCT(neuronmem_device_description_t, NEURONMEM_DEVICE_DESCRIPTION_STRUCT_SIZE);
   FIELD(neuronmem_device_description_t, struct_size);
   FIELD(neuronmem_device_description_t, id);
@@ -230,6 +231,7 @@ int main(void) {
   FIELD(neuronmem_execute_args_t, wait);
   FIELD(neuronmem_execute_args_t, non_donatable);
   FIELD(neuronmem_execute_args_t, num_non_donatable);
+  FIELD(neuronmem_execute_args_t, timeout_ns);
   STRUCT(neuronmem_execute_devices_args_t, NEURONMEM_EXECUTE_DEVICES_ARGS_STRUCT_SIZE);
   FIELD(neuronmem_execute_devices_args_t, struct_size);
   FIELD(neuronmem_execute_devices_args_t, extension);
@@ -245,6 +247,7 @@ int main(void) {
   FIELD(neuronmem_execute_devices_args_t, num_send_callbacks);
   FIELD(neuronmem_execute_devices_args_t, recv_callbacks);
   FIELD(neuronmem_execute_devices_args_t, num_recv_callbacks);
+  FIELD(neuronmem_execute_devices_args_t, timeout_ns);
   STRUCT(neuronmem_host_transfer_t, NEURONMEM_HOST_TRANSFER_STRUCT_SIZE);
   FIELD(neuronmem_host_transfer_t, struct_size);
   FIELD(neuronmem_host_transfer_t, channel_id);

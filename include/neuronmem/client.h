@@ -46,8 +46,11 @@ typedef struct neuronmem_client_options {
   neuronmem_mlock_mode_t mlock_mode;
   uint64_t device_bytes_per_core; /* HBM arena bytes per core, >= 1 MiB; 0 = 64 MiB */
   uint64_t pinned_host_bytes;     /* pinned-host arena bytes, >= 32 MiB (mimalloc's arena unit); 0 = 64 MiB */
+  /* The deadline of every execution that sets none itself (neuronmem_execute_args_t.timeout_ns): nanoseconds
+   * from its submission, then it fails with DEADLINE_EXCEEDED; 0 = none. */
+  uint64_t execution_timeout_ns;
 } neuronmem_client_options_t;
-#define NEURONMEM_CLIENT_OPTIONS_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_client_options_t, pinned_host_bytes)
+#define NEURONMEM_CLIENT_OPTIONS_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_client_options_t, execution_timeout_ns)
 
 /* A device as PJRT describes it. Growable: the caller sets struct_size; strings are borrowed from the
  * client and NUL-terminated. */

@@ -15,7 +15,8 @@
  * its client (neuronmem_client_destroy refuses while executables or executions are pending). Executables are
  * immutable once compiled: all functions are thread-safe. On failure, out-parameters are set to NULL/0; the
  * execute calls' arrays are cleared as far as args tells their length (none when args->struct_size is too
- * small; out_results only once args->executable is known, since its length is the executable's output count). */
+ * small or num_devices exceeds the client's devices (64 without an executable); out_results only once
+ * args->executable is known, since its length is the executable's output count). */
 #ifndef NEURONMEM_EXECUTABLE_H
 #define NEURONMEM_EXECUTABLE_H
 
@@ -103,8 +104,12 @@ typedef struct neuronmem_execute_args {
   /* Parameters not to donate this time (PJRT's non_donatable_input_indices); NULL if none. */
   const size_t* non_donatable;
   size_t num_non_donatable;
+  /* The execution's deadline: nanoseconds from submission, then it stops (before its next op, or at once
+   * while queued) and its event fails with DEADLINE_EXCEEDED; 0 = the client's execution_timeout_ns
+   * (neuronmem_client_options_t), UINT64_MAX = none even if the client sets one. */
+  uint64_t timeout_ns;
 } neuronmem_execute_args_t;
-#define NEURONMEM_EXECUTE_ARGS_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_execute_args_t, num_non_donatable)
+#define NEURONMEM_EXECUTE_ARGS_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_execute_args_t, timeout_ns)
 
 /* A tensor in a memory of the executing core, dense, row-major: an operand or result of a kernel call (custom
  * kernels, below) or the payload of a host transfer. */
@@ -170,9 +175,9 @@ typedef struct neuronmem_execute_devices_args {
   size_t num_send_callbacks;
   const neuronmem_host_callback_t* recv_callbacks;
   size_t num_recv_callbacks;
+  uint64_t timeout_ns; /* every device's execution, as neuronmem_execute_args_t.timeout_ns */
 } neuronmem_execute_devices_args_t;
-#define NEURONMEM_EXECUTE_DEVICES_ARGS_STRUCT_SIZE \
-  NEURONMEM_STRUCT_SIZE(neuronmem_execute_devices_args_t, num_recv_callbacks)
+#define NEURONMEM_EXECUTE_DEVICES_ARGS_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_execute_devices_args_t, timeout_ns)
 
 /* Statistics of one finished execution. Growable output struct. Times in nanoseconds. */
 typedef struct neuronmem_execution_stats {
@@ -305,13 +310,19 @@ NEURONMEM_API neuronmem_status_t* neuronmem_executable_output_memory(const neuro
  * out_done (required): an owned event ready when every result is defined, failed with the run's error (an
  * op's "file:line:col: 'op': reason", RESOURCE_EXHAUSTED naming the core when its device arena cannot
  * hold the workspace, a failed wait event). out_execution (nullable): an owned handle for the statistics.
- * Donated arguments are deleted by this call; their memory becomes the result's. Returns INVALID_ARGUMENT
+ * Donated arguments are deleted by this call; their memory becomes the result's (one given as
+ * MUTABLE_ZERO_COPY is the caller's memory: the result aliases it, the execution writes the result there, and
+ * the memory must stay valid until the result is destroyed, when the upload's done_with_host event completes).
+ * Returns INVALID_ARGUMENT
  * (argument count, a buffer or event of another client, shape or element type of an argument differs
  * from its parameter, a device the executable does not run on), FAILED_PRECONDITION (a deleted or donated
  * argument; an argument to donate that aliases IMMUTABLE_ZERO_COPY memory; STRICT: an argument in another
  * memory kind than its parameter's; a wait event or argument that already failed), RESOURCE_EXHAUSTED (no
  * memory for a result); the argument buffers stay intact then. May run the execution on the calling thread
- * when the core is idle and nothing is pending. */
+ * when the core is idle and nothing is pending, but only a program whose work is bounded: one with a
+ * stablehlo.while always runs on its core's thread, so this call never waits for a loop that may not end (a
+ * custom kernel runs where its execution runs: how long it takes is the caller's own code). Stop an
+ * execution with args->timeout_ns or neuronmem_execution_cancel. */
 NEURONMEM_API neuronmem_status_t* neuronmem_executable_execute(const neuronmem_execute_args_t* args,
                                                                neuronmem_buffer_t** out_results,
                                                                neuronmem_event_t** out_done,
@@ -332,7 +343,8 @@ NEURONMEM_API neuronmem_status_t* neuronmem_executable_execute(const neuronmem_e
  * output k of devices[d]), each an owned buffer. out_done (required): num_devices owned events, out_done[d]
  * ready when devices[d]'s results are defined or failed with its error. out_executions (nullable):
  * num_devices owned handles for the statistics. Returns what neuronmem_executable_execute returns, with
- * "device d: " before a device's message, and INVALID_ARGUMENT for no devices, a device listed twice or
+ * "device d: " before a device's message, and INVALID_ARGUMENT for no devices or more than the client has
+ * (nothing written then), a num_arguments other than num_parameters, a device listed twice or
  * one the executable does not run on, a NULL per-device array entry, a donated buffer passed twice, a host
  * transfer without its callback, a NULL callback or a channel id listed twice; then nothing was submitted
  * and every out slot is NULL (arguments donated by an earlier device of the launch stay donated only if a
@@ -361,6 +373,17 @@ NEURONMEM_API neuronmem_status_t* neuronmem_execution_transfers(const neuronmem_
                                                                 neuronmem_memory_kind_t from,
                                                                 neuronmem_memory_kind_t to,
                                                                 neuronmem_transfer_counts_t* out);
+
+/* Stops the execution: one still queued fails at once (it waits for none of its events), one running stops
+ * before its next op (every iteration of a loop runs ops, so an endless stablehlo.while stops too; a kernel or
+ * host callback that never returns does not). Its done event then fails with CANCELLED naming the op it did
+ * not run, its workspace goes back to the core's memories, its results are never defined (their events fail
+ * likewise), and its donated arguments stay deleted, as every donated argument is from submission on (their
+ * memory belongs to the failed results). A process of a launch blocked in a collective or recv stops once its
+ * peers end (cancel each device's execution to stop a launch). Cancelling one that finished, or was already
+ * stopped (cancelled or its deadline passed), changes nothing and returns NULL. INVALID_ARGUMENT for NULL.
+ * Thread-safe; never blocks (callable from kernels and callbacks). */
+NEURONMEM_API neuronmem_status_t* neuronmem_execution_cancel(neuronmem_execution_t* execution);
 
 /* Frees the handle (the execution itself goes on). NULL is a no-op. */
 NEURONMEM_API void neuronmem_execution_destroy(neuronmem_execution_t* execution);

@@ -47,11 +47,12 @@ Status ConvertFromHostArgs(neuronmem_client_t* client, const neuronmem_buffer_fr
   NEURONMEM_RETURN_IF_ERROR(
       api::CheckArgs(a, NEURONMEM_BUFFER_FROM_HOST_ARGS_STRUCT_SIZE, "neuronmem_buffer_from_host_args_t", where));
   NEURONMEM_RETURN_IF_ERROR(MemoryOf(client, a.memory, where, &out->memory));
-  if (static_cast<uint32_t>(a.host_buffer_semantics) > NEURONMEM_HOST_BUFFER_MUTABLE_ZERO_COPY) {
-    return InvalidArgument("%shost_buffer_semantics %u is not a neuronmem_host_buffer_semantics_t", where,
-                           static_cast<uint32_t>(a.host_buffer_semantics));
+  const int64_t semantics = api::EnumValue(a.host_buffer_semantics);  // never loaded as the enum
+  if (semantics < 0 || semantics > NEURONMEM_HOST_BUFFER_MUTABLE_ZERO_COPY) {
+    return InvalidArgument("%shost_buffer_semantics %lld is not a neuronmem_host_buffer_semantics_t", where,
+                           static_cast<long long>(semantics));
   }
-  out->semantics = static_cast<copy::HostBufferSemantics>(a.host_buffer_semantics);
+  out->semantics = static_cast<copy::HostBufferSemantics>(semantics);
   NEURONMEM_RETURN_IF_ERROR(api::ElementTypeOf(a.element_type, where, &out->type));
   if (a.num_dims && !a.dims) return InvalidArgument("%sdims is NULL but num_dims is %zu", where, a.num_dims);
   out->dims = neuronmem::Span<const int64_t>(a.dims, a.num_dims);

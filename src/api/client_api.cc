@@ -50,11 +50,12 @@ neuronmem::Status ResolveClientOptions(const neuronmem_client_options_t* options
     NEURONMEM_RETURN_IF_ERROR(neuronmem::api::CheckArgs(
         *options, NEURONMEM_MIN_SIZE(neuronmem_client_options_t, pinned_host_bytes), "neuronmem_client_options_t"));
     if (options->num_cores) c.num_cores = options->num_cores;
-    if (static_cast<uint32_t>(options->mlock_mode) > NEURONMEM_MLOCK_DISABLED) {
-      return InvalidArgument("neuronmem_client_options_t.mlock_mode %u is not a neuronmem_mlock_mode_t",
-                             static_cast<uint32_t>(options->mlock_mode));
+    const int64_t mlock_mode = neuronmem::api::EnumValue(options->mlock_mode);  // never loaded as the enum
+    if (mlock_mode < 0 || mlock_mode > NEURONMEM_MLOCK_DISABLED) {
+      return InvalidArgument("neuronmem_client_options_t.mlock_mode %lld is not a neuronmem_mlock_mode_t",
+                             static_cast<long long>(mlock_mode));
     }
-    c.mlock_mode = static_cast<neuronmem::memory::MlockMode>(options->mlock_mode);
+    c.mlock_mode = static_cast<neuronmem::memory::MlockMode>(mlock_mode);
     if (options->device_bytes_per_core) c.device_bytes_per_core = options->device_bytes_per_core;
     if (options->pinned_host_bytes) c.pinned_host_bytes = options->pinned_host_bytes;
   }
@@ -76,6 +77,8 @@ neuronmem_status_t* neuronmem_client_create(const neuronmem_client_options_t* op
   std::unique_ptr<neuronmem::exec::Session> session;
   if (auto s = neuronmem::exec::Session::Create(config, &session)) return s.release();
   *out_client = new neuronmem_client_t(std::move(session));
+  if (options && NEURONMEM_HAS_FIELD(options, neuronmem_client_options_t, execution_timeout_ns))
+    (*out_client)->execution_timeout_ns = options->execution_timeout_ns;
   return nullptr;
   NEURONMEM_API_END
 }

@@ -117,6 +117,13 @@ neuronmem_status_t* CheckSubmission(const neuronmem_executable_t* h, const neuro
                                     size_t num_devices, bool one_device, neuronmem_buffer_t* const* arguments,
                                     size_t num_arguments, const size_t* non_donatable, size_t num_non_donatable,
                                     Submission* out) {
+  // Per device, before num_devices * num_arguments is formed (it could wrap).
+  const size_t num_params = h->exe->parameters().size();
+  if (num_arguments != num_params && one_device)
+    return InvalidArgument("%zu arguments given, the executable takes %zu", num_arguments, num_params).release();
+  if (num_arguments != num_params)
+    return InvalidArgument("%zu arguments given per device, the executable takes %zu", num_arguments, num_params)
+        .release();
   out->cores.resize(num_devices);
   for (size_t d = 0; d < num_devices; ++d) {
     const neuronmem_device_t* device = devices[d];
@@ -194,11 +201,19 @@ neuronmem_status_t* AddHostCallbacks(const neuronmem_host_callback_t* cbs, size_
   return nullptr;
 }
 
-neuronmem_execution_t* NewExecution(std::shared_ptr<const exec::ExecutionStats> stats, neuronmem::Event* done) {
+neuronmem_execution_t* NewExecution(std::shared_ptr<const exec::ExecutionStats> stats, neuronmem::Event* done,
+                                    std::shared_ptr<exec::ExecutionControl> control) {
   auto* x = new neuronmem_execution_t();
   x->stats = std::move(stats);
   x->done = neuronmem::EventRef(neuronmem::Share(done));
+  x->control = std::move(control);
   return x;
+}
+
+// An execution's deadline: its own timeout_ns, else the client's; UINT64_MAX is none.
+uint64_t Timeout(const neuronmem_client_t* client, uint64_t requested) {
+  const uint64_t t = requested ? requested : client->execution_timeout_ns;
+  return t == UINT64_MAX ? 0 : t;
 }
 
 }  // namespace
@@ -338,13 +353,16 @@ neuronmem_status_t* neuronmem_executable_execute(const neuronmem_execute_args_t*
   request.arguments = neuronmem::Span<neuronmem::copy::Buffer* const>(sub.buffers.data(), sub.buffers.size());
   request.waits = waits;
   request.non_donatable = neuronmem::Span<const size_t>(args->non_donatable, args->num_non_donatable);
+  request.timeout_ns =
+      Timeout(client, NEURONMEM_HAS_FIELD(args, neuronmem_execute_args_t, timeout_ns) ? args->timeout_ns : 0);
+  if (out_execution) request.control = std::make_shared<exec::ExecutionControl>();
   neuronmem::Event* done = nullptr;
   std::shared_ptr<const exec::ExecutionStats> stats;
   if (auto s = client->session->Execute(request, results.buffers.data(), &done, out_execution ? &stats : nullptr))
     return s.release();
   results.Release(out_results);
   *out_done = done;
-  if (out_execution) *out_execution = NewExecution(std::move(stats), done);
+  if (out_execution) *out_execution = NewExecution(std::move(stats), done, std::move(request.control));
   return nullptr;
   NEURONMEM_API_END
 }
@@ -360,6 +378,14 @@ neuronmem_status_t* neuronmem_executable_execute_devices(const neuronmem_execute
     return s.release();
   }
   const size_t n = args->num_devices;
+  // The arrays are cleared only as far as a launch can reach: no client has more devices than kMaxCores, and
+  // n * num_outputs cannot wrap below that.
+  const size_t max_devices = args->executable ? args->executable->client->devices.size() : mf::kMaxCores;
+  if (n > max_devices) {
+    return InvalidArgument("args->num_devices is %zu but the %s has %zu devices (each at most once)", n,
+                           args->executable ? "client" : "largest client", max_devices)
+        .release();
+  }
   for (size_t d = 0; d < n; ++d) {
     out_done[d] = nullptr;
     if (out_executions) out_executions[d] = nullptr;
@@ -400,6 +426,13 @@ neuronmem_status_t* neuronmem_executable_execute_devices(const neuronmem_execute
   request.waits = neuronmem::Span<const neuronmem::Span<neuronmem::Event* const>>(waits.data(), waits.size());
   request.non_donatable = neuronmem::Span<const size_t>(args->non_donatable, args->num_non_donatable);
   request.host = std::move(host);
+  request.timeout_ns =
+      Timeout(client, NEURONMEM_HAS_FIELD(args, neuronmem_execute_devices_args_t, timeout_ns) ? args->timeout_ns : 0);
+  std::vector<std::shared_ptr<exec::ExecutionControl>> controls;
+  if (out_executions) {
+    for (size_t d = 0; d < n; ++d) controls.push_back(std::make_shared<exec::ExecutionControl>());
+    request.controls = controls.data();
+  }
   std::vector<neuronmem::Event*> done(n, nullptr);
   std::vector<std::shared_ptr<const exec::ExecutionStats>> stats(n);
   if (auto s = client->session->Launch(request, results.buffers.data(), done.data(),
@@ -408,7 +441,7 @@ neuronmem_status_t* neuronmem_executable_execute_devices(const neuronmem_execute
   results.Release(out_results);
   for (size_t d = 0; d < n; ++d) {
     out_done[d] = done[d];
-    if (out_executions) out_executions[d] = NewExecution(std::move(stats[d]), done[d]);
+    if (out_executions) out_executions[d] = NewExecution(std::move(stats[d]), done[d], std::move(controls[d]));
   }
   return nullptr;
   NEURONMEM_API_END
@@ -479,6 +512,12 @@ neuronmem_status_t* neuronmem_execution_transfers(const neuronmem_execution_t* e
     out->peer_transfers = c.peer_transfers;
     out->peer_bytes = c.peer_bytes;
   }
+  return nullptr;
+}
+
+neuronmem_status_t* neuronmem_execution_cancel(neuronmem_execution_t* execution) {
+  NEURONMEM_REQUIRE(execution);
+  if (execution->control) execution->control->Stop(NEURONMEM_STATUS_CANCELLED);
   return nullptr;
 }
 

@@ -48,6 +48,7 @@ struct neuronmem_client {
   std::vector<neuronmem_memory_t*> memories;  // id order
   // The extension structs this client accepts in a chain (neuronmem_client_extensions): none yet.
   std::vector<neuronmem_string_t> extensions;
+  uint64_t execution_timeout_ns = 0;  // neuronmem_client_options_t.execution_timeout_ns (0: none)
 
   // Wraps a created session: one shell per device and memory, linked as the C++ objects are.
   explicit neuronmem_client(std::unique_ptr<neuronmem::exec::Session> s);
@@ -79,4 +80,5 @@ struct neuronmem_executable {
 struct neuronmem_execution {
   std::shared_ptr<const neuronmem::exec::ExecutionStats> stats;
   neuronmem::EventRef done;
+  std::shared_ptr<neuronmem::exec::ExecutionControl> control;  // neuronmem_execution_cancel
 };

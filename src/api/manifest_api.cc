@@ -36,13 +36,14 @@ neuronmem_status_t* ResolveOptions(const neuronmem_manifest_options_t* o, mf::Op
                                          "neuronmem_manifest_options_t")) {
     return s.release();
   }
-  if (static_cast<uint32_t>(o->policy) > NEURONMEM_PLACEMENT_POLICY_TORCH_NEURONX) {
-    return InvalidArgument("policy %u is not a neuronmem_placement_policy_t", static_cast<uint32_t>(o->policy))
+  const int64_t policy = neuronmem::api::EnumValue(o->policy);  // never loaded as the enum
+  if (policy < 0 || policy > NEURONMEM_PLACEMENT_POLICY_TORCH_NEURONX) {
+    return InvalidArgument("policy %lld is not a neuronmem_placement_policy_t", static_cast<long long>(policy))
         .release();
   }
   if (o->entry) out->entry = o->entry;
   if (o->filename) out->filename = o->filename;
-  out->policy = static_cast<mf::Policy>(o->policy);
+  out->policy = static_cast<mf::Policy>(policy);
   if (o->num_cores) out->num_cores = o->num_cores;
   return nullptr;
 }
@@ -380,7 +381,9 @@ neuronmem_status_t* neuronmem_manifest_upload_arguments(const neuronmem_manifest
   neuronmem_device_t* device = upload->device;
   const void* const* host_data = upload->host_data;
   const size_t num_arguments = upload->num_arguments;
-  const uint32_t host_buffer_semantics = static_cast<uint32_t>(upload->host_buffer_semantics);
+  // Read as an integer, never loaded as the enum (any int32 may arrive from C); negative values wrap to huge
+  // ones, refused below.
+  const auto host_buffer_semantics = static_cast<uint32_t>(neuronmem::api::EnumValue(upload->host_buffer_semantics));
   NEURONMEM_REQUIRE(manifest);
   NEURONMEM_REQUIRE(device);
   // out_buffers has as many slots as the manifest has arguments only when the counts agree: check that

@@ -58,7 +58,7 @@ Status CheckExtensions(const neuronmem_extension_base_t* chain, const char* type
   }
   // No extension struct is defined in this release, so the chain's first entry is already unknown.
   return InvalidArgument("%s%s.extension has type %d, which this library does not know (it defines none)", where, type,
-                         static_cast<int>(chain->type));
+                         static_cast<int>(EnumValue(chain->type)));
 }
 
 Status RefuseBlockingInCallback(const char* call) {

@@ -51,6 +51,9 @@ Status FileReader::Read(int fd, uint64_t file_offset, uint8_t* dst, uint64_t siz
   if (ring_) {
     std::lock_guard<std::mutex> lock(mu_);
     while (done < size) {
+      // A submission that fails hands the rest of the read to pread below (before any SQE of the batch is
+      // taken, so nothing stays queued in the ring).
+      if (fault::Hit(fault::Site::kUringSubmit)) break;
       // One batch: up to 32 reads of 8 MiB submitted together, then reaped together.
       unsigned queued = 0;
       uint64_t batch_off = done;
@@ -73,10 +76,14 @@ Status FileReader::Read(int fd, uint64_t file_offset, uint8_t* dst, uint64_t siz
         if (w < 0) return Internal("io_uring completion failed: %s", std::strerror(-w));
         const uint64_t off = io_uring_cqe_get_data64(cqe);
         const uint64_t want = std::min(kPiece, size - off);
-        if (cqe->res < 0 && !first_error) {
-          first_error = Internal("reading the file failed: %s", std::strerror(-cqe->res));
-        } else if (cqe->res >= 0 && static_cast<uint64_t>(cqe->res) < want) {
-          short_at = std::min(short_at, off + static_cast<uint64_t>(cqe->res));
+        int res = cqe->res;
+        if (res >= 0 && fault::Hit(fault::Site::kUringComplete)) res = -EIO;
+        if (res > 1 && fault::Hit(fault::Site::kShortRead)) res /= 2;
+        // Every completion of the batch is reaped before an error returns: no read stays in flight into dst.
+        if (res < 0 && !first_error) {
+          first_error = Internal("reading the file failed: %s", std::strerror(-res));
+        } else if (res >= 0 && static_cast<uint64_t>(res) < want) {
+          short_at = std::min(short_at, off + static_cast<uint64_t>(res));
         }
         io_uring_cqe_seen(ring_, cqe);
       }

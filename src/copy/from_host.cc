@@ -44,6 +44,28 @@ bool IsDense(Span<const int64_t> dims, const int64_t* strides, uint64_t elem) {
   return true;
 }
 
+// The bytes strided host data spans from `data` (elem + sum of (dims[d] - 1) * strides[d]): INVALID_ARGUMENT when
+// that overflows or runs past the end of the address space, before the gather forms any such pointer. Called
+// for non-empty data only (every dim >= 1).
+Status CheckStridedExtent(const void* data, Span<const int64_t> dims, const int64_t* strides, uint64_t elem,
+                          const std::string& where) {
+  uint64_t extent = elem;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    const auto n = static_cast<uint64_t>(dims[d] - 1), stride = static_cast<uint64_t>(strides[d]);
+    uint64_t span = 0;
+    if ((n && stride > UINT64_MAX / n) || __builtin_add_overflow(extent, n * stride, &span) ||
+        span > static_cast<uint64_t>(INT64_MAX)) {
+      return InvalidArgument("%sbyte_strides: dim %zu (%lld elements, %lld bytes apart) takes the data past 2^63 bytes",
+                             where.c_str(), d, static_cast<long long>(dims[d]), static_cast<long long>(strides[d]));
+    }
+    extent = span;
+  }
+  if (extent > UINTPTR_MAX - reinterpret_cast<uintptr_t>(data))
+    return InvalidArgument("%sbyte_strides: the data's %llu bytes run past the end of the address space", where.c_str(),
+                           static_cast<unsigned long long>(extent));
+  return Ok();
+}
+
 bool WantsAlias(HostBufferSemantics s) {
   return s == HostBufferSemantics::kImmutableZeroCopy || s == HostBufferSemantics::kMutableZeroCopy;
 }
@@ -97,6 +119,9 @@ Status CopyEngine::FromHost(Span<const FromHostArgs> args, Buffer* const* out, E
     op->WaitFor(a.waits);
     const uint64_t elem = ElementByteSize(a.type);
     const bool dense = IsDense(a.dims, a.byte_strides, elem);
+    if (!dense) {
+      if (Status s = CheckStridedExtent(a.data, a.dims, a.byte_strides, elem, where)) return fail(std::move(s));
+    }
     Storage* storage = nullptr;
     // Zero-copy where the target memory contains the caller's bytes (pinned_host: inside the arena;
     // unpinned_host: any host memory; device: never).

@@ -149,8 +149,9 @@ bool UsesProcessGrid(std::string_view name) {
 // executor has no feed queues (a frontend moves data with arguments, results or host transfers instead).
 // *uses_grid: whether any op sees the process grid.
 Status ScanOps(const stablehlo::Module& module, const stablehlo::Function& entry, const std::string& filename,
-               bool* uses_grid) {
+               bool* uses_grid, bool* unbounded) {
   *uses_grid = false;
+  *unbounded = false;
   return WalkOps(module, entry, [&](const stablehlo::Operation& op) -> Status {
     if (op.name == "stablehlo.infeed" || op.name == "stablehlo.outfeed")
       return Unimplemented(
@@ -159,6 +160,8 @@ Status ScanOps(const stablehlo::Module& module, const stablehlo::Function& entry
           filename.c_str(), op.loc.line, op.loc.column, static_cast<int>(op.name.size()), op.name.data(),
           op.name == "stablehlo.infeed" ? "infeed" : "outfeed");
     if (UsesProcessGrid(op.name)) *uses_grid = true;
+    // A loop may never end (a kernel is the frontend's own code: how long it runs is the frontend's to know).
+    if (op.name == "stablehlo.while") *unbounded = true;
     return Ok();
   });
 }
@@ -199,11 +202,12 @@ Status Executable::Compile(const manifest::Manifest& m, std::string_view source,
     return InvalidArgument("num_replicas %u times num_partitions %u is more than the client's %u cores", replicas,
                            partitions, num_cores);
   }
-  bool uses_grid = false;
+  bool uses_grid = false, unbounded = false;
   if (const stablehlo::Function* entry = m.ir->FindFunction(m.entry))
-    NEURONMEM_RETURN_IF_ERROR(ScanOps(*m.ir, *entry, options.filename, &uses_grid));
+    NEURONMEM_RETURN_IF_ERROR(ScanOps(*m.ir, *entry, options.filename, &uses_grid, &unbounded));
   std::shared_ptr<Executable> e(new Executable());
   e->uses_grid_ = uses_grid;
+  e->unbounded_ = unbounded;
   for (const manifest::Channel& c : m.channels) {
     if (!c.is_host_transfer) continue;
     HostChannel h;

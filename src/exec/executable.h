@@ -74,6 +74,9 @@ class Executable {
   // Whether the program sees the process grid (replica_id, partition_id, collectives, send/recv): each
   // execution then runs as a process of its launch's grid.
   bool uses_grid() const { return uses_grid_; }
+  // Whether its work has no bound the executor knows (a stablehlo.while, in the entry or a function it calls):
+  // an execution of it never runs on the submitting thread.
+  bool unbounded() const { return unbounded_; }
   // The host transfers of the entry and the functions it calls, in source order.
   const std::vector<HostChannel>& host_channels() const { return host_channels_; }
   // The kind of the memory output i's value lives in when the graph returns it (before it is copied into
@@ -92,6 +95,7 @@ class Executable {
   uint32_t num_partitions_ = 1;
   size_t num_moves_ = 0;
   bool uses_grid_ = false;
+  bool unbounded_ = false;
   std::vector<HostChannel> host_channels_;
 };
 

@@ -32,8 +32,13 @@ class BufferResults final : public interp::ResultAllocator {
  public:
   explicit BufferResults(const std::vector<copy::StorageUse>& uses) : uses_(uses) {}
   void* Allocate(size_t index, size_t bytes) override {
-    if (index >= uses_.size() || uses_[index].s->bytes != bytes) return nullptr;
-    return bytes ? static_cast<void*>(uses_[index].s->data) : static_cast<void*>(uses_[index].s);  // non-null
+    if (index >= uses_.size()) return nullptr;
+    const copy::Storage* s = uses_[index].s;
+    // A donated MUTABLE_ZERO_COPY argument's storage aliases the caller's memory and records no byte count: the
+    // result takes that memory as donation promises (its size is the parameter's, checked at submission).
+    const bool caller_memory = !s->owned && s->data && s->bytes == 0;
+    if (s->bytes != bytes && !caller_memory) return nullptr;
+    return bytes ? static_cast<void*>(s->data) : static_cast<void*>(uses_[index].s);  // non-null
   }
 
  private:
@@ -162,9 +167,10 @@ struct Execution {
   std::vector<copy::StorageUse> results;              // the results' bytes
   std::vector<bool> donate;                           // which arguments are donated this time
   std::vector<copy::Buffer*> arg_buffers;             // from Prepare to Commit: each argument (after auto_copy)
-  bool launch = false;                                // part of a launch: runs on its core's launch thread
-  std::unique_ptr<bool[]> donated;                    // per argument: given up to this execution
-  std::shared_ptr<LaunchState> grid;                  // the launch's process grid, if the program uses one
+  bool launch = false;  // part of a launch, or unbounded work: runs on its core's launch thread, never the caller
+  std::unique_ptr<bool[]> donated;            // per argument: given up to this execution
+  std::shared_ptr<LaunchState> grid;          // the launch's process grid, if the program uses one
+  std::shared_ptr<ExecutionControl> control;  // nullable: it cannot be stopped
   EventRef done;
   std::shared_ptr<ExecutionStats> stats;
   uint64_t submitted_ns = 0;
@@ -201,6 +207,84 @@ Runtime::~Runtime() {
     }
     q->cv.notify_one();
     if (q->thread.joinable()) q->thread.join();
+  }
+  {
+    std::lock_guard<std::mutex> lock(deadline_mu_);
+    deadline_stop_ = true;
+  }
+  deadline_cv_.notify_one();
+  if (deadline_thread_.joinable()) deadline_thread_.join();
+}
+
+bool ExecutionControl::Stop(int code) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!runtime_) return false;  // finished (or never submitted)
+  int expected = 0;
+  if (!code_.compare_exchange_strong(expected, code, std::memory_order_acq_rel)) return false;
+  runtime_->Kick(core_);  // the runtime outlives every execution not finished
+  return true;
+}
+
+void Runtime::Kick(uint32_t core) {
+  CoreQueue* q = queues_[core].get();
+  {
+    std::lock_guard<std::mutex> lock(q->mu);
+    if (!q->armed) return;  // a drain runs (the program polls the stop) or will look at the queue anyway
+    q->armed = false;
+    ++q->arm_gen;
+  }
+  pool_.Enqueue(&Runtime::DrainTask, q);
+}
+
+void Runtime::Arm(Execution& e, uint64_t timeout_ns) {
+  if (!e.control) return;
+  ExecutionControl& c = *e.control;
+  {
+    std::lock_guard<std::mutex> lock(c.mu_);
+    c.runtime_ = this;
+    c.core_ = e.core;
+  }
+  if (!timeout_ns) return;
+  const uint64_t deadline = timeout_ns > UINT64_MAX - e.submitted_ns ? UINT64_MAX : e.submitted_ns + timeout_ns;
+  std::lock_guard<std::mutex> lock(deadline_mu_);
+  if (!deadline_thread_.joinable()) deadline_thread_ = std::thread([this] { DeadlineThread(); });
+  c.deadline_ = deadlines_.emplace(deadline, std::weak_ptr<ExecutionControl>(e.control));
+  c.timed_ = true;
+  if (c.deadline_ == deadlines_.begin()) deadline_cv_.notify_one();
+}
+
+void Runtime::Disarm(Execution& e) {
+  if (!e.control) return;
+  ExecutionControl& c = *e.control;
+  {
+    std::lock_guard<std::mutex> lock(c.mu_);
+    c.runtime_ = nullptr;  // a later Stop changes nothing
+  }
+  std::lock_guard<std::mutex> lock(deadline_mu_);
+  if (c.timed_) deadlines_.erase(c.deadline_);
+  c.timed_ = false;
+}
+
+void Runtime::DeadlineThread() {
+  std::unique_lock<std::mutex> lock(deadline_mu_);
+  while (!deadline_stop_) {
+    if (deadlines_.empty()) {
+      deadline_cv_.wait(lock);
+      continue;
+    }
+    auto it = deadlines_.begin();
+    const uint64_t now = NowNs();
+    if (it->first > now) {
+      // At most an hour at a time: a deadline centuries away must not overflow the clock's arithmetic.
+      deadline_cv_.wait_for(lock, std::chrono::nanoseconds(std::min<uint64_t>(it->first - now, 3600'000'000'000ull)));
+      continue;
+    }
+    std::shared_ptr<ExecutionControl> c = it->second.lock();
+    if (c) c->timed_ = false;
+    deadlines_.erase(it);
+    lock.unlock();
+    if (c) c->Stop(NEURONMEM_STATUS_DEADLINE_EXCEEDED);
+    lock.lock();
   }
 }
 
@@ -295,6 +379,8 @@ std::unique_ptr<Execution> Runtime::NewExecution(const ExecuteRequest& r, std::v
   e->stats = std::make_shared<ExecutionStats>();
   e->submitted_ns = NowNs();
   e->done = EventRef(NewEvent(client_.copy_engine().event_owner()));
+  e->control = r.control;
+  if (!e->control && r.timeout_ns) e->control = std::make_shared<ExecutionControl>();
   e->donate = std::move(donate);
   e->donated.reset(new bool[num_params + 1]());
   for (size_t i = 0; i < num_params; ++i) e->donated[i] = e->donate[i];
@@ -369,7 +455,7 @@ Status Runtime::AllocateResults(const ExecuteRequest& r, copy::Buffer* const* re
     const core::Memory& m = *device.memory_of_kind(o.kind);
     Status s = client_.copy_engine().AllocateDefinedBy(
         m.view(), o.type, Span<const int64_t>(o.dims.data(), o.dims.size()), e.done.get(), results[k], &e.results[k]);
-    if (s) return Annotate(std::move(s), "device " + std::to_string(r.core) + ": " + o.name);
+    if (s) return Annotate(std::move(s), o.name);  // a launch adds "device d" (once)
   }
   return Ok();
 }
@@ -409,15 +495,20 @@ Status Runtime::Execute(const ExecuteRequest& r, copy::Buffer* const* results, E
     l.waits = Span<const Span<Event* const>>(&r.waits, 1);
     l.non_donatable = r.non_donatable;
     l.host = r.host;
+    l.controls = &r.control;
+    l.timeout_ns = r.timeout_ns;
     return Launch(l, results, done, stats_out);
   }
   std::unique_ptr<Execution> e;
   NEURONMEM_RETURN_IF_ERROR(Prepare(r, results, &e));
   NEURONMEM_RETURN_IF_ERROR(Commit(r, *e, results));
+  // Work without a known bound (a while loop) never runs on the caller: its core's thread runs it.
+  e->launch = r.executable->unbounded();
   Event* ev = Share(e->done.get());
   *done = ev;
   if (stats_out) *stats_out = e->stats;
   pending_.fetch_add(1, std::memory_order_acq_rel);
+  Arm(*e, r.timeout_ns);
   Submit(std::move(e));
   // The arguments it reads: a later donation of their bytes waits for this execution, unless it already ran
   // (on the caller: its core was idle). The caller's buffers outlive this call; a donated one is deleted, an
@@ -456,6 +547,8 @@ Status Runtime::Launch(const LaunchRequest& r, copy::Buffer* const* results, Eve
     q.arguments = Span<copy::Buffer* const>(r.arguments.data() + d * num_params, num_params);
     if (!r.waits.empty()) q.waits = r.waits[d];
     q.non_donatable = r.non_donatable;
+    if (r.controls) q.control = r.controls[d];
+    q.timeout_ns = r.timeout_ns;
   }
   std::vector<bool> donatable(num_params, false);
   for (size_t i = 0; i < num_params; ++i) donatable[i] = exe.parameters()[i].donation >= 0;
@@ -486,7 +579,7 @@ Status Runtime::Launch(const LaunchRequest& r, copy::Buffer* const* results, Eve
   for (size_t d = 0; d < n; ++d) {
     if (Status s = Prepare(requests[d], results + d * num_outputs, &executions[d]))
       return Annotate(std::move(s), "device " + std::to_string(r.cores[d]));
-    executions[d]->launch = !alone;
+    executions[d]->launch = !alone || exe.unbounded();
     executions[d]->grid = grid;
   }
   for (size_t d = 0; d < n; ++d) {
@@ -516,6 +609,7 @@ Status Runtime::Launch(const LaunchRequest& r, copy::Buffer* const* results, Eve
     }
   }
   pending_.fetch_add(static_cast<int64_t>(n), std::memory_order_acq_rel);
+  for (auto& e : executions) Arm(*e, r.timeout_ns);
   std::vector<CoreQueue*> to_drain;
   {
     std::lock_guard<std::mutex> launch_lock(launch_mu_);
@@ -553,6 +647,8 @@ void Runtime::Drain(CoreQueue* q, bool on_caller) {
   bool ran = false;
   for (;;) {
     Execution* head = nullptr;
+    Event* blocking = nullptr;
+    uint64_t gen = 0;
     {
       std::lock_guard<std::mutex> lock(q->mu);
       if (q->queue.empty()) {
@@ -560,26 +656,40 @@ void Runtime::Drain(CoreQueue* q, bool on_caller) {
         break;
       }
       head = q->queue.front().get();
-      for (const EventRef& w : head->waits) {
-        if (!IsReady(w.get())) {
-          // In order: the queue waits for this event; its completion re-arms the drain on a worker.
-          Event* blocking = Share(w.get());
-          OnReady(blocking, [this, q, blocking](const neuronmem_status_t*) {
-            pool_.Enqueue(&Runtime::DrainTask, q);
-            Release(blocking);
-          });
-          return;
+      // A stopped execution fails at once: it waits for nothing.
+      const bool stopped = head->control && head->control->code();
+      for (size_t i = 0; i < head->waits.size() && !stopped; ++i) {
+        if (!IsReady(head->waits[i].get())) {
+          blocking = Share(head->waits[i].get());
+          q->armed = true;
+          gen = ++q->arm_gen;
+          break;
         }
       }
-      if (head->launch && std::this_thread::get_id() != q->thread.get_id()) {
+      if (!blocking && head->launch && std::this_thread::get_id() != q->thread.get_id()) {
         WakeLaunchThread(q);  // the queue stays active: the launch thread drains on
         return;
       }
-      if (on_caller && ran) {
+      if (!blocking && on_caller && ran) {
         // The caller ran its own execution; others that queued meanwhile go to a worker.
         pool_.Enqueue(&Runtime::DrainTask, q);
         return;
       }
+    }
+    if (blocking) {
+      // In order: the queue waits for this event; its completion re-arms the drain on a worker, unless a stop
+      // (Kick) re-armed it first. Registered outside q->mu: the callback may run at once, here.
+      OnReady(blocking, [this, q, blocking, gen](const neuronmem_status_t*) {
+        bool go = false;
+        {
+          std::lock_guard<std::mutex> lock(q->mu);
+          go = q->armed && q->arm_gen == gen;
+          if (go) q->armed = false;
+        }
+        if (go) pool_.Enqueue(&Runtime::DrainTask, q);
+        Release(blocking);
+      });
+      return;
     }
     Run(*head);
     ran = true;
@@ -636,6 +746,7 @@ void Runtime::Run(Execution& e) {
     e.args.clear();
     e.copies.clear();
     e.results.clear();
+    Disarm(e);
     if (e.grid) {
       EndProcess(e, std::move(s));
       return;
@@ -645,6 +756,13 @@ void Runtime::Run(Execution& e) {
     pending_.fetch_sub(1, std::memory_order_acq_rel);
     Complete(e.done.get(), std::move(s));
   };
+  if (const int code = e.control ? e.control->code() : 0) {
+    // Stopped before it started: it waited for nothing, so its waits may still be pending.
+    finish(MakeStatus(static_cast<neuronmem_status_code_t>(code),
+                      code == NEURONMEM_STATUS_DEADLINE_EXCEEDED ? "the execution's deadline passed before it started"
+                                                                 : "the execution was cancelled before it started"));
+    return;
+  }
   // Every wait is ready: the implicit copies that moved their bytes are counted (one that failed moved none).
   for (const Execution::ImplicitCopy& c : e.implicit)
     if (!e.waits[c.wait].get()->error()) stats.AddImplicit(c.from, c.to, c.bytes);
@@ -703,6 +821,7 @@ void Runtime::Run(Execution& e) {
     options.context = &run;
     // The program writes into a donated argument's memory (now its result's); a kept one stays untouched.
     options.donated = e.donated.get();
+    options.interrupt = e.control ? e.control->interrupt() : nullptr;
     interp::ProcessContext process;
     if (e.grid) {
       process.grid = e.grid->grid.get();

@@ -6,8 +6,11 @@
 // arguments' memory), and appends the execution to its core's queue. A queue runs its executions in
 // submission order: on the submitting thread when the queue is idle and nothing is pending (waking a parked
 // worker costs 50-70 us here, docs/performance.md), else on the executor's workers, re-armed from the
-// callback of the event the head waits for (no thread waits or spins). An execution allocates its workspace
-// (one block per memory space) from the core's memories, runs the program, and completes its event.
+// callback of the event the head waits for (no thread waits or spins). Work without a bound the executor knows
+// (a while loop: Executable::unbounded) never runs on the submitting thread but on the core's launch thread. An
+// execution stops early when its ExecutionControl says so (a cancel, a deadline): queued, it fails without waiting for
+// its events; running, before its next op. An execution allocates its workspace (one block per memory space) from the
+// core's memories, runs the program, and completes its event.
 //
 // A launch (Launch) submits one execution per core of a set at once: the executions of all launches reach
 // every core they share in the same order (one lock around a launch's submission), and each runs on a thread
@@ -62,12 +65,39 @@ struct HostCallbacks {
   std::map<int64_t, HostCallback> send, recv;
 };
 
+// Stops one execution: neuronmem_execution_cancel, or its deadline. Made by the frontend (the execution's handle
+// keeps it) or by the runtime for a deadline; shared with the execution until it finishes. Thread-safe.
+class ExecutionControl {
+ public:
+  // Asks the execution to stop with `code` (CANCELLED or DEADLINE_EXCEEDED): queued, it fails at once without
+  // waiting for its events; running, before its next op. The first stop wins; false when it had already
+  // finished (or was stopped): nothing changes then.
+  bool Stop(int code);
+  // The code it was stopped with, 0 while not stopped.
+  int code() const { return code_.load(std::memory_order_acquire); }
+  // What the program polls (interp::Program::RunOptions::interrupt).
+  const std::atomic<int>* interrupt() const { return &code_; }
+
+ private:
+  friend class Runtime;
+  std::atomic<int> code_{0};
+  std::mutex mu_;
+  Runtime* runtime_ = nullptr;  // set at submission, cleared once it finished
+  uint32_t core_ = 0;
+  bool timed_ = false;  // in the runtime's deadline list (deadline_)
+  std::multimap<uint64_t, std::weak_ptr<ExecutionControl>>::iterator deadline_;
+};
+
 struct CoreQueue {
   Runtime* runtime = nullptr;
   uint32_t core = 0;
   std::mutex mu;
   std::deque<std::unique_ptr<Execution>> queue;
   bool active = false;  // a drain runs, is scheduled, or is armed on an event
+  // Armed: the drain waits for an event of the head's (its callback re-arms it). A stop of the head disarms it
+  // and drains at once; the event's callback then finds its arm_gen outdated and does nothing.
+  bool armed = false;
+  uint64_t arm_gen = 0;
   // The core's launch thread (made by the first launch that uses the core): drains the queue when `wake`.
   std::thread thread;
   std::condition_variable cv;
@@ -82,6 +112,10 @@ struct ExecuteRequest {
   Span<Event* const> waits;
   Span<const size_t> non_donatable;
   std::shared_ptr<const HostCallbacks> host;  // nullable: none
+  // Stops the execution (nullable: it cannot be cancelled, only time out); the frontend keeps it to cancel.
+  std::shared_ptr<ExecutionControl> control;
+  // Fails it with DEADLINE_EXCEEDED once this many nanoseconds passed since submission; 0: no deadline.
+  uint64_t timeout_ns = 0;
 };
 
 // A launch: the executable on several cores at once. arguments: cores.size() * num_parameters, row-major;
@@ -93,6 +127,9 @@ struct LaunchRequest {
   Span<const Span<Event* const>> waits;
   Span<const size_t> non_donatable;
   std::shared_ptr<const HostCallbacks> host;  // nullable: none
+  // Per core (nullable; its entries nullable): what stops each core's execution (ExecuteRequest::control).
+  const std::shared_ptr<ExecutionControl>* controls = nullptr;
+  uint64_t timeout_ns = 0;  // every core's execution (ExecuteRequest::timeout_ns)
 };
 
 class Runtime {
@@ -118,6 +155,9 @@ class Runtime {
   // stats (nullable): cores.size() slots. A failure names the core ("device d: ...") and submits nothing.
   Status Launch(const LaunchRequest& request, copy::Buffer* const* results, Event** done,
                 std::shared_ptr<const ExecutionStats>* stats);
+
+  // An execution was stopped (ExecutionControl::Stop) on `core`: a drain waiting for its events goes on.
+  void Kick(uint32_t core);
 
   // Executions submitted and not yet finished.
   int64_t pending() const { return pending_.load(std::memory_order_acquire); }
@@ -158,13 +198,23 @@ class Runtime {
   // Ends e's process in its launch's grid with `s`; the last process to end completes every execution of
   // the launch.
   void EndProcess(Execution& e, Status s);
+  // Starts e's control (a deadline, a cancel) once e is submitted; ends it once e finished.
+  void Arm(Execution& e, uint64_t timeout_ns);
+  void Disarm(Execution& e);
+  void DeadlineThread();
 
   core::Client& client_;
   std::vector<std::unique_ptr<CoreQueue>> queues_;
   std::atomic<int64_t> pending_{0};
   std::mutex launch_mu_;                  // one launch's executions enter their queues together
   std::unique_ptr<Transport> transport_;  // moves peer bytes between the cores of a launch
-  copy::WorkerPool pool_;                 // declared last: destroyed first
+  // Deadlines of running and queued executions, soonest first, served by deadline_thread_ (made on first use).
+  std::mutex deadline_mu_;
+  std::condition_variable deadline_cv_;
+  std::multimap<uint64_t, std::weak_ptr<ExecutionControl>> deadlines_;
+  std::thread deadline_thread_;
+  bool deadline_stop_ = false;
+  copy::WorkerPool pool_;  // declared last: destroyed first
 };
 
 }  // namespace neuronmem::exec

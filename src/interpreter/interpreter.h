@@ -221,6 +221,11 @@ class Program {
     const bool* donated = nullptr;
     // The process this run is in a ProcessGrid (process.h); nullptr: process (0, 0) of a grid of one.
     const ProcessContext* process = nullptr;
+    // Set to a nonzero neuronmem_status_code_t by another thread (CANCELLED, DEADLINE_EXCEEDED): the run stops
+    // before its next op (every loop iteration runs ops, so an endless loop stops too) and fails with that
+    // code, naming the op it did not run. nullptr: the run cannot be stopped. A process blocked in a
+    // collective or a recv stops once its peers end.
+    const std::atomic<int>* interrupt = nullptr;
   };
   Status Run(const TensorView* args, size_t num_args, ResultAllocator* allocator, std::vector<TensorView>* results,
              const RunOptions& options) const;

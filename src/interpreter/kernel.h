@@ -2,6 +2,7 @@
 // that op implementations use, and the op registry.
 #pragma once
 
+#include <atomic>
 #include <cstdarg>
 #include <cstring>
 #include <memory>
@@ -43,6 +44,8 @@ struct Frame {
   char* space_stack[kMaxSpaces];  // free memory of spaces 1.. for callee frames
   void* context;                  // RunOptions::context
   RunState* run;                  // the run's process and probes (run_state.h)
+  // RunOptions::interrupt (nullptr: none): nonzero stops the run before its next op.
+  const std::atomic<int>* interrupt = nullptr;
 };
 
 struct ProgramState {
@@ -53,9 +56,14 @@ struct ProgramState {
   CustomCallFn host_compute_move;  // CompileOptions::HostCompute::move
 };
 
-// Runs the kernels of `body` in order.
+// The status of a run stopped by its interrupt (RunOptions::interrupt) before `next`.
+Status Interrupted(const Frame& frame, const Kernel& next);
+
+// Runs the kernels of `body` in order; before each, a run's interrupt (one relaxed load) stops it. Every loop
+// (while, scan, a reduce's body per element) runs its body through here, so an endless loop stops too.
 inline Status RunBody(const Body& body, Frame& frame) {
   for (const Kernel* k : body.kernels) {
+    if (frame.interrupt && frame.interrupt->load(std::memory_order_relaxed)) return Interrupted(frame, *k);
     Status s = k->Run(frame);
     if (s) return s;
   }

@@ -148,6 +148,7 @@ class RunParallelKernel final : public Kernel {
       run.process.partition_id = k % partitions_;
       run.process.host = &host;
       run.probes = probes;
+      run.interrupt = f.interrupt;
       return RunStandalone(*programs_[k], f.state, &run, f.context, slots.data() + arg_begin_[k],
                            slots.data() + ins_.size() + result_begin_[k]);
     });

@@ -2,6 +2,7 @@
 // values interpreter.probe records.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -37,6 +38,7 @@ struct RunState {
   std::unique_ptr<ProcessGrid> solo;  // the one-process grid of a run given none, made on first use
   ProbeStore* probes = nullptr;       // the run's probes (a run_parallel's processes share their parent's)
   std::unique_ptr<ProbeStore> own_probes;
+  const std::atomic<int>* interrupt = nullptr;  // RunOptions::interrupt, seen by every frame of the run
 
   ProcessGrid& grid() {
     if (!process.grid) {

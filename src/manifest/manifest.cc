@@ -511,20 +511,47 @@ class Deriver {
       Error(NEURONMEM_STATUS_INVALID_ARGUMENT, op.loc,
             "AwsNeuronCustomNativeKernel backend_config is not base64 of a JSON object");
     }
-    k.func_name = j.value("func_name", "");
-    if (j.contains("grid") && j["grid"].is_array()) {
-      for (const auto& g : j["grid"]) {
-        if (g.is_number_integer()) k.grid.push_back(g.get<int64_t>());
+    // The schema, field by field: INVALID_ARGUMENT naming the field, never a JSON library exception.
+    const auto bad = [&](const std::string& field, const nlohmann::json& v, const char* want) {
+      std::string shown = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      if (shown.size() > 40) shown = shown.substr(0, 40) + "...";
+      Error(NEURONMEM_STATUS_INVALID_ARGUMENT, op.loc,
+            "AwsNeuronCustomNativeKernel backend_config: " + field + " is " + shown + ", not " + want);
+    };
+    const auto it = j.find("func_name");
+    if (it == j.end())
+      Error(NEURONMEM_STATUS_INVALID_ARGUMENT, op.loc, "AwsNeuronCustomNativeKernel backend_config has no func_name");
+    if (!it->is_string() || it->get_ref<const std::string&>().empty()) bad("func_name", *it, "a non-empty string");
+    k.func_name = it->get<std::string>();
+    if (j.contains("grid")) {
+      const auto& grid = j["grid"];
+      if (!grid.is_array()) bad("grid", grid, "an array of positive integers");
+      for (size_t i = 0; i < grid.size(); ++i) {
+        const auto& g = grid[i];
+        // is_number_integer: never a float (1e300, 2.0), a string or an array; a value above INT64_MAX is
+        // unsigned and refused by its range.
+        const bool positive = g.is_number_unsigned()
+                                  ? g.get<uint64_t>() >= 1 && g.get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX)
+                                  : g.is_number_integer() && g.get<int64_t>() >= 1;
+        if (!positive) bad("grid[" + std::to_string(i) + "]", g, "a positive integer");
+        k.grid.push_back(g.get<int64_t>());
       }
     }
-    if (j.contains("klir_binary") && j["klir_binary"].is_object()) {
+    if (j.contains("klir_binary")) {
       const auto& kb = j["klir_binary"];
-      k.binary = kb.value("binary", "");
+      if (!kb.is_object()) bad("klir_binary", kb, "an object");
+      if (kb.contains("binary")) {
+        if (!kb["binary"].is_string()) bad("klir_binary.binary", kb["binary"], "a string");
+        k.binary = kb["binary"].get<std::string>();
+      }
       for (const char* key : {"input_names", "output_names"}) {
-        if (kb.contains(key) && kb[key].is_array()) {
-          for (const auto& n : kb[key]) {
-            if (n.is_string()) (std::string(key) == "input_names" ? k.input_names : k.output_names).push_back(n);
-          }
+        if (!kb.contains(key)) continue;
+        const auto& names = kb[key];
+        const std::string field = std::string("klir_binary.") + key;
+        if (!names.is_array()) bad(field, names, "an array of strings");
+        for (size_t i = 0; i < names.size(); ++i) {
+          if (!names[i].is_string()) bad(field + "[" + std::to_string(i) + "]", names[i], "a string");
+          (std::string(key) == "input_names" ? k.input_names : k.output_names).push_back(names[i]);
         }
       }
     }

@@ -285,7 +285,18 @@ uint64_t Tlsf::LargestFreeBlock() const {
   for (uint32_t i = s.heads[fl][sl]; i != kNone; i = s.blocks[i].next_free) {
     best = std::max(best, s.blocks[i].size);
   }
-  return best << s.granule_shift;
+  // Allocate looks only in the classes at or above the one its request rounds up to (good fit), so a request
+  // of `best` granules fails when it rounds past the top class: report the largest request that succeeds now,
+  // the largest n with FindFit(n) (which only fails more as n grows; n = 1 finds any free block).
+  uint64_t lo = 1, hi = best;
+  while (lo < hi) {
+    const uint64_t mid = lo + (hi - lo + 1) / 2;
+    if (s.FindFit(mid) != kNone)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return lo << s.granule_shift;
 }
 
 uint64_t Tlsf::capacity() const { return impl_->capacity_bytes; }

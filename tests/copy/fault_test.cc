@@ -250,4 +250,63 @@ TEST_F(FaultTest, AFileThatShrinksDuringALoadFailsTheLoad) {
   unlink(whole.c_str());
 }
 
+// Issue 23, class 12: faults of the io_uring path of file loads. Each leaves a clear status (or the same result
+// through pread) and nothing lost: every completion is reaped, the buffer stays usable, the next load succeeds.
+class UringFaultTest : public FaultTest {
+ protected:
+  void SetUp() override {
+    FaultTest::SetUp();
+    if (!client_->engine().file_reads_use_io_uring()) GTEST_SKIP() << "io_uring is not available here";
+  }
+  // Loads `data` from a file into a new device buffer with `site` armed at its nth hit; returns the load's
+  // status and checks the site was hit.
+  Result LoadWith(Site site, uint64_t nth, const std::vector<uint8_t>& data, neuronmem_buffer_t** out) {
+    const std::string path = TempFile(data);
+    int64_t dims[1] = {static_cast<int64_t>(data.size())};
+    EXPECT_OK(neuronmem_test::Allocate(client_, Mem(0), NEURONMEM_ELEMENT_TYPE_U8, dims, 1, out));
+    neuronmem::fault::Arm(site, nth);
+    Result r = Take(LoadAndWait(*out, path, data.size()));
+    EXPECT_FALSE(neuronmem::fault::Armed(site)) << "the load never reached the fault";
+    neuronmem::fault::DisarmAll();
+    unlink(path.c_str());
+    return r;
+  }
+};
+
+TEST_F(UringFaultTest, ASubmissionThatFailsFinishesWithPlainReads) {
+  const auto data = Pattern(20u << 20, 21);  // three 8 MiB pieces: the fault hits the first batch
+  neuronmem_buffer_t* b = nullptr;
+  const Result r = LoadWith(Site::kUringSubmit, 1, data, &b);
+  EXPECT_EQ(r.code, NEURONMEM_STATUS_OK) << r.message;
+  EXPECT_EQ(Download(b, data.size()), data);
+  neuronmem_buffer_destroy(b);
+}
+
+TEST_F(UringFaultTest, ACompletionWithAnErrorFailsTheLoadAndTheNextLoadSucceeds) {
+  const auto data = Pattern(20u << 20, 22);
+  for (uint64_t nth : {1, 2, 3}) {  // the first, a middle and the last piece of the batch
+    neuronmem_buffer_t* b = nullptr;
+    const Result r = LoadWith(Site::kUringComplete, nth, data, &b);
+    EXPECT_EQ(r.code, NEURONMEM_STATUS_INTERNAL) << r.message;
+    EXPECT_NE(r.message.find("reading the file failed: Input/output error"), std::string::npos) << r.message;
+    // Nothing is left in flight: the same client loads the file whole at once.
+    const std::string path = TempFile(data);
+    ASSERT_OK(LoadAndWait(b, path, data.size()));
+    EXPECT_EQ(Download(b, data.size()), data);
+    unlink(path.c_str());
+    neuronmem_buffer_destroy(b);
+  }
+}
+
+TEST_F(UringFaultTest, AShortReadIsFinishedWithPlainReads) {
+  const auto data = Pattern(20u << 20, 23);
+  for (uint64_t nth : {1, 2, 3}) {
+    neuronmem_buffer_t* b = nullptr;
+    const Result r = LoadWith(Site::kShortRead, nth, data, &b);
+    EXPECT_EQ(r.code, NEURONMEM_STATUS_OK) << r.message;
+    EXPECT_EQ(Download(b, data.size()), data) << "short read at piece " << nth;
+    neuronmem_buffer_destroy(b);
+  }
+}
+
 }  // namespace

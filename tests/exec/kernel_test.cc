@@ -431,5 +431,71 @@ func.func @main(%a: tensor<4xf32>) -> (tensor<4xf32> {mhlo.memory_kind = "pinned
   neuronmem_execution_destroy(x);
 }
 
+std::string Base64(const std::string& in) {
+  static const char kChars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  uint32_t buf = 0;
+  int bits = 0;
+  for (unsigned char c : in) {
+    buf = (buf << 8) | c;
+    bits += 8;
+    while (bits >= 6) {
+      bits -= 6;
+      out.push_back(kChars[(buf >> bits) & 63]);
+    }
+  }
+  if (bits) out.push_back(kChars[(buf << (6 - bits)) & 63]);
+  while (out.size() % 4) out.push_back('=');
+  return out;
+}
+
+// Issue 23, class 11: an NKI backend_config is checked against its schema at compile. Each bad field is
+// INVALID_ARGUMENT naming it (before: a grid of floats, strings, nested arrays or 1e300 compiled and the kernel
+// ran once; a non-string func_name leaked a JSON library exception as INTERNAL).
+TEST_F(KernelTest, NkiBackendConfigSchemaIsChecked) {
+  Seen seen;
+  Register("nki_add", NkiAdd, &seen);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"func_name":7,"grid":[4]})", "func_name is 7, not a non-empty string"},
+      {R"({"func_name":["nki_add"],"grid":[4]})", "func_name is [\"nki_add\"]"},
+      {R"({"func_name":null})", "func_name is null"},
+      {R"({"func_name":""})", "func_name is \"\""},
+      {R"({"grid":[4]})", "has no func_name"},
+      {R"({"func_name":"nki_add","grid":[4.0]})", "grid[0] is 4.0, not a positive integer"},
+      {R"({"func_name":"nki_add","grid":[1e300]})", "grid[0] is 1e+300"},
+      {R"({"func_name":"nki_add","grid":["4"]})", "grid[0] is \"4\""},
+      {R"({"func_name":"nki_add","grid":[[4]]})", "grid[0] is [4]"},
+      {R"({"func_name":"nki_add","grid":[4,0]})", "grid[1] is 0"},
+      {R"({"func_name":"nki_add","grid":[-4]})", "grid[0] is -4"},
+      {R"({"func_name":"nki_add","grid":[18446744073709551615]})", "grid[0] is 18446744073709551615"},
+      {R"({"func_name":"nki_add","grid":4})", "grid is 4, not an array"},
+      {R"({"func_name":"nki_add","grid":[4],"klir_binary":"x"})", "klir_binary is \"x\", not an object"},
+      {R"({"func_name":"nki_add","grid":[4],"klir_binary":{"binary":1}})", "klir_binary.binary is 1"},
+      {R"({"func_name":"nki_add","grid":[4],"klir_binary":{"input_names":[1]}})", "klir_binary.input_names[0] is 1"},
+      {R"({"func_name":"nki_add","grid":[4],"klir_binary":{"output_names":"o"}})", "klir_binary.output_names is"},
+  };
+  for (const auto& [json, want] : cases) {
+    const std::string text = R"(
+func.func @main(%a: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = stablehlo.custom_call @AwsNeuronCustomNativeKernel(%a, %b)
+      {backend_config = ")" + Base64(json) +
+                             R"("} : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+)";
+    neuronmem_executable_t* e = nullptr;
+    const Result r = Take(Compile(text, &e));
+    EXPECT_EQ(r.code, NEURONMEM_STATUS_INVALID_ARGUMENT) << json << ": " << r.message;
+    EXPECT_NE(r.message.find("test.mlir:3:3: AwsNeuronCustomNativeKernel backend_config"), std::string::npos)
+        << json << ": " << r.message;
+    EXPECT_NE(r.message.find(want), std::string::npos) << json << ": " << r.message;
+  }
+  EXPECT_EQ(seen.calls.load(), 0);
+  // The same schema accepts a well-formed config.
+  neuronmem_executable_t* e = nullptr;
+  const std::string good = R"({"func_name":"nki_add","grid":[4],"klir_binary":{"binary":"b","input_names":["a","b"]}})";
+  ASSERT_OK(Compile(std::string(kNki).replace(std::string(kNki).find("eyJ"), 48, Base64(good)), &e));
+}
+
 }  // namespace
 }  // namespace neuronmem_test

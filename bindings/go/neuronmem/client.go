@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"runtime/cgo"
 	"sync"
+	"time"
 	"unsafe"
 )
 
@@ -52,6 +53,9 @@ type Options struct {
 	MlockMode          MlockMode
 	DeviceBytesPerCore uint64
 	PinnedHostBytes    uint64
+	// ExecutionTimeout: how long every execution that sets no timeout of its own may take from submission
+	// before it fails with DEADLINE_EXCEEDED; 0 = no limit.
+	ExecutionTimeout time.Duration
 }
 
 // Client owns the NeuronCores, memories and pinned-host arena. Its methods are safe for concurrent use;
@@ -69,9 +73,13 @@ func NewClient(opts *Options) (*Client, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
+	if opts.ExecutionTimeout < 0 {
+		return nil, invalid("ExecutionTimeout %v is negative", opts.ExecutionTimeout)
+	}
 	var h *C.neuronmem_client_t
 	if err := check(C.nm_client_create(C.uint32_t(opts.NumCores), C.int(opts.MlockMode),
-		C.uint64_t(opts.DeviceBytesPerCore), C.uint64_t(opts.PinnedHostBytes), &h)); err != nil {
+		C.uint64_t(opts.DeviceBytesPerCore), C.uint64_t(opts.PinnedHostBytes), timeoutNs(opts.ExecutionTimeout, 0),
+		&h)); err != nil {
 		return nil, err
 	}
 	c := &Client{h: h}

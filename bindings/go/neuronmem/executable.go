@@ -9,9 +9,11 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"runtime/cgo"
 	"sync"
+	"time"
 	"unsafe"
 )
 
@@ -196,11 +198,37 @@ func (e *Executable) OutputMemory(d *Device, index int) (*Memory, error) {
 	return e.memoryFor(d, index, true)
 }
 
+// NoTimeout as an execution's timeout: no deadline, even when the client's Options.ExecutionTimeout sets one.
+const NoTimeout = time.Duration(math.MaxInt64)
+
+// timeoutNs is the C timeout_ns of a timeout: 0 -> zero (the client's default), NoTimeout -> UINT64_MAX (none),
+// else its nanoseconds (callers refuse negative ones).
+func timeoutNs(d time.Duration, zero uint64) C.uint64_t {
+	switch {
+	case d == 0:
+		return C.uint64_t(zero)
+	case d == NoTimeout:
+		return C.uint64_t(math.MaxUint64)
+	}
+	return C.uint64_t(d.Nanoseconds())
+}
+
 // Execute submits one execution on d after wait and every argument's content: the result buffers, the done
-// event and the Execution (statistics). Donated arguments are deleted by the call; nonDonatable lists
+// event and the Execution (statistics, Cancel). Donated arguments are deleted by the call; nonDonatable lists
 // parameters not to donate this time.
 func (e *Executable) Execute(d *Device, args []*Buffer, wait []*Event, nonDonatable []int) ([]*Buffer, *Event,
 	*Execution, error) {
+	return e.ExecuteTimeout(d, args, wait, nonDonatable, 0)
+}
+
+// ExecuteTimeout is Execute with a deadline: once timeout has passed since submission the execution stops
+// (before its next op, or at once while queued) and its done event fails with DEADLINE_EXCEEDED. 0 = the
+// client's Options.ExecutionTimeout; NoTimeout = none.
+func (e *Executable) ExecuteTimeout(d *Device, args []*Buffer, wait []*Event, nonDonatable []int,
+	timeout time.Duration) ([]*Buffer, *Event, *Execution, error) {
+	if timeout < 0 {
+		return nil, nil, nil, invalid("timeout %v is negative", timeout)
+	}
 	props, err := e.Properties()
 	if err != nil {
 		return nil, nil, nil, err
@@ -235,7 +263,7 @@ func (e *Executable) Execute(d *Device, args []*Buffer, wait []*Event, nonDonata
 	err = e.use(func(h *C.neuronmem_executable_t) error {
 		return d.client.use(func(*C.neuronmem_client_t) error {
 			return check(C.nm_execute(h, d.h, &bufs[0], C.size_t(len(args)), firstOrNil(hs), C.size_t(len(hs)),
-				&nd[0], C.size_t(len(nonDonatable)), &outs[0], &done, &x))
+				&nd[0], C.size_t(len(nonDonatable)), timeoutNs(timeout, 0), &outs[0], &done, &x))
 		})
 	})
 	if err != nil {
@@ -272,6 +300,7 @@ type LaunchOptions struct {
 	NonDonatable  []int      // parameters not to donate this time, on every device
 	SendCallbacks map[int64]HostFunc
 	RecvCallbacks map[int64]HostFunc
+	Timeout       time.Duration // every device's execution, as ExecuteTimeout's
 }
 
 // hostCallbacks puts fns in C memory as neuronmem_host_callback_t entries (fn: the exported trampoline,
@@ -330,6 +359,9 @@ func (e *Executable) ExecuteDevices(devices []*Device, args [][]*Buffer, opts *L
 		opts = &LaunchOptions{}
 	}
 	waits, nonDonatable := opts.Waits, opts.NonDonatable
+	if opts.Timeout < 0 {
+		return nil, nil, nil, invalid("Timeout %v is negative", opts.Timeout)
+	}
 	props, err := e.Properties()
 	if err != nil {
 		return nil, nil, nil, err
@@ -428,8 +460,8 @@ func (e *Executable) ExecuteDevices(devices []*Device, args [][]*Buffer, opts *L
 	err = e.use(func(h *C.neuronmem_executable_t) error {
 		return client.use(func(*C.neuronmem_client_t) error {
 			return check(C.nm_execute_devices(h, &devs[0], C.size_t(n), &bufs[0], C.size_t(per), lists, &nd[0],
-				C.size_t(len(nonDonatable)), sends, C.size_t(nSends), recvs, C.size_t(nRecvs), &outs[0], &done[0],
-				&xs[0]))
+				C.size_t(len(nonDonatable)), sends, C.size_t(nSends), recvs, C.size_t(nRecvs),
+				timeoutNs(opts.Timeout, 0), &outs[0], &done[0], &xs[0]))
 		})
 	})
 	if err != nil {
@@ -536,6 +568,12 @@ func (x *Execution) Stats() (ExecutionStats, error) {
 type TransferCounts struct {
 	ExplicitTransfers, ExplicitBytes, ImplicitTransfers, ImplicitBytes uint64
 	PeerTransfers, PeerBytes                                           uint64
+}
+
+// Cancel stops the execution: queued, it fails at once; running, before its next op (an endless loop too). Its
+// done event then fails with CANCELLED; cancelling a finished execution changes nothing. It never blocks.
+func (x *Execution) Cancel() error {
+	return x.use(func(h *C.neuronmem_execution_t) error { return check(C.neuronmem_execution_cancel(h)) })
 }
 
 // Transfers returns the finished execution's transfers from kind `from` to kind `to`.

@@ -32,13 +32,14 @@ neuronmem_status_t* nm_list_entries(const char* text, size_t size, const char* f
 }
 
 neuronmem_status_t* nm_client_create(uint32_t num_cores, int mlock_mode, uint64_t device_bytes, uint64_t pinned_bytes,
-                                     neuronmem_client_t** out) {
+                                     uint64_t execution_timeout_ns, neuronmem_client_t** out) {
   neuronmem_client_options_t o;
   NM_SIZED(&o, NEURONMEM_CLIENT_OPTIONS_STRUCT_SIZE);
   o.num_cores = num_cores;
   o.mlock_mode = (neuronmem_mlock_mode_t)mlock_mode;
   o.device_bytes_per_core = device_bytes;
   o.pinned_host_bytes = pinned_bytes;
+  o.execution_timeout_ns = execution_timeout_ns;
   return neuronmem_client_create(&o, out);
 }
 
@@ -239,8 +240,8 @@ neuronmem_status_t* nm_compile(neuronmem_client_t* client, const char* text, siz
 neuronmem_status_t* nm_execute(neuronmem_executable_t* e, neuronmem_device_t* device,
                                neuronmem_buffer_t* const* arguments, size_t num_arguments,
                                neuronmem_event_t* const* wait, size_t num_wait, const size_t* non_donatable,
-                               size_t num_non_donatable, neuronmem_buffer_t** out_results, neuronmem_event_t** out_done,
-                               neuronmem_execution_t** out_execution) {
+                               size_t num_non_donatable, uint64_t timeout_ns, neuronmem_buffer_t** out_results,
+                               neuronmem_event_t** out_done, neuronmem_execution_t** out_execution) {
   neuronmem_execute_args_t a;
   NM_SIZED(&a, NEURONMEM_EXECUTE_ARGS_STRUCT_SIZE);
   a.executable = e;
@@ -250,6 +251,7 @@ neuronmem_status_t* nm_execute(neuronmem_executable_t* e, neuronmem_device_t* de
   a.wait = nm_wait(wait, num_wait);
   a.non_donatable = non_donatable;
   a.num_non_donatable = num_non_donatable;
+  a.timeout_ns = timeout_ns;
   return neuronmem_executable_execute(&a, out_results, out_done, out_execution);
 }
 
@@ -258,7 +260,7 @@ neuronmem_status_t* nm_execute_devices(neuronmem_executable_t* e, neuronmem_devi
                                        const neuronmem_event_list_t* waits, const size_t* non_donatable,
                                        size_t num_non_donatable, const neuronmem_host_callback_t* send_callbacks,
                                        size_t num_send_callbacks, const neuronmem_host_callback_t* recv_callbacks,
-                                       size_t num_recv_callbacks, neuronmem_buffer_t** out_results,
+                                       size_t num_recv_callbacks, uint64_t timeout_ns, neuronmem_buffer_t** out_results,
                                        neuronmem_event_t** out_done, neuronmem_execution_t** out_executions) {
   neuronmem_execute_devices_args_t a;
   NM_SIZED(&a, NEURONMEM_EXECUTE_DEVICES_ARGS_STRUCT_SIZE);
@@ -274,6 +276,7 @@ neuronmem_status_t* nm_execute_devices(neuronmem_executable_t* e, neuronmem_devi
   a.num_send_callbacks = num_send_callbacks;
   a.recv_callbacks = recv_callbacks;
   a.num_recv_callbacks = num_recv_callbacks;
+  a.timeout_ns = timeout_ns;
   return neuronmem_executable_execute_devices(&a, out_results, out_done, out_executions);
 }
 

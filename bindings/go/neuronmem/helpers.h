@@ -9,7 +9,7 @@
 neuronmem_status_t* nm_event_on_ready(neuronmem_event_t* e, uintptr_t handle);
 neuronmem_status_t* nm_list_entries(const char* text, size_t size, const char* filename, uintptr_t handle);
 neuronmem_status_t* nm_client_create(uint32_t num_cores, int mlock_mode, uint64_t device_bytes, uint64_t pinned_bytes,
-                                     neuronmem_client_t** out);
+                                     uint64_t execution_timeout_ns, neuronmem_client_t** out);
 neuronmem_status_t* nm_from_host(neuronmem_client_t* client, const void* data, int element_type, int semantics,
                                  const int64_t* dims, size_t num_dims, const int64_t* strides,
                                  neuronmem_memory_t* memory, neuronmem_event_t* const* wait, size_t num_wait,
@@ -59,14 +59,14 @@ neuronmem_status_t* nm_executable_value(const neuronmem_executable_t* e, int is_
 neuronmem_status_t* nm_execute(neuronmem_executable_t* e, neuronmem_device_t* device,
                                neuronmem_buffer_t* const* arguments, size_t num_arguments,
                                neuronmem_event_t* const* wait, size_t num_wait, const size_t* non_donatable,
-                               size_t num_non_donatable, neuronmem_buffer_t** out_results, neuronmem_event_t** out_done,
-                               neuronmem_execution_t** out_execution);
+                               size_t num_non_donatable, uint64_t timeout_ns, neuronmem_buffer_t** out_results,
+                               neuronmem_event_t** out_done, neuronmem_execution_t** out_execution);
 neuronmem_status_t* nm_execute_devices(neuronmem_executable_t* e, neuronmem_device_t* const* devices,
                                        size_t num_devices, neuronmem_buffer_t* const* arguments, size_t num_arguments,
                                        const neuronmem_event_list_t* waits, const size_t* non_donatable,
                                        size_t num_non_donatable, const neuronmem_host_callback_t* send_callbacks,
                                        size_t num_send_callbacks, const neuronmem_host_callback_t* recv_callbacks,
-                                       size_t num_recv_callbacks, neuronmem_buffer_t** out_results,
+                                       size_t num_recv_callbacks, uint64_t timeout_ns, neuronmem_buffer_t** out_results,
                                        neuronmem_event_t** out_done, neuronmem_execution_t** out_executions);
 void nm_host_callback(neuronmem_host_callback_t* out, int64_t channel_id, uintptr_t handle);
 neuronmem_status_t* nm_execution_stats(const neuronmem_execution_t* x, neuronmem_execution_stats_t* out);

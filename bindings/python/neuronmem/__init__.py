@@ -190,6 +190,8 @@ def _python_name(c_name):
 
 def _python_names(message):
     return _C_NAME.sub(lambda m: _python_name(m.group(1)), message)
+# An int the C type of its field or argument cannot hold is refused, never masked (2**64 + 4 would become 4).
+C.range_error = lambda message: NeuronMemError(StatusCode.INVALID_ARGUMENT, message)
 
 
 def _take(status):
@@ -236,7 +238,19 @@ def element_type_size(element_type):
 
 def _dims_array(shape):
     shape = [int(d) for d in shape]
-    return (ctypes.c_int64 * max(len(shape), 1))(*shape), len(shape)
+    return C.int_array(ctypes.c_int64, shape, "dims"), len(shape)
+
+
+def _timeout_ns(seconds, none=0):
+    """A timeout in seconds as the C timeout_ns: None -> `none` (0: the client's default), inf or beyond
+    UINT64_MAX nanoseconds -> UINT64_MAX (no deadline), else at least 1 ns."""
+    if seconds is None:
+        return none
+    if seconds < 0:
+        raise NeuronMemError(StatusCode.INVALID_ARGUMENT, f"timeout {seconds} is negative")
+    if seconds == float("inf") or seconds * 1e9 >= (1 << 64) - 1:
+        return (1 << 64) - 1
+    return max(1, int(seconds * 1e9))
 
 
 def _event_list(events):
@@ -296,13 +310,16 @@ class Client(_Closing):
     `with` block closes them, then the client."""
 
     def __init__(self, num_cores=0, mlock_mode=MlockMode.BEST_EFFORT, device_bytes_per_core=0,
-                 pinned_host_bytes=0):
+                 pinned_host_bytes=0, execution_timeout=None):
         self._handle = None
         self._host_allocations = weakref.WeakSet()
         self._handles = weakref.WeakSet()  # its Buffers and Executables, for __exit__ and close()'s message
         self._kernel_tokens = []  # this client's entries in _kernels: released when the client is destroyed
+        # execution_timeout: seconds every execution may take from submission (None = no limit); see
+        # Executable.execute's timeout.
         opts = C.new(C.ClientOptions, num_cores=num_cores, mlock_mode=int(mlock_mode),
-                     device_bytes_per_core=device_bytes_per_core, pinned_host_bytes=pinned_host_bytes)
+                     device_bytes_per_core=device_bytes_per_core, pinned_host_bytes=pinned_host_bytes,
+                     execution_timeout_ns=_timeout_ns(execution_timeout, none=0))
         out = C.client_p()
         _check(C.client_create(ctypes.byref(opts), ctypes.byref(out)))
         self._handle = out
@@ -432,12 +449,15 @@ class Client(_Closing):
         the library."""
         if not callable(fn):
             raise NeuronMemError(StatusCode.INVALID_ARGUMENT, "register_kernel: fn is not callable")
+        encoded = name.encode() if isinstance(name, str) else bytes(name)
+        if b"\0" in encoded:
+            # The C name is NUL-terminated: "a\0b" would register "a".
+            raise NeuronMemError(StatusCode.INVALID_ARGUMENT, f"register_kernel: the name {name!r} contains a NUL")
         handle = self._h()
         token = next(_tokens)
         with _kernels_lock:
             _kernels[token] = fn
-        reg = C.new(C.KernelRegistration, name=name.encode() if isinstance(name, str) else bytes(name),
-                    fn=_kernel_trampoline, user_data=token)
+        reg = C.new(C.KernelRegistration, name=encoded, fn=_kernel_trampoline, user_data=token)
         status = C.client_register_kernel(handle, ctypes.byref(reg))
         if status:
             with _kernels_lock:
@@ -749,7 +769,7 @@ def _host_callback_array(callbacks, is_recv, tokens):
         with _kernels_lock:
             _host_callbacks[token] = (fn, is_recv)
         tokens.append(token)
-        arr[i] = C.HostCallback(int(channel), _host_trampoline, token)
+        arr[i] = C.HostCallback(C.check_int(int(channel), ctypes.c_int64, "channel id"), _host_trampoline, token)
     return arr, len(callbacks)
 
 
@@ -792,7 +812,8 @@ class Event(_Closing):
     def wait(self, timeout=None):
         """Blocks until ready (timeout in seconds; None = no limit). Raises the transfer's error, or
         DEADLINE_EXCEEDED."""
-        ns = -1 if timeout is None else max(0, int(timeout * 1e9))
+        # Beyond INT64_MAX nanoseconds (292 years) a wait is forever, as the C call's INT64_MAX is.
+        ns = -1 if timeout is None or timeout == float("inf") else min(max(0, int(timeout * 1e9)), (1 << 63) - 1)
         _check(C.event_wait(self._handle_or_raise(), ns))
 
     def error(self):
@@ -892,7 +913,7 @@ def _from_host_args(array, memory, semantics, element_type, wait_list):
     dims, n = _dims_array(array.shape)
     strides = None
     if not array.flags.c_contiguous:
-        strides = (ctypes.c_int64 * max(n, 1))(*array.strides)
+        strides = C.int_array(ctypes.c_int64, array.strides, "byte_strides")
     args = C.new(C.BufferFromHostArgs, data=array.ctypes.data if array.nbytes else None, element_type=int(et),
                  host_buffer_semantics=int(semantics), dims=dims, num_dims=n, byte_strides=strides,
                  memory=memory._h(), wait=wait_list)
@@ -1479,9 +1500,11 @@ class Executable(_Owned):
         _check(C.executable_output_memory(self._h(), device._h(), index, ctypes.byref(out)))
         return Memory(device.client, out)
 
-    def execute(self, device, arguments, wait=(), non_donatable=()):
+    def execute(self, device, arguments, wait=(), non_donatable=(), timeout=None):
         """Submits one execution on `device` after `wait` and every argument's content: (result buffers, the
-        done Event, an Execution for the statistics). Donated arguments are deleted by the call."""
+        done Event, an Execution for the statistics and Execution.cancel). Donated arguments are deleted by the
+        call. timeout: seconds from submission after which it stops and its event fails with
+        DEADLINE_EXCEEDED (None = the client's execution_timeout; float("inf") = none)."""
         arguments = list(arguments)
         args_arr = (C.buffer_p * max(len(arguments), 1))()
         for i, b in enumerate(arguments):
@@ -1489,11 +1512,11 @@ class Executable(_Owned):
                 raise NeuronMemError(StatusCode.INVALID_ARGUMENT, f"arguments[{i}] is not a Buffer")
             args_arr[i] = b._h()
         nd = [int(i) for i in non_donatable]
-        nd_arr = (ctypes.c_size_t * max(len(nd), 1))(*nd)
+        nd_arr = C.int_array(ctypes.c_size_t, nd, "non_donatable")
         wait_list, wait_keep = _event_list(wait)
         ea = C.new(C.ExecuteArgs, executable=self._h(), device=device._h(), arguments=args_arr,
                    num_arguments=len(arguments), wait=wait_list, non_donatable=nd_arr if nd else None,
-                   num_non_donatable=len(nd))
+                   num_non_donatable=len(nd), timeout_ns=_timeout_ns(timeout))
         n_out = self.properties()["num_outputs"]
         outs = (C.buffer_p * max(n_out, 1))()
         done = C.event_p()
@@ -1502,13 +1525,13 @@ class Executable(_Owned):
         return [Buffer(device.client, outs[i]) for i in range(n_out)], Event(done), Execution(execution)
 
     def execute_devices(self, devices, arguments, waits=None, non_donatable=(), send_callbacks=None,
-                        recv_callbacks=None):
+                        recv_callbacks=None, timeout=None):
         """Submits one launch: an execution on each of `devices` (distinct devices the executable runs on),
         arguments[d] the argument list of devices[d], waits[d] (optional) its wait events. Each runs on its
         core's own thread; a program with collectives or send/recv runs as one process grid over the devices.
         send_callbacks / recv_callbacks: {channel_id: fn(HostTransfer)} for the host transfers (an exception
         fails that device's execution). Returns (results[d] lists, done Events per device, Executions per
-        device); a refused launch submits nothing."""
+        device); a refused launch submits nothing. timeout: every device's, as execute's."""
         devices = list(devices)
         arguments = [list(a) for a in arguments]
         n = len(devices)
@@ -1536,7 +1559,7 @@ class Executable(_Owned):
                 waits_arr[d], k = _event_list(w)
                 keep.append(k)
         nd = [int(i) for i in non_donatable]
-        nd_arr = (ctypes.c_size_t * max(len(nd), 1))(*nd)
+        nd_arr = C.int_array(ctypes.c_size_t, nd, "non_donatable")
         tokens = []
         try:
             sends, n_sends = _host_callback_array(send_callbacks, False, tokens)
@@ -1544,7 +1567,7 @@ class Executable(_Owned):
             la = C.new(C.ExecuteDevicesArgs, executable=self._h(), devices=devs, num_devices=n, arguments=args_arr,
                        num_arguments=per, waits=waits_arr, non_donatable=nd_arr if nd else None,
                        num_non_donatable=len(nd), send_callbacks=sends, num_send_callbacks=n_sends,
-                       recv_callbacks=recvs, num_recv_callbacks=n_recvs)
+                       recv_callbacks=recvs, num_recv_callbacks=n_recvs, timeout_ns=_timeout_ns(timeout))
             n_out = self.properties()["num_outputs"]
             outs = (C.buffer_p * max(n * n_out, 1))()
             done = (C.event_p * max(n, 1))()
@@ -1595,6 +1618,11 @@ class Execution(_Owned):
         s = C.new(C.ExecutionStats)
         _check(C.execution_stats(self._h(), ctypes.byref(s)))
         return _fields(s)
+
+    def cancel(self):
+        """Stops the execution: queued, it fails at once; running, before its next op (an endless loop too). Its
+        done event then fails with CANCELLED; cancelling a finished execution changes nothing. Never blocks."""
+        _check(C.execution_cancel(self._h()))
 
     def transfers(self, from_kind, to_kind):
         """The finished execution's transfers from one memory kind to another."""

@@ -53,6 +53,40 @@ def _find_library():
 
 lib = ctypes.CDLL(_find_library())
 
+# ctypes converts a Python int to a C integer by masking: 2**64 + 4 becomes 4, -1 becomes 2**64 - 1. Every
+# integer that reaches the library here is range-checked first (struct fields set through new(), function
+# arguments through _range_checked, arrays through int_array, other fields through check_int) and refused
+# with range_error, which the package sets to raise NeuronMemError(INVALID_ARGUMENT).
+range_error = OverflowError
+
+
+def _int_bounds(ctype):
+    """(lo, hi) of a ctypes integer type, or None for a type that is not one."""
+    if not (isinstance(ctype, type) and issubclass(ctype, ctypes._SimpleCData)) or ctype._type_ not in "bBhHiIlLqQ":
+        return None
+    bits = 8 * ctypes.sizeof(ctype)
+    if ctype._type_.islower():  # signed
+        return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    return 0, (1 << bits) - 1
+
+
+def check_int(value, ctype, what):
+    """Returns value if the C type ctype holds it, else raises range_error naming `what`."""
+    lo, hi = _int_bounds(ctype)
+    if isinstance(value, int) and not lo <= value <= hi:
+        raise range_error(f"{what} = {value} does not fit {ctype.__name__} ({lo}..{hi})")
+    return value
+
+
+def int_array(ctype, values, what, min_len=1):
+    """A ctypes array of `values` (at least min_len elements), each range-checked."""
+    values = list(values)
+    lo, hi = _int_bounds(ctype)
+    if values and (min(values) < lo or max(values) > hi):  # min/max run in C: the common case costs little
+        for i, v in enumerate(values):
+            check_int(v, ctype, f"{what}[{i}]")
+    return (ctype * max(len(values), min_len))(*values)
+
 
 class Opaque(ctypes.Structure):
     _fields_ = []
@@ -85,7 +119,8 @@ ExtensionBase._fields_ = [("struct_size", c_size_t), ("type", c_enum), ("next", 
 
 class ClientOptions(ctypes.Structure):
     _fields_ = [("struct_size", c_size_t), ("extension", POINTER(ExtensionBase)), ("num_cores", c_uint32),
-                ("mlock_mode", c_enum), ("device_bytes_per_core", c_uint64), ("pinned_host_bytes", c_uint64)]
+                ("mlock_mode", c_enum), ("device_bytes_per_core", c_uint64), ("pinned_host_bytes", c_uint64),
+                ("execution_timeout_ns", c_uint64)]
 
 
 class DeviceDescription(ctypes.Structure):
@@ -211,7 +246,8 @@ class ExecutableValue(ctypes.Structure):
 class ExecuteArgs(ctypes.Structure):
     _fields_ = [("struct_size", c_size_t), ("extension", POINTER(ExtensionBase)), ("executable", executable_p),
                 ("device", device_p), ("arguments", POINTER(buffer_p)), ("num_arguments", c_size_t),
-                ("wait", EventList), ("non_donatable", POINTER(c_size_t)), ("num_non_donatable", c_size_t)]
+                ("wait", EventList), ("non_donatable", POINTER(c_size_t)), ("num_non_donatable", c_size_t),
+                ("timeout_ns", c_uint64)]
 
 
 class KernelTensor(ctypes.Structure):
@@ -238,7 +274,7 @@ class ExecuteDevicesArgs(ctypes.Structure):
                 ("num_arguments", c_size_t), ("waits", POINTER(EventList)), ("non_donatable", POINTER(c_size_t)),
                 ("num_non_donatable", c_size_t), ("send_callbacks", POINTER(HostCallback)),
                 ("num_send_callbacks", c_size_t), ("recv_callbacks", POINTER(HostCallback)),
-                ("num_recv_callbacks", c_size_t)]
+                ("num_recv_callbacks", c_size_t), ("timeout_ns", c_uint64)]
 
 
 class ExecutionStats(ctypes.Structure):
@@ -280,7 +316,7 @@ def published_size(struct, last):
 # struct -> its NEURONMEM_*_STRUCT_SIZE, computed like the header's macro.
 STRUCT_SIZES = {
     ExtensionBase: published_size(ExtensionBase, "next"),
-    ClientOptions: published_size(ClientOptions, "pinned_host_bytes"),
+    ClientOptions: published_size(ClientOptions, "execution_timeout_ns"),
     DeviceDescription: published_size(DeviceDescription, "to_string"),
     MemoryDescription: published_size(MemoryDescription, "to_string"),
     MemoryStats: published_size(MemoryStats, "is_shared"),
@@ -301,8 +337,8 @@ STRUCT_SIZES = {
     CompileOptions: published_size(CompileOptions, "num_partitions"),
     ExecutableProperties: published_size(ExecutableProperties, "num_partitions"),
     ExecutableValue: published_size(ExecutableValue, "donation"),
-    ExecuteArgs: published_size(ExecuteArgs, "num_non_donatable"),
-    ExecuteDevicesArgs: published_size(ExecuteDevicesArgs, "num_recv_callbacks"),
+    ExecuteArgs: published_size(ExecuteArgs, "timeout_ns"),
+    ExecuteDevicesArgs: published_size(ExecuteDevicesArgs, "timeout_ns"),
     HostTransfer: published_size(HostTransfer, "num_tensors"),
     ExecutionStats: published_size(ExecutionStats, "peer_bytes"),
     TransferCounts: published_size(TransferCounts, "peer_bytes"),
@@ -311,8 +347,20 @@ STRUCT_SIZES = {
 }
 
 
+_FIELD_BOUNDS = {}
+
+
 def new(struct, **fields):
-    """A zeroed struct with struct_size set to its published size, then `fields`."""
+    """A zeroed struct with struct_size set to its published size, then `fields` (each integer range-checked
+    against its field's C type: ctypes would mask it)."""
+    bounds = _FIELD_BOUNDS.get(struct)
+    if bounds is None:
+        bounds = tuple((f[0],) + b for f in struct._fields_ if f[0] != "struct_size" and (b := _int_bounds(f[1])))
+        _FIELD_BOUNDS[struct] = bounds
+    for name, lo, hi in bounds:
+        value = fields.get(name)
+        if value is not None and isinstance(value, int) and not lo <= value <= hi:
+            raise range_error(f"{struct.__name__}.{name} = {value} does not fit ({lo}..{hi})")
     return struct(struct_size=STRUCT_SIZES[struct], **fields)
 
 
@@ -417,15 +465,36 @@ _SIGNATURES = {
     "neuronmem_executable_logical_ids": (_S, [executable_p, device_p, P(c_uint32), P(c_uint32)]),
     "neuronmem_execution_stats": (_S, [execution_p, P(ExecutionStats)]),
     "neuronmem_execution_transfers": (_S, [execution_p, c_enum, c_enum, P(TransferCounts)]),
+    "neuronmem_execution_cancel": (_S, [execution_p]),
     "neuronmem_execution_destroy": (None, [execution_p]),
     "neuronmem_client_register_kernel": (_S, [client_p, P(KernelRegistration)]),
 }
+
+
+
+def _range_checked(name, fn, argtypes):
+    """fn, refusing an int argument its C type cannot hold (ctypes itself would mask it). Functions without an
+    integer argument are returned as they are."""
+    checks = [(i, _int_bounds(t), t.__name__) for i, t in enumerate(argtypes) if _int_bounds(t)]
+    if not checks:
+        return fn
+
+    def call(*args):
+        for i, (lo, hi), type_name in checks:
+            v = args[i]
+            if isinstance(v, int) and not lo <= v <= hi:
+                raise range_error(f"{name}: argument {i + 1} = {v} does not fit {type_name} ({lo}..{hi})")
+        return fn(*args)
+
+    call.__name__ = name
+    return call
+
 
 for _name, (_res, _args) in _SIGNATURES.items():
     _fn = getattr(lib, _name)
     _fn.restype = _res
     _fn.argtypes = _args
-    globals()[_name[len("neuronmem_"):]] = _fn
+    globals()[_name[len("neuronmem_"):]] = _range_checked(_name, _fn, _args)
 
 BOUND_FUNCTIONS = frozenset(_SIGNATURES)
 # The public headers whose every function is bound here (tests/test_layout.py checks it).

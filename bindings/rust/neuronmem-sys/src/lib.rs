@@ -119,6 +119,7 @@ pub struct neuronmem_client_options_t {
     pub mlock_mode: neuronmem_mlock_mode_t,
     pub device_bytes_per_core: u64,
     pub pinned_host_bytes: u64,
+    pub execution_timeout_ns: u64,
 }
 
 #[repr(C)]
@@ -418,6 +419,7 @@ pub struct neuronmem_execute_args_t {
     pub wait: neuronmem_event_list_t,
     pub non_donatable: *const usize,
     pub num_non_donatable: usize,
+    pub timeout_ns: u64,
 }
 
 #[repr(C)]
@@ -437,6 +439,7 @@ pub struct neuronmem_execute_devices_args_t {
     pub num_send_callbacks: usize,
     pub recv_callbacks: *const neuronmem_host_callback_t,
     pub num_recv_callbacks: usize,
+    pub timeout_ns: u64,
 }
 
 #[repr(C)]
@@ -554,7 +557,7 @@ pub fn size_of_pointee<T>(_: *const T) -> usize {
 pub fn published_sizes() -> [(&'static str, usize); 29] {
     [
         ("neuronmem_extension_base_t", struct_size!(neuronmem_extension_base_t, next)),
-        ("neuronmem_client_options_t", struct_size!(neuronmem_client_options_t, pinned_host_bytes)),
+        ("neuronmem_client_options_t", struct_size!(neuronmem_client_options_t, execution_timeout_ns)),
         ("neuronmem_device_description_t", struct_size!(neuronmem_device_description_t, to_string)),
         ("neuronmem_memory_description_t", struct_size!(neuronmem_memory_description_t, to_string)),
         ("neuronmem_memory_stats_t", struct_size!(neuronmem_memory_stats_t, is_shared)),
@@ -575,8 +578,8 @@ pub fn published_sizes() -> [(&'static str, usize); 29] {
         ("neuronmem_compile_options_t", struct_size!(neuronmem_compile_options_t, num_partitions)),
         ("neuronmem_executable_properties_t", struct_size!(neuronmem_executable_properties_t, num_partitions)),
         ("neuronmem_executable_value_t", struct_size!(neuronmem_executable_value_t, donation)),
-        ("neuronmem_execute_args_t", struct_size!(neuronmem_execute_args_t, num_non_donatable)),
-        ("neuronmem_execute_devices_args_t", struct_size!(neuronmem_execute_devices_args_t, num_recv_callbacks)),
+        ("neuronmem_execute_args_t", struct_size!(neuronmem_execute_args_t, timeout_ns)),
+        ("neuronmem_execute_devices_args_t", struct_size!(neuronmem_execute_devices_args_t, timeout_ns)),
         ("neuronmem_host_transfer_t", struct_size!(neuronmem_host_transfer_t, num_tensors)),
         ("neuronmem_execution_stats_t", struct_size!(neuronmem_execution_stats_t, peer_bytes)),
         ("neuronmem_transfer_counts_t", struct_size!(neuronmem_transfer_counts_t, peer_bytes)),
@@ -752,6 +755,7 @@ extern "C" {
                                      out: *mut neuronmem_execution_stats_t) -> S;
     pub fn neuronmem_execution_transfers(execution: *const neuronmem_execution_t, from: neuronmem_memory_kind_t,
                                          to: neuronmem_memory_kind_t, out: *mut neuronmem_transfer_counts_t) -> S;
+    pub fn neuronmem_execution_cancel(execution: *mut neuronmem_execution_t) -> *mut neuronmem_status_t;
     pub fn neuronmem_execution_destroy(execution: *mut neuronmem_execution_t);
     pub fn neuronmem_client_register_kernel(client: *mut neuronmem_client_t,
                                             args: *const neuronmem_kernel_registration_t) -> S;

@@ -34,7 +34,7 @@ fn rust_layout() -> BTreeMap<(String, String), (usize, usize)> {
         neuronmem_string_t { data, size }
         neuronmem_extension_base_t { struct_size, type_ = "type", next }
         neuronmem_client_options_t { struct_size, extension, num_cores, mlock_mode, device_bytes_per_core,
-                                     pinned_host_bytes }
+                                     pinned_host_bytes, execution_timeout_ns }
         neuronmem_device_description_t { struct_size, id, process_index, local_id, reserved, kind, debug_string,
                                          to_string }
         neuronmem_memory_description_t { struct_size, id, kind_id, kind, debug_string, to_string }
@@ -71,10 +71,10 @@ fn rust_layout() -> BTreeMap<(String, String), (usize, usize)> {
                                             num_partitions }
         neuronmem_executable_value_t { struct_size, element_type, dims, num_dims, memory_kind, bytes, donation }
         neuronmem_execute_args_t { struct_size, extension, executable, device, arguments, num_arguments, wait,
-                                   non_donatable, num_non_donatable }
+                                   non_donatable, num_non_donatable, timeout_ns }
         neuronmem_execute_devices_args_t { struct_size, extension, executable, devices, num_devices, arguments,
                                            num_arguments, waits, non_donatable, num_non_donatable, send_callbacks,
-                                           num_send_callbacks, recv_callbacks, num_recv_callbacks }
+                                           num_send_callbacks, recv_callbacks, num_recv_callbacks, timeout_ns }
         neuronmem_host_transfer_t { struct_size, channel_id, device, replica_id, partition_id, tensors,
                                     num_tensors }
         neuronmem_host_callback_t { channel_id, fn_ = "fn", user_data }

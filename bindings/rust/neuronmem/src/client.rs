@@ -51,6 +51,9 @@ pub struct Options {
     pub mlock_mode: MlockMode,
     pub device_bytes_per_core: u64,
     pub pinned_host_bytes: u64,
+    /// How long every execution that sets no timeout of its own may take from submission before it fails with
+    /// DEADLINE_EXCEEDED; None (or zero) = no limit.
+    pub execution_timeout: Option<std::time::Duration>,
 }
 
 /// A libneuronmem client: NeuronCores, memories and the pinned-host arena. Dropping it destroys it; every
@@ -69,7 +72,7 @@ impl Client {
     /// Creates a client.
     pub fn new(options: &Options) -> Result<Client> {
         let opts = sys::neuronmem_client_options_t {
-            struct_size: sys::struct_size!(sys::neuronmem_client_options_t, pinned_host_bytes),
+            struct_size: sys::struct_size!(sys::neuronmem_client_options_t, execution_timeout_ns),
             extension: ptr::null(),
             num_cores: options.num_cores,
             mlock_mode: match options.mlock_mode {
@@ -79,6 +82,7 @@ impl Client {
             },
             device_bytes_per_core: options.device_bytes_per_core,
             pinned_host_bytes: options.pinned_host_bytes,
+            execution_timeout_ns: crate::executable::timeout_ns(options.execution_timeout),
         };
         let mut out = ptr::null_mut();
         check(unsafe { sys::neuronmem_client_create(&opts, &mut out) })?;

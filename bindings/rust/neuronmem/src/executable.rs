@@ -8,6 +8,7 @@ use crate::{c_slice, sys};
 use std::ffi::CString;
 use std::ptr;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// What `execute` does with an argument that is not in the memory its parameter names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -71,6 +72,16 @@ unsafe impl Sync for Execution<'_> {}
 impl Drop for Execution<'_> {
     fn drop(&mut self) {
         unsafe { sys::neuronmem_execution_destroy(self.raw) }
+    }
+}
+
+/// The C timeout_ns of a timeout: None = 0 (the client's default), Duration::MAX = u64::MAX (no deadline), else
+/// its nanoseconds (at least 1, saturating below u64::MAX).
+pub(crate) fn timeout_ns(timeout: Option<Duration>) -> u64 {
+    match timeout {
+        None => 0,
+        Some(Duration::MAX) => u64::MAX,
+        Some(d) => u64::try_from(d.as_nanos()).unwrap_or(u64::MAX - 1).clamp(1, u64::MAX - 1),
     }
 }
 
@@ -188,11 +199,20 @@ impl<'c> Executable<'c> {
     /// stay); `non_donatable` lists parameters not to donate this time.
     pub fn execute(&self, device: &Device<'c>, arguments: &[&Buffer<'_>], wait: &[&Event],
                    non_donatable: &[usize]) -> Result<(Vec<Buffer<'c>>, Event, Execution<'c>)> {
+        self.execute_timeout(device, arguments, wait, non_donatable, None)
+    }
+
+    /// `execute` with a deadline: once `timeout` has passed since submission the execution stops (before its
+    /// next op, or at once while queued) and its done event fails with DEADLINE_EXCEEDED. None = the client's
+    /// `Options::execution_timeout`; `Duration::MAX` = none.
+    pub fn execute_timeout(&self, device: &Device<'c>, arguments: &[&Buffer<'_>], wait: &[&Event],
+                           non_donatable: &[usize], timeout: Option<Duration>)
+        -> Result<(Vec<Buffer<'c>>, Event, Execution<'c>)> {
         let n_out = self.properties()?.num_outputs;
         let args: Vec<*mut sys::neuronmem_buffer_t> = arguments.iter().map(|b| b.raw()).collect();
         let waits = WaitList::new(wait);
         let ea = sys::neuronmem_execute_args_t {
-            struct_size: sys::struct_size!(sys::neuronmem_execute_args_t, num_non_donatable),
+            struct_size: sys::struct_size!(sys::neuronmem_execute_args_t, timeout_ns),
             extension: ptr::null(),
             executable: self.raw,
             device: device.raw,
@@ -201,6 +221,7 @@ impl<'c> Executable<'c> {
             wait: waits.raw(),
             non_donatable: if non_donatable.is_empty() { ptr::null() } else { non_donatable.as_ptr() },
             num_non_donatable: non_donatable.len(),
+            timeout_ns: timeout_ns(timeout),
         };
         let mut outs = vec![ptr::null_mut(); n_out.max(1)];
         let (mut done, mut execution) = (ptr::null_mut(), ptr::null_mut());
@@ -227,6 +248,15 @@ impl<'c> Executable<'c> {
     pub fn execute_devices_with_host(&self, devices: &[&Device<'c>], arguments: &[&[&Buffer<'_>]],
                                      waits: &[&[&Event]], non_donatable: &[usize], host: &HostCallbacks)
         -> Result<(Vec<Vec<Buffer<'c>>>, Vec<Event>, Vec<Execution<'c>>)> {
+        self.execute_devices_timeout(devices, arguments, waits, non_donatable, host, None)
+    }
+
+    /// `execute_devices_with_host` with every device's deadline (as `execute_timeout`'s).
+    #[allow(clippy::type_complexity)]
+    pub fn execute_devices_timeout(&self, devices: &[&Device<'c>], arguments: &[&[&Buffer<'_>]],
+                                   waits: &[&[&Event]], non_donatable: &[usize], host: &HostCallbacks,
+                                   timeout: Option<Duration>)
+        -> Result<(Vec<Vec<Buffer<'c>>>, Vec<Event>, Vec<Execution<'c>>)> {
         let n = devices.len();
         if arguments.len() != n {
             return Err(Error::invalid(format!("{} argument lists for {} devices", arguments.len(), n)));
@@ -247,7 +277,7 @@ impl<'c> Executable<'c> {
         let raw_waits: Vec<sys::neuronmem_event_list_t> = wait_lists.iter().map(|w| w.raw()).collect();
         let callbacks = Arc::new(host.to_raw());
         let la = sys::neuronmem_execute_devices_args_t {
-            struct_size: sys::struct_size!(sys::neuronmem_execute_devices_args_t, num_recv_callbacks),
+            struct_size: sys::struct_size!(sys::neuronmem_execute_devices_args_t, timeout_ns),
             extension: ptr::null(),
             executable: self.raw,
             devices: if devs.is_empty() { ptr::null() } else { devs.as_ptr() },
@@ -261,6 +291,7 @@ impl<'c> Executable<'c> {
             num_send_callbacks: callbacks.send.len(),
             recv_callbacks: if callbacks.recv.is_empty() { ptr::null() } else { callbacks.recv.as_ptr() },
             num_recv_callbacks: callbacks.recv.len(),
+            timeout_ns: timeout_ns(timeout),
         };
         let mut outs = vec![ptr::null_mut(); (n * n_out).max(1)];
         let mut done = vec![ptr::null_mut(); n.max(1)];
@@ -307,6 +338,12 @@ pub type TransferCounts = sys::neuronmem_transfer_counts_t;
 pub type ExecutionStats = sys::neuronmem_execution_stats_t;
 
 impl Execution<'_> {
+    /// Stops the execution: queued, it fails at once; running, before its next op (an endless loop too). Its
+    /// done event then fails with CANCELLED; cancelling a finished execution changes nothing. Never blocks.
+    pub fn cancel(&self) -> Result<()> {
+        check(unsafe { sys::neuronmem_execution_cancel(self.raw) })
+    }
+
     /// The statistics (FAILED_PRECONDITION before the execution finished).
     pub fn stats(&self) -> Result<ExecutionStats> {
         // SAFETY: a plain struct of integers.
