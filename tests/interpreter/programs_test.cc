@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <complex>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -407,6 +409,81 @@ TEST(RaggedDot, ShapeErrorsAreCompileErrors) {
   c = CompileText(RaggedDot(kMode1, "tensor<4x2xf32>", "tensor<2x2x3xf32>", "tensor<2xi32>", "tensor<4x2xf32>"));
   EXPECT_TRUE(Has(c.status, "the result has shape [4, 2]; the operands give [4, 3]"))
       << (c.status ? c.status->message : "ok");
+}
+
+// ---- Element types ------------------------------------------------------------------------------------------
+
+int64_t UlpKey(float f) {
+  int32_t b;
+  std::memcpy(&b, &f, 4);
+  return b < 0 ? static_cast<int64_t>(b ^ 0x7fffffff) : b;
+}
+int64_t Ulps(float a, float b) { return std::isnan(a) && std::isnan(b) ? 0 : std::llabs(UlpKey(a) - UlpKey(b)); }
+
+TEST(ElementTypes, ComplexAsinIsWithin3UlpInEveryQuadrant) {
+  // A grid over the four quadrants and many magnitudes, and the point where casinf is 5 ULP off.
+  std::vector<std::complex<float>> z = {{-0.562574f, -1.98037f}};
+  const float mags[] = {0.0f, 1e-20f, 1e-4f, 0.3f, 0.9f, 1.0f, 1.7f, 4.0f, 1e4f, 1e20f};
+  for (float x : mags)
+    for (float y : mags)
+      for (int q = 0; q < 4; ++q) z.emplace_back(q & 1 ? -x : x, q & 2 ? -y : y);
+  for (int i = 0; i < 400; ++i) z.emplace_back(-3.0f + 0.015f * i, 2.5f - 0.0125f * i);
+  const std::string n = std::to_string(z.size());
+  const std::string ty = "tensor<" + n + "xcomplex<f32>>";
+  const std::string t = "func.func public @main(%arg0: " + ty + ") -> (" + ty +
+                        " {jax.result_info = \"result\"}) {\n  %0 = chlo.asin %arg0 : " + ty + " -> " + ty +
+                        "\n  return %0 : " + ty + "\n}\n";
+  std::vector<int64_t> dims = {static_cast<int64_t>(z.size())};
+  auto r = RunText(t, {View(z.data(), ElementType::kC64, dims)});
+  ASSERT_FALSE(r.status) << r.status->message;
+  const auto got = r.Get<std::complex<float>>(0);
+  int64_t worst = 0;
+  for (size_t i = 0; i < z.size(); ++i) {
+    const auto want = std::asin(std::complex<long double>(z[i].real(), z[i].imag()));
+    const int64_t u = std::max(Ulps(got[i].real(), static_cast<float>(want.real())),
+                               Ulps(got[i].imag(), static_cast<float>(want.imag())));
+    EXPECT_LE(u, 3) << "asin(" << z[i].real() << ", " << z[i].imag() << ")";
+    worst = std::max(worst, u);
+  }
+  EXPECT_LE(worst, 1);
+}
+
+TEST(ElementTypes, ComplexCbrtIsThePrincipalRoot) {
+  const std::string t = R"(func.func @main() -> (tensor<4xcomplex<f32>>, tensor<2xcomplex<f64>>) {
+  %a = stablehlo.constant dense<[(-8.0, 0.0), (0.0, 8.0), (0.0, 0.0), (27.0, 0.0)]> : tensor<4xcomplex<f32>>
+  %b = stablehlo.constant dense<[(-8.0, 0.0), (0.0, -1.0)]> : tensor<2xcomplex<f64>>
+  %0 = stablehlo.cbrt %a : tensor<4xcomplex<f32>>
+  %1 = stablehlo.cbrt %b : tensor<2xcomplex<f64>>
+  func.return %0, %1 : tensor<4xcomplex<f32>>, tensor<2xcomplex<f64>>
+}
+)";
+  auto r = RunText(t);
+  ASSERT_FALSE(r.status) << r.status->message;
+  const auto f = r.Get<std::complex<float>>(0);
+  const float s3 = std::sqrt(3.0f);
+  const std::vector<std::complex<float>> want = {{1, s3}, {s3, 1}, {0, 0}, {3, 0}};
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_LE(Ulps(f[i].real(), want[i].real()), 1) << i << ": " << f[i].real();
+    EXPECT_LE(Ulps(f[i].imag(), want[i].imag()), 1) << i << ": " << f[i].imag();
+  }
+  const auto d = r.Get<std::complex<double>>(1);
+  EXPECT_NEAR(d[0].real(), 1.0, 1e-15);
+  EXPECT_NEAR(d[0].imag(), std::sqrt(3.0), 1e-15);
+  EXPECT_NEAR(d[1].real(), std::sqrt(3.0) / 2, 1e-15);
+  EXPECT_NEAR(d[1].imag(), -0.5, 1e-15);
+}
+
+TEST(ElementTypes, TopKOfBooleansPutsTrueFirstInIndexOrder) {
+  const std::string t = R"(func.func @main() -> (tensor<2x3xi1>, tensor<2x3xi32>) {
+  %a = stablehlo.constant dense<[[false, true, false, true], [false, false, false, true]]> : tensor<2x4xi1>
+  %values, %indices = chlo.top_k(%a, k = 3) : tensor<2x4xi1> -> (tensor<2x3xi1>, tensor<2x3xi32>)
+  func.return %values, %indices : tensor<2x3xi1>, tensor<2x3xi32>
+}
+)";
+  auto r = RunText(t);
+  ASSERT_FALSE(r.status) << r.status->message;
+  EXPECT_EQ(r.Get<uint8_t>(0), (std::vector<uint8_t>{1, 1, 0, 1, 0, 0}));
+  EXPECT_EQ(r.Get<int32_t>(1), (std::vector<int32_t>{1, 3, 0, 3, 0, 1}));
 }
 
 }  // namespace
