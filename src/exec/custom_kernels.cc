@@ -53,6 +53,7 @@ std::string_view BackendConfig(const stablehlo::Operation* op) {
   if (!op) return {};
   const stablehlo::Attribute* a = stablehlo::Find(op->attributes, "backend_config");
   if (!a) a = stablehlo::Find(op->attributes, "mhlo.backend_config");
+  if (!a) a = stablehlo::Find(op->attributes, "composite_attributes");  // a composite a kernel takes over
   if (!a) return {};
   return a->kind == stablehlo::Attribute::Kind::kString ? a->str : a->text;
 }
@@ -148,16 +149,22 @@ Status BuildCustomCalls(const manifest::Manifest& m, const CustomKernelRegistry*
                         interp::CustomCallRegistry* out) {
   *out = PlacementRegistry();
   if (!kernels) return Ok();
-  // Targets the graph calls by name.
-  for (const manifest::CustomCallTarget& t : m.custom_call_targets) {
-    if (t.target == kNkiTarget) continue;
-    std::shared_ptr<const CustomKernelFn> fn = kernels->Find(t.target);
-    if (!fn) continue;  // built in, or unknown: the interpreter reports it with its location
+  // A kernel registered under `name` runs what the graph calls by that name.
+  const auto take = [&](const std::string& name) {
+    std::shared_ptr<const CustomKernelFn> fn = kernels->Find(name);
+    if (!fn) return;  // built in, or unknown: the interpreter reports it with its location
     auto launch = std::make_shared<Launch>();
-    launch->name = t.target;
+    launch->name = name;
     launch->fn = std::move(fn);
-    out->Register(t.target, [launch](const interp::CustomCallContext& c) { return RunLaunch(c, *launch); });
-  }
+    out->Register(name, [launch](const interp::CustomCallContext& c) { return RunLaunch(c, *launch); });
+  };
+  // Targets the graph calls by name.
+  for (const manifest::CustomCallTarget& t : m.custom_call_targets)
+    if (t.target != kNkiTarget) take(t.target);
+  // Composites whose name has a kernel: it takes them over (the interpreter calls a target of a composite's name
+  // instead of its decomposition).
+  for (const manifest::Composite& c : m.composites)
+    if (!out->Find(c.name)) take(c.name);
   // NKI kernels by func_name, one launch per call site.
   if (m.kernels.empty()) return Ok();
   auto sites = std::make_shared<std::map<std::pair<uint32_t, uint32_t>, Launch>>();

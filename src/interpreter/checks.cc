@@ -283,6 +283,13 @@ Status CompileCustomCall(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   if (target.empty()) return cx.Invalid("missing call_target_name");
   const CustomCallFn* fn = cx.custom_calls()->Find(target);
   if (!fn) return cx.Unsupported("unknown custom call target @%.*s", static_cast<int>(target.size()), target.data());
+  *k = MakeCustomCallKernel(cx, std::string(target), fn);
+  return Ok();
+}
+
+}  // namespace
+
+std::unique_ptr<Kernel> MakeCustomCallKernel(CompileCtx& cx, std::string target, const CustomCallFn* fn) {
   std::vector<uint32_t> ins, outs;
   std::vector<Slot> in_slots, out_slots;
   for (size_t i = 0; i < cx.num_inputs(); ++i) {
@@ -293,10 +300,11 @@ Status CompileCustomCall(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
     outs.push_back(cx.out(i));
     out_slots.push_back(cx.out_slot(i));
   }
-  *k = std::make_unique<CustomCallKernel>(std::string(target), fn, std::move(ins), std::move(outs), std::move(in_slots),
-                                          std::move(out_slots));
-  return Ok();
+  return std::make_unique<CustomCallKernel>(std::move(target), fn, std::move(ins), std::move(outs), std::move(in_slots),
+                                            std::move(out_slots));
 }
+
+namespace {
 
 // ---- The check dialect -----------------------------------------------------------------------------
 

@@ -179,6 +179,7 @@ class FunctionCompiler final : public CompileCtx {
   Status CompileRegionBatched(size_t index, int64_t n, const Body** body) override;
   uint32_t AddScratch(ElementType type, const std::vector<int64_t>& dims) override;
   Status GetFunction(std::string_view name, const Function** fn) override;
+  const stablehlo::Function* FindFunction(std::string_view name) const override;
   std::string_view OpText() const override;
   const ProgramState* state() const override;
   const CustomCallRegistry* custom_calls() const override;
@@ -1356,6 +1357,10 @@ Status FunctionCompiler::GetFunction(std::string_view name, const Function** fn)
   inputs_ = saved_in;
   outputs_ = saved_out;
   return s;
+}
+
+const stablehlo::Function* FunctionCompiler::FindFunction(std::string_view name) const {
+  return c_->module_.FindFunction(name);
 }
 
 // Greedy first-fit placement by live interval of the planned slots of one space (`keys`: (live_begin, slot id)

@@ -28,6 +28,15 @@ class CallKernel final : public Kernel {
   bool any_crosses_ = false;
 };
 
+}  // namespace
+
+std::unique_ptr<Kernel> MakeCallKernel(const Function* fn, std::vector<uint32_t> args, std::vector<uint32_t> results,
+                                       std::vector<bool> crosses) {
+  return std::make_unique<CallKernel>(fn, std::move(args), std::move(results), std::move(crosses));
+}
+
+namespace {
+
 Status CompileCall(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   std::string_view callee = cx.op().callee;
   if (callee.empty()) {
@@ -61,7 +70,7 @@ Status CompileCall(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   for (size_t i = 0; i < results.size(); ++i)
     crosses.push_back(CrossesSpaces(fn->slots[fn->body.result_slots[i]], cx.slot(results[i])));
   cx.AddCallee(fn);
-  *k = std::make_unique<CallKernel>(fn, std::move(args), std::move(results), std::move(crosses));
+  *k = MakeCallKernel(fn, std::move(args), std::move(results), std::move(crosses));
   return Ok();
 }
 

@@ -686,7 +686,7 @@ Status CompileTopK(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   }
   *k = Dispatch(in.type, [&](auto tag) -> std::unique_ptr<Kernel> {
     using T = typename decltype(tag)::type;
-    if constexpr (std::is_void_v<T> || kIsComplex<T> || kIsBool<T>) {
+    if constexpr (std::is_void_v<T> || kIsComplex<T>) {  // complex numbers have no order; i1: true > false
       return nullptr;
     } else {
       return std::make_unique<TopKKernel<T>>(cx.in(0), cx.out(0), cx.out(1), rows, len, kk, perm);

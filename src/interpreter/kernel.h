@@ -170,6 +170,8 @@ class CompileCtx {
   virtual void AddCallee(const Function* fn) = 0;
   // The compiled function called by name (func.call).
   virtual Status GetFunction(std::string_view name, const Function** fn) = 0;
+  // The function `name` of the module as parsed (not compiled), or nullptr when there is none.
+  virtual const stablehlo::Function* FindFunction(std::string_view name) const = 0;
   // The bytes of `slot` when they are known at compile time: a constant, or a value that side-effect-free ops
   // compute from constants only (evaluated here with their kernels, once). Otherwise UNIMPLEMENTED naming
   // `what` and the value it depends on (a function argument, or an op that is not evaluated at compile time).
@@ -216,8 +218,18 @@ void RegisterCollectiveOps(std::unordered_map<std::string_view, OpCompileFn>* r)
 // The reference interpreter's test ops: interpreter.run_parallel, interpreter.probe,
 // check.expect_serialized_eq (reference_ops.cc).
 void RegisterReferenceOps(std::unordered_map<std::string_view, OpCompileFn>* r);
+// stablehlo.composite (composite.cc).
+void RegisterCompositeOps(std::unordered_map<std::string_view, OpCompileFn>* r);
+// batch_norm_inference, batch_norm_training, batch_norm_grad (batch_norm.cc).
+void RegisterBatchNormOps(std::unordered_map<std::string_view, OpCompileFn>* r);
+// chlo.ragged_dot (ragged_dot.cc).
+void RegisterRaggedDotOps(std::unordered_map<std::string_view, OpCompileFn>* r);
 // Defined by chlo_special.cc when it exists (see registry.cc).
 void RegisterChloSpecialOps(std::unordered_map<std::string_view, OpCompileFn>* r);
+
+// A kernel calling the custom-call target `fn` (found as `target`) with the current op's operands and results
+// (checks.cc); a failure reads "file:line:col: 'op.name' @target: message".
+std::unique_ptr<Kernel> MakeCustomCallKernel(CompileCtx& cx, std::string target, const CustomCallFn* fn);
 
 // Helpers for kernels.
 template <typename T>

@@ -62,6 +62,11 @@ inline void ResolveAliases(const Function& fn, Frame* frame) {
 Status CallFunction(const Function& fn, Frame& caller, const uint32_t* arg_slots, const uint32_t* result_slots,
                     const bool* crosses = nullptr);
 
+// A kernel calling `fn` (control.cc): args and results are slots of the caller's frame; crosses as for
+// CallFunction (one per result).
+std::unique_ptr<Kernel> MakeCallKernel(const Function* fn, std::vector<uint32_t> args, std::vector<uint32_t> results,
+                                       std::vector<bool> crosses);
+
 // The memory of a run's frames: space 0 from `workspace` (a local one when null) or given[0], the other
 // spaces given or from host memory.
 struct FrameMemory {

@@ -23,6 +23,9 @@ const std::unordered_map<std::string_view, OpCompileFn>& OpRegistry() {
     RegisterRngOps(r);
     RegisterCollectiveOps(r);
     RegisterReferenceOps(r);
+    RegisterCompositeOps(r);
+    RegisterBatchNormOps(r);
+    RegisterRaggedDotOps(r);
 #ifdef NEURONMEM_INTERP_CHLO_SPECIAL
     RegisterChloSpecialOps(r);
 #endif

@@ -146,6 +146,20 @@ MemoryKind ReadMemoryKind(const json& obj, const std::string& where) {
   return kind;
 }
 
+// The field "attributes": [[key, value], ...] with string keys and values.
+std::vector<std::pair<std::string, std::string>> ReadAttributes(const json& e, const std::string& where) {
+  std::vector<std::pair<std::string, std::string>> out;
+  const json& attrs = ArrayField(e, "attributes", where);
+  for (size_t i = 0; i < attrs.size(); ++i) {
+    const json& kv = attrs[i];
+    if (!kv.is_array() || kv.size() != 2 || !kv[0].is_string() || !kv[1].is_string()) {
+      Bad(At(At(where, "attributes"), i), "must be a pair of strings [key, value]");
+    }
+    out.emplace_back(kv[0].get<std::string>(), kv[1].get<std::string>());
+  }
+  return out;
+}
+
 Value ReadValue(const json& e, size_t position, bool argument, const std::string& where) {
   Value v;
   v.index = static_cast<uint32_t>(IntField(e, "index", where, 0, kU32Max));
@@ -163,14 +177,7 @@ Value ReadValue(const json& e, size_t position, bool argument, const std::string
     v.aliasing_output = alias.is_null() ? -1 : Int(alias, At(where, "aliasing_output"), 0, kI64Max);
     v.buffer_donor = BoolField(e, "buffer_donor", where);
   }
-  const json& attrs = ArrayField(e, "attributes", where);
-  for (size_t i = 0; i < attrs.size(); ++i) {
-    const json& kv = attrs[i];
-    if (!kv.is_array() || kv.size() != 2 || !kv[0].is_string() || !kv[1].is_string()) {
-      Bad(At(At(where, "attributes"), i), "must be a pair of strings [key, value]");
-    }
-    v.attributes.emplace_back(kv[0].get<std::string>(), kv[1].get<std::string>());
-  }
+  v.attributes = ReadAttributes(e, where);
   return v;
 }
 
@@ -280,6 +287,18 @@ Manifest ReadManifest(const json& j) {
   });
   ForEach(j, "channels",
           [&](const json& e, size_t, const std::string& at) { m.channels.push_back(ReadChannel(e, at)); });
+  if (j.contains("composites")) {  // added in 0.2 (issue 26): optional
+    ForEach(j, "composites", [&](const json& e, size_t, const std::string& at) {
+      Composite c;
+      c.function = StringField(e, "function", at);
+      c.name = StringField(e, "name", at);
+      c.decomposition = StringField(e, "decomposition", at);
+      c.version = IntField(e, "version", at, kI64Min, kI64Max);
+      c.attributes = ReadAttributes(e, at);
+      c.loc = ReadLocation(e, at);
+      m.composites.push_back(std::move(c));
+    });
+  }
   if (j.contains("warnings")) {  // added in 0.1 after the first writers: optional
     ForEach(j, "warnings", [&](const json& e, size_t, const std::string& at) {
       if (!e.is_string()) Bad(at, "must be a string");
@@ -329,6 +348,17 @@ std::string ToJson(const Manifest& m, int indent) {
                             {"num_operands", k.num_operands},
                             {"num_results", k.num_results},
                             {"location", LocJson(k.loc)}});
+  }
+  j["composites"] = json::array();
+  for (const auto& c : m.composites) {
+    json attrs = json::array();
+    for (const auto& [k, v] : c.attributes) attrs.push_back({k, v});
+    j["composites"].push_back({{"function", c.function},
+                               {"name", c.name},
+                               {"decomposition", c.decomposition},
+                               {"version", c.version},
+                               {"attributes", attrs},
+                               {"location", LocJson(c.loc)}});
   }
   j["custom_call_targets"] = json::array();
   for (const auto& t : m.custom_call_targets)

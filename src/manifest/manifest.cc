@@ -347,7 +347,12 @@ class Deriver {
     }
     if (op.name == "stablehlo.send" || op.name == "stablehlo.recv") m_->channels.push_back(DecodeChannel(op, fn));
     if (op.name == "func.call") {
-      VisitCall(op);
+      VisitCall(op, op.callee);
+      return;
+    }
+    if (op.name == "stablehlo.composite") {  // runs as a call of its decomposition
+      m_->composites.push_back(DecodeComposite(op, fn));
+      VisitCall(op, m_->composites.back().decomposition);
       return;
     }
     if (!op.regions.empty()) {
@@ -425,8 +430,30 @@ class Deriver {
 
   // A call: the callee is walked with the kinds of the operands (at its first call) and its results come
   // back in the kinds it returns them in. Calls nested deeper than the parser's limit are walked last.
-  void VisitCall(const Operation& op) {
-    const stablehlo::Function* g = op.callee.empty() ? nullptr : functions_->Find(op.callee);
+  // The composite's name (generic `name = "..."` or the pretty form's leading string), decomposition, version
+  // and composite_attributes.
+  static Composite DecodeComposite(const Operation& op, std::string_view fn) {
+    Composite c;
+    c.function = fn;
+    if (const Attribute* n = Find(op.attributes, "name")) {
+      c.name = n->str;
+    } else {
+      for (const auto& [key, a] : op.attributes)
+        if (key.empty() && a.kind == Attribute::Kind::kString) {
+          c.name = a.str;
+          break;
+        }
+    }
+    if (const Attribute* d = Find(op.attributes, "decomposition")) c.decomposition = d->str;
+    if (const Attribute* v = Find(op.attributes, "version")) c.version = v->i;
+    if (const Attribute* a = Find(op.attributes, "composite_attributes"))
+      for (const auto& [key, value] : a->dict) c.attributes.emplace_back(key, AttrText(value));
+    c.loc = {op.loc.line, op.loc.column};
+    return c;
+  }
+
+  void VisitCall(const Operation& op, std::string_view callee) {
+    const stablehlo::Function* g = callee.empty() ? nullptr : functions_->Find(callee);
     if (g && !walked_.count(g)) {
       if (depth_ < stablehlo::kMaxDepth) {
         Kinds operand_kinds;

@@ -86,6 +86,15 @@ struct Kernel {  // AwsNeuronCustomNativeKernel
   Location loc;
 };
 
+struct Composite {  // stablehlo.composite
+  std::string function;
+  std::string name;                                             // "my_namespace.my_op"
+  std::string decomposition;                                    // the function it stands for, without '@'
+  int64_t version = 0;                                          // 0 when absent (the spec's default)
+  std::vector<std::pair<std::string, std::string>> attributes;  // composite_attributes, each value as written
+  Location loc;
+};
+
 struct CustomCallTarget {
   std::string target;
   uint64_t count = 0;
@@ -114,6 +123,9 @@ struct Manifest {
   std::vector<Kernel> kernels;
   std::vector<CustomCallTarget> custom_call_targets;
   std::vector<Channel> channels;
+  // Composites in walk order (the entry, then each function at its first call or composite); a client's kernel
+  // of a composite's name takes it over at execute (docs/executor.md, "Custom kernels").
+  std::vector<Composite> composites;
   // "file:line:col: message" for what the parser accepted but skipped (ops of unknown dialects in custom
   // form), in source order.
   std::vector<std::string> warnings;

@@ -497,5 +497,43 @@ func.func @main(%a: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<8xf32> {
   ASSERT_OK(Compile(std::string(kNki).replace(std::string(kNki).find("eyJ"), 48, Base64(good)), &e));
 }
 
+// A composite (jax.lax.composite) runs its decomposition until a kernel of its name is registered; an executable
+// compiled after that runs the kernel instead, seeing the composite_attributes as its backend_config.
+const char kComposite[] = R"(
+func.func public @main(%a: tensor<4xf32>) -> (tensor<4xf32> {jax.result_info = "result"}) {
+  %0 = stablehlo.composite "my.scale2" %a {composite_attributes = {factor = 2 : i64}, decomposition = @my.scale2,
+      version = 1 : i32} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+func.func private @my.scale2(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = stablehlo.add %a, %a : tensor<4xf32>
+  %1 = stablehlo.add %0, %a : tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+)";
+
+TEST_F(KernelTest, ARegisteredKernelTakesOverACompositeOfItsName) {
+  for (bool registered : {false, true}) {
+    Seen seen;
+    if (registered) Register("my.scale2", Scale2, &seen);
+    neuronmem_executable_t* e = nullptr;
+    ASSERT_OK(Compile(kComposite, &e));
+    neuronmem_buffer_t* a = Upload({1, 2, 3, 4}, {4}, Memory(NEURONMEM_MEMORY_KIND_DEVICE));
+    std::vector<neuronmem_buffer_t*> results;
+    neuronmem_event_t* done = nullptr;
+    neuronmem_execution_t* x = nullptr;
+    ASSERT_OK(Execute(e, {a}, &results, &done, &x));
+    ASSERT_OK(neuronmem_event_wait(done, -1));
+    // The decomposition triples; the kernel doubles.
+    EXPECT_EQ(Read(results[0], 4), registered ? (std::vector<float>{2, 4, 6, 8}) : (std::vector<float>{3, 6, 9, 12}));
+    EXPECT_EQ(seen.calls.load(), registered ? 1 : 0);
+    if (registered) {
+      EXPECT_EQ(seen.backend_config, "{factor = 2 : i64}");
+    }
+    neuronmem_event_destroy(done);
+    neuronmem_execution_destroy(x);
+  }
+}
+
 }  // namespace
 }  // namespace neuronmem_test

@@ -553,5 +553,60 @@ TEST(ManifestJson, RejectsWhatTheTextLoaderCannotProduce) {
   EXPECT_TRUE(FromJson("", &m));
 }
 
+// A composite keeps its name, decomposition, version and attributes (as written) in the manifest and in its JSON;
+// its decomposition is walked like a called function (a custom call there is listed among the targets).
+TEST(ManifestComposite, KeepsNameAttributesAndWalksTheDecomposition) {
+  const std::string text = R"(module @jit_f {
+  func.func public @main(%arg0: tensor<4xf32>) -> (tensor<4xf32> {jax.result_info = "result"}) {
+    %0 = stablehlo.composite "my.op" %arg0 {composite_attributes = {scale = 2.000000e+00 : f32, mode = "fast"},
+        decomposition = @my.op, version = 3 : i32} : (tensor<4xf32>) -> tensor<4xf32> loc(#loc3)
+    %1 = "stablehlo.composite"(%0) {decomposition = @my.op, name = "other.op"} : (tensor<4xf32>) -> tensor<4xf32>
+    return %1 : tensor<4xf32>
+  }
+  func.func private @my.op(%arg0: tensor<4xf32>) -> tensor<4xf32> {
+    %0 = stablehlo.custom_call @my.helper(%arg0) : (tensor<4xf32>) -> tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+}
+#loc3 = loc("x")
+)";
+  Manifest m = FromText(text);
+  ASSERT_EQ(m.composites.size(), 2u);
+  const Composite& c = m.composites[0];
+  EXPECT_EQ(c.function, "main");
+  EXPECT_EQ(c.name, "my.op");
+  EXPECT_EQ(c.decomposition, "my.op");
+  EXPECT_EQ(c.version, 3);
+  ASSERT_EQ(c.attributes.size(), 2u);
+  EXPECT_EQ(c.attributes[0], (std::pair<std::string, std::string>{"scale", "2.000000e+00 : f32"}));
+  EXPECT_EQ(c.attributes[1], (std::pair<std::string, std::string>{"mode", "fast"}));
+  EXPECT_EQ(c.loc.line, 3u);
+  EXPECT_EQ(m.composites[1].name, "other.op");
+  EXPECT_EQ(m.composites[1].version, 0);
+  ASSERT_EQ(m.custom_call_targets.size(), 1u);
+  EXPECT_EQ(m.custom_call_targets[0].target, "my.helper");
+  Manifest back;
+  ASSERT_FALSE(FromJson(ToJson(m), &back));
+  ASSERT_EQ(back.composites.size(), 2u);
+  EXPECT_EQ(back.composites[0].name, "my.op");
+  EXPECT_EQ(back.composites[0].attributes, c.attributes);
+  EXPECT_EQ(back.composites[0].version, 3);
+  EXPECT_EQ(back.composites[0].loc.column, c.loc.column);
+  // Written before composites existed: still read.
+  nlohmann::json doc = nlohmann::json::parse(ToJson(m));
+  doc.erase("composites");
+  ASSERT_FALSE(FromJson(doc.dump(), &back));
+  EXPECT_TRUE(back.composites.empty());
+  doc["composites"] = {{{"function", "main"},
+                        {"name", "x.y"},
+                        {"decomposition", "f"},
+                        {"version", 0},
+                        {"attributes", {{"k"}}},
+                        {"location", {{"line", 1}, {"column", 1}}}}};
+  Status s = FromJson(doc.dump(), &back);
+  ASSERT_TRUE(s);
+  EXPECT_NE(s->message.find("composites[0].attributes[0]"), std::string::npos) << s->message;
+}
+
 }  // namespace
 }  // namespace neuronmem::manifest

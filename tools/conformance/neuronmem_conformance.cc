@@ -5,7 +5,9 @@
 //
 // PATH is a .mlir file or a folder (searched recursively). Each file may hold several modules split by
 // `// -----`; a module with @main runs @main, otherwise every public function without parameters runs (the
-// interpret/ suites' convention). A file passes when every run finishes without a failed check.
+// interpret/ suites' convention). A file passes when every run finishes without a failed check. The first RUN
+// line that passes `--args="[dense<...> : tensor<...>, ...]"` (stablehlo-translate --interpret's option) gives
+// @main its arguments; a malformed list fails the file.
 // Exit status: 0 if every file passed, or with --expected-failures, if exactly the listed files failed;
 // 77 (skip) with --skip-missing when a folder is absent; 1 otherwise.
 // --timing: each file runs N times (--repeat, default 5) in this process; prints per file the median CPU time
@@ -20,6 +22,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -55,9 +58,109 @@ double CpuMs() {
   return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
 }
 
+// The value of `--args=` on the first `// RUN:` line without `not` that passes it (quoted or not); empty if none.
+std::string RunArgs(std::string_view text) {
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const size_t end = std::min(text.find('\n', pos), text.size());
+    const std::string_view line = text.substr(pos, end - pos);
+    pos = end + 1;
+    const size_t run = line.find("// RUN:");
+    if (run == std::string_view::npos) continue;
+    const std::string_view cmd = line.substr(run + 7);
+    const size_t a = cmd.find("--args=");
+    const size_t first = cmd.find_first_not_of(" \t");
+    if (a == std::string_view::npos || cmd.compare(first, 4, "not ") == 0) continue;
+    std::string_view v = cmd.substr(a + 7);
+    if (!v.empty() && (v[0] == '"' || v[0] == '\'')) {  // a shell-quoted word: \" is a quote inside "..."
+      std::string out;
+      for (size_t i = 1; i < v.size() && v[i] != v[0]; ++i) {
+        if (v[0] == '"' && v[i] == '\\' && i + 1 < v.size()) ++i;
+        out += v[i];
+      }
+      return out;
+    }
+    return std::string(v.substr(0, v.find_first_of(" \t")));
+  }
+  return "";
+}
+
+// Splits "[a, b, ...]" at its top-level commas (inside <>, [], () and strings commas belong to an element).
+bool SplitList(std::string_view list, std::vector<std::string>* out) {
+  const size_t b = list.find_first_not_of(" \t"), e = list.find_last_not_of(" \t");
+  if (b == std::string_view::npos || list[b] != '[' || list[e] != ']') return false;
+  const std::string_view body = list.substr(b + 1, e - b - 1);
+  int depth = 0;
+  bool quoted = false;
+  std::string cur;
+  for (size_t i = 0; i < body.size(); ++i) {
+    const char c = body[i];
+    if (quoted) {
+      if (c == '\\' && i + 1 < body.size())
+        cur += body[i++];
+      else if (c == '"')
+        quoted = false;
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == '<' || c == '[' || c == '(') {
+      ++depth;
+    } else if ((c == '>' && (i == 0 || body[i - 1] != '-')) || c == ']' || c == ')') {
+      --depth;
+    } else if (c == ',' && depth == 0) {
+      out->push_back(cur);
+      cur.clear();
+      continue;
+    }
+    cur += c;
+  }
+  if (cur.find_first_not_of(" \t") != std::string::npos) out->push_back(cur);
+  return true;
+}
+
+// The arguments of --args: each element `dense<...> : tensor<...>` becomes a constant of a generated function,
+// which the interpreter runs once; its results are the arguments (valid as long as the Args).
+struct Args {
+  std::vector<shlo::Module> modules;
+  std::string text;
+  std::unique_ptr<interp::Program> program;
+  interp::HostResultAllocator alloc;
+  std::vector<interp::TensorView> views;
+};
+
+Status ParseArgs(const std::string& list, Args* out) {
+  std::vector<std::string> items;
+  if (!SplitList(list, &items))
+    return neuronmem::InvalidArgument("--args=%s: expected an array, i.e. --args=\"[dense<1> : tensor<2xi32>, ...]\"",
+                                      list.c_str());
+  std::string types, body;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const std::string& item = items[i];
+    const size_t b = item.find_first_not_of(" \t");
+    const size_t colon = item.rfind(" : ");
+    if (b == std::string::npos || item.compare(b, 6, "dense<") != 0 || colon == std::string::npos)
+      return neuronmem::InvalidArgument(
+          "--args element %zu (%s): expected a dense elements attribute, i.e. dense<1> : tensor<2xi32>", i,
+          item.c_str());
+    const std::string type = item.substr(colon + 3, item.find_last_not_of(" \t") - colon - 2);
+    types += (i ? ", " : "") + type;
+    body += "  %a" + std::to_string(i) + " = stablehlo.constant " + item.substr(b, colon - b) + " : " + type + "\n";
+  }
+  std::string ret;
+  for (size_t i = 0; i < items.size(); ++i) ret += (i ? ", %a" : "%a") + std::to_string(i);
+  out->text = "func.func @args() -> (" + types + ") {\n" + body + "  func.return " + ret +
+              (items.empty() ? "" : " : " + types) + "\n}\n";
+  if (Status s = shlo::ParseModules(out->text, "--args", &out->modules)) return s;
+  interp::CompileOptions opts;
+  opts.entry = "args";
+  opts.filename = "--args";
+  opts.source = out->text;
+  if (Status s = interp::Compile(out->modules[0], opts, &out->program)) return s;
+  return out->program->Run(nullptr, 0, &out->alloc, &out->views);
+}
+
 // Runs one function of a module; returns its failure, if any.
 FileResult RunFunction(const shlo::Module& m, const std::string& name, const std::string& display,
-                       std::string_view source) {
+                       std::string_view source, const std::vector<interp::TensorView>* args = nullptr) {
   FileResult r;
   interp::CompileOptions opts;
   opts.entry = name;
@@ -76,7 +179,7 @@ FileResult RunFunction(const shlo::Module& m, const std::string& name, const std
   interp::HostResultAllocator alloc;
   std::vector<interp::TensorView> results;
   const double r0 = NowMs();
-  s = prog->Run(nullptr, 0, &alloc, &results);
+  s = args ? prog->Run(args->data(), args->size(), &alloc, &results) : prog->Run(nullptr, 0, &alloc, &results);
   r.run_ms = NowMs() - r0;
   if (s) {
     r.outcome = s->code == NEURONMEM_STATUS_UNIMPLEMENTED ? Outcome::kUnsupported : Outcome::kFail;
@@ -102,6 +205,15 @@ FileResult RunFile(const fs::path& path, const std::string& display) {
     result.message = "parse error: " + s->message;
     return result;
   }
+  Args args;
+  const std::string arg_list = RunArgs(text);
+  if (!arg_list.empty()) {
+    if (Status as = ParseArgs(arg_list, &args)) {
+      result.outcome = Outcome::kFail;
+      result.message = as->message;
+      return result;
+    }
+  }
   for (const shlo::Module& m : modules) {
     std::vector<std::string> entries;
     if (m.FindFunction("main")) {
@@ -111,7 +223,7 @@ FileResult RunFile(const fs::path& path, const std::string& display) {
         if (f.visibility != "private" && f.args.empty()) entries.emplace_back(f.name);
     }
     for (const std::string& e : entries) {
-      FileResult r = RunFunction(m, e, display, text);
+      FileResult r = RunFunction(m, e, display, text, e == "main" && !arg_list.empty() ? &args.views : nullptr);
       ++result.tests;
       result.compile_ms += r.compile_ms;
       result.run_ms += r.run_ms;
