@@ -371,6 +371,7 @@ class Reader {
   void UseListOrders(Cursor* c, uint64_t range_size);
   void DefineValue(RegionState* rs, ValueRef ref, size_t offset);
   Operation MakeOperation(RawOp& raw, bool function_body);
+  void GroupAttributes(std::string_view name, std::vector<NamedAttr>* attrs);
   void AddTopLevelOp(RawOp& raw, Cursor* c);
   Function MakeFunction(RawOp& raw, size_t offset);
   std::string_view NumberName(const char* prefix, uint32_t n);
@@ -1679,6 +1680,99 @@ void Reader::ReadBlock(Cursor* c, RegionState* rs, Block* block, int depth, bool
   if (args_out) *args_out = args;
 }
 
+// The integers of a list attribute (dense or array) or of an integer, as StableHLO prints them.
+std::string IntsText(const Attribute& a) {
+  std::string s;
+  if (a.kind == Attribute::Kind::kInt) return std::to_string(a.i);
+  if (a.kind == Attribute::Kind::kArray) {
+    for (const Attribute& e : a.array) s += (s.empty() ? "" : ", ") + std::to_string(e.i);
+  } else if (a.kind == Attribute::Kind::kDense && a.type.kind == Type::Kind::kTensor && !a.splat) {
+    const uint32_t es = ElementByteSize(a.type.element);
+    for (size_t i = 0; es && (es == 4 || es == 8) && i + es <= a.dense.size(); i += es) {
+      int64_t v = 0;
+      if (es == 8) {
+        std::memcpy(&v, a.dense.data() + i, 8);
+      } else {
+        int32_t w;
+        std::memcpy(&w, a.dense.data() + i, 4);
+        v = w;
+      }
+      s += (s.empty() ? "" : ", ") + std::to_string(v);
+    }
+  }
+  return "[" + s + "]";
+}
+
+// StableHLO groups some of the flat attributes vhlo has (#stablehlo.scatter<...>, #stablehlo.gather<...>,
+// #stablehlo.dot<...>, #stablehlo.conv<...>): the IR keeps them grouped as the text parser does, a dictionary
+// of the members (and for convolutions the `raw` text form).
+void Reader::GroupAttributes(std::string_view name, std::vector<NamedAttr>* attrs) {
+  struct Group {
+    const char* op;
+    const char* key;
+    const char* mnemonic;
+    std::vector<const char*> members;
+  };
+  static const Group kGroups[] = {
+      {"stablehlo.scatter",
+       "scatter_dimension_numbers",
+       "scatter",
+       {"update_window_dims", "inserted_window_dims", "input_batching_dims", "scatter_indices_batching_dims",
+        "scatter_dims_to_operand_dims", "index_vector_dim"}},
+      {"stablehlo.gather",
+       "dimension_numbers",
+       "gather",
+       {"offset_dims", "collapsed_slice_dims", "operand_batching_dims", "start_indices_batching_dims",
+        "start_index_map", "index_vector_dim"}},
+      {"stablehlo.dynamic_gather",
+       "dimension_numbers",
+       "gather",
+       {"offset_dims", "collapsed_slice_dims", "operand_batching_dims", "start_indices_batching_dims",
+        "start_index_map", "index_vector_dim"}},
+      {"stablehlo.dot_general",
+       "dot_dimension_numbers",
+       "dot",
+       {"lhs_batching_dimensions", "rhs_batching_dimensions", "lhs_contracting_dimensions",
+        "rhs_contracting_dimensions"}},
+      {"stablehlo.convolution",
+       "dimension_numbers",
+       "conv",
+       {"input_batch_dimension", "input_feature_dimension", "input_spatial_dimensions",
+        "kernel_input_feature_dimension", "kernel_output_feature_dimension", "kernel_spatial_dimensions",
+        "output_batch_dimension", "output_feature_dimension", "output_spatial_dimensions"}},
+      {"stablehlo.dynamic_conv",
+       "dimension_numbers",
+       "conv",
+       {"input_batch_dimension", "input_feature_dimension", "input_spatial_dimensions",
+        "kernel_input_feature_dimension", "kernel_output_feature_dimension", "kernel_spatial_dimensions",
+        "output_batch_dimension", "output_feature_dimension", "output_spatial_dimensions"}},
+  };
+  for (const Group& g : kGroups) {
+    if (name != g.op) continue;
+    std::vector<NamedAttr> members, rest;
+    std::string text =
+        std::string("#stablehlo.") + g.mnemonic + "<" + (std::string(g.mnemonic) == "conv" ? "raw " : "");
+    for (const char* m : g.members) {
+      for (const NamedAttr& kv : *attrs) {
+        if (kv.first != m) continue;
+        members.push_back(kv);
+        text += (members.size() > 1 ? ", " : "") + std::string(m) + " = " + IntsText(kv.second);
+      }
+    }
+    for (const NamedAttr& kv : *attrs) {
+      if (std::find(g.members.begin(), g.members.end(), kv.first) == g.members.end()) rest.push_back(kv);
+    }
+    Attribute group;
+    group.kind = Attribute::Kind::kOpaque;
+    group.dict = arena_->Copy(members);
+    group.text = arena_->CopyString(text + ">");
+    group.str = group.text;
+    rest.insert(rest.begin(), NamedAttr(g.key, group));
+    *attrs = std::move(rest);
+    return;
+  }
+}
+
 Operation Reader::MakeOperation(RawOp& raw, bool function_body) {
   Operation op;
   op.name = raw.name->ir_name;
@@ -1697,6 +1791,27 @@ Operation Reader::MakeOperation(RawOp& raw, bool function_body) {
       if (kv.second.kind == Attribute::Kind::kString || kv.second.kind == Attribute::Kind::kSymbol) {
         op.callee = kv.second.str;
       }
+    }
+  }
+  // vhlo ops are what the generic form writes: operands in order, every attribute named.
+  op.generic = raw.name->vhlo != nullptr;
+  if (raw.name->vhlo) {
+    GroupAttributes(op.name, &raw.attrs);
+    // vhlo keeps StableHLO's array<i1: ...> (window_reversal) as a tensor<Nxi1>: back to an array of bools.
+    for (size_t i = 0; i < raw.num_props && i < raw.attrs.size(); ++i) {
+      Attribute& a = raw.attrs[i].second;
+      if (a.kind != Attribute::Kind::kDense || a.type.element != ElementType::kPred || a.type.dims.size() != 1 ||
+          raw.attrs[i].first == "value") {
+        continue;
+      }
+      std::vector<Attribute> bools(static_cast<size_t>(std::max<int64_t>(a.type.dims[0], 0)));
+      for (size_t k = 0; k < bools.size(); ++k) {
+        bools[k].kind = Attribute::Kind::kBool;
+        bools[k].b = a.dense.empty() ? false : a.dense[a.splat ? 0 : std::min(k, a.dense.size() - 1)] != 0;
+      }
+      a = Attribute();
+      a.kind = Attribute::Kind::kArray;
+      a.array = arena_->Copy(bools);
     }
   }
   op.attributes = arena_->Copy(raw.attrs);
