@@ -6,9 +6,12 @@
 #include "stablehlo/bytecode.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -175,11 +178,11 @@ class Cursor {
 // --- The vhlo dialect's tables --------------------------------------------------------------------------
 
 struct VhloOp {
-  const char* name;  // mnemonic, "add_v1"
-  int min[3];        // first version with the op
-  int max[3];        // last version with it ({99, 0, 0}: current)
+  std::string_view name;  // mnemonic, "add_v1"
+  int min[3];             // first version with the op
+  int max[3];             // last version with it ({99, 0, 0}: current)
   int num_attrs;
-  const char* attrs[17];  // in encoding order (sorted by name)
+  std::string_view attrs[17];  // in encoding order (sorted by name)
 };
 
 constexpr VhloOp kVhloOps[] = {
@@ -192,6 +195,17 @@ const VhloOp* FindVhloOp(std::string_view name) {
   const VhloOp* it = std::lower_bound(b, e, name, [](const VhloOp& op, std::string_view n) { return op.name < n; });
   return it != e && it->name == name ? it : nullptr;
 }
+
+// What the IR makes of a vhlo op, derived once per process from its name.
+struct VhloOpInfo {
+  std::string ir_name;          // "stablehlo.add", "func.func", "func.call", "stablehlo.return"
+  std::string_view callee_key;  // the attribute naming the callee (call, custom_call)
+  bool is_return = false;       // func.return at a function's top level, else stablehlo.return
+  int group = -1;               // index in kGroups of the attributes StableHLO groups
+  bool bool_arrays = false;     // has window_reversal (tensor<Nxi1> in vhlo, array<i1> in StableHLO)
+};
+
+const VhloOpInfo& InfoOf(const VhloOp& v);
 
 // vhlo type codes (VhloBytecode.cpp: TypeCode) of element types.
 ElementType VhloElement(uint64_t code, std::string_view* other_name) {
@@ -257,6 +271,74 @@ double HalfToDouble(uint16_t h) {
   return sign * std::ldexp(mant + 1024, exp - 25);
 }
 
+// StableHLO groups some of the flat attributes vhlo has (#stablehlo.scatter<...>, #stablehlo.gather<...>,
+// #stablehlo.dot<...>, #stablehlo.conv<...>): the IR keeps them grouped as the text parser does.
+struct Group {
+  const char* op;
+  const char* key;
+  const char* mnemonic;
+  std::vector<const char*> members;
+};
+const Group kGroups[] = {
+    {"stablehlo.scatter",
+     "scatter_dimension_numbers",
+     "scatter",
+     {"update_window_dims", "inserted_window_dims", "input_batching_dims", "scatter_indices_batching_dims",
+      "scatter_dims_to_operand_dims", "index_vector_dim"}},
+    {"stablehlo.gather",
+     "dimension_numbers",
+     "gather",
+     {"offset_dims", "collapsed_slice_dims", "operand_batching_dims", "start_indices_batching_dims", "start_index_map",
+      "index_vector_dim"}},
+    {"stablehlo.dynamic_gather",
+     "dimension_numbers",
+     "gather",
+     {"offset_dims", "collapsed_slice_dims", "operand_batching_dims", "start_indices_batching_dims", "start_index_map",
+      "index_vector_dim"}},
+    {"stablehlo.dot_general",
+     "dot_dimension_numbers",
+     "dot",
+     {"lhs_batching_dimensions", "rhs_batching_dimensions", "lhs_contracting_dimensions",
+      "rhs_contracting_dimensions"}},
+    {"stablehlo.convolution",
+     "dimension_numbers",
+     "conv",
+     {"input_batch_dimension", "input_feature_dimension", "input_spatial_dimensions", "kernel_input_feature_dimension",
+      "kernel_output_feature_dimension", "kernel_spatial_dimensions", "output_batch_dimension",
+      "output_feature_dimension", "output_spatial_dimensions"}},
+    {"stablehlo.dynamic_conv",
+     "dimension_numbers",
+     "conv",
+     {"input_batch_dimension", "input_feature_dimension", "input_spatial_dimensions", "kernel_input_feature_dimension",
+      "kernel_output_feature_dimension", "kernel_spatial_dimensions", "output_batch_dimension",
+      "output_feature_dimension", "output_spatial_dimensions"}},
+};
+
+const VhloOpInfo& InfoOf(const VhloOp& v) {
+  static const std::vector<VhloOpInfo> infos = [] {
+    std::vector<VhloOpInfo> out;
+    for (const VhloOp& op : kVhloOps) {
+      VhloOpInfo info;
+      std::string_view base = op.name;
+      const size_t us = base.rfind("_v");
+      if (us != std::string_view::npos) base = base.substr(0, us);
+      info.ir_name = base == "func"     ? "func.func"
+                     : base == "call"   ? "func.call"
+                     : base == "return" ? "stablehlo.return"  // func.return at a function's top level
+                                        : "stablehlo." + std::string(base);
+      info.is_return = base == "return";
+      info.callee_key = base == "call" ? "callee" : base == "custom_call" ? "call_target_name" : "";
+      for (size_t g = 0; g < std::size(kGroups); ++g) {
+        if (info.ir_name == kGroups[g].op) info.group = static_cast<int>(g);
+      }
+      for (int i = 0; i < op.num_attrs; ++i) info.bool_arrays |= op.attrs[i] == "window_reversal";
+      out.push_back(std::move(info));
+    }
+    return out;
+  }();
+  return infos[static_cast<size_t>(&v - kVhloOps)];
+}
+
 // --- The reader ----------------------------------------------------------------------------------------
 
 enum class DialectKind { kBuiltin, kVhlo, kOther };
@@ -266,8 +348,36 @@ enum class AttrClass : uint8_t { kValue, kLocation };
 
 class Reader {
  public:
-  Reader(std::string_view data, Module* out)
-      : data_(reinterpret_cast<const uint8_t*>(data.data())), size_(data.size()), out_(out) {}
+  // Starts reading `data` into `out`. A Reader is reused per thread: its tables keep their capacity, so a
+  // small artifact costs few heap allocations.
+  void Reset(std::string_view data, Module* out) {
+    data_ = reinterpret_cast<const uint8_t*>(data.data());
+    size_ = data.size();
+    out_ = out;
+    arena_ = nullptr;
+    version_ = 0;
+    vhlo_ = Version();
+    for (int i = 0; i < kNumSections; ++i) {
+      sections_[i] = Cursor();
+      have_[i] = false;
+    }
+    strings_.clear();
+    dialects_.clear();
+    op_names_.clear();
+    attr_entries_.clear();
+    type_entries_.clear();
+    num_attrs_ = 0;
+    attr_class_.clear();
+    types_.clear();
+    properties_.clear();
+    resources_.clear();
+    scopes_.clear();
+    result_names_.clear();
+    arg_names_.clear();
+    block_names_.clear();
+    resolve_depth_ = 0;
+    saw_module_ = false;
+  }
 
   void Read();
 
@@ -282,6 +392,11 @@ class Reader {
     bool registered = true;
     const VhloOp* vhlo = nullptr;
     std::string_view ir_name;  // the IR's name ("stablehlo.add")
+    // What MakeOperation does with the op, decided once per name:
+    std::string_view callee_key;  // the attribute that names the callee (call, custom_call)
+    bool is_return = false;       // func.return at a function's top level, else stablehlo.return
+    int group = -1;               // index in kGroups of the attributes it groups
+    bool bool_arrays = false;     // has window_reversal (a tensor<Nxi1> in vhlo, array<i1> in StableHLO)
   };
   struct Entry {
     uint32_t dialect = 0;
@@ -371,14 +486,15 @@ class Reader {
   void UseListOrders(Cursor* c, uint64_t range_size);
   void DefineValue(RegionState* rs, ValueRef ref, size_t offset);
   Operation MakeOperation(RawOp& raw, bool function_body);
-  void GroupAttributes(std::string_view name, std::vector<NamedAttr>* attrs);
+  void GroupAttributes(int group, std::vector<NamedAttr>* attrs);
   void AddTopLevelOp(RawOp& raw, Cursor* c);
   Function MakeFunction(RawOp& raw, size_t offset);
   std::string_view NumberName(const char* prefix, uint32_t n);
+  RawOp& ScratchOp(int depth);
 
-  const uint8_t* data_;
-  size_t size_;
-  Module* out_;
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+  Module* out_ = nullptr;
   Arena* arena_ = nullptr;
   uint64_t version_ = 0;
   Version vhlo_;
@@ -388,7 +504,14 @@ class Reader {
   std::vector<Dialect> dialects_;
   std::vector<OpName> op_names_;
   std::vector<Entry> attr_entries_, type_entries_;
-  std::vector<Attribute> attrs_;
+  // The resolved attributes: storage constructed as each is read (most of a file's attributes are read
+  // once; zeroing them all up front was a twentieth of the reader's time). Never shrinks.
+  struct AttrStorage {
+    alignas(Attribute) unsigned char bytes[sizeof(Attribute)];
+  };
+  std::vector<AttrStorage> attr_store_;
+  size_t num_attrs_ = 0;
+  Attribute& AttrSlot(uint64_t i) { return *std::launder(reinterpret_cast<Attribute*>(attr_store_[i].bytes)); }
   std::vector<AttrClass> attr_class_;
   std::vector<Type> types_;
   std::vector<std::pair<const uint8_t*, size_t>> properties_;  // each op's property blob
@@ -399,14 +522,43 @@ class Reader {
   };
   std::vector<Resource> resources_;  // dialect resources, by handle index
   std::vector<Scope> scopes_;
+  std::vector<std::unique_ptr<RawOp>> scratch_;  // one op being read per depth, reused for its capacity
+  std::vector<std::string_view> result_names_, arg_names_, block_names_;
   int resolve_depth_ = 0;
   bool saw_module_ = false;
 };
 
+// "0", "arg3", "bb1": each name once per module (numbering restarts in every function).
 std::string_view Reader::NumberName(const char* prefix, uint32_t n) {
+  std::vector<std::string_view>& cache = prefix[0] == 0 ? result_names_ : prefix[0] == 'a' ? arg_names_ : block_names_;
+  if (n < cache.size() && !cache[n].empty()) return cache[n];
   char buf[32];
-  const int len = std::snprintf(buf, sizeof buf, "%s%u", prefix, n);
-  return arena_->CopyString(std::string_view(buf, static_cast<size_t>(len)));
+  const size_t plen = std::strlen(prefix);
+  std::memcpy(buf, prefix, plen);
+  const auto r = std::to_chars(buf + plen, buf + sizeof buf, n);
+  const std::string_view name = arena_->CopyString(std::string_view(buf, static_cast<size_t>(r.ptr - buf)));
+  if (n < (1u << 20)) {
+    if (n >= cache.size()) cache.resize(n + 1);
+    cache[n] = name;
+  }
+  return name;
+}
+
+Reader::RawOp& Reader::ScratchOp(int depth) {
+  const size_t d = static_cast<size_t>(depth);
+  if (d >= scratch_.size()) scratch_.resize(d + 1);
+  if (!scratch_[d]) scratch_[d] = std::make_unique<RawOp>();
+  RawOp& op = *scratch_[d];
+  op.name = nullptr;
+  op.loc = Location();
+  op.attrs.clear();
+  op.num_props = 0;
+  op.result_types.clear();
+  op.operands.clear();
+  op.operand_slots.clear();
+  op.regions.clear();
+  op.result_name = {};
+  return op;
 }
 
 void Reader::ReadHeader(Cursor* c) {
@@ -535,20 +687,12 @@ void Reader::ReadDialects(Cursor c) {
                          " (it exists from " + VersionString(v.min) +
                          (v.max[0] == 99 ? std::string(" on") : " to " + VersionString(v.max)) + ")");
         }
-        std::string_view base = op.name;
-        const size_t us = base.rfind("_v");
-        if (us != std::string_view::npos) base = base.substr(0, us);
-        std::string ir;
-        if (base == "func") {
-          ir = "func.func";
-        } else if (base == "call") {
-          ir = "func.call";
-        } else if (base == "return") {
-          ir = "stablehlo.return";  // func.return at a function's top level (MakeOperation)
-        } else {
-          ir = "stablehlo." + std::string(base);
-        }
-        op.ir_name = arena_->CopyString(ir);
+        const VhloOpInfo& info = InfoOf(v);
+        op.ir_name = info.ir_name;
+        op.is_return = info.is_return;
+        op.callee_key = info.callee_key;
+        op.group = info.group;
+        op.bool_arrays = info.bool_arrays;
       } else {
         op.ir_name = arena_->CopyString(std::string(dialect.name) + "." + std::string(op.name));
       }
@@ -626,7 +770,8 @@ void Reader::ReadAttrTypeOffsets(Cursor data, Cursor offsets) {
     }
   }
   if (!offsets.Empty()) offsets.Fail("expected the end of the attribute/type offset section");
-  attrs_.resize(num_attrs);
+  if (attr_store_.size() < num_attrs) attr_store_.resize(num_attrs);
+  num_attrs_ = num_attrs;
   attr_class_.resize(num_attrs, AttrClass::kValue);
   types_.resize(num_types);
 }
@@ -651,9 +796,9 @@ const Attribute& Reader::Attr(Cursor* c, const char* what) {
 }
 
 const Attribute& Reader::AttrAt(uint64_t index, size_t offset, const char* what) {
-  CheckIndex(index, attrs_.size(), offset, what, "an attribute");
+  CheckIndex(index, num_attrs_, offset, what, "an attribute");
   ResolveAttr(index);
-  return attrs_[index];
+  return AttrSlot(index);
 }
 
 const Type& Reader::TypeRef(Cursor* c, const char* what) {
@@ -677,7 +822,7 @@ void Reader::CheckIndex(uint64_t index, size_t size, size_t offset, const char* 
 Location Reader::LocAt(uint64_t index, size_t offset) {
   AttrAt(index, offset, "a location");
   if (attr_class_[index] != AttrClass::kLocation) FailAt(offset, "expected a location attribute");
-  return attrs_[index].loc;
+  return AttrSlot(index).loc;
 }
 
 Cursor Reader::BeginEntry(Entry* e, const char* kind, uint64_t index) {
@@ -698,7 +843,7 @@ void Reader::ResolveAttr(uint64_t index) {
   Entry& e = attr_entries_[index];
   if (e.state == 2) return;
   Cursor c = BeginEntry(&e, "attribute entry", index);
-  Attribute a;
+  Attribute& a = *new (attr_store_[index].bytes) Attribute();  // attr_store_ does not grow while reading
   AttrClass cls = AttrClass::kValue;
   const Dialect& d = dialects_[e.dialect];
   if (!e.custom) {  // the textual form, NUL-terminated
@@ -713,7 +858,6 @@ void Reader::ResolveAttr(uint64_t index) {
     c.Fail("expected an attribute of the builtin or vhlo dialect (or in text form), found one of dialect \"" +
            std::string(d.name) + "\" in its own encoding");
   }
-  attrs_[index] = a;
   attr_class_[index] = cls;
   EndEntry(&e, &c, "attribute entry");
 }
@@ -722,7 +866,7 @@ void Reader::ResolveType(uint64_t index) {
   Entry& e = type_entries_[index];
   if (e.state == 2) return;
   Cursor c = BeginEntry(&e, "type entry", index);
-  Type t;
+  Type& t = types_[index];
   const Dialect& d = dialects_[e.dialect];
   if (!e.custom) {
     t.kind = Type::Kind::kOther;
@@ -735,7 +879,6 @@ void Reader::ResolveType(uint64_t index) {
     c.Fail("expected a type of the builtin or vhlo dialect (or in text form), found one of dialect \"" +
            std::string(d.name) + "\" in its own encoding");
   }
-  types_[index] = t;
   EndEntry(&e, &c, "type entry");
 }
 
@@ -791,9 +934,10 @@ double Reader::ReadAPFloat(Cursor* c, ElementType t) {
 // (MLIR may pack i1 as bits), a splat as one element.
 Span<uint8_t> Reader::DenseBytes(const Type& type, const uint8_t* blob, uint64_t size, bool* splat, size_t offset) {
   *splat = false;
-  if (type.kind != Type::Kind::kTensor) return arena_->Copy(blob, size);
+  // `blob` is in the arena's copy of the input: the IR's dense data points into it, uncopied.
+  if (type.kind != Type::Kind::kTensor) return Span<uint8_t>(blob, size);
   const uint32_t esize = ElementByteSize(type.element);
-  if (!esize) return arena_->Copy(blob, size);
+  if (!esize) return Span<uint8_t>(blob, size);
   uint64_t count = 1;
   for (int64_t d : type.dims) {
     if (d < 0) FailAt(offset, "expected a static shape for a dense literal, found " + TypeToString(type));
@@ -825,7 +969,7 @@ Span<uint8_t> Reader::DenseBytes(const Type& type, const uint8_t* blob, uint64_t
     FailAt(offset, "expected " + std::to_string(count * esize) + " bytes of dense data for " + TypeToString(type) +
                        ", found " + std::to_string(size));
   }
-  return arena_->Copy(blob, size);
+  return Span<uint8_t>(blob, size);
 }
 
 std::string_view Reader::AttrName(const Attribute& a, size_t offset) {
@@ -1472,7 +1616,7 @@ void Reader::ReadOp(Cursor* c, RegionState* rs, int depth, bool function_body, R
     if (d.kind != Attribute::Kind::kDict) FailAt(at, "expected a dictionary attribute for an op's attributes");
     dict = d.dict;
   }
-  std::vector<NamedAttr> props;
+  std::vector<NamedAttr>& props = op->attrs;  // (cleared: a scratch op)
   if (mask & kHasProperties) {
     if (version_ < kNativePropertiesEncoding) c->Fail("properties need bytecode version 5 or newer");
     const size_t at = c->Offset();
@@ -1489,7 +1633,7 @@ void Reader::ReadOp(Cursor* c, RegionState* rs, int depth, bool function_body, R
       const Dialect& d = dialects_[op->name->dialect];
       if (op->name->vhlo) {
         const VhloOp& v = *op->name->vhlo;
-        for (int i = 0; i < v.num_attrs; ++i) props.emplace_back(v.attrs[i], Attr(&p, v.attrs[i]));
+        for (int i = 0; i < v.num_attrs; ++i) props.emplace_back(v.attrs[i], Attr(&p, "a property"));
       } else if (d.kind == DialectKind::kBuiltin && op->name->name == "module") {
         for (const char* key : {"sym_name", "sym_visibility"}) {  // optional attributes: index << 1 | present
           bool present = false;
@@ -1504,7 +1648,6 @@ void Reader::ReadOp(Cursor* c, RegionState* rs, int depth, bool function_body, R
       if (!p.Empty()) p.Fail("expected the end of the properties of " + std::string(op->name->ir_name));
     }
   }
-  op->attrs = std::move(props);
   op->num_props = op->attrs.size();
   op->attrs.insert(op->attrs.end(), dict.begin(), dict.end());
   if (mask & kHasResults) {
@@ -1660,7 +1803,7 @@ void Reader::ReadBlock(Cursor* c, RegionState* rs, Block* block, int depth, bool
   std::vector<Operation> ops;
   ops.reserve(num_ops);
   for (uint64_t i = 0; i < num_ops; ++i) {
-    RawOp raw;
+    RawOp& raw = ScratchOp(depth);
     bool isolated = false;
     uint64_t num_regions = 0;
     ReadOp(c, rs, depth, function_body, &raw, &isolated, &num_regions);
@@ -1706,49 +1849,9 @@ std::string IntsText(const Attribute& a) {
 // StableHLO groups some of the flat attributes vhlo has (#stablehlo.scatter<...>, #stablehlo.gather<...>,
 // #stablehlo.dot<...>, #stablehlo.conv<...>): the IR keeps them grouped as the text parser does, a dictionary
 // of the members (and for convolutions the `raw` text form).
-void Reader::GroupAttributes(std::string_view name, std::vector<NamedAttr>* attrs) {
-  struct Group {
-    const char* op;
-    const char* key;
-    const char* mnemonic;
-    std::vector<const char*> members;
-  };
-  static const Group kGroups[] = {
-      {"stablehlo.scatter",
-       "scatter_dimension_numbers",
-       "scatter",
-       {"update_window_dims", "inserted_window_dims", "input_batching_dims", "scatter_indices_batching_dims",
-        "scatter_dims_to_operand_dims", "index_vector_dim"}},
-      {"stablehlo.gather",
-       "dimension_numbers",
-       "gather",
-       {"offset_dims", "collapsed_slice_dims", "operand_batching_dims", "start_indices_batching_dims",
-        "start_index_map", "index_vector_dim"}},
-      {"stablehlo.dynamic_gather",
-       "dimension_numbers",
-       "gather",
-       {"offset_dims", "collapsed_slice_dims", "operand_batching_dims", "start_indices_batching_dims",
-        "start_index_map", "index_vector_dim"}},
-      {"stablehlo.dot_general",
-       "dot_dimension_numbers",
-       "dot",
-       {"lhs_batching_dimensions", "rhs_batching_dimensions", "lhs_contracting_dimensions",
-        "rhs_contracting_dimensions"}},
-      {"stablehlo.convolution",
-       "dimension_numbers",
-       "conv",
-       {"input_batch_dimension", "input_feature_dimension", "input_spatial_dimensions",
-        "kernel_input_feature_dimension", "kernel_output_feature_dimension", "kernel_spatial_dimensions",
-        "output_batch_dimension", "output_feature_dimension", "output_spatial_dimensions"}},
-      {"stablehlo.dynamic_conv",
-       "dimension_numbers",
-       "conv",
-       {"input_batch_dimension", "input_feature_dimension", "input_spatial_dimensions",
-        "kernel_input_feature_dimension", "kernel_output_feature_dimension", "kernel_spatial_dimensions",
-        "output_batch_dimension", "output_feature_dimension", "output_spatial_dimensions"}},
-  };
-  for (const Group& g : kGroups) {
-    if (name != g.op) continue;
+void Reader::GroupAttributes(int group, std::vector<NamedAttr>* attrs) {
+  {
+    const Group& g = kGroups[group];
     std::vector<NamedAttr> members, rest;
     std::string text =
         std::string("#stablehlo.") + g.mnemonic + "<" + (std::string(g.mnemonic) == "conv" ? "raw " : "");
@@ -1776,19 +1879,17 @@ void Reader::GroupAttributes(std::string_view name, std::vector<NamedAttr>* attr
 Operation Reader::MakeOperation(RawOp& raw, bool function_body) {
   Operation op;
   op.name = raw.name->ir_name;
-  if (function_body && raw.name->vhlo && op.name == "stablehlo.return") op.name = "func.return";
+  if (function_body && raw.name->is_return) op.name = "func.return";
   op.num_results = static_cast<uint32_t>(raw.result_types.size());
   op.result_name = raw.result_name;
   op.operands = arena_->Copy(raw.operands);
   op.result_types = arena_->Copy(raw.result_types);
-  std::vector<Type> operand_types;
-  operand_types.reserve(raw.operands.size());
   op.loc = raw.loc;
   // Callees: func.call's callee, custom_call's call_target_name.
-  for (const NamedAttr& kv : raw.attrs) {
-    if ((op.name == "func.call" && kv.first == "callee") ||
-        (op.name == "stablehlo.custom_call" && kv.first == "call_target_name")) {
-      if (kv.second.kind == Attribute::Kind::kString || kv.second.kind == Attribute::Kind::kSymbol) {
+  if (!raw.name->callee_key.empty()) {
+    for (const NamedAttr& kv : raw.attrs) {
+      if (kv.first == raw.name->callee_key &&
+          (kv.second.kind == Attribute::Kind::kString || kv.second.kind == Attribute::Kind::kSymbol)) {
         op.callee = kv.second.str;
       }
     }
@@ -1796,9 +1897,9 @@ Operation Reader::MakeOperation(RawOp& raw, bool function_body) {
   // vhlo ops are what the generic form writes: operands in order, every attribute named.
   op.generic = raw.name->vhlo != nullptr;
   if (raw.name->vhlo) {
-    GroupAttributes(op.name, &raw.attrs);
+    if (raw.name->group >= 0) GroupAttributes(raw.name->group, &raw.attrs);
     // vhlo keeps StableHLO's array<i1: ...> (window_reversal) as a tensor<Nxi1>: back to an array of bools.
-    for (size_t i = 0; i < raw.num_props && i < raw.attrs.size(); ++i) {
+    for (size_t i = 0; raw.name->bool_arrays && i < raw.num_props && i < raw.attrs.size(); ++i) {
       Attribute& a = raw.attrs[i].second;
       if (a.kind != Attribute::Kind::kDense || a.type.element != ElementType::kPred || a.type.dims.size() != 1 ||
           raw.attrs[i].first == "value") {
@@ -2008,7 +2109,8 @@ bool IsBytecode(std::string_view data) { return data.size() >= 4 && std::memcmp(
 Status ParseBytecode(std::string_view data, std::string_view filename, Module* out) {
   try {
     Module m;
-    Reader r(data, &m);
+    thread_local Reader r;
+    r.Reset(data, &m);
     r.Read();
     *out = std::move(m);
     return Ok();

@@ -34,7 +34,8 @@ for stem in ("abs_int8_20_20", "argmax_float32_1", "gather_float32_4_6_int64_4_2
             continue
         got = manifest(os.path.join(bc_dir, name))
         if comparable(got) != comparable(text):
-            sys.exit(f"{name}: manifest differs from its text's:\n{json.dumps(got)[:600]}\nvs\n{json.dumps(text)[:600]}")
+            sys.exit(f"{name}: manifest differs from its text's:\n"
+                     f"{json.dumps(got)[:600]}\nvs\n{json.dumps(text)[:600]}")
         checked += 1
 if checked < 4:
     sys.exit(f"only {checked} artifacts found")
