@@ -1,7 +1,9 @@
 // Parse + manifest throughput: a generated decode-step-like module with 10k ops (~1 MB) and the
-// conformance files, reported as MB/s of StableHLO text (goal: at least 100 MB/s).
+// conformance files, reported as MB/s of StableHLO text (goal: at least 100 MB/s); the StableHLO portable
+// artifacts of the conformance files against their text (issue 22).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -123,6 +125,96 @@ void BM_ParseAndManifest_ConformanceFiles(benchmark::State& state) {
   state.counters["bytes"] = static_cast<double>(total);
 }
 BENCHMARK(BM_ParseAndManifest_ConformanceFiles)
+    ->Unit(benchmark::kMillisecond)
+    ->Repetitions(5)
+    ->ReportAggregatesOnly(true);
+
+// The 794 StableHLO portable artifacts of ../shared/conformance/stablehlo-bytecode and, for comparison, the
+// text each was made from (issue 22): parse (or read) + manifest of @main per file, in one binary. MB/s
+// are of each input's own bytes; the counters give the time per file and the IR's memory (arena bytes).
+struct ArtifactPairs {
+  std::vector<std::string> bytecode, text;
+  size_t bytecode_bytes = 0, text_bytes = 0;
+};
+
+const ArtifactPairs& LoadArtifactPairs() {
+  static const ArtifactPairs pairs = [] {
+    ArtifactPairs p;
+    const char* tdir = std::getenv("NEURONMEM_CONFORMANCE_DIR");
+    const std::string text_dir = tdir ? tdir : "../shared/conformance/stablehlo-testdata";
+    const std::string bc_dir = text_dir + "/../stablehlo-bytecode";
+    if (!std::filesystem::is_directory(bc_dir)) return p;
+    std::vector<std::filesystem::path> files;
+    for (const auto& e : std::filesystem::directory_iterator(bc_dir)) {
+      const std::string n = e.path().filename().string();
+      if (n.size() > 8 && n.compare(n.size() - 8, 8, ".mlir.bc") == 0) files.push_back(e.path());
+    }
+    std::sort(files.begin(), files.end());
+    const auto read = [](const std::filesystem::path& f) {
+      std::ifstream in(f, std::ios::binary);
+      std::stringstream ss;
+      ss << in.rdbuf();
+      return ss.str();
+    };
+    for (const auto& f : files) {
+      // "abs_int8_20_20.1.0.0.mlir.bc": the text is "abs_int8_20_20.mlir".
+      const std::string stem = f.filename().string().substr(0, f.filename().string().find('.'));
+      p.bytecode.push_back(read(f));
+      p.text.push_back(read(text_dir + "/" + stem + ".mlir"));
+      p.bytecode_bytes += p.bytecode.back().size();
+      p.text_bytes += p.text.back().size();
+    }
+    return p;
+  }();
+  return pairs;
+}
+
+void ParseAndManifestEach(benchmark::State& state, const std::vector<std::string>& inputs, size_t total,
+                          bool manifest) {
+  if (inputs.empty()) {
+    state.SkipWithError("../shared/conformance/stablehlo-bytecode is absent (set NEURONMEM_CONFORMANCE_DIR)");
+    return;
+  }
+  size_t ir_bytes = 0;
+  for (auto _ : state) {
+    ir_bytes = 0;
+    for (const std::string& in : inputs) {
+      std::vector<neuronmem::stablehlo::Module> mods;
+      if (neuronmem::stablehlo::ParseModules(in, "a.mlir", &mods)) {
+        state.SkipWithError("an input failed to parse");
+        return;
+      }
+      ir_bytes += mods[0].arena->bytes_reserved();
+      if (!manifest) continue;
+      neuronmem::manifest::Manifest man;
+      benchmark::DoNotOptimize(neuronmem::manifest::Derive(mods[0], neuronmem::manifest::Options(), &man));
+    }
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * total));
+  state.counters["files"] = static_cast<double>(inputs.size());
+  state.counters["s_per_file"] = benchmark::Counter(
+      static_cast<double>(inputs.size()), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  state.counters["ir_bytes"] = static_cast<double>(ir_bytes);
+}
+
+// bytecode: the artifacts, else their text; manifest: also derive each manifest.
+void BM_Artifacts(benchmark::State& state, bool bytecode, bool manifest) {
+  const ArtifactPairs& p = LoadArtifactPairs();
+  ParseAndManifestEach(state, bytecode ? p.bytecode : p.text, bytecode ? p.bytecode_bytes : p.text_bytes, manifest);
+}
+BENCHMARK_CAPTURE(BM_Artifacts, ParseAndManifest_Bytecode, true, true)
+    ->Unit(benchmark::kMillisecond)
+    ->Repetitions(5)
+    ->ReportAggregatesOnly(true);
+BENCHMARK_CAPTURE(BM_Artifacts, ParseAndManifest_Text, false, true)
+    ->Unit(benchmark::kMillisecond)
+    ->Repetitions(5)
+    ->ReportAggregatesOnly(true);
+BENCHMARK_CAPTURE(BM_Artifacts, ParseOnly_Bytecode, true, false)
+    ->Unit(benchmark::kMillisecond)
+    ->Repetitions(5)
+    ->ReportAggregatesOnly(true);
+BENCHMARK_CAPTURE(BM_Artifacts, ParseOnly_Text, false, false)
     ->Unit(benchmark::kMillisecond)
     ->Repetitions(5)
     ->ReportAggregatesOnly(true);

@@ -13,6 +13,7 @@
 #include "interpreter/run_state.h"
 #include "interpreter/shape.h"
 #include "interpreter/verify.h"
+#include "stablehlo/bytecode.h"
 #include "stablehlo/function_index.h"
 
 namespace neuronmem::interp {
@@ -1512,7 +1513,11 @@ void Function::AddCallee(const Function* f) {
   if (callees.empty() || callees.back() != f) callees.push_back(f);
 }
 
-Status Compile(const stablehlo::Module& module, const CompileOptions& options, std::unique_ptr<Program>* out) {
+Status Compile(const stablehlo::Module& module, const CompileOptions& compile_options, std::unique_ptr<Program>* out) {
+  // A module read from a StableHLO portable artifact has no source text: the ops that need it fail to
+  // compile with UNIMPLEMENTED rather than read the bytecode as text.
+  CompileOptions options = compile_options;
+  if (stablehlo::IsBytecode(options.source)) options.source = {};
   auto impl = std::make_unique<Program::Impl>();
   impl->state.filename = options.filename;
   impl->state.custom_calls = options.custom_calls ? options.custom_calls : &CustomCallRegistry::BuiltIn();

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 
+#include "stablehlo/bytecode.h"
 #include "stablehlo/parser_impl.h"
 
 namespace neuronmem::stablehlo {
@@ -366,6 +367,12 @@ Function Parser::FunctionFromGeneric(const Operation& op) {
 
 Status ParseModules(std::string_view text, std::string_view filename, std::vector<Module>* out) {
   out->clear();
+  if (IsBytecode(text)) {  // a StableHLO portable artifact: one module
+    Module m;
+    NEURONMEM_RETURN_IF_ERROR(ParseBytecode(text, filename, &m));
+    out->push_back(std::move(m));
+    return Ok();
+  }
   // One arena for every module of the text: the source is copied into it first, so the IR's names are
   // views into that copy and the caller's text may go away.
   auto arena = std::make_shared<Arena>();

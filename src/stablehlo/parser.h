@@ -16,6 +16,8 @@ constexpr int kMaxDepth = 256;
 
 // Parses every module of `text` (modules split by `// -----`; a file without `module` is one implicit
 // module). `filename` prefixes error messages. INVALID_ARGUMENT "file:line:col: message" on bad input.
+// Text that starts with the MLIR bytecode magic is a StableHLO portable artifact: read by ParseBytecode
+// (bytecode.h) into one module, errors "file: byte N: message".
 Status ParseModules(std::string_view text, std::string_view filename, std::vector<Module>* out);
 
 // Reads and parses a regular file (base/file.h: NOT_FOUND, INVALID_ARGUMENT for a FIFO, device, directory

@@ -238,11 +238,19 @@ FileResult RunFile(const fs::path& path, const std::string& display) {
   return result;
 }
 
+// A StableHLO portable artifact: "name.mlir.bc" (read like text: ParseModules knows the bytecode magic).
+bool IsArtifactName(const fs::path& p) {
+  const std::string n = p.filename().string();
+  return n.size() > 8 && n.compare(n.size() - 8, 8, ".mlir.bc") == 0;
+}
+
 void Collect(const fs::path& root, std::vector<std::pair<fs::path, std::string>>* files) {
   if (fs::is_directory(root)) {
     std::vector<fs::path> found;
     for (const auto& e : fs::recursive_directory_iterator(root))
-      if (e.is_regular_file() && e.path().extension() == ".mlir") found.push_back(e.path());
+      if (e.is_regular_file() && (e.path().extension() == ".mlir" || IsArtifactName(e.path()))) {
+        found.push_back(e.path());
+      }
     std::sort(found.begin(), found.end());
     for (const auto& p : found) files->emplace_back(p, fs::relative(p, root).generic_string());
   } else {

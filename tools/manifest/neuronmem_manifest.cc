@@ -1,4 +1,4 @@
-// neuronmem-manifest FILE.mlir [--json] [--entry NAME | --all] [--policy device|torch-neuronx] [--cores N]
+// neuronmem-manifest FILE.mlir[.bc] [--json] [--entry NAME | --all] [--policy device|torch-neuronx] [--cores N]
 // Prints the placement manifest of a compiled StableHLO file as a table, or as JSON; with --all, the manifest
 // of every public function (tables one after another, or a JSON array). Errors go to stderr as
 // file:line:column: message, with a non-zero exit. Built on the public C API only.
@@ -31,11 +31,12 @@ std::string Shape(const std::string& elem, const int64_t* dims, size_t n) {
 }
 
 int Usage(FILE* f) {
-  std::fprintf(f,
-               "usage: neuronmem-manifest FILE.mlir [--json] [--entry NAME | --all] [--policy device|torch-neuronx] "
-               "[--cores N]\n"
-               "Prints where every argument, result and intermediate of the entry function (@main unless --entry\n"
-               "names another) lives; --all prints it for every public function.\n");
+  std::fprintf(
+      f,
+      "usage: neuronmem-manifest FILE.mlir[.bc] [--json] [--entry NAME | --all] [--policy device|torch-neuronx] "
+      "[--cores N]\n"
+      "Prints where every argument, result and intermediate of the entry function (@main unless --entry\n"
+      "names another) lives; --all prints it for every public function.\n");
   return f == stdout ? 0 : 2;
 }
 

@@ -1,0 +1,340 @@
+// The StableHLO portable artifact reader (src/stablehlo/bytecode.h): every artifact of
+// ../shared/conformance/stablehlo-bytecode reads into the IR its text original gives (functions, ops,
+// types, constants) and the same manifest; malformed artifacts get a status naming the byte offset.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "manifest/manifest.h"
+#include "stablehlo/bytecode.h"
+#include "stablehlo/parser.h"
+
+namespace neuronmem::stablehlo {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string BytecodeDir() {
+  const char* d = std::getenv("NEURONMEM_BYTECODE_DIR");
+  return d ? d : "";
+}
+std::string TextDir() {
+  const char* d = std::getenv("NEURONMEM_CONFORMANCE_DIR");
+  return d ? d : "";
+}
+
+std::string ReadFile(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+#define SKIP_WITHOUT_ARTIFACTS()                                                   \
+  if (!fs::is_directory(BytecodeDir())) {                                          \
+    GTEST_SKIP() << "the artifact folder " << BytecodeDir()                        \
+                 << " is absent (it is ../shared/conformance/stablehlo-bytecode)"; \
+  }
+
+// "abs_int8_20_20.1.0.0.mlir.bc" -> "abs_int8_20_20"; its target -> "1.0.0".
+std::string StemOf(const std::string& file, std::string* target) {
+  std::string s = file.substr(0, file.size() - std::string(".mlir.bc").size());
+  for (const char* t : {".current", ".1.0.0", ".1.5.0", ".1.9.0"}) {
+    const std::string suffix(t);
+    if (s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      if (target) *target = suffix.substr(1);
+      return s.substr(0, s.size() - suffix.size());
+    }
+  }
+  return s;
+}
+
+std::string Spec(const manifest::TensorSpec& t) {
+  std::string s = t.element_type + "[";
+  for (int64_t d : t.dims) s += std::to_string(d) + ",";
+  return s + "]";
+}
+
+std::string ValueSummary(const manifest::Value& v, bool with_name) {
+  std::string s = Spec(v.type) + " " + std::string(MemoryKindName(v.memory_kind)) + (v.kind_explicit ? "!" : "") +
+                  " alias=" + std::to_string(v.aliasing_output) + (v.buffer_donor ? " donor" : "");
+  if (with_name) s += " name=" + v.name;
+  for (const auto& kv : v.attributes) s += " " + kv.first + "=" + kv.second;
+  return s;
+}
+
+// What the manifest says about placement: kinds, shapes, moves, host compute, targets, channels.
+std::vector<std::string> Summary(const manifest::Manifest& m) {
+  std::vector<std::string> out;
+  out.push_back("module " + m.module + " entry " + m.entry + " policy " + m.policy);
+  for (const auto& v : m.arguments) out.push_back("arg " + ValueSummary(v, false));
+  for (const auto& v : m.results) out.push_back("result " + ValueSummary(v, true));
+  for (const auto& mv : m.moves) {
+    out.push_back("move " + mv.function + " " + Spec(mv.type) + " " + mv.from_kind + "->" + mv.to_kind + " " +
+                  mv.spelling);
+  }
+  for (const auto& h : m.host_compute) out.push_back("host " + h.function + " " + h.op + " " + h.callee);
+  for (const auto& t : m.custom_call_targets) out.push_back("target " + t.target + " x" + std::to_string(t.count));
+  for (const auto& c : m.channels) {
+    out.push_back("channel " + c.function + " " + c.op + " " + std::to_string(c.handle) + " " + std::to_string(c.type));
+  }
+  return out;
+}
+
+// Compares the ops of a region read from bytecode (b) with those of its text (t), recursively.
+void CompareRegion(const Region& b, const Region& t, size_t* ops, size_t* constants) {
+  ASSERT_EQ(b.blocks.size(), t.blocks.size());
+  for (size_t k = 0; k < t.blocks.size(); ++k) {
+    const Block& bb = b.blocks[k];
+    const Block& tb = t.blocks[k];
+    ASSERT_EQ(bb.args.size(), tb.args.size());
+    // The text IR keeps a reducer's `reducer(%a0, %b0) (%a1, %b1)` arguments in written order, the bytecode
+    // in block order (%a0, %a1, %b0, %b1): compare the types as multisets.
+    std::vector<std::string> bt, tt;
+    for (const Argument& a : bb.args) bt.push_back(TypeToString(a.type));
+    for (const Argument& a : tb.args) tt.push_back(TypeToString(a.type));
+    std::sort(bt.begin(), bt.end());
+    std::sort(tt.begin(), tt.end());
+    EXPECT_EQ(bt, tt);
+    ASSERT_EQ(bb.ops.size(), tb.ops.size()) << "ops of the block at line " << (tb.ops.empty() ? 0 : tb.ops[0].loc.line);
+    for (size_t i = 0; i < tb.ops.size(); ++i) {
+      const Operation& to = tb.ops[i];
+      const Operation& bo = bb.ops[i];
+      ASSERT_EQ(bo.name, to.name) << "op at line " << to.loc.line;
+      EXPECT_EQ(bo.loc.line, to.loc.line) << to.name;
+      EXPECT_EQ(bo.callee, to.callee) << to.name;
+      // The text parser leaves some pretty forms' result types out (a constant's), reads select's
+      // `: tensor<i1>, tensor<T>` as its result types and gives a while every result the first one's type:
+      // compare where it has them, except those two.
+      EXPECT_EQ(bo.num_results, to.num_results) << to.name;
+      if (!to.result_types.empty() && to.name != "stablehlo.select" && to.name != "stablehlo.while") {
+        ASSERT_EQ(bo.result_types.size(), to.result_types.size()) << to.name;
+        for (size_t r = 0; r < to.result_types.size(); ++r) {
+          EXPECT_EQ(TypeToString(bo.result_types[r]), TypeToString(to.result_types[r])) << to.name;
+        }
+      }
+      EXPECT_EQ(bo.operands.size(), to.operands.size()) << to.name << " at line " << to.loc.line;
+      ++*ops;
+      if (to.name == "stablehlo.constant") {
+        const Attribute* tv = Find(to.attributes, "value");
+        const Attribute* bv = Find(bo.attributes, "value");
+        ASSERT_TRUE(tv && bv) << "constant values at line " << to.loc.line;
+        ASSERT_EQ(bv->kind, Attribute::Kind::kDense);
+        if (tv->kind == Attribute::Kind::kDense && !tv->dense.empty()) {
+          EXPECT_EQ(bv->splat, tv->splat) << "line " << to.loc.line;
+          EXPECT_TRUE(std::vector<uint8_t>(bv->dense) == std::vector<uint8_t>(tv->dense)) << "line " << to.loc.line;
+          ++*constants;
+        }
+      }
+      // The compact `reduce(...) applies op` form has no region in the text IR.
+      if (to.regions.empty()) continue;
+      ASSERT_EQ(bo.regions.size(), to.regions.size()) << to.name;
+      for (size_t r = 0; r < to.regions.size(); ++r) CompareRegion(bo.regions[r], to.regions[r], ops, constants);
+    }
+  }
+}
+
+TEST(Bytecode, EveryArtifactReadsAsItsText) {
+  SKIP_WITHOUT_ARTIFACTS();
+  size_t files = 0, compared_ops = 0, compared_constants = 0;
+  std::vector<fs::path> paths;
+  for (const auto& e : fs::directory_iterator(BytecodeDir())) {
+    const std::string n = e.path().filename().string();
+    if (n.size() > 8 && n.substr(n.size() - 8) == ".mlir.bc") {
+      paths.push_back(e.path());
+    }
+  }
+  std::sort(paths.begin(), paths.end());
+  for (const fs::path& p : paths) {
+    SCOPED_TRACE(p.filename().string());
+    const std::string file = p.filename().string();
+    std::string target;
+    const std::string stem = StemOf(file, &target);
+    std::vector<Module> bc;
+    Status s = ParseFile(p.string(), &bc);
+    ASSERT_FALSE(s) << s->message;
+    ASSERT_EQ(bc.size(), 1u);
+    ++files;
+    std::vector<Module> text;
+    s = ParseFile(TextDir() + "/" + stem + ".mlir", &text);
+    ASSERT_FALSE(s) << s->message;
+    ASSERT_FALSE(text.empty());
+    const Module& b = bc[0];
+    const Module& t = text[0];
+    EXPECT_EQ(b.name, t.name);
+    // The text of CHLO files was lowered and inlined before serialization: only the entry's signature compares.
+    const bool chlo = stem.size() > 5 && stem.substr(stem.size() - 5) == "_chlo";
+    if (!chlo) {
+      ASSERT_EQ(b.functions.size(), t.functions.size());
+    }
+    for (size_t i = 0; i < t.functions.size(); ++i) {
+      const Function& tf = t.functions[i];
+      if (chlo && tf.name != "main") continue;
+      const Function* bf = b.FindFunction(tf.name);
+      ASSERT_NE(bf, nullptr) << "function @" << tf.name;
+      EXPECT_EQ(bf->visibility, tf.visibility) << tf.name;
+      ASSERT_EQ(bf->args.size(), tf.args.size()) << tf.name;
+      for (size_t a = 0; a < tf.args.size(); ++a) {
+        EXPECT_EQ(TypeToString(bf->args[a].type), TypeToString(tf.args[a].type)) << tf.name << " arg " << a;
+      }
+      ASSERT_EQ(bf->result_types.size(), tf.result_types.size()) << tf.name;
+      for (size_t r = 0; r < tf.result_types.size(); ++r) {
+        EXPECT_EQ(TypeToString(bf->result_types[r]), TypeToString(tf.result_types[r])) << tf.name << " result " << r;
+      }
+      if (chlo) continue;
+      CompareRegion(bf->body, tf.body, &compared_ops, &compared_constants);
+      if (HasFailure()) return;
+    }
+    // The manifests agree on kinds, shapes and moves.
+    manifest::Options o;
+    o.filename = file;
+    manifest::Manifest mb, mt;
+    Status sb = manifest::Derive(b, o, &mb);
+    Status st = manifest::Derive(t, o, &mt);
+    ASSERT_EQ(!sb, !st) << (sb ? sb->message : "") << (st ? st->message : "");
+    if (!sb) {
+      EXPECT_EQ(Summary(mb), Summary(mt));
+    }
+  }
+  EXPECT_EQ(files, 794u);
+  EXPECT_GT(compared_ops, 10000u);
+  EXPECT_GT(compared_constants, 1000u);
+}
+
+// --- Malformed artifacts ------------------------------------------------------------------------------------
+
+std::string Artifact(const char* name) { return ReadFile(fs::path(BytecodeDir()) / name); }
+
+std::string Error(const std::string& bytes) {
+  Module m;
+  Status s = ParseBytecode(bytes, "bad.mlir.bc", &m);
+  EXPECT_TRUE(s) << "expected an error";
+  return s ? s->message : "";
+}
+
+// Replaces the first occurrence of `from` by `to` (same length).
+std::string Patch(std::string bytes, const std::string& from, const std::string& to) {
+  const size_t at = bytes.find(from);
+  EXPECT_NE(at, std::string::npos) << "pattern not found";
+  if (at != std::string::npos) bytes.replace(at, from.size(), to);
+  return bytes;
+}
+
+TEST(Bytecode, WrongMagicIsRefused) {
+  EXPECT_NE(Error("MLIR").find("byte 0: expected the MLIR bytecode magic"), std::string::npos) << Error("MLIR");
+  EXPECT_NE(Error("").find("byte 0"), std::string::npos);
+  EXPECT_FALSE(IsBytecode("module {}"));
+  EXPECT_TRUE(IsBytecode(std::string("ML\xefR", 4)));
+}
+
+TEST(Bytecode, NewerAndOlderVersionsAreRefusedByName) {
+  SKIP_WITHOUT_ARTIFACTS();
+  std::string e = Error(Patch(Artifact("abs_int8_20_20.current.mlir.bc"), "StableHLO_v1.13.8", "StableHLO_v1.14.0"));
+  EXPECT_NE(e.find("1.14.0"), std::string::npos) << e;
+  EXPECT_NE(e.find("1.13.8"), std::string::npos) << e;
+  EXPECT_NE(e.find("newer"), std::string::npos) << e;
+  e = Error(Patch(Artifact("abs_float16_20_20.1.0.0.mlir.bc"), "StableHLO_v1.0.0", "StableHLO_v0.9.0"));
+  EXPECT_NE(e.find("0.9.0"), std::string::npos) << e;
+  EXPECT_NE(e.find("older than 1.0.0"), std::string::npos) << e;
+  e = Error(Patch(Artifact("abs_int8_20_20.current.mlir.bc"), "StableHLO_v1", "LLVMbytes_v1"));
+  EXPECT_NE(e.find("byte 5: expected the producer"), std::string::npos) << e;
+}
+
+TEST(Bytecode, UnknownOpsAndOpVersionsAreRefused) {
+  SKIP_WITHOUT_ARTIFACTS();
+  std::string e =
+      Error(Patch(Artifact("abs_int8_20_20.current.mlir.bc"), std::string("abs_v1\0", 7), std::string("abs_v9\0", 7)));
+  EXPECT_NE(e.find("unknown vhlo op \"vhlo.abs_v9\""), std::string::npos) << e;
+  // exponential_v2 exists from 1.9.0: an artifact of 1.5.0 that has it is malformed.
+  const std::string exp = Artifact("exponential_float16_20_20.1.9.0.mlir.bc");
+  if (!exp.empty()) {
+    e = Error(Patch(exp, "StableHLO_v1.9.0", "StableHLO_v1.5.0"));
+    EXPECT_NE(e.find("vhlo.exponential_v2 does not exist in StableHLO 1.5.0"), std::string::npos) << e;
+  }
+}
+
+TEST(Bytecode, TruncationAtEveryOffsetIsAnErrorWithItsOffset) {
+  SKIP_WITHOUT_ARTIFACTS();
+  for (const char* name : {"abs_int8_20_20.current.mlir.bc", "iota_.1.5.0.mlir.bc"}) {
+    const std::string full = Artifact(name);
+    ASSERT_FALSE(full.empty()) << name;
+    for (size_t n = 0; n < full.size(); ++n) {
+      Module m;
+      Status s = ParseBytecode(std::string_view(full.data(), n), "cut.mlir.bc", &m);
+      ASSERT_TRUE(s) << name << " cut at " << n;
+      EXPECT_NE(s->message.find("cut.mlir.bc: byte "), std::string::npos) << s->message;
+      EXPECT_NE(s->message.find("expected"), std::string::npos) << s->message;
+    }
+  }
+}
+
+TEST(Bytecode, CorruptBytesNeverCrash) {
+  SKIP_WITHOUT_ARTIFACTS();
+  const std::string full = Artifact("iota_.1.5.0.mlir.bc");
+  ASSERT_FALSE(full.empty());
+  size_t errors = 0;
+  for (size_t i = 4; i < full.size(); ++i) {
+    for (uint8_t v : {uint8_t{0x00}, uint8_t{0xFF}, uint8_t{0x80}, uint8_t{0x01}}) {
+      std::string bad = full;
+      if (static_cast<uint8_t>(bad[i]) == v) continue;
+      bad[i] = static_cast<char>(v);
+      Module m;
+      Status s = ParseBytecode(bad, "flip.mlir.bc", &m);
+      if (s) {
+        ++errors;
+        EXPECT_NE(s->message.find("flip.mlir.bc: byte "), std::string::npos) << s->message;
+      }
+    }
+  }
+  EXPECT_GT(errors, full.size());  // most corruptions are caught (some only change a value)
+}
+
+TEST(Bytecode, SectionLengthPastTheEnd) {
+  SKIP_WITHOUT_ARTIFACTS();
+  std::string bytes = Artifact("abs_int8_20_20.current.mlir.bc");
+  // The first section (the dialect section, id 1) follows the producer's NUL: make its length 0x7F bytes... of
+  // a file that ends sooner by cutting it just after the header.
+  const size_t first = bytes.find('\0') + 1;
+  ASSERT_EQ(bytes[first], 1);
+  bytes[first + 1] = static_cast<char>(0xFF);  // a one-byte varint: 127
+  bytes.resize(first + 10);
+  const std::string e = Error(bytes);
+  EXPECT_NE(e.find("expected the dialect section's 127 bytes, but the file ends"), std::string::npos) << e;
+}
+
+TEST(Bytecode, OverflowingVarIntsAndCounts) {
+  SKIP_WITHOUT_ARTIFACTS();
+  std::string bytes = Artifact("abs_int8_20_20.current.mlir.bc");
+  const size_t first = bytes.find('\0') + 1;
+  // A 9-byte varint of 2^64-1 as the first section's length.
+  std::string bad =
+      bytes.substr(0, first + 1) + std::string(1, '\0') + std::string(8, '\xFF') + bytes.substr(first + 2);
+  std::string e = Error(bad);
+  EXPECT_NE(e.find("expected the dialect section's 18446744073709551615 bytes, but the file ends"), std::string::npos)
+      << e;
+  // A varint cut in the middle.
+  e = Error(bytes.substr(0, first + 1) + "\x02");
+  EXPECT_NE(e.find("expected a section length"), std::string::npos) << e;
+}
+
+TEST(Bytecode, StringIndexOutOfRangeCyclesAndShortDenseData) {
+  SKIP_WITHOUT_ARTIFACTS();
+  const std::string bytes = Artifact("abs_int8_20_20.current.mlir.bc");
+  // Attribute #0 is the builtin StringAttr "<stdin>": code 2 (05), string 9 (13). String 63 does not exist.
+  std::string e = Error(Patch(bytes, std::string("\x05\x13\x11\x01\x05", 5), std::string("\x05\x7F\x11\x01\x05", 5)));
+  EXPECT_NE(e.find("a string index below 23, found 63"), std::string::npos) << e;
+  // Attribute #2 is the module's dictionary {#3 = #1, #4 = #1}: make its first name itself.
+  e = Error(Patch(bytes, std::string("\x03\x05\x07\x03\x09\x03", 6), std::string("\x03\x05\x05\x03\x09\x03", 6)));
+  EXPECT_NE(e.find("refers to itself"), std::string::npos) << e;
+  // The inputs constant's tensor<20x20xi8> holds 400 bytes: say 399 (the entry then has a byte left over).
+  e = Error(Patch(bytes, std::string("\x1f\x03\x42\x06", 4), std::string("\x1f\x03\x3e\x06", 4)));
+  EXPECT_NE(e.find("expected 400 bytes of dense data for tensor<20x20xi8>, found 399"), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace neuronmem::stablehlo
