@@ -1,5 +1,5 @@
-// Conformance through the plugin: a sample of the StableHLO test files (../shared/conformance/
-// stablehlo-testdata, every Nth file of the top level, @main without parameters and check.expect_* calls)
+// Conformance through the plugin: the StableHLO test files (../shared/conformance/stablehlo-testdata, every
+// STEP-th file of the top level, default 1: all; @main without parameters and check.expect_* calls)
 // compiled and executed through PJRT (the table only) and through the C API, which must agree file by file
 // (compiles or not, passes its checks or not). Exits 77 (skip) when the folder is absent.
 //
@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -119,7 +120,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const fs::path dir = argv[2];
-  const size_t step = argc > 3 ? std::stoul(argv[3]) : 10;
+  const size_t step = argc > 3 ? std::max<size_t>(1, std::strtoul(argv[3], nullptr, 10)) : 1;
   if (!fs::is_directory(dir)) {
     std::printf("SKIP: %s is absent\n", dir.c_str());
     return 77;
@@ -170,6 +171,7 @@ int main(int argc, char** argv) {
     passed += pjrt == "pass";
     if (direct == pjrt) {
       ++agreed;
+      if (pjrt != "pass") std::printf("both %s: %s\n", files[i].filename().c_str(), pjrt.c_str());
     } else {
       std::printf("DIFFER %s: C API %s, PJRT %s\n", files[i].filename().c_str(), direct.c_str(), pjrt.c_str());
     }
