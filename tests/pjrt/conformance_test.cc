@@ -93,19 +93,10 @@ std::string ViaPjrt(const PJRT_Api* api, PJRT_Client* client, const std::string&
   if (o.code != PJRT_Error_Code_OK) {
     r = "run " + std::to_string(o.code);
   } else {
-    auto w = NM_ARGS(PJRT_Event_Await_Args);
-    w.event = done[0];
-    o = Take(api, api->PJRT_Event_Await(&w));
+    o = neuronmem_pjrt_test::AwaitAndDestroy(api, done[0]);
     if (o.code != PJRT_Error_Code_OK) r = "run " + std::to_string(o.code);
-    auto d = NM_ARGS(PJRT_Event_Destroy_Args);
-    d.event = done[0];
-    Take(api, api->PJRT_Event_Destroy(&d));
   }
-  for (PJRT_Buffer* b : outputs) {
-    auto d = NM_ARGS(PJRT_Buffer_Destroy_Args);
-    d.buffer = b;
-    Take(api, api->PJRT_Buffer_Destroy(&d));
-  }
+  for (PJRT_Buffer* b : outputs) neuronmem_pjrt_test::DestroyBuffer(api, b);
   auto dl = NM_ARGS(PJRT_LoadedExecutable_Destroy_Args);
   dl.executable = c.executable;
   Take(api, api->PJRT_LoadedExecutable_Destroy(&dl));
@@ -143,13 +134,7 @@ int main(int argc, char** argv) {
   }
   neuronmem_device_t* cdevice = nullptr;
   neuronmem_status_free(neuronmem_client_lookup_device(cclient, 0, &cdevice));
-  PJRT_NamedValue cores{};
-  cores.struct_size = PJRT_NamedValue_STRUCT_SIZE;
-  cores.name = "num_cores";
-  cores.name_size = 9;
-  cores.type = PJRT_NamedValue_kInt64;
-  cores.int64_value = 1;
-  cores.value_size = 1;
+  const PJRT_NamedValue cores = neuronmem_pjrt_test::IntOption("num_cores", 1);
   auto cc = NM_ARGS(PJRT_Client_Create_Args);
   cc.create_options = &cores;
   cc.num_options = 1;

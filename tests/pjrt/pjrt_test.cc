@@ -87,17 +87,7 @@ class PjrtTest : public ::testing::Test {
   }
 
   PJRT_Client* NewClient(int64_t cores) {
-    PJRT_NamedValue opts[2]{};
-    opts[0].struct_size = PJRT_NamedValue_STRUCT_SIZE;
-    opts[0].name = "num_cores";
-    opts[0].name_size = std::strlen(opts[0].name);
-    opts[0].type = PJRT_NamedValue_kInt64;
-    opts[0].int64_value = cores;
-    opts[0].value_size = 1;
-    opts[1] = opts[0];
-    opts[1].name = "device_bytes_per_core";
-    opts[1].name_size = std::strlen(opts[1].name);
-    opts[1].int64_value = 16 << 20;
+    const PJRT_NamedValue opts[2] = {IntOption("num_cores", cores), IntOption("device_bytes_per_core", 16 << 20)};
     auto a = NM_ARGS(PJRT_Client_Create_Args);
     a.create_options = opts;
     a.num_options = 2;
@@ -133,10 +123,8 @@ class PjrtTest : public ::testing::Test {
   }
 
   void Await(PJRT_Event* e) {
-    auto a = NM_ARGS(PJRT_Event_Await_Args);
-    a.event = e;
-    EXPECT_PJRT_OK(g_api->PJRT_Event_Await(&a));
-    DestroyEvent(e);
+    Outcome o = AwaitAndDestroy(g_api, e);
+    EXPECT_EQ(o.code, PJRT_Error_Code_OK) << o.message;
   }
   void DestroyEvent(PJRT_Event* e) {
     auto a = NM_ARGS(PJRT_Event_Destroy_Args);
@@ -253,10 +241,7 @@ class PjrtTest : public ::testing::Test {
     Outcome r = Take(g_api, g_api->PJRT_LoadedExecutable_Execute(&a));
     if (r.code != PJRT_Error_Code_OK) return r;
     for (PJRT_Event* e : done) {
-      auto w = NM_ARGS(PJRT_Event_Await_Args);
-      w.event = e;
-      Outcome x = Take(g_api, g_api->PJRT_Event_Await(&w));
-      DestroyEvent(e);
+      Outcome x = AwaitAndDestroy(g_api, e);
       if (x.code != PJRT_Error_Code_OK) r = x;
     }
     return r;
