@@ -46,6 +46,18 @@ const char kAddGeneric[] =
   }) : () -> ()
 })";
 
+// The generic form as MLIR's printer writes a whole module: func.return, locations, a public entry.
+const char kAddGenericFuncReturn[] = R"(#loc = loc(unknown)
+"builtin.module"() <{sym_name = "add_func_return"}> ({
+  "func.func"() <{function_type = (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>, sym_name = "main",
+                  sym_visibility = "public"}> ({
+  ^bb0(%arg0: tensor<2x3xf32> loc(unknown), %arg1: tensor<2x3xf32> loc(unknown)):
+    %0 = "stablehlo.add"(%arg0, %arg1) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32> loc(#loc)
+    "func.return"(%0) : (tensor<2x3xf32>) -> () loc(#loc)
+  }) : () -> () loc(#loc)
+}) : () -> () loc(#loc)
+)";
+
 // The memory-kind contract: a pinned_host parameter, a pinned_host result.
 const char kPinned[] = R"(module @offload {
   func.func @main(%h: tensor<4xf32> {mhlo.memory_kind = "pinned_host"}, %d: tensor<4xf32>)
@@ -631,7 +643,7 @@ TEST_F(PjrtTest, ByteStridesUploadATransposedHostArray) {
 
 TEST_F(PjrtTest, PrettyAndGenericFormsCompileAndRun) {
   PJRT_Device* d0 = Devices(client_)[0];
-  for (const char* text : {kAddPretty, kAddGeneric}) {
+  for (const char* text : {kAddPretty, kAddGeneric, kAddGenericFuncReturn}) {
     PJRT_LoadedExecutable* le = nullptr;
     Outcome c = Compile(text, "", &le);
     ASSERT_EQ(c.code, PJRT_Error_Code_OK) << c.message;
@@ -639,7 +651,9 @@ TEST_F(PjrtTest, PrettyAndGenericFormsCompileAndRun) {
     auto name = NM_ARGS(PJRT_Executable_Name_Args);
     name.executable = e;
     ASSERT_PJRT_OK(g_api->PJRT_Executable_Name(&name));
-    EXPECT_EQ(Str(name.executable_name, name.executable_name_size), text == kAddPretty ? "add_pretty" : "add_generic");
+    EXPECT_EQ(Str(name.executable_name, name.executable_name_size), text == kAddPretty    ? "add_pretty"
+                                                                    : text == kAddGeneric ? "add_generic"
+                                                                                          : "add_func_return");
     auto no = NM_ARGS(PJRT_Executable_NumOutputs_Args);
     no.executable = e;
     ASSERT_PJRT_OK(g_api->PJRT_Executable_NumOutputs(&no));
