@@ -913,6 +913,39 @@ TEST_F(PjrtTest, DeviceAssignmentInCompileOptions) {
   DestroyExecutable(le);
 }
 
+// A module that asks for two partitions (mhlo.num_partitions) and options that do not say: it runs on both
+// devices, one partition each, although no op reads the partition id.
+TEST_F(PjrtTest, ModulePartitionsWithoutOptions) {
+  const char kPartitions[] = R"(module @parts attributes {mhlo.num_partitions = 2 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+    %r = stablehlo.add %a, %a : tensor<2xf32>
+    return %r : tensor<2xf32>
+  }
+})";
+  PJRT_LoadedExecutable* le = nullptr;
+  Outcome c = Compile(kPartitions, "", &le);
+  ASSERT_EQ(c.code, PJRT_Error_Code_OK) << c.message;
+  PJRT_Executable* e = GetExecutable(le);
+  auto np = NM_ARGS(PJRT_Executable_NumPartitions_Args);
+  np.executable = e;
+  ASSERT_PJRT_OK(g_api->PJRT_Executable_NumPartitions(&np));
+  EXPECT_EQ(np.num_partitions, 2u);
+  DestroyExe(e);
+  auto ad = NM_ARGS(PJRT_LoadedExecutable_AddressableDevices_Args);
+  ad.executable = le;
+  ASSERT_PJRT_OK(g_api->PJRT_LoadedExecutable_AddressableDevices(&ad));
+  EXPECT_EQ(ad.num_addressable_devices, 2u);
+  std::vector<PJRT_Device*> devices = Devices(client_);
+  PJRT_Buffer* a0 = Upload({1, 2}, {2}, devices[0]);
+  PJRT_Buffer* a1 = Upload({3, 4}, {2}, devices[1]);
+  std::vector<std::vector<PJRT_Buffer*>> out;
+  Outcome x = Execute(le, {{a0}, {a1}}, 1, &out);
+  ASSERT_EQ(x.code, PJRT_Error_Code_OK) << x.message;
+  EXPECT_EQ(Read(out[1][0]), (std::vector<float>{6, 8}));
+  for (PJRT_Buffer* b : {a0, a1, out[0][0], out[1][0]}) DestroyBuffer(b);
+  DestroyExecutable(le);
+}
+
 TEST_F(PjrtTest, SerializeAndDeserializeAndLoad) {
   PJRT_LoadedExecutable* le = nullptr;
   ASSERT_EQ(Compile(kAddPretty, "", &le).code, PJRT_Error_Code_OK);
