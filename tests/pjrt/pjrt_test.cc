@@ -569,11 +569,25 @@ TEST_F(PjrtTest, BufferQueriesCopiesAndDelete) {
   ready.buffer = b;
   ASSERT_PJRT_OK(g_api->PJRT_Buffer_ReadyEvent(&ready));
   Await(ready.event);
+  // The bytes' address: the software NeuronCore's memories are host memory, so it reads as the data.
+  auto ptr = NM_ARGS(PJRT_Buffer_OpaqueDeviceMemoryDataPointer_Args);
+  ptr.buffer = b;
+  ASSERT_PJRT_OK(g_api->PJRT_Buffer_OpaqueDeviceMemoryDataPointer(&ptr));
+  ASSERT_NE(ptr.device_memory_ptr, nullptr);
+  EXPECT_EQ(
+      std::vector<float>(static_cast<float*>(ptr.device_memory_ptr), static_cast<float*>(ptr.device_memory_ptr) + 6),
+      v);
+  auto up = NM_ARGS(PJRT_Buffer_UnsafePointer_Args);
+  up.buffer = b;
+  ASSERT_PJRT_OK(g_api->PJRT_Buffer_UnsafePointer(&up));
+  EXPECT_EQ(up.buffer_pointer, reinterpret_cast<uintptr_t>(ptr.device_memory_ptr));
   auto inc = NM_ARGS(PJRT_Buffer_IncreaseExternalReferenceCount_Args);
   inc.buffer = b;
   ASSERT_PJRT_OK(g_api->PJRT_Buffer_IncreaseExternalReferenceCount(&inc));
+  ASSERT_PJRT_OK(g_api->PJRT_Buffer_IncreaseExternalReferenceCount(&inc));
   auto dec = NM_ARGS(PJRT_Buffer_DecreaseExternalReferenceCount_Args);
   dec.buffer = b;
+  ASSERT_PJRT_OK(g_api->PJRT_Buffer_DecreaseExternalReferenceCount(&dec));
   ASSERT_PJRT_OK(g_api->PJRT_Buffer_DecreaseExternalReferenceCount(&dec));
   EXPECT_EQ(Take(g_api, g_api->PJRT_Buffer_DecreaseExternalReferenceCount(&dec)).code,
             PJRT_Error_Code_FAILED_PRECONDITION);
@@ -600,6 +614,10 @@ TEST_F(PjrtTest, BufferQueriesCopiesAndDelete) {
   del.buffer = b;
   ASSERT_PJRT_OK(g_api->PJRT_Buffer_Delete(&del));
   EXPECT_TRUE(IsDeleted(b));
+  EXPECT_EQ(Take(g_api, g_api->PJRT_Buffer_OpaqueDeviceMemoryDataPointer(&ptr)).code,
+            PJRT_Error_Code_FAILED_PRECONDITION);
+  EXPECT_EQ(Take(g_api, g_api->PJRT_Buffer_IncreaseExternalReferenceCount(&inc)).code,
+            PJRT_Error_Code_FAILED_PRECONDITION);
   float all[6];
   th.dst = all;
   th.dst_size = sizeof all;
