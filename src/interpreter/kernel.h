@@ -223,6 +223,13 @@ void RegisterChloSpecialOps(std::unordered_map<std::string_view, OpCompileFn>* r
 // (checks.cc); a failure reads "file:line:col: 'op.name' @target: message".
 std::unique_ptr<Kernel> MakeCustomCallKernel(CompileCtx& cx, std::string target, const CustomCallFn* fn);
 
+// The custom calls that only annotate values for the SPMD partitioner (Sharding, SPMDFullToShardShape,
+// SPMDShardToFullShape, xla.sdy.FuncResultSharding, xla.sdy.GlobalToLocalShape, xla.sdy.LocalToGlobalShape,
+// xla.sdy.ShardingGroup, xla.sdy.PropagationBarrier), and their compile: each result is its operand, no kernel
+// (sharding_annotations.cc). UNIMPLEMENTED when one changes a value's type (a split over several devices).
+bool IsShardingAnnotationTarget(std::string_view target);
+Status CompileShardingAnnotation(CompileCtx& cx, std::string_view target);
+
 // Helpers for kernels.
 template <typename T>
 inline T* Ptr(Frame& f, uint32_t slot) {

@@ -486,5 +486,92 @@ TEST(ElementTypes, TopKOfBooleansPutsTrueFirstInIndexOrder) {
   EXPECT_EQ(r.Get<int32_t>(1), (std::vector<int32_t>{1, 3, 0, 3, 0, 1}));
 }
 
+// ---- Shardy round trip -----------------------------------------------------------------------------------------
+
+// What jax.export leaves of a shard_map under Shardy (xla/service/spmd/shardy's round trip): the annotations pass
+// through, the body is a call of @xla.sdy.manual_computation_body. `mesh` names the mesh axis size.
+std::string ShardyModule(int x, const std::string& local) {
+  const std::string n = std::to_string(x), g = "tensor<8x4xf32>";
+  return "module @jit_f attributes {mhlo.frontend_attributes = {xla.sdy.meshes = \"{mesh = #sdy.mesh<[\\22x\\22=" + n +
+         "]>}\"},\n    mhlo.num_partitions = " + n +
+         " : i32, mhlo.num_replicas = 1 : i32} {\n"
+         "  func.func public @main(%arg0: " +
+         g +
+         " {mhlo.frontend_attributes = {\n"
+         "      xla.sdy.sharding = \"#sdy.sharding<@mesh, [{\\22x\\22}, {}]>\"}, mhlo.sharding = "
+         "\"{devices=[2,1]<=[2]}\"})\n"
+         "      -> (" +
+         g +
+         " {jax.result_info = \"result\"}) {\n"
+         "    %0 = stablehlo.custom_call @Sharding(%arg0) {mhlo.frontend_attributes = {\n"
+         "        xla.sdy.sharding = \"#sdy.sharding_per_value<[<@mesh, [{\\22x\\22}, {}]>]>\"},\n"
+         "        mhlo.sharding = \"{devices=[2,1]<=[2]}\"} : (" +
+         g + ") -> " + g +
+         "\n"
+         "    %1 = stablehlo.custom_call @xla.sdy.GlobalToLocalShape(%0) {has_side_effect = true,\n"
+         "        mhlo.frontend_attributes = {xla.sdy.in_shardings = \"#sdy.sharding_per_value<[<@mesh, [{\\22x\\22}, "
+         "{}]>]>\",\n"
+         "        xla.sdy.manual_axes = \"#sdy<manual_axes{\\22x\\22}>\"}} : (" +
+         g + ") -> " + local +
+         "\n"
+         "    %2 = call @xla.sdy.manual_computation_body(%1) {mhlo.frontend_attributes = {inlineable = \"false\"}}\n"
+         "        : (" +
+         local + ") -> " + local +
+         "\n"
+         "    %3 = stablehlo.custom_call @xla.sdy.LocalToGlobalShape(%2) {has_side_effect = true,\n"
+         "        mhlo.frontend_attributes = {xla.sdy.manual_axes = \"#sdy<manual_axes{\\22x\\22}>\",\n"
+         "        xla.sdy.out_shardings = \"#sdy.sharding_per_value<[<@mesh, [{\\22x\\22}, {}]>]>\"}} : (" +
+         local + ") -> " + g +
+         "\n"
+         "    stablehlo.custom_call @xla.sdy.ShardingGroup(%3) {has_side_effect = true,\n"
+         "        mhlo.frontend_attributes = {xla.sdy.sharding_group_id = \"0 : i64\"}} : (" +
+         g +
+         ") -> ()\n"
+         "    %4 = stablehlo.custom_call @xla.sdy.FuncResultSharding(%3) {has_side_effect = true,\n"
+         "        mhlo.frontend_attributes = {xla.sdy.sharding = \"#sdy.sharding_per_value<[<@mesh, [{}, {}]>]>\"}}\n"
+         "        : (" +
+         g + ") -> " + g +
+         "\n"
+         "    return %4 : " +
+         g +
+         "\n"
+         "  }\n"
+         "  func.func @xla.sdy.manual_computation_body(%arg0: " +
+         local + ") -> " + local +
+         " {\n"
+         "    %0 = stablehlo.multiply %arg0, %arg0 : " +
+         local +
+         "\n"
+         "    return %0 : " +
+         local +
+         "\n"
+         "  }\n"
+         "}\n";
+}
+
+TEST(Shardy, RoundTripAnnotationsPassThroughOnOneDevice) {
+  std::vector<float> x(32);
+  for (int i = 0; i < 32; ++i) x[i] = static_cast<float>(i - 8);
+  std::vector<int64_t> dims = {8, 4};
+  auto r = RunText(ShardyModule(1, "tensor<8x4xf32>"), {View(x.data(), ElementType::kF32, dims)});
+  ASSERT_FALSE(r.status) << r.status->message;
+  const auto y = r.Get<float>(0);
+  for (int i = 0; i < 32; ++i) EXPECT_EQ(y[i], x[i] * x[i]) << i;
+  // No kernel for any annotation: the program is the call and the multiply.
+  auto c = CompileText(ShardyModule(1, "tensor<8x4xf32>"));
+  ASSERT_FALSE(c.status) << c.status->message;
+  EXPECT_EQ(c.program->num_kernels(), 2u);
+}
+
+TEST(Shardy, AnAnnotationThatSplitsAValueIsRefusedWithBothTypes) {
+  auto c = CompileText(ShardyModule(2, "tensor<4x4xf32>"));
+  ASSERT_TRUE(c.status);
+  EXPECT_EQ(c.status->code, NEURONMEM_STATUS_UNIMPLEMENTED);
+  EXPECT_TRUE(Has(c.status,
+                  "test.mlir:9:5: 'stablehlo.custom_call': @xla.sdy.GlobalToLocalShape changes value 0 from "
+                  "tensor<8x4xf32> to tensor<4x4xf32>"))
+      << c.status->message;
+}
+
 }  // namespace
 }  // namespace neuronmem::interp
