@@ -296,6 +296,16 @@ TEST(BatchNorm, BadShapesAndFeatureIndexAreCompileErrors) {
   c = CompileText(bad_index);
   EXPECT_TRUE(Has(c.status, "feature_index 2 is out of range for an operand of rank 2"))
       << (c.status ? c.status->message : "ok");
+  const std::string integers = R"(func.func @main(%x: tensor<2x3xi32>, %s: tensor<3xi32>) -> tensor<2x3xi32> {
+  %0 = "stablehlo.batch_norm_inference"(%x, %s, %s, %s, %s) {epsilon = 1.0e-3 : f32, feature_index = 1 : i64}
+      : (tensor<2x3xi32>, tensor<3xi32>, tensor<3xi32>, tensor<3xi32>, tensor<3xi32>) -> tensor<2x3xi32>
+  return %0 : tensor<2x3xi32>
+}
+)";
+  c = CompileText(integers);
+  ASSERT_TRUE(c.status);
+  EXPECT_EQ(c.status->code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_TRUE(Has(c.status, "element type i32: batch norm takes floating-point tensors")) << c.status->message;
 }
 
 // ---- chlo.ragged_dot ----------------------------------------------------------------------------------------------
