@@ -214,6 +214,8 @@ void RegisterReferenceOps(std::unordered_map<std::string_view, OpCompileFn>* r);
 void RegisterCompositeOps(std::unordered_map<std::string_view, OpCompileFn>* r);
 // batch_norm_inference, batch_norm_training, batch_norm_grad (batch_norm.cc).
 void RegisterBatchNormOps(std::unordered_map<std::string_view, OpCompileFn>* r);
+// chlo.is_inf, chlo.is_neg_inf, chlo.is_pos_inf, chlo.conj (chlo_float_class.cc).
+void RegisterChloFloatClassOps(std::unordered_map<std::string_view, OpCompileFn>* r);
 // chlo.ragged_dot (ragged_dot.cc).
 void RegisterRaggedDotOps(std::unordered_map<std::string_view, OpCompileFn>* r);
 // Defined by chlo_special.cc when it exists (see registry.cc).

@@ -496,6 +496,41 @@ TEST(ElementTypes, TopKOfBooleansPutsTrueFirstInIndexOrder) {
   EXPECT_EQ(r.Get<int32_t>(1), (std::vector<int32_t>{1, 3, 0, 3, 0, 1}));
 }
 
+TEST(ElementTypes, ChloFloatClassesAndConj) {
+  const std::string t = R"(func.func @main() -> (tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<3xi1>,
+    tensor<2xcomplex<f32>>, tensor<2xf64>) {
+  %a = stablehlo.constant dense<[0x7F800000, 0xFF800000, 0x7FC00000, 1.0]> : tensor<4xf32>
+  %0 = chlo.is_inf %a : tensor<4xf32> -> tensor<4xi1>
+  %1 = chlo.is_neg_inf %a : tensor<4xf32> -> tensor<4xi1>
+  %2 = chlo.is_pos_inf %a : tensor<4xf32> -> tensor<4xi1>
+  %b = stablehlo.constant dense<[0x7F800000, 0xFF800000, 2.0]> : tensor<3xf32>
+  %c = stablehlo.convert %b : (tensor<3xf32>) -> tensor<3xf8E5M2>
+  %3 = chlo.is_pos_inf %c : tensor<3xf8E5M2> -> tensor<3xi1>
+  %z = stablehlo.constant dense<[(1.0, 2.0), (-3.0, -0.5)]> : tensor<2xcomplex<f32>>
+  %4 = chlo.conj %z : tensor<2xcomplex<f32>> -> tensor<2xcomplex<f32>>
+  %r = stablehlo.constant dense<[1.5, -2.0]> : tensor<2xf64>
+  %5 = chlo.conj %r : tensor<2xf64> -> tensor<2xf64>
+  func.return %0, %1, %2, %3, %4, %5 : tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<3xi1>, tensor<2xcomplex<f32>>,
+    tensor<2xf64>
+}
+)";
+  auto r = RunText(t);
+  ASSERT_FALSE(r.status) << r.status->message;
+  EXPECT_EQ(r.Get<uint8_t>(0), (std::vector<uint8_t>{1, 1, 0, 0}));
+  EXPECT_EQ(r.Get<uint8_t>(1), (std::vector<uint8_t>{0, 1, 0, 0}));
+  EXPECT_EQ(r.Get<uint8_t>(2), (std::vector<uint8_t>{1, 0, 0, 0}));
+  EXPECT_EQ(r.Get<uint8_t>(3), (std::vector<uint8_t>{1, 0, 0}));
+  EXPECT_EQ(r.Get<std::complex<float>>(4), (std::vector<std::complex<float>>{{1, -2}, {-3, 0.5f}}));
+  EXPECT_EQ(r.Get<double>(5), (std::vector<double>{1.5, -2.0}));
+  auto c = CompileText(R"(func.func @main(%a: tensor<2xi32>) -> tensor<2xi1> {
+  %0 = chlo.is_inf %a : tensor<2xi32> -> tensor<2xi1>
+  return %0 : tensor<2xi1>
+}
+)");
+  EXPECT_TRUE(Has(c.status, "test.mlir:2:3: 'chlo.is_inf': the operand must be a float tensor, found i32"))
+      << (c.status ? c.status->message : "ok");
+}
+
 // ---- Shardy round trip -----------------------------------------------------------------------------------------
 
 // What jax.export leaves of a shard_map under Shardy (xla/service/spmd/shardy's round trip): the annotations pass
