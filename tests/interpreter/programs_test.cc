@@ -496,6 +496,22 @@ TEST(ElementTypes, TopKOfBooleansPutsTrueFirstInIndexOrder) {
   EXPECT_EQ(r.Get<int32_t>(1), (std::vector<int32_t>{1, 3, 0, 3, 0, 1}));
 }
 
+TEST(ElementTypes, ComplexClampIsLexicographic) {
+  // minimum(maximum(x, min), max) with (real, imag) ordered lexicographically.
+  const std::string t = R"(func.func @main() -> tensor<3xcomplex<f64>> {
+  %lo = stablehlo.constant dense<(0.0, 1.0)> : tensor<complex<f64>>
+  %hi = stablehlo.constant dense<(2.0, 0.0)> : tensor<complex<f64>>
+  %x = stablehlo.constant dense<[(0.0, 0.5), (1.0, -7.0), (2.0, 3.0)]> : tensor<3xcomplex<f64>>
+  %r = stablehlo.clamp %lo, %x, %hi : (tensor<complex<f64>>, tensor<3xcomplex<f64>>, tensor<complex<f64>>)
+      -> tensor<3xcomplex<f64>>
+  func.return %r : tensor<3xcomplex<f64>>
+}
+)";
+  auto r = RunText(t);
+  ASSERT_FALSE(r.status) << r.status->message;
+  EXPECT_EQ(r.Get<std::complex<double>>(0), (std::vector<std::complex<double>>{{0, 1}, {1, -7}, {2, 0}}));
+}
+
 TEST(ElementTypes, ChloFloatClassesAndConj) {
   const std::string t = R"(func.func @main() -> (tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<3xi1>,
     tensor<2xcomplex<f32>>, tensor<2xf64>) {
