@@ -512,6 +512,27 @@ TEST(ElementTypes, ComplexClampIsLexicographic) {
   EXPECT_EQ(r.Get<std::complex<double>>(0), (std::vector<std::complex<double>>{{0, 1}, {1, -7}, {2, 0}}));
 }
 
+TEST(ElementTypes, DotGeneralOnSubByteIntegersWrapsToTheirWidth) {
+  // i4: [[1, 2], [3, -4]] x [[7, 1], [1, 7]] = [[9, 15], [17, -25]], wrapped to 4 bits: [[-7, -1], [1, 7]].
+  // ui2 x ui2 -> ui2: [3, 3] . [3, 1] = 12 -> 0.
+  const std::string t = R"(func.func @main() -> (tensor<2x2xi4>, tensor<ui2>, tensor<2xi32>) {
+  %a = stablehlo.constant dense<[[1, 2], [3, -4]]> : tensor<2x2xi4>
+  %b = stablehlo.constant dense<[[7, 1], [1, 7]]> : tensor<2x2xi4>
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<2x2xi4>, tensor<2x2xi4>) -> tensor<2x2xi4>
+  %c = stablehlo.constant dense<[3, 3]> : tensor<2xui2>
+  %d = stablehlo.constant dense<[3, 1]> : tensor<2xui2>
+  %1 = stablehlo.dot_general %c, %d, contracting_dims = [0] x [0] : (tensor<2xui2>, tensor<2xui2>) -> tensor<ui2>
+  %2 = stablehlo.dot_general %a, %c, contracting_dims = [1] x [0] : (tensor<2x2xi4>, tensor<2xui2>) -> tensor<2xi32>
+  func.return %0, %1, %2 : tensor<2x2xi4>, tensor<ui2>, tensor<2xi32>
+}
+)";
+  auto r = RunText(t);
+  ASSERT_FALSE(r.status) << r.status->message;
+  EXPECT_EQ(r.Get<int8_t>(0), (std::vector<int8_t>{-7, -1, 1, 7}));
+  EXPECT_EQ(r.Get<uint8_t>(1), (std::vector<uint8_t>{0}));
+  EXPECT_EQ(r.Get<int32_t>(2), (std::vector<int32_t>{9, -3}));
+}
+
 TEST(ElementTypes, ChloFloatClassesAndConj) {
   const std::string t = R"(func.func @main() -> (tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<3xi1>,
     tensor<2xcomplex<f32>>, tensor<2xf64>) {
