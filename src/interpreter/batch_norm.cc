@@ -151,7 +151,10 @@ Status Build(CompileCtx& cx, Kind kind, int64_t feature_index, double eps, const
   const int ki = static_cast<int>(kind);
   const Slot& x = cx.slot(in[0]);
   const ElementType type = x.type;
-  if (!IsFloat(type) || IsSmallFloat(type))
+  if (!IsFloat(type))
+    return cx.Invalid("element type %s: batch norm takes floating-point tensors",
+                      std::string(ElementTypeName(type)).c_str());
+  if (IsSmallFloat(type))
     return cx.Unsupported("element type %s: batch norm takes f16, bf16, f32 or f64 tensors here",
                           std::string(ElementTypeName(type)).c_str());
   if (feature_index < 0 || feature_index >= static_cast<int64_t>(x.dims.size()))

@@ -1020,9 +1020,9 @@ Status CompileClamp(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
     const Slot& v = c.slot(in[1]);
     *kk = Dispatch(v.type, [&](auto tag) -> std::unique_ptr<Kernel> {
       using T = typename decltype(tag)::type;
-      if constexpr (std::is_void_v<T> || kIsComplex<T>)
+      if constexpr (std::is_void_v<T>)
         return nullptr;
-      else
+      else  // complex: the spec's minimum(maximum(x, min), max), lexicographic on (real, imag)
         return std::make_unique<ClampKernel<T>>(in[0], in[1], in[2], out, v.count, lo_s, hi_s);
     });
     if (!*kk) return c.Unsupported("element type %s is not supported", std::string(ElementTypeName(v.type)).c_str());

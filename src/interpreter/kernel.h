@@ -222,6 +222,8 @@ void RegisterReferenceOps(std::unordered_map<std::string_view, OpCompileFn>* r);
 void RegisterCompositeOps(std::unordered_map<std::string_view, OpCompileFn>* r);
 // batch_norm_inference, batch_norm_training, batch_norm_grad (batch_norm.cc).
 void RegisterBatchNormOps(std::unordered_map<std::string_view, OpCompileFn>* r);
+// chlo.is_inf, chlo.is_neg_inf, chlo.is_pos_inf, chlo.conj (chlo_float_class.cc).
+void RegisterChloFloatClassOps(std::unordered_map<std::string_view, OpCompileFn>* r);
 // chlo.ragged_dot (ragged_dot.cc).
 void RegisterRaggedDotOps(std::unordered_map<std::string_view, OpCompileFn>* r);
 // Defined by chlo_special.cc when it exists (see registry.cc).
@@ -230,6 +232,13 @@ void RegisterChloSpecialOps(std::unordered_map<std::string_view, OpCompileFn>* r
 // A kernel calling the custom-call target `fn` (found as `target`) with the current op's operands and results
 // (checks.cc); a failure reads "file:line:col: 'op.name' @target: message".
 std::unique_ptr<Kernel> MakeCustomCallKernel(CompileCtx& cx, std::string target, const CustomCallFn* fn);
+
+// The custom calls that only annotate values for the SPMD partitioner (Sharding, SPMDFullToShardShape,
+// SPMDShardToFullShape, xla.sdy.FuncResultSharding, xla.sdy.GlobalToLocalShape, xla.sdy.LocalToGlobalShape,
+// xla.sdy.ShardingGroup, xla.sdy.PropagationBarrier), and their compile: each result is its operand, no kernel
+// (sharding_annotations.cc). UNIMPLEMENTED when one changes a value's type (a split over several devices).
+bool IsShardingAnnotationTarget(std::string_view target);
+Status CompileShardingAnnotation(CompileCtx& cx, std::string_view target);
 
 // Helpers for kernels.
 template <typename T>

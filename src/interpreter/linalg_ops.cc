@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "interpreter/attr_text.h"
+#include "interpreter/elementwise.h"
 #include "interpreter/kernel.h"
 #include "interpreter/quant.h"
 #include "interpreter/shape.h"
@@ -126,9 +127,32 @@ Status CompileLinalg(CompileCtx& cx, std::unique_ptr<Kernel>* k, Params params, 
   if (cx.num_inputs() != num_inputs || cx.num_outputs() != 1) return cx.Invalid("expected two operands and one result");
   const auto inner = [&](CompileCtx& c, const std::vector<uint32_t>& in, uint32_t out, std::unique_ptr<Kernel>* kk) {
     BinarySlots s = Slots3(c, in, out);
+    // i2/i4/ui2/ui4 are stored one byte each, wrapped to their width: read as i8/ui8 they are the same values.
+    // A sub-byte result is summed in i8/ui8 (which wraps modulo a multiple of its width) and wrapped once.
+    const auto widen = [](Slot* v) {
+      if (SubByteBits(v->type)) v->type = IsSignedInt(v->type) ? ElementType::kS8 : ElementType::kU8;
+    };
+    widen(&s.lhs_s);
+    widen(&s.rhs_s);
+    const bool narrow_out = SubByteBits(s.out_s.type) != 0;
+    if (narrow_out) {
+      widen(&s.out_s);
+      s.out = c.AddScratch(s.out_s.type, s.out_s.dims);
+      s.out_s = c.slot(s.out);
+    }
+    const uint32_t wide = s.out;
     NEURONMEM_RETURN_IF_ERROR(FromLinalg(c, check(s, params)));
-    *kk = std::make_unique<KernelT>(std::move(s), params);
-    (*kk)->op = &c.op();
+    auto kernel = std::make_unique<KernelT>(std::move(s), params);
+    kernel->op = &c.op();
+    if (!narrow_out) {
+      *kk = std::move(kernel);
+      return Ok();
+    }
+    std::vector<std::unique_ptr<Kernel>> ks;
+    ks.push_back(std::move(kernel));
+    ks.emplace_back();
+    NEURONMEM_RETURN_IF_ERROR(MakeConvert(c, wide, out, &ks.back()));
+    *kk = MakeSequence(std::move(ks));
     return Ok();
   };
   // Quantized and small-float (f8, f6, f4) operands: computed in f32, the result quantized / rounded once.

@@ -26,6 +26,7 @@ const std::unordered_map<std::string_view, OpCompileFn>& OpRegistry() {
     RegisterCompositeOps(r);
     RegisterBatchNormOps(r);
     RegisterRaggedDotOps(r);
+    RegisterChloFloatClassOps(r);
 #ifdef NEURONMEM_INTERP_CHLO_SPECIAL
     RegisterChloSpecialOps(r);
 #endif

@@ -313,8 +313,8 @@ class Deriver {
         }
       } else if (target == "AwsNeuronCustomNativeKernel") {
         m_->kernels.push_back(DecodeKernel(op, fn));
-      } else if (IsReannotation(target) && op.operands.size() == 1) {
-        SetResult(op, 0, Kind(op.operands[0]));
+      } else if (IsReannotation(target) && op.operands.size() == op.num_results) {
+        for (uint32_t i = 0; i < op.num_results; ++i) SetResult(op, i, Kind(op.operands[i]));
         return;
       }
       if (!to_kind.empty()) {
@@ -407,9 +407,11 @@ class Deriver {
            name == "stablehlo.bitcast_convert";
   }
 
-  // Custom calls that re-annotate their one operand for the SPMD partitioner.
+  // Custom calls that re-annotate their operands for the SPMD partitioner (GSPMD's, and Shardy's round trip).
   static bool IsReannotation(std::string_view target) {
-    return target == "Sharding" || target == "SPMDFullToShardShape" || target == "SPMDShardToFullShape";
+    return target == "Sharding" || target == "SPMDFullToShardShape" || target == "SPMDShardToFullShape" ||
+           target == "xla.sdy.FuncResultSharding" || target == "xla.sdy.GlobalToLocalShape" ||
+           target == "xla.sdy.LocalToGlobalShape" || target == "xla.sdy.PropagationBarrier";
   }
 
   // get_tuple_element's index: `{index = N}` (generic form) or `%t[N]` (pretty form); -1 if absent.
