@@ -108,6 +108,16 @@ TEST(Verify, BuiltInCustomCallTargetsCheckTheirArity) {
   }
 }
 
+// Found by fuzz_compile: a slice whose result has another rank than its operand read past the result's dims.
+TEST(Verify, SliceResultRankMustMatch) {
+  auto c = CompileText(
+      "func.func @main(%a: tensor<2x4xf32>) -> tensor<1xf32> {\n"
+      "  %r = stablehlo.slice %a [0:1, 1:2] : (tensor<2x4xf32>) -> tensor<1xf32>\n"
+      "  func.return %r : tensor<1xf32>\n}\n");
+  ASSERT_TRUE(c.status);
+  EXPECT_EQ(c.status->code, NEURONMEM_STATUS_INVALID_ARGUMENT) << c.status->message;
+}
+
 TEST(Verify, ElementwiseShapesMustAgree) {
   auto c = CompileText(
       "func.func @main(%a: tensor<4xf32>, %b: tensor<2xf32>) -> tensor<4xf32> {\n"
