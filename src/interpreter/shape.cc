@@ -401,8 +401,9 @@ Status MakeSlice(CompileCtx& cx, const std::vector<int64_t>& start, const std::v
                  const std::vector<int64_t>& stride, std::unique_ptr<Kernel>* k) {
   const Slot& a = cx.in_slot(0);
   const Slot& r = cx.out_slot(0);
-  if (start.size() != a.dims.size() || limit.size() != start.size() || stride.size() != start.size())
-    return cx.Invalid("slice bounds do not match the rank");
+  if (start.size() != a.dims.size() || limit.size() != start.size() || stride.size() != start.size() ||
+      r.dims.size() != start.size())
+    return cx.Invalid("slice bounds or the result do not match the operand's rank");
   const auto as = Strides(a.dims);
   std::vector<int64_t> strides(start.size());
   int64_t offset = 0;

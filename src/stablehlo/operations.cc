@@ -203,11 +203,18 @@ bool Parser::KnownDialect(std::string_view op_name) {
 void Parser::ParseUnknownDialectTail(Operation* op, OpLists* lists, int depth) {
   const Lexer saved = lex_;
   const size_t warnings = scratch_->warnings.size();  // those of ops nested in this one go if it is skipped
+  // A tail that failed once fails again (only the nesting limit depends on where it is read, and that is
+  // fatal): an enclosing op's failed attempt, re-read as skipped, meets its nested ops again. Without the
+  // memo each level tried them again, exponential in the nesting (issue 23, class 7).
+  const char* const at = src_.data() + lex_.Peek().offset;
+  const auto failed = scratch_->failed_tails.find(at);
   try {
+    if (failed != scratch_->failed_tails.end()) throw failed->second;
     ParsePrettyTail(op, lists, depth);
     return;
   } catch (const ParseError& e) {
     if (e.fatal) throw;
+    if (failed == scratch_->failed_tails.end()) scratch_->failed_tails.emplace(at, e);
     lex_ = saved;
     scratch_->warnings.resize(warnings);
     lists->operands->clear();

@@ -104,6 +104,9 @@ struct Scratch {
   std::unordered_map<RepeatKey, Span<Type>, RepeatKeyHash> repeats;
   // Warnings of the module being parsed (ParseAll moves them into it).
   std::vector<Warning> warnings;
+  // Tails of unknown-dialect ops that failed to read as pretty ops, by where they start in the text (a
+  // failure is final: ParseUnknownDialectTail skips such an op at once when it meets it again).
+  std::unordered_map<const char*, ParseError> failed_tails;
 };
 
 class Parser {
