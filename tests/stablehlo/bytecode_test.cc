@@ -336,5 +336,83 @@ TEST(Bytecode, StringIndexOutOfRangeCyclesAndShortDenseData) {
   EXPECT_NE(e.find("expected 400 bytes of dense data for tensor<20x20xi8>, found 399"), std::string::npos) << e;
 }
 
+// --- Artifacts built here: a minimal writer of the format, for what the shared artifacts cannot show ------
+
+std::string VarInt(uint64_t v) {
+  std::string out;
+  for (unsigned n = 1; n <= 8; ++n) {
+    if (n < 8 ? v < (uint64_t{1} << (7 * n)) : v < (uint64_t{1} << 56)) {
+      const uint64_t enc = (v << n) | (uint64_t{1} << (n - 1));
+      for (unsigned i = 0; i < n; ++i) out.push_back(static_cast<char>((enc >> (8 * i)) & 0xFF));
+      return out;
+    }
+  }
+  out.push_back('\0');
+  for (unsigned i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
+  return out;
+}
+
+std::string Section(int id, const std::string& data) {
+  return std::string(1, static_cast<char>(id)) + VarInt(data.size()) + data;
+}
+
+// An artifact of dialect "builtin" with the op builtin.module, the strings "builtin" and "module", the builtin
+// attributes `attrs` (custom encoding) and the IR section `ir`.
+std::string Artifact(const std::vector<std::string>& attrs, const std::string& ir) {
+  std::string strings = VarInt(2) + VarInt(7) + VarInt(8) + std::string("builtin\0module\0", 15);
+  std::string dialects = VarInt(1) + VarInt(0 << 1) + VarInt(1) + VarInt(0) + VarInt(1) + VarInt(1 << 1 | 1);
+  std::string data, offsets = VarInt(attrs.size()) + VarInt(0) + VarInt(0) + VarInt(attrs.size());
+  for (const std::string& a : attrs) {
+    data += a;
+    offsets += VarInt(a.size() << 1 | 1);
+  }
+  return std::string("ML\xefR", 4) + VarInt(6) + std::string("StableHLO_v1.13.8\0", 18) + Section(0, strings) +
+         Section(1, dialects) + Section(3, offsets) + Section(2, data) + Section(4, ir);
+}
+
+// attribute i = [attribute i + 1] (a builtin ArrayAttr) for i < depth, the last one UnknownLoc.
+std::vector<std::string> ArrayChain(int depth) {
+  std::vector<std::string> attrs;
+  for (int i = 0; i < depth; ++i) attrs.push_back(VarInt(0) + VarInt(1) + VarInt(i + 1));
+  attrs.push_back(VarInt(15));
+  return attrs;
+}
+
+TEST(Bytecode, DeepAttributeNestingIsRefused) {
+  // The only op's location is attribute #0.
+  const std::string op = VarInt(0) + std::string(1, '\0') + VarInt(0);
+  std::string e = Error(Artifact(ArrayChain(300), VarInt(1 << 1) + op));
+  EXPECT_NE(e.find("attributes and types nest deeper than 256"), std::string::npos) << e;
+  // Shallow, the same shape reads up to the location check.
+  e = Error(Artifact(ArrayChain(10), VarInt(1 << 1) + op));
+  EXPECT_NE(e.find("expected a location attribute"), std::string::npos) << e;
+}
+
+TEST(Bytecode, DeepRegionNestingIsRefused) {
+  // builtin.module holding a module holding a module ... 300 deep (regions inline, not isolated).
+  const std::vector<std::string> attrs = {VarInt(15)};  // #0: UnknownLoc
+  std::string inner = VarInt(0) + std::string(1, '\0') + VarInt(0);
+  for (int i = 0; i < 300; ++i) {
+    inner = VarInt(0) + std::string(1, '\x10') + VarInt(0) + VarInt(1 << 1) +  // 1 region, not isolated
+            VarInt(1) + VarInt(0) + VarInt(1 << 1) + inner;                    // 1 block, 0 values, 1 op
+  }
+  // The top-level module's region is isolated: a nested IR section.
+  const std::string body = VarInt(1) + VarInt(0) + VarInt(1 << 1) + inner;
+  const std::string top = VarInt(0) + std::string(1, '\x10') + VarInt(0) + VarInt(1 << 1 | 1) + Section(4, body);
+  const std::string e = Error(Artifact(attrs, VarInt(1 << 1) + top));
+  EXPECT_NE(e.find("regions nest deeper than 256"), std::string::npos) << e;
+}
+
+TEST(Bytecode, ABuiltArtifactReads) {
+  // The writer above makes valid artifacts: an empty module reads.
+  const std::vector<std::string> attrs = {VarInt(15)};
+  const std::string body = VarInt(1) + VarInt(0) + VarInt(0 << 1);  // 1 block, 0 values, no ops
+  const std::string top = VarInt(0) + std::string(1, '\x10') + VarInt(0) + VarInt(1 << 1 | 1) + Section(4, body);
+  Module m;
+  Status s = ParseBytecode(Artifact(attrs, VarInt(1 << 1) + top), "built.mlir.bc", &m);
+  EXPECT_FALSE(s) << s->message;
+  EXPECT_TRUE(m.functions.empty());
+}
+
 }  // namespace
 }  // namespace neuronmem::stablehlo
