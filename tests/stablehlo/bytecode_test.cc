@@ -356,10 +356,11 @@ std::string Section(int id, const std::string& data) {
   return std::string(1, static_cast<char>(id)) + VarInt(data.size()) + data;
 }
 
-// An artifact of dialect "builtin" with the op builtin.module, the strings "builtin" and "module", the builtin
-// attributes `attrs` (custom encoding) and the IR section `ir`.
-std::string Artifact(const std::vector<std::string>& attrs, const std::string& ir) {
-  std::string strings = VarInt(2) + VarInt(7) + VarInt(8) + std::string("builtin\0module\0", 15);
+// An artifact of one dialect (builtin) with the op <dialect>.module, the strings `dialect` and "module", the
+// dialect's attributes `attrs` (custom encoding) and the IR section `ir`.
+std::string Artifact(const std::vector<std::string>& attrs, const std::string& ir,
+                     const std::string& dialect = "builtin") {
+  std::string strings = VarInt(2) + VarInt(7) + VarInt(dialect.size() + 1) + dialect + std::string("\0module\0", 8);
   std::string dialects = VarInt(1) + VarInt(0 << 1) + VarInt(1) + VarInt(0) + VarInt(1) + VarInt(1 << 1 | 1);
   std::string data, offsets = VarInt(attrs.size()) + VarInt(0) + VarInt(0) + VarInt(attrs.size());
   for (const std::string& a : attrs) {
@@ -401,6 +402,13 @@ TEST(Bytecode, DeepRegionNestingIsRefused) {
   const std::string top = VarInt(0) + std::string(1, '\x10') + VarInt(0) + VarInt(1 << 1 | 1) + Section(4, body);
   const std::string e = Error(Artifact(attrs, VarInt(1 << 1) + top));
   EXPECT_NE(e.find("regions nest deeper than 256"), std::string::npos) << e;
+}
+
+TEST(Bytecode, UnknownDialectsAreRefused) {
+  // An attribute of dialect "acme" in its own encoding cannot be read.
+  const std::string op = VarInt(0) + std::string(1, '\0') + VarInt(0);
+  std::string e = Error(Artifact({VarInt(15)}, VarInt(1 << 1) + op, "acme"));
+  EXPECT_NE(e.find("found one of dialect \"acme\" in its own encoding"), std::string::npos) << e;
 }
 
 TEST(Bytecode, ABuiltArtifactReads) {
