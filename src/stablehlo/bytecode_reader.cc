@@ -376,6 +376,7 @@ class Reader {
     arg_names_.clear();
     block_names_.clear();
     resolve_depth_ = 0;
+    live_values_ = 0;
     saw_module_ = false;
   }
 
@@ -477,6 +478,7 @@ class Reader {
   Location FirstFileLoc(uint64_t index, int depth);
 
   // IR
+  void ReserveValues(Cursor* c, Scope* s, uint64_t num_values, RegionState* rs);
   void ReadRegion(Cursor* c, Region* region, int depth, bool function_body, std::vector<Argument>* entry_args);
   void ReadBlock(Cursor* c, RegionState* rs, Block* block, int depth, bool function_body,
                  std::vector<Argument>* args_out);
@@ -525,6 +527,7 @@ class Reader {
   std::vector<std::unique_ptr<RawOp>> scratch_;  // one op being read per depth, reused for its capacity
   std::vector<std::string_view> result_names_, arg_names_, block_names_;
   int resolve_depth_ = 0;
+  uint64_t live_values_ = 0;  // values reserved by the regions being read (ReserveValues)
   bool saw_module_ = false;
 };
 
@@ -1738,6 +1741,19 @@ void Reader::ReadOpRegions(Cursor* c, RawOp* op, bool isolated, uint64_t num_reg
   }
 }
 
+// Reserves a region's values in its scope. Each value takes at least a byte to define, so no more can be
+// live than the input has bytes: a bound that nested regions each claiming the bytes left cannot exceed.
+void Reader::ReserveValues(Cursor* c, Scope* s, uint64_t num_values, RegionState* rs) {
+  live_values_ += num_values;
+  if (live_values_ > size_) {
+    c->Fail("the regions being read declare " + std::to_string(live_values_) + " values, more than the " +
+            std::to_string(size_) + " bytes of the input can define");
+  }
+  rs->next_value = s->values.size();
+  rs->end_value = s->values.size() + num_values;
+  s->values.resize(rs->end_value);
+}
+
 void Reader::ReadRegion(Cursor* c, Region* region, int depth, bool function_body, std::vector<Argument>* entry_args) {
   if (depth > kMaxDepth) c->Fail("regions nest deeper than " + std::to_string(kMaxDepth));
   const uint64_t num_blocks = c->Count("a region's block count");
@@ -1745,13 +1761,12 @@ void Reader::ReadRegion(Cursor* c, Region* region, int depth, bool function_body
   const uint64_t num_values = c->Count("a region's value count");
   Scope& s = scopes_.back();
   RegionState rs;
-  rs.next_value = s.values.size();
-  rs.end_value = s.values.size() + num_values;
-  s.values.resize(rs.end_value);
-  std::vector<Block> blocks(num_blocks);
+  ReserveValues(c, &s, num_values, &rs);
+  std::vector<Block> blocks;  // grown as blocks are read: a count nested regions repeat allocates nothing
   for (uint64_t b = 0; b < num_blocks; ++b) {
-    ReadBlock(c, &rs, &blocks[b], depth, function_body, b == 0 ? entry_args : nullptr);
-    if (num_blocks > 1) blocks[b].label = NumberName("bb", static_cast<uint32_t>(b));
+    blocks.emplace_back();
+    ReadBlock(c, &rs, &blocks.back(), depth, function_body, b == 0 ? entry_args : nullptr);
+    if (num_blocks > 1) blocks.back().label = NumberName("bb", static_cast<uint32_t>(b));
   }
   region->blocks = arena_->Copy(blocks);
   // The region's values go out of scope: a use still waiting for one of them refers to nothing.
@@ -1762,6 +1777,7 @@ void Reader::ReadRegion(Cursor* c, Region* region, int depth, bool function_body
       c->Fail("an operand refers to value #" + std::to_string(p.slot) + ", which its region never defines");
   }
   after.values.resize(base);
+  live_values_ -= num_values;
 }
 
 void Reader::ReadBlock(Cursor* c, RegionState* rs, Block* block, int depth, bool function_body,
@@ -1801,7 +1817,7 @@ void Reader::ReadBlock(Cursor* c, RegionState* rs, Block* block, int depth, bool
     }
   }
   std::vector<Operation> ops;
-  ops.reserve(num_ops);
+  ops.reserve(std::min<uint64_t>(num_ops, 64));  // (grown as ops are read)
   for (uint64_t i = 0; i < num_ops; ++i) {
     RawOp& raw = ScratchOp(depth);
     bool isolated = false;
@@ -2024,9 +2040,7 @@ void Reader::ReadIR(Cursor c) {
   const uint64_t num_values = rc->Count("the module's value count");
   Scope& s = scopes_.back();
   RegionState rs;
-  rs.next_value = s.values.size();
-  rs.end_value = rs.next_value + num_values;
-  s.values.resize(rs.end_value);
+  ReserveValues(rc, &s, num_values, &rs);
   bool block_args = false;
   const uint64_t n = rc->VarIntWithFlag(&block_args, "the module's block header");
   if (block_args) rc->Fail("expected the module's block to have no arguments");
@@ -2038,18 +2052,14 @@ void Reader::ReadIR(Cursor c) {
     ReadOp(rc, &rs, 1, false, &raw, &iso, &nr);
     const bool func = raw.name->vhlo && std::string_view(raw.name->vhlo->name) == "func_v1";
     if (func) {
-      // Each function is its own naming scope, as MLIR prints it.
-      const size_t depth_scopes = scopes_.size();
-      if (!iso) {  // the module's values stay visible; names restart
-        Scope fs;
-        fs.values = scopes_.back().values;
-        scopes_.push_back(std::move(fs));
-      }
+      // Each function is its own naming scope, as MLIR prints it: the names restart (the module's values,
+      // if any, stay visible when the function is not isolated).
+      Scope& module_scope = scopes_.back();
+      const uint32_t saved_result = module_scope.next_result, saved_arg = module_scope.next_arg;
+      module_scope.next_result = module_scope.next_arg = 0;
       ReadOpRegions(rc, &raw, iso, nr, 1, true);
-      if (!iso) {
-        if (!scopes_.back().pending.empty()) rc->Fail("an operand refers to a value its function never defines");
-        scopes_.resize(depth_scopes);
-      }
+      scopes_.back().next_result = saved_result;
+      scopes_.back().next_arg = saved_arg;
     } else {
       ReadOpRegions(rc, &raw, iso, nr, 1, false);
     }
