@@ -407,17 +407,19 @@ class Reader {
     uint8_t state = 0;  // 0 unread, 1 being read, 2 read
   };
   // A value slot of the current isolated scope.
+  static constexpr uint32_t kNoUse = UINT32_MAX;
   struct Slot {
     bool defined = false;
+    uint32_t waiting = kNoUse;  // the first forward reference to it (an index in Scope::pending)
     ValueRef ref;
   };
   struct PendingUse {
-    size_t slot;
     ValueRef* use;
+    uint32_t next;  // the next forward reference to the same value, or kNoUse
   };
   struct Scope {
     std::vector<Slot> values;
-    std::vector<PendingUse> pending;  // forward references
+    std::vector<PendingUse> pending;  // forward references, listed per value from Slot::waiting
     uint32_t next_result = 0;         // result names "0", "1", ...
     uint32_t next_arg = 0;            // block argument names "arg0", ...
   };
@@ -479,6 +481,7 @@ class Reader {
 
   // IR
   void ReserveValues(Cursor* c, Scope* s, uint64_t num_values, RegionState* rs);
+  void EndRegionValues(Cursor* c, const RegionState& rs, uint64_t num_values);
   void ReadRegion(Cursor* c, Region* region, int depth, bool function_body, std::vector<Argument>* entry_args);
   void ReadBlock(Cursor* c, RegionState* rs, Block* block, int depth, bool function_body,
                  std::vector<Argument>* args_out);
@@ -1587,17 +1590,30 @@ void Reader::DefineValue(RegionState* rs, ValueRef ref, size_t offset) {
   slot.defined = true;
   slot.ref = ref;
   const size_t index = rs->next_value++;
+  (void)index;
   // Patch the forward references to this value.
-  for (auto it = s.pending.begin(); it != s.pending.end();) {
-    if (it->slot == index) {
-      const Location loc = it->use->loc;
-      *it->use = ref;
-      it->use->loc = loc;
-      it = s.pending.erase(it);
-    } else {
-      ++it;
-    }
+  for (uint32_t u = slot.waiting; u != kNoUse; u = s.pending[u].next) {
+    ValueRef* use = s.pending[u].use;
+    const Location loc = use->loc;
+    *use = ref;
+    use->loc = loc;
   }
+  slot.waiting = kNoUse;
+}
+
+// At the end of a region: it defined as many values as its header counts, and no use waits for one.
+void Reader::EndRegionValues(Cursor* c, const RegionState& rs, uint64_t num_values) {
+  if (rs.next_value != rs.end_value) {
+    c->Fail("the region's header counts " + std::to_string(num_values) + " values, but it defines " +
+            std::to_string(num_values - (rs.end_value - rs.next_value)));
+  }
+  Scope& s = scopes_.back();
+  const size_t base = rs.end_value - num_values;
+  for (size_t i = base; i < rs.end_value; ++i) {
+    if (s.values[i].waiting != kNoUse) c->Fail("an operand refers to value #" + std::to_string(i) + ", never defined");
+  }
+  s.values.resize(base);
+  live_values_ -= num_values;
 }
 
 void Reader::ReadOp(Cursor* c, RegionState* rs, int depth, bool function_body, RawOp* op, bool* isolated,
@@ -1727,10 +1743,6 @@ void Reader::ReadOpRegions(Cursor* c, RawOp* op, bool isolated, uint64_t num_reg
   for (uint64_t i = 0; i < num_regions; ++i) ReadRegion(rc, &op->regions[i], depth + 1, top_level_func, nullptr);
   if (isolated) {
     Scope& s = scopes_.back();
-    if (!s.pending.empty()) {
-      FailAt(c->Offset(), "an operand refers to value #" + std::to_string(s.pending.front().slot) +
-                              ", which its region never defines");
-    }
     const uint32_t next_result = s.next_result, next_arg = s.next_arg;
     scopes_.pop_back();
     if (!top_level_func && !scopes_.empty()) {
@@ -1769,15 +1781,7 @@ void Reader::ReadRegion(Cursor* c, Region* region, int depth, bool function_body
     if (num_blocks > 1) blocks.back().label = NumberName("bb", static_cast<uint32_t>(b));
   }
   region->blocks = arena_->Copy(blocks);
-  // The region's values go out of scope: a use still waiting for one of them refers to nothing.
-  Scope& after = scopes_.back();
-  const size_t base = rs.end_value - num_values;
-  for (const PendingUse& p : after.pending) {
-    if (p.slot >= base)
-      c->Fail("an operand refers to value #" + std::to_string(p.slot) + ", which its region never defines");
-  }
-  after.values.resize(base);
-  live_values_ -= num_values;
+  EndRegionValues(c, rs, num_values);  // the region's values go out of scope
 }
 
 void Reader::ReadBlock(Cursor* c, RegionState* rs, Block* block, int depth, bool function_body,
@@ -1829,8 +1833,10 @@ void Reader::ReadBlock(Cursor* c, RegionState* rs, Block* block, int depth, bool
     Operation& op = ops.back();
     Scope& s = scopes_.back();
     for (size_t k = 0; k < raw.operand_slots.size(); ++k) {
-      if (!s.values[raw.operand_slots[k]].defined) {
-        s.pending.push_back({raw.operand_slots[k], const_cast<ValueRef*>(&op.operands[k])});
+      Slot& slot = s.values[raw.operand_slots[k]];
+      if (!slot.defined) {
+        s.pending.push_back({const_cast<ValueRef*>(&op.operands[k]), slot.waiting});
+        slot.waiting = static_cast<uint32_t>(s.pending.size() - 1);
       }
     }
   }
@@ -2065,7 +2071,7 @@ void Reader::ReadIR(Cursor c) {
     }
     AddTopLevelOp(raw, rc);
   }
-  if (!scopes_.back().pending.empty()) rc->Fail("an operand refers to a value the module never defines");
+  EndRegionValues(rc, rs, num_values);
   if (rc != &c && !rc->Empty()) rc->Fail("expected the end of the module's IR section");
   if (!c.Empty()) c.Fail("expected the end of the IR section after builtin.module");
   saw_module_ = true;
