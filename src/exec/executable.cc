@@ -185,8 +185,8 @@ uint64_t Executable::peak_host_bytes() const {
   return n;
 }
 
-Status Executable::Compile(const manifest::Manifest& m, std::string_view source, const CompileOptions& options,
-                           uint32_t num_cores, const KernelRegistry* kernels, std::shared_ptr<const Executable>* out) {
+Status Executable::Compile(const manifest::Manifest& m, const CompileOptions& options, uint32_t num_cores,
+                           const KernelRegistry* kernels, std::shared_ptr<const Executable>* out) {
   if (!m.ir) {
     return FailedPrecondition(
         "the manifest has no graph to compile: it was read from JSON; load it from the StableHLO text");
@@ -224,7 +224,6 @@ Status Executable::Compile(const manifest::Manifest& m, std::string_view source,
   interp::CompileOptions co;
   co.entry = m.entry;
   co.filename = options.filename;
-  co.source = source;
   NEURONMEM_RETURN_IF_ERROR(BuildCustomCalls(m, kernels, options.filename, &e->custom_calls_));
   co.custom_calls = &e->custom_calls_;
   co.space_copy = CountedSpaceCopy;

@@ -405,20 +405,10 @@ class Deriver {
     return target == "Sharding" || target == "SPMDFullToShardShape" || target == "SPMDShardToFullShape";
   }
 
-  // get_tuple_element's index: `{index = N}` (generic form) or `%t[N]` (pretty form); -1 if absent.
+  // get_tuple_element's index (the parser decodes the pretty form's `%t[N]` into it too); -1 if absent.
   static int64_t TupleIndex(const Operation& op) {
-    if (const Attribute* a = Find(op.attributes, "index")) return a->i;
-    for (const auto& [key, a] : op.attributes) {
-      if (key.empty() && a.kind == Attribute::Kind::kOpaque && a.str.size() > 2 && a.str.front() == '[') {
-        int64_t v = 0;
-        for (char c : a.str.substr(1, a.str.size() - 2)) {
-          if (c < '0' || c > '9' || v > (int64_t{1} << 40)) return -1;
-          v = v * 10 + (c - '0');
-        }
-        return v;
-      }
-    }
-    return -1;
+    const Attribute* a = Find(op.attributes, "index");
+    return a && a->kind == Attribute::Kind::kInt ? a->i : -1;
   }
 
   // A call: the callee is walked with the kinds of the operands (at its first call) and its results come
