@@ -270,7 +270,7 @@ class Deriver {
     const bool host = RunsOnHost(*module_, op);
     if (host) {
       m_->host_compute.push_back(
-          {std::string(fn), std::string(op.name), std::string(op.callee), {op.loc.line, op.loc.column}});
+          {std::string(fn), std::string(op.name), std::string(op.callee), {op.loc.line, op.loc.column}, &op});
     }
     VisitOp(op, fn);
     if (host) {
@@ -338,6 +338,7 @@ class Deriver {
         PlacementMemoryKind(mv.to_kind, &mv.to_memory_kind);
         mv.spelling = target;
         mv.loc = {op.loc.line, op.loc.column};
+        mv.ir_op = &op;
         m_->moves.push_back(std::move(mv));
         SetResult(op, 0, PlacementKindName(to_kind));
         return;
@@ -489,6 +490,7 @@ class Deriver {
     Kernel k;
     k.function = fn;
     k.loc = {op.loc.line, op.loc.column};
+    k.ir_op = &op;
     k.num_operands = static_cast<uint32_t>(op.operands.size());
     k.num_results = static_cast<uint32_t>(op.result_types.size());
     const std::string config = BackendConfigString(op);
@@ -524,6 +526,7 @@ class Deriver {
     c.function = fn;
     c.op = op.name == "stablehlo.send" ? "send" : "recv";
     c.loc = {op.loc.line, op.loc.column};
+    c.ir_op = &op;
     if (const Attribute* h = Find(op.attributes, "channel_handle")) {
       if (const Attribute* v = h->Get("handle")) c.handle = v->i;
       if (const Attribute* v = h->Get("type")) c.type = v->i;
