@@ -62,7 +62,8 @@ std::vector<int64_t> Parser::ReadIntList(const char* what, Location loc) {
     const Token n = lex_.Next();
     int64_t v = 0;
     if (n.kind != Tok::kNumber || !ParseDecimal(n.text, &v))
-      Fail(n.loc, std::string("expected an integer ") + what + ", found " + Describe(n) + " (the op at " + At(loc) + ")");
+      Fail(n.loc,
+           std::string("expected an integer ") + what + ", found " + Describe(n) + " (the op at " + At(loc) + ")");
     out.push_back(v);
   } while (Accept(","));
   Expect("]", what);
@@ -110,8 +111,8 @@ NamedAttrs Parser::ParseConvLayout(Location loc) {
   list(&out);
   auto attrs = scratch_->named.Get();
   // A layout's two letters and its spatial dims in order: `[b, 1, 0, f]` has spatial dims (2, 1).
-  const auto decode = [&](const std::vector<std::string_view>& l, char a, char b, const char* prefix,
-                          const char* a_key, const char* b_key) {
+  const auto decode = [&](const std::vector<std::string_view>& l, char a, char b, const char* prefix, const char* a_key,
+                          const char* b_key) {
     int64_t da = -1, db = -1;
     std::vector<int64_t> spatial(l.size(), -1);
     size_t num_spatial = 0;
@@ -314,8 +315,7 @@ void Parser::FinishPrettyOp(PrettyState* st) {
   }
   if (name == "chlo.scan" && st->scan_inputs != SIZE_MAX) {
     const int64_t n = static_cast<int64_t>(st->scan_inputs);
-    attrs.emplace_back("operandSegmentSizes",
-                       IntArray({n, static_cast<int64_t>(st->lists->operands->size()) - n}));
+    attrs.emplace_back("operandSegmentSizes", IntArray({n, static_cast<int64_t>(st->lists->operands->size()) - n}));
   }
   if (name == "stablehlo.reduce") PairsToCanonical(&*st->lists->operands);
   if (!st->signature_done && st->typed_attr != SIZE_MAX) {
