@@ -53,11 +53,11 @@ neuronmem_status_t* ResolveOptions(const neuronmem_compile_options_t* o, Resolve
   return nullptr;
 }
 
-neuronmem_status_t* Finish(neuronmem_client_t* client, const mf::Manifest& m, std::string_view source,
-                           exec::CompileOptions options, neuronmem_executable_t** out) {
+neuronmem_status_t* Finish(neuronmem_client_t* client, const mf::Manifest& m, exec::CompileOptions options,
+                           neuronmem_executable_t** out) {
   const uint32_t cores = static_cast<uint32_t>(client->devices.size());
   std::shared_ptr<const exec::Executable> e;
-  if (auto s = exec::Executable::Compile(m, source, options, cores, &client->kernels, &e)) return s.release();
+  if (auto s = exec::Executable::Compile(m, options, cores, &client->kernels, &e)) return s.release();
   client->runtime();  // the executor exists before the first execute
   auto h = std::make_unique<neuronmem_executable_t>();
   h->exe = std::move(e);
@@ -191,10 +191,9 @@ neuronmem_status_t* neuronmem_executable_compile_text(neuronmem_client_t* client
   opt.manifest.num_cores = static_cast<uint32_t>(client->devices.size());
   if (auto* s = ResolveOptions(options, &opt)) return s;
   opt.compile.filename = opt.manifest.filename;
-  const std::string_view source(text ? text : "", size);
   mf::Manifest m;
-  if (auto s = mf::LoadFromText(source, opt.manifest, &m)) return s.release();
-  return Finish(client, m, source, opt.compile, out);
+  if (auto s = mf::LoadFromText(std::string_view(text ? text : "", size), opt.manifest, &m)) return s.release();
+  return Finish(client, m, opt.compile, out);
   NEURONMEM_API_END
 }
 
@@ -210,7 +209,7 @@ neuronmem_status_t* neuronmem_executable_compile_manifest(neuronmem_client_t* cl
   ResolvedOptions opt;
   if (auto* s = ResolveOptions(options, &opt)) return s;
   opt.compile.filename = opt.manifest.filename;
-  return Finish(client, manifest->m, manifest->source, opt.compile, out);
+  return Finish(client, manifest->m, opt.compile, out);
   NEURONMEM_API_END
 }
 

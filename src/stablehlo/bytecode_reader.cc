@@ -412,9 +412,11 @@ class Reader {
     bool defined = false;
     uint32_t waiting = kNoUse;  // the first forward reference to it (an index in Scope::pending)
     ValueRef ref;
+    const Type* type = nullptr;  // in the arena or the type table (both outlive the read)
   };
   struct PendingUse {
     ValueRef* use;
+    Type* type;     // the operand's type, filled when the value is defined
     uint32_t next;  // the next forward reference to the same value, or kNoUse
   };
   struct Scope {
@@ -436,6 +438,8 @@ class Reader {
     size_t num_props = 0;          // how many of attrs are properties
     std::vector<Type> result_types;
     std::vector<ValueRef> operands;
+    std::vector<Type> operand_types;
+    std::vector<const Type*> result_type_refs;  // the result types in the type table
     std::vector<size_t> operand_slots;
     std::vector<Region> regions;
     std::string_view result_name;
@@ -489,7 +493,7 @@ class Reader {
               uint64_t* num_regions);
   void ReadOpRegions(Cursor* c, RawOp* op, bool isolated, uint64_t num_regions, int depth, bool top_level_func);
   void UseListOrders(Cursor* c, uint64_t range_size);
-  void DefineValue(RegionState* rs, ValueRef ref, size_t offset);
+  void DefineValue(RegionState* rs, ValueRef ref, const Type* type, size_t offset);
   Operation MakeOperation(RawOp& raw, bool function_body);
   void GroupAttributes(int group, std::vector<NamedAttr>* attrs);
   void AddTopLevelOp(RawOp& raw, Cursor* c);
@@ -562,6 +566,8 @@ Reader::RawOp& Reader::ScratchOp(int depth) {
   op.result_types.clear();
   op.operands.clear();
   op.operand_slots.clear();
+  op.operand_types.clear();
+  op.result_type_refs.clear();
   op.regions.clear();
   op.result_name = {};
   return op;
@@ -1344,11 +1350,12 @@ void Reader::ReadVhloAttr(Cursor* c, Attribute* a) {
           FailAt(at, std::string("expected a ") + e.mnemonic + " value below " + std::to_string(e.cases.size()) +
                          ", found " + std::to_string(v));
         }
-        a->kind = Attribute::Kind::kOpaque;
+        // An enum: the keyword in str, as the text parser has `#stablehlo<comparison_direction LT>`.
+        a->kind = Attribute::Kind::kEnum;
+        a->str = e.cases[v];
         const std::string text = code == 19 ? std::string("#stablehlo.result_accuracy_mode<") + e.cases[v] + ">"
                                             : std::string("#stablehlo<") + e.mnemonic + " " + e.cases[v] + ">";
         a->text = arena_->CopyString(text);
-        a->str = a->text;
         return;
       }
       FailAt(code_at, "expected a vhlo attribute code this reader knows (1-20), found " + std::to_string(code));
@@ -1581,7 +1588,7 @@ void Reader::UseListOrders(Cursor* c, uint64_t range_size) {
   }
 }
 
-void Reader::DefineValue(RegionState* rs, ValueRef ref, size_t offset) {
+void Reader::DefineValue(RegionState* rs, ValueRef ref, const Type* type, size_t offset) {
   Scope& s = scopes_.back();
   if (rs->next_value >= rs->end_value) {
     FailAt(offset, "the region defines more values than the " + std::to_string(rs->end_value) + " its header counts");
@@ -1589,6 +1596,7 @@ void Reader::DefineValue(RegionState* rs, ValueRef ref, size_t offset) {
   Slot& slot = s.values[rs->next_value];
   slot.defined = true;
   slot.ref = ref;
+  slot.type = type;
   const size_t index = rs->next_value++;
   (void)index;
   // Patch the forward references to this value.
@@ -1597,6 +1605,7 @@ void Reader::DefineValue(RegionState* rs, ValueRef ref, size_t offset) {
     const Location loc = use->loc;
     *use = ref;
     use->loc = loc;
+    *s.pending[u].type = *type;
   }
   slot.waiting = kNoUse;
 }
@@ -1672,11 +1681,16 @@ void Reader::ReadOp(Cursor* c, RegionState* rs, int depth, bool function_body, R
   if (mask & kHasResults) {
     const uint64_t n = c->Count("an op's result count");
     op->result_types.reserve(n);
-    for (uint64_t i = 0; i < n; ++i) op->result_types.push_back(TypeRef(c, "a result type"));
+    for (uint64_t i = 0; i < n; ++i) {
+      const Type& t = TypeRef(c, "a result type");  // in types_, which does not move while the IR is read
+      op->result_types.push_back(t);
+      op->result_type_refs.push_back(&t);
+    }
   }
   if (mask & kHasOperands) {
     const uint64_t n = c->Count("an op's operand count");
     op->operands.resize(n);
+    op->operand_types.resize(n);
     op->operand_slots.resize(n);
     Scope& s = scopes_.back();
     for (uint64_t i = 0; i < n; ++i) {
@@ -1687,7 +1701,10 @@ void Reader::ReadOp(Cursor* c, RegionState* rs, int depth, bool function_body, R
                        std::to_string(v));
       }
       op->operand_slots[i] = v;
-      if (s.values[v].defined) op->operands[i] = s.values[v].ref;
+      if (s.values[v].defined) {
+        op->operands[i] = s.values[v].ref;
+        op->operand_types[i] = *s.values[v].type;
+      }
       op->operands[i].loc = op->loc;
     }
   }
@@ -1709,7 +1726,7 @@ void Reader::ReadOp(Cursor* c, RegionState* rs, int depth, bool function_body, R
       ref.name = op->result_name;
       ref.index = static_cast<uint32_t>(i);
       ref.loc = op->loc;
-      DefineValue(rs, ref, c->Offset());
+      DefineValue(rs, ref, op->result_type_refs[i], c->Offset());
     }
   }
 }
@@ -1796,24 +1813,26 @@ void Reader::ReadBlock(Cursor* c, RegionState* rs, Block* block, int depth, bool
     for (uint64_t i = 0; i < n; ++i) {
       Argument& a = args[i];
       const size_t at = c->Offset();
+      const Type* type_ref = nullptr;  // in types_, which does not move while the IR is read
       if (version_ >= kElideUnknownBlockArgLocation) {
         bool has_loc = false;
         const uint64_t type = c->VarIntWithFlag(&has_loc, "a block argument's type");
-        a.type = TypeAt(type, at, "a block argument's type");
+        type_ref = &TypeAt(type, at, "a block argument's type");
         if (has_loc) {
           const size_t lat = c->Offset();
           a.loc = LocAt(c->VarInt("a block argument's location"), lat);
         }
       } else {
-        a.type = TypeRef(c, "a block argument's type");
+        type_ref = &TypeRef(c, "a block argument's type");
         const size_t lat = c->Offset();
         a.loc = LocAt(c->VarInt("a block argument's location"), lat);
       }
+      a.type = *type_ref;
       a.name = NumberName("arg", scopes_.back().next_arg++);
       ValueRef ref;
       ref.name = a.name;
       ref.loc = a.loc;
-      DefineValue(rs, ref, at);
+      DefineValue(rs, ref, type_ref, at);
     }
     if (version_ >= kUseListOrdering) {
       const uint8_t has_orders = c->Byte("a block's use-list flag");
@@ -1835,7 +1854,8 @@ void Reader::ReadBlock(Cursor* c, RegionState* rs, Block* block, int depth, bool
     for (size_t k = 0; k < raw.operand_slots.size(); ++k) {
       Slot& slot = s.values[raw.operand_slots[k]];
       if (!slot.defined) {
-        s.pending.push_back({const_cast<ValueRef*>(&op.operands[k]), slot.waiting});
+        s.pending.push_back(
+            {const_cast<ValueRef*>(&op.operands[k]), const_cast<Type*>(&op.operand_types[k]), slot.waiting});
         slot.waiting = static_cast<uint32_t>(s.pending.size() - 1);
       }
     }
@@ -1905,6 +1925,7 @@ Operation Reader::MakeOperation(RawOp& raw, bool function_body) {
   op.num_results = static_cast<uint32_t>(raw.result_types.size());
   op.result_name = raw.result_name;
   op.operands = arena_->Copy(raw.operands);
+  op.operand_types = arena_->Copy(raw.operand_types);
   op.result_types = arena_->Copy(raw.result_types);
   op.loc = raw.loc;
   // Callees: func.call's callee, custom_call's call_target_name.

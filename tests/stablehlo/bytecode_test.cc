@@ -93,14 +93,9 @@ void CompareRegion(const Region& b, const Region& t, size_t* ops, size_t* consta
     const Block& bb = b.blocks[k];
     const Block& tb = t.blocks[k];
     ASSERT_EQ(bb.args.size(), tb.args.size());
-    // The text IR keeps a reducer's `reducer(%a0, %b0) (%a1, %b1)` arguments in written order, the bytecode
-    // in block order (%a0, %a1, %b0, %b1): compare the types as multisets.
-    std::vector<std::string> bt, tt;
-    for (const Argument& a : bb.args) bt.push_back(TypeToString(a.type));
-    for (const Argument& a : tb.args) tt.push_back(TypeToString(a.type));
-    std::sort(bt.begin(), bt.end());
-    std::sort(tt.begin(), tt.end());
-    EXPECT_EQ(bt, tt);
+    for (size_t a = 0; a < tb.args.size(); ++a) {
+      EXPECT_EQ(TypeToString(bb.args[a].type), TypeToString(tb.args[a].type)) << "argument " << a;
+    }
     ASSERT_EQ(bb.ops.size(), tb.ops.size()) << "ops of the block at line " << (tb.ops.empty() ? 0 : tb.ops[0].loc.line);
     for (size_t i = 0; i < tb.ops.size(); ++i) {
       const Operation& to = tb.ops[i];
@@ -108,17 +103,23 @@ void CompareRegion(const Region& b, const Region& t, size_t* ops, size_t* consta
       ASSERT_EQ(bo.name, to.name) << "op at line " << to.loc.line;
       EXPECT_EQ(bo.loc.line, to.loc.line) << to.name;
       EXPECT_EQ(bo.callee, to.callee) << to.name;
-      // The text parser leaves some pretty forms' result types out (a constant's), reads select's
-      // `: tensor<i1>, tensor<T>` as its result types and gives a while every result the first one's type:
-      // compare where it has them, except those two.
       EXPECT_EQ(bo.num_results, to.num_results) << to.name;
-      if (!to.result_types.empty() && to.name != "stablehlo.select" && to.name != "stablehlo.while") {
+      {
         ASSERT_EQ(bo.result_types.size(), to.result_types.size()) << to.name;
         for (size_t r = 0; r < to.result_types.size(); ++r) {
           EXPECT_EQ(TypeToString(bo.result_types[r]), TypeToString(to.result_types[r])) << to.name;
         }
       }
       EXPECT_EQ(bo.operands.size(), to.operands.size()) << to.name << " at line " << to.loc.line;
+      ASSERT_EQ(bo.operand_types.size(), bo.operands.size()) << to.name;
+      // (the text parser gives complex's pretty `: tensor<...xcomplex<f32>>` to its f32 operands too)
+      if (!to.operand_types.empty() && to.name != "stablehlo.complex") {
+        ASSERT_EQ(bo.operand_types.size(), to.operand_types.size()) << to.name;
+        for (size_t k = 0; k < to.operand_types.size(); ++k) {
+          EXPECT_EQ(TypeToString(bo.operand_types[k]), TypeToString(to.operand_types[k]))
+              << to.name << " operand " << k;
+        }
+      }
       ++*ops;
       if (to.name == "stablehlo.constant") {
         const Attribute* tv = Find(to.attributes, "value");
@@ -131,8 +132,6 @@ void CompareRegion(const Region& b, const Region& t, size_t* ops, size_t* consta
           ++*constants;
         }
       }
-      // The compact `reduce(...) applies op` form has no region in the text IR.
-      if (to.regions.empty()) continue;
       ASSERT_EQ(bo.regions.size(), to.regions.size()) << to.name;
       for (size_t r = 0; r < to.regions.size(); ++r) CompareRegion(bo.regions[r], to.regions[r], ops, constants);
     }

@@ -56,13 +56,11 @@ double CpuMs() {
 }
 
 // Runs one function of a module; returns its failure, if any.
-FileResult RunFunction(const shlo::Module& m, const std::string& name, const std::string& display,
-                       std::string_view source) {
+FileResult RunFunction(const shlo::Module& m, const std::string& name, const std::string& display) {
   FileResult r;
   interp::CompileOptions opts;
   opts.entry = name;
   opts.filename = display;
-  opts.source = source;
   opts.reference_test_ops = true;  // interpreter.run_parallel, interpreter.probe, check.expect_serialized_eq
   std::unique_ptr<interp::Program> prog;
   const double c0 = NowMs();
@@ -111,7 +109,7 @@ FileResult RunFile(const fs::path& path, const std::string& display) {
         if (f.visibility != "private" && f.args.empty()) entries.emplace_back(f.name);
     }
     for (const std::string& e : entries) {
-      FileResult r = RunFunction(m, e, display, text);
+      FileResult r = RunFunction(m, e, display);
       ++result.tests;
       result.compile_ms += r.compile_ms;
       result.run_ms += r.run_ms;
