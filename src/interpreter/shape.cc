@@ -264,6 +264,7 @@ Status CompileIota(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
 }
 
 Status MakeBroadcastInDim(CompileCtx& cx, const std::vector<int64_t>& bdims, std::unique_ptr<Kernel>* k) {
+  if (cx.num_inputs() < 1 || cx.num_outputs() != 1) return cx.Invalid("expected an operand and one result");
   const Slot& a = cx.in_slot(0);
   const Slot& r = cx.out_slot(0);
   NEURONMEM_RETURN_IF_ERROR(CheckQuantSame(cx, a, r));
