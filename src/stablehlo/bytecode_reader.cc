@@ -500,6 +500,15 @@ class Reader {
   Function MakeFunction(RawOp& raw, size_t offset);
   std::string_view NumberName(const char* prefix, uint32_t n);
   RawOp& ScratchOp(int depth);
+  // A cleared vector kept per nesting depth, so its capacity is reused.
+  template <typename T>
+  static std::vector<T>& ScratchVector(std::vector<std::unique_ptr<std::vector<T>>>* pool, int depth) {
+    const size_t d = static_cast<size_t>(depth);
+    if (d >= pool->size()) pool->resize(d + 1);
+    if (!(*pool)[d]) (*pool)[d] = std::make_unique<std::vector<T>>();
+    (*pool)[d]->clear();
+    return *(*pool)[d];
+  }
 
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
@@ -532,6 +541,8 @@ class Reader {
   std::vector<Resource> resources_;  // dialect resources, by handle index
   std::vector<Scope> scopes_;
   std::vector<std::unique_ptr<RawOp>> scratch_;  // one op being read per depth, reused for its capacity
+  std::vector<std::unique_ptr<std::vector<Operation>>> scratch_ops_;  // a block's ops, per depth
+  std::vector<std::unique_ptr<std::vector<Block>>> scratch_blocks_;   // a region's blocks, per depth
   std::vector<std::string_view> result_names_, arg_names_, block_names_;
   int resolve_depth_ = 0;
   uint64_t live_values_ = 0;  // values reserved by the regions being read (ReserveValues)
@@ -1791,7 +1802,8 @@ void Reader::ReadRegion(Cursor* c, Region* region, int depth, bool function_body
   Scope& s = scopes_.back();
   RegionState rs;
   ReserveValues(c, &s, num_values, &rs);
-  std::vector<Block> blocks;  // grown as blocks are read: a count nested regions repeat allocates nothing
+  // Grown as blocks are read (a count nested regions repeat allocates nothing); reused per depth.
+  std::vector<Block>& blocks = ScratchVector(&scratch_blocks_, depth);
   for (uint64_t b = 0; b < num_blocks; ++b) {
     blocks.emplace_back();
     ReadBlock(c, &rs, &blocks.back(), depth, function_body, b == 0 ? entry_args : nullptr);
@@ -1839,8 +1851,7 @@ void Reader::ReadBlock(Cursor* c, RegionState* rs, Block* block, int depth, bool
       if (has_orders) UseListOrders(c, n);
     }
   }
-  std::vector<Operation> ops;
-  ops.reserve(std::min<uint64_t>(num_ops, 64));  // (grown as ops are read)
+  std::vector<Operation>& ops = ScratchVector(&scratch_ops_, depth);  // (grown as ops are read)
   for (uint64_t i = 0; i < num_ops; ++i) {
     RawOp& raw = ScratchOp(depth);
     bool isolated = false;
