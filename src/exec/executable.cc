@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <map>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 
@@ -186,9 +187,8 @@ uint64_t Executable::peak_host_bytes() const {
   return n;
 }
 
-Status Executable::Compile(const manifest::Manifest& m, std::string_view source, const ExecutableOptions& options,
-                           uint32_t num_cores, const CustomKernelRegistry* kernels,
-                           std::shared_ptr<const Executable>* out) {
+Status Executable::Compile(const manifest::Manifest& m, const ExecutableOptions& options, uint32_t num_cores,
+                           const CustomKernelRegistry* kernels, std::shared_ptr<const Executable>* out) {
   if (!m.ir) {
     return FailedPrecondition(
         "the manifest has no graph to compile: it was read from JSON; load it from the StableHLO text");
@@ -221,19 +221,18 @@ Status Executable::Compile(const manifest::Manifest& m, std::string_view source,
   e->num_replicas_ = replicas;
   e->num_partitions_ = partitions;
   e->num_moves_ = m.moves.size();
-  // Where each intra-graph move puts its result: the memory space of its kind.
-  std::map<std::pair<uint32_t, uint32_t>, MemoryKind> move_kinds;
-  for (const manifest::Move& mv : m.moves) move_kinds[{mv.loc.line, mv.loc.column}] = mv.to_memory_kind;
+  // Where each intra-graph move puts its result: the memory space of its kind, by the move's op.
+  std::unordered_map<const stablehlo::Operation*, MemoryKind> move_kinds;
+  for (const manifest::Move& mv : m.moves) move_kinds[mv.ir_op] = mv.to_memory_kind;
   interp::CompileOptions co;
   co.entry = m.entry;
   co.filename = options.filename;
-  co.source = source;
   NEURONMEM_RETURN_IF_ERROR(BuildCustomCalls(m, kernels, options.filename, &e->custom_calls_));
   co.custom_calls = &e->custom_calls_;
   co.space_copy = CountedSpaceCopy;
   co.result_space = [&move_kinds](const stablehlo::Operation& op) -> uint8_t {
     if (move_kinds.empty() || !IsPlacementCall(op)) return 0;
-    auto it = move_kinds.find({op.loc.line, op.loc.column});
+    auto it = move_kinds.find(&op);
     return it == move_kinds.end() ? 0 : static_cast<uint8_t>(it->second);
   };
   // Donated arguments are updated in place (each in the memory space of its kind); a bad donation is reported
@@ -255,10 +254,13 @@ Status Executable::Compile(const manifest::Manifest& m, std::string_view source,
     using Place = interp::CompileOptions::HostCompute::Place;
     interp::CompileOptions::HostCompute& hc = co.host_compute;
     const stablehlo::Module& module = *m.ir;
-    auto functions = std::make_shared<stablehlo::FunctionIndex>(module);  // every op asks: linear in the calls
-    hc.place = [functions](const stablehlo::Operation& op) {
+    // The ops the manifest found running on the host (marked, or calls of marked functions), by identity.
+    auto host_ops = std::make_shared<std::unordered_set<const stablehlo::Operation*>>();
+    for (const manifest::HostCompute& h : m.host_compute)
+      if (h.ir_op) host_ops->insert(h.ir_op);
+    hc.place = [host_ops](const stablehlo::Operation& op) {
       if (IsPlacementCall(op)) return Place::kMove;
-      return manifest::RunsOnHost(*functions, op) ? Place::kHost : Place::kAround;
+      return host_ops->count(&op) ? Place::kHost : Place::kAround;
     };
     const stablehlo::Function* entry = module.FindFunction(m.entry);
     hc.entry_on_host = entry && manifest::IsHostCompute(entry->attributes);

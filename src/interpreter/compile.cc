@@ -13,7 +13,6 @@
 #include "interpreter/run_state.h"
 #include "interpreter/shape.h"
 #include "interpreter/verify.h"
-#include "stablehlo/bytecode.h"
 #include "stablehlo/function_index.h"
 
 namespace neuronmem::interp {
@@ -26,45 +25,6 @@ namespace {
 
 constexpr size_t kAlign = 64;
 inline size_t AlignUp(size_t n) { return (n + kAlign - 1) & ~(kAlign - 1); }
-
-// Byte offsets of line starts in the source text, found on first use (most modules never need the text:
-// only pretty ops whose syntax the IR does not keep do).
-class SourceIndex {
- public:
-  explicit SourceIndex(std::string_view text) : text_(text) {}
-  // The rest of line `line` from column `col` (both 1-based); empty if out of range.
-  std::string_view LineFrom(uint32_t line, uint32_t col) const {
-    const std::vector<size_t>& starts = Starts();
-    if (text_.empty() || line == 0 || line > starts.size()) return {};
-    const size_t begin = starts[line - 1] + (col ? col - 1 : 0);
-    const size_t end = line < starts.size() ? starts[line] : text_.size();
-    if (begin >= end) return {};
-    return text_.substr(begin, end - begin);
-  }
-  // The byte offset of a location (the text's size if out of range, and for line 0: "the end").
-  size_t Offset(stablehlo::Location loc) const {
-    const std::vector<size_t>& starts = Starts();
-    if (loc.line == 0 || loc.line > starts.size()) return text_.size();
-    return std::min(text_.size(), starts[loc.line - 1] + (loc.column ? loc.column - 1 : 0));
-  }
-  // The text from `from` up to location `to` (line 0: the end of the text); empty if out of range.
-  std::string_view From(stablehlo::Location from, stablehlo::Location to) const {
-    const size_t begin = Offset(from), end = Offset(to);
-    return begin < end ? text_.substr(begin, end - begin) : std::string_view();
-  }
-
- private:
-  const std::vector<size_t>& Starts() const {
-    if (starts_.empty()) {
-      starts_.push_back(0);
-      for (size_t i = 0; i < text_.size(); ++i)
-        if (text_[i] == '\n') starts_.push_back(i + 1);
-    }
-    return starts_;
-  }
-  std::string_view text_;
-  mutable std::vector<size_t> starts_;
-};
 
 // Number of leaves (slots) a value of type t takes: tuples flatten.
 size_t LeafCount(const Type& t) {
@@ -181,7 +141,6 @@ class FunctionCompiler final : public CompileCtx {
   uint32_t AddScratch(ElementType type, const std::vector<int64_t>& dims) override;
   Status GetFunction(std::string_view name, const Function** fn) override;
   const stablehlo::Function* FindFunction(std::string_view name) const override;
-  std::string_view OpText() const override;
   const ProgramState* state() const override;
   const CustomCallRegistry* custom_calls() const override;
 
@@ -214,11 +173,8 @@ class FunctionCompiler final : public CompileCtx {
   Status CompileBlock(const stablehlo::Block& block, Body* body, std::vector<uint32_t>* returned,
                       stablehlo::Span<stablehlo::Argument> extra_args = {});
   Status CompileOp(const Operation& op, Body* body, std::vector<uint32_t>* returned);
-  // Compiles the ops of `block` in order (each op's text ends where the next one starts).
+  // Compiles the ops of `block` in order.
   Status CompileOps(const stablehlo::Block& block, Body* body, std::vector<uint32_t>* returned);
-  Status CompileImplicitArgs(const stablehlo::Block& block, Body* body, std::vector<uint32_t>* returned,
-                             const std::vector<std::string_view>& names, const std::vector<uint32_t>& like);
-  Status ResultNames(const Operation& op, std::vector<std::string_view>* names);
   // In-place updates: an op's requests (CompileCtx::InPlace) become candidates when the op closes; the
   // candidates whose operand is not used afterwards are applied once the whole function is compiled.
   struct InPlaceCandidate {
@@ -268,9 +224,8 @@ class FunctionCompiler final : public CompileCtx {
   std::vector<LeafRange> ranges_;
   std::vector<uint32_t> leaves_;
   std::vector<Scope> scopes_;
-  std::vector<uint32_t> block_args_;             // CompileBlock's scratch
-  std::vector<uint32_t> final_leaves_;           // CompileOp's scratch (results with aliases)
-  std::vector<std::string_view> names_scratch_;  // CompileOp's scratch (result names)
+  std::vector<uint32_t> block_args_;    // CompileBlock's scratch
+  std::vector<uint32_t> final_leaves_;  // CompileOp's scratch (results with aliases)
   std::vector<uint32_t> alias_;
   std::vector<size_t> operand_leaf_begin_;                      // CompileOp's scratch
   std::vector<uint32_t> uses_;                                  // by slot: Use() calls so far (every kind of slot)
@@ -294,9 +249,6 @@ class FunctionCompiler final : public CompileCtx {
   Status RefineResultTypes(const Operation& op, stablehlo::Span<Type>* types, std::vector<Type>* storage,
                            std::vector<std::vector<int64_t>>* dims);
 
-  // Where the text of the op being compiled ends: the start of the next op of its block, or for the last op
-  // of a block the end of the op owning the block (pretty ops may span lines; their text is read from here).
-  stablehlo::Location op_end_;      // line 0: the end of the text
   int64_t batch_ = 0;               // CompileRegionBatched: 0-d values become this many elements
   bool scratch_too_large_ = false;  // AddScratch was asked for a value above kMaxValueBytes
   friend class Compiler;
@@ -305,7 +257,7 @@ class FunctionCompiler final : public CompileCtx {
 class Compiler {
  public:
   Compiler(const stablehlo::Module& m, const CompileOptions& o, Program::Impl* impl)
-      : module_(m), options_(o), impl_(impl), source_(o.source) {}
+      : module_(m), options_(o), impl_(impl) {}
 
   // The function `name` compiled for code of `space` (host compute compiles a function apart for each side).
   Status GetFunction(std::string_view name, const Function** out, const Operation* caller_op, const std::string& where,
@@ -346,7 +298,6 @@ class Compiler {
   const stablehlo::Module& module_;
   const CompileOptions& options_;
   Program::Impl* impl_;
-  SourceIndex source_;
   int nesting_ = 0;  // functions and regions being compiled, one inside the other (NestingGuard)
   stablehlo::FunctionIndex functions_{module_};
 };
@@ -452,25 +403,15 @@ bool CompileCtx::Bool(std::string_view name, bool* out) const {
 bool CompileCtx::EnumWord(std::string_view name, std::string* out) const {
   const Attribute* a = Attr(name);
   if (!a) return false;
-  std::string_view s = a->kind == Attribute::Kind::kString ? a->str : (a->str.empty() ? a->text : a->str);
-  // "#stablehlo<comparison_direction LT>" -> "LT"; "#stablehlo.transpose<TRANSPOSE>" too.
-  const size_t gt = s.rfind('>');
-  if (gt != std::string_view::npos) {
-    s = s.substr(0, gt);
-    const size_t sp = s.find_last_of(" <");
-    if (sp != std::string_view::npos) s = s.substr(sp + 1);
-  }
-  while (!s.empty() && (s.front() == ' ' || s.front() == '"')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '"')) s.remove_suffix(1);
-  if (s.empty()) return false;
-  *out = std::string(s);
+  // The parser decodes "#stablehlo<comparison_direction LT>", "#stablehlo.transpose<TRANSPOSE>" and a bare
+  // `LT` into kEnum "LT"; some producers write a string.
+  if ((a->kind != Attribute::Kind::kEnum && a->kind != Attribute::Kind::kString) || a->str.empty()) return false;
+  *out = std::string(a->str);
   return true;
 }
 
 const ProgramState* FunctionCompiler::state() const { return &c_->impl_->state; }
 const CustomCallRegistry* FunctionCompiler::custom_calls() const { return c_->impl_->state.custom_calls; }
-
-std::string_view FunctionCompiler::OpText() const { return c_->source_.From(op_->loc, op_end_); }
 
 Status FunctionCompiler::NewSlot(const Type& t, Slot::Kind kind, const Operation* op, uint32_t* out) {
   Slot s;
@@ -603,38 +544,6 @@ void FunctionCompiler::CloseScope() {
   leaves_.resize(sc.leaves);
 }
 
-Status FunctionCompiler::ResultNames(const Operation& op, std::vector<std::string_view>* names) {
-  names->clear();
-  if (op.num_results == 0) return Ok();
-  if (op.num_results == 1) {  // one name, whatever the text says
-    names->push_back(op.result_name);
-    return Ok();
-  }
-  // "%0:3 = " or "%0 = ": one name; "%a, %b = ": read the names from the source.
-  std::string_view text = c_->source_.LineFrom(op.loc.line, op.loc.column);
-  size_t eq = text.find('=');
-  std::string_view head = eq == std::string_view::npos ? std::string_view() : text.substr(0, eq);
-  if (head.find(',') == std::string_view::npos) {
-    names->push_back(op.result_name);
-    return Ok();
-  }
-  size_t pos = 0;
-  while (pos < head.size()) {
-    const size_t pct = head.find('%', pos);
-    if (pct == std::string_view::npos) break;
-    size_t end = pct + 1;
-    while (end < head.size() && head[end] != ',' && head[end] != ' ' && head[end] != ':') ++end;
-    names->push_back(head.substr(pct + 1, end - pct - 1));
-    pos = end;
-  }
-  if (names->size() != op.num_results || names->front() != op.result_name) {
-    return Unimplemented("%s: '%.*s': the result names of this op need the source text",
-                         FormatLocation(state()->filename, op).c_str(), static_cast<int>(op.name.size()),
-                         op.name.data());
-  }
-  return Ok();
-}
-
 Status FunctionCompiler::CompileOp(const Operation& op, Body* body, std::vector<uint32_t>* returned) {
   op_ = &op;
   const std::string_view name = op.name;
@@ -703,14 +612,7 @@ Status FunctionCompiler::CompileOp(const Operation& op, Body* body, std::vector<
   }
   if (name == "stablehlo.get_tuple_element") {
     int64_t index = -1;
-    if (!Int("index", &index)) {
-      // Pretty form: `stablehlo.get_tuple_element %t[1] : ...` (the parser keeps `[1]` as an unnamed attribute).
-      for (const auto& kv : op.attributes) {
-        const std::string_view t = kv.second.text;
-        if (kv.first.empty() && kv.second.kind == Attribute::Kind::kOpaque && t.size() > 2 && t.front() == '[')
-          index = std::strtoll(std::string(t.substr(1)).c_str(), nullptr, 10);
-      }
-    }
+    Int("index", &index);
     if (index < 0 || op.operands.size() != 1 || op.operand_types.size() != 1 ||
         op.operand_types[0].kind != Type::Kind::kTuple || index < 0 ||
         static_cast<size_t>(index) >= op.operand_types[0].elements.size())
@@ -724,14 +626,13 @@ Status FunctionCompiler::CompileOp(const Operation& op, Body* body, std::vector<
     return Ok();
   }
   if (name == "stablehlo.optimization_barrier") {
-    std::vector<std::string_view>& names = names_scratch_;
-    NEURONMEM_RETURN_IF_ERROR(ResultNames(op, &names));
+    const auto& names = op.result_names;  // empty: result_name names them all
+    if (op.num_results && names.empty()) Define(op.result_name);
     for (size_t i = 0; i < op.operands.size(); ++i) {
       const size_t b = operand_leaf_begin[i];
       const size_t e = i + 1 < op.operands.size() ? operand_leaf_begin[i + 1] : inputs_.size();
-      if (names.size() == 1 && i == 0) Define(names[0]);
-      if (names.size() != 1 && i < names.size()) Define(names[i]);
-      if (names.size() == 1 || i < names.size()) AddResult(inputs_.data() + b, e - b);
+      if (!names.empty() && i < names.size()) Define(names[i]);
+      if (names.empty() || i < names.size()) AddResult(inputs_.data() + b, e - b);
     }
     close();
     return Ok();
@@ -745,30 +646,6 @@ Status FunctionCompiler::CompileOp(const Operation& op, Body* body, std::vector<
   }
   // Results.
   stablehlo::Span<Type> result_types = op.result_types;
-  if (result_types.empty() && op.num_results == 1) {
-    // Pretty constants carry the type on the value: `stablehlo.constant dense<1> : tensor<i32>`.
-    const Attribute* v = Attr("value");
-    if (v && v->kind == Attribute::Kind::kDense) result_types = stablehlo::Span<Type>(&v->type, 1);
-  }
-  if (name == "stablehlo.select" && !op.generic && op.operand_types.size() == 2 && op.num_results == 1) {
-    // `select %p, %a, %b : tensor<2xi1>, tensor<2xf32>`: the result has the second type.
-    result_types = stablehlo::Span<Type>(&op.operand_types[1], 1);
-  }
-  if (name == "stablehlo.while" && !op.generic && op.operand_types.size() == op.num_results) {
-    result_types = op.operand_types;  // `stablehlo.while(...) : T1, T2`: the loop values' types
-  }
-  if (result_types.size() != op.num_results) {
-    // `dim = 0 : tensor<4xi32>`, `dim = 0 : (T, T) -> T` or `probe_id = "p" : T`: the parser read the op's
-    // signature as the type of its last integer or string attribute.
-    for (const auto& kv : op.attributes) {
-      const Type& t = kv.second.type;
-      if (kv.second.kind != Attribute::Kind::kInt && kv.second.kind != Attribute::Kind::kString) continue;
-      if (t.kind == Type::Kind::kFunction && t.elements.size() - t.num_inputs == op.num_results)
-        result_types = stablehlo::Span<Type>(t.elements.data() + t.num_inputs, op.num_results);
-      else if ((t.kind == Type::Kind::kTensor || t.kind == Type::Kind::kScalar) && op.num_results == 1)
-        result_types = stablehlo::Span<Type>(&t, 1);
-    }
-  }
   if (result_types.size() != op.num_results)
     return Invalid("%u results but %zu result types", op.num_results, result_types.size());
   std::vector<Type> refined_types;
@@ -851,18 +728,17 @@ Status FunctionCompiler::CompileOp(const Operation& op, Body* body, std::vector<
     fn_->kernels.push_back(std::move(kernel));
   }
   if (op.num_results == 0) return Ok();
-  if (op.num_results == 1) {  // one name, whatever the text says (ResultNames)
+  if (op.num_results == 1) {
     Define(op.result_name);
     AddResult(leaves.data(), leaves.size());
     return Ok();
   }
-  std::vector<std::string_view>& names = names_scratch_;
-  NEURONMEM_RETURN_IF_ERROR(ResultNames(op, &names));
-  if (names.size() == 1) Define(names[0]);
+  const auto& names = op.result_names;  // empty: result_name names them all (%0#i)
+  if (names.empty()) Define(op.result_name);
   size_t begin = 0;
   for (uint32_t i = 0; i < op.num_results; ++i) {
     const size_t n = LeafCount(result_types[i]);
-    if (names.size() != 1) Define(names[i]);
+    if (!names.empty()) Define(names[i]);
     AddResult(leaves.data() + begin, n);
     begin += n;
   }
@@ -1120,13 +996,8 @@ Status FunctionCompiler::RefineResultTypes(const Operation& op, stablehlo::Span<
 }
 
 Status FunctionCompiler::CompileOps(const stablehlo::Block& block, Body* body, std::vector<uint32_t>* returned) {
-  const stablehlo::Location block_end = op_end_;
   Status st;
-  for (size_t i = 0; i < block.ops.size() && !st; ++i) {
-    op_end_ = i + 1 < block.ops.size() ? block.ops[i + 1].loc : block_end;
-    st = CompileOp(block.ops[i], body, returned);
-  }
-  op_end_ = block_end;
+  for (size_t i = 0; i < block.ops.size() && !st; ++i) st = CompileOp(block.ops[i], body, returned);
   return st;
 }
 
@@ -1152,28 +1023,6 @@ Status FunctionCompiler::CompileBlock(const stablehlo::Block& block, Body* body,
   CloseScope();
   copies_.pop_back();
   return Ok();
-}
-
-Status FunctionCompiler::CompileImplicitArgs(const stablehlo::Block& block, Body* body, std::vector<uint32_t>* returned,
-                                             const std::vector<std::string_view>& names,
-                                             const std::vector<uint32_t>& like) {
-  OpenScope();
-  copies_.emplace_back();
-  for (size_t i = 0; i < names.size(); ++i) {
-    Slot s = fn_->slots[like[i]];
-    s.kind = Slot::Kind::kExternal;
-    s.const_data = nullptr;
-    const uint32_t id = static_cast<uint32_t>(fn_->slots.size());
-    fn_->slots.push_back(std::move(s));
-    def_depth_.push_back(depth_);
-    body->arg_slots.push_back(id);
-    Define(names[i]);
-    AddResult(&id, 1);
-  }
-  Status st = CompileOps(block, body, returned);
-  CloseScope();
-  copies_.pop_back();
-  return st;
 }
 
 CompileOptions::HostCompute::Place FunctionCompiler::PlaceOf(const Operation& op) const {
@@ -1280,32 +1129,7 @@ Status FunctionCompiler::CompileRegion(size_t index, const Body** out) {
   std::vector<uint32_t> returned;
   const std::vector<uint32_t> saved_in = inputs_, saved_out = outputs_;
   const std::vector<uint32_t> saved_alias = alias_;
-  Status s;
-  if (region.blocks[0].args.empty() && op.name == "stablehlo.while" && !saved_in.empty()) {
-    // Pretty while: `stablehlo.while(%iterArg = %init, ...)` names the block arguments of both regions.
-    std::vector<std::string_view> names;
-    const std::string_view text = OpText();
-    const size_t open = text.find("while(");
-    size_t pos = open == std::string_view::npos ? text.size() : open + 6;
-    while (pos < text.size() && text[pos] != ')') {
-      const size_t pct = text.find('%', pos);
-      const size_t eq = text.find('=', pos);
-      if (pct == std::string_view::npos || eq == std::string_view::npos) break;
-      size_t end = pct + 1;
-      while (end < text.size() && text[end] != ' ' && text[end] != '=') ++end;
-      names.push_back(text.substr(pct + 1, end - pct - 1));
-      pos = text.find_first_of(",)", eq);
-      if (pos == std::string_view::npos) break;
-      if (text[pos] == ',') ++pos;
-    }
-    if (names.size() != saved_in.size()) {
-      s = Unsupported("cannot read the loop variables of the pretty while form");
-    } else {
-      s = CompileImplicitArgs(region.blocks[0], body.get(), &returned, names, saved_in);
-    }
-  } else {
-    s = CompileBlock(region.blocks[0], body.get(), &returned);
-  }
+  Status s = CompileBlock(region.blocks[0], body.get(), &returned);
   --depth_;
   op_ = &op;
   inputs_ = saved_in;
@@ -1513,11 +1337,7 @@ void Function::AddCallee(const Function* f) {
   if (callees.empty() || callees.back() != f) callees.push_back(f);
 }
 
-Status Compile(const stablehlo::Module& module, const CompileOptions& compile_options, std::unique_ptr<Program>* out) {
-  // A module read from a StableHLO portable artifact has no source text: the ops that need it fail to
-  // compile with UNIMPLEMENTED rather than read the bytecode as text.
-  CompileOptions options = compile_options;
-  if (stablehlo::IsBytecode(options.source)) options.source = {};
+Status Compile(const stablehlo::Module& module, const CompileOptions& options, std::unique_ptr<Program>* out) {
   auto impl = std::make_unique<Program::Impl>();
   impl->state.filename = options.filename;
   impl->state.custom_calls = options.custom_calls ? options.custom_calls : &CustomCallRegistry::BuiltIn();

@@ -1318,16 +1318,9 @@ class ReducePrecisionKernel final : public Kernel {
 Status CompileReducePrecision(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   if (cx.num_inputs() != 1 || cx.num_outputs() != 1) return cx.Invalid("expected one operand and one result");
   int64_t e = -1, m = -1;
-  cx.Int("exponent_bits", &e);
-  cx.Int("mantissa_bits", &m);
-  if (e < 0 || m < 0) {
-    // Pretty form: "format = e5m10".
-    const std::string_view text = cx.OpText();
-    const size_t at = text.find("format = e");
-    if (at == std::string_view::npos) return cx.Unsupported("cannot read exponent_bits/mantissa_bits (format)");
-    if (std::sscanf(std::string(text.substr(at + 10, 32)).c_str(), "%" SCNd64 "m%" SCNd64, &e, &m) != 2)
-      return cx.Invalid("malformed format");
-  }
+  // The pretty form's `format = e5m10` too (the parser decodes it).
+  if (!cx.Int("exponent_bits", &e) || !cx.Int("mantissa_bits", &m))
+    return cx.Invalid("missing exponent_bits or mantissa_bits");
   if (e < 1 || m < 0) return cx.Invalid("exponent_bits must be >= 1 and mantissa_bits >= 0");
   // Small floats: every value is an f32, so reducing the f32 copy and rounding back is exact.
   const auto make = [e, m](CompileCtx& c, const std::vector<uint32_t>& in, uint32_t out, std::unique_ptr<Kernel>* kk) {

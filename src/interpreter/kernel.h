@@ -176,8 +176,6 @@ class CompileCtx {
   // compute from constants only (evaluated here with their kernels, once). Otherwise UNIMPLEMENTED naming
   // `what` and the value it depends on (a function argument, or an op that is not evaluated at compile time).
   virtual Status ConstantData(uint32_t slot, const char* what, const char** data) = 0;
-  // Source text of the op from its location to its end (empty if the source is not known).
-  virtual std::string_view OpText() const = 0;
   virtual const ProgramState* state() const = 0;
   virtual const CustomCallRegistry* custom_calls() const = 0;
 

@@ -265,6 +265,7 @@ Status CompileIota(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
 }
 
 Status MakeBroadcastInDim(CompileCtx& cx, const std::vector<int64_t>& bdims, std::unique_ptr<Kernel>* k) {
+  if (cx.num_inputs() < 1 || cx.num_outputs() != 1) return cx.Invalid("expected an operand and one result");
   const Slot& a = cx.in_slot(0);
   const Slot& r = cx.out_slot(0);
   NEURONMEM_RETURN_IF_ERROR(CheckQuantSame(cx, a, r));
@@ -334,29 +335,6 @@ Status CompileTranspose(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   return Ok();
 }
 
-// Pretty slice syntax "[0:2, 1:5:2]".
-bool ParseSliceText(std::string_view s, std::vector<int64_t>* start, std::vector<int64_t>* limit,
-                    std::vector<int64_t>* stride) {
-  if (s.empty() || s.front() != '[') return false;
-  s.remove_prefix(1);
-  std::string text(s);
-  const char* p = text.c_str();
-  while (*p && *p != ']') {
-    long long a = 0, b = 0, c = 1;
-    int n = 0;
-    if (std::sscanf(p, " %lld : %lld%n", &a, &b, &n) < 2) return false;
-    p += n;
-    int m = 0;
-    if (std::sscanf(p, " : %lld%n", &c, &m) >= 1 && m > 0) p += m;
-    start->push_back(a);
-    limit->push_back(b);
-    stride->push_back(c);
-    while (*p == ' ') ++p;
-    if (*p == ',') ++p;
-  }
-  return true;
-}
-
 Status MakeSlice(CompileCtx& cx, const std::vector<int64_t>& start, const std::vector<int64_t>& limit,
                  const std::vector<int64_t>& stride, std::unique_ptr<Kernel>* k);
 
@@ -364,17 +342,12 @@ Status CompileSlice(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   const Slot& a = cx.in_slot(0);
   const Slot& r = cx.out_slot(0);
   NEURONMEM_RETURN_IF_ERROR(CheckQuantSame(cx, a, r));
-  std::vector<int64_t> start, limit, stride;
+  std::vector<int64_t> start, limit, stride;  // the pretty form's `[0:2, 1:5:2]` too (the parser decodes it)
   if (cx.IntList("start_indices", &start)) {
     cx.IntList("limit_indices", &limit);
     if (!cx.IntList("strides", &stride)) stride.assign(start.size(), 1);
-  } else {
-    bool found = false;
-    for (const auto& kv : cx.op().attributes)
-      if (kv.first.empty() && kv.second.kind == stablehlo::Attribute::Kind::kOpaque)
-        found = ParseSliceText(kv.second.text, &start, &limit, &stride);
-    if (!found && a.dims.empty()) found = true;
-    if (!found) return cx.Invalid("cannot read the slice bounds");
+  } else if (!a.dims.empty()) {
+    return cx.Invalid("cannot read the slice bounds");
   }
   return MakeSlice(cx, start, limit, stride, k);
 }

@@ -100,12 +100,12 @@ PJRT_Error* CompileProgram(PJRT_Client* client, std::string_view code, std::stri
   const bool single = co.num_replicas == 1 && co.num_partitions <= 1;
   exec::ExecutableOptions any_core = co;
   any_core.num_replicas = 0;  // as many as the cores hold; num_partitions stays (0: the module's)
-  if (Status s = client->session->Compile(m, code, single ? any_core : co, &program->exe, &loaded->lease))
+  if (Status s = client->session->Compile(m, single ? any_core : co, &program->exe, &loaded->lease))
     return FromStatus(std::move(s), (std::string(fn) + ": ").c_str());
   // Not portable after all (it sees the grid, or the module asks for partitions): compiled as asked.
   if (single && (program->exe->uses_grid() || program->exe->num_partitions() != 1)) {
     loaded->lease.Reset();
-    if (Status s = client->session->Compile(m, code, co, &program->exe, &loaded->lease))
+    if (Status s = client->session->Compile(m, co, &program->exe, &loaded->lease))
       return FromStatus(std::move(s), (std::string(fn) + ": ").c_str());
     first_device = 0;
   }

@@ -100,12 +100,21 @@ void Parser::ParseResults(Operation* op) {
     if (count == 0 || count > 65536) Fail(n.loc, "result count " + std::string(n.text) + " is outside [1, 65536]");
     op->num_results = static_cast<uint32_t>(count);
   }
+  if (!PeekPunct(",")) {
+    Expect("=", "after the op's results");
+    return;
+  }
+  auto names = scratch_->names.Get();
+  names->push_back(op->result_name);
   while (Accept(",")) {
     const Token more = lex_.Next();
     if (more.kind != Tok::kValue) Fail(more.loc, "expected another result name, found " + Describe(more));
     if (++op->num_results > 65536) Fail(more.loc, "more than 65536 results");
+    names->push_back(more.text.substr(1));
   }
   Expect("=", "after the op's results");
+  // One name per result (`%a:2, %b` gives its groups' results no names of their own: left unnamed).
+  if (names->size() == op->num_results) op->result_names = arena_->Copy(*names);
 }
 
 void Parser::Finish(Operation* op, OpLists* lists) {
