@@ -28,16 +28,10 @@ std::string Fingerprint(std::string_view source, std::string_view options) {
 
 const char* KindName(MemoryKind k) { return MemoryKindName(k).data(); }  // static NUL-terminated names
 
-// Compiles `code` (StableHLO text) with the serialized CompileOptionsProto `options` for `client`.
+// Compiles `code` (StableHLO text, or a portable artifact: MLIR bytecode of the vhlo dialect) with the serialized
+// CompileOptionsProto `options` for `client`.
 PJRT_Error* CompileProgram(PJRT_Client* client, std::string_view code, std::string_view options, const char* fn,
                            PJRT_LoadedExecutable** out) {
-  // MLIR bytecode starts with "ML\xEFR".
-  if (code.size() >= 4 && code.substr(0, 4) == std::string_view("ML\xEFR", 4)) {
-    return ErrorF(PJRT_Error_Code_UNIMPLEMENTED,
-                  "%s: the program is MLIR bytecode, which this plugin does not read yet: send StableHLO as MLIR "
-                  "text (pretty or generic form)",
-                  fn);
-  }
   CompileOptions decoded;
   std::string why;
   if (!DecodeCompileOptions(options, &decoded, &why)) {

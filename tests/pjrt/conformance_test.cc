@@ -120,7 +120,8 @@ int main(int argc, char** argv) {
   if (!api) return 1;
   std::vector<fs::path> files;
   for (const auto& entry : fs::directory_iterator(dir))
-    if (entry.is_regular_file() && entry.path().extension() == ".mlir") files.push_back(entry.path());
+    if (entry.is_regular_file() && (entry.path().extension() == ".mlir" || entry.path().extension() == ".bc"))
+      files.push_back(entry.path());  // StableHLO text, or portable artifacts (x.mlir.bc: vhlo bytecode)
   std::sort(files.begin(), files.end());
 
   neuronmem_client_options_t o{};
