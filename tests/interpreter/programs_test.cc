@@ -105,7 +105,6 @@ TEST(Composite, ARegisteredTargetOfItsNameTakesItOver) {
   ASSERT_FALSE(stablehlo::ParseModules(kCompositePretty, "c.mlir", &modules));
   CompileOptions o;
   o.filename = "c.mlir";
-  o.source = kCompositePretty;
   o.custom_calls = &reg;
   std::unique_ptr<Program> p;
   Status s = Compile(modules[0], o, &p);
