@@ -1,7 +1,6 @@
 // The compiler's classes, shared by the files that implement them:
 //   compile.cc         interp::Compile, functions, blocks and regions
-//   compile_op.cc      one op, in named steps (FunctionCompiler::CompileOp)
-//   compile_values.cc  slots and the names in scope
+//   compile_op.cc      one op, in named steps (FunctionCompiler::CompileOp); slots, names in scope
 //   compile_ctx.cc     what op compilers read through CompileCtx: attributes, errors
 //   compile_time.cc    values known at compile time, result types with dynamic dims
 //   host_placement.cc  host compute: where an op runs, copies of its inputs
