@@ -82,6 +82,9 @@ class Executable {
   MemoryKind returned_kind(size_t i) const { return returned_kinds_[i]; }
 
  private:
+  // The program's parameters and results, checked against the manifest's values (Compile's last step).
+  Status TakeValues(const manifest::Manifest& m, const std::string& filename);
+
   Executable() = default;
   std::shared_ptr<const stablehlo::Module> ir_;  // the program points into it
   interp::CustomCallRegistry custom_calls_;      // the program points into it

@@ -218,7 +218,7 @@ Status CompileGrad(CompileCtx& cx, std::unique_ptr<Kernel>* k) { return CompileB
 
 }  // namespace
 
-void RegisterBatchNormOps(std::unordered_map<std::string_view, OpCompileFn>* r) {
+void RegisterBatchNormOps(OpTable* r) {
   (*r)["stablehlo.batch_norm_inference"] = CompileInference;
   (*r)["stablehlo.batch_norm_training"] = CompileTraining;
   (*r)["stablehlo.batch_norm_grad"] = CompileGrad;

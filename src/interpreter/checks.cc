@@ -468,7 +468,7 @@ const CustomCallFn* CustomCallRegistry::Find(std::string_view name) const {
   return nullptr;
 }
 
-void RegisterCheckOps(std::unordered_map<std::string_view, OpCompileFn>* r) {
+void RegisterCheckOps(OpTable* r) {
   auto& m = *r;
   m["stablehlo.custom_call"] = CompileCustomCall;
   m["check.expect_eq"] = CompileExpectEq;

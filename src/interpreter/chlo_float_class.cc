@@ -91,7 +91,7 @@ Status CompileConj(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
 
 }  // namespace
 
-void RegisterChloFloatClassOps(std::unordered_map<std::string_view, OpCompileFn>* r) {
+void RegisterChloFloatClassOps(OpTable* r) {
   (*r)["chlo.is_inf"] = CompileClass<Class::kInf>;
   (*r)["chlo.is_neg_inf"] = CompileClass<Class::kNegInf>;
   (*r)["chlo.is_pos_inf"] = CompileClass<Class::kPosInf>;

@@ -457,7 +457,7 @@ Status CompileToken(CompileCtx&, std::unique_ptr<Kernel>*) { return Ok(); }
 
 }  // namespace
 
-void RegisterControlOps(std::unordered_map<std::string_view, OpCompileFn>* r) {
+void RegisterControlOps(OpTable* r) {
   auto& m = *r;
   m["func.call"] = CompileCall;
   m["call"] = CompileCall;

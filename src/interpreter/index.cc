@@ -689,7 +689,7 @@ Status CompileTopK(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
 
 }  // namespace
 
-void RegisterIndexOps(std::unordered_map<std::string_view, OpCompileFn>* r) {
+void RegisterIndexOps(OpTable* r) {
   (*r)["stablehlo.gather"] = CompileGather;
   (*r)["stablehlo.dynamic_gather"] = CompileDynamicGather;
   (*r)["stablehlo.scatter"] = CompileScatter;

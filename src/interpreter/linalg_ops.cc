@@ -276,7 +276,7 @@ Status ConvolutionResultDims(CompileCtx& cx, std::vector<int64_t>* dims) {
   return FromLinalg(cx, linalg::ConvolutionShape(lhs.dims, rhs.dims, p, dims));
 }
 
-void RegisterLinalgOps(std::unordered_map<std::string_view, OpCompileFn>* r) {
+void RegisterLinalgOps(OpTable* r) {
   (*r)["stablehlo.dot_general"] = CompileDotGeneral;
   (*r)["stablehlo.dot"] = CompileDot;
   (*r)["stablehlo.convolution"] = CompileConvolution;

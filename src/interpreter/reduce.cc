@@ -614,7 +614,7 @@ Status CompileMap(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
 
 }  // namespace
 
-void RegisterReduceOps(std::unordered_map<std::string_view, OpCompileFn>* r) {
+void RegisterReduceOps(OpTable* r) {
   (*r)["stablehlo.reduce"] = CompileReduce;
   (*r)["stablehlo.reduce_window"] = CompileReduceWindow;
   (*r)["stablehlo.select_and_scatter"] = CompileSelectAndScatter;

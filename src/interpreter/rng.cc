@@ -235,8 +235,6 @@ Status CompileRngBitGenerator(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
 
 }  // namespace
 
-void RegisterRngOps(std::unordered_map<std::string_view, OpCompileFn>* r) {
-  (*r)["stablehlo.rng_bit_generator"] = CompileRngBitGenerator;
-}
+void RegisterRngOps(OpTable* r) { (*r)["stablehlo.rng_bit_generator"] = CompileRngBitGenerator; }
 
 }  // namespace neuronmem::interp

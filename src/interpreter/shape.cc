@@ -751,24 +751,24 @@ Status CompileGetDimensionSize(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
 
 }  // namespace
 
-void RegisterShapeOps(std::unordered_map<std::string_view, OpCompileFn>* r) {
+void RegisterShapeOps(OpTable* r) {
   auto& m = *r;
   m["stablehlo.constant"] = CompileConstant;
-  m["stablehlo.iota"] = CompileIota;
-  m["stablehlo.broadcast_in_dim"] = CompileBroadcastInDim;
-  m["stablehlo.reshape"] = CompileReshape;
-  m["stablehlo.transpose"] = CompileTranspose;
-  m["stablehlo.slice"] = CompileSlice;
-  m["stablehlo.reverse"] = CompileReverse;
-  m["stablehlo.concatenate"] = CompileConcatenate;
-  m["stablehlo.pad"] = CompilePad;
-  m["stablehlo.dynamic_pad"] = CompileDynamicPad;
-  m["stablehlo.dynamic_broadcast_in_dim"] = CompileDynamicBroadcastInDim;
-  m["stablehlo.dynamic_slice"] = CompileDynamicSlice;
-  m["stablehlo.real_dynamic_slice"] = CompileRealDynamicSlice;
-  m["stablehlo.dynamic_reshape"] = CompileReshape;
-  m["stablehlo.dynamic_iota"] = CompileIota;
-  m["stablehlo.dynamic_update_slice"] = CompileDynamicUpdateSlice;
+  m["stablehlo.iota"] = {CompileIota, kEvaluable};
+  m["stablehlo.broadcast_in_dim"] = {CompileBroadcastInDim, kEvaluable};
+  m["stablehlo.reshape"] = {CompileReshape, kEvaluable};
+  m["stablehlo.transpose"] = {CompileTranspose, kEvaluable};
+  m["stablehlo.slice"] = {CompileSlice, kEvaluable};
+  m["stablehlo.reverse"] = {CompileReverse, kEvaluable};
+  m["stablehlo.concatenate"] = {CompileConcatenate, kEvaluable};
+  m["stablehlo.pad"] = {CompilePad, kEvaluable};
+  m["stablehlo.dynamic_pad"] = {CompileDynamicPad, kEvaluable};
+  m["stablehlo.dynamic_broadcast_in_dim"] = {CompileDynamicBroadcastInDim, kEvaluable};
+  m["stablehlo.dynamic_slice"] = {CompileDynamicSlice, kEvaluable};
+  m["stablehlo.real_dynamic_slice"] = {CompileRealDynamicSlice, kEvaluable};
+  m["stablehlo.dynamic_reshape"] = {CompileReshape, kEvaluable};
+  m["stablehlo.dynamic_iota"] = {CompileIota, kEvaluable};
+  m["stablehlo.dynamic_update_slice"] = {CompileDynamicUpdateSlice, kEvaluable};
   m["stablehlo.get_dimension_size"] = CompileGetDimensionSize;
 }
 

@@ -25,8 +25,6 @@ namespace neuronmem::stablehlo::parse {
 
 namespace {
 
-bool IsConvolution(std::string_view op) { return op == "stablehlo.convolution" || op == "stablehlo.dynamic_conv"; }
-
 bool ParseDecimal(std::string_view s, int64_t* out) {
   if (s.empty()) return false;
   const char* end = s.data() + s.size();
@@ -43,6 +41,24 @@ Attribute IntAttr(int64_t v, Location loc) {
 }
 
 }  // namespace
+
+OpSyntax OpSyntaxOf(std::string_view name) {
+  switch (name.size()) {
+    case 9: return name == "chlo.scan" ? OpSyntax::kScan : OpSyntax::kNone;
+    case 15: return name == "stablehlo.slice" ? OpSyntax::kSlice : OpSyntax::kNone;
+    case 16: return name == "stablehlo.reduce" ? OpSyntax::kReduce : OpSyntax::kNone;
+    case 17: return name == "stablehlo.compare" ? OpSyntax::kCompare : OpSyntax::kNone;
+    case 21:
+      if (name == "stablehlo.dot_general") return OpSyntax::kDotGeneral;
+      return name == "stablehlo.convolution" ? OpSyntax::kConvolution : OpSyntax::kNone;
+    case 22: return name == "stablehlo.dynamic_conv" ? OpSyntax::kConvolution : OpSyntax::kNone;
+    case 26: return name == "stablehlo.reduce_precision" ? OpSyntax::kReducePrecision : OpSyntax::kNone;
+    case 27:
+      if (name == "stablehlo.get_tuple_element") return OpSyntax::kGetTupleElement;
+      return name == "stablehlo.rng_bit_generator" ? OpSyntax::kRngBitGenerator : OpSyntax::kNone;
+    default: return OpSyntax::kNone;
+  }
+}
 
 Attribute Parser::IntArray(const std::vector<int64_t>& v) {
   auto elements = scratch_->attrs.Get();
@@ -164,9 +180,10 @@ NamedAttrs Parser::ParseConvBody(std::string_view body, int depth) {
 }
 
 bool Parser::OpKeyedSyntax(PrettyState* st, std::string_view key, int depth) {
-  const std::string_view op = st->op->name;
+  const OpSyntax op = st->syntax;
+  if (op == OpSyntax::kNone) return false;
   const Location loc = lex_.Peek().loc;
-  if (op == "stablehlo.dot_general" && (key == "batching_dims" || key == "contracting_dims")) {
+  if (op == OpSyntax::kDotGeneral && (key == "batching_dims" || key == "contracting_dims")) {
     const bool batching = key == "batching_dims";
     const std::vector<int64_t> lhs = ReadIntList("in dot_general's dims", st->op->loc);
     const Token x = lex_.Next();
@@ -177,7 +194,7 @@ bool Parser::OpKeyedSyntax(PrettyState* st, std::string_view key, int depth) {
     st->dot_numbers.emplace_back(batching ? "rhs_batching_dimensions" : "rhs_contracting_dimensions", IntArray(rhs));
     return true;
   }
-  if (IsConvolution(op) && key == "dim_numbers") {
+  if (op == OpSyntax::kConvolution && key == "dim_numbers") {
     Attribute a;
     a.kind = Attribute::Kind::kOpaque;
     a.loc = loc;
@@ -185,7 +202,7 @@ bool Parser::OpKeyedSyntax(PrettyState* st, std::string_view key, int depth) {
     st->lists->attributes->emplace_back("dimension_numbers", a);
     return true;
   }
-  if (IsConvolution(op) && key == "window") {
+  if (op == OpSyntax::kConvolution && key == "window") {
     const Attribute w = ParseAttribute(depth + 1);
     if (w.kind != Attribute::Kind::kDict) Fail(loc, "expected the convolution's window {stride = [...], ...}");
     for (const auto& [k, v] : w.dict) {
@@ -213,7 +230,7 @@ bool Parser::OpKeyedSyntax(PrettyState* st, std::string_view key, int depth) {
     }
     return true;
   }
-  if (op == "stablehlo.reduce_precision" && key == "format") {
+  if (op == OpSyntax::kReducePrecision && key == "format") {
     const Token f = lex_.Next();  // e5m10
     const std::string_view s = f.text;
     const size_t m = s.find('m');
@@ -225,7 +242,7 @@ bool Parser::OpKeyedSyntax(PrettyState* st, std::string_view key, int depth) {
     st->lists->attributes->emplace_back("mantissa_bits", IntAttr(mant, f.loc));
     return true;
   }
-  if (op == "stablehlo.rng_bit_generator" && key == "algorithm") {
+  if (op == OpSyntax::kRngBitGenerator && key == "algorithm") {
     st->lists->attributes->emplace_back("rng_algorithm", ParseAttribute(depth + 1));
     return true;
   }
@@ -233,17 +250,18 @@ bool Parser::OpKeyedSyntax(PrettyState* st, std::string_view key, int depth) {
 }
 
 bool Parser::OpWord(PrettyState* st, std::string_view word) {
-  const std::string_view op = st->op->name;
+  const OpSyntax op = st->syntax;
+  if (op != OpSyntax::kReduce && op != OpSyntax::kScan) return false;
   if (st->expect_applies) {
     st->applies = word;
     st->expect_applies = false;
     return true;
   }
-  if (op == "stablehlo.reduce" && word == "applies" && st->applies.empty()) {
+  if (op == OpSyntax::kReduce && word == "applies" && st->applies.empty()) {
     st->expect_applies = true;
     return true;
   }
-  if (op == "chlo.scan" && word == "inits" && st->scan_inputs == SIZE_MAX) {
+  if (op == OpSyntax::kScan && word == "inits" && st->scan_inputs == SIZE_MAX) {
     st->scan_inputs = st->lists->operands->size();
     return true;
   }
@@ -251,7 +269,8 @@ bool Parser::OpWord(PrettyState* st, std::string_view word) {
 }
 
 bool Parser::OpBracket(PrettyState* st, int /*depth*/) {
-  const std::string_view op = st->op->name;
+  const OpSyntax op = st->syntax;
+  if (op != OpSyntax::kSlice && op != OpSyntax::kGetTupleElement) return false;
   const auto read_int = [&](const char* what) {
     const Token n = lex_.Next();
     int64_t v = 0;
@@ -259,7 +278,7 @@ bool Parser::OpBracket(PrettyState* st, int /*depth*/) {
       Fail(n.loc, std::string("expected an integer ") + what + ", found " + Describe(n));
     return v;
   };
-  if (op == "stablehlo.slice") {  // [start:limit(:stride)?, ...]
+  if (op == OpSyntax::kSlice) {  // [start:limit(:stride)?, ...]
     const Token open = lex_.Next();
     std::vector<int64_t> start, limit, stride;
     if (!Accept("]")) {
@@ -280,7 +299,7 @@ bool Parser::OpBracket(PrettyState* st, int /*depth*/) {
     }
     return true;
   }
-  if (op == "stablehlo.get_tuple_element") {  // %t[1]
+  if (op == OpSyntax::kGetTupleElement) {  // %t[1]
     const Token open = lex_.Next();
     const int64_t index = read_int("as the tuple index");
     Expect("]", "to close the tuple index");
@@ -292,9 +311,8 @@ bool Parser::OpBracket(PrettyState* st, int /*depth*/) {
 
 void Parser::FinishPrettyOp(PrettyState* st) {
   Operation* op = st->op;
-  const std::string_view name = op->name;
   std::vector<NamedAttr>& attrs = *st->lists->attributes;
-  if (name == "stablehlo.compare" && !st->first_keyword.empty()) {  // `compare EQ, %a, %b, FLOAT`
+  if (st->syntax == OpSyntax::kCompare && !st->first_keyword.empty()) {  // `compare EQ, %a, %b, FLOAT`
     Attribute dir;
     dir.kind = Attribute::Kind::kEnum;
     dir.str = st->first_keyword;
@@ -313,11 +331,11 @@ void Parser::FinishPrettyOp(PrettyState* st) {
     d.dict = arena_->Copy(st->dot_numbers);
     attrs.emplace_back("dot_dimension_numbers", d);
   }
-  if (name == "chlo.scan" && st->scan_inputs != SIZE_MAX) {
+  if (st->syntax == OpSyntax::kScan && st->scan_inputs != SIZE_MAX) {
     const int64_t n = static_cast<int64_t>(st->scan_inputs);
     attrs.emplace_back("operandSegmentSizes", IntArray({n, static_cast<int64_t>(st->lists->operands->size()) - n}));
   }
-  if (name == "stablehlo.reduce") PairsToCanonical(&*st->lists->operands);
+  if (st->syntax == OpSyntax::kReduce) PairsToCanonical(&*st->lists->operands);
   if (!st->signature_done && st->typed_attr != SIZE_MAX) {
     // `dim = 0 : tensor<4xi32>`: the attribute's ": type" is the op's signature.
     Attribute& a = attrs[st->typed_attr].second;

@@ -264,10 +264,26 @@ void PairsToCanonical(std::vector<T>* v) {
   *v = std::move(out);
 }
 
+// The ops whose custom syntax op_syntax.cc decodes (kNone: only the generic reading of the tail).
+enum class OpSyntax : uint8_t {
+  kNone,
+  kDotGeneral,
+  kConvolution,  // and dynamic_conv
+  kSlice,
+  kGetTupleElement,
+  kReducePrecision,
+  kRngBitGenerator,
+  kCompare,
+  kReduce,
+  kScan,
+};
+// Which, by the op's name (op_syntax.cc; a switch on the length first: most ops cost one compare).
+OpSyntax OpSyntaxOf(std::string_view name);
+
 // What the tail of a pretty op has collected so far.
 struct Parser::PrettyState {
   PrettyState(Operation* o, OpLists* l, Scratch* s)
-      : op(o), lists(l), pending_args(s->args.Get()), loop_args(s->args.Get()) {}
+      : op(o), lists(l), pending_args(s->args.Get()), loop_args(s->args.Get()), syntax(OpSyntaxOf(o->name)) {}
   Operation* op;
   OpLists* lists;
   ScratchPool<Argument>::Lease pending_args;     // "reducer(%a: t, %b: t)" before a region
@@ -277,6 +293,7 @@ struct Parser::PrettyState {
   int paren = 0;                                 // open '(' of the tail
   bool signature_done = false;                   // after the trailing `: type`
   // Op-specific syntax (op_syntax.cc).
+  OpSyntax syntax;
   size_t typed_attr = SIZE_MAX;        // a `key = 0 : type` attribute: the type may be the op's signature
   size_t scan_inputs = SIZE_MAX;       // chlo.scan: the operands before `inits`
   std::string_view applies;            // stablehlo.reduce: `applies stablehlo.add`

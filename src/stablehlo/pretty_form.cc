@@ -90,7 +90,7 @@ void Parser::PrettyPunct(PrettyState* st, int depth) {
 // signature, one type per loop value), which every region of the loop receives.
 void Parser::PrettyBrace(PrettyState* st, int depth) {
   if (BraceStartsRegion() || !st->pending_args->empty()) {
-    if (st->op->name == "stablehlo.reduce") PairsToCanonical(&*st->pending_args);
+    if (st->syntax == OpSyntax::kReduce) PairsToCanonical(&*st->pending_args);
     Span<Argument> args = arena_->Copy(*st->pending_args);
     if (args.empty() && !st->loop_args->empty()) {
       if (st->loop_span.empty()) {
