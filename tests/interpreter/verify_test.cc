@@ -116,6 +116,13 @@ TEST(Verify, SliceResultRankMustMatch) {
       "  func.return %r : tensor<1xf32>\n}\n");
   ASSERT_TRUE(c.status);
   EXPECT_EQ(c.status->code, NEURONMEM_STATUS_INVALID_ARGUMENT) << c.status->message;
+  // The table's rank rule holds the same for the other ops whose result has the operand's rank.
+  auto t = CompileText(
+      "func.func @main(%a: tensor<2x4xf32>) -> tensor<8xf32> {\n"
+      "  %r = \"stablehlo.transpose\"(%a) {permutation = array<i64: 1, 0>} : (tensor<2x4xf32>) -> tensor<8xf32>\n"
+      "  func.return %r : tensor<8xf32>\n}\n");
+  ASSERT_TRUE(t.status);
+  EXPECT_NE(t.status->message.find("operand 0's rank"), std::string::npos) << t.status->message;
 }
 
 TEST(Verify, ElementwiseShapesMustAgree) {
