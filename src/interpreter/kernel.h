@@ -255,6 +255,9 @@ std::unique_ptr<Kernel> MakeCustomCallKernel(CompileCtx& cx, std::string target,
 // (sharding_annotations.cc). UNIMPLEMENTED when one changes a value's type (a split over several devices).
 bool IsShardingAnnotationTarget(std::string_view target);
 Status CompileShardingAnnotation(CompileCtx& cx, std::string_view target);
+// jax.export's @shape_assertion(%ok, %values...) {error_message}: fails the run when %ok is false, the message's
+// {k} replaced by operand k + 1 (shape_assertion.cc).
+Status CompileShapeAssertion(CompileCtx& cx, std::unique_ptr<Kernel>* k);
 
 // Helpers for kernels.
 template <typename T>

@@ -567,6 +567,52 @@ TEST(ElementTypes, ChloFloatClassesAndConj) {
       << (c.status ? c.status->message : "ok");
 }
 
+// ---- shape_assertion -------------------------------------------------------------------------------------------
+
+// jax.export's check of a symbolic dimension (here specialized: `b` is the argument's leading dim, at least 2).
+std::string ShapeAssertionModule(int64_t b) {
+  const std::string n = std::to_string(b), ty = "tensor<" + n + "x4xf32>";
+  return "module @jit_f attributes {jax.uses_shape_polymorphism = true, mhlo.num_partitions = 1 : i32} {\n"
+         "  func.func public @main(%arg0: " +
+         ty + ") -> (" + ty +
+         " {jax.result_info = \"result\"}) {\n"
+         "    %c = stablehlo.constant dense<2> : tensor<i64>\n"
+         "    %0 = stablehlo.get_dimension_size %arg0, dim = 0 : (" +
+         ty +
+         ") -> tensor<i32>\n"
+         "    %1 = stablehlo.convert %0 : (tensor<i32>) -> tensor<i64>\n"
+         "    %2 = stablehlo.compare  GE, %1, %c,  SIGNED : (tensor<i64>, tensor<i64>) -> tensor<i1>\n"
+         "    stablehlo.custom_call @shape_assertion(%2, %1) {api_version = 2 : i32, error_message = \"Input shapes do "
+         "not match the polymorphic shapes specification. Expected value >= 2 for dimension variable 'b'. Obtained "
+         "dimension variables: 'b' = {0} from specifying the polymorphic shapes.\", has_side_effect = true} : "
+         "(tensor<i1>, tensor<i64>) -> ()\n"
+         "    %3 = stablehlo.add %arg0, %arg0 : " +
+         ty +
+         "\n"
+         "    return %3 : " +
+         ty +
+         "\n"
+         "  }\n"
+         "}\n";
+}
+
+TEST(ShapeAssertion, PassesOrFailsTheRunWithTheValues) {
+  std::vector<float> x(12, 1.5f);
+  std::vector<int64_t> dims = {3, 4};
+  auto r = RunText(ShapeAssertionModule(3), {View(x.data(), ElementType::kF32, dims)});
+  ASSERT_FALSE(r.status) << r.status->message;
+  EXPECT_EQ(r.Get<float>(0), std::vector<float>(12, 3.0f));
+  dims = {1, 4};
+  r = RunText(ShapeAssertionModule(1), {View(x.data(), ElementType::kF32, dims)});
+  ASSERT_TRUE(r.status);
+  EXPECT_EQ(r.status->code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_TRUE(Has(r.status,
+                  "test.mlir:7:5: 'stablehlo.custom_call' @shape_assertion: Input shapes do not match the "
+                  "polymorphic shapes specification. Expected value >= 2 for dimension variable 'b'. "
+                  "Obtained dimension variables: 'b' = 1 from specifying the polymorphic shapes."))
+      << r.status->message;
+}
+
 // ---- Shardy round trip -----------------------------------------------------------------------------------------
 
 // What jax.export leaves of a shard_map under Shardy (xla/service/spmd/shardy's round trip): the annotations pass
