@@ -90,8 +90,6 @@ Status CompileComposite(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
 
 }  // namespace
 
-void RegisterCompositeOps(OpTable* r) {
-  (*r)["stablehlo.composite"] = CompileComposite;
-}
+void RegisterCompositeOps(OpTable* r) { (*r)["stablehlo.composite"] = CompileComposite; }
 
 }  // namespace neuronmem::interp

@@ -404,8 +404,6 @@ Status CompileRaggedDot(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
 
 }  // namespace
 
-void RegisterRaggedDotOps(OpTable* r) {
-  (*r)["chlo.ragged_dot"] = CompileRaggedDot;
-}
+void RegisterRaggedDotOps(OpTable* r) { (*r)["chlo.ragged_dot"] = CompileRaggedDot; }
 
 }  // namespace neuronmem::interp
