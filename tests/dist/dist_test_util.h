@@ -14,6 +14,15 @@
 #include <thread>
 #include <vector>
 
+// In a forked process: returns `code` (its exit code) when `cond` is false, saying which check failed.
+#define CHILD_CHECK(cond, code)                                                  \
+  do {                                                                           \
+    if (!(cond)) {                                                               \
+      fprintf(stderr, "process check failed at line %d: %s\n", __LINE__, #cond); \
+      return code;                                                               \
+    }                                                                            \
+  } while (0)
+
 namespace neuronmem::dist::testing {
 
 // A fresh folder under TMPDIR, removed with its files at the end of the scope.

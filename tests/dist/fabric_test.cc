@@ -17,14 +17,6 @@ using std::chrono::milliseconds;
 using testing::RunProcesses;
 using testing::TempDir;
 
-#define CHILD_CHECK(cond, code)                                                  \
-  do {                                                                           \
-    if (!(cond)) {                                                               \
-      fprintf(stderr, "process check failed at line %d: %s\n", __LINE__, #cond); \
-      return code;                                                               \
-    }                                                                            \
-  } while (0)
-
 // Prints a failed status and returns from the child with `code`.
 #define CHILD_OK(expr, code)                                                      \
   do {                                                                            \
