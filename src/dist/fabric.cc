@@ -236,7 +236,7 @@ Status Fabric::Impl::Bootstrap() {
   } else {
     Status s = opts.store->Get(p + "token", remaining(), &token_hex);
     if (s) {
-      if (neuronmem_status_code(s.get()) == NEURONMEM_STATUS_DEADLINE_EXCEEDED) {
+      if (s->code == NEURONMEM_STATUS_DEADLINE_EXCEEDED) {
         return DeadlineExceeded(
             "bootstrap: process 0 did not publish the job token in the store within %lld ms "
             "(this is process %u of %u)",
@@ -265,7 +265,7 @@ Status Fabric::Impl::Bootstrap() {
     std::string rec;
     Status s = opts.store->Get(p + "ep/" + std::to_string(j), remaining(), &rec);
     if (s) {
-      if (neuronmem_status_code(s.get()) != NEURONMEM_STATUS_DEADLINE_EXCEEDED) {
+      if (s->code != NEURONMEM_STATUS_DEADLINE_EXCEEDED) {
         return Annotate(std::move(s), "bootstrap: reading process " + std::to_string(j) + "'s endpoint");
       }
       missing += (missing.empty() ? "" : ", ") + std::to_string(j);

@@ -26,7 +26,7 @@ class DirectoryStore final : public KvStore {
     for (;;) {
       Status s = ReadRegularFile(path.c_str(), kMaxStoreValueBytes, value);
       if (!s) return Ok();
-      if (neuronmem_status_code(s.get()) != NEURONMEM_STATUS_NOT_FOUND) {
+      if (s->code != NEURONMEM_STATUS_NOT_FOUND) {
         return Annotate(std::move(s), "store " + dir_ + ": key '" + key + "'");
       }
       if (std::chrono::steady_clock::now() >= deadline) {

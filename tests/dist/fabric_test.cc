@@ -266,6 +266,37 @@ TEST(Fabric, APeerKilledMidCollectiveFailsTheSurvivor) {
   EXPECT_EQ(codes, (std::vector<int>{0, 128 + SIGKILL}));
 }
 
+// Of three processes, process 2 dies: each survivor's wait on it fails naming it, and the survivors go on
+// talking to each other.
+TEST(Fabric, SurvivorsOfALostPeerGoOnTogether) {
+  TempDir dir;
+  auto codes = RunProcesses(3, [&](int i) {
+    Job job;
+    CHILD_OK(Join(dir.path(), i, 3, &job, milliseconds(4000)), 1);
+    std::vector<int32_t> data(999, i + 1);
+    CHILD_OK(job.fabric->AllReduce(ReduceKind::kSum, ReduceType::kS32, data.data(), data.size()), 2);
+    CHILD_CHECK(data == std::vector<int32_t>(999, 6), 3);
+    if (i == 2) raise(SIGKILL);
+    int32_t word = 0;
+    Status s = job.fabric->Recv(2, 3, &word, sizeof word, "the test's recv");
+    CHILD_CHECK(s && s->code == NEURONMEM_STATUS_UNAVAILABLE, 4);
+    CHILD_CHECK(s->message.find("process 2") != std::string::npos, 5);
+    CHILD_CHECK(s->message.find("the test's recv") != std::string::npos, 6);
+    const uint32_t peer = 1 - i;
+    word = 100 + i;
+    CHILD_OK(job.fabric->Send(peer, 4, &word, sizeof word), 7);
+    CHILD_OK(job.fabric->Recv(peer, 4, &word, sizeof word), 8);
+    CHILD_CHECK(word == static_cast<int32_t>(100 + peer), 9);
+    // A collective over the whole job needs process 2: it fails at once, naming it (process 1, whose ring
+    // successor is process 2; process 0's first step would talk to process 1, which may be gone by then).
+    if (i == 0) return 0;
+    s = job.fabric->AllReduce(ReduceKind::kSum, ReduceType::kS32, data.data(), data.size());
+    CHILD_CHECK(s && s->code == NEURONMEM_STATUS_UNAVAILABLE && s->message.find("process 2") != std::string::npos, 10);
+    return 0;
+  });
+  EXPECT_EQ(codes, (std::vector<int>{0, 0, 128 + SIGKILL}));
+}
+
 // A process of another job that learned process 0's address sends it a message with the tag process 0 waits
 // for: it is dropped and counted, and never lands in the receive buffer.
 TEST(Fabric, MessagesFromOutsideTheJobAreDroppedAndCounted) {
