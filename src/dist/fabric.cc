@@ -252,8 +252,9 @@ Status Fabric::Impl::Bootstrap() {
     memcpy(token, t.data(), kTokenBytes);
   }
   const std::string nonce = std::to_string(rd()) + "-" + std::to_string(getpid());
-  const std::string mine = "v1 token=" + token_hex + " nonce=" + nonce + " cores=" + std::to_string(opts.local_cores) +
-                           " provider=" + provider_name + " addr=" + Hex(my_addr.data(), my_addr.size());
+  const std::string mine = "v1 token=" + token_hex + " nonce=" + nonce + " processes=" + std::to_string(n) +
+                           " cores=" + std::to_string(opts.local_cores) + " provider=" + provider_name +
+                           " addr=" + Hex(my_addr.data(), my_addr.size());
   NEURONMEM_RETURN_IF_ERROR(
       Annotate(opts.store->Put(p + "ep/" + std::to_string(me), mine), "bootstrap: publishing the endpoint"));
 
@@ -280,6 +281,10 @@ Status Fabric::Impl::Bootstrap() {
           "bootstrap: process %u published an endpoint with another job's token (a store "
           "left over from an earlier job? use a fresh store per job)",
           j);
+    }
+    if (Field(rec, "processes") != std::to_string(n)) {
+      return FailedPrecondition("bootstrap: process %u was started for a job of %s processes, this process %u for %u",
+                                j, Field(rec, "processes").c_str(), me, n);
     }
     if (Field(rec, "cores") != std::to_string(opts.local_cores)) {
       return FailedPrecondition(
@@ -468,6 +473,19 @@ Status Fabric::Impl::Recv(uint32_t from, uint64_t tag, void* data, size_t bytes,
       stats.messages_received++;
       stats.bytes_received += bytes;
       return Ok();
+    }
+    // A message of this job from `from` with the right tag but fewer bytes than expected: the processes
+    // disagree on the program, not a lost or foreign peer. (A longer one is truncated by the provider, which
+    // need not deliver its header: it cannot be told from a foreign message and is dropped below.)
+    if (op->err == 0 && op->len >= sizeof(Header) && (memcpy(&h, op->buf.data(), sizeof h), true) &&
+        h.magic == kMagic && memcmp(h.token, token, kTokenBytes) == 0 && h.from == from && h.to == opts.process_index &&
+        h.tag == tag && h.bytes != bytes) {
+      ops.erase(op);
+      return FailedPrecondition(
+          "%.*s (tag %llu): process %u sent %llu bytes, this process %u expects %zu (do the "
+          "processes run the same program?)",
+          static_cast<int>(op_name.size()), op_name.data(), static_cast<unsigned long long>(tag & kUserTagMask), from,
+          static_cast<unsigned long long>(h.bytes), opts.process_index, bytes);
     }
     if (op->err != 0 && op->err != FI_ETRUNC) {
       int err = op->err;

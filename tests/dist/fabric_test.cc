@@ -85,6 +85,22 @@ TEST(Fabric, SendRecvBetweenTwoProcesses) {
         CHILD_CHECK(got == Pattern(10 + t, 1000), 8);
       }
     }
+    // A message of the job shorter than the receive expects (the processes disagree on the program): named
+    // at once, and the two go on talking. (A longer one is truncated by the provider, its header unverifiable:
+    // it is dropped like a foreign message, and the receive's timeout names the drop.)
+    if (i == 0) {
+      auto small = Pattern(0, 10), ok = Pattern(0, 64);
+      CHILD_OK(job.fabric->Send(peer, 41, small.data(), small.size()), 21);
+      CHILD_OK(job.fabric->Send(peer, 42, ok.data(), ok.size()), 22);
+    } else {
+      std::vector<uint8_t> got(64, 0xEE);
+      Status s = job.fabric->Recv(peer, 41, got.data(), got.size(), "recv of 64 bytes");
+      CHILD_CHECK(s && s->code == NEURONMEM_STATUS_FAILED_PRECONDITION, 26);
+      CHILD_CHECK(s->message.find("process 0 sent 10 bytes") != std::string::npos, 27);
+      CHILD_CHECK(got == std::vector<uint8_t>(64, 0xEE), 25);
+      CHILD_OK(job.fabric->Recv(peer, 42, got.data(), got.size()), 28);
+      CHILD_CHECK(got == Pattern(0, 64), 29);
+    }
     // Bad input: a reserved tag, the process itself, a process outside the job.
     char byte = 0;
     Status bad = job.fabric->Send(peer, 1ull << 47, &byte, 1);
@@ -95,7 +111,7 @@ TEST(Fabric, SendRecvBetweenTwoProcesses) {
     CHILD_CHECK(bad && bad->code == NEURONMEM_STATUS_INVALID_ARGUMENT, 13);
     FabricStats st = job.fabric->stats();
     CHILD_CHECK(st.messages_dropped == 0, 9);
-    CHILD_CHECK(i == 0 ? st.messages_sent == sizes.size() : st.messages_received == sizes.size(), 10);
+    CHILD_CHECK(i == 0 ? st.messages_sent == sizes.size() + 2 : st.messages_received == sizes.size() + 1, 10);
     return 0;
   });
   EXPECT_EQ(codes, (std::vector<int>{0, 0}));
@@ -237,6 +253,20 @@ TEST(Fabric, BadOptionsAndAStaleStoreAreRefused) {
     return 0;
   });
   EXPECT_EQ(codes, (std::vector<int>{0}));
+}
+
+// Two processes started for jobs of different sizes: both refuse the other's record, naming the sizes.
+TEST(Fabric, ProcessesThatDisagreeOnTheJobSizeAreRefused) {
+  TempDir dir;
+  auto codes = RunProcesses(2, [&](int i) {
+    Job job;
+    Status s = Join(dir.path(), i, i == 0 ? 2 : 3, &job, milliseconds(60000), milliseconds(20000));
+    CHILD_CHECK(s && s->code == NEURONMEM_STATUS_FAILED_PRECONDITION, 1);
+    fprintf(stderr, "as expected: %s\n", s->message.c_str());
+    CHILD_CHECK(s->message.find(i == 0 ? "job of 3 processes" : "job of 2 processes") != std::string::npos, 2);
+    return 0;
+  });
+  EXPECT_EQ(codes, (std::vector<int>{0, 0}));
 }
 
 // Process 1 dies (SIGKILL) in the middle of a run of all_reduces: process 0 fails within its peer timeout
