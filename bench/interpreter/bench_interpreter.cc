@@ -46,7 +46,6 @@ void BM_InterpreterAddChain(benchmark::State& state) {
     return;
   }
   interp::CompileOptions o;
-  o.source = text;
   std::unique_ptr<interp::Program> p;
   if (interp::Compile(mods[0], o, &p)) {
     state.SkipWithError("compile failed");
@@ -100,7 +99,6 @@ BENCHMARK(BM_PlainLoopAddChain);
 std::unique_ptr<interp::Program> CompileOrNull(const std::string& text, std::vector<stablehlo::Module>* mods) {
   if (stablehlo::ParseModules(text, "bench.mlir", mods)) return nullptr;
   interp::CompileOptions o;
-  o.source = text;
   std::unique_ptr<interp::Program> p;
   if (interp::Compile((*mods)[0], o, &p)) return nullptr;
   return p;
@@ -543,7 +541,6 @@ void BM_CompileGenerated10kOps(benchmark::State& state) {
     return;
   }
   interp::CompileOptions o;
-  o.source = text;
   size_t kernels = 0;
   for (auto _ : state) {
     std::unique_ptr<interp::Program> p;

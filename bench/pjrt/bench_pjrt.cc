@@ -148,17 +148,9 @@ void BM_CApi_ToHost(benchmark::State& state) {
 
 PJRT_Client* PClient() {
   static PJRT_Client* c = [] {
-    PJRT_NamedValue o[3]{};
-    const char* names[3] = {"num_cores", "device_bytes_per_core", "pinned_host_bytes"};
-    const int64_t values[3] = {1, 64 << 20, 64 << 20};
-    for (int i = 0; i < 3; ++i) {
-      o[i].struct_size = PJRT_NamedValue_STRUCT_SIZE;
-      o[i].name = names[i];
-      o[i].name_size = std::strlen(names[i]);
-      o[i].type = PJRT_NamedValue_kInt64;
-      o[i].int64_value = values[i];
-      o[i].value_size = 1;
-    }
+    const PJRT_NamedValue o[3] = {neuronmem_pjrt_test::IntOption("num_cores", 1),
+                                  neuronmem_pjrt_test::IntOption("device_bytes_per_core", 64 << 20),
+                                  neuronmem_pjrt_test::IntOption("pinned_host_bytes", 64 << 20)};
     auto a = NM_ARGS(PJRT_Client_Create_Args);
     a.create_options = o;
     a.num_options = 3;
@@ -175,18 +167,13 @@ PJRT_Device* PDevice() {
   return a.device;
 }
 void Await(PJRT_Event* e) {
-  auto a = NM_ARGS(PJRT_Event_Await_Args);
-  a.event = e;
-  Ok(g_api->PJRT_Event_Await(&a));
-  auto d = NM_ARGS(PJRT_Event_Destroy_Args);
-  d.event = e;
-  Ok(g_api->PJRT_Event_Destroy(&d));
+  const neuronmem_pjrt_test::Outcome o = neuronmem_pjrt_test::AwaitAndDestroy(g_api, e);
+  if (o.code != PJRT_Error_Code_OK) {
+    std::fprintf(stderr, "PJRT event failed: %s\n", o.message.c_str());
+    std::abort();
+  }
 }
-void Destroy(PJRT_Buffer* b) {
-  auto d = NM_ARGS(PJRT_Buffer_Destroy_Args);
-  d.buffer = b;
-  Ok(g_api->PJRT_Buffer_Destroy(&d));
-}
+void Destroy(PJRT_Buffer* b) { neuronmem_pjrt_test::DestroyBuffer(g_api, b); }
 PJRT_Buffer* PUpload(const std::vector<float>& v, PJRT_Device* device) {
   const int64_t dims[1] = {static_cast<int64_t>(v.size())};
   auto a = NM_ARGS(PJRT_Client_BufferFromHostBuffer_Args);

@@ -86,7 +86,6 @@ void BM_Compile(benchmark::State& state) {
     std::vector<neuronmem::stablehlo::Module> modules;
     if (neuronmem::stablehlo::ParseModules(text, "calls.mlir", &modules)) return state.SkipWithError("parse failed");
     neuronmem::interp::CompileOptions o;
-    o.source = text;
     std::unique_ptr<neuronmem::interp::Program> program;
     if (neuronmem::interp::Compile(modules[0], o, &program)) return state.SkipWithError("compile failed");
     benchmark::DoNotOptimize(program);

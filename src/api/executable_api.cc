@@ -53,10 +53,10 @@ neuronmem_status_t* ResolveOptions(const neuronmem_compile_options_t* o, Resolve
   return nullptr;
 }
 
-neuronmem_status_t* Finish(neuronmem_client_t* client, const mf::Manifest& m, std::string_view source,
-                           exec::ExecutableOptions options, neuronmem_executable_t** out) {
+neuronmem_status_t* Finish(neuronmem_client_t* client, const mf::Manifest& m, exec::ExecutableOptions options,
+                           neuronmem_executable_t** out) {
   auto h = std::make_unique<neuronmem_executable_t>();
-  if (auto s = client->session->Compile(m, source, options, &h->exe, &h->lease)) return s.release();
+  if (auto s = client->session->Compile(m, options, &h->exe, &h->lease)) return s.release();
   h->client = client;
   *out = h.release();
   return nullptr;
@@ -232,10 +232,9 @@ neuronmem_status_t* neuronmem_executable_compile_text(neuronmem_client_t* client
   opt.manifest.num_cores = static_cast<uint32_t>(client->devices.size());
   if (auto* s = ResolveOptions(options, &opt)) return s;
   opt.compile.filename = opt.manifest.filename;
-  const std::string_view source(text ? text : "", size);
   mf::Manifest m;
-  if (auto s = mf::LoadFromText(source, opt.manifest, &m)) return s.release();
-  return Finish(client, m, source, opt.compile, out);
+  if (auto s = mf::LoadFromText(std::string_view(text ? text : "", size), opt.manifest, &m)) return s.release();
+  return Finish(client, m, opt.compile, out);
   NEURONMEM_API_END
 }
 
@@ -251,7 +250,7 @@ neuronmem_status_t* neuronmem_executable_compile_manifest(neuronmem_client_t* cl
   ResolvedOptions opt;
   if (auto* s = ResolveOptions(options, &opt)) return s;
   opt.compile.filename = opt.manifest.filename;
-  return Finish(client, manifest->m, manifest->source, opt.compile, out);
+  return Finish(client, manifest->m, opt.compile, out);
   NEURONMEM_API_END
 }
 
@@ -536,8 +535,8 @@ neuronmem_status_t* neuronmem_client_register_kernel(neuronmem_client_t* client,
   NEURONMEM_API_BEGIN
   const neuronmem_kernel_fn_t fn = args->fn;
   void* const user_data = args->user_data;
-  neuronmem::Status s =
-      client->session->kernels().Register(args->name, [fn, user_data](const exec::CustomKernelCall& k) -> neuronmem::Status {
+  neuronmem::Status s = client->session->kernels().Register(
+      args->name, [fn, user_data](const exec::CustomKernelCall& k) -> neuronmem::Status {
         std::vector<neuronmem_kernel_tensor_t> views(k.num_inputs + k.num_outputs);
         for (size_t i = 0; i < views.size(); ++i) {
           views[i] = TensorView(i < k.num_inputs ? k.inputs[i] : k.outputs[i - k.num_inputs]);

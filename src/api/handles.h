@@ -74,7 +74,6 @@ struct neuronmem_buffer {
 
 struct neuronmem_manifest {
   neuronmem::manifest::Manifest m;
-  std::string source;  // the StableHLO text it was loaded from (the executor compiles pretty ops from it)
   // The JSON form, built on the first neuronmem_manifest_to_json call (writing it costs about half as
   // much as loading the manifest, and most frontends only query), then kept for the handle's lifetime.
   mutable std::once_flag json_once;

@@ -48,10 +48,9 @@ neuronmem_status_t* ResolveOptions(const neuronmem_manifest_options_t* o, mf::Op
   return nullptr;
 }
 
-neuronmem_status_t* Finish(mf::Manifest m, neuronmem_manifest_t** out, std::string source = {}) {
+neuronmem_status_t* Finish(mf::Manifest m, neuronmem_manifest_t** out) {
   auto h = std::make_unique<neuronmem_manifest_t>();
   h->m = std::move(m);
-  h->source = std::move(source);
   *out = h.release();
   return nullptr;
 }
@@ -95,9 +94,8 @@ neuronmem_status_t* neuronmem_manifest_load_text(const char* text, size_t size,
   mf::Options opt;
   if (auto* s = ResolveOptions(options, &opt)) return s;
   mf::Manifest m;
-  std::string source(text ? text : "", size);
-  if (auto s = mf::LoadFromText(source, opt, &m)) return s.release();
-  return Finish(std::move(m), out, std::move(source));
+  if (auto s = mf::LoadFromText(std::string_view(text ? text : "", size), opt, &m)) return s.release();
+  return Finish(std::move(m), out);
   NEURONMEM_API_END
 }
 
@@ -114,7 +112,7 @@ neuronmem_status_t* neuronmem_manifest_load_file(const char* path, const neuronm
   if (auto s = neuronmem::ReadRegularFile(path, neuronmem::kMaxTextFileBytes, &text)) return s.release();
   mf::Manifest m;
   if (auto s = mf::LoadFromText(text, opt, &m)) return s.release();
-  return Finish(std::move(m), out, std::move(text));
+  return Finish(std::move(m), out);
   NEURONMEM_API_END
 }
 

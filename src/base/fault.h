@@ -15,7 +15,8 @@ enum class Site : uint8_t {
   kUringSetup,        // copy::FileReader: io_uring_queue_init fails (file loads fall back to pread)
   kTransfer,          // copy::CopyEngine: a transfer fails before it touches memory
   kCopyMidway,        // copy::CopyEngine: a copy fails after writing the first half of its bytes
-  kUringSubmit,       // copy::FileReader: a batch's io_uring submission fails (the read goes on with pread)
+  kUringSubmit,       // copy::FileReader: a batch's io_uring submission fails with EBUSY after its SQEs were
+                      // published (the ring is never entered again: this read and later ones use pread)
   kUringComplete,     // copy::FileReader: an io_uring read completes with an I/O error (EIO)
   kShortRead,         // copy::FileReader: an io_uring read completes with half its bytes (the rest: pread)
   kCount

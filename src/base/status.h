@@ -9,6 +9,7 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <utility>
 
 struct neuronmem_status {
   neuronmem_status_code_t code;
@@ -32,8 +33,17 @@ struct StatusDeleter {
   void operator()(neuronmem_status_t* s) const noexcept { FreeStatus(s); }
 };
 
-// Owning status; empty means OK. Move-only.
-using Status = std::unique_ptr<neuronmem_status_t, StatusDeleter>;
+// Owning status; empty means OK. Move-only. [[nodiscard]]: whoever gets one handles it, or drops it with
+// IgnoreError() where a comment says why nobody can act on it.
+class [[nodiscard]] Status : public std::unique_ptr<neuronmem_status_t, StatusDeleter> {
+ public:
+  using Base = std::unique_ptr<neuronmem_status_t, StatusDeleter>;
+  using Base::Base;
+  Status() noexcept = default;
+  Status(Base&& s) noexcept : Base(std::move(s)) {}  // NOLINT(google-explicit-constructor)
+  // Drops the status on purpose (a failure with nowhere to go; the call site says why).
+  void IgnoreError() && noexcept { reset(); }
+};
 
 // Returns an OK (empty) status.
 inline Status Ok() { return Status(); }

@@ -48,12 +48,9 @@ FileReader::~FileReader() {
 Status FileReader::Read(int fd, uint64_t file_offset, uint8_t* dst, uint64_t size) {
   constexpr uint64_t kPiece = 8u << 20;
   uint64_t done = 0;
-  if (ring_) {
+  if (uses_io_uring()) {
     std::lock_guard<std::mutex> lock(mu_);
-    while (done < size) {
-      // A submission that fails hands the rest of the read to pread below (before any SQE of the batch is
-      // taken, so nothing stays queued in the ring).
-      if (fault::Hit(fault::Site::kUringSubmit)) break;
+    while (done < size && !broken_.load(std::memory_order_relaxed)) {
       // One batch: up to 32 reads of 8 MiB submitted together, then reaped together.
       unsigned queued = 0;
       uint64_t batch_off = done;
@@ -66,13 +63,27 @@ Status FileReader::Read(int fd, uint64_t file_offset, uint8_t* dst, uint64_t siz
         batch_off += len;
         ++queued;
       }
-      int r = io_uring_submit_and_wait(ring_, queued);
-      if (r < 0) return Internal("io_uring submission failed: %s", std::strerror(-r));
+      int r = fault::Hit(fault::Site::kUringSubmit) ? -EBUSY : io_uring_submit_and_wait(ring_, queued);
+      while (r == -EINTR) r = io_uring_submit_and_wait(ring_, queued);
+      if (r < 0 || static_cast<unsigned>(r) < queued) {
+        // The kernel took r of the batch (none on an error): reap those, then never enter the ring again (the
+        // rest stay published in it) and read the whole batch with pread below. Nothing is left in flight.
+        for (int i = 0; i < r; ++i) {
+          io_uring_cqe* cqe = nullptr;
+          int w = io_uring_wait_cqe(ring_, &cqe);
+          while (w == -EINTR) w = io_uring_wait_cqe(ring_, &cqe);
+          if (w < 0) return Internal("io_uring completion failed: %s", std::strerror(-w));
+          io_uring_cqe_seen(ring_, cqe);
+        }
+        broken_.store(true, std::memory_order_release);
+        break;
+      }
       Status first_error;
       uint64_t short_at = UINT64_MAX;
       for (unsigned i = 0; i < queued; ++i) {
         io_uring_cqe* cqe = nullptr;
         int w = io_uring_wait_cqe(ring_, &cqe);
+        while (w == -EINTR) w = io_uring_wait_cqe(ring_, &cqe);
         if (w < 0) return Internal("io_uring completion failed: %s", std::strerror(-w));
         const uint64_t off = io_uring_cqe_get_data64(cqe);
         const uint64_t want = std::min(kPiece, size - off);

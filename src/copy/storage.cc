@@ -26,7 +26,7 @@ void ReleaseMemory(Storage* s) {
     s->prev = s->next = nullptr;
     --reg.count;
     // A pointer this storage got from Allocate cannot be refused: the status carries nothing to act on.
-    if (!reg.closed && s->owned) (void)s->memory->Free(s->data, s->bytes);
+    if (!reg.closed && s->owned) s->memory->Free(s->data, s->bytes).IgnoreError();
     s->data = nullptr;
   }
   if (s->done_with_host.get()) Complete(s->done_with_host.get(), Ok());

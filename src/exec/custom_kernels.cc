@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <map>
+#include <unordered_map>
 #include <vector>
 
 #include "exec/moves.h"
@@ -165,9 +166,9 @@ Status BuildCustomCalls(const manifest::Manifest& m, const CustomKernelRegistry*
   // instead of its decomposition).
   for (const manifest::Composite& c : m.composites)
     if (!out->Find(c.name)) take(c.name);
-  // NKI kernels by func_name, one launch per call site.
+  // NKI kernels by func_name, one launch per call site (the custom_call op in the manifest's IR).
   if (m.kernels.empty()) return Ok();
-  auto sites = std::make_shared<std::map<std::pair<uint32_t, uint32_t>, Launch>>();
+  auto sites = std::make_shared<std::unordered_map<const stablehlo::Operation*, Launch>>();
   for (const manifest::Kernel& k : m.kernels) {
     const std::string where = Where(filename, k.loc) + ": 'stablehlo.custom_call' @" + kNkiTarget;
     Launch launch;
@@ -186,10 +187,10 @@ Status BuildCustomCalls(const manifest::Manifest& m, const CustomKernelRegistry*
           "%s: no kernel is registered as '%s' (the func_name of its backend_config); register it "
           "with neuronmem_client_register_kernel",
           where.c_str(), k.func_name.c_str());
-    (*sites)[{k.loc.line, k.loc.column}] = std::move(launch);
+    (*sites)[k.ir_op] = std::move(launch);
   }
   out->Register(kNkiTarget, [sites](const interp::CustomCallContext& c) -> Status {
-    auto it = c.op ? sites->find({c.op->loc.line, c.op->loc.column}) : sites->end();
+    auto it = c.op ? sites->find(c.op) : sites->end();
     if (it == sites->end()) return Internal("no kernel launch is known for this call site");
     return RunLaunch(c, it->second);
   });

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <map>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 
@@ -186,110 +187,122 @@ uint64_t Executable::peak_host_bytes() const {
   return n;
 }
 
-Status Executable::Compile(const manifest::Manifest& m, std::string_view source, const ExecutableOptions& options,
-                           uint32_t num_cores, const CustomKernelRegistry* kernels,
-                           std::shared_ptr<const Executable>* out) {
+namespace {
+
+// The launch's shape: num_partitions (the option, else the module's mhlo.num_partitions) and num_replicas (the
+// option, else the cores per partition); at most the client's cores.
+Status LaunchShape(const manifest::Manifest& m, const ExecutableOptions& options, uint32_t num_cores,
+                   uint32_t* replicas, uint32_t* partitions) {
+  *partitions = options.num_partitions;
+  if (!*partitions) NEURONMEM_RETURN_IF_ERROR(ModulePartitions(*m.ir, options.filename, partitions));
+  if (*partitions > num_cores)
+    return InvalidArgument("num_partitions is %u but the client has %u cores", *partitions, num_cores);
+  *replicas = options.num_replicas ? options.num_replicas : num_cores / *partitions;
+  if (static_cast<uint64_t>(*replicas) * *partitions > num_cores) {
+    return InvalidArgument("num_replicas %u times num_partitions %u is more than the client's %u cores", *replicas,
+                           *partitions, num_cores);
+  }
+  return Ok();
+}
+
+// The manifest's send/recv channels with the host.
+std::vector<HostChannel> HostChannels(const manifest::Manifest& m, const std::string& filename) {
+  std::vector<HostChannel> out;
+  for (const manifest::Channel& c : m.channels) {
+    if (!c.is_host_transfer) continue;
+    HostChannel h;
+    h.handle = c.handle;
+    h.send = c.op == "send";
+    h.where = Where(filename, c.loc) + ": 'stablehlo." + c.op + "'";
+    out.push_back(std::move(h));
+  }
+  return out;
+}
+
+// Where each intra-graph move puts its result: the memory space of its kind, by the move's op.
+void PlaceMoves(const manifest::Manifest& m, interp::CompileOptions* co) {
+  auto move_kinds = std::make_shared<std::unordered_map<const stablehlo::Operation*, MemoryKind>>();
+  for (const manifest::Move& mv : m.moves) (*move_kinds)[mv.ir_op] = mv.to_memory_kind;
+  co->result_space = [move_kinds](const stablehlo::Operation& op) -> uint8_t {
+    if (move_kinds->empty() || !IsPlacementCall(op)) return 0;
+    auto it = move_kinds->find(&op);
+    return it == move_kinds->end() ? 0 : static_cast<uint8_t>(it->second);
+  };
+}
+
+// Donated arguments are updated in place, each in the memory space of its kind (tuples are refused later).
+void DonateInPlace(const manifest::Manifest& m, const std::vector<int64_t>& donation, interp::CompileOptions* co) {
+  const auto is_tuple = [](const manifest::Value& v) { return v.type.is_tuple; };
+  if (std::any_of(m.arguments.begin(), m.arguments.end(), is_tuple) ||
+      std::any_of(m.results.begin(), m.results.end(), is_tuple))
+    return;
+  for (size_t i = 0; i < donation.size(); ++i) {
+    co->donations.push_back(static_cast<int32_t>(donation[i]));
+    co->param_spaces.push_back(static_cast<uint8_t>(m.arguments[i].memory_kind));
+  }
+}
+
+// Host compute (_xla_compute_type = "host" on an op, a call or a called function): runs in pinned_host memory,
+// its reads of device values and device code's reads of its values through counted moves. The ops on the host
+// are those the manifest found there, by identity.
+void PlaceHostCompute(const manifest::Manifest& m, interp::CompileOptions* co) {
+  if (m.host_compute.empty()) return;
+  using Place = interp::CompileOptions::HostCompute::Place;
+  interp::CompileOptions::HostCompute& hc = co->host_compute;
+  auto host_ops = std::make_shared<std::unordered_set<const stablehlo::Operation*>>();
+  for (const manifest::HostCompute& h : m.host_compute)
+    if (h.ir_op) host_ops->insert(h.ir_op);
+  hc.place = [host_ops](const stablehlo::Operation& op) {
+    if (IsPlacementCall(op)) return Place::kMove;
+    return host_ops->count(&op) ? Place::kHost : Place::kAround;
+  };
+  const stablehlo::Function* entry = m.ir->FindFunction(m.entry);
+  hc.entry_on_host = entry && manifest::IsHostCompute(entry->attributes);
+  hc.space = static_cast<uint8_t>(MemoryKind::kPinnedHost);
+  hc.host_spaces = 1u << static_cast<int>(MemoryKind::kPinnedHost) | 1u << static_cast<int>(MemoryKind::kUnpinnedHost);
+  for (const manifest::Value& r : m.results) hc.result_spaces.push_back(static_cast<uint8_t>(r.memory_kind));
+  hc.move = ExecuteMove;
+}
+
+}  // namespace
+
+// The steps: the launch shape, a scan of the ops (feeds refused, grid use), the host channels, the custom
+// calls, the interpreter's options (placement moves, donations, host compute), the program, then its values
+// checked against the manifest's and the donations recorded.
+Status Executable::Compile(const manifest::Manifest& m, const ExecutableOptions& options, uint32_t num_cores,
+                           const CustomKernelRegistry* kernels, std::shared_ptr<const Executable>* out) {
   if (!m.ir) {
     return FailedPrecondition(
         "the manifest has no graph to compile: it was read from JSON; load it from the StableHLO text");
   }
-  uint32_t partitions = options.num_partitions;
-  if (!partitions) NEURONMEM_RETURN_IF_ERROR(ModulePartitions(*m.ir, options.filename, &partitions));
-  if (partitions > num_cores)
-    return InvalidArgument("num_partitions is %u but the client has %u cores", partitions, num_cores);
-  const uint32_t replicas = options.num_replicas ? options.num_replicas : num_cores / partitions;
-  if (static_cast<uint64_t>(replicas) * partitions > num_cores) {
-    return InvalidArgument("num_replicas %u times num_partitions %u is more than the client's %u cores", replicas,
-                           partitions, num_cores);
-  }
+  uint32_t replicas = 0, partitions = 0;
+  NEURONMEM_RETURN_IF_ERROR(LaunchShape(m, options, num_cores, &replicas, &partitions));
   bool uses_grid = false, unbounded = false;
   if (const stablehlo::Function* entry = m.ir->FindFunction(m.entry))
     NEURONMEM_RETURN_IF_ERROR(ScanOps(*m.ir, *entry, options.filename, &uses_grid, &unbounded));
   std::shared_ptr<Executable> e(new Executable());
   e->uses_grid_ = uses_grid;
   e->unbounded_ = unbounded;
-  for (const manifest::Channel& c : m.channels) {
-    if (!c.is_host_transfer) continue;
-    HostChannel h;
-    h.handle = c.handle;
-    h.send = c.op == "send";
-    h.where = Where(options.filename, c.loc) + ": 'stablehlo." + c.op + "'";
-    e->host_channels_.push_back(std::move(h));
-  }
+  e->host_channels_ = HostChannels(m, options.filename);
   e->ir_ = m.ir;
   e->placement_ = options.placement;
   e->num_replicas_ = replicas;
   e->num_partitions_ = partitions;
   e->num_moves_ = m.moves.size();
-  // Where each intra-graph move puts its result: the memory space of its kind.
-  std::map<std::pair<uint32_t, uint32_t>, MemoryKind> move_kinds;
-  for (const manifest::Move& mv : m.moves) move_kinds[{mv.loc.line, mv.loc.column}] = mv.to_memory_kind;
   interp::CompileOptions co;
   co.entry = m.entry;
   co.filename = options.filename;
-  co.source = source;
   NEURONMEM_RETURN_IF_ERROR(BuildCustomCalls(m, kernels, options.filename, &e->custom_calls_));
   co.custom_calls = &e->custom_calls_;
   co.space_copy = CountedSpaceCopy;
-  co.result_space = [&move_kinds](const stablehlo::Operation& op) -> uint8_t {
-    if (move_kinds.empty() || !IsPlacementCall(op)) return 0;
-    auto it = move_kinds.find({op.loc.line, op.loc.column});
-    return it == move_kinds.end() ? 0 : static_cast<uint8_t>(it->second);
-  };
-  // Donated arguments are updated in place (each in the memory space of its kind); a bad donation is reported
-  // after what the graph itself gets wrong.
+  PlaceMoves(m, &co);
+  // A bad donation is reported after what the graph itself gets wrong.
   std::vector<int64_t> donation;
   Status donation_error = MatchDonations(m, options.filename, &donation);
-  const auto is_tuple = [](const manifest::Value& v) { return v.type.is_tuple; };
-  const bool flat = std::none_of(m.arguments.begin(), m.arguments.end(), is_tuple) &&
-                    std::none_of(m.results.begin(), m.results.end(), is_tuple);  // else refused below
-  if (!donation_error && flat) {
-    for (size_t i = 0; i < donation.size(); ++i) {
-      co.donations.push_back(static_cast<int32_t>(donation[i]));
-      co.param_spaces.push_back(static_cast<uint8_t>(m.arguments[i].memory_kind));
-    }
-  }
-  // Host compute (_xla_compute_type = "host" on an op, a call or a called function): runs in pinned_host
-  // memory, its reads of device values and device code's reads of its values through counted moves.
-  if (!m.host_compute.empty()) {
-    using Place = interp::CompileOptions::HostCompute::Place;
-    interp::CompileOptions::HostCompute& hc = co.host_compute;
-    const stablehlo::Module& module = *m.ir;
-    auto functions = std::make_shared<stablehlo::FunctionIndex>(module);  // every op asks: linear in the calls
-    hc.place = [functions](const stablehlo::Operation& op) {
-      if (IsPlacementCall(op)) return Place::kMove;
-      return manifest::RunsOnHost(*functions, op) ? Place::kHost : Place::kAround;
-    };
-    const stablehlo::Function* entry = module.FindFunction(m.entry);
-    hc.entry_on_host = entry && manifest::IsHostCompute(entry->attributes);
-    hc.space = static_cast<uint8_t>(MemoryKind::kPinnedHost);
-    hc.host_spaces =
-        1u << static_cast<int>(MemoryKind::kPinnedHost) | 1u << static_cast<int>(MemoryKind::kUnpinnedHost);
-    for (const manifest::Value& r : m.results) hc.result_spaces.push_back(static_cast<uint8_t>(r.memory_kind));
-    hc.move = ExecuteMove;
-  }
+  if (!donation_error) DonateInPlace(m, donation, &co);
+  PlaceHostCompute(m, &co);
   NEURONMEM_RETURN_IF_ERROR(interp::Compile(*m.ir, co, &e->program_));
-  NEURONMEM_RETURN_IF_ERROR(RefuseTuples(m.arguments, "argument", options.filename));
-  NEURONMEM_RETURN_IF_ERROR(RefuseTuples(m.results, "result", options.filename));
-  e->num_moves_ += e->program_->num_host_compute_moves();
-  const auto& params = e->program_->parameters();
-  const auto& results = e->program_->results();
-  if (params.size() != m.arguments.size() || results.size() != m.results.size()) {
-    return Internal("%s: @%s: the program has %zu parameters and %zu results, the manifest %zu and %zu",
-                    options.filename.c_str(), m.entry.c_str(), params.size(), results.size(), m.arguments.size(),
-                    m.results.size());
-  }
-  e->params_.resize(params.size());
-  e->outputs_.resize(results.size());
-  for (size_t i = 0; i < params.size(); ++i)
-    NEURONMEM_RETURN_IF_ERROR(CheckValue(m.arguments[i], params[i], "argument", options.filename, &e->params_[i]));
-  for (size_t i = 0; i < results.size(); ++i)
-    NEURONMEM_RETURN_IF_ERROR(CheckValue(m.results[i], results[i], "result", options.filename, &e->outputs_[i]));
-  for (size_t i = 0; i < results.size(); ++i) {
-    const int32_t p = results[i].param;
-    e->returned_kinds_.push_back(p >= 0 ? e->params_[static_cast<size_t>(p)].kind
-                                        : static_cast<MemoryKind>(results[i].space));
-  }
+  NEURONMEM_RETURN_IF_ERROR(e->TakeValues(m, options.filename));
   NEURONMEM_RETURN_IF_ERROR(std::move(donation_error));
   for (size_t i = 0; i < donation.size(); ++i) {
     if (donation[i] < 0) continue;
@@ -297,6 +310,31 @@ Status Executable::Compile(const manifest::Manifest& m, std::string_view source,
     e->outputs_[static_cast<size_t>(donation[i])].donation = static_cast<int64_t>(i);
   }
   *out = std::move(e);
+  return Ok();
+}
+
+Status Executable::TakeValues(const manifest::Manifest& m, const std::string& filename) {
+  NEURONMEM_RETURN_IF_ERROR(RefuseTuples(m.arguments, "argument", filename));
+  NEURONMEM_RETURN_IF_ERROR(RefuseTuples(m.results, "result", filename));
+  num_moves_ += program_->num_host_compute_moves();
+  const auto& params = program_->parameters();
+  const auto& results = program_->results();
+  if (params.size() != m.arguments.size() || results.size() != m.results.size()) {
+    return Internal("%s: @%s: the program has %zu parameters and %zu results, the manifest %zu and %zu",
+                    filename.c_str(), m.entry.c_str(), params.size(), results.size(), m.arguments.size(),
+                    m.results.size());
+  }
+  params_.resize(params.size());
+  outputs_.resize(results.size());
+  for (size_t i = 0; i < params.size(); ++i)
+    NEURONMEM_RETURN_IF_ERROR(CheckValue(m.arguments[i], params[i], "argument", filename, &params_[i]));
+  for (size_t i = 0; i < results.size(); ++i)
+    NEURONMEM_RETURN_IF_ERROR(CheckValue(m.results[i], results[i], "result", filename, &outputs_[i]));
+  for (size_t i = 0; i < results.size(); ++i) {
+    const int32_t p = results[i].param;
+    returned_kinds_.push_back(p >= 0 ? params_[static_cast<size_t>(p)].kind
+                                     : static_cast<MemoryKind>(results[i].space));
+  }
   return Ok();
 }
 

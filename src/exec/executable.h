@@ -47,16 +47,14 @@ struct HostChannel {
 
 class Executable {
  public:
-  // Compiles manifest.ir (its entry) for a client of `num_cores` cores. `source` is the text the manifest
-  // was loaded from (pretty ops need it; may be empty). UNIMPLEMENTED "file:line:col: ..." for anything the
-  // executor cannot run, FAILED_PRECONDITION for a manifest without a graph (read from JSON),
-  // INVALID_ARGUMENT for bad options (more replicas times partitions than cores) or a donation that does not
-  // fit its output. Infeed and outfeed (the entry or a function it calls) are UNIMPLEMENTED: the executor
-  // has no feed queues.
-  // `kernels` (nullable): the client's custom kernels (exec/custom_kernels.h); the executable keeps those it calls.
-  static Status Compile(const manifest::Manifest& manifest, std::string_view source, const ExecutableOptions& options,
-                        uint32_t num_cores, const CustomKernelRegistry* kernels,
-                        std::shared_ptr<const Executable>* out);
+  // Compiles manifest.ir (its entry) for a client of `num_cores` cores. UNIMPLEMENTED "file:line:col: ..." for
+  // anything the executor cannot run, FAILED_PRECONDITION for a manifest without a graph (read from JSON),
+  // INVALID_ARGUMENT for bad options (more replicas times partitions than cores) or a donation that does not fit
+  // its output. Infeed and outfeed (the entry or a function it calls) are UNIMPLEMENTED: the executor has no feed
+  // queues. `kernels` (nullable): the client's custom kernels (exec/custom_kernels.h); the executable keeps those
+  // it calls.
+  static Status Compile(const manifest::Manifest& manifest, const ExecutableOptions& options, uint32_t num_cores,
+                        const CustomKernelRegistry* kernels, std::shared_ptr<const Executable>* out);
 
   const std::vector<ValueInfo>& parameters() const { return params_; }
   const std::vector<ValueInfo>& outputs() const { return outputs_; }
@@ -84,6 +82,9 @@ class Executable {
   MemoryKind returned_kind(size_t i) const { return returned_kinds_[i]; }
 
  private:
+  // The program's parameters and results, checked against the manifest's values (Compile's last step).
+  Status TakeValues(const manifest::Manifest& m, const std::string& filename);
+
   Executable() = default;
   std::shared_ptr<const stablehlo::Module> ir_;  // the program points into it
   interp::CustomCallRegistry custom_calls_;      // the program points into it

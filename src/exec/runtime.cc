@@ -706,7 +706,8 @@ void Runtime::Drain(CoreQueue* q, bool on_caller) {
 
 void Runtime::EndProcess(Execution& e, Status s) {
   LaunchState& l = *e.grid;
-  (void)l.grid->Finish(e.core, std::move(s));
+  // The grid keeps the final status; the last process to end reads every one (FinalStatus, below).
+  l.grid->Finish(e.core, std::move(s)).IgnoreError();
   {
     std::lock_guard<std::mutex> lock(l.mu);
     if (--l.running) return;
@@ -849,9 +850,10 @@ void Runtime::Run(Execution& e) {
     const uint64_t elapsed = t1 - t0;
     stats.op_ns = elapsed > stats.explicit_transfer_ns ? elapsed - stats.explicit_transfer_ns : 0;
   }
+  // Workspaces this run got from Allocate: a memory cannot refuse them back, the status carries nothing to act on.
   for (size_t k = 0; k < kNumMemoryKinds; ++k) {
     if (spaces[k])
-      (void)device.memory_of_kind(static_cast<MemoryKind>(k))->view().memory->Free(spaces[k], space_bytes[k]);
+      device.memory_of_kind(static_cast<MemoryKind>(k))->view().memory->Free(spaces[k], space_bytes[k]).IgnoreError();
   }
   finish(std::move(failure));
 }

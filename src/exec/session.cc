@@ -48,9 +48,9 @@ Status Session::UseTransport(std::unique_ptr<Transport>& transport) {
   return Ok();
 }
 
-Status Session::Compile(const manifest::Manifest& m, std::string_view source, const ExecutableOptions& options,
+Status Session::Compile(const manifest::Manifest& m, const ExecutableOptions& options,
                         std::shared_ptr<const Executable>* out, ExecutableLease* lease) {
-  NEURONMEM_RETURN_IF_ERROR(Executable::Compile(m, source, options, num_cores(), &kernels_, out));
+  NEURONMEM_RETURN_IF_ERROR(Executable::Compile(m, options, num_cores(), &kernels_, out));
   runtime();
   *lease = ExecutableLease(this);
   return Ok();

@@ -12,8 +12,8 @@
 
 #include "base/status.h"
 #include "core/client.h"
-#include "exec/executable.h"
 #include "exec/custom_kernels.h"
+#include "exec/executable.h"
 #include "exec/runtime.h"
 #include "exec/stats.h"
 #include "exec/transport.h"
@@ -63,8 +63,8 @@ class Session {
 
   // Compiles for this session's cores with its kernels (Executable::Compile's statuses), makes the executor
   // (so that the first execute does not), and counts the new handle in `lease`.
-  Status Compile(const manifest::Manifest& m, std::string_view source, const ExecutableOptions& options,
-                 std::shared_ptr<const Executable>* out, ExecutableLease* lease);
+  Status Compile(const manifest::Manifest& m, const ExecutableOptions& options, std::shared_ptr<const Executable>* out,
+                 ExecutableLease* lease);
   // Runtime::Execute / Runtime::Launch on this session's executor.
   Status Execute(const ExecuteRequest& request, copy::Buffer* const* results, Event** done,
                  std::shared_ptr<const ExecutionStats>* stats) {

@@ -151,7 +151,10 @@ Status Build(CompileCtx& cx, Kind kind, int64_t feature_index, double eps, const
   const int ki = static_cast<int>(kind);
   const Slot& x = cx.slot(in[0]);
   const ElementType type = x.type;
-  if (!IsFloat(type) || IsSmallFloat(type))
+  if (!IsFloat(type))
+    return cx.Invalid("element type %s: batch norm takes floating-point tensors",
+                      std::string(ElementTypeName(type)).c_str());
+  if (IsSmallFloat(type))
     return cx.Unsupported("element type %s: batch norm takes f16, bf16, f32 or f64 tensors here",
                           std::string(ElementTypeName(type)).c_str());
   if (feature_index < 0 || feature_index >= static_cast<int64_t>(x.dims.size()))
@@ -215,7 +218,7 @@ Status CompileGrad(CompileCtx& cx, std::unique_ptr<Kernel>* k) { return CompileB
 
 }  // namespace
 
-void RegisterBatchNormOps(std::unordered_map<std::string_view, OpCompileFn>* r) {
+void RegisterBatchNormOps(OpTable* r) {
   (*r)["stablehlo.batch_norm_inference"] = CompileInference;
   (*r)["stablehlo.batch_norm_training"] = CompileTraining;
   (*r)["stablehlo.batch_norm_grad"] = CompileGrad;

@@ -282,6 +282,8 @@ Status CompileCustomCall(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   }
   if (target.empty()) return cx.Invalid("missing call_target_name");
   const CustomCallFn* fn = cx.custom_calls()->Find(target);
+  if (!fn && IsShardingAnnotationTarget(target)) return CompileShardingAnnotation(cx, target);
+  if (!fn && target == "shape_assertion") return CompileShapeAssertion(cx, k);
   if (!fn) return cx.Unsupported("unknown custom call target @%.*s", static_cast<int>(target.size()), target.data());
   *k = MakeCustomCallKernel(cx, std::string(target), fn);
   return Ok();
@@ -467,7 +469,7 @@ const CustomCallFn* CustomCallRegistry::Find(std::string_view name) const {
   return nullptr;
 }
 
-void RegisterCheckOps(std::unordered_map<std::string_view, OpCompileFn>* r) {
+void RegisterCheckOps(OpTable* r) {
   auto& m = *r;
   m["stablehlo.custom_call"] = CompileCustomCall;
   m["check.expect_eq"] = CompileExpectEq;

@@ -98,28 +98,28 @@ Status CompileChloBinary(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
 
 }  // namespace
 
-void RegisterChloSpecialOps(std::unordered_map<std::string_view, OpCompileFn>* r) {
+void RegisterChloSpecialOps(OpTable* r) {
   using U = numerics::ChloUnaryOp;
   using B = numerics::ChloBinaryOp;
   auto& m = *r;
-  m["chlo.lgamma"] = CompileChloUnary<U::kLgamma>;
-  m["chlo.digamma"] = CompileChloUnary<U::kDigamma>;
-  m["chlo.erf"] = CompileChloUnary<U::kErf>;
-  m["chlo.erfc"] = CompileChloUnary<U::kErfc>;
-  m["chlo.erf_inv"] = CompileChloUnary<U::kErfInv>;
-  m["chlo.bessel_i1e"] = CompileChloUnary<U::kBesselI1e>;
-  m["chlo.cosh"] = CompileChloUnary<U::kCosh>;
-  m["chlo.sinh"] = CompileChloUnary<U::kSinh>;
-  m["chlo.acos"] = CompileChloUnary<U::kAcos>;
-  m["chlo.asin"] = CompileChloUnary<U::kAsin>;
-  m["chlo.acosh"] = CompileChloUnary<U::kAcosh>;
-  m["chlo.asinh"] = CompileChloUnary<U::kAsinh>;
-  m["chlo.atan"] = CompileChloUnary<U::kAtan>;
-  m["chlo.atanh"] = CompileChloUnary<U::kAtanh>;
-  m["chlo.tan"] = CompileChloUnary<U::kTan>;
-  m["chlo.zeta"] = CompileChloBinary<B::kZeta>;
-  m["chlo.polygamma"] = CompileChloBinary<B::kPolygamma>;
-  m["chlo.next_after"] = CompileChloBinary<B::kNextAfter>;
+  m["chlo.lgamma"] = {CompileChloUnary<U::kLgamma>, kElementwise};
+  m["chlo.digamma"] = {CompileChloUnary<U::kDigamma>, kElementwise};
+  m["chlo.erf"] = {CompileChloUnary<U::kErf>, kElementwise};
+  m["chlo.erfc"] = {CompileChloUnary<U::kErfc>, kElementwise};
+  m["chlo.erf_inv"] = {CompileChloUnary<U::kErfInv>, kElementwise};
+  m["chlo.bessel_i1e"] = {CompileChloUnary<U::kBesselI1e>, kElementwise};
+  m["chlo.cosh"] = {CompileChloUnary<U::kCosh>, kElementwise};
+  m["chlo.sinh"] = {CompileChloUnary<U::kSinh>, kElementwise};
+  m["chlo.acos"] = {CompileChloUnary<U::kAcos>, kElementwise};
+  m["chlo.asin"] = {CompileChloUnary<U::kAsin>, kElementwise};
+  m["chlo.acosh"] = {CompileChloUnary<U::kAcosh>, kElementwise};
+  m["chlo.asinh"] = {CompileChloUnary<U::kAsinh>, kElementwise};
+  m["chlo.atan"] = {CompileChloUnary<U::kAtan>, kElementwise};
+  m["chlo.atanh"] = {CompileChloUnary<U::kAtanh>, kElementwise};
+  m["chlo.tan"] = {CompileChloUnary<U::kTan>, kElementwise};
+  m["chlo.zeta"] = {CompileChloBinary<B::kZeta>, kElementwise};
+  m["chlo.polygamma"] = {CompileChloBinary<B::kPolygamma>, kElementwise};
+  m["chlo.next_after"] = {CompileChloBinary<B::kNextAfter>, kElementwise};
 }
 
 }  // namespace neuronmem::interp

@@ -16,7 +16,7 @@
 
 namespace neuronmem::interp {
 
-void RegisterCollectiveOps(std::unordered_map<std::string_view, OpCompileFn>* r) {
+void RegisterCollectiveOps(OpTable* r) {
   collective::RegisterReducingCollectives(r);
   collective::RegisterMovingCollectives(r);
   collective::RegisterProcessOps(r);

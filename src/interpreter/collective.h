@@ -218,8 +218,8 @@ class ReducingKernel : public GroupKernel {
 
 // ---- Registration -----------------------------------------------------------------------------------------
 
-void RegisterReducingCollectives(std::unordered_map<std::string_view, OpCompileFn>* r);  // collective_reduce.cc
-void RegisterMovingCollectives(std::unordered_map<std::string_view, OpCompileFn>* r);    // collective_move.cc
-void RegisterProcessOps(std::unordered_map<std::string_view, OpCompileFn>* r);           // process_ops.cc
+void RegisterReducingCollectives(OpTable* r);  // collective_reduce.cc
+void RegisterMovingCollectives(OpTable* r);    // collective_move.cc
+void RegisterProcessOps(OpTable* r);           // process_ops.cc
 
 }  // namespace neuronmem::interp::collective

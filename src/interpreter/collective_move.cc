@@ -286,7 +286,7 @@ Status CompileCollectivePermute(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
 
 }  // namespace
 
-void RegisterMovingCollectives(std::unordered_map<std::string_view, OpCompileFn>* r) {
+void RegisterMovingCollectives(OpTable* r) {
   auto& m = *r;
   m["stablehlo.all_gather"] = CompileAllGather;
   m["stablehlo.all_to_all"] = CompileAllToAll;

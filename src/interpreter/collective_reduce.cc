@@ -164,7 +164,7 @@ Status CompileCollectiveReduce(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
 
 }  // namespace
 
-void RegisterReducingCollectives(std::unordered_map<std::string_view, OpCompileFn>* r) {
+void RegisterReducingCollectives(OpTable* r) {
   auto& m = *r;
   m["stablehlo.all_reduce"] = CompileAllReduce;
   m["stablehlo.reduce_scatter"] = CompileReduceScatter;

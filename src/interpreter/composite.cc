@@ -90,7 +90,7 @@ Status CompileComposite(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
 
 }  // namespace
 
-void RegisterCompositeOps(std::unordered_map<std::string_view, OpCompileFn>* r) {
+void RegisterCompositeOps(OpTable* r) {
   (*r)["stablehlo.composite"] = CompileComposite;
 }
 

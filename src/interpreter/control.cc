@@ -1,7 +1,6 @@
 // Control flow and calls: func.call/call, while, if, case, and the token ops (after_all).
 #include <algorithm>
 
-#include "interpreter/attr_text.h"
 #include "interpreter/program.h"
 #include "interpreter/quant.h"
 #include "interpreter/shape.h"
@@ -317,32 +316,19 @@ class ScanKernel final : public Kernel {
 };
 
 Status CompileScan(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
-  // The number of scanned inputs: operandSegmentSizes (generic form) or the values inside `scan(...)`.
+  // The number of scanned inputs: operandSegmentSizes (the parser derives it from the pretty `scan(...)
+  // inits(...)` too).
   std::vector<int64_t> segments;
-  size_t n = 0;
-  if (cx.IntList("operandSegmentSizes", &segments) && segments.size() == 2) {
-    n = static_cast<size_t>(segments[0]);
-  } else {
-    const std::string_view text = cx.OpText();
-    const size_t open = text.find("scan(");
-    const size_t close = open == std::string_view::npos ? open : text.find(')', open);
-    if (close == std::string_view::npos) return cx.Invalid("cannot read the scanned inputs");
-    for (size_t i = open; i < close; ++i) n += text[i] == '%';
-  }
+  if (!cx.IntList("operandSegmentSizes", &segments) || segments.size() != 2 || segments[0] < 0)
+    return cx.Invalid("cannot read the scanned inputs (operandSegmentSizes)");
+  const size_t n = static_cast<size_t>(segments[0]);
   const size_t total = cx.num_inputs();
   if (n == 0 || n > total || cx.num_outputs() != total) return cx.Invalid("expected inputs, inits and as many results");
   const size_t m = total - n;
   int64_t dim = -1;
-  if (!cx.Int("dimension", &dim)) {
-    TextCursor c(cx.OpText());
-    if (!c.SeekKey("dimension") || !c.Int(&dim)) return cx.Invalid("missing dimension");
-  }
+  if (!cx.Int("dimension", &dim)) return cx.Invalid("missing dimension");
   bool reverse = false;
-  if (!cx.Bool("is_reverse", &reverse)) {
-    TextCursor c(cx.OpText());
-    std::string_view w;
-    reverse = c.SeekKey("is_reverse") && c.Word(&w) && w == "true";
-  }
+  cx.Bool("is_reverse", &reverse);
   const Slot in0 = cx.in_slot(0);
   const int64_t rank = static_cast<int64_t>(in0.dims.size());
   if (dim < 0 || dim >= rank) return cx.Invalid("dimension out of range");
@@ -471,7 +457,7 @@ Status CompileToken(CompileCtx&, std::unique_ptr<Kernel>*) { return Ok(); }
 
 }  // namespace
 
-void RegisterControlOps(std::unordered_map<std::string_view, OpCompileFn>* r) {
+void RegisterControlOps(OpTable* r) {
   auto& m = *r;
   m["func.call"] = CompileCall;
   m["call"] = CompileCall;

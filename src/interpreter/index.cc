@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "interpreter/attr_text.h"
 #include "interpreter/kernel.h"
 #include "interpreter/quant.h"
 #include "interpreter/region.h"
@@ -20,18 +19,16 @@ namespace {
 // Reads the integer list `key` of a dialect attribute (#stablehlo.gather<...>); absent = empty.
 bool DialectList(const stablehlo::Attribute& a, std::string_view key, std::vector<int64_t>* out) {
   out->clear();
-  if (const stablehlo::Attribute* e = a.Get(key)) return CompileCtx::IntListOf(*e, out);
-  TextCursor c(a.text);
-  return !c.SeekKey(key) || c.IntList(out);
+  const stablehlo::Attribute* e = a.Get(key);
+  return !e || CompileCtx::IntListOf(*e, out);
 }
+// Reads the integer `key` of a dialect attribute; absent = `out` unchanged.
 bool DialectInt(const stablehlo::Attribute& a, std::string_view key, int64_t* out) {
-  if (const stablehlo::Attribute* e = a.Get(key)) {
-    if (e->kind != stablehlo::Attribute::Kind::kInt) return false;
-    *out = e->i;
-    return true;
-  }
-  TextCursor c(a.text);
-  return !c.SeekKey(key) || c.Int(out);
+  const stablehlo::Attribute* e = a.Get(key);
+  if (!e) return true;
+  if (e->kind != stablehlo::Attribute::Kind::kInt) return false;
+  *out = e->i;
+  return true;
 }
 
 bool Contains(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
@@ -560,10 +557,7 @@ Status CompileSort(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   const Slot in0 = cx.in_slot(0);
   const int64_t rank = static_cast<int64_t>(in0.dims.size());
   int64_t dim = -1;
-  if (!cx.Int("dimension", &dim)) {
-    TextCursor c(cx.OpText());
-    if (!c.SeekKey("dimension") || !c.Int(&dim)) return cx.Invalid("missing dimension");
-  }
+  if (!cx.Int("dimension", &dim)) return cx.Invalid("missing dimension");
   if (dim < -rank || dim >= rank) return cx.Invalid("dimension %lld out of range", static_cast<long long>(dim));
   if (dim < 0) dim += rank;
   std::vector<uint32_t> ins, outs;
@@ -667,10 +661,7 @@ Status CompileTopK(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
     return cx.Invalid("an operand quantized along its last dim cannot be sorted: its values have different scales");
   if (!SameQuant(in.quant, values.quant)) return cx.Invalid("the values must have the operand's quantized type");
   int64_t kk = -1;
-  if (!cx.Int("k", &kk)) {
-    TextCursor c(cx.OpText());
-    if (!c.SeekKey("k") || !c.Int(&kk)) return cx.Invalid("missing k");
-  }
+  if (!cx.Int("k", &kk)) return cx.Invalid("missing k");
   const int64_t len = in.dims.back();
   if (kk < 0 || kk > len)
     return cx.Invalid("k = %lld is outside [0, %lld]", static_cast<long long>(kk), static_cast<long long>(len));
@@ -698,7 +689,7 @@ Status CompileTopK(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
 
 }  // namespace
 
-void RegisterIndexOps(std::unordered_map<std::string_view, OpCompileFn>* r) {
+void RegisterIndexOps(OpTable* r) {
   (*r)["stablehlo.gather"] = CompileGather;
   (*r)["stablehlo.dynamic_gather"] = CompileDynamicGather;
   (*r)["stablehlo.scatter"] = CompileScatter;

@@ -95,12 +95,8 @@ class CustomCallRegistry {
 };
 
 struct CompileOptions {
-  std::string entry = "main";  // the function to run
-  std::string filename;        // prefixes error locations ("file:line:col")
-  // The text the module was parsed from. Needed only for pretty-printed ops whose custom syntax the IR
-  // does not keep (reduce's `applies stablehlo.add`, reduce_precision's format, `%a, %b = ...` result
-  // names); without it those ops fail to compile.
-  std::string_view source;
+  std::string entry = "main";                        // the function to run
+  std::string filename;                              // prefixes error locations ("file:line:col")
   const CustomCallRegistry* custom_calls = nullptr;  // nullptr = CustomCallRegistry::BuiltIn()
   // Memory spaces (the executor's memory kinds): the space of the values an op defines, below kMaxSpaces
   // (0 = the default space). Each space's intermediates are planned apart, in memory of their own per

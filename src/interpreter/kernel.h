@@ -176,8 +176,6 @@ class CompileCtx {
   // compute from constants only (evaluated here with their kernels, once). Otherwise UNIMPLEMENTED naming
   // `what` and the value it depends on (a function argument, or an op that is not evaluated at compile time).
   virtual Status ConstantData(uint32_t slot, const char* what, const char** data) = 0;
-  // Source text of the op from its location to its end (empty if the source is not known).
-  virtual std::string_view OpText() const = 0;
   virtual const ProgramState* state() const = 0;
   virtual const CustomCallRegistry* custom_calls() const = 0;
 
@@ -199,37 +197,67 @@ class CompileCtx {
 
 using OpCompileFn = Status (*)(CompileCtx& cx, std::unique_ptr<Kernel>* out);
 
-// The op registry: name -> compile function. Families register themselves from static initializers in
-// their own translation units via RegisterOps (called from a single table in registry.cc).
-const std::unordered_map<std::string_view, OpCompileFn>& OpRegistry();
+// What the compiler may do with an op besides compiling it: each op's registry entry says.
+enum OpTrait : uint8_t {
+  kElementwise = 1,  // its results have the shape of its operands (dynamic result dims come from them)
+  kEvaluable = 2,    // no side effects, no regions, a kernel that reads only its operands: evaluated at compile
+                     // time when every operand is known (the vocabulary of shape computations)
+  kBatchable = 4,    // its kernel computes each element of an n-element value as it computes a 0-d one (a
+                     // region of such ops runs batched, CompileCtx::CompileRegionBatched)
+};
 
-void RegisterElementwiseOps(std::unordered_map<std::string_view, OpCompileFn>* r);
-void RegisterShapeOps(std::unordered_map<std::string_view, OpCompileFn>* r);
-void RegisterControlOps(std::unordered_map<std::string_view, OpCompileFn>* r);
-void RegisterCheckOps(std::unordered_map<std::string_view, OpCompileFn>* r);
-void RegisterLinalgOps(std::unordered_map<std::string_view, OpCompileFn>* r);
+// An op's registry entry: its compile function and its traits (OpTrait bits).
+struct OpEntry {
+  OpEntry() = default;
+  OpEntry(OpCompileFn fn, uint8_t t = 0) : compile(fn), traits(t) {}  // NOLINT: implicit (`m[name] = fn`)
+  OpCompileFn compile = nullptr;
+  uint8_t traits = 0;
+};
+using OpTable = std::unordered_map<std::string_view, OpEntry>;
+
+// The op registry: name -> entry. Each op family registers its ops from its own translation unit (called
+// from one table in registry.cc).
+const OpTable& OpRegistry();
+
+void RegisterElementwiseOps(OpTable* r);
+void RegisterShapeOps(OpTable* r);
+void RegisterControlOps(OpTable* r);
+void RegisterCheckOps(OpTable* r);
+void RegisterLinalgOps(OpTable* r);
 // fft, triangular_solve, cholesky (linalg_solver_ops.cc).
-void RegisterLinalgSolverOps(std::unordered_map<std::string_view, OpCompileFn>* r);
-void RegisterReduceOps(std::unordered_map<std::string_view, OpCompileFn>* r);
-void RegisterIndexOps(std::unordered_map<std::string_view, OpCompileFn>* r);
-void RegisterRngOps(std::unordered_map<std::string_view, OpCompileFn>* r);
+void RegisterLinalgSolverOps(OpTable* r);
+void RegisterReduceOps(OpTable* r);
+void RegisterIndexOps(OpTable* r);
+void RegisterRngOps(OpTable* r);
 // replica_id, partition_id, the collectives, send/recv, infeed/outfeed (collective.h).
-void RegisterCollectiveOps(std::unordered_map<std::string_view, OpCompileFn>* r);
+void RegisterCollectiveOps(OpTable* r);
 // The reference interpreter's test ops: interpreter.run_parallel, interpreter.probe,
 // check.expect_serialized_eq (reference_ops.cc).
-void RegisterReferenceOps(std::unordered_map<std::string_view, OpCompileFn>* r);
+void RegisterReferenceOps(OpTable* r);
 // stablehlo.composite (composite.cc).
-void RegisterCompositeOps(std::unordered_map<std::string_view, OpCompileFn>* r);
+void RegisterCompositeOps(OpTable* r);
 // batch_norm_inference, batch_norm_training, batch_norm_grad (batch_norm.cc).
-void RegisterBatchNormOps(std::unordered_map<std::string_view, OpCompileFn>* r);
+void RegisterBatchNormOps(OpTable* r);
+// chlo.is_inf, chlo.is_neg_inf, chlo.is_pos_inf, chlo.conj (chlo_float_class.cc).
+void RegisterChloFloatClassOps(OpTable* r);
 // chlo.ragged_dot (ragged_dot.cc).
-void RegisterRaggedDotOps(std::unordered_map<std::string_view, OpCompileFn>* r);
+void RegisterRaggedDotOps(OpTable* r);
 // Defined by chlo_special.cc when it exists (see registry.cc).
-void RegisterChloSpecialOps(std::unordered_map<std::string_view, OpCompileFn>* r);
+void RegisterChloSpecialOps(OpTable* r);
 
 // A kernel calling the custom-call target `fn` (found as `target`) with the current op's operands and results
 // (checks.cc); a failure reads "file:line:col: 'op.name' @target: message".
 std::unique_ptr<Kernel> MakeCustomCallKernel(CompileCtx& cx, std::string target, const CustomCallFn* fn);
+
+// The custom calls that only annotate values for the SPMD partitioner (Sharding, SPMDFullToShardShape,
+// SPMDShardToFullShape, xla.sdy.FuncResultSharding, xla.sdy.GlobalToLocalShape, xla.sdy.LocalToGlobalShape,
+// xla.sdy.ShardingGroup, xla.sdy.PropagationBarrier), and their compile: each result is its operand, no kernel
+// (sharding_annotations.cc). UNIMPLEMENTED when one changes a value's type (a split over several devices).
+bool IsShardingAnnotationTarget(std::string_view target);
+Status CompileShardingAnnotation(CompileCtx& cx, std::string_view target);
+// jax.export's @shape_assertion(%ok, %values...) {error_message}: fails the run when %ok is false, the message's
+// {k} replaced by operand k + 1 (shape_assertion.cc).
+Status CompileShapeAssertion(CompileCtx& cx, std::unique_ptr<Kernel>* k);
 
 // Helpers for kernels.
 template <typename T>

@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "interpreter/attr_text.h"
+#include "interpreter/elementwise.h"
 #include "interpreter/kernel.h"
 #include "interpreter/quant.h"
 #include "interpreter/shape.h"
@@ -87,36 +87,21 @@ class LinalgKernel final : public Kernel {
 using DotGeneralKernel = LinalgKernel<linalg::DotDimensionNumbers, linalg::DotGeneral, linalg::DotGeneralExact>;
 using ConvolutionKernel = LinalgKernel<linalg::ConvolutionParams, linalg::Convolution, linalg::ConvolutionExact>;
 
-// Reads `key = [a, b] x [c, d]` (pretty form); absent means two empty lists.
-bool ReadListPair(std::string_view text, std::string_view key, std::vector<int64_t>* a, std::vector<int64_t>* b) {
-  a->clear();
-  b->clear();
-  TextCursor c(text);
-  if (!c.SeekKey(key)) return true;
-  std::string_view x;
-  return c.IntList(a) && c.Word(&x) && x == "x" && c.IntList(b);
-}
-
+// dot_dimension_numbers (#stablehlo.dot<...>, or the pretty form's `batching_dims = [..] x [..]`,
+// `contracting_dims = [..] x [..]` as the parser decodes them); an absent list is empty.
 Status DotDimensions(CompileCtx& cx, linalg::DotDimensionNumbers* dn) {
-  if (const stablehlo::Attribute* a = cx.Attr("dot_dimension_numbers")) {  // generic form
-    const auto list = [&](std::string_view key, std::vector<int64_t>* out) {
-      out->clear();
-      if (const stablehlo::Attribute* e = a->Get(key)) return CompileCtx::IntListOf(*e, out);
-      TextCursor c(a->text);  // the attribute's text when the parser kept it opaque
-      return !c.SeekKey(key) || c.IntList(out);
-    };
-    if (!list("lhs_batching_dimensions", &dn->lhs_batching_dimensions) ||
-        !list("rhs_batching_dimensions", &dn->rhs_batching_dimensions) ||
-        !list("lhs_contracting_dimensions", &dn->lhs_contracting_dimensions) ||
-        !list("rhs_contracting_dimensions", &dn->rhs_contracting_dimensions))
-      return cx.Invalid("malformed dot_dimension_numbers");
-    return Ok();
-  }
-  const std::string_view text = cx.OpText();
-  if (text.empty()) return cx.Unsupported("the pretty form needs the module's source text");
-  if (!ReadListPair(text, "batching_dims", &dn->lhs_batching_dimensions, &dn->rhs_batching_dimensions) ||
-      !ReadListPair(text, "contracting_dims", &dn->lhs_contracting_dimensions, &dn->rhs_contracting_dimensions))
-    return cx.Invalid("malformed batching_dims or contracting_dims");
+  const stablehlo::Attribute* a = cx.Attr("dot_dimension_numbers");
+  if (!a) return cx.Invalid("missing dot_dimension_numbers");
+  const auto list = [&](std::string_view key, std::vector<int64_t>* out) {
+    out->clear();
+    const stablehlo::Attribute* e = a->Get(key);
+    return !e || CompileCtx::IntListOf(*e, out);
+  };
+  if (!list("lhs_batching_dimensions", &dn->lhs_batching_dimensions) ||
+      !list("rhs_batching_dimensions", &dn->rhs_batching_dimensions) ||
+      !list("lhs_contracting_dimensions", &dn->lhs_contracting_dimensions) ||
+      !list("rhs_contracting_dimensions", &dn->rhs_contracting_dimensions))
+    return cx.Invalid("malformed dot_dimension_numbers");
   return Ok();
 }
 
@@ -126,9 +111,32 @@ Status CompileLinalg(CompileCtx& cx, std::unique_ptr<Kernel>* k, Params params, 
   if (cx.num_inputs() != num_inputs || cx.num_outputs() != 1) return cx.Invalid("expected two operands and one result");
   const auto inner = [&](CompileCtx& c, const std::vector<uint32_t>& in, uint32_t out, std::unique_ptr<Kernel>* kk) {
     BinarySlots s = Slots3(c, in, out);
+    // i2/i4/ui2/ui4 are stored one byte each, wrapped to their width: read as i8/ui8 they are the same values.
+    // A sub-byte result is summed in i8/ui8 (which wraps modulo a multiple of its width) and wrapped once.
+    const auto widen = [](Slot* v) {
+      if (SubByteBits(v->type)) v->type = IsSignedInt(v->type) ? ElementType::kS8 : ElementType::kU8;
+    };
+    widen(&s.lhs_s);
+    widen(&s.rhs_s);
+    const bool narrow_out = SubByteBits(s.out_s.type) != 0;
+    if (narrow_out) {
+      widen(&s.out_s);
+      s.out = c.AddScratch(s.out_s.type, s.out_s.dims);
+      s.out_s = c.slot(s.out);
+    }
+    const uint32_t wide = s.out;
     NEURONMEM_RETURN_IF_ERROR(FromLinalg(c, check(s, params)));
-    *kk = std::make_unique<KernelT>(std::move(s), params);
-    (*kk)->op = &c.op();
+    auto kernel = std::make_unique<KernelT>(std::move(s), params);
+    kernel->op = &c.op();
+    if (!narrow_out) {
+      *kk = std::move(kernel);
+      return Ok();
+    }
+    std::vector<std::unique_ptr<Kernel>> ks;
+    ks.push_back(std::move(kernel));
+    ks.emplace_back();
+    NEURONMEM_RETURN_IF_ERROR(MakeConvert(c, wide, out, &ks.back()));
+    *kk = MakeSequence(std::move(ks));
     return Ok();
   };
   // Quantized and small-float (f8, f6, f4) operands: computed in f32, the result quantized / rounded once.
@@ -161,47 +169,6 @@ Status CompileDot(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
       });
 }
 
-// `[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]`: the dimension letters of the three operands.
-bool ParseConvLayout(TextCursor& c, linalg::ConvolutionParams* p) {
-  std::vector<std::string_view> in, kn, out;
-  std::string_view x;
-  if (!c.WordList(&in) || !c.Word(&x) || x != "x" || !c.WordList(&kn) || !c.Arrow() || !c.WordList(&out)) return false;
-  const auto spatial = [](const std::vector<std::string_view>& l, char a, char b, int64_t* da, int64_t* db,
-                          std::vector<int64_t>* sp) {
-    std::vector<std::pair<int64_t, int64_t>> pos;  // (spatial number, dim)
-    bool fa = false, fb = false;
-    for (size_t d = 0; d < l.size(); ++d) {
-      const std::string_view w = l[d];
-      if (w.size() == 1 && w[0] == a && !fa) {
-        *da = static_cast<int64_t>(d);
-        fa = true;
-      } else if (w.size() == 1 && w[0] == b && !fb) {
-        *db = static_cast<int64_t>(d);
-        fb = true;
-      } else {
-        int64_t n = 0;
-        for (char ch : w) {
-          if (ch < '0' || ch > '9') return false;
-          n = n * 10 + (ch - '0');
-        }
-        pos.emplace_back(n, static_cast<int64_t>(d));
-      }
-    }
-    if (!fa || !fb) return false;
-    sp->assign(pos.size(), -1);
-    for (const auto& [n, d] : pos) {
-      if (n < 0 || n >= static_cast<int64_t>(pos.size()) || (*sp)[n] != -1) return false;
-      (*sp)[n] = d;
-    }
-    return true;
-  };
-  return spatial(in, 'b', 'f', &p->input_batch_dimension, &p->input_feature_dimension, &p->input_spatial_dimensions) &&
-         spatial(kn, 'i', 'o', &p->kernel_input_feature_dimension, &p->kernel_output_feature_dimension,
-                 &p->kernel_spatial_dimensions) &&
-         spatial(out, 'b', 'f', &p->output_batch_dimension, &p->output_feature_dimension,
-                 &p->output_spatial_dimensions);
-}
-
 bool ReadPadding(const std::vector<int64_t>& flat, linalg::ConvolutionParams* p) {
   if (flat.size() % 2) return false;
   p->padding.clear();
@@ -229,39 +196,33 @@ bool BoolListOf(const stablehlo::Attribute& a, std::vector<bool>* out) {
   return true;
 }
 
-// Generic form: dimension_numbers = #stablehlo.conv<[b, 0, f]x[0, i, o]->[b, 0, f]> or
-// #stablehlo.conv<raw input_batch_dimension = 0, ...>; window_strides, padding, lhs_dilation,
-// rhs_dilation, window_reversal as separate attributes.
-Status GenericConvAttributes(CompileCtx& cx, const stablehlo::Attribute& dnum, linalg::ConvolutionParams* p) {
-  std::string_view body = dnum.text;
-  const size_t lt = body.find('<');
-  if (lt == std::string_view::npos) return cx.Invalid("malformed dimension_numbers");
-  body = body.substr(lt + 1);
-  TextCursor c(body);
-  std::string_view raw;
-  TextCursor probe(body);
-  if (probe.Word(&raw) && raw == "raw") {
-    const auto one = [&](std::string_view key, int64_t* v) {
-      TextCursor k(body);
-      return k.SeekKey(key) && k.Int(v);
-    };
-    const auto list = [&](std::string_view key, std::vector<int64_t>* v) {
-      TextCursor k(body);
-      return k.SeekKey(key) && k.IntList(v);
-    };
-    if (!one("input_batch_dimension", &p->input_batch_dimension) ||
-        !one("input_feature_dimension", &p->input_feature_dimension) ||
-        !list("input_spatial_dimensions", &p->input_spatial_dimensions) ||
-        !one("kernel_input_feature_dimension", &p->kernel_input_feature_dimension) ||
-        !one("kernel_output_feature_dimension", &p->kernel_output_feature_dimension) ||
-        !list("kernel_spatial_dimensions", &p->kernel_spatial_dimensions) ||
-        !one("output_batch_dimension", &p->output_batch_dimension) ||
-        !one("output_feature_dimension", &p->output_feature_dimension) ||
-        !list("output_spatial_dimensions", &p->output_spatial_dimensions))
-      return cx.Invalid("malformed dimension_numbers");
-  } else if (!ParseConvLayout(c, p)) {
+// dimension_numbers (#stablehlo.conv<[b, 0, f]x[0, i, o]->[b, 0, f]>, #stablehlo.conv<raw ...>, or the pretty
+// form's `dim_numbers = ...`, decoded by the parser into its nine numbers); window_strides, padding,
+// lhs_dilation, rhs_dilation, window_reversal (the pretty form's `window = {stride, pad, lhs_dilate,
+// rhs_dilate, reverse}`, renamed by the parser).
+Status ConvAttributes(CompileCtx& cx, linalg::ConvolutionParams* p) {
+  const stablehlo::Attribute* dnum = cx.Attr("dimension_numbers");
+  if (!dnum) return cx.Invalid("missing dimension_numbers");
+  const auto one = [&](std::string_view key, int64_t* v) {
+    const stablehlo::Attribute* e = dnum->Get(key);
+    if (!e || e->kind != stablehlo::Attribute::Kind::kInt) return false;
+    *v = e->i;
+    return true;
+  };
+  const auto list = [&](std::string_view key, std::vector<int64_t>* v) {
+    const stablehlo::Attribute* e = dnum->Get(key);
+    return e && CompileCtx::IntListOf(*e, v);
+  };
+  if (!one("input_batch_dimension", &p->input_batch_dimension) ||
+      !one("input_feature_dimension", &p->input_feature_dimension) ||
+      !list("input_spatial_dimensions", &p->input_spatial_dimensions) ||
+      !one("kernel_input_feature_dimension", &p->kernel_input_feature_dimension) ||
+      !one("kernel_output_feature_dimension", &p->kernel_output_feature_dimension) ||
+      !list("kernel_spatial_dimensions", &p->kernel_spatial_dimensions) ||
+      !one("output_batch_dimension", &p->output_batch_dimension) ||
+      !one("output_feature_dimension", &p->output_feature_dimension) ||
+      !list("output_spatial_dimensions", &p->output_spatial_dimensions))
     return cx.Invalid("malformed dimension_numbers");
-  }
   if (const stablehlo::Attribute* a = cx.Attr("window_strides"))
     if (!CompileCtx::IntListOf(*a, &p->window_strides)) return cx.Invalid("malformed window_strides");
   if (const stablehlo::Attribute* a = cx.Attr("lhs_dilation"))
@@ -277,56 +238,10 @@ Status GenericConvAttributes(CompileCtx& cx, const stablehlo::Attribute& dnum, l
   return Ok();
 }
 
-// Pretty form: dim_numbers = [..]x[..]->[..], window = {stride = [..], pad = [[..], ..], lhs_dilate = [..],
-// rhs_dilate = [..], reverse = [..]}.
-Status PrettyConvAttributes(CompileCtx& cx, linalg::ConvolutionParams* p) {
-  const std::string_view text = cx.OpText();
-  if (text.empty()) return cx.Unsupported("the pretty form needs the module's source text");
-  TextCursor c(text);
-  if (!c.SeekKey("dim_numbers") || !ParseConvLayout(c, p)) return cx.Invalid("malformed dim_numbers");
-  TextCursor w(text);
-  if (!w.SeekKey("window")) return Ok();
-  if (!w.Punct('{')) return cx.Invalid("malformed window");
-  if (w.Punct('}')) return Ok();
-  do {
-    std::string_view key;
-    if (!w.Word(&key) || !w.Punct('=')) return cx.Invalid("malformed window");
-    bool ok = true;
-    if (key == "stride") {
-      ok = w.IntList(&p->window_strides);
-    } else if (key == "lhs_dilate") {
-      ok = w.IntList(&p->lhs_dilation);
-    } else if (key == "rhs_dilate") {
-      ok = w.IntList(&p->rhs_dilation);
-    } else if (key == "reverse") {
-      std::vector<int64_t> r;
-      ok = w.IntList(&r);
-      p->window_reversal.assign(r.begin(), r.end());
-    } else if (key == "pad") {
-      std::vector<std::vector<int64_t>> pads;
-      ok = w.IntListList(&pads);
-      p->padding.clear();
-      for (const auto& pr : pads) {
-        if (pr.size() != 2) return cx.Invalid("each pad entry must be [low, high]");
-        p->padding.emplace_back(pr[0], pr[1]);
-      }
-    } else {
-      return cx.Unsupported("unknown window attribute '%s'", std::string(key).c_str());
-    }
-    if (!ok) return cx.Invalid("malformed window attribute '%s'", std::string(key).c_str());
-  } while (w.Punct(','));
-  if (!w.Punct('}')) return cx.Invalid("malformed window");
-  return Ok();
-}
-
 // The convolution's attributes (generic or pretty form); dynamic_conv(lhs, rhs, d_padding) takes the padding
 // from its [N, 2] operand (known at compile time) instead of the attribute.
 Status ConvolutionAttributes(CompileCtx& cx, linalg::ConvolutionParams* p) {
-  if (const stablehlo::Attribute* d = cx.Attr("dimension_numbers")) {
-    NEURONMEM_RETURN_IF_ERROR(GenericConvAttributes(cx, *d, p));
-  } else {
-    NEURONMEM_RETURN_IF_ERROR(PrettyConvAttributes(cx, p));
-  }
+  NEURONMEM_RETURN_IF_ERROR(ConvAttributes(cx, p));
   if (!cx.Int("feature_group_count", &p->feature_group_count)) p->feature_group_count = 1;
   if (!cx.Int("batch_group_count", &p->batch_group_count)) p->batch_group_count = 1;
   if (cx.op().name == "stablehlo.dynamic_conv") {
@@ -361,7 +276,7 @@ Status ConvolutionResultDims(CompileCtx& cx, std::vector<int64_t>* dims) {
   return FromLinalg(cx, linalg::ConvolutionShape(lhs.dims, rhs.dims, p, dims));
 }
 
-void RegisterLinalgOps(std::unordered_map<std::string_view, OpCompileFn>* r) {
+void RegisterLinalgOps(OpTable* r) {
   (*r)["stablehlo.dot_general"] = CompileDotGeneral;
   (*r)["stablehlo.dot"] = CompileDot;
   (*r)["stablehlo.convolution"] = CompileConvolution;

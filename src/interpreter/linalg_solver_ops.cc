@@ -133,7 +133,7 @@ Status CompileCholesky(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
 
 }  // namespace
 
-void RegisterLinalgSolverOps(std::unordered_map<std::string_view, OpCompileFn>* r) {
+void RegisterLinalgSolverOps(OpTable* r) {
   (*r)["stablehlo.fft"] = CompileFft;
   (*r)["stablehlo.triangular_solve"] = CompileTriangularSolve;
   (*r)["stablehlo.cholesky"] = CompileCholesky;

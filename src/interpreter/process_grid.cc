@@ -536,7 +536,7 @@ std::vector<Status> ProcessGrid::Run(const std::function<Status(uint32_t)>& fn) 
     } catch (const std::exception& e) {
       s = Internal("process %s: %s", Name(k).c_str(), e.what());
     }
-    (void)Finish(k, std::move(s));
+    Finish(k, std::move(s)).IgnoreError();  // kept as its final status, returned below
   };
   std::vector<std::thread> threads;
   threads.reserve(n);
@@ -544,7 +544,8 @@ std::vector<Status> ProcessGrid::Run(const std::function<Status(uint32_t)>& fn) 
     try {
       threads.emplace_back(body, k);
     } catch (const std::exception& e) {
-      (void)Finish(k, ResourceExhausted("process %s: cannot start its thread: %s", Name(k).c_str(), e.what()));
+      Finish(k, ResourceExhausted("process %s: cannot start its thread: %s", Name(k).c_str(), e.what()))
+          .IgnoreError();  // kept as its final status, returned below
     }
   }
   body(n - 1);

@@ -187,7 +187,7 @@ Status CompileFeed(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
 
 }  // namespace
 
-void RegisterProcessOps(std::unordered_map<std::string_view, OpCompileFn>* r) {
+void RegisterProcessOps(OpTable* r) {
   auto& m = *r;
   m["stablehlo.replica_id"] = CompileId<true>;
   m["stablehlo.partition_id"] = CompileId<false>;

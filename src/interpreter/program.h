@@ -10,6 +10,10 @@
 
 namespace neuronmem::interp {
 
+// The alignment of planned slots, workspaces and results.
+constexpr size_t kAlign = 64;
+inline size_t AlignUp(size_t n) { return (n + kAlign - 1) & ~(kAlign - 1); }
+
 struct Function {
   std::string name;
   SlotTable slots;  // references stay valid while ops add slots

@@ -321,7 +321,7 @@ Status CompileUniformDequantize(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
 
 }  // namespace
 
-void RegisterQuantOps(std::unordered_map<std::string_view, OpCompileFn>* r) {
+void RegisterQuantOps(OpTable* r) {
   (*r)["stablehlo.uniform_quantize"] = CompileUniformQuantize;
   (*r)["stablehlo.uniform_dequantize"] = CompileUniformDequantize;
 }

@@ -50,6 +50,6 @@ inline bool SameValueType(const Slot& a, const Slot& b) {
   return a.type == b.type && a.dims == b.dims && SameQuant(a.quant, b.quant);
 }
 
-void RegisterQuantOps(std::unordered_map<std::string_view, OpCompileFn>* r);
+void RegisterQuantOps(OpTable* r);
 
 }  // namespace neuronmem::interp

@@ -404,7 +404,7 @@ Status CompileRaggedDot(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
 
 }  // namespace
 
-void RegisterRaggedDotOps(std::unordered_map<std::string_view, OpCompileFn>* r) {
+void RegisterRaggedDotOps(OpTable* r) {
   (*r)["chlo.ragged_dot"] = CompileRaggedDot;
 }
 

@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "base/checked.h"
-#include "interpreter/attr_text.h"
 #include "interpreter/kernel.h"
 #include "interpreter/region.h"
 
@@ -43,7 +42,7 @@ std::vector<Operand> Operands(CompileCtx& cx, const std::vector<uint32_t>& slots
 }
 
 // The operands of a variadic reduction: N inputs of one shape, N 0-d init values, N results of `rdims(input
-// dims)`, result k typed like init k. `pretty`: the operands come as (input, init) pairs.
+// dims)`, result k typed like init k.
 // Quantized values reduce with a quantized body; when the results (and the body) have a promoted type
 // (is_promotable: a wider storage type or float type), the inputs and init values are converted to it first
 // (`ins`/`inits` are then scratch copies), so the body only ever sees its own types.
@@ -69,12 +68,12 @@ Status Promote(CompileCtx& cx, uint32_t from, ElementType to, uint32_t* out, std
 }
 
 template <typename RDims>
-Status ReadReduction(CompileCtx& cx, bool pretty, bool same_types, RDims rdims, Reduction* r) {
+Status ReadReduction(CompileCtx& cx, bool same_types, RDims rdims, Reduction* r) {
   const size_t n = cx.num_outputs();
   if (n == 0 || cx.num_inputs() != 2 * n) return cx.Invalid("expected N inputs, N init values and N results");
   for (size_t i = 0; i < n; ++i) {
-    r->ins.push_back(cx.in(pretty ? 2 * i : i));
-    r->inits.push_back(cx.in(pretty ? 2 * i + 1 : n + i));
+    r->ins.push_back(cx.in(i));
+    r->inits.push_back(cx.in(n + i));
     r->outs.push_back(cx.out(i));
   }
   r->in_dims = cx.slot(r->ins[0]).dims;
@@ -280,16 +279,12 @@ class ReduceKernel final : public Kernel {
 };
 
 Status CompileReduce(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
-  const bool pretty = !cx.op().generic;  // `(%input init: %init), ...` pairs
   std::vector<int64_t> dimensions;
-  if (!cx.IntList("dimensions", &dimensions)) {
-    TextCursor c(cx.OpText());
-    if (!c.SeekKey("dimensions") || !c.IntList(&dimensions)) return cx.Invalid("missing dimensions");
-  }
+  if (!cx.IntList("dimensions", &dimensions)) return cx.Invalid("missing dimensions");
   std::vector<bool> reduced;
   Reduction r;
   NEURONMEM_RETURN_IF_ERROR(ReadReduction(
-      cx, pretty, false,
+      cx, false,
       [&](const std::vector<int64_t>& in, std::vector<int64_t>* out) {
         reduced.assign(in.size(), false);
         for (int64_t d : dimensions) {
@@ -303,16 +298,7 @@ Status CompileReduce(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
       &r));
   const size_t n = r.outs.size(), rank = r.in_dims.size();
   ScalarRegion body;
-  const std::string_view text = cx.OpText();
-  if (pretty && cx.op().regions.empty()) {
-    const size_t at = text.find(" applies ");
-    if (at == std::string_view::npos || n != 1) return cx.Invalid("missing reducer");
-    const std::string_view rest = text.substr(at + 9);
-    NEURONMEM_RETURN_IF_ERROR(body.CompileApplies(cx, rest.substr(0, rest.find_first_of(" \t\n")), r.acc_types[0]));
-  } else {
-    NEURONMEM_RETURN_IF_ERROR(
-        body.Compile(cx, 0, r.ArgTypes(), r.acc_types, pretty ? PairOrder(n) : std::vector<size_t>{}));
-  }
+  NEURONMEM_RETURN_IF_ERROR(body.Compile(cx, 0, r.ArgTypes(), r.acc_types));
   // Result offset per input dim: the result's stride for kept dims, 0 for reduced ones.
   const std::vector<int64_t> rs = Strides(r.out_dims);
   std::vector<int64_t> rstr(rank, 0);
@@ -335,8 +321,7 @@ Status CompileReduce(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
     b.rows = std::min(out_count, ReduceKernel::kBatchRows);
     if (!cx.CompileRegionBatched(0, b.rows, &b.body) && b.body->arg_slots.size() == 2 * n &&
         b.body->result_slots.size() == n) {
-      const std::vector<size_t> order = pretty ? PairOrder(n) : std::vector<size_t>{};
-      for (size_t c = 0; c < 2 * n; ++c) b.args.push_back(b.body->arg_slots[order.empty() ? c : order[c]]);
+      for (size_t c = 0; c < 2 * n; ++c) b.args.push_back(b.body->arg_slots[c]);
       for (size_t i = 0; i < n; ++i) {
         b.columns.push_back(cx.AddScratch(cx.slot(r.ins[i]).type, {b.rows}));
         b.accs.push_back(cx.AddScratch(cx.slot(r.outs[i]).type, {b.rows}));
@@ -475,7 +460,7 @@ Status CompileReduceWindow(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   Window w;
   Reduction r;
   NEURONMEM_RETURN_IF_ERROR(ReadReduction(
-      cx, false, true,
+      cx, true,
       [&](const std::vector<int64_t>& in, std::vector<int64_t>* out) {
         NEURONMEM_RETURN_IF_ERROR(ReadWindow(cx, in.size(), true, &w));
         return WindowResultDims(cx, in, w, out);
@@ -629,7 +614,7 @@ Status CompileMap(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
 
 }  // namespace
 
-void RegisterReduceOps(std::unordered_map<std::string_view, OpCompileFn>* r) {
+void RegisterReduceOps(OpTable* r) {
   (*r)["stablehlo.reduce"] = CompileReduce;
   (*r)["stablehlo.reduce_window"] = CompileReduceWindow;
   (*r)["stablehlo.select_and_scatter"] = CompileSelectAndScatter;

@@ -330,7 +330,7 @@ Status CompileExpectSerialized(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
 
 }  // namespace
 
-void RegisterReferenceOps(std::unordered_map<std::string_view, OpCompileFn>* r) {
+void RegisterReferenceOps(OpTable* r) {
   auto& m = *r;
   m["interpreter.run_parallel"] = CompileRunParallel;
   m["interpreter.probe"] = CompileProbe;

@@ -63,28 +63,6 @@ bool IsPromotable(const ScalarType& x, const ScalarType& y) {
   return ElementInfo(x.type).cls == ElementInfo(y.type).cls && BitWidth(x.type) <= BitWidth(y.type);
 }
 
-std::vector<size_t> PairOrder(size_t n) {
-  std::vector<size_t> order(2 * n);
-  for (size_t c = 0; c < 2 * n; ++c) order[c] = c < n ? 2 * c : 2 * (c - n) + 1;
-  return order;
-}
-
-Status ScalarRegion::CompileApplies(CompileCtx& cx, std::string_view op_name, const ScalarType& type) {
-  if (type.quant) {
-    NEURONMEM_RETURN_IF_ERROR(GetScalarQuant(cx, *type.quant, &quant_));
-    quantized_ = true;
-  }
-  const ScalarFns fns = FindScalarFns(op_name, quantized_ ? ElementType::kF32 : type.type);
-  fast_ = fns.binary;
-  fold_ = quantized_ ? nullptr : fns.fold;  // a fold sees stored values, not dequantized ones
-  if (!fast_)
-    return cx.Unsupported("'applies %s' on %s is not supported", std::string(op_name).c_str(),
-                          ScalarTypeName(type).c_str());
-  fast_out_ = cx.AddScratch(type.type, {});
-  num_results_ = 1;
-  return Ok();
-}
-
 Status ScalarRegion::Compile(CompileCtx& cx, size_t index, const std::vector<ScalarType>& arg_types,
                              const std::vector<ScalarType>& result_types, std::vector<size_t> order) {
   if (index >= cx.op().regions.size()) return cx.Invalid("expected a region");

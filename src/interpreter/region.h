@@ -1,7 +1,7 @@
 // Regions called on scalars: the bodies of reduce, reduce_window, scatter, select_and_scatter, sort and map
 // take 0-d tensors and return 0-d tensors. A ScalarRegion compiles such a region once and calls it per
-// element; a body that is one binary element-wise op on its two arguments (and the pretty form's
-// `applies stablehlo.add`) runs as a direct function call instead.
+// element; a body that is one binary element-wise op on its two arguments (the pretty form's `applies
+// stablehlo.add` is such a region in the IR) runs as a direct function call instead.
 #pragma once
 
 #include <string_view>
@@ -33,27 +33,15 @@ class ScalarRegion {
  public:
   // Compiles region `index` of the current op. Its block takes arg_types.size() 0-d arguments of those
   // element types and returns result_types.size() 0-d values of those types (INVALID_ARGUMENT otherwise).
-  // `order[c]` is the block argument that canonical argument c binds to (empty: the identity); the pretty
-  // forms of reduce and sort list their arguments in pairs.
+  // `order[c]` is the block argument that canonical argument c binds to (empty: the identity).
   Status Compile(CompileCtx& cx, size_t index, const std::vector<ScalarType>& arg_types,
                  const std::vector<ScalarType>& result_types, std::vector<size_t> order = {});
-  // A body that is the binary element-wise op `op_name` on (argument 0, argument 1) of `type`. On a quantized
-  // type, as the element-wise family runs it: dequantize both, compute in f32, quantize.
-  Status CompileApplies(CompileCtx& cx, std::string_view op_name, const ScalarType& type);
-
   // Calls the region with one pointer per canonical argument; the results stay valid until the next call.
   Status Call(Frame& f, const char* const* args) const {
     if (fast_) {
       const char* a = args[swap_ ? 1 : 0];
       const char* b = args[swap_ ? 0 : 1];
-      if (quantized_) {
-        const float x = quant_.Dequantize(a), y = quant_.Dequantize(b);
-        float r;
-        fast_(&x, &y, &r);
-        quant_.Quantize(r, f.slots[fast_out_]);
-      } else {
-        fast_(a, b, f.slots[fast_out_]);
-      }
+      fast_(a, b, f.slots[fast_out_]);
       return Status();
     }
     for (size_t i = 0; i < arg_slots_.size(); ++i) f.slots[arg_slots_[i]] = const_cast<char*>(args[i]);
@@ -61,7 +49,7 @@ class ScalarRegion {
   }
   // A body that is one binary element-wise op on stored values runs as this function (nullptr otherwise, and
   // for a quantized body): body(a, b) is direct()(a, b, out), or direct()(b, a, out) when direct_swapped().
-  ScalarBinaryFn direct() const { return quantized_ ? nullptr : fast_; }
+  ScalarBinaryFn direct() const { return fast_; }
   bool direct_swapped() const { return swap_; }
   // That op folding a run of elements into an accumulator (FindScalarFns), or nullptr.
   ScalarFoldFn direct_fold() const { return fold_; }
@@ -90,15 +78,10 @@ class ScalarRegion {
   ScalarBinaryFn fast_ = nullptr;
   ScalarFoldFn fold_ = nullptr;
   bool swap_ = false;
-  bool quantized_ = false;  // fast_ computes in f32 on dequantized values (quant_)
-  ScalarQuant quant_;
   uint32_t fast_out_ = 0;
   size_t num_results_ = 0;
 };
 
-// Pair order -> canonical order: a block listing (a0, b0, a1, b1, ...) where the op's canonical arguments
-// are (a0, a1, ..., b0, b1, ...); order[c] for canonical argument c.
-std::vector<size_t> PairOrder(size_t n);
 // The inverse: block listing (a0, a1, ..., b0, b1, ...) where canonical is pairs (a0, b0, a1, b1, ...).
 std::vector<size_t> UnpairOrder(size_t n);
 

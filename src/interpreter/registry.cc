@@ -1,4 +1,6 @@
-// The op registry: one table built on first use from each family's registration function.
+// The op registry: one table built on first use from each family's registration function; each entry is an
+// op's compile function and its traits (kernel.h, OpTrait: element-wise, evaluable at compile time,
+// batchable), which the family states where it registers the op.
 //
 // A new op family is one translation unit with a Register...Ops function, declared in kernel.h and called
 // here. src/interpreter/chlo_special.cc (the CHLO special functions: lgamma, digamma, erf_inv, bessel_i1e,
@@ -8,9 +10,9 @@
 
 namespace neuronmem::interp {
 
-const std::unordered_map<std::string_view, OpCompileFn>& OpRegistry() {
+const OpTable& OpRegistry() {
   static const auto* registry = [] {
-    auto* r = new std::unordered_map<std::string_view, OpCompileFn>();
+    auto* r = new OpTable();
     RegisterElementwiseOps(r);
     RegisterShapeOps(r);
     RegisterControlOps(r);
@@ -26,6 +28,7 @@ const std::unordered_map<std::string_view, OpCompileFn>& OpRegistry() {
     RegisterCompositeOps(r);
     RegisterBatchNormOps(r);
     RegisterRaggedDotOps(r);
+    RegisterChloFloatClassOps(r);
 #ifdef NEURONMEM_INTERP_CHLO_SPECIAL
     RegisterChloSpecialOps(r);
 #endif

@@ -198,14 +198,7 @@ class RngBitGeneratorKernel final : public Kernel {
 Status CompileRngBitGenerator(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   if (cx.num_inputs() != 1 || cx.num_outputs() != 2) return cx.Invalid("expected initial_state, output_state, output");
   std::string alg_name;
-  if (!cx.EnumWord("rng_algorithm", &alg_name)) {
-    // Pretty form: `stablehlo.rng_bit_generator %s, algorithm = THREE_FRY : ...`
-    const std::string_view text = cx.OpText();
-    const size_t at = text.find("algorithm = ");
-    if (at == std::string_view::npos) return cx.Invalid("missing rng_algorithm");
-    const std::string_view rest = text.substr(at + 12);
-    alg_name = std::string(rest.substr(0, rest.find_first_of(" ,:\t")));
-  }
+  if (!cx.EnumWord("rng_algorithm", &alg_name)) return cx.Invalid("missing rng_algorithm");
   Algorithm alg;
   if (alg_name == "THREE_FRY") {
     alg = Algorithm::kThreeFry;
@@ -242,8 +235,6 @@ Status CompileRngBitGenerator(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
 
 }  // namespace
 
-void RegisterRngOps(std::unordered_map<std::string_view, OpCompileFn>* r) {
-  (*r)["stablehlo.rng_bit_generator"] = CompileRngBitGenerator;
-}
+void RegisterRngOps(OpTable* r) { (*r)["stablehlo.rng_bit_generator"] = CompileRngBitGenerator; }
 
 }  // namespace neuronmem::interp

@@ -265,6 +265,7 @@ Status CompileIota(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
 }
 
 Status MakeBroadcastInDim(CompileCtx& cx, const std::vector<int64_t>& bdims, std::unique_ptr<Kernel>* k) {
+  if (cx.num_inputs() < 1 || cx.num_outputs() != 1) return cx.Invalid("expected an operand and one result");
   const Slot& a = cx.in_slot(0);
   const Slot& r = cx.out_slot(0);
   NEURONMEM_RETURN_IF_ERROR(CheckQuantSame(cx, a, r));
@@ -334,29 +335,6 @@ Status CompileTranspose(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   return Ok();
 }
 
-// Pretty slice syntax "[0:2, 1:5:2]".
-bool ParseSliceText(std::string_view s, std::vector<int64_t>* start, std::vector<int64_t>* limit,
-                    std::vector<int64_t>* stride) {
-  if (s.empty() || s.front() != '[') return false;
-  s.remove_prefix(1);
-  std::string text(s);
-  const char* p = text.c_str();
-  while (*p && *p != ']') {
-    long long a = 0, b = 0, c = 1;
-    int n = 0;
-    if (std::sscanf(p, " %lld : %lld%n", &a, &b, &n) < 2) return false;
-    p += n;
-    int m = 0;
-    if (std::sscanf(p, " : %lld%n", &c, &m) >= 1 && m > 0) p += m;
-    start->push_back(a);
-    limit->push_back(b);
-    stride->push_back(c);
-    while (*p == ' ') ++p;
-    if (*p == ',') ++p;
-  }
-  return true;
-}
-
 Status MakeSlice(CompileCtx& cx, const std::vector<int64_t>& start, const std::vector<int64_t>& limit,
                  const std::vector<int64_t>& stride, std::unique_ptr<Kernel>* k);
 
@@ -364,17 +342,12 @@ Status CompileSlice(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   const Slot& a = cx.in_slot(0);
   const Slot& r = cx.out_slot(0);
   NEURONMEM_RETURN_IF_ERROR(CheckQuantSame(cx, a, r));
-  std::vector<int64_t> start, limit, stride;
+  std::vector<int64_t> start, limit, stride;  // the pretty form's `[0:2, 1:5:2]` too (the parser decodes it)
   if (cx.IntList("start_indices", &start)) {
     cx.IntList("limit_indices", &limit);
     if (!cx.IntList("strides", &stride)) stride.assign(start.size(), 1);
-  } else {
-    bool found = false;
-    for (const auto& kv : cx.op().attributes)
-      if (kv.first.empty() && kv.second.kind == stablehlo::Attribute::Kind::kOpaque)
-        found = ParseSliceText(kv.second.text, &start, &limit, &stride);
-    if (!found && a.dims.empty()) found = true;
-    if (!found) return cx.Invalid("cannot read the slice bounds");
+  } else if (!a.dims.empty()) {
+    return cx.Invalid("cannot read the slice bounds");
   }
   return MakeSlice(cx, start, limit, stride, k);
 }
@@ -401,8 +374,9 @@ Status MakeSlice(CompileCtx& cx, const std::vector<int64_t>& start, const std::v
                  const std::vector<int64_t>& stride, std::unique_ptr<Kernel>* k) {
   const Slot& a = cx.in_slot(0);
   const Slot& r = cx.out_slot(0);
-  if (start.size() != a.dims.size() || limit.size() != start.size() || stride.size() != start.size())
-    return cx.Invalid("slice bounds do not match the rank");
+  if (start.size() != a.dims.size() || limit.size() != start.size() || stride.size() != start.size() ||
+      r.dims.size() != start.size())
+    return cx.Invalid("slice bounds or the result do not match the operand's rank");
   const auto as = Strides(a.dims);
   std::vector<int64_t> strides(start.size());
   int64_t offset = 0;
@@ -777,24 +751,24 @@ Status CompileGetDimensionSize(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
 
 }  // namespace
 
-void RegisterShapeOps(std::unordered_map<std::string_view, OpCompileFn>* r) {
+void RegisterShapeOps(OpTable* r) {
   auto& m = *r;
   m["stablehlo.constant"] = CompileConstant;
-  m["stablehlo.iota"] = CompileIota;
-  m["stablehlo.broadcast_in_dim"] = CompileBroadcastInDim;
-  m["stablehlo.reshape"] = CompileReshape;
-  m["stablehlo.transpose"] = CompileTranspose;
-  m["stablehlo.slice"] = CompileSlice;
-  m["stablehlo.reverse"] = CompileReverse;
-  m["stablehlo.concatenate"] = CompileConcatenate;
-  m["stablehlo.pad"] = CompilePad;
-  m["stablehlo.dynamic_pad"] = CompileDynamicPad;
-  m["stablehlo.dynamic_broadcast_in_dim"] = CompileDynamicBroadcastInDim;
-  m["stablehlo.dynamic_slice"] = CompileDynamicSlice;
-  m["stablehlo.real_dynamic_slice"] = CompileRealDynamicSlice;
-  m["stablehlo.dynamic_reshape"] = CompileReshape;
-  m["stablehlo.dynamic_iota"] = CompileIota;
-  m["stablehlo.dynamic_update_slice"] = CompileDynamicUpdateSlice;
+  m["stablehlo.iota"] = {CompileIota, kEvaluable};
+  m["stablehlo.broadcast_in_dim"] = {CompileBroadcastInDim, kEvaluable};
+  m["stablehlo.reshape"] = {CompileReshape, kEvaluable};
+  m["stablehlo.transpose"] = {CompileTranspose, kEvaluable};
+  m["stablehlo.slice"] = {CompileSlice, kEvaluable};
+  m["stablehlo.reverse"] = {CompileReverse, kEvaluable};
+  m["stablehlo.concatenate"] = {CompileConcatenate, kEvaluable};
+  m["stablehlo.pad"] = {CompilePad, kEvaluable};
+  m["stablehlo.dynamic_pad"] = {CompileDynamicPad, kEvaluable};
+  m["stablehlo.dynamic_broadcast_in_dim"] = {CompileDynamicBroadcastInDim, kEvaluable};
+  m["stablehlo.dynamic_slice"] = {CompileDynamicSlice, kEvaluable};
+  m["stablehlo.real_dynamic_slice"] = {CompileRealDynamicSlice, kEvaluable};
+  m["stablehlo.dynamic_reshape"] = {CompileReshape, kEvaluable};
+  m["stablehlo.dynamic_iota"] = {CompileIota, kEvaluable};
+  m["stablehlo.dynamic_update_slice"] = {CompileDynamicUpdateSlice, kEvaluable};
   m["stablehlo.get_dimension_size"] = CompileGetDimensionSize;
 }
 

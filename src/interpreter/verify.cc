@@ -27,8 +27,9 @@ struct Spec {
   uint16_t min_in, max_in;    // operand values
   uint16_t min_out, max_out;  // results
   Rule rule = Rule::kNone;
-  bool tuples = false;    // operands or results may be tuples (they flatten into several slots)
-  uint8_t scalar_ok = 0;  // kSameShape: bit i: operand i may be 0-d instead (select's predicate, clamp's bounds)
+  bool tuples = false;     // operands or results may be tuples (they flatten into several slots)
+  uint8_t scalar_ok = 0;   // kSameShape: bit i: operand i may be 0-d instead (select's predicate, clamp's bounds)
+  bool same_rank = false;  // every result has operand 0's rank (slices, pads, windows, ...)
 };
 
 constexpr Spec Fixed(uint16_t in, uint16_t out, Rule rule = Rule::kNone) { return Spec{in, in, out, out, rule}; }
@@ -36,6 +37,10 @@ constexpr Spec Unary() { return Fixed(1, 1, Rule::kSameShape); }
 constexpr Spec Binary() { return Fixed(2, 1, Rule::kSameShape); }
 constexpr Spec Ranged(uint16_t min_in, uint16_t max_in, uint16_t min_out, uint16_t max_out, Rule rule = Rule::kNone) {
   return Spec{min_in, max_in, min_out, max_out, rule};
+}
+constexpr Spec SameRank(Spec s) {
+  s.same_rank = true;
+  return s;
 }
 constexpr Spec AnyTuples() { return Spec{0, kAny, 0, kAny, Rule::kNone, true}; }
 
@@ -131,19 +136,22 @@ const std::unordered_map<std::string_view, Spec>& Table() {
          {"stablehlo.constant", "stablehlo.iota", "stablehlo.replica_id", "stablehlo.partition_id",
           "stablehlo.create_token"}},
         {Fixed(1, 1),
-         {"stablehlo.broadcast_in_dim", "stablehlo.reshape", "stablehlo.transpose", "stablehlo.slice",
-          "stablehlo.dynamic_iota", "stablehlo.get_dimension_size", "stablehlo.fft"}},
+         {"stablehlo.broadcast_in_dim", "stablehlo.reshape", "stablehlo.dynamic_iota", "stablehlo.get_dimension_size"}},
+        {SameRank(Fixed(1, 1)), {"stablehlo.transpose", "stablehlo.slice", "stablehlo.fft"}},
         {Fixed(1, 1, Rule::kLikeFirst), {"stablehlo.reverse", "stablehlo.cholesky"}},
-        {Ranged(1, kAny, 1, 1), {"stablehlo.concatenate", "stablehlo.dynamic_slice"}},
+        {SameRank(Ranged(1, kAny, 1, 1)), {"stablehlo.concatenate", "stablehlo.dynamic_slice"}},
         {Ranged(2, kAny, 1, 1, Rule::kLikeFirst), {"stablehlo.dynamic_update_slice"}},
         {Fixed(2, 1),
-         {"stablehlo.pad", "stablehlo.dynamic_broadcast_in_dim", "stablehlo.dynamic_reshape", "stablehlo.gather",
-          "stablehlo.dot_general", "stablehlo.dot", "stablehlo.convolution", "stablehlo.triangular_solve"}},
-        {Fixed(3, 1), {"stablehlo.dynamic_gather", "stablehlo.dynamic_conv", "stablehlo.select_and_scatter"}},
-        {Fixed(4, 1), {"stablehlo.real_dynamic_slice"}},
-        {Fixed(5, 1), {"stablehlo.dynamic_pad"}},
+         {"stablehlo.dynamic_broadcast_in_dim", "stablehlo.dynamic_reshape", "stablehlo.gather",
+          "stablehlo.dot_general", "stablehlo.dot"}},
+        {SameRank(Fixed(2, 1)), {"stablehlo.pad", "stablehlo.convolution", "stablehlo.triangular_solve"}},
+        {Fixed(3, 1), {"stablehlo.dynamic_gather"}},
+        {SameRank(Fixed(3, 1)), {"stablehlo.dynamic_conv", "stablehlo.select_and_scatter"}},
+        {SameRank(Fixed(4, 1)), {"stablehlo.real_dynamic_slice"}},
+        {SameRank(Fixed(5, 1)), {"stablehlo.dynamic_pad"}},
         // Reductions, sorting, indexing.
-        {Ranged(2, kAny, 1, kAny, Rule::kReduction), {"stablehlo.reduce", "stablehlo.reduce_window"}},
+        {Ranged(2, kAny, 1, kAny, Rule::kReduction), {"stablehlo.reduce"}},
+        {SameRank(Ranged(2, kAny, 1, kAny, Rule::kReduction)), {"stablehlo.reduce_window"}},
         {Ranged(3, kAny, 1, kAny, Rule::kScatter), {"stablehlo.scatter"}},
         {Ranged(1, kAny, 1, kAny, Rule::kPairwise), {"stablehlo.sort"}},
         {Ranged(1, kAny, 1, 1), {"stablehlo.map"}},
@@ -229,6 +237,13 @@ Status VerifyOp(const CompileCtx& cx) {
   }
   if (!s.tuples && (cx.num_inputs() != nin || cx.num_outputs() != nout))
     return cx.Invalid("tuple operands or results are not allowed");
+  if (s.same_rank) {
+    for (size_t i = 0; i < nout; ++i) {
+      if (cx.out_slot(i).dims.size() != cx.in_slot(0).dims.size())
+        return cx.Invalid("result %zu is %s; it must have operand 0's rank %zu", i,
+                          SlotTypeText(cx.out_slot(i)).c_str(), cx.in_slot(0).dims.size());
+    }
+  }
   switch (s.rule) {
     case Rule::kNone: break;
     case Rule::kSameShape: {

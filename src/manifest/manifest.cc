@@ -272,7 +272,7 @@ class Deriver {
     const bool host = RunsOnHost(*functions_, op);
     if (host) {
       m_->host_compute.push_back(
-          {std::string(fn), std::string(op.name), std::string(op.callee), {op.loc.line, op.loc.column}});
+          {std::string(fn), std::string(op.name), std::string(op.callee), {op.loc.line, op.loc.column}, &op});
     }
     VisitOp(op, fn);
     if (host) {
@@ -313,8 +313,8 @@ class Deriver {
         }
       } else if (target == "AwsNeuronCustomNativeKernel") {
         m_->kernels.push_back(DecodeKernel(op, fn));
-      } else if (IsReannotation(target) && op.operands.size() == 1) {
-        SetResult(op, 0, Kind(op.operands[0]));
+      } else if (IsReannotation(target) && op.operands.size() == op.num_results) {
+        for (uint32_t i = 0; i < op.num_results; ++i) SetResult(op, i, Kind(op.operands[i]));
         return;
       }
       if (!to_kind.empty()) {
@@ -340,6 +340,7 @@ class Deriver {
         PlacementMemoryKind(mv.to_kind, &mv.to_memory_kind);
         mv.spelling = target;
         mv.loc = {op.loc.line, op.loc.column};
+        mv.ir_op = &op;
         m_->moves.push_back(std::move(mv));
         SetResult(op, 0, PlacementKindName(to_kind));
         return;
@@ -407,25 +408,17 @@ class Deriver {
            name == "stablehlo.bitcast_convert";
   }
 
-  // Custom calls that re-annotate their one operand for the SPMD partitioner.
+  // Custom calls that re-annotate their operands for the SPMD partitioner (GSPMD's, and Shardy's round trip).
   static bool IsReannotation(std::string_view target) {
-    return target == "Sharding" || target == "SPMDFullToShardShape" || target == "SPMDShardToFullShape";
+    return target == "Sharding" || target == "SPMDFullToShardShape" || target == "SPMDShardToFullShape" ||
+           target == "xla.sdy.FuncResultSharding" || target == "xla.sdy.GlobalToLocalShape" ||
+           target == "xla.sdy.LocalToGlobalShape" || target == "xla.sdy.PropagationBarrier";
   }
 
-  // get_tuple_element's index: `{index = N}` (generic form) or `%t[N]` (pretty form); -1 if absent.
+  // get_tuple_element's index (the parser decodes the pretty form's `%t[N]` into it too); -1 if absent.
   static int64_t TupleIndex(const Operation& op) {
-    if (const Attribute* a = Find(op.attributes, "index")) return a->i;
-    for (const auto& [key, a] : op.attributes) {
-      if (key.empty() && a.kind == Attribute::Kind::kOpaque && a.str.size() > 2 && a.str.front() == '[') {
-        int64_t v = 0;
-        for (char c : a.str.substr(1, a.str.size() - 2)) {
-          if (c < '0' || c > '9' || v > (int64_t{1} << 40)) return -1;
-          v = v * 10 + (c - '0');
-        }
-        return v;
-      }
-    }
-    return -1;
+    const Attribute* a = Find(op.attributes, "index");
+    return a && a->kind == Attribute::Kind::kInt ? a->i : -1;
   }
 
   // A call: the callee is walked with the kinds of the operands (at its first call) and its results come
@@ -528,6 +521,7 @@ class Deriver {
     Kernel k;
     k.function = fn;
     k.loc = {op.loc.line, op.loc.column};
+    k.ir_op = &op;
     k.num_operands = static_cast<uint32_t>(op.operands.size());
     k.num_results = static_cast<uint32_t>(op.result_types.size());
     const std::string config = BackendConfigString(op);
@@ -590,6 +584,7 @@ class Deriver {
     c.function = fn;
     c.op = op.name == "stablehlo.send" ? "send" : "recv";
     c.loc = {op.loc.line, op.loc.column};
+    c.ir_op = &op;
     if (const Attribute* h = Find(op.attributes, "channel_handle")) {
       if (const Attribute* v = h->Get("handle")) c.handle = v->i;
       if (const Attribute* v = h->Get("type")) c.type = v->i;

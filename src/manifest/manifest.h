@@ -66,6 +66,9 @@ struct Move {  // an intra-graph placement
   MemoryKind to_memory_kind = MemoryKind::kDevice;    // (vmem and pinned_device are device-side: kDevice)
   std::string spelling;  // annotate_device_placement, MoveToHost, MoveToDevice, AwsNeuronMemoryPlacement
   Location loc;
+  // The op in Manifest::ir this entry was derived from: the executor finds it by identity (null for a
+  // manifest read from JSON).
+  const stablehlo::Operation* ir_op = nullptr;
 };
 
 struct HostCompute {  // an op or call marked _xla_compute_type = "host", or a call of a marked function
@@ -73,6 +76,7 @@ struct HostCompute {  // an op or call marked _xla_compute_type = "host", or a c
   std::string op;      // "func.func" for an entry function marked itself
   std::string callee;  // func.call's callee (the function itself for "func.func")
   Location loc;
+  const stablehlo::Operation* ir_op = nullptr;  // the op in Manifest::ir (null for "func.func" and from JSON)
 };
 
 struct Kernel {  // AwsNeuronCustomNativeKernel
@@ -84,6 +88,7 @@ struct Kernel {  // AwsNeuronCustomNativeKernel
   uint32_t num_operands = 0;
   uint32_t num_results = 0;
   Location loc;
+  const stablehlo::Operation* ir_op = nullptr;  // the custom_call in Manifest::ir (null from JSON)
 };
 
 struct Composite {  // stablehlo.composite
@@ -109,6 +114,7 @@ struct Channel {  // stablehlo.send / stablehlo.recv
   std::vector<std::pair<int64_t, int64_t>> source_target_pairs;
   std::vector<TensorSpec> payload;
   Location loc;
+  const stablehlo::Operation* ir_op = nullptr;  // the send or recv in Manifest::ir (null from JSON)
 };
 
 struct Manifest {

@@ -371,25 +371,68 @@ PJRT_Error* PJRT_Buffer_ReadyEvent(PJRT_Buffer_ReadyEvent_Args* args) {
   NM_PJRT_END
 }
 
-// External references (DLPack and the like) are counted; the buffer's memory never moves, so a count only
-// has to balance.
+// External references (DLPack and the like): each holds a use of the buffer's bytes (plugin.h).
 PJRT_Error* PJRT_Buffer_IncreaseExternalReferenceCount(PJRT_Buffer_IncreaseExternalReferenceCount_Args* args) {
   NM_PJRT_ARGS(args, PJRT_Buffer_IncreaseExternalReferenceCount_Args, buffer);
   NM_PJRT_REQUIRE(args->buffer);
-  args->buffer->external_references.fetch_add(1, std::memory_order_relaxed);
+  NM_PJRT_BEGIN
+  PJRT_Buffer* b = args->buffer;
+  copy::StorageUse use;
+  EventRef definition;
+  if (Status s = b->client->core->copy_engine().UseBuffer(b->buffer, &use, &definition))
+    return FromStatus(std::move(s), "PJRT_Buffer_IncreaseExternalReferenceCount: ");
+  std::lock_guard<std::mutex> lock(b->external_mu);
+  b->external_uses.push_back(std::move(use));
   return nullptr;
+  NM_PJRT_END
 }
 
 PJRT_Error* PJRT_Buffer_DecreaseExternalReferenceCount(PJRT_Buffer_DecreaseExternalReferenceCount_Args* args) {
   NM_PJRT_ARGS(args, PJRT_Buffer_DecreaseExternalReferenceCount_Args, buffer);
   NM_PJRT_REQUIRE(args->buffer);
-  int64_t n = args->buffer->external_references.load(std::memory_order_relaxed);
-  do {
-    if (n <= 0)
+  PJRT_Buffer* b = args->buffer;
+  copy::StorageUse released;  // let go outside the lock
+  {
+    std::lock_guard<std::mutex> lock(b->external_mu);
+    if (b->external_uses.empty())
       return ErrorF(PJRT_Error_Code_FAILED_PRECONDITION,
                     "%s: the buffer has no external reference (more decreases than increases)", __func__);
-  } while (!args->buffer->external_references.compare_exchange_weak(n, n - 1, std::memory_order_relaxed));
+    released = std::move(b->external_uses.back());
+    b->external_uses.pop_back();
+  }
   return nullptr;
+}
+
+// The address of the buffer's bytes (host memory of the software NeuronCore, whatever the kind), valid while
+// the buffer is neither deleted nor donated, or while an external reference holds them.
+PJRT_Error* BytesOf(PJRT_Buffer* b, const char* fn, void** out) {
+  copy::StorageUse use;
+  EventRef definition;
+  if (Status s = b->client->core->copy_engine().UseBuffer(b->buffer, &use, &definition))
+    return FromStatus(std::move(s), (std::string(fn) + ": ").c_str());
+  *out = use.s ? use.s->data : nullptr;
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Buffer_OpaqueDeviceMemoryDataPointer(PJRT_Buffer_OpaqueDeviceMemoryDataPointer_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_Buffer_OpaqueDeviceMemoryDataPointer_Args, device_memory_ptr);
+  args->device_memory_ptr = nullptr;
+  NM_PJRT_REQUIRE(args->buffer);
+  NM_PJRT_BEGIN
+  return BytesOf(args->buffer, __func__, &args->device_memory_ptr);
+  NM_PJRT_END
+}
+
+PJRT_Error* PJRT_Buffer_UnsafePointer(PJRT_Buffer_UnsafePointer_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_Buffer_UnsafePointer_Args, buffer_pointer);
+  args->buffer_pointer = 0;
+  NM_PJRT_REQUIRE(args->buffer);
+  NM_PJRT_BEGIN
+  void* p = nullptr;
+  if (PJRT_Error* e = BytesOf(args->buffer, __func__, &p)) return e;
+  args->buffer_pointer = reinterpret_cast<uintptr_t>(p);
+  return nullptr;
+  NM_PJRT_END
 }
 
 }  // namespace
@@ -415,6 +458,8 @@ void FillBuffers(PJRT_Api* api) {
   api->PJRT_Buffer_ReadyEvent = PJRT_Buffer_ReadyEvent;
   api->PJRT_Buffer_IncreaseExternalReferenceCount = PJRT_Buffer_IncreaseExternalReferenceCount;
   api->PJRT_Buffer_DecreaseExternalReferenceCount = PJRT_Buffer_DecreaseExternalReferenceCount;
+  api->PJRT_Buffer_OpaqueDeviceMemoryDataPointer = PJRT_Buffer_OpaqueDeviceMemoryDataPointer;
+  api->PJRT_Buffer_UnsafePointer = PJRT_Buffer_UnsafePointer;
 }
 
 }  // namespace neuronmem::pjrt

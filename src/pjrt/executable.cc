@@ -28,16 +28,10 @@ std::string Fingerprint(std::string_view source, std::string_view options) {
 
 const char* KindName(MemoryKind k) { return MemoryKindName(k).data(); }  // static NUL-terminated names
 
-// Compiles `code` (StableHLO text) with the serialized CompileOptionsProto `options` for `client`.
+// Compiles `code` (StableHLO text, or a portable artifact: MLIR bytecode of the vhlo dialect) with the serialized
+// CompileOptionsProto `options` for `client`.
 PJRT_Error* CompileProgram(PJRT_Client* client, std::string_view code, std::string_view options, const char* fn,
                            PJRT_LoadedExecutable** out) {
-  // MLIR bytecode starts with "ML\xEFR".
-  if (code.size() >= 4 && code.substr(0, 4) == std::string_view("ML\xEFR", 4)) {
-    return ErrorF(PJRT_Error_Code_UNIMPLEMENTED,
-                  "%s: the program is MLIR bytecode, which this plugin does not read yet: send StableHLO as MLIR "
-                  "text (pretty or generic form)",
-                  fn);
-  }
   CompileOptions decoded;
   std::string why;
   if (!DecodeCompileOptions(options, &decoded, &why)) {
@@ -99,17 +93,17 @@ PJRT_Error* CompileProgram(PJRT_Client* client, std::string_view code, std::stri
   // executables, execute_device): it is compiled for every core, and still reports one replica.
   const bool single = co.num_replicas == 1 && co.num_partitions <= 1;
   exec::ExecutableOptions any_core = co;
-  any_core.num_replicas = 0;
-  any_core.num_partitions = 1;
-  if (Status s = client->session->Compile(m, code, single ? any_core : co, &program->exe, &loaded->lease))
+  any_core.num_replicas = 0;  // as many as the cores hold; num_partitions stays (0: the module's)
+  if (Status s = client->session->Compile(m, single ? any_core : co, &program->exe, &loaded->lease))
     return FromStatus(std::move(s), (std::string(fn) + ": ").c_str());
-  if (single && program->exe->uses_grid()) {
+  // Not portable after all (it sees the grid, or the module asks for partitions): compiled as asked.
+  if (single && (program->exe->uses_grid() || program->exe->num_partitions() != 1)) {
     loaded->lease.Reset();
-    if (Status s = client->session->Compile(m, code, co, &program->exe, &loaded->lease))
+    if (Status s = client->session->Compile(m, co, &program->exe, &loaded->lease))
       return FromStatus(std::move(s), (std::string(fn) + ": ").c_str());
     first_device = 0;
   }
-  program->portable = single && !program->exe->uses_grid();
+  program->portable = single && !program->exe->uses_grid() && program->exe->num_partitions() == 1;
   program->num_replicas = program->portable ? 1 : program->exe->num_replicas();
   program->num_partitions = program->portable ? 1 : program->exe->num_partitions();
   const exec::Executable& e = *program->exe;

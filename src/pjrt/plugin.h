@@ -17,6 +17,7 @@
 #include "base/memory_kind.h"
 #include "base/status.h"
 #include "copy/buffer.h"
+#include "copy/storage.h"
 #include "core/client.h"
 #include "exec/executable.h"
 #include "exec/runtime.h"
@@ -85,7 +86,10 @@ struct PJRT_Client {
 struct PJRT_Buffer {
   neuronmem::copy::Buffer buffer;
   PJRT_Client* client = nullptr;
-  std::atomic<int64_t> external_references{0};
+  // External references (IncreaseExternalReferenceCount): each holds a use of the bytes, so that they stay
+  // where they are (a later Delete or donation does not free them) until it is released or the handle goes.
+  std::mutex external_mu;
+  std::vector<neuronmem::copy::StorageUse> external_uses;
   // The dense major-to-minor layout (GetMemoryLayout), made on first use.
   std::once_flag layout_once;
   std::vector<int64_t> minor_to_major;

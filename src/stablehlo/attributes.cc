@@ -1,6 +1,6 @@
 // Attribute values and dictionaries: strings, numbers, booleans, unit, arrays, dictionaries,
-// `array<i64: ...>`, symbols, types, `dense<...>`, `#dialect.attr<k = v, ...>`, and anything else kept
-// opaque with its source text.
+// `array<i64: ...>`, symbols, types, `dense<...>`, `#dialect.attr<k = v, ...>`, enum keywords (`LT`,
+// `#stablehlo<comparison_direction LT>`), and anything else kept opaque with its source text.
 #include <cerrno>
 #include <cstdlib>
 #include <string>
@@ -147,20 +147,31 @@ void Parser::ParseListAttribute(Attribute* a, int depth) {
   a->array = arena_->Copy(*elements);
 }
 
-// `#alias` (its value when defined) or `#dialect.name<...>`: opaque, with the key/value pairs when the body
-// has that shape.
+// `#alias` (its value when defined) or `#dialect.name<...>`: an enum when the body is one keyword
+// (`#stablehlo<comparison_direction LT>`, `#stablehlo.transpose<TRANSPOSE>`), else opaque, with the key/value
+// pairs when the body has that shape (and a convolution's dimension numbers decoded).
 void Parser::ParseDialectAttribute(Attribute* a, int depth) {
   const Token t = lex_.Next();
   a->kind = Attribute::Kind::kOpaque;
   if (PeekPunct("<")) {
-    a->dict = ParseKeyValues(RawAngle(lex_.Next()), depth + 1);
+    const std::string_view body = RawAngle(lex_.Next());
+    std::string_view word;
+    if (t.text == "#stablehlo.conv") {
+      a->dict = ParseConvBody(body, depth + 1);
+    } else if (EnumBody(body, &word)) {
+      a->kind = Attribute::Kind::kEnum;
+      a->str = word;
+    } else {
+      a->dict = ParseKeyValues(body, depth + 1);
+    }
     return;
   }
   const auto alias = scratch_->attribute_aliases.find(t.text);
   if (alias != scratch_->attribute_aliases.end()) *a = alias->second;
 }
 
-// A type used as an attribute (`function_type = (...) -> ...`, `i32`), or an enum keyword (kept opaque).
+// A type used as an attribute (`function_type = (...) -> ...`, `i32`), an enum keyword (`THREE_FRY`), or a
+// keyword with a body (`affine_map<...>`, kept opaque).
 void Parser::ParseTypeOrKeywordAttribute(const Token& t, Attribute* a, int depth) {
   const bool type_word = t.kind != Tok::kIdent || ParseElementTypeName(t.text) != ElementType::kInvalid ||
                          t.text == "tensor" || t.text == "tuple" || t.text == "complex" || t.text == "none" ||
@@ -171,8 +182,12 @@ void Parser::ParseTypeOrKeywordAttribute(const Token& t, Attribute* a, int depth
     return;
   }
   lex_.Next();
-  a->kind = Attribute::Kind::kOpaque;
-  if (PeekPunct("<")) RawAngle(lex_.Next());
+  a->kind = Attribute::Kind::kEnum;
+  a->str = t.text;
+  if (PeekPunct("<")) {
+    RawAngle(lex_.Next());
+    a->kind = Attribute::Kind::kOpaque;
+  }
 }
 
 // Parses "k = v, k2 = v2" inside a dialect attribute; empty if the body has another shape. The body is a

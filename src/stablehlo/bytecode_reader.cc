@@ -376,6 +376,7 @@ class Reader {
     arg_names_.clear();
     block_names_.clear();
     resolve_depth_ = 0;
+    live_values_ = 0;
     saw_module_ = false;
   }
 
@@ -406,17 +407,21 @@ class Reader {
     uint8_t state = 0;  // 0 unread, 1 being read, 2 read
   };
   // A value slot of the current isolated scope.
+  static constexpr uint32_t kNoUse = UINT32_MAX;
   struct Slot {
     bool defined = false;
+    uint32_t waiting = kNoUse;  // the first forward reference to it (an index in Scope::pending)
     ValueRef ref;
+    const Type* type = nullptr;  // in the arena or the type table (both outlive the read)
   };
   struct PendingUse {
-    size_t slot;
     ValueRef* use;
+    Type* type;     // the operand's type, filled when the value is defined
+    uint32_t next;  // the next forward reference to the same value, or kNoUse
   };
   struct Scope {
     std::vector<Slot> values;
-    std::vector<PendingUse> pending;  // forward references
+    std::vector<PendingUse> pending;  // forward references, listed per value from Slot::waiting
     uint32_t next_result = 0;         // result names "0", "1", ...
     uint32_t next_arg = 0;            // block argument names "arg0", ...
   };
@@ -433,6 +438,8 @@ class Reader {
     size_t num_props = 0;          // how many of attrs are properties
     std::vector<Type> result_types;
     std::vector<ValueRef> operands;
+    std::vector<Type> operand_types;
+    std::vector<const Type*> result_type_refs;  // the result types in the type table
     std::vector<size_t> operand_slots;
     std::vector<Region> regions;
     std::string_view result_name;
@@ -477,6 +484,8 @@ class Reader {
   Location FirstFileLoc(uint64_t index, int depth);
 
   // IR
+  void ReserveValues(Cursor* c, Scope* s, uint64_t num_values, RegionState* rs);
+  void EndRegionValues(Cursor* c, const RegionState& rs, uint64_t num_values);
   void ReadRegion(Cursor* c, Region* region, int depth, bool function_body, std::vector<Argument>* entry_args);
   void ReadBlock(Cursor* c, RegionState* rs, Block* block, int depth, bool function_body,
                  std::vector<Argument>* args_out);
@@ -484,13 +493,22 @@ class Reader {
               uint64_t* num_regions);
   void ReadOpRegions(Cursor* c, RawOp* op, bool isolated, uint64_t num_regions, int depth, bool top_level_func);
   void UseListOrders(Cursor* c, uint64_t range_size);
-  void DefineValue(RegionState* rs, ValueRef ref, size_t offset);
+  void DefineValue(RegionState* rs, ValueRef ref, const Type* type, size_t offset);
   Operation MakeOperation(RawOp& raw, bool function_body);
   void GroupAttributes(int group, std::vector<NamedAttr>* attrs);
   void AddTopLevelOp(RawOp& raw, Cursor* c);
   Function MakeFunction(RawOp& raw, size_t offset);
   std::string_view NumberName(const char* prefix, uint32_t n);
   RawOp& ScratchOp(int depth);
+  // A cleared vector kept per nesting depth, so its capacity is reused.
+  template <typename T>
+  static std::vector<T>& ScratchVector(std::vector<std::unique_ptr<std::vector<T>>>* pool, int depth) {
+    const size_t d = static_cast<size_t>(depth);
+    if (d >= pool->size()) pool->resize(d + 1);
+    if (!(*pool)[d]) (*pool)[d] = std::make_unique<std::vector<T>>();
+    (*pool)[d]->clear();
+    return *(*pool)[d];
+  }
 
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
@@ -523,8 +541,11 @@ class Reader {
   std::vector<Resource> resources_;  // dialect resources, by handle index
   std::vector<Scope> scopes_;
   std::vector<std::unique_ptr<RawOp>> scratch_;  // one op being read per depth, reused for its capacity
+  std::vector<std::unique_ptr<std::vector<Operation>>> scratch_ops_;  // a block's ops, per depth
+  std::vector<std::unique_ptr<std::vector<Block>>> scratch_blocks_;   // a region's blocks, per depth
   std::vector<std::string_view> result_names_, arg_names_, block_names_;
   int resolve_depth_ = 0;
+  uint64_t live_values_ = 0;  // values reserved by the regions being read (ReserveValues)
   bool saw_module_ = false;
 };
 
@@ -556,6 +577,8 @@ Reader::RawOp& Reader::ScratchOp(int depth) {
   op.result_types.clear();
   op.operands.clear();
   op.operand_slots.clear();
+  op.operand_types.clear();
+  op.result_type_refs.clear();
   op.regions.clear();
   op.result_name = {};
   return op;
@@ -1338,11 +1361,12 @@ void Reader::ReadVhloAttr(Cursor* c, Attribute* a) {
           FailAt(at, std::string("expected a ") + e.mnemonic + " value below " + std::to_string(e.cases.size()) +
                          ", found " + std::to_string(v));
         }
-        a->kind = Attribute::Kind::kOpaque;
+        // An enum: the keyword in str, as the text parser has `#stablehlo<comparison_direction LT>`.
+        a->kind = Attribute::Kind::kEnum;
+        a->str = e.cases[v];
         const std::string text = code == 19 ? std::string("#stablehlo.result_accuracy_mode<") + e.cases[v] + ">"
                                             : std::string("#stablehlo<") + e.mnemonic + " " + e.cases[v] + ">";
         a->text = arena_->CopyString(text);
-        a->str = a->text;
         return;
       }
       FailAt(code_at, "expected a vhlo attribute code this reader knows (1-20), found " + std::to_string(code));
@@ -1575,7 +1599,7 @@ void Reader::UseListOrders(Cursor* c, uint64_t range_size) {
   }
 }
 
-void Reader::DefineValue(RegionState* rs, ValueRef ref, size_t offset) {
+void Reader::DefineValue(RegionState* rs, ValueRef ref, const Type* type, size_t offset) {
   Scope& s = scopes_.back();
   if (rs->next_value >= rs->end_value) {
     FailAt(offset, "the region defines more values than the " + std::to_string(rs->end_value) + " its header counts");
@@ -1583,18 +1607,33 @@ void Reader::DefineValue(RegionState* rs, ValueRef ref, size_t offset) {
   Slot& slot = s.values[rs->next_value];
   slot.defined = true;
   slot.ref = ref;
+  slot.type = type;
   const size_t index = rs->next_value++;
+  (void)index;
   // Patch the forward references to this value.
-  for (auto it = s.pending.begin(); it != s.pending.end();) {
-    if (it->slot == index) {
-      const Location loc = it->use->loc;
-      *it->use = ref;
-      it->use->loc = loc;
-      it = s.pending.erase(it);
-    } else {
-      ++it;
-    }
+  for (uint32_t u = slot.waiting; u != kNoUse; u = s.pending[u].next) {
+    ValueRef* use = s.pending[u].use;
+    const Location loc = use->loc;
+    *use = ref;
+    use->loc = loc;
+    *s.pending[u].type = *type;
   }
+  slot.waiting = kNoUse;
+}
+
+// At the end of a region: it defined as many values as its header counts, and no use waits for one.
+void Reader::EndRegionValues(Cursor* c, const RegionState& rs, uint64_t num_values) {
+  if (rs.next_value != rs.end_value) {
+    c->Fail("the region's header counts " + std::to_string(num_values) + " values, but it defines " +
+            std::to_string(num_values - (rs.end_value - rs.next_value)));
+  }
+  Scope& s = scopes_.back();
+  const size_t base = rs.end_value - num_values;
+  for (size_t i = base; i < rs.end_value; ++i) {
+    if (s.values[i].waiting != kNoUse) c->Fail("an operand refers to value #" + std::to_string(i) + ", never defined");
+  }
+  s.values.resize(base);
+  live_values_ -= num_values;
 }
 
 void Reader::ReadOp(Cursor* c, RegionState* rs, int depth, bool function_body, RawOp* op, bool* isolated,
@@ -1653,11 +1692,16 @@ void Reader::ReadOp(Cursor* c, RegionState* rs, int depth, bool function_body, R
   if (mask & kHasResults) {
     const uint64_t n = c->Count("an op's result count");
     op->result_types.reserve(n);
-    for (uint64_t i = 0; i < n; ++i) op->result_types.push_back(TypeRef(c, "a result type"));
+    for (uint64_t i = 0; i < n; ++i) {
+      const Type& t = TypeRef(c, "a result type");  // in types_, which does not move while the IR is read
+      op->result_types.push_back(t);
+      op->result_type_refs.push_back(&t);
+    }
   }
   if (mask & kHasOperands) {
     const uint64_t n = c->Count("an op's operand count");
     op->operands.resize(n);
+    op->operand_types.resize(n);
     op->operand_slots.resize(n);
     Scope& s = scopes_.back();
     for (uint64_t i = 0; i < n; ++i) {
@@ -1668,7 +1712,10 @@ void Reader::ReadOp(Cursor* c, RegionState* rs, int depth, bool function_body, R
                        std::to_string(v));
       }
       op->operand_slots[i] = v;
-      if (s.values[v].defined) op->operands[i] = s.values[v].ref;
+      if (s.values[v].defined) {
+        op->operands[i] = s.values[v].ref;
+        op->operand_types[i] = *s.values[v].type;
+      }
       op->operands[i].loc = op->loc;
     }
   }
@@ -1690,7 +1737,7 @@ void Reader::ReadOp(Cursor* c, RegionState* rs, int depth, bool function_body, R
       ref.name = op->result_name;
       ref.index = static_cast<uint32_t>(i);
       ref.loc = op->loc;
-      DefineValue(rs, ref, c->Offset());
+      DefineValue(rs, ref, op->result_type_refs[i], c->Offset());
     }
   }
 }
@@ -1724,10 +1771,6 @@ void Reader::ReadOpRegions(Cursor* c, RawOp* op, bool isolated, uint64_t num_reg
   for (uint64_t i = 0; i < num_regions; ++i) ReadRegion(rc, &op->regions[i], depth + 1, top_level_func, nullptr);
   if (isolated) {
     Scope& s = scopes_.back();
-    if (!s.pending.empty()) {
-      FailAt(c->Offset(), "an operand refers to value #" + std::to_string(s.pending.front().slot) +
-                              ", which its region never defines");
-    }
     const uint32_t next_result = s.next_result, next_arg = s.next_arg;
     scopes_.pop_back();
     if (!top_level_func && !scopes_.empty()) {
@@ -1738,6 +1781,19 @@ void Reader::ReadOpRegions(Cursor* c, RawOp* op, bool isolated, uint64_t num_reg
   }
 }
 
+// Reserves a region's values in its scope. Each value takes at least a byte to define, so no more can be
+// live than the input has bytes: a bound that nested regions each claiming the bytes left cannot exceed.
+void Reader::ReserveValues(Cursor* c, Scope* s, uint64_t num_values, RegionState* rs) {
+  live_values_ += num_values;
+  if (live_values_ > size_) {
+    c->Fail("the regions being read declare " + std::to_string(live_values_) + " values, more than the " +
+            std::to_string(size_) + " bytes of the input can define");
+  }
+  rs->next_value = s->values.size();
+  rs->end_value = s->values.size() + num_values;
+  s->values.resize(rs->end_value);
+}
+
 void Reader::ReadRegion(Cursor* c, Region* region, int depth, bool function_body, std::vector<Argument>* entry_args) {
   if (depth > kMaxDepth) c->Fail("regions nest deeper than " + std::to_string(kMaxDepth));
   const uint64_t num_blocks = c->Count("a region's block count");
@@ -1745,23 +1801,16 @@ void Reader::ReadRegion(Cursor* c, Region* region, int depth, bool function_body
   const uint64_t num_values = c->Count("a region's value count");
   Scope& s = scopes_.back();
   RegionState rs;
-  rs.next_value = s.values.size();
-  rs.end_value = s.values.size() + num_values;
-  s.values.resize(rs.end_value);
-  std::vector<Block> blocks(num_blocks);
+  ReserveValues(c, &s, num_values, &rs);
+  // Grown as blocks are read (a count nested regions repeat allocates nothing); reused per depth.
+  std::vector<Block>& blocks = ScratchVector(&scratch_blocks_, depth);
   for (uint64_t b = 0; b < num_blocks; ++b) {
-    ReadBlock(c, &rs, &blocks[b], depth, function_body, b == 0 ? entry_args : nullptr);
-    if (num_blocks > 1) blocks[b].label = NumberName("bb", static_cast<uint32_t>(b));
+    blocks.emplace_back();
+    ReadBlock(c, &rs, &blocks.back(), depth, function_body, b == 0 ? entry_args : nullptr);
+    if (num_blocks > 1) blocks.back().label = NumberName("bb", static_cast<uint32_t>(b));
   }
   region->blocks = arena_->Copy(blocks);
-  // The region's values go out of scope: a use still waiting for one of them refers to nothing.
-  Scope& after = scopes_.back();
-  const size_t base = rs.end_value - num_values;
-  for (const PendingUse& p : after.pending) {
-    if (p.slot >= base)
-      c->Fail("an operand refers to value #" + std::to_string(p.slot) + ", which its region never defines");
-  }
-  after.values.resize(base);
+  EndRegionValues(c, rs, num_values);  // the region's values go out of scope
 }
 
 void Reader::ReadBlock(Cursor* c, RegionState* rs, Block* block, int depth, bool function_body,
@@ -1776,32 +1825,33 @@ void Reader::ReadBlock(Cursor* c, RegionState* rs, Block* block, int depth, bool
     for (uint64_t i = 0; i < n; ++i) {
       Argument& a = args[i];
       const size_t at = c->Offset();
+      const Type* type_ref = nullptr;  // in types_, which does not move while the IR is read
       if (version_ >= kElideUnknownBlockArgLocation) {
         bool has_loc = false;
         const uint64_t type = c->VarIntWithFlag(&has_loc, "a block argument's type");
-        a.type = TypeAt(type, at, "a block argument's type");
+        type_ref = &TypeAt(type, at, "a block argument's type");
         if (has_loc) {
           const size_t lat = c->Offset();
           a.loc = LocAt(c->VarInt("a block argument's location"), lat);
         }
       } else {
-        a.type = TypeRef(c, "a block argument's type");
+        type_ref = &TypeRef(c, "a block argument's type");
         const size_t lat = c->Offset();
         a.loc = LocAt(c->VarInt("a block argument's location"), lat);
       }
+      a.type = *type_ref;
       a.name = NumberName("arg", scopes_.back().next_arg++);
       ValueRef ref;
       ref.name = a.name;
       ref.loc = a.loc;
-      DefineValue(rs, ref, at);
+      DefineValue(rs, ref, type_ref, at);
     }
     if (version_ >= kUseListOrdering) {
       const uint8_t has_orders = c->Byte("a block's use-list flag");
       if (has_orders) UseListOrders(c, n);
     }
   }
-  std::vector<Operation> ops;
-  ops.reserve(num_ops);
+  std::vector<Operation>& ops = ScratchVector(&scratch_ops_, depth);  // (grown as ops are read)
   for (uint64_t i = 0; i < num_ops; ++i) {
     RawOp& raw = ScratchOp(depth);
     bool isolated = false;
@@ -1813,8 +1863,11 @@ void Reader::ReadBlock(Cursor* c, RegionState* rs, Block* block, int depth, bool
     Operation& op = ops.back();
     Scope& s = scopes_.back();
     for (size_t k = 0; k < raw.operand_slots.size(); ++k) {
-      if (!s.values[raw.operand_slots[k]].defined) {
-        s.pending.push_back({raw.operand_slots[k], const_cast<ValueRef*>(&op.operands[k])});
+      Slot& slot = s.values[raw.operand_slots[k]];
+      if (!slot.defined) {
+        s.pending.push_back(
+            {const_cast<ValueRef*>(&op.operands[k]), const_cast<Type*>(&op.operand_types[k]), slot.waiting});
+        slot.waiting = static_cast<uint32_t>(s.pending.size() - 1);
       }
     }
   }
@@ -1883,6 +1936,7 @@ Operation Reader::MakeOperation(RawOp& raw, bool function_body) {
   op.num_results = static_cast<uint32_t>(raw.result_types.size());
   op.result_name = raw.result_name;
   op.operands = arena_->Copy(raw.operands);
+  op.operand_types = arena_->Copy(raw.operand_types);
   op.result_types = arena_->Copy(raw.result_types);
   op.loc = raw.loc;
   // Callees: func.call's callee, custom_call's call_target_name.
@@ -2024,9 +2078,7 @@ void Reader::ReadIR(Cursor c) {
   const uint64_t num_values = rc->Count("the module's value count");
   Scope& s = scopes_.back();
   RegionState rs;
-  rs.next_value = s.values.size();
-  rs.end_value = rs.next_value + num_values;
-  s.values.resize(rs.end_value);
+  ReserveValues(rc, &s, num_values, &rs);
   bool block_args = false;
   const uint64_t n = rc->VarIntWithFlag(&block_args, "the module's block header");
   if (block_args) rc->Fail("expected the module's block to have no arguments");
@@ -2038,24 +2090,20 @@ void Reader::ReadIR(Cursor c) {
     ReadOp(rc, &rs, 1, false, &raw, &iso, &nr);
     const bool func = raw.name->vhlo && std::string_view(raw.name->vhlo->name) == "func_v1";
     if (func) {
-      // Each function is its own naming scope, as MLIR prints it.
-      const size_t depth_scopes = scopes_.size();
-      if (!iso) {  // the module's values stay visible; names restart
-        Scope fs;
-        fs.values = scopes_.back().values;
-        scopes_.push_back(std::move(fs));
-      }
+      // Each function is its own naming scope, as MLIR prints it: the names restart (the module's values,
+      // if any, stay visible when the function is not isolated).
+      Scope& module_scope = scopes_.back();
+      const uint32_t saved_result = module_scope.next_result, saved_arg = module_scope.next_arg;
+      module_scope.next_result = module_scope.next_arg = 0;
       ReadOpRegions(rc, &raw, iso, nr, 1, true);
-      if (!iso) {
-        if (!scopes_.back().pending.empty()) rc->Fail("an operand refers to a value its function never defines");
-        scopes_.resize(depth_scopes);
-      }
+      scopes_.back().next_result = saved_result;
+      scopes_.back().next_arg = saved_arg;
     } else {
       ReadOpRegions(rc, &raw, iso, nr, 1, false);
     }
     AddTopLevelOp(raw, rc);
   }
-  if (!scopes_.back().pending.empty()) rc->Fail("an operand refers to a value the module never defines");
+  EndRegionValues(rc, rs, num_values);
   if (rc != &c && !rc->Empty()) rc->Fail("expected the end of the module's IR section");
   if (!c.Empty()) c.Fail("expected the end of the IR section after builtin.module");
   saw_module_ = true;

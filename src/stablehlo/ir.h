@@ -143,18 +143,21 @@ using NamedAttr = std::pair<std::string_view, Attribute>;
 using NamedAttrs = Span<NamedAttr>;
 
 struct Attribute {
-  enum class Kind { kUnit, kBool, kInt, kFloat, kString, kArray, kDict, kDense, kSymbol, kType, kOpaque };
+  enum class Kind { kUnit, kBool, kInt, kFloat, kString, kArray, kDict, kDense, kSymbol, kType, kEnum, kOpaque };
   Kind kind = Kind::kUnit;
   bool b = false;
   bool splat = false;  // kDense given as one value
   int64_t i = 0;
   double f = 0;
-  std::string_view str;   // kString (escapes decoded), kSymbol (without '@'), kOpaque (source text)
+  std::string_view str;   // kString (escapes decoded), kSymbol (without '@'), kEnum (the keyword: `LT` of
+                          // `#stablehlo<comparison_direction LT>` or of compare's pretty `LT`), kOpaque (text)
   Span<Attribute> array;  // kArray, and array<i64: ...>
-  NamedAttrs dict;        // kDict; also the key/value pairs of #dialect.name<k = v, ...>
+  NamedAttrs dict;        // kDict; also the key/value pairs of #dialect.name<k = v, ...> (kOpaque), and the
+                          // dimension numbers of #stablehlo.conv<[b, 0, f]x[0, i, o]->[b, 0, f]> decoded
   Type type;              // typed literals, dense, kType
   Span<uint8_t> dense;    // kDense: little-endian element bytes (i1: one byte each), whole tensor
-  std::string_view text;  // source text of the whole attribute (see the parser for when it is kept)
+  std::string_view text;  // source text of the whole attribute, for messages and printing only: what an op
+                          // needs is decoded into the fields above (a front end without text leaves it empty)
   Location loc;
 
   // Dictionary lookup (kDict or a dialect attribute with key/values); nullptr if absent.
@@ -178,13 +181,19 @@ struct Argument {
 
 struct Region;
 
+// An op as the generic form states it, whichever form it was written in: the parser decodes the custom
+// (pretty) syntax of the ops it knows into the attributes, operand order, regions and types of the generic
+// form (src/stablehlo/op_syntax.cc), so that nothing after it reads text and a second front end (bytecode)
+// fills the same fields.
 struct Operation {
-  std::string_view name;         // "stablehlo.add", "func.return", "sdy.sharding_constraint", "func.call"
-  bool generic = false;          // printed in the generic "name"(...) form
-  bool skipped = false;          // an op of an unknown dialect whose custom form could not be read: only its
-                                 // name, results, operands (the values it reads) and location are known
-  uint32_t num_results = 0;      // %0:3 -> 3
-  std::string_view result_name;  // %0 -> "0"; empty when the op has no results
+  std::string_view name;                // "stablehlo.add", "func.return", "sdy.sharding_constraint", "func.call"
+  bool generic = false;                 // printed in the generic "name"(...) form
+  bool skipped = false;                 // an op of an unknown dialect whose custom form could not be read: only its
+                                        // name, results, operands (the values it reads) and location are known
+  uint32_t num_results = 0;             // %0:3 -> 3
+  std::string_view result_name;         // %0 -> "0"; empty when the op has no results
+  Span<std::string_view> result_names;  // `%a, %b = `: one name per result; empty when result_name names them
+                                        // all (`%0:3 = `: %0#0, %0#1, %0#2)
   Span<ValueRef> operands;
   Span<Type> operand_types;
   Span<Type> result_types;

@@ -3,6 +3,8 @@
 
 #include <cctype>
 
+#include "stablehlo/parse_cost.h"
+
 namespace neuronmem::stablehlo::parse {
 
 void Fail(Location loc, std::string message) { throw ParseError{loc, std::move(message)}; }
@@ -42,6 +44,7 @@ void Lexer::Reset(size_t offset) {
 // token is written field by field where it stays (peek_): building it in a local and copying it out made
 // every token a store-forwarding stall (16-byte loads of fields just stored 8 and 4 bytes at a time).
 void Lexer::Lex(Token* out) {
+  CountToken();  // parse_cost.h
   Token& t = *out;
   bool newline = false;
   const char* const data = src_.data();

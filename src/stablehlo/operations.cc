@@ -100,12 +100,21 @@ void Parser::ParseResults(Operation* op) {
     if (count == 0 || count > 65536) Fail(n.loc, "result count " + std::string(n.text) + " is outside [1, 65536]");
     op->num_results = static_cast<uint32_t>(count);
   }
+  if (!PeekPunct(",")) {
+    Expect("=", "after the op's results");
+    return;
+  }
+  auto names = scratch_->names.Get();
+  names->push_back(op->result_name);
   while (Accept(",")) {
     const Token more = lex_.Next();
     if (more.kind != Tok::kValue) Fail(more.loc, "expected another result name, found " + Describe(more));
     if (++op->num_results > 65536) Fail(more.loc, "more than 65536 results");
+    names->push_back(more.text.substr(1));
   }
   Expect("=", "after the op's results");
+  // One name per result (`%a:2, %b` gives its groups' results no names of their own: left unnamed).
+  if (names->size() == op->num_results) op->result_names = arena_->Copy(*names);
 }
 
 void Parser::Finish(Operation* op, OpLists* lists) {
@@ -203,11 +212,18 @@ bool Parser::KnownDialect(std::string_view op_name) {
 void Parser::ParseUnknownDialectTail(Operation* op, OpLists* lists, int depth) {
   const Lexer saved = lex_;
   const size_t warnings = scratch_->warnings.size();  // those of ops nested in this one go if it is skipped
+  // A tail that failed once fails again (only the nesting limit depends on where it is read, and that is
+  // fatal): an enclosing op's failed attempt, re-read as skipped, meets its nested ops again. Without the
+  // memo each level tried them again, exponential in the nesting (issue 23, class 7).
+  const char* const at = src_.data() + lex_.Peek().offset;
+  const auto failed = scratch_->failed_tails.find(at);
   try {
+    if (failed != scratch_->failed_tails.end()) throw failed->second;
     ParsePrettyTail(op, lists, depth);
     return;
   } catch (const ParseError& e) {
     if (e.fatal) throw;
+    if (failed == scratch_->failed_tails.end()) scratch_->failed_tails.emplace(at, e);
     lex_ = saved;
     scratch_->warnings.resize(warnings);
     lists->operands->clear();

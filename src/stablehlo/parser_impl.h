@@ -2,12 +2,16 @@
 //   parser.cc       entry point (ParseModules), modules, functions, shared token helpers
 //   operations.cc   regions, blocks, operations and the generic form "name"(...) ... : (...) -> (...)
 //   pretty_form.cc  the pretty form of ops: the tail after the op name, read generically
+//   op_syntax.cc    the custom syntax of particular ops (dot_general's `contracting_dims = [1] x [0]`,
+//                   convolution's layouts, slice's `[0:2]`, reduce's `applies`, ...), decoded into the
+//                   attributes, operand order, regions and types of the generic form
 //   attributes.cc   attribute values and dictionaries
 //   types.cc        types
 // Every function takes the nesting depth and fails beyond kMaxDepth: the parser never recurses without
 // bound. Errors are thrown as ParseError (lexer.h) and turned into a Status by ParseModules.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -92,6 +96,7 @@ struct Scratch {
   ScratchPool<Block> blocks;
   ScratchPool<Region> regions;
   ScratchPool<NamedAttrs> attr_lists;
+  ScratchPool<std::string_view> names;
   std::vector<uint8_t> dense;
   // Alias definitions seen so far (`!name = type`, `#name = attribute`), by name with its sigil; the
   // names are views into the arena's source. Shared by the sub-parsers of one parse.
@@ -104,6 +109,9 @@ struct Scratch {
   std::unordered_map<RepeatKey, Span<Type>, RepeatKeyHash> repeats;
   // Warnings of the module being parsed (ParseAll moves them into it).
   std::vector<Warning> warnings;
+  // Tails of unknown-dialect ops that failed to read as pretty ops, by where they start in the text (a
+  // failure is final: ParseUnknownDialectTail skips such an op at once when it meets it again).
+  std::unordered_map<const char*, ParseError> failed_tails;
 };
 
 class Parser {
@@ -198,9 +206,27 @@ class Parser {
   void PrettySignature(PrettyState* st, int depth);
   void PrettyWord(PrettyState* st, int depth);
   void PrettyBracket(PrettyState* st, int depth);
-  void AddCompareAttributes(PrettyState* st);
+  void ApplyPrettySignature(PrettyState* st, Type sig, int depth);
   bool BraceStartsRegion();
   bool StartsNewOp(const Token& t);
+
+  // ---- the custom syntax of particular ops (op_syntax.cc) ----
+  // After `key =` in a pretty tail: reads the value when it is custom syntax of the op (true), else false.
+  bool OpKeyedSyntax(PrettyState* st, std::string_view key, int depth);
+  // A bare word of the tail: true when it is custom syntax of the op (reduce's `applies`, scan's `inits`).
+  bool OpWord(PrettyState* st, std::string_view word);
+  // At '[': true when it is custom syntax of the op (slice's bounds, get_tuple_element's index).
+  bool OpBracket(PrettyState* st, int depth);
+  // After the tail: what the pretty form leaves implicit, made explicit as the generic form has it.
+  void FinishPrettyOp(PrettyState* st);
+  // `[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]` into the convolution's nine dimension numbers.
+  NamedAttrs ParseConvLayout(Location loc);
+  // The body of `#stablehlo.conv<...>` (a layout, or `raw key = value, ...`); empty if malformed.
+  NamedAttrs ParseConvBody(std::string_view body, int depth);
+  // The body of a dialect attribute that is one enum keyword (`comparison_direction LT`, `TRANSPOSE`).
+  static bool EnumBody(std::string_view body, std::string_view* word);
+  Attribute IntArray(const std::vector<int64_t>& v);
+  std::vector<int64_t> ReadIntList(const char* what, Location loc);
 
   // ---- attributes (attributes.cc) ----
   Attribute ParseAttribute(int depth);
@@ -222,6 +248,58 @@ class Parser {
   std::string_view src_;
   Arena* arena_;
   Scratch* scratch_;
+};
+
+// (a0, b0, a1, b1, ...) -> (a0, a1, ..., b0, b1, ...): the pretty reduce lists its operands and its reducer's
+// arguments in pairs, the generic form (the IR) inputs first.
+template <typename T>
+void PairsToCanonical(std::vector<T>* v) {
+  const size_t n = v->size() / 2;
+  if (n < 2 || v->size() % 2) return;
+  std::vector<T> out(v->size());
+  for (size_t i = 0; i < n; ++i) {
+    out[i] = (*v)[2 * i];
+    out[n + i] = (*v)[2 * i + 1];
+  }
+  *v = std::move(out);
+}
+
+// The ops whose custom syntax op_syntax.cc decodes (kNone: only the generic reading of the tail).
+enum class OpSyntax : uint8_t {
+  kNone,
+  kDotGeneral,
+  kConvolution,  // and dynamic_conv
+  kSlice,
+  kGetTupleElement,
+  kReducePrecision,
+  kRngBitGenerator,
+  kCompare,
+  kReduce,
+  kScan,
+};
+// Which, by the op's name (op_syntax.cc; a switch on the length first: most ops cost one compare).
+OpSyntax OpSyntaxOf(std::string_view name);
+
+// What the tail of a pretty op has collected so far.
+struct Parser::PrettyState {
+  PrettyState(Operation* o, OpLists* l, Scratch* s)
+      : op(o), lists(l), pending_args(s->args.Get()), loop_args(s->args.Get()), syntax(OpSyntaxOf(o->name)) {}
+  Operation* op;
+  OpLists* lists;
+  ScratchPool<Argument>::Lease pending_args;     // "reducer(%a: t, %b: t)" before a region
+  ScratchPool<Argument>::Lease loop_args;        // while(%iter = %init, ...): every region's entry arguments
+  Span<Argument> loop_span;                      // loop_args with their types, once a region needs them
+  std::string_view first_keyword, last_keyword;  // bare words (compare's direction and type)
+  int paren = 0;                                 // open '(' of the tail
+  bool signature_done = false;                   // after the trailing `: type`
+  // Op-specific syntax (op_syntax.cc).
+  OpSyntax syntax;
+  size_t typed_attr = SIZE_MAX;        // a `key = 0 : type` attribute: the type may be the op's signature
+  size_t scan_inputs = SIZE_MAX;       // chlo.scan: the operands before `inits`
+  std::string_view applies;            // stablehlo.reduce: `applies stablehlo.add`
+  bool expect_applies = false;         // the next word is the applied op
+  std::vector<NamedAttr> dot_numbers;  // dot_general: `batching_dims`, `contracting_dims`
+  bool reducer_args = false;           // stablehlo.reduce: `reducer(...) (...)` declared the region's arguments
 };
 
 }  // namespace neuronmem::stablehlo::parse

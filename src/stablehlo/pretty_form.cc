@@ -10,20 +10,6 @@
 
 namespace neuronmem::stablehlo::parse {
 
-// What the tail has collected so far.
-struct Parser::PrettyState {
-  PrettyState(Operation* o, OpLists* l, Scratch* s)
-      : op(o), lists(l), pending_args(s->args.Get()), loop_args(s->args.Get()) {}
-  Operation* op;
-  OpLists* lists;
-  ScratchPool<Argument>::Lease pending_args;     // "reducer(%a: t, %b: t)" before a region
-  ScratchPool<Argument>::Lease loop_args;        // while(%iter = %init, ...): every region's entry arguments
-  Span<Argument> loop_span;                      // loop_args with their types, once a region needs them
-  std::string_view first_keyword, last_keyword;  // bare words (compare's direction and type)
-  int paren = 0;                                 // open '(' of the tail
-  bool signature_done = false;                   // after the trailing `: type`
-};
-
 void Parser::ParsePrettyTail(Operation* op, OpLists* lists, int depth) {
   PrettyState st(op, lists, scratch_);
   for (;;) {
@@ -50,8 +36,7 @@ void Parser::ParsePrettyTail(Operation* op, OpLists* lists, int depth) {
     }
   }
   if (st.paren != 0) Fail(op->loc, "unbalanced '(' in '" + std::string(op->name) + "'");
-  if (op->name == "stablehlo.compare") AddCompareAttributes(&st);
-  Finish(op, lists);
+  FinishPrettyOp(&st);
 }
 
 // %x: an operand; inside parentheses also a block argument `%a: type` or a loop init `%iter = %init`.
@@ -105,6 +90,7 @@ void Parser::PrettyPunct(PrettyState* st, int depth) {
 // signature, one type per loop value), which every region of the loop receives.
 void Parser::PrettyBrace(PrettyState* st, int depth) {
   if (BraceStartsRegion() || !st->pending_args->empty()) {
+    if (st->syntax == OpSyntax::kReduce) PairsToCanonical(&*st->pending_args);
     Span<Argument> args = arena_->Copy(*st->pending_args);
     if (args.empty() && !st->loop_args->empty()) {
       if (st->loop_span.empty()) {
@@ -124,7 +110,11 @@ void Parser::PrettyBrace(PrettyState* st, int depth) {
 // The trailing `: signature`: a function type, one type for all operands and results, or one per operand.
 void Parser::PrettySignature(PrettyState* st, int depth) {
   lex_.Next();
-  Type sig = ParseType(depth + 1);
+  ApplyPrettySignature(st, ParseType(depth + 1), depth);
+}
+
+// The signature's first type is read: the rest of it, and the op's operand and result types from it.
+void Parser::ApplyPrettySignature(PrettyState* st, Type sig, int depth) {
   if (sig.kind != Type::Kind::kFunction && Accept("->")) {
     // "type -> result" or "type -> (results)": a function type whose one input is written without
     // parentheses (chlo.top_k's signature).
@@ -141,12 +131,23 @@ void Parser::PrettySignature(PrettyState* st, int depth) {
     sig.elements = arena_->Copy(*elements);
   }
   if (sig.kind != Type::Kind::kFunction && PeekPunct(",")) {
-    // "type, type": one type per operand (e.g. stablehlo.select, compare's short form)
+    // "type, type": one type per operand (compare's short form); select's `pred_type, type` types its two
+    // values and its result by the second; a while's are the types of its loop values, and of its results.
     auto types = scratch_->types.Get();
     types->push_back(sig);
     while (Accept(",")) types->push_back(ParseType(depth + 1));
-    st->op->operand_types = arena_->Copy(*types);
-    st->op->result_types = Repeat(sig, st->op->num_results);
+    const std::string_view name = st->op->name;
+    if (name == "stablehlo.select" && types->size() == 2 && st->lists->operands->size() == 3) {
+      const Type value = types->back();
+      types->push_back(value);
+      st->op->operand_types = arena_->Copy(*types);
+      st->op->result_types = Repeat(value, st->op->num_results);
+    } else {
+      st->op->operand_types = arena_->Copy(*types);
+      st->op->result_types = name == "stablehlo.while" && types->size() == st->op->num_results
+                                 ? st->op->operand_types
+                                 : Repeat(sig, st->op->num_results);
+    }
   } else {
     ApplySignature(st->op, st->lists->operands->size(), sig);
   }
@@ -168,17 +169,24 @@ void Parser::PrettyWord(PrettyState* st, int depth) {
   if (PeekPunct("=") && !st->signature_done) {
     lex_.Next();
     if (lex_.Peek().kind == Tok::kValue) return;  // %iter = %init inside while(...)
-    st->lists->attributes->emplace_back(word.text, ParseAttribute(depth + 1));
+    if (OpKeyedSyntax(st, word.text, depth)) return;
+    const Attribute a = ParseAttribute(depth + 1);
+    const bool typed_value = a.kind == Attribute::Kind::kInt || a.kind == Attribute::Kind::kString;
+    if (typed_value && st->paren == 0) st->typed_attr = st->lists->attributes->size();
+    st->lists->attributes->emplace_back(word.text, a);
     return;
   }
+  if (OpWord(st, word.text)) return;
   if (st->first_keyword.empty()) st->first_keyword = word.text;
   st->last_keyword = word.text;
 }
 
-// Custom syntax in `<...>` (a Shardy sharding, named_computation's <"name">) or `[...]` (slice's
-// [1:5:2, 1:3]) is kept as an unnamed opaque attribute with its text.
+// Custom syntax in `<...>` (a Shardy sharding, named_computation's <"name">) or `[...]` is kept as an unnamed
+// opaque attribute with its text, unless it is an op's own syntax that op_syntax.cc decodes (slice's
+// `[1:5:2, 1:3]`, get_tuple_element's `[1]`).
 void Parser::PrettyBracket(PrettyState* st, int depth) {
   const Token start = lex_.Peek();
+  if (IsPunct(start, "[") && OpBracket(st, depth)) return;
   if (IsPunct(start, "<")) {
     RawAngle(lex_.Next());
   } else {
@@ -189,20 +197,6 @@ void Parser::PrettyBracket(PrettyState* st, int depth) {
   a.loc = start.loc;
   a.text = a.str = TextFrom(start);
   st->lists->attributes->emplace_back("", a);
-}
-
-// `stablehlo.compare EQ, %a, %b, FLOAT`: the direction and compare type words become attributes.
-void Parser::AddCompareAttributes(PrettyState* st) {
-  if (st->first_keyword.empty()) return;
-  Attribute dir;
-  dir.kind = Attribute::Kind::kOpaque;
-  dir.str = st->first_keyword;
-  st->lists->attributes->emplace_back("comparison_direction", dir);
-  if (st->last_keyword.data() != st->first_keyword.data()) {
-    Attribute ct = dir;
-    ct.str = st->last_keyword;
-    st->lists->attributes->emplace_back("compare_type", ct);
-  }
 }
 
 // Whether the '{' token next starts a region (ops) rather than an attribute dictionary.

@@ -110,5 +110,5 @@ int main(void) {
           m == NULL);
     check_fields(client, devices[0], hbm, v);
   }
-  return finish(client);
+  return finish(client, "enum values");
 }

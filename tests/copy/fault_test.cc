@@ -279,6 +279,17 @@ TEST_F(UringFaultTest, ASubmissionThatFailsFinishesWithPlainReads) {
   const Result r = LoadWith(Site::kUringSubmit, 1, data, &b);
   EXPECT_EQ(r.code, NEURONMEM_STATUS_OK) << r.message;
   EXPECT_EQ(Download(b, data.size()), data);
+  // The batch's reads stay unsubmitted in the ring: it is never entered again, later loads use pread.
+  EXPECT_FALSE(client_->engine().file_reads_use_io_uring());
+  const auto other = Pattern(9u << 20, 24);
+  const std::string path = TempFile(other);
+  neuronmem_buffer_t* again = nullptr;
+  int64_t dims[1] = {static_cast<int64_t>(other.size())};
+  ASSERT_OK(neuronmem_test::Allocate(client_, Mem(0), NEURONMEM_ELEMENT_TYPE_U8, dims, 1, &again));
+  ASSERT_OK(LoadAndWait(again, path, other.size()));
+  EXPECT_EQ(Download(again, other.size()), other);
+  unlink(path.c_str());
+  neuronmem_buffer_destroy(again);
   neuronmem_buffer_destroy(b);
 }
 

@@ -46,7 +46,6 @@ class InterpDecoder {
     if (s) return s;
     neuronmem::interp::CompileOptions opts;
     opts.filename = "decode_step.mlir";
-    opts.source = text_;
     s = neuronmem::interp::Compile(modules_[0], opts, &program_);
     if (s) return s;
     weights_ = MakeWeights(c, seed);

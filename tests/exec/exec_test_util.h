@@ -28,11 +28,23 @@ class ExecTest : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_OK(MakeClient(64u << 20, 1, &client_)); }
   void TearDown() override {
+    DropAll();
+    if (client_) EXPECT_OK(neuronmem_client_destroy(client_));
+  }
+  // Destroys the executables and buffers the fixture holds (its client's).
+  void DropAll() {
     for (neuronmem_executable_t* e : executables_) neuronmem_executable_destroy(e);
     executables_.clear();
     for (neuronmem_buffer_t* b : buffers_) neuronmem_buffer_destroy(b);
     buffers_.clear();
-    if (client_) EXPECT_OK(neuronmem_client_destroy(client_));
+  }
+  // A test on a client of its own: `c` becomes the fixture's client (the helpers use it) until
+  // DestroySwapped(c) drops what the fixture made with it, destroys it and gives the fixture its own back.
+  void Swap(neuronmem_client_t** c) { std::swap(*c, client_); }
+  void DestroySwapped(neuronmem_client_t** c) {
+    DropAll();
+    std::swap(*c, client_);
+    EXPECT_OK(neuronmem_client_destroy(*c));
   }
 
   static neuronmem_status_t* MakeClient(uint64_t device_bytes, uint32_t cores, neuronmem_client_t** out) {

@@ -1018,5 +1018,37 @@ func.func @main(%a: tensor<6xf32>, %shape: tensor<2xi32>) -> tensor<2x3xf32> {
   neuronmem_event_destroy(done);
 }
 
+// Issue 23, classes 3 and 4 through the C API: 3,000 nested calls (the manifest, the executor's own walk
+// over called functions and the interpreter's compile) and a call declared larger than its callee's result
+// fail to compile with INVALID_ARGUMENT; nothing overflows the stack.
+TEST_F(ExecTest, DeepCallChainsAndMismatchedCallsFailToCompile) {
+  std::string chain =
+      "func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+      "  %r = func.call @f1(%a) : (tensor<2xf32>) -> tensor<2xf32>\n"
+      "  return %r : tensor<2xf32>\n}\n";
+  for (int i = 1; i <= 3000; ++i) {
+    chain += "func.func private @f" + std::to_string(i) + "(%a: tensor<2xf32>) -> tensor<2xf32> {\n";
+    chain += i < 3000 ? "  %r = func.call @f" + std::to_string(i + 1) + "(%a) : (tensor<2xf32>) -> tensor<2xf32>\n"
+                      : "  %r = stablehlo.negate %a : tensor<2xf32>\n";
+    chain += "  return %r : tensor<2xf32>\n}\n";
+  }
+  neuronmem_executable_t* e = nullptr;
+  neuronmem_status_t* s = Compile(chain, &e);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(neuronmem_status_code(s), NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(neuronmem_status_message(s).data).find("nested deeper than"), std::string::npos);
+  neuronmem_status_free(s);
+  s = Compile(
+      "func.func @main(%a: tensor<4xf32>) -> tensor<1024xf32> {\n"
+      "  %r = func.call @f(%a) : (tensor<4xf32>) -> tensor<1024xf32>\n"
+      "  return %r : tensor<1024xf32>\n}\n"
+      "func.func private @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+      "  return %a : tensor<4xf32>\n}\n",
+      &e);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(neuronmem_status_code(s), NEURONMEM_STATUS_INVALID_ARGUMENT);
+  neuronmem_status_free(s);
+}
+
 }  // namespace
 }  // namespace neuronmem_test

@@ -256,7 +256,7 @@ TEST_F(MisuseTest, LargestFreeBlockIsAllocatableAfterFragmentation) {
 TEST_F(MisuseTest, LaunchNamesTheFailingDeviceOnce) {
   neuronmem_client_t* c = nullptr;
   ASSERT_OK(MakeClient(1u << 20, 2, &c));
-  std::swap(c, client_);
+  Swap(&c);
   neuronmem_executable_t* e = nullptr;
   ASSERT_OK(CompileReplicas(kIncrement, "test.mlir", 2, &e));
   neuronmem_buffer_t* a0 = Upload({1, 2, 3, 4}, {4}, Memory(NEURONMEM_MEMORY_KIND_DEVICE, 0));
@@ -285,12 +285,7 @@ TEST_F(MisuseTest, LaunchNamesTheFailingDeviceOnce) {
   EXPECT_EQ(r.message.rfind("device 1: result 0", 0), 0u) << r.message;
   EXPECT_EQ(r.message.find("device 1: device 1"), std::string::npos) << r.message;
   for (neuronmem_buffer_t* b : fill) neuronmem_buffer_destroy(b);
-  for (neuronmem_executable_t* ex : executables_) neuronmem_executable_destroy(ex);
-  executables_.clear();
-  for (neuronmem_buffer_t* b : buffers_) neuronmem_buffer_destroy(b);
-  buffers_.clear();
-  std::swap(c, client_);
-  EXPECT_OK(neuronmem_client_destroy(c));
+  DestroySwapped(&c);
 }
 
 }  // namespace

@@ -14,9 +14,10 @@
 namespace neuronmem_test {
 namespace {
 
-// A loop whose condition never turns false: the body adds 1 forever.
-constexpr char kEndless[] = R"(
-func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+// A loop whose condition never turns false: the body adds 1 forever; `donated`: %a donated into the result.
+std::string Endless(bool donated = false) {
+  return std::string("func.func @main(%a: tensor<4xf32>") + (donated ? " {tf.aliasing_output = 0 : i32}" : "") +
+         R"() -> tensor<4xf32> {
   %0 = stablehlo.while(%v = %a) : tensor<4xf32>
     cond {
       %t = stablehlo.constant dense<true> : tensor<i1>
@@ -29,22 +30,8 @@ func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
   return %0 : tensor<4xf32>
 }
 )";
-
-// The same loop updating a donated argument.
-constexpr char kEndlessDonated[] = R"(
-func.func @main(%a: tensor<4xf32> {tf.aliasing_output = 0 : i32}) -> tensor<4xf32> {
-  %0 = stablehlo.while(%v = %a) : tensor<4xf32>
-    cond {
-      %t = stablehlo.constant dense<true> : tensor<i1>
-      stablehlo.return %t : tensor<i1>
-    } do {
-      %one = stablehlo.constant dense<1.0> : tensor<4xf32>
-      %n = stablehlo.add %v, %one : tensor<4xf32>
-      stablehlo.return %n : tensor<4xf32>
-    }
-  return %0 : tensor<4xf32>
 }
-)";
+const std::string kEndless = Endless();
 
 constexpr int64_t kSecond = 1000000000;
 
@@ -182,7 +169,7 @@ TEST_F(StopTest, ClientDefaultDeadlineAndItsOptOut) {
   o.pinned_host_bytes = 32u << 20;
   o.execution_timeout_ns = 30000000;  // 30 ms
   ASSERT_OK(neuronmem_client_create(&o, &c));
-  std::swap(c, client_);  // the fixture's helpers use this client; TearDown destroys it
+  Swap(&c);
   neuronmem_executable_t* e = nullptr;
   ASSERT_OK(Compile(kEndless, &e));
   neuronmem_buffer_t* a = Upload({1, 2, 3, 4}, {4}, Memory(NEURONMEM_MEMORY_KIND_DEVICE));
@@ -200,12 +187,7 @@ TEST_F(StopTest, ClientDefaultDeadlineAndItsOptOut) {
   EXPECT_EQ(WaitResult(done).code, NEURONMEM_STATUS_CANCELLED);
   neuronmem_execution_destroy(x);
   neuronmem_event_destroy(done);
-  for (neuronmem_executable_t* ex : executables_) neuronmem_executable_destroy(ex);
-  executables_.clear();
-  for (neuronmem_buffer_t* b : buffers_) neuronmem_buffer_destroy(b);
-  buffers_.clear();
-  std::swap(c, client_);
-  EXPECT_OK(neuronmem_client_destroy(c));
+  DestroySwapped(&c);
 }
 
 TEST_F(StopTest, QueuedExecutionFailsAtOnceWithoutItsWaits) {
@@ -277,7 +259,7 @@ TEST_F(StopTest, CancelStopsTheRunawayAndTheQueueBehindItRuns) {
 
 TEST_F(StopTest, CancelledDonationLeavesTheArgumentDonated) {
   neuronmem_executable_t* e = nullptr;
-  ASSERT_OK(Compile(kEndlessDonated, &e));
+  ASSERT_OK(Compile(Endless(/*donated=*/true), &e));
   neuronmem_buffer_t* a = Upload({1, 2, 3, 4}, {4}, Memory(NEURONMEM_MEMORY_KIND_DEVICE));
   std::vector<neuronmem_buffer_t*> results;
   neuronmem_event_t* done = nullptr;
@@ -302,7 +284,7 @@ TEST_F(StopTest, CancelledDonationLeavesTheArgumentDonated) {
 TEST_F(StopTest, LaunchDeadlineStopsEveryDevice) {
   neuronmem_client_t* c = nullptr;
   ASSERT_OK(MakeClient(64u << 20, 2, &c));
-  std::swap(c, client_);
+  Swap(&c);
   neuronmem_executable_t* e = nullptr;
   ASSERT_OK(CompileReplicas(kEndless, "test.mlir", 2, &e));
   neuronmem_buffer_t* a0 = Upload({1, 2, 3, 4}, {4}, Memory(NEURONMEM_MEMORY_KIND_DEVICE, 0));
@@ -327,12 +309,7 @@ TEST_F(StopTest, LaunchDeadlineStopsEveryDevice) {
     neuronmem_buffer_destroy(out[d]);
   }
   EXPECT_EQ(Held(2), before);
-  for (neuronmem_executable_t* ex : executables_) neuronmem_executable_destroy(ex);
-  executables_.clear();
-  for (neuronmem_buffer_t* b : buffers_) neuronmem_buffer_destroy(b);
-  buffers_.clear();
-  std::swap(c, client_);
-  EXPECT_OK(neuronmem_client_destroy(c));
+  DestroySwapped(&c);
 }
 
 // Many executions cancelled at random points while queued and running, from another thread: every event

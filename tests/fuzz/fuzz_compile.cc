@@ -40,11 +40,10 @@ bool AnyLoops(const neuronmem::stablehlo::Module& m) {
   return false;
 }
 
-void CompileAndRun(const neuronmem::stablehlo::Module& m, std::string_view entry, std::string_view text) {
+void CompileAndRun(const neuronmem::stablehlo::Module& m, std::string_view entry) {
   neuronmem::interp::CompileOptions o;
   o.entry = std::string(entry);
   o.filename = "fuzz.mlir";
-  o.source = text;
   std::unique_ptr<neuronmem::interp::Program> program;
   if (neuronmem::interp::Compile(m, o, &program)) return;
   if (AnyLoops(m)) return;
@@ -70,6 +69,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<neuronmem::stablehlo::Module> modules;
   if (neuronmem::stablehlo::ParseModules(text, "fuzz.mlir", &modules)) return 0;
   for (const auto& m : modules)
-    for (const auto& f : m.functions) CompileAndRun(m, f.name, text);
+    for (const auto& f : m.functions) CompileAndRun(m, f.name);
   return 0;
 }

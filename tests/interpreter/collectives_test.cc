@@ -593,7 +593,6 @@ testing::RunResult RunReference(const std::string& text) {
   if (r.status) return r;
   CompileOptions o;
   o.filename = "test.mlir";
-  o.source = text;
   o.reference_test_ops = true;
   std::unique_ptr<Program> p;
   r.status = Compile(modules[0], o, &p);

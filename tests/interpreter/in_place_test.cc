@@ -55,7 +55,6 @@ class InPlace : public ::testing::Test {
     ASSERT_FALSE(stablehlo::ParseModules(text_, "test.mlir", &modules_));
     CompileOptions o;
     o.filename = "test.mlir";
-    o.source = text_;
     o.donations = std::move(donations);
     o.param_spaces = std::move(spaces);
     Status s = interp::Compile(modules_[0], o, &program_);

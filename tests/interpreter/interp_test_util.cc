@@ -11,17 +11,13 @@ Compiled CompileText(const std::string& text, const std::string& entry) {
   CompileOptions o;
   o.entry = entry;
   o.filename = "test.mlir";
-  o.source = text;
   c.status = Compile(c.modules[0], o, &c.program);
   return c;
 }
 
 RunResult RunText(const std::string& text, const std::vector<TensorView>& args, const std::string& entry) {
   RunResult r;
-  // The source must outlive compilation only; keep a copy for the program's lifetime anyway.
-  static thread_local std::string keep;
-  keep = text;
-  Compiled c = CompileText(keep, entry);
+  Compiled c = CompileText(text, entry);
   if (c.status) {
     r.status = std::move(c.status);
     return r;

@@ -117,7 +117,6 @@ TEST(Program, CustomCallTargetsRegisterLikeTheBuiltIns) {
   std::vector<stablehlo::Module> mods;
   ASSERT_FALSE(stablehlo::ParseModules(t, "t.mlir", &mods));
   CompileOptions o;
-  o.source = t;
   o.custom_calls = &reg;
   std::unique_ptr<Program> p;
   ASSERT_FALSE(Compile(mods[0], o, &p));

@@ -105,7 +105,6 @@ TEST(Composite, ARegisteredTargetOfItsNameTakesItOver) {
   ASSERT_FALSE(stablehlo::ParseModules(kCompositePretty, "c.mlir", &modules));
   CompileOptions o;
   o.filename = "c.mlir";
-  o.source = kCompositePretty;
   o.custom_calls = &reg;
   std::unique_ptr<Program> p;
   Status s = Compile(modules[0], o, &p);
@@ -296,6 +295,16 @@ TEST(BatchNorm, BadShapesAndFeatureIndexAreCompileErrors) {
   c = CompileText(bad_index);
   EXPECT_TRUE(Has(c.status, "feature_index 2 is out of range for an operand of rank 2"))
       << (c.status ? c.status->message : "ok");
+  const std::string integers = R"(func.func @main(%x: tensor<2x3xi32>, %s: tensor<3xi32>) -> tensor<2x3xi32> {
+  %0 = "stablehlo.batch_norm_inference"(%x, %s, %s, %s, %s) {epsilon = 1.0e-3 : f32, feature_index = 1 : i64}
+      : (tensor<2x3xi32>, tensor<3xi32>, tensor<3xi32>, tensor<3xi32>, tensor<3xi32>) -> tensor<2x3xi32>
+  return %0 : tensor<2x3xi32>
+}
+)";
+  c = CompileText(integers);
+  ASSERT_TRUE(c.status);
+  EXPECT_EQ(c.status->code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_TRUE(Has(c.status, "element type i32: batch norm takes floating-point tensors")) << c.status->message;
 }
 
 // ---- chlo.ragged_dot ----------------------------------------------------------------------------------------------
@@ -484,6 +493,211 @@ TEST(ElementTypes, TopKOfBooleansPutsTrueFirstInIndexOrder) {
   ASSERT_FALSE(r.status) << r.status->message;
   EXPECT_EQ(r.Get<uint8_t>(0), (std::vector<uint8_t>{1, 1, 0, 1, 0, 0}));
   EXPECT_EQ(r.Get<int32_t>(1), (std::vector<int32_t>{1, 3, 0, 3, 0, 1}));
+}
+
+TEST(ElementTypes, ComplexClampIsLexicographic) {
+  // minimum(maximum(x, min), max) with (real, imag) ordered lexicographically.
+  const std::string t = R"(func.func @main() -> tensor<3xcomplex<f64>> {
+  %lo = stablehlo.constant dense<(0.0, 1.0)> : tensor<complex<f64>>
+  %hi = stablehlo.constant dense<(2.0, 0.0)> : tensor<complex<f64>>
+  %x = stablehlo.constant dense<[(0.0, 0.5), (1.0, -7.0), (2.0, 3.0)]> : tensor<3xcomplex<f64>>
+  %r = stablehlo.clamp %lo, %x, %hi : (tensor<complex<f64>>, tensor<3xcomplex<f64>>, tensor<complex<f64>>)
+      -> tensor<3xcomplex<f64>>
+  func.return %r : tensor<3xcomplex<f64>>
+}
+)";
+  auto r = RunText(t);
+  ASSERT_FALSE(r.status) << r.status->message;
+  EXPECT_EQ(r.Get<std::complex<double>>(0), (std::vector<std::complex<double>>{{0, 1}, {1, -7}, {2, 0}}));
+}
+
+TEST(ElementTypes, DotGeneralOnSubByteIntegersWrapsToTheirWidth) {
+  // i4: [[1, 2], [3, -4]] x [[7, 1], [1, 7]] = [[9, 15], [17, -25]], wrapped to 4 bits: [[-7, -1], [1, 7]].
+  // ui2 x ui2 -> ui2: [3, 3] . [3, 1] = 12 -> 0.
+  const std::string t = R"(func.func @main() -> (tensor<2x2xi4>, tensor<ui2>, tensor<2xi32>) {
+  %a = stablehlo.constant dense<[[1, 2], [3, -4]]> : tensor<2x2xi4>
+  %b = stablehlo.constant dense<[[7, 1], [1, 7]]> : tensor<2x2xi4>
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<2x2xi4>, tensor<2x2xi4>) -> tensor<2x2xi4>
+  %c = stablehlo.constant dense<[3, 3]> : tensor<2xui2>
+  %d = stablehlo.constant dense<[3, 1]> : tensor<2xui2>
+  %1 = stablehlo.dot_general %c, %d, contracting_dims = [0] x [0] : (tensor<2xui2>, tensor<2xui2>) -> tensor<ui2>
+  %2 = stablehlo.dot_general %a, %c, contracting_dims = [1] x [0] : (tensor<2x2xi4>, tensor<2xui2>) -> tensor<2xi32>
+  func.return %0, %1, %2 : tensor<2x2xi4>, tensor<ui2>, tensor<2xi32>
+}
+)";
+  auto r = RunText(t);
+  ASSERT_FALSE(r.status) << r.status->message;
+  EXPECT_EQ(r.Get<int8_t>(0), (std::vector<int8_t>{-7, -1, 1, 7}));
+  EXPECT_EQ(r.Get<uint8_t>(1), (std::vector<uint8_t>{0}));
+  EXPECT_EQ(r.Get<int32_t>(2), (std::vector<int32_t>{9, -3}));
+}
+
+TEST(ElementTypes, ChloFloatClassesAndConj) {
+  const std::string t = R"(func.func @main() -> (tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<3xi1>,
+    tensor<2xcomplex<f32>>, tensor<2xf64>) {
+  %a = stablehlo.constant dense<[0x7F800000, 0xFF800000, 0x7FC00000, 1.0]> : tensor<4xf32>
+  %0 = chlo.is_inf %a : tensor<4xf32> -> tensor<4xi1>
+  %1 = chlo.is_neg_inf %a : tensor<4xf32> -> tensor<4xi1>
+  %2 = chlo.is_pos_inf %a : tensor<4xf32> -> tensor<4xi1>
+  %b = stablehlo.constant dense<[0x7F800000, 0xFF800000, 2.0]> : tensor<3xf32>
+  %c = stablehlo.convert %b : (tensor<3xf32>) -> tensor<3xf8E5M2>
+  %3 = chlo.is_pos_inf %c : tensor<3xf8E5M2> -> tensor<3xi1>
+  %z = stablehlo.constant dense<[(1.0, 2.0), (-3.0, -0.5)]> : tensor<2xcomplex<f32>>
+  %4 = chlo.conj %z : tensor<2xcomplex<f32>> -> tensor<2xcomplex<f32>>
+  %r = stablehlo.constant dense<[1.5, -2.0]> : tensor<2xf64>
+  %5 = chlo.conj %r : tensor<2xf64> -> tensor<2xf64>
+  func.return %0, %1, %2, %3, %4, %5 : tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<3xi1>, tensor<2xcomplex<f32>>,
+    tensor<2xf64>
+}
+)";
+  auto r = RunText(t);
+  ASSERT_FALSE(r.status) << r.status->message;
+  EXPECT_EQ(r.Get<uint8_t>(0), (std::vector<uint8_t>{1, 1, 0, 0}));
+  EXPECT_EQ(r.Get<uint8_t>(1), (std::vector<uint8_t>{0, 1, 0, 0}));
+  EXPECT_EQ(r.Get<uint8_t>(2), (std::vector<uint8_t>{1, 0, 0, 0}));
+  EXPECT_EQ(r.Get<uint8_t>(3), (std::vector<uint8_t>{1, 0, 0}));
+  EXPECT_EQ(r.Get<std::complex<float>>(4), (std::vector<std::complex<float>>{{1, -2}, {-3, 0.5f}}));
+  EXPECT_EQ(r.Get<double>(5), (std::vector<double>{1.5, -2.0}));
+  auto c = CompileText(R"(func.func @main(%a: tensor<2xi32>) -> tensor<2xi1> {
+  %0 = chlo.is_inf %a : tensor<2xi32> -> tensor<2xi1>
+  return %0 : tensor<2xi1>
+}
+)");
+  EXPECT_TRUE(Has(c.status, "test.mlir:2:3: 'chlo.is_inf': the operand must be a float tensor, found i32"))
+      << (c.status ? c.status->message : "ok");
+}
+
+// ---- shape_assertion -------------------------------------------------------------------------------------------
+
+// jax.export's check of a symbolic dimension (here specialized: `b` is the argument's leading dim, at least 2).
+std::string ShapeAssertionModule(int64_t b) {
+  const std::string n = std::to_string(b), ty = "tensor<" + n + "x4xf32>";
+  return "module @jit_f attributes {jax.uses_shape_polymorphism = true, mhlo.num_partitions = 1 : i32} {\n"
+         "  func.func public @main(%arg0: " +
+         ty + ") -> (" + ty +
+         " {jax.result_info = \"result\"}) {\n"
+         "    %c = stablehlo.constant dense<2> : tensor<i64>\n"
+         "    %0 = stablehlo.get_dimension_size %arg0, dim = 0 : (" +
+         ty +
+         ") -> tensor<i32>\n"
+         "    %1 = stablehlo.convert %0 : (tensor<i32>) -> tensor<i64>\n"
+         "    %2 = stablehlo.compare  GE, %1, %c,  SIGNED : (tensor<i64>, tensor<i64>) -> tensor<i1>\n"
+         "    stablehlo.custom_call @shape_assertion(%2, %1) {api_version = 2 : i32, error_message = \"Input shapes do "
+         "not match the polymorphic shapes specification. Expected value >= 2 for dimension variable 'b'. Obtained "
+         "dimension variables: 'b' = {0} from specifying the polymorphic shapes.\", has_side_effect = true} : "
+         "(tensor<i1>, tensor<i64>) -> ()\n"
+         "    %3 = stablehlo.add %arg0, %arg0 : " +
+         ty +
+         "\n"
+         "    return %3 : " +
+         ty +
+         "\n"
+         "  }\n"
+         "}\n";
+}
+
+TEST(ShapeAssertion, PassesOrFailsTheRunWithTheValues) {
+  std::vector<float> x(12, 1.5f);
+  std::vector<int64_t> dims = {3, 4};
+  auto r = RunText(ShapeAssertionModule(3), {View(x.data(), ElementType::kF32, dims)});
+  ASSERT_FALSE(r.status) << r.status->message;
+  EXPECT_EQ(r.Get<float>(0), std::vector<float>(12, 3.0f));
+  dims = {1, 4};
+  r = RunText(ShapeAssertionModule(1), {View(x.data(), ElementType::kF32, dims)});
+  ASSERT_TRUE(r.status);
+  EXPECT_EQ(r.status->code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_TRUE(Has(r.status,
+                  "test.mlir:7:5: 'stablehlo.custom_call' @shape_assertion: Input shapes do not match the "
+                  "polymorphic shapes specification. Expected value >= 2 for dimension variable 'b'. "
+                  "Obtained dimension variables: 'b' = 1 from specifying the polymorphic shapes."))
+      << r.status->message;
+}
+
+// ---- Shardy round trip -----------------------------------------------------------------------------------------
+
+// What jax.export leaves of a shard_map under Shardy (xla/service/spmd/shardy's round trip): the annotations pass
+// through, the body is a call of @xla.sdy.manual_computation_body. `mesh` names the mesh axis size.
+std::string ShardyModule(int x, const std::string& local) {
+  const std::string n = std::to_string(x), g = "tensor<8x4xf32>";
+  return "module @jit_f attributes {mhlo.frontend_attributes = {xla.sdy.meshes = \"{mesh = #sdy.mesh<[\\22x\\22=" + n +
+         "]>}\"},\n    mhlo.num_partitions = " + n +
+         " : i32, mhlo.num_replicas = 1 : i32} {\n"
+         "  func.func public @main(%arg0: " +
+         g +
+         " {mhlo.frontend_attributes = {\n"
+         "      xla.sdy.sharding = \"#sdy.sharding<@mesh, [{\\22x\\22}, {}]>\"}, mhlo.sharding = "
+         "\"{devices=[2,1]<=[2]}\"})\n"
+         "      -> (" +
+         g +
+         " {jax.result_info = \"result\"}) {\n"
+         "    %0 = stablehlo.custom_call @Sharding(%arg0) {mhlo.frontend_attributes = {\n"
+         "        xla.sdy.sharding = \"#sdy.sharding_per_value<[<@mesh, [{\\22x\\22}, {}]>]>\"},\n"
+         "        mhlo.sharding = \"{devices=[2,1]<=[2]}\"} : (" +
+         g + ") -> " + g +
+         "\n"
+         "    %1 = stablehlo.custom_call @xla.sdy.GlobalToLocalShape(%0) {has_side_effect = true,\n"
+         "        mhlo.frontend_attributes = {xla.sdy.in_shardings = \"#sdy.sharding_per_value<[<@mesh, [{\\22x\\22}, "
+         "{}]>]>\",\n"
+         "        xla.sdy.manual_axes = \"#sdy<manual_axes{\\22x\\22}>\"}} : (" +
+         g + ") -> " + local +
+         "\n"
+         "    %2 = call @xla.sdy.manual_computation_body(%1) {mhlo.frontend_attributes = {inlineable = \"false\"}}\n"
+         "        : (" +
+         local + ") -> " + local +
+         "\n"
+         "    %3 = stablehlo.custom_call @xla.sdy.LocalToGlobalShape(%2) {has_side_effect = true,\n"
+         "        mhlo.frontend_attributes = {xla.sdy.manual_axes = \"#sdy<manual_axes{\\22x\\22}>\",\n"
+         "        xla.sdy.out_shardings = \"#sdy.sharding_per_value<[<@mesh, [{\\22x\\22}, {}]>]>\"}} : (" +
+         local + ") -> " + g +
+         "\n"
+         "    stablehlo.custom_call @xla.sdy.ShardingGroup(%3) {has_side_effect = true,\n"
+         "        mhlo.frontend_attributes = {xla.sdy.sharding_group_id = \"0 : i64\"}} : (" +
+         g +
+         ") -> ()\n"
+         "    %4 = stablehlo.custom_call @xla.sdy.FuncResultSharding(%3) {has_side_effect = true,\n"
+         "        mhlo.frontend_attributes = {xla.sdy.sharding = \"#sdy.sharding_per_value<[<@mesh, [{}, {}]>]>\"}}\n"
+         "        : (" +
+         g + ") -> " + g +
+         "\n"
+         "    return %4 : " +
+         g +
+         "\n"
+         "  }\n"
+         "  func.func @xla.sdy.manual_computation_body(%arg0: " +
+         local + ") -> " + local +
+         " {\n"
+         "    %0 = stablehlo.multiply %arg0, %arg0 : " +
+         local +
+         "\n"
+         "    return %0 : " +
+         local +
+         "\n"
+         "  }\n"
+         "}\n";
+}
+
+TEST(Shardy, RoundTripAnnotationsPassThroughOnOneDevice) {
+  std::vector<float> x(32);
+  for (int i = 0; i < 32; ++i) x[i] = static_cast<float>(i - 8);
+  std::vector<int64_t> dims = {8, 4};
+  auto r = RunText(ShardyModule(1, "tensor<8x4xf32>"), {View(x.data(), ElementType::kF32, dims)});
+  ASSERT_FALSE(r.status) << r.status->message;
+  const auto y = r.Get<float>(0);
+  for (int i = 0; i < 32; ++i) EXPECT_EQ(y[i], x[i] * x[i]) << i;
+  // No kernel for any annotation: the program is the call and the multiply.
+  auto c = CompileText(ShardyModule(1, "tensor<8x4xf32>"));
+  ASSERT_FALSE(c.status) << c.status->message;
+  EXPECT_EQ(c.program->num_kernels(), 2u);
+}
+
+TEST(Shardy, AnAnnotationThatSplitsAValueIsRefusedWithBothTypes) {
+  auto c = CompileText(ShardyModule(2, "tensor<4x4xf32>"));
+  ASSERT_TRUE(c.status);
+  EXPECT_EQ(c.status->code, NEURONMEM_STATUS_UNIMPLEMENTED);
+  EXPECT_TRUE(Has(c.status,
+                  "test.mlir:9:5: 'stablehlo.custom_call': @xla.sdy.GlobalToLocalShape changes value 0 from "
+                  "tensor<8x4xf32> to tensor<4x4xf32>"))
+      << c.status->message;
 }
 
 }  // namespace

@@ -81,6 +81,50 @@ TEST(Verify, EveryOpWithEveryArityCompilesOrFailsClealy) {
   EXPECT_GT(ran, 0u);
 }
 
+// The built-in custom call targets take what the op gives them: another number of operands than the two
+// values they compare is a status at compile or run time.
+TEST(Verify, BuiltInCustomCallTargetsCheckTheirArity) {
+  for (const char* target : {"check.expect_eq", "check.expect_close", "check.expect_almost_eq", "check.eq"}) {
+    for (int nin = 0; nin <= 3; ++nin) {
+      for (int nout = 0; nout <= 1; ++nout) {
+        if (nin == 2) continue;  // the two values they compare (a result is optional)
+        std::string params, operands, types;
+        for (int i = 0; i < nin; ++i) {
+          params += std::string(i ? ", " : "") + "%a" + std::to_string(i) + ": tensor<2xf32>";
+          operands += std::string(i ? ", " : "") + "%a" + std::to_string(i);
+          types += std::string(i ? ", " : "") + "tensor<2xf32>";
+        }
+        const std::string text = "func.func @main(" + params + ") {\n  " + (nout ? "%r = " : "") +
+                                 "stablehlo.custom_call @" + target + "(" + operands + ") : (" + types + ") -> (" +
+                                 (nout ? "tensor<i1>" : "") + ")\n  func.return\n}\n";
+        float data[3][2] = {{1, 2}, {1, 2}, {1, 2}};
+        const int64_t dims[1] = {2};
+        std::vector<TensorView> args;
+        for (int i = 0; i < nin; ++i) args.push_back({data[i], ElementType::kF32, dims, 1});
+        auto r = RunText(text, args);
+        EXPECT_TRUE(r.status) << text;
+      }
+    }
+  }
+}
+
+// Found by fuzz_compile: a slice whose result has another rank than its operand read past the result's dims.
+TEST(Verify, SliceResultRankMustMatch) {
+  auto c = CompileText(
+      "func.func @main(%a: tensor<2x4xf32>) -> tensor<1xf32> {\n"
+      "  %r = stablehlo.slice %a [0:1, 1:2] : (tensor<2x4xf32>) -> tensor<1xf32>\n"
+      "  func.return %r : tensor<1xf32>\n}\n");
+  ASSERT_TRUE(c.status);
+  EXPECT_EQ(c.status->code, NEURONMEM_STATUS_INVALID_ARGUMENT) << c.status->message;
+  // The table's rank rule holds the same for the other ops whose result has the operand's rank.
+  auto t = CompileText(
+      "func.func @main(%a: tensor<2x4xf32>) -> tensor<8xf32> {\n"
+      "  %r = \"stablehlo.transpose\"(%a) {permutation = array<i64: 1, 0>} : (tensor<2x4xf32>) -> tensor<8xf32>\n"
+      "  func.return %r : tensor<8xf32>\n}\n");
+  ASSERT_TRUE(t.status);
+  EXPECT_NE(t.status->message.find("operand 0's rank"), std::string::npos) << t.status->message;
+}
+
 TEST(Verify, ElementwiseShapesMustAgree) {
   auto c = CompileText(
       "func.func @main(%a: tensor<4xf32>, %b: tensor<2xf32>) -> tensor<4xf32> {\n"

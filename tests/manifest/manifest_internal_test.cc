@@ -97,6 +97,32 @@ TEST(ManifestIr, TheParsedModuleIsKept) {
   EXPECT_EQ(from_json.ir, nullptr);
 }
 
+// The executor finds what the manifest derived by op identity: each move, host-compute op, kernel and
+// channel points at its op in Manifest::ir (not at a line and column to match); none from JSON.
+TEST(ManifestIr, EntriesPointAtTheirOps) {
+  const Manifest m = FromText(R"(func.func @main(%a: tensor<4xf32>) -> () {
+  %0 = stablehlo.custom_call @MoveToHost(%a) : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = stablehlo.custom_call @MoveToHost(%a) : (tensor<4xf32>) -> tensor<4xf32>
+  %2 = stablehlo.exponential %0 {mhlo.frontend_attributes = {_xla_compute_type = "host"}} : tensor<4xf32>
+  %t = stablehlo.create_token : !stablehlo.token
+  %3 = "stablehlo.send"(%a, %t) {channel_handle = #stablehlo.channel_handle<handle = 5, type = 2>,
+      is_host_transfer = true} : (tensor<4xf32>, !stablehlo.token) -> !stablehlo.token
+  return
+})");
+  ASSERT_NE(m.ir, nullptr);
+  const auto& ops = m.ir->FindFunction("main")->body.blocks.at(0).ops;
+  ASSERT_EQ(m.moves.size(), 2u);
+  EXPECT_EQ(m.moves[0].ir_op, &ops[0]);
+  EXPECT_EQ(m.moves[1].ir_op, &ops[1]);
+  ASSERT_EQ(m.host_compute.size(), 1u);
+  EXPECT_EQ(m.host_compute[0].ir_op, &ops[2]);
+  ASSERT_EQ(m.channels.size(), 1u);
+  EXPECT_EQ(m.channels[0].ir_op, &ops[4]);
+  Manifest from_json;
+  ASSERT_FALSE(FromJson(ToJson(m), &from_json));
+  EXPECT_EQ(from_json.moves.at(0).ir_op, nullptr);
+}
+
 // Issue 12 item 5: a value keeps its kind through ops that only re-annotate or re-view it, so each move
 // reports where the data really comes from. Every move below takes a pinned_host value to the device; the
 // ops between the argument and the move change no bytes.

@@ -1,5 +1,5 @@
-// Conformance through the plugin: a sample of the StableHLO test files (../shared/conformance/
-// stablehlo-testdata, every Nth file of the top level, @main without parameters and check.expect_* calls)
+// Conformance through the plugin: the StableHLO test files (../shared/conformance/stablehlo-testdata, every
+// STEP-th file of the top level, default 1: all; @main without parameters and check.expect_* calls)
 // compiled and executed through PJRT (the table only) and through the C API, which must agree file by file
 // (compiles or not, passes its checks or not). Exits 77 (skip) when the folder is absent.
 //
@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -92,19 +93,10 @@ std::string ViaPjrt(const PJRT_Api* api, PJRT_Client* client, const std::string&
   if (o.code != PJRT_Error_Code_OK) {
     r = "run " + std::to_string(o.code);
   } else {
-    auto w = NM_ARGS(PJRT_Event_Await_Args);
-    w.event = done[0];
-    o = Take(api, api->PJRT_Event_Await(&w));
+    o = neuronmem_pjrt_test::AwaitAndDestroy(api, done[0]);
     if (o.code != PJRT_Error_Code_OK) r = "run " + std::to_string(o.code);
-    auto d = NM_ARGS(PJRT_Event_Destroy_Args);
-    d.event = done[0];
-    Take(api, api->PJRT_Event_Destroy(&d));
   }
-  for (PJRT_Buffer* b : outputs) {
-    auto d = NM_ARGS(PJRT_Buffer_Destroy_Args);
-    d.buffer = b;
-    Take(api, api->PJRT_Buffer_Destroy(&d));
-  }
+  for (PJRT_Buffer* b : outputs) neuronmem_pjrt_test::DestroyBuffer(api, b);
   auto dl = NM_ARGS(PJRT_LoadedExecutable_Destroy_Args);
   dl.executable = c.executable;
   Take(api, api->PJRT_LoadedExecutable_Destroy(&dl));
@@ -119,7 +111,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const fs::path dir = argv[2];
-  const size_t step = argc > 3 ? std::stoul(argv[3]) : 10;
+  const size_t step = argc > 3 ? std::max<size_t>(1, std::strtoul(argv[3], nullptr, 10)) : 1;
   if (!fs::is_directory(dir)) {
     std::printf("SKIP: %s is absent\n", dir.c_str());
     return 77;
@@ -128,7 +120,8 @@ int main(int argc, char** argv) {
   if (!api) return 1;
   std::vector<fs::path> files;
   for (const auto& entry : fs::directory_iterator(dir))
-    if (entry.is_regular_file() && entry.path().extension() == ".mlir") files.push_back(entry.path());
+    if (entry.is_regular_file() && (entry.path().extension() == ".mlir" || entry.path().extension() == ".bc"))
+      files.push_back(entry.path());  // StableHLO text, or portable artifacts (x.mlir.bc: vhlo bytecode)
   std::sort(files.begin(), files.end());
 
   neuronmem_client_options_t o{};
@@ -142,13 +135,7 @@ int main(int argc, char** argv) {
   }
   neuronmem_device_t* cdevice = nullptr;
   neuronmem_status_free(neuronmem_client_lookup_device(cclient, 0, &cdevice));
-  PJRT_NamedValue cores{};
-  cores.struct_size = PJRT_NamedValue_STRUCT_SIZE;
-  cores.name = "num_cores";
-  cores.name_size = 9;
-  cores.type = PJRT_NamedValue_kInt64;
-  cores.int64_value = 1;
-  cores.value_size = 1;
+  const PJRT_NamedValue cores = neuronmem_pjrt_test::IntOption("num_cores", 1);
   auto cc = NM_ARGS(PJRT_Client_Create_Args);
   cc.create_options = &cores;
   cc.num_options = 1;
@@ -170,6 +157,7 @@ int main(int argc, char** argv) {
     passed += pjrt == "pass";
     if (direct == pjrt) {
       ++agreed;
+      if (pjrt != "pass") std::printf("both %s: %s\n", files[i].filename().c_str(), pjrt.c_str());
     } else {
       std::printf("DIFFER %s: C API %s, PJRT %s\n", files[i].filename().c_str(), direct.c_str(), pjrt.c_str());
     }

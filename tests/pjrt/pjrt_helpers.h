@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "xla/pjrt/c/pjrt_c_api.h"
@@ -70,5 +71,34 @@ T Args(size_t size) {
   return a;
 }
 #define NM_ARGS(T) ::neuronmem_pjrt_test::Args<T>(T##_STRUCT_SIZE)
+
+// An int64 create option (`name` must outlive its use).
+inline PJRT_NamedValue IntOption(const char* name, int64_t value) {
+  PJRT_NamedValue v{};
+  v.struct_size = PJRT_NamedValue_STRUCT_SIZE;
+  v.name = name;
+  v.name_size = std::strlen(name);
+  v.type = PJRT_NamedValue_kInt64;
+  v.int64_value = value;
+  v.value_size = 1;
+  return v;
+}
+
+// Awaits an event, destroys it, and returns how it ended.
+inline Outcome AwaitAndDestroy(const PJRT_Api* api, PJRT_Event* e) {
+  auto w = NM_ARGS(PJRT_Event_Await_Args);
+  w.event = e;
+  Outcome o = Take(api, api->PJRT_Event_Await(&w));
+  auto d = NM_ARGS(PJRT_Event_Destroy_Args);
+  d.event = e;
+  Take(api, api->PJRT_Event_Destroy(&d));
+  return o;
+}
+
+inline void DestroyBuffer(const PJRT_Api* api, PJRT_Buffer* b) {
+  auto d = NM_ARGS(PJRT_Buffer_Destroy_Args);
+  d.buffer = b;
+  Take(api, api->PJRT_Buffer_Destroy(&d));
+}
 
 }  // namespace neuronmem_pjrt_test

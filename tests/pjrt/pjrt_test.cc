@@ -46,6 +46,18 @@ const char kAddGeneric[] =
   }) : () -> ()
 })";
 
+// The generic form as MLIR's printer writes a whole module: func.return, locations, a public entry.
+const char kAddGenericFuncReturn[] = R"(#loc = loc(unknown)
+"builtin.module"() <{sym_name = "add_func_return"}> ({
+  "func.func"() <{function_type = (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>, sym_name = "main",
+                  sym_visibility = "public"}> ({
+  ^bb0(%arg0: tensor<2x3xf32> loc(unknown), %arg1: tensor<2x3xf32> loc(unknown)):
+    %0 = "stablehlo.add"(%arg0, %arg1) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32> loc(#loc)
+    "func.return"(%0) : (tensor<2x3xf32>) -> () loc(#loc)
+  }) : () -> () loc(#loc)
+}) : () -> () loc(#loc)
+)";
+
 // The memory-kind contract: a pinned_host parameter, a pinned_host result.
 const char kPinned[] = R"(module @offload {
   func.func @main(%h: tensor<4xf32> {mhlo.memory_kind = "pinned_host"}, %d: tensor<4xf32>)
@@ -87,17 +99,7 @@ class PjrtTest : public ::testing::Test {
   }
 
   PJRT_Client* NewClient(int64_t cores) {
-    PJRT_NamedValue opts[2]{};
-    opts[0].struct_size = PJRT_NamedValue_STRUCT_SIZE;
-    opts[0].name = "num_cores";
-    opts[0].name_size = std::strlen(opts[0].name);
-    opts[0].type = PJRT_NamedValue_kInt64;
-    opts[0].int64_value = cores;
-    opts[0].value_size = 1;
-    opts[1] = opts[0];
-    opts[1].name = "device_bytes_per_core";
-    opts[1].name_size = std::strlen(opts[1].name);
-    opts[1].int64_value = 16 << 20;
+    const PJRT_NamedValue opts[2] = {IntOption("num_cores", cores), IntOption("device_bytes_per_core", 16 << 20)};
     auto a = NM_ARGS(PJRT_Client_Create_Args);
     a.create_options = opts;
     a.num_options = 2;
@@ -133,10 +135,8 @@ class PjrtTest : public ::testing::Test {
   }
 
   void Await(PJRT_Event* e) {
-    auto a = NM_ARGS(PJRT_Event_Await_Args);
-    a.event = e;
-    EXPECT_PJRT_OK(g_api->PJRT_Event_Await(&a));
-    DestroyEvent(e);
+    Outcome o = AwaitAndDestroy(g_api, e);
+    EXPECT_EQ(o.code, PJRT_Error_Code_OK) << o.message;
   }
   void DestroyEvent(PJRT_Event* e) {
     auto a = NM_ARGS(PJRT_Event_Destroy_Args);
@@ -253,10 +253,7 @@ class PjrtTest : public ::testing::Test {
     Outcome r = Take(g_api, g_api->PJRT_LoadedExecutable_Execute(&a));
     if (r.code != PJRT_Error_Code_OK) return r;
     for (PJRT_Event* e : done) {
-      auto w = NM_ARGS(PJRT_Event_Await_Args);
-      w.event = e;
-      Outcome x = Take(g_api, g_api->PJRT_Event_Await(&w));
-      DestroyEvent(e);
+      Outcome x = AwaitAndDestroy(g_api, e);
       if (x.code != PJRT_Error_Code_OK) r = x;
     }
     return r;
@@ -572,11 +569,25 @@ TEST_F(PjrtTest, BufferQueriesCopiesAndDelete) {
   ready.buffer = b;
   ASSERT_PJRT_OK(g_api->PJRT_Buffer_ReadyEvent(&ready));
   Await(ready.event);
+  // The bytes' address: the software NeuronCore's memories are host memory, so it reads as the data.
+  auto ptr = NM_ARGS(PJRT_Buffer_OpaqueDeviceMemoryDataPointer_Args);
+  ptr.buffer = b;
+  ASSERT_PJRT_OK(g_api->PJRT_Buffer_OpaqueDeviceMemoryDataPointer(&ptr));
+  ASSERT_NE(ptr.device_memory_ptr, nullptr);
+  EXPECT_EQ(
+      std::vector<float>(static_cast<float*>(ptr.device_memory_ptr), static_cast<float*>(ptr.device_memory_ptr) + 6),
+      v);
+  auto up = NM_ARGS(PJRT_Buffer_UnsafePointer_Args);
+  up.buffer = b;
+  ASSERT_PJRT_OK(g_api->PJRT_Buffer_UnsafePointer(&up));
+  EXPECT_EQ(up.buffer_pointer, reinterpret_cast<uintptr_t>(ptr.device_memory_ptr));
   auto inc = NM_ARGS(PJRT_Buffer_IncreaseExternalReferenceCount_Args);
   inc.buffer = b;
   ASSERT_PJRT_OK(g_api->PJRT_Buffer_IncreaseExternalReferenceCount(&inc));
+  ASSERT_PJRT_OK(g_api->PJRT_Buffer_IncreaseExternalReferenceCount(&inc));
   auto dec = NM_ARGS(PJRT_Buffer_DecreaseExternalReferenceCount_Args);
   dec.buffer = b;
+  ASSERT_PJRT_OK(g_api->PJRT_Buffer_DecreaseExternalReferenceCount(&dec));
   ASSERT_PJRT_OK(g_api->PJRT_Buffer_DecreaseExternalReferenceCount(&dec));
   EXPECT_EQ(Take(g_api, g_api->PJRT_Buffer_DecreaseExternalReferenceCount(&dec)).code,
             PJRT_Error_Code_FAILED_PRECONDITION);
@@ -603,6 +614,10 @@ TEST_F(PjrtTest, BufferQueriesCopiesAndDelete) {
   del.buffer = b;
   ASSERT_PJRT_OK(g_api->PJRT_Buffer_Delete(&del));
   EXPECT_TRUE(IsDeleted(b));
+  EXPECT_EQ(Take(g_api, g_api->PJRT_Buffer_OpaqueDeviceMemoryDataPointer(&ptr)).code,
+            PJRT_Error_Code_FAILED_PRECONDITION);
+  EXPECT_EQ(Take(g_api, g_api->PJRT_Buffer_IncreaseExternalReferenceCount(&inc)).code,
+            PJRT_Error_Code_FAILED_PRECONDITION);
   float all[6];
   th.dst = all;
   th.dst_size = sizeof all;
@@ -646,7 +661,7 @@ TEST_F(PjrtTest, ByteStridesUploadATransposedHostArray) {
 
 TEST_F(PjrtTest, PrettyAndGenericFormsCompileAndRun) {
   PJRT_Device* d0 = Devices(client_)[0];
-  for (const char* text : {kAddPretty, kAddGeneric}) {
+  for (const char* text : {kAddPretty, kAddGeneric, kAddGenericFuncReturn}) {
     PJRT_LoadedExecutable* le = nullptr;
     Outcome c = Compile(text, "", &le);
     ASSERT_EQ(c.code, PJRT_Error_Code_OK) << c.message;
@@ -654,7 +669,9 @@ TEST_F(PjrtTest, PrettyAndGenericFormsCompileAndRun) {
     auto name = NM_ARGS(PJRT_Executable_Name_Args);
     name.executable = e;
     ASSERT_PJRT_OK(g_api->PJRT_Executable_Name(&name));
-    EXPECT_EQ(Str(name.executable_name, name.executable_name_size), text == kAddPretty ? "add_pretty" : "add_generic");
+    EXPECT_EQ(Str(name.executable_name, name.executable_name_size), text == kAddPretty    ? "add_pretty"
+                                                                    : text == kAddGeneric ? "add_generic"
+                                                                                          : "add_func_return");
     auto no = NM_ARGS(PJRT_Executable_NumOutputs_Args);
     no.executable = e;
     ASSERT_PJRT_OK(g_api->PJRT_Executable_NumOutputs(&no));
@@ -914,6 +931,39 @@ TEST_F(PjrtTest, DeviceAssignmentInCompileOptions) {
   DestroyExecutable(le);
 }
 
+// A module that asks for two partitions (mhlo.num_partitions) and options that do not say: it runs on both
+// devices, one partition each, although no op reads the partition id.
+TEST_F(PjrtTest, ModulePartitionsWithoutOptions) {
+  const char kPartitions[] = R"(module @parts attributes {mhlo.num_partitions = 2 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+    %r = stablehlo.add %a, %a : tensor<2xf32>
+    return %r : tensor<2xf32>
+  }
+})";
+  PJRT_LoadedExecutable* le = nullptr;
+  Outcome c = Compile(kPartitions, "", &le);
+  ASSERT_EQ(c.code, PJRT_Error_Code_OK) << c.message;
+  PJRT_Executable* e = GetExecutable(le);
+  auto np = NM_ARGS(PJRT_Executable_NumPartitions_Args);
+  np.executable = e;
+  ASSERT_PJRT_OK(g_api->PJRT_Executable_NumPartitions(&np));
+  EXPECT_EQ(np.num_partitions, 2u);
+  DestroyExe(e);
+  auto ad = NM_ARGS(PJRT_LoadedExecutable_AddressableDevices_Args);
+  ad.executable = le;
+  ASSERT_PJRT_OK(g_api->PJRT_LoadedExecutable_AddressableDevices(&ad));
+  EXPECT_EQ(ad.num_addressable_devices, 2u);
+  std::vector<PJRT_Device*> devices = Devices(client_);
+  PJRT_Buffer* a0 = Upload({1, 2}, {2}, devices[0]);
+  PJRT_Buffer* a1 = Upload({3, 4}, {2}, devices[1]);
+  std::vector<std::vector<PJRT_Buffer*>> out;
+  Outcome x = Execute(le, {{a0}, {a1}}, 1, &out);
+  ASSERT_EQ(x.code, PJRT_Error_Code_OK) << x.message;
+  EXPECT_EQ(Read(out[1][0]), (std::vector<float>{6, 8}));
+  for (PJRT_Buffer* b : {a0, a1, out[0][0], out[1][0]}) DestroyBuffer(b);
+  DestroyExecutable(le);
+}
+
 TEST_F(PjrtTest, SerializeAndDeserializeAndLoad) {
   PJRT_LoadedExecutable* le = nullptr;
   ASSERT_EQ(Compile(kAddPretty, "", &le).code, PJRT_Error_Code_OK);
@@ -1116,8 +1166,9 @@ TEST_F(PjrtTest, BadInputGetsErrorsAndTheClientStaysUsable) {
   EXPECT_NE(o.message.find("StableHLO"), std::string::npos) << o.message;
   o = Compile(kAddPretty, "", &le, "spirv");
   EXPECT_EQ(o.code, PJRT_Error_Code_INVALID_ARGUMENT);
-  o = Compile(std::string("ML\xEFR\x01\x02", 6), "", &le);
-  EXPECT_EQ(o.code, PJRT_Error_Code_UNIMPLEMENTED);
+  o = Compile(std::string("ML\xEFR\x01\x02", 6), "", &le);  // a truncated portable artifact
+  EXPECT_EQ(o.code, PJRT_Error_Code_INVALID_ARGUMENT) << o.message;
+  EXPECT_NE(o.message.find("byte "), std::string::npos) << o.message;
   o = Compile("func.func @main( {", "", &le);
   EXPECT_EQ(o.code, PJRT_Error_Code_INVALID_ARGUMENT) << o.message;
   o = Compile(kAddPretty, std::string{0x1a, 0x10, 0x20}, &le);  // a length past the end

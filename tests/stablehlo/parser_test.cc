@@ -8,24 +8,14 @@
 #include <string>
 #include <vector>
 
+#include "parse_util.h"
 #include "stablehlo/parser.h"
 
 namespace neuronmem::stablehlo {
 namespace {
 
-std::vector<Module> MustParse(const std::string& text) {
-  std::vector<Module> mods;
-  Status s = ParseModules(text, "test.mlir", &mods);
-  EXPECT_FALSE(s) << (s ? s->message : "");
-  return mods;
-}
-
-std::string ParseError(const std::string& text) {
-  std::vector<Module> mods;
-  Status s = ParseModules(text, "bad.mlir", &mods);
-  EXPECT_TRUE(s) << "expected a parse error for: " << text.substr(0, 80);
-  return s ? s->message : "";
-}
+using testing::MustParse;
+using testing::ParseError;
 
 const Operation& Op(const Module& m, const char* fn, size_t i) { return m.FindFunction(fn)->body.blocks[0].ops.at(i); }
 

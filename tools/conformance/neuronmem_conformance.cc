@@ -153,19 +153,17 @@ Status ParseArgs(const std::string& list, Args* out) {
   interp::CompileOptions opts;
   opts.entry = "args";
   opts.filename = "--args";
-  opts.source = out->text;
   if (Status s = interp::Compile(out->modules[0], opts, &out->program)) return s;
   return out->program->Run(nullptr, 0, &out->alloc, &out->views);
 }
 
 // Runs one function of a module; returns its failure, if any.
 FileResult RunFunction(const shlo::Module& m, const std::string& name, const std::string& display,
-                       std::string_view source, const std::vector<interp::TensorView>* args = nullptr) {
+                       const std::vector<interp::TensorView>* args = nullptr) {
   FileResult r;
   interp::CompileOptions opts;
   opts.entry = name;
   opts.filename = display;
-  opts.source = source;
   opts.reference_test_ops = true;  // interpreter.run_parallel, interpreter.probe, check.expect_serialized_eq
   std::unique_ptr<interp::Program> prog;
   const double c0 = NowMs();
@@ -223,7 +221,7 @@ FileResult RunFile(const fs::path& path, const std::string& display) {
         if (f.visibility != "private" && f.args.empty()) entries.emplace_back(f.name);
     }
     for (const std::string& e : entries) {
-      FileResult r = RunFunction(m, e, display, text, e == "main" && !arg_list.empty() ? &args.views : nullptr);
+      FileResult r = RunFunction(m, e, display, e == "main" && !arg_list.empty() ? &args.views : nullptr);
       ++result.tests;
       result.compile_ms += r.compile_ms;
       result.run_ms += r.run_ms;
