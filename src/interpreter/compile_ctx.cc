@@ -15,6 +15,17 @@ std::string FormatLocation(const std::string& file, const Operation& op) {
   return (file.empty() ? std::string("<input>") : file) + buf;
 }
 
+Status Interrupted(const Frame& frame, const Kernel& next) {
+  const int code = frame.interrupt->load(std::memory_order_relaxed);
+  std::string at;
+  if (next.op)
+    at = " before " + FormatLocation(frame.state->filename, *next.op) + ": '" + std::string(next.op->name) + "'";
+  if (code == NEURONMEM_STATUS_DEADLINE_EXCEEDED)
+    return DeadlineExceeded("the execution's deadline passed%s", at.c_str());
+  if (code == NEURONMEM_STATUS_CANCELLED) return Cancelled("the execution was cancelled%s", at.c_str());
+  return MakeStatus(static_cast<neuronmem_status_code_t>(code), "the execution was stopped" + at);
+}
+
 static Status OpStatus(const CompileCtx& cx, neuronmem_status_code_t code, const char* fmt, va_list ap) {
   char buf[1024];
   std::vsnprintf(buf, sizeof buf, fmt, ap);

@@ -37,6 +37,7 @@ Status CallFunction(const Function& fn, Frame& caller, const uint32_t* arg_slots
   frame.state = caller.state;
   frame.context = caller.context;
   frame.run = caller.run;
+  frame.interrupt = caller.interrupt;
   for (size_t i = 0; i < fn.body.arg_slots.size(); ++i) frame.slots[fn.body.arg_slots[i]] = caller.slots[arg_slots[i]];
   ResolveAliases(fn, &frame);
   NEURONMEM_RETURN_IF_ERROR(RunBody(fn.body, frame));
@@ -87,6 +88,7 @@ Status RunStandalone(const Function& fn, const ProgramState* state, RunState* ru
   frame.state = state;
   frame.context = context;
   frame.run = run;
+  frame.interrupt = run ? run->interrupt : nullptr;
   for (size_t i = 0; i < fn.body.arg_slots.size(); ++i) frame.slots[fn.body.arg_slots[i]] = args[i];
   ResolveAliases(fn, &frame);
   NEURONMEM_RETURN_IF_ERROR(RunBody(fn.body, frame));
@@ -144,11 +146,13 @@ Status Program::Run(const TensorView* args, size_t num_args, ResultAllocator* al
   NEURONMEM_RETURN_IF_ERROR(fm.Reserve(fn, options.workspace, options.spaces));
   RunState run;
   if (options.process) run.process = *options.process;
+  run.interrupt = options.interrupt;
   Frame frame;
   SetupFrame(fn, fm.mem, fm.spaces, &frame);
   frame.state = &impl_->state;
   frame.context = options.context;
   frame.run = &run;
+  frame.interrupt = options.interrupt;
   for (size_t i = 0; i < num_args; ++i) frame.slots[fn.body.arg_slots[i]] = static_cast<char*>(args[i].data);
   // The results' memory first: a parameter the program overwrites but this run does not donate is copied into
   // the memory of its donation's result, where the updates then happen (the argument stays as it was).
