@@ -26,6 +26,14 @@ int main(void) {
   FIELD(neuronmem_client_options_t, device_bytes_per_core);
   FIELD(neuronmem_client_options_t, pinned_host_bytes);
   FIELD(neuronmem_client_options_t, execution_timeout_ns);
+  FIELD(neuronmem_client_options_t, process_index);
+  FIELD(neuronmem_client_options_t, num_processes);
+  FIELD(neuronmem_client_options_t, kv_get);
+  FIELD(neuronmem_client_options_t, kv_put);
+  FIELD(neuronmem_client_options_t, kv_user_data);
+  FIELD(neuronmem_client_options_t, bootstrap_timeout_ns);
+  FIELD(neuronmem_client_options_t, peer_timeout_ns);
+  FIELD(neuronmem_client_options_t, fabric_interface);
   STRUCT(neuronmem_device_description_t, NEURONMEM_DEVICE_DESCRIPTION_STRUCT_SIZE);
   FIELD(neuronmem_device_description_t, struct_size);
   FIELD(neuronmem_device_description_t, id);

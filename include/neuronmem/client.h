@@ -36,9 +36,22 @@ typedef enum neuronmem_mlock_mode {
   NEURONMEM_MLOCK_FORCE_32 = 0x7fffffff
 } neuronmem_mlock_mode_t;
 
+/* A key-value store the processes of a job bootstrap through (docs/distributed.md), the shape of
+ * PJRT_Client_Create's kv_get / kv_put. Called during neuronmem_client_create only, on its thread.
+ * get: waits up to timeout_ns for `key` (key_size bytes, not NUL-terminated); on success returns NULL with
+ * *out_value a copy of the value allocated with malloc(3) (the library frees it with free(3)) and
+ * *out_value_size its size; returns DEADLINE_EXCEEDED or NOT_FOUND when the key is still absent, any other
+ * status on failure. put: sets `key` to `value`; returns NULL or a status. The library takes ownership of
+ * every status the callbacks return. */
+typedef neuronmem_status_t* (*neuronmem_kv_get_fn)(void* user_data, const char* key, size_t key_size,
+                                                   uint64_t timeout_ns, char** out_value, size_t* out_value_size);
+typedef neuronmem_status_t* (*neuronmem_kv_put_fn)(void* user_data, const char* key, size_t key_size, const char* value,
+                                                   size_t value_size);
+
 /* Client options. Growable: set struct_size = sizeof(neuronmem_client_options_t); an all-zero field
  * means its default. Defaults: 2 NeuronCores, 64 MiB device (HBM) arena per core, 64 MiB pinned-host
- * arena, NEURONMEM_MLOCK_BEST_EFFORT (creation takes tens of milliseconds; docs/memory-kinds.md). */
+ * arena, NEURONMEM_MLOCK_BEST_EFFORT (creation takes tens of milliseconds; docs/memory-kinds.md), a job
+ * of one process. */
 typedef struct neuronmem_client_options {
   size_t struct_size;                          /* required: NEURONMEM_CLIENT_OPTIONS_STRUCT_SIZE */
   const neuronmem_extension_base_t* extension; /* extension chain; NULL (none is defined yet) */
@@ -49,16 +62,31 @@ typedef struct neuronmem_client_options {
   /* The deadline of every execution that sets none itself (neuronmem_execute_args_t.timeout_ns): nanoseconds
    * from its submission, then it fails with DEADLINE_EXCEEDED; 0 = none. */
   uint64_t execution_timeout_ns;
+  /* A job of several processes (docs/distributed.md): this client is process `process_index` of
+   * `num_processes` (0 or 1: a client of one process; then the fields below are unused). Every process has
+   * the same num_cores; device ids are global (process p's local device l has id p * num_cores + l). With
+   * 2 or more processes kv_get and kv_put are required: creation bootstraps the job through them (waiting at
+   * most bootstrap_timeout_ns for the peers, 0 = 30 s) and opens a libfabric endpoint bound to
+   * fabric_interface (a NUL-terminated address, borrowed for the call; NULL = "127.0.0.1"). An op that
+   * waits on a peer fails after peer_timeout_ns (0 = 30 s) naming the lost process. */
+  uint32_t process_index;
+  uint32_t num_processes; /* 0..65535 */
+  neuronmem_kv_get_fn kv_get;
+  neuronmem_kv_put_fn kv_put;
+  void* kv_user_data; /* passed to kv_get and kv_put */
+  uint64_t bootstrap_timeout_ns;
+  uint64_t peer_timeout_ns;
+  const char* fabric_interface;
 } neuronmem_client_options_t;
-#define NEURONMEM_CLIENT_OPTIONS_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_client_options_t, execution_timeout_ns)
+#define NEURONMEM_CLIENT_OPTIONS_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_client_options_t, fabric_interface)
 
 /* A device as PJRT describes it. Growable: the caller sets struct_size; strings are borrowed from the
  * client and NUL-terminated. */
 typedef struct neuronmem_device_description {
   size_t struct_size;
-  int32_t id;            /* global id, 0..num_cores-1 */
-  int32_t process_index; /* always 0: one process */
-  int32_t local_id;      /* == id */
+  int32_t id;            /* global id: process_index * num_cores + local_id */
+  int32_t process_index; /* the process of the job that owns the device (0 for a client of one process) */
+  int32_t local_id;      /* 0..num_cores-1 within its process */
   int32_t reserved;
   neuronmem_string_t kind;         /* "NC_v2" */
   neuronmem_string_t debug_string; /* "NeuronCore(id=0, process_index=0, local_id=0)" */
@@ -94,11 +122,16 @@ typedef struct neuronmem_memory_stats {
 } neuronmem_memory_stats_t;
 #define NEURONMEM_MEMORY_STATS_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_memory_stats_t, is_shared)
 
-/* Creates a client: maps and populates the pinned-host arena and one device arena per core.
+/* Creates a client: maps and populates the pinned-host arena and one device arena per core; with
+ * num_processes >= 2 it also bootstraps the job through the key-value store (docs/distributed.md).
  * options: nullable (NULL = all defaults). out_client: required; receives an owned client.
  * Returns INVALID_ARGUMENT (NULL out_client, struct_size too small, extension not NULL, bad counts or
- * sizes, unknown mlock_mode), RESOURCE_EXHAUSTED (the arenas cannot be mapped), UNAVAILABLE (mlock
- * refused under NEURONMEM_MLOCK_REQUIRED). Thread-safe. */
+ * sizes, unknown mlock_mode, process_index >= num_processes, several processes without kv_get / kv_put),
+ * RESOURCE_EXHAUSTED (the arenas cannot be mapped), UNAVAILABLE (mlock refused under
+ * NEURONMEM_MLOCK_REQUIRED; libfabric offers no usable provider), DEADLINE_EXCEEDED (peers that did not
+ * publish their endpoints within bootstrap_timeout_ns, named), FAILED_PRECONDITION (a peer's record in
+ * the store is garbage or of another job, core count or provider; two processes claim one index), or
+ * the status a store callback returned. Thread-safe. */
 NEURONMEM_API neuronmem_status_t* neuronmem_client_create(const neuronmem_client_options_t* options,
                                                           neuronmem_client_t** out_client);
 
@@ -133,8 +166,8 @@ NEURONMEM_API neuronmem_status_t* neuronmem_client_memories(const neuronmem_clie
                                                             neuronmem_memory_t* const** out_memories,
                                                             size_t* out_count);
 
-/* The device with global id `id` (borrowed). Returns INVALID_ARGUMENT on NULL arguments, NOT_FOUND for an
- * unknown id. */
+/* The device with global id `id` (borrowed), one of this client's. Returns INVALID_ARGUMENT on NULL
+ * arguments, NOT_FOUND for an unknown id or another process's device (the message names the process). */
 NEURONMEM_API neuronmem_status_t* neuronmem_client_lookup_device(const neuronmem_client_t* client, int32_t id,
                                                                  neuronmem_device_t** out_device);
 
@@ -153,6 +186,31 @@ NEURONMEM_API neuronmem_status_t* neuronmem_device_memory_of_kind(const neuronme
  * INVALID_ARGUMENT on NULL arguments or struct_size below the first version's size. */
 NEURONMEM_API neuronmem_status_t* neuronmem_device_describe(const neuronmem_device_t* device,
                                                             neuronmem_device_description_t* out);
+
+/* This client's place in its job: process *out_process_index of *out_num_processes (0 of 1 for a client
+ * of one process). Returns INVALID_ARGUMENT on NULL arguments. */
+NEURONMEM_API neuronmem_status_t* neuronmem_client_process(const neuronmem_client_t* client,
+                                                           uint32_t* out_process_index, uint32_t* out_num_processes);
+
+/* Fills `out` (whose struct_size the caller sets) with the description of the device with global id `id`
+ * of the job: this client's (addressable) or another process's (process_index differs; not addressable,
+ * and not a neuronmem_device_t). Strings are borrowed from the client. Returns INVALID_ARGUMENT on NULL
+ * arguments or struct_size below the first version's size, NOT_FOUND for an id outside
+ * 0..num_processes*num_cores-1. */
+NEURONMEM_API neuronmem_status_t* neuronmem_client_describe_device_id(const neuronmem_client_t* client, int32_t id,
+                                                                      neuronmem_device_description_t* out);
+
+/* The directory store, as callbacks for neuronmem_client_options_t.kv_get / kv_put: `directory` (the
+ * kv_user_data) is the path of an existing directory, a NUL-terminated string the caller keeps alive,
+ * shared by the job's processes; each key is one file, written atomically; get polls until the key's file
+ * exists. Use a fresh directory per job. They return INVALID_ARGUMENT (NULL arguments, not a directory,
+ * a value over 64 KiB), DEADLINE_EXCEEDED (get: the key is absent after timeout_ns), INTERNAL (the file
+ * cannot be written). */
+NEURONMEM_API neuronmem_status_t* neuronmem_directory_store_get(void* directory, const char* key, size_t key_size,
+                                                                uint64_t timeout_ns, char** out_value,
+                                                                size_t* out_value_size);
+NEURONMEM_API neuronmem_status_t* neuronmem_directory_store_put(void* directory, const char* key, size_t key_size,
+                                                                const char* value, size_t value_size);
 
 /* The memories the device can address, in id order (borrowed array): its device memory, its
  * pinned_host memory and its unpinned_host memory. Returns INVALID_ARGUMENT on NULL arguments. */

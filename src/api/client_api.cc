@@ -4,11 +4,15 @@
 #include <neuronmem/client.h>
 
 #include <cstddef>
+#include <cstdlib>
+#include <cstring>
 
 #include "api/handles.h"
 #include "api/shim.h"
 #include "base/status.h"
 #include "core/client.h"
+#include "dist/fabric.h"
+#include "dist/store.h"
 
 using neuronmem::InvalidArgument;
 using neuronmem::NotFound;
@@ -63,6 +67,92 @@ neuronmem::Status ResolveClientOptions(const neuronmem_client_options_t* options
   return neuronmem::Ok();
 }
 
+// The caller's kv_get / kv_put as the store the job bootstraps through.
+class CallbackStore final : public neuronmem::dist::KvStore {
+ public:
+  CallbackStore(neuronmem_kv_get_fn get, neuronmem_kv_put_fn put, void* user) : get_(get), put_(put), user_(user) {}
+
+  neuronmem::Status Get(const std::string& key, std::chrono::milliseconds timeout, std::string* value) override {
+    char* v = nullptr;
+    size_t n = 0;
+    const uint64_t ns = static_cast<uint64_t>(timeout.count()) * 1000000u;
+    neuronmem::Status s(get_(user_, key.data(), key.size(), ns, &v, &n));
+    if (s) {
+      if (s->code == NEURONMEM_STATUS_NOT_FOUND) s->code = NEURONMEM_STATUS_DEADLINE_EXCEEDED;  // absent: waited
+      return neuronmem::Annotate(std::move(s), "kv_get('" + key + "')");
+    }
+    std::unique_ptr<char, decltype(&free)> owned(v, &free);
+    if (v == nullptr && n > 0) return InvalidArgument("kv_get('%s') succeeded without a value", key.c_str());
+    if (n > neuronmem::dist::kMaxStoreValueBytes) {
+      return InvalidArgument("kv_get('%s') returned %zu bytes (at most %zu)", key.c_str(), n,
+                             neuronmem::dist::kMaxStoreValueBytes);
+    }
+    value->assign(v != nullptr ? v : "", n);
+    return neuronmem::Ok();
+  }
+
+  neuronmem::Status Put(const std::string& key, const std::string& value) override {
+    return neuronmem::Annotate(neuronmem::Status(put_(user_, key.data(), key.size(), value.data(), value.size())),
+                               "kv_put('" + key + "')");
+  }
+
+ private:
+  neuronmem_kv_get_fn get_;
+  neuronmem_kv_put_fn put_;
+  void* user_;
+};
+
+// Joins the job the options describe (nothing for a client of one process).
+neuronmem::Status JoinJob(const neuronmem_client_options_t* options, uint32_t num_cores,
+                          std::unique_ptr<neuronmem::dist::Fabric>* out) {
+  if (!options || !NEURONMEM_HAS_FIELD(options, neuronmem_client_options_t, num_processes) ||
+      options->num_processes <= 1) {
+    if (options && NEURONMEM_HAS_FIELD(options, neuronmem_client_options_t, process_index) &&
+        options->process_index != 0) {
+      return InvalidArgument("neuronmem_client_options_t.process_index %u is out of range (a job of one process)",
+                             options->process_index);
+    }
+    return neuronmem::Ok();
+  }
+  if (!NEURONMEM_HAS_FIELD(options, neuronmem_client_options_t, fabric_interface)) {
+    return InvalidArgument(
+        "neuronmem_client_options_t: num_processes %u needs struct_size to cover the kv_get, "
+        "kv_put and timeout fields",
+        options->num_processes);
+  }
+  if (!options->kv_get || !options->kv_put) {
+    return InvalidArgument("neuronmem_client_options_t: a job of %u processes needs kv_get and kv_put",
+                           options->num_processes);
+  }
+  if (options->process_index >= options->num_processes) {
+    return InvalidArgument("neuronmem_client_options_t.process_index %u is out of range (num_processes %u)",
+                           options->process_index, options->num_processes);
+  }
+  CallbackStore store(options->kv_get, options->kv_put, options->kv_user_data);
+  neuronmem::dist::FabricOptions f;
+  f.process_index = options->process_index;
+  f.num_processes = options->num_processes;
+  f.store = &store;
+  f.local_cores = num_cores;
+  auto ms = [](uint64_t ns) { return std::chrono::milliseconds(ns == 0 ? 30000 : (ns + 999999) / 1000000); };
+  f.bootstrap_timeout = ms(options->bootstrap_timeout_ns);
+  f.peer_timeout = ms(options->peer_timeout_ns);
+  if (options->fabric_interface) f.node = options->fabric_interface;
+  return neuronmem::dist::Fabric::Create(f, out);
+}
+
+// The job-wide description strings of global device `id` (owned by process id / num_cores).
+const std::array<std::string, 2>& Described(neuronmem_client_t* client, int32_t id) {
+  std::lock_guard<std::mutex> lock(client->described_mu);
+  auto it = client->described.find(id);
+  if (it != client->described.end()) return it->second;
+  const int32_t cores = static_cast<int32_t>(client->devices.size());
+  std::string debug = "NeuronCore(id=" + std::to_string(id) + ", process_index=" + std::to_string(id / cores) +
+                      ", local_id=" + std::to_string(id % cores) + ")";
+  std::string to_string = client->devices[0]->device->kind() + " (" + debug + ")";
+  return client->described.emplace(id, std::array<std::string, 2>{debug, to_string}).first->second;
+}
+
 }  // namespace
 
 extern "C" {
@@ -74,9 +164,16 @@ neuronmem_status_t* neuronmem_client_create(const neuronmem_client_options_t* op
   NEURONMEM_API_BEGIN
   core::ClientConfig config;
   if (auto s = ResolveClientOptions(options, &config)) return s.release();
+  std::unique_ptr<neuronmem::dist::Fabric> fabric;
+  if (auto s = JoinJob(options, config.num_cores, &fabric)) return s.release();
   std::unique_ptr<neuronmem::exec::Session> session;
   if (auto s = neuronmem::exec::Session::Create(config, &session)) return s.release();
   *out_client = new neuronmem_client_t(std::move(session));
+  if (fabric) {
+    (*out_client)->process_index = fabric->process_index();
+    (*out_client)->num_processes = fabric->num_processes();
+    (*out_client)->fabric = std::move(fabric);
+  }
   if (options && NEURONMEM_HAS_FIELD(options, neuronmem_client_options_t, execution_timeout_ns))
     (*out_client)->execution_timeout_ns = options->execution_timeout_ns;
   return nullptr;
@@ -145,12 +242,23 @@ neuronmem_status_t* neuronmem_client_lookup_device(const neuronmem_client_t* cli
   NEURONMEM_REQUIRE(out_device);
   *out_device = nullptr;
   NEURONMEM_REQUIRE(client);
-  if (!client->client->device(id)) {
-    return NotFound("no NeuronCore with id %d: this client has %zu (ids 0..%zu)", id, client->devices.size(),
-                    client->devices.size() - 1)
+  const int64_t cores = static_cast<int64_t>(client->devices.size());
+  const int64_t first = static_cast<int64_t>(client->process_index) * cores;
+  if (id >= 0 && id < cores * client->num_processes && (id < first || id >= first + cores)) {
+    return NotFound(
+               "NeuronCore %d belongs to process %lld of the job, not to this client (process %u, devices "
+               "%lld..%lld): another process's devices are not addressable",
+               id, static_cast<long long>(id / cores), client->process_index, static_cast<long long>(first),
+               static_cast<long long>(first + cores - 1))
         .release();
   }
-  *out_device = client->devices[static_cast<size_t>(id)];
+  if (!client->client->device(static_cast<int32_t>(id - first))) {
+    return NotFound("no NeuronCore with id %d: this client has %lld (ids %lld..%lld)", id,
+                    static_cast<long long>(cores), static_cast<long long>(first),
+                    static_cast<long long>(first + cores - 1))
+        .release();
+  }
+  *out_device = client->devices[static_cast<size_t>(id - first)];
   return nullptr;
 }
 
@@ -188,14 +296,99 @@ neuronmem_status_t* neuronmem_device_describe(const neuronmem_device_t* device, 
   NEURONMEM_REQUIRE(out);
   NEURONMEM_CHECK_STRUCT_SIZE(out, neuronmem_device_description_t, to_string);
   const core::Device& d = *device->device;
-  out->id = d.id();
-  out->process_index = 0;
+  neuronmem_client_t* client = device->client;
+  out->id = static_cast<int32_t>(client->process_index * client->devices.size()) + d.id();
+  out->process_index = static_cast<int32_t>(client->process_index);
   out->local_id = d.id();
   out->reserved = 0;
   out->kind = {d.kind().c_str(), d.kind().size()};
-  out->debug_string = {d.debug_string().c_str(), d.debug_string().size()};
-  out->to_string = {d.to_string().c_str(), d.to_string().size()};
+  if (client->num_processes > 1) {
+    const auto& strings = Described(client, out->id);
+    out->debug_string = {strings[0].c_str(), strings[0].size()};
+    out->to_string = {strings[1].c_str(), strings[1].size()};
+  } else {
+    out->debug_string = {d.debug_string().c_str(), d.debug_string().size()};
+    out->to_string = {d.to_string().c_str(), d.to_string().size()};
+  }
   return nullptr;
+}
+
+neuronmem_status_t* neuronmem_client_process(const neuronmem_client_t* client, uint32_t* out_process_index,
+                                             uint32_t* out_num_processes) {
+  NEURONMEM_REQUIRE(out_process_index);
+  NEURONMEM_REQUIRE(out_num_processes);
+  *out_process_index = 0;
+  *out_num_processes = 0;
+  NEURONMEM_REQUIRE(client);
+  *out_process_index = client->process_index;
+  *out_num_processes = client->num_processes;
+  return nullptr;
+}
+
+neuronmem_status_t* neuronmem_client_describe_device_id(const neuronmem_client_t* client, int32_t id,
+                                                        neuronmem_device_description_t* out) {
+  NEURONMEM_REQUIRE(client);
+  NEURONMEM_REQUIRE(out);
+  NEURONMEM_CHECK_STRUCT_SIZE(out, neuronmem_device_description_t, to_string);
+  NEURONMEM_API_BEGIN
+  const int64_t cores = static_cast<int64_t>(client->devices.size());
+  const int64_t first = static_cast<int64_t>(client->process_index) * cores;
+  if (id >= first && id < first + cores) {
+    return neuronmem_device_describe(client->devices[static_cast<size_t>(id - first)], out);
+  }
+  if (id < 0 || id >= cores * client->num_processes) {
+    return NotFound("no NeuronCore with id %d in the job: %u process(es) of %lld cores (ids 0..%lld)", id,
+                    client->num_processes, static_cast<long long>(cores),
+                    static_cast<long long>(cores * client->num_processes - 1))
+        .release();
+  }
+  const core::Device& d = *client->devices[0]->device;
+  const auto& strings = Described(const_cast<neuronmem_client_t*>(client), id);
+  out->id = id;
+  out->process_index = static_cast<int32_t>(id / cores);
+  out->local_id = static_cast<int32_t>(id % cores);
+  out->reserved = 0;
+  out->kind = {d.kind().c_str(), d.kind().size()};
+  out->debug_string = {strings[0].c_str(), strings[0].size()};
+  out->to_string = {strings[1].c_str(), strings[1].size()};
+  return nullptr;
+  NEURONMEM_API_END
+}
+
+neuronmem_status_t* neuronmem_directory_store_get(void* directory, const char* key, size_t key_size,
+                                                  uint64_t timeout_ns, char** out_value, size_t* out_value_size) {
+  NEURONMEM_REQUIRE(out_value);
+  NEURONMEM_REQUIRE(out_value_size);
+  *out_value = nullptr;
+  *out_value_size = 0;
+  NEURONMEM_REQUIRE(directory);
+  NEURONMEM_REQUIRE(key);
+  NEURONMEM_API_BEGIN
+  std::unique_ptr<neuronmem::dist::KvStore> store;
+  if (auto s = neuronmem::dist::NewDirectoryStore(static_cast<const char*>(directory), &store)) return s.release();
+  std::string value;
+  const auto timeout = std::chrono::milliseconds(timeout_ns / 1000000 + (timeout_ns % 1000000 != 0));
+  if (auto s = store->Get(std::string(key, key_size), timeout, &value)) return s.release();
+  char* copy = static_cast<char*>(malloc(value.size() + 1));
+  if (copy == nullptr) return neuronmem::ResourceExhausted("directory store: out of memory").release();
+  memcpy(copy, value.data(), value.size());
+  copy[value.size()] = '\0';
+  *out_value = copy;
+  *out_value_size = value.size();
+  return nullptr;
+  NEURONMEM_API_END
+}
+
+neuronmem_status_t* neuronmem_directory_store_put(void* directory, const char* key, size_t key_size, const char* value,
+                                                  size_t value_size) {
+  NEURONMEM_REQUIRE(directory);
+  NEURONMEM_REQUIRE(key);
+  if (value_size > 0) NEURONMEM_REQUIRE(value);
+  NEURONMEM_API_BEGIN
+  std::unique_ptr<neuronmem::dist::KvStore> store;
+  if (auto s = neuronmem::dist::NewDirectoryStore(static_cast<const char*>(directory), &store)) return s.release();
+  return store->Put(std::string(key, key_size), std::string(value != nullptr ? value : "", value_size)).release();
+  NEURONMEM_API_END
 }
 
 neuronmem_status_t* neuronmem_device_addressable_memories(const neuronmem_device_t* device,

@@ -10,7 +10,9 @@
 #include <neuronmem/executable.h>
 #include <neuronmem/manifest.h>
 
+#include <array>
 #include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -18,6 +20,7 @@
 
 #include "copy/buffer.h"
 #include "core/client.h"
+#include "dist/fabric.h"
 #include "exec/custom_kernels.h"
 #include "exec/executable.h"
 #include "exec/session.h"
@@ -49,6 +52,13 @@ struct neuronmem_client {
   // The extension structs this client accepts in a chain (neuronmem_client_extensions): none yet.
   std::vector<neuronmem_string_t> extensions;
   uint64_t execution_timeout_ns = 0;  // neuronmem_client_options_t.execution_timeout_ns (0: none)
+  // Its place in a job of several processes (docs/distributed.md), and the endpoint to its peers.
+  uint32_t process_index = 0, num_processes = 1;
+  std::unique_ptr<neuronmem::dist::Fabric> fabric;  // only with num_processes >= 2
+  // Descriptions of the job's devices by global id ({debug_string, to_string}, borrowed by callers; nodes
+  // of a std::map never move), made on first use.
+  std::mutex described_mu;
+  std::map<int32_t, std::array<std::string, 2>> described;
 
   // Wraps a created session: one shell per device and memory, linked as the C++ objects are.
   explicit neuronmem_client(std::unique_ptr<neuronmem::exec::Session> s);

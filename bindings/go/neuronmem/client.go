@@ -225,6 +225,53 @@ func (c *Client) LookupMemory(id int32) (*Memory, error) {
 	return &Memory{c, m}, nil
 }
 
+// Process is the client's place in its job: process index of n (0 of 1 for a client of one process).
+func (c *Client) Process() (index, n uint32, err error) {
+	var ci, cn C.uint32_t
+	err = c.use(func(h *C.neuronmem_client_t) error { return check(C.neuronmem_client_process(h, &ci, &cn)) })
+	return uint32(ci), uint32(cn), err
+}
+
+// DescribeDeviceID describes the job's device with global id id, this client's or another process's
+// (NOT_FOUND outside the job).
+func (c *Client) DescribeDeviceID(id int32) (DeviceDescription, error) {
+	var out DeviceDescription
+	err := c.use(func(h *C.neuronmem_client_t) error {
+		var dd C.neuronmem_device_description_t
+		if err := check(C.nm_client_describe_device_id(h, C.int32_t(id), &dd)); err != nil {
+			return err
+		}
+		out = DeviceDescription{int32(dd.id), int32(dd.process_index), int32(dd.local_id), goString(dd.kind),
+			goString(dd.debug_string), goString(dd.to_string)}
+		return nil
+	})
+	return out, err
+}
+
+// DirectoryStorePut sets key to value in the directory store at dir (one file per key, written atomically).
+func DirectoryStorePut(dir, key string, value []byte) error {
+	cdir, ckey, cvalue := C.CString(dir), C.CString(key), C.CBytes(value)
+	defer C.free(unsafe.Pointer(cdir))
+	defer C.free(unsafe.Pointer(ckey))
+	defer C.free(cvalue)
+	return check(C.nm_directory_store_put(cdir, ckey, C.size_t(len(key)), (*C.char)(cvalue), C.size_t(len(value))))
+}
+
+// DirectoryStoreGet waits up to timeout for key in the directory store at dir.
+func DirectoryStoreGet(dir, key string, timeout time.Duration) ([]byte, error) {
+	var v *C.char
+	var n C.size_t
+	cdir, ckey := C.CString(dir), C.CString(key)
+	defer C.free(unsafe.Pointer(cdir))
+	defer C.free(unsafe.Pointer(ckey))
+	if err := check(C.nm_directory_store_get(cdir, ckey, C.size_t(len(key)), C.uint64_t(timeout.Nanoseconds()), &v,
+		&n)); err != nil {
+		return nil, err
+	}
+	defer C.free(unsafe.Pointer(v))
+	return C.GoBytes(unsafe.Pointer(v), C.int(n)), nil
+}
+
 // NewEvent creates a pending event that the caller completes (Event.Complete): the frontend's own work as a
 // dependency of transfers.
 func (c *Client) NewEvent() (*Event, error) {

@@ -193,6 +193,8 @@ neuronmem_status_t* nm_upload_arguments(const neuronmem_manifest_t* m, neuronmem
   }
 NM_OUTPUT(nm_device_describe, (const neuronmem_device_t* x, neuronmem_device_description_t* out),
           NEURONMEM_DEVICE_DESCRIPTION_STRUCT_SIZE, neuronmem_device_describe(x, out))
+NM_OUTPUT(nm_client_describe_device_id, (const neuronmem_client_t* x, int32_t id, neuronmem_device_description_t* out),
+          NEURONMEM_DEVICE_DESCRIPTION_STRUCT_SIZE, neuronmem_client_describe_device_id(x, id, out))
 NM_OUTPUT(nm_memory_describe, (const neuronmem_memory_t* x, neuronmem_memory_description_t* out),
           NEURONMEM_MEMORY_DESCRIPTION_STRUCT_SIZE, neuronmem_memory_describe(x, out))
 NM_OUTPUT(nm_memory_stats, (const neuronmem_memory_t* x, neuronmem_memory_stats_t* out),
@@ -293,4 +295,14 @@ neuronmem_status_t* nm_register_kernel(neuronmem_client_t* client, const char* n
   r.fn = (neuronmem_kernel_fn_t)neuronmemGoKernel;
   r.user_data = (void*)handle;
   return neuronmem_client_register_kernel(client, &r);
+}
+
+// The directory store's callbacks, with the directory as a string.
+neuronmem_status_t* nm_directory_store_get(const char* dir, const char* key, size_t key_size, uint64_t timeout_ns,
+                                           char** out_value, size_t* out_value_size) {
+  return neuronmem_directory_store_get((void*)dir, key, key_size, timeout_ns, out_value, out_value_size);
+}
+neuronmem_status_t* nm_directory_store_put(const char* dir, const char* key, size_t key_size, const char* value,
+                                           size_t value_size) {
+  return neuronmem_directory_store_put((void*)dir, key, key_size, value, value_size);
 }

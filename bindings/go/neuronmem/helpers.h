@@ -40,6 +40,12 @@ neuronmem_status_t* nm_upload_arguments(const neuronmem_manifest_t* m, neuronmem
                                         const void* const* host_data, size_t n, int semantics, neuronmem_buffer_t** out,
                                         neuronmem_event_t** ready);
 neuronmem_status_t* nm_device_describe(const neuronmem_device_t* d, neuronmem_device_description_t* out);
+neuronmem_status_t* nm_client_describe_device_id(const neuronmem_client_t* c, int32_t id,
+                                                 neuronmem_device_description_t* out);
+neuronmem_status_t* nm_directory_store_get(const char* dir, const char* key, size_t key_size, uint64_t timeout_ns,
+                                           char** out_value, size_t* out_value_size);
+neuronmem_status_t* nm_directory_store_put(const char* dir, const char* key, size_t key_size, const char* value,
+                                           size_t value_size);
 neuronmem_status_t* nm_memory_describe(const neuronmem_memory_t* m, neuronmem_memory_description_t* out);
 neuronmem_status_t* nm_memory_stats(const neuronmem_memory_t* m, neuronmem_memory_stats_t* out);
 neuronmem_status_t* nm_manifest_counts(const neuronmem_manifest_t* m, neuronmem_manifest_counts_t* out);

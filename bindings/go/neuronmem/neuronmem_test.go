@@ -613,3 +613,32 @@ func TestPlacementAndUploadPlan(t *testing.T) {
 	_, err = m.Counts()
 	wantCode(t, err, CodeFailedPrecondition)
 }
+
+// A client of one process is process 0 of 1; DescribeDeviceID describes its devices by global id; the
+// directory store round-trips a value and times out naming an absent key.
+func TestJobTopologyAndDirectoryStore(t *testing.T) {
+	c := newClient(t, 2)
+	index, n, err := c.Process()
+	if err != nil || index != 0 || n != 1 {
+		t.Fatalf("process %d of %d (%v)", index, n, err)
+	}
+	desc := must[DeviceDescription](t)(c.DescribeDeviceID(1))
+	if desc.ID != 1 || desc.ProcessIndex != 0 || desc.LocalID != 1 ||
+		desc.DebugString != "NeuronCore(id=1, process_index=0, local_id=1)" {
+		t.Fatalf("%+v", desc)
+	}
+	if _, err := c.DescribeDeviceID(2); err == nil || CodeOf(err) != CodeNotFound {
+		t.Fatalf("device 2: %v", err)
+	}
+	dir := t.TempDir()
+	if err := DirectoryStorePut(dir, "job/ep/0", []byte("address")); err != nil {
+		t.Fatal(err)
+	}
+	if v := must[[]byte](t)(DirectoryStoreGet(dir, "job/ep/0", time.Second)); string(v) != "address" {
+		t.Fatalf("%q", v)
+	}
+	_, err = DirectoryStoreGet(dir, "job/ep/1", time.Millisecond)
+	if err == nil || CodeOf(err) != CodeDeadlineExceeded || !strings.Contains(err.Error(), "job/ep/1") {
+		t.Fatalf("absent key: %v", err)
+	}
+}

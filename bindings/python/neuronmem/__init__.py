@@ -241,6 +241,12 @@ def _dims_array(shape):
     return C.int_array(ctypes.c_int64, shape, "dims"), len(shape)
 
 
+def _device_description(d):
+    """A neuronmem_device_description_t as a dict."""
+    return {"id": d.id, "process_index": d.process_index, "local_id": d.local_id, "kind": d.kind.text(),
+            "debug_string": d.debug_string.text(), "to_string": d.to_string.text()}
+
+
 def _timeout_ns(seconds, none=0):
     """A timeout in seconds as the C timeout_ns: None -> `none` (0: the client's default), inf or beyond
     UINT64_MAX nanoseconds -> UINT64_MAX (no deadline), else at least 1 ns."""
@@ -310,16 +316,35 @@ class Client(_Closing):
     `with` block closes them, then the client."""
 
     def __init__(self, num_cores=0, mlock_mode=MlockMode.BEST_EFFORT, device_bytes_per_core=0,
-                 pinned_host_bytes=0, execution_timeout=None):
+                 pinned_host_bytes=0, execution_timeout=None, process_index=0, num_processes=0, store_dir=None,
+                 bootstrap_timeout=None, peer_timeout=None, fabric_interface=None):
         self._handle = None
         self._host_allocations = weakref.WeakSet()
         self._handles = weakref.WeakSet()  # its Buffers and Executables, for __exit__ and close()'s message
         self._kernel_tokens = []  # this client's entries in _kernels: released when the client is destroyed
         # execution_timeout: seconds every execution may take from submission (None = no limit); see
         # Executable.execute's timeout.
+        # A job of several processes (docs/distributed.md): this client is process_index of num_processes,
+        # bootstrapping through the directory store at store_dir (a fresh directory the processes share);
+        # bootstrap_timeout / peer_timeout in seconds (None = 30 s); fabric_interface: the address the
+        # libfabric endpoint binds to (None = 127.0.0.1).
+        job = {}
+        if num_processes > 1:
+            if store_dir is None:
+                raise ValueError("a job of several processes needs store_dir")
+            dir_bytes = ctypes.create_string_buffer(os.fsencode(store_dir))  # alive until client_create returns
+            job = dict(process_index=process_index, num_processes=num_processes,
+                       kv_get=ctypes.cast(C.lib.neuronmem_directory_store_get, ctypes.c_void_p),
+                       kv_put=ctypes.cast(C.lib.neuronmem_directory_store_put, ctypes.c_void_p),
+                       kv_user_data=ctypes.cast(dir_bytes, ctypes.c_void_p),
+                       bootstrap_timeout_ns=_timeout_ns(bootstrap_timeout, none=0),
+                       peer_timeout_ns=_timeout_ns(peer_timeout, none=0),
+                       fabric_interface=None if fabric_interface is None else fabric_interface.encode())
+        else:
+            job = dict(process_index=process_index, num_processes=num_processes)
         opts = C.new(C.ClientOptions, num_cores=num_cores, mlock_mode=int(mlock_mode),
                      device_bytes_per_core=device_bytes_per_core, pinned_host_bytes=pinned_host_bytes,
-                     execution_timeout_ns=_timeout_ns(execution_timeout, none=0))
+                     execution_timeout_ns=_timeout_ns(execution_timeout, none=0), **job)
         out = C.client_p()
         _check(C.client_create(ctypes.byref(opts), ctypes.byref(out)))
         self._handle = out
@@ -328,6 +353,20 @@ class Client(_Closing):
         if self._handle is None:
             raise _closed("client")
         return self._handle
+
+    @property
+    def process(self):
+        """(process_index, num_processes) of this client's job; (0, 1) for a client of one process."""
+        index, n = ctypes.c_uint32(), ctypes.c_uint32()
+        _check(C.client_process(self._h(), ctypes.byref(index), ctypes.byref(n)))
+        return index.value, n.value
+
+    def describe_device_id(self, device_id):
+        """The description of the job's device with global id device_id, this client's or another
+        process's (whose devices are not addressable); NOT_FOUND outside the job."""
+        d = C.new(C.DeviceDescription)
+        _check(C.client_describe_device_id(self._h(), device_id, ctypes.byref(d)))
+        return _device_description(d)
 
     @property
     def closed(self):
@@ -510,8 +549,7 @@ class Device(_Borrowed):
     def describe(self):
         d = C.new(C.DeviceDescription)
         _check(C.device_describe(self._h(), ctypes.byref(d)))
-        return {"id": d.id, "process_index": d.process_index, "local_id": d.local_id, "kind": d.kind.text(),
-                "debug_string": d.debug_string.text(), "to_string": d.to_string.text()}
+        return _device_description(d)
 
     @property
     def id(self):

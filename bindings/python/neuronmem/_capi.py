@@ -120,7 +120,9 @@ ExtensionBase._fields_ = [("struct_size", c_size_t), ("type", c_enum), ("next", 
 class ClientOptions(ctypes.Structure):
     _fields_ = [("struct_size", c_size_t), ("extension", POINTER(ExtensionBase)), ("num_cores", c_uint32),
                 ("mlock_mode", c_enum), ("device_bytes_per_core", c_uint64), ("pinned_host_bytes", c_uint64),
-                ("execution_timeout_ns", c_uint64)]
+                ("execution_timeout_ns", c_uint64), ("process_index", c_uint32), ("num_processes", c_uint32),
+                ("kv_get", c_void_p), ("kv_put", c_void_p), ("kv_user_data", c_void_p),
+                ("bootstrap_timeout_ns", c_uint64), ("peer_timeout_ns", c_uint64), ("fabric_interface", c_char_p)]
 
 
 class DeviceDescription(ctypes.Structure):
@@ -316,7 +318,7 @@ def published_size(struct, last):
 # struct -> its NEURONMEM_*_STRUCT_SIZE, computed like the header's macro.
 STRUCT_SIZES = {
     ExtensionBase: published_size(ExtensionBase, "next"),
-    ClientOptions: published_size(ClientOptions, "execution_timeout_ns"),
+    ClientOptions: published_size(ClientOptions, "fabric_interface"),
     DeviceDescription: published_size(DeviceDescription, "to_string"),
     MemoryDescription: published_size(MemoryDescription, "to_string"),
     MemoryStats: published_size(MemoryStats, "is_shared"),
@@ -389,6 +391,10 @@ _SIGNATURES = {
     "neuronmem_client_memories": (_S, [client_p, P(P(memory_p)), P(c_size_t)]),
     "neuronmem_client_lookup_device": (_S, [client_p, c_int32, P(device_p)]),
     "neuronmem_client_lookup_memory": (_S, [client_p, c_int32, P(memory_p)]),
+    "neuronmem_client_process": (_S, [client_p, P(c_uint32), P(c_uint32)]),
+    "neuronmem_client_describe_device_id": (_S, [client_p, c_int32, P(DeviceDescription)]),
+    "neuronmem_directory_store_get": (_S, [c_void_p, c_void_p, c_size_t, c_uint64, P(c_void_p), P(c_size_t)]),
+    "neuronmem_directory_store_put": (_S, [c_void_p, c_void_p, c_size_t, c_void_p, c_size_t]),
     "neuronmem_device_memory_of_kind": (_S, [device_p, c_enum, P(memory_p)]),
     "neuronmem_device_describe": (_S, [device_p, P(DeviceDescription)]),
     "neuronmem_device_addressable_memories": (_S, [device_p, P(P(memory_p)), P(c_size_t)]),

@@ -120,7 +120,36 @@ pub struct neuronmem_client_options_t {
     pub device_bytes_per_core: u64,
     pub pinned_host_bytes: u64,
     pub execution_timeout_ns: u64,
+    pub process_index: u32,
+    pub num_processes: u32,
+    pub kv_get: neuronmem_kv_get_fn,
+    pub kv_put: neuronmem_kv_put_fn,
+    pub kv_user_data: *mut c_void,
+    pub bootstrap_timeout_ns: u64,
+    pub peer_timeout_ns: u64,
+    pub fabric_interface: *const c_char,
 }
+
+/// The key-value store callbacks of a multi-process job (NULL: none).
+pub type neuronmem_kv_get_fn = Option<
+    unsafe extern "C" fn(
+        user_data: *mut c_void,
+        key: *const c_char,
+        key_size: usize,
+        timeout_ns: u64,
+        out_value: *mut *mut c_char,
+        out_value_size: *mut usize,
+    ) -> *mut neuronmem_status_t,
+>;
+pub type neuronmem_kv_put_fn = Option<
+    unsafe extern "C" fn(
+        user_data: *mut c_void,
+        key: *const c_char,
+        key_size: usize,
+        value: *const c_char,
+        value_size: usize,
+    ) -> *mut neuronmem_status_t,
+>;
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
@@ -557,7 +586,7 @@ pub fn size_of_pointee<T>(_: *const T) -> usize {
 pub fn published_sizes() -> [(&'static str, usize); 29] {
     [
         ("neuronmem_extension_base_t", struct_size!(neuronmem_extension_base_t, next)),
-        ("neuronmem_client_options_t", struct_size!(neuronmem_client_options_t, execution_timeout_ns)),
+        ("neuronmem_client_options_t", struct_size!(neuronmem_client_options_t, fabric_interface)),
         ("neuronmem_device_description_t", struct_size!(neuronmem_device_description_t, to_string)),
         ("neuronmem_memory_description_t", struct_size!(neuronmem_memory_description_t, to_string)),
         ("neuronmem_memory_stats_t", struct_size!(neuronmem_memory_stats_t, is_shared)),
@@ -619,6 +648,14 @@ extern "C" {
                                           out: *mut *mut neuronmem_device_t) -> S;
     pub fn neuronmem_client_lookup_memory(client: *const neuronmem_client_t, id: i32,
                                           out: *mut *mut neuronmem_memory_t) -> S;
+    pub fn neuronmem_client_process(client: *const neuronmem_client_t, out_process_index: *mut u32,
+                                    out_num_processes: *mut u32) -> S;
+    pub fn neuronmem_client_describe_device_id(client: *const neuronmem_client_t, id: i32,
+                                               out: *mut neuronmem_device_description_t) -> S;
+    pub fn neuronmem_directory_store_get(directory: *mut c_void, key: *const c_char, key_size: usize, timeout_ns: u64,
+                                         out_value: *mut *mut c_char, out_value_size: *mut usize) -> S;
+    pub fn neuronmem_directory_store_put(directory: *mut c_void, key: *const c_char, key_size: usize,
+                                         value: *const c_char, value_size: usize) -> S;
     pub fn neuronmem_device_memory_of_kind(device: *const neuronmem_device_t, kind: neuronmem_memory_kind_t,
                                            out: *mut *mut neuronmem_memory_t) -> S;
     pub fn neuronmem_device_describe(device: *const neuronmem_device_t, out: *mut neuronmem_device_description_t) -> S;

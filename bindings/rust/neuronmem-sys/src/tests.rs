@@ -34,7 +34,8 @@ fn rust_layout() -> BTreeMap<(String, String), (usize, usize)> {
         neuronmem_string_t { data, size }
         neuronmem_extension_base_t { struct_size, type_ = "type", next }
         neuronmem_client_options_t { struct_size, extension, num_cores, mlock_mode, device_bytes_per_core,
-                                     pinned_host_bytes, execution_timeout_ns }
+                                     pinned_host_bytes, execution_timeout_ns, process_index, num_processes, kv_get,
+                                     kv_put, kv_user_data, bootstrap_timeout_ns, peer_timeout_ns, fabric_interface }
         neuronmem_device_description_t { struct_size, id, process_index, local_id, reserved, kind, debug_string,
                                          to_string }
         neuronmem_memory_description_t { struct_size, id, kind_id, kind, debug_string, to_string }

@@ -83,6 +83,14 @@ impl Client {
             device_bytes_per_core: options.device_bytes_per_core,
             pinned_host_bytes: options.pinned_host_bytes,
             execution_timeout_ns: crate::executable::timeout_ns(options.execution_timeout),
+            process_index: 0,
+            num_processes: 0,
+            kv_get: None,
+            kv_put: None,
+            kv_user_data: ptr::null_mut(),
+            bootstrap_timeout_ns: 0,
+            peer_timeout_ns: 0,
+            fabric_interface: ptr::null(),
         };
         let mut out = ptr::null_mut();
         check(unsafe { sys::neuronmem_client_create(&opts, &mut out) })?;

@@ -1,0 +1,98 @@
+// Messages between the processes of a job over libfabric (docs/distributed.md).
+//
+// A Fabric is this process's place in a job of num_processes processes: one libfabric reliable-datagram
+// endpoint (FI_EP_RDM, tagged messages) whose provider libfabric chooses (FI_PROVIDER is honoured: tcp or shm
+// on one machine, efa on AWS), bound to the interface the caller names (loopback by default). Create
+// bootstraps through the job's KvStore: process 0 publishes a fresh job token, every process publishes its
+// endpoint address with the token and reads its peers'. Every message carries the token and its sender's
+// index; a message that does not (not from an endpoint of this job) is dropped and counted, never copied
+// into the caller's buffer.
+//
+// Sends are buffered, as in XLA: Send copies the data and returns without waiting for the receiver (the
+// bytes move while this process makes any later call, and before the Fabric is destroyed), so a ring where
+// every process sends before it receives completes. A receive waits for its peer at most peer_timeout; then,
+// or when the provider reports the peer unreachable, it fails with UNAVAILABLE naming the lost process and
+// the op waiting on it, and every later op that needs that peer fails at once.
+//
+// Thread-safe: calls are serialised (one in flight per Fabric). Processes must make their collectives in
+// the same order (each collective is matched by its sequence number).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/status.h"
+#include "dist/store.h"
+
+namespace neuronmem::dist {
+
+struct FabricOptions {
+  uint32_t process_index = 0;
+  uint32_t num_processes = 1;             // 1..65535
+  KvStore* store = nullptr;               // required; not owned, used only during Create
+  std::string key_prefix = "neuronmem/";  // the job's keys in the store
+  uint32_t local_cores = 1;               // published; every process of a job must have the same count
+  // How long Create waits for every peer to publish its endpoint.
+  std::chrono::milliseconds bootstrap_timeout{30000};
+  // How long an op waits for a peer before declaring it lost.
+  std::chrono::milliseconds peer_timeout{30000};
+  std::string provider;            // "" = libfabric's choice (FI_PROVIDER honoured)
+  std::string node = "127.0.0.1";  // the interface the endpoint binds to
+};
+
+// The reductions AllReduce applies, over these element types.
+enum class ReduceKind { kSum, kProduct, kMin, kMax };
+enum class ReduceType { kF32, kF64, kS32, kS64, kU32, kU64 };
+
+struct FabricStats {
+  uint64_t messages_sent = 0, bytes_sent = 0;
+  uint64_t messages_received = 0, bytes_received = 0;
+  uint64_t messages_dropped = 0;  // not from an endpoint of this job (wrong token, sender, tag or size)
+};
+
+class Fabric {
+ public:
+  // INVALID_ARGUMENT (bad index or count, no store), DEADLINE_EXCEEDED naming the processes that did not
+  // publish within bootstrap_timeout, FAILED_PRECONDITION (a peer published another job's token, another core
+  // count, or two processes claim one index), UNAVAILABLE (libfabric offers no RDM provider, or it fails).
+  static Status Create(const FabricOptions& options, std::unique_ptr<Fabric>* out);
+  // Waits (at most peer_timeout) for buffered sends to reach live peers, then closes the endpoint.
+  ~Fabric();
+  Fabric(const Fabric&) = delete;
+  Fabric& operator=(const Fabric&) = delete;
+
+  uint32_t process_index() const;
+  uint32_t num_processes() const;
+  // The provider libfabric chose ("tcp", "shm", "tcp;ofi_rxm", ...).
+  const std::string& provider() const;
+  FabricStats stats() const;
+
+  // Point to point, matched by (sender, receiver, tag); tags at or above 2^47 are reserved for collectives.
+  // `op` names the caller's op in failures. Send is buffered (above); Recv waits for exactly `bytes` bytes.
+  Status Send(uint32_t to, uint64_t tag, const void* data, size_t bytes, std::string_view op = "send");
+  Status Recv(uint32_t from, uint64_t tag, void* data, size_t bytes, std::string_view op = "recv");
+
+  // StableHLO collective_permute across processes: for each (source, target) pair, source's `in` becomes
+  // target's `out`; a process that is no pair's target gets zeros. Every process passes the same pairs
+  // (no source or target twice). `in` and `out` may alias.
+  Status CollectivePermute(const std::vector<std::pair<uint32_t, uint32_t>>& pairs, const void* in, void* out,
+                           size_t bytes);
+  // all_reduce over all processes as a ring (reduce-scatter then all-gather: each process sends and receives
+  // 2(n-1)/n of the data, whatever n). `data` (count elements) is reduced in place; every process ends with
+  // the same bits.
+  Status AllReduce(ReduceKind kind, ReduceType type, void* data, size_t count);
+
+  class Impl;
+
+ private:
+  explicit Fabric(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace neuronmem::dist

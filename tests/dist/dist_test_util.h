@@ -1,0 +1,97 @@
+// Helpers of the multi-process tests: a temporary folder for a directory store, and forked processes.
+#pragma once
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+// In a forked process: returns `code` (its exit code) when `cond` is false, saying which check failed.
+#define CHILD_CHECK(cond, code)                                                  \
+  do {                                                                           \
+    if (!(cond)) {                                                               \
+      fprintf(stderr, "process check failed at line %d: %s\n", __LINE__, #cond); \
+      return code;                                                               \
+    }                                                                            \
+  } while (0)
+
+namespace neuronmem::dist::testing {
+
+// A fresh folder under TMPDIR, removed with its files at the end of the scope.
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (getenv("TMPDIR") != nullptr ? std::string(getenv("TMPDIR")) : "/tmp") + "/nm-dist-XXXXXX";
+    path_ = mkdtemp(tmpl.data()) != nullptr ? tmpl : "";
+  }
+  ~TempDir() {
+    std::error_code ec;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+  std::string Sub(const std::string& name) const {
+    std::string p = path_ + "/" + name;
+    std::filesystem::create_directory(p);
+    return p;
+  }
+
+ private:
+  std::string path_;
+};
+
+// Runs body(i) in n forked processes (the caller must not have started threads yet) and returns each one's
+// exit status: its exit code, or 128 + the signal that ended it. A process still running after `limit` is
+// killed (and reports 128 + SIGKILL), so a hang fails the test instead of blocking the suite.
+inline std::vector<int> RunProcesses(int n, const std::function<int(int)>& body,
+                                     std::chrono::seconds limit = std::chrono::seconds(150)) {
+  fflush(stdout);
+  fflush(stderr);
+  std::vector<pid_t> pids;
+  for (int i = 0; i < n; ++i) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      int code = 99;
+      try {
+        code = body(i);
+      } catch (...) {
+        code = 98;
+      }
+      // exit, not _exit: LeakSanitizer checks the process at exit in the sanitizer builds.
+      exit(code);
+    }
+    pids.push_back(pid);
+  }
+  std::vector<int> result(n, -1);
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  int left = n;
+  while (left > 0) {
+    for (int i = 0; i < n; ++i) {
+      if (result[i] != -1 || pids[i] <= 0) continue;
+      int st = 0;
+      pid_t r = waitpid(pids[i], &st, WNOHANG);
+      if (r == pids[i]) {
+        result[i] = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        --left;
+      }
+    }
+    if (left > 0 && std::chrono::steady_clock::now() >= deadline) {
+      for (int i = 0; i < n; ++i) {
+        if (result[i] == -1 && pids[i] > 0) kill(pids[i], SIGKILL);
+      }
+      fprintf(stderr, "RunProcesses: processes still running after %lld s were killed\n",
+              static_cast<long long>(limit.count()));
+    }
+    if (left > 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return result;
+}
+
+}  // namespace neuronmem::dist::testing

@@ -1,0 +1,378 @@
+// Processes of one job on this machine, forked by each test, talking over libfabric (FI_PROVIDER=tcp from
+// meson) and bootstrapping through a directory store. A child reports through its exit code (0: as expected)
+// and prints what went wrong on stderr.
+#include "dist/fabric.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "dist/store.h"
+#include "dist_test_util.h"
+
+namespace neuronmem::dist {
+namespace {
+
+using std::chrono::milliseconds;
+using testing::RunProcesses;
+using testing::TempDir;
+
+// Prints a failed status and returns from the child with `code`.
+#define CHILD_OK(expr, code)                                                      \
+  do {                                                                            \
+    Status _s = (expr);                                                           \
+    if (_s) {                                                                     \
+      fprintf(stderr, "line %d: %s: %s\n", __LINE__, #expr, _s->message.c_str()); \
+      return code;                                                                \
+    }                                                                             \
+  } while (0)
+
+struct Job {
+  std::unique_ptr<KvStore> store;
+  std::unique_ptr<Fabric> fabric;
+};
+
+// Creates process i's fabric of an n-process job on the store in `dir`.
+Status Join(const std::string& dir, uint32_t i, uint32_t n, Job* job, milliseconds peer_timeout = milliseconds(60000),
+            milliseconds bootstrap_timeout = milliseconds(60000)) {
+  NEURONMEM_RETURN_IF_ERROR(NewDirectoryStore(dir, &job->store));
+  FabricOptions o;
+  o.process_index = i;
+  o.num_processes = n;
+  o.store = job->store.get();
+  o.local_cores = 2;
+  o.peer_timeout = peer_timeout;
+  o.bootstrap_timeout = bootstrap_timeout;
+  return Fabric::Create(o, &job->fabric);
+}
+
+// The bytes process `p` contributes in the tests: a pattern that differs per process and per byte.
+std::vector<uint8_t> Pattern(uint32_t p, size_t bytes) {
+  std::vector<uint8_t> v(bytes);
+  for (size_t k = 0; k < bytes; ++k) v[k] = static_cast<uint8_t>(k * 131 + p * 17 + (k >> 12));
+  return v;
+}
+
+TEST(Fabric, SendRecvBetweenTwoProcesses) {
+  TempDir dir;
+  const std::vector<size_t> sizes = {0, 1, 256, 65536, 1 << 20, 5 << 20};
+  auto codes = RunProcesses(2, [&](int i) {
+    Job job;
+    CHILD_OK(Join(dir.path(), i, 2, &job), 1);
+    CHILD_CHECK(!job.fabric->provider().empty(), 2);
+    if (i == 0) fprintf(stderr, "libfabric provider: %s\n", job.fabric->provider().c_str());
+    const uint32_t peer = 1 - i;
+    for (size_t t = 0; t < sizes.size(); ++t) {
+      if (i == 0) {
+        auto data = Pattern(0, sizes[t]);
+        CHILD_OK(job.fabric->Send(peer, t, data.data(), data.size()), 3);
+      } else {
+        std::vector<uint8_t> got(sizes[t], 0xEE);
+        CHILD_OK(job.fabric->Recv(peer, t, got.data(), got.size()), 4);
+        CHILD_CHECK(got == Pattern(0, sizes[t]), 5);
+      }
+    }
+    // And back, with the tags in the other order: messages match by tag, not by arrival.
+    if (i == 1) {
+      for (size_t t = 0; t < 3; ++t) {
+        auto data = Pattern(10 + t, 1000);
+        CHILD_OK(job.fabric->Send(peer, 100 + t, data.data(), data.size()), 6);
+      }
+    } else {
+      for (size_t t = 3; t-- > 0;) {
+        std::vector<uint8_t> got(1000);
+        CHILD_OK(job.fabric->Recv(peer, 100 + t, got.data(), got.size()), 7);
+        CHILD_CHECK(got == Pattern(10 + t, 1000), 8);
+      }
+    }
+    // A message of the job shorter than the receive expects (the processes disagree on the program): named
+    // at once, and the two go on talking. (A longer one is truncated by the provider, its header unverifiable:
+    // it is dropped like a foreign message, and the receive's timeout names the drop.)
+    if (i == 0) {
+      auto small = Pattern(0, 10), ok = Pattern(0, 64);
+      CHILD_OK(job.fabric->Send(peer, 41, small.data(), small.size()), 21);
+      CHILD_OK(job.fabric->Send(peer, 42, ok.data(), ok.size()), 22);
+    } else {
+      std::vector<uint8_t> got(64, 0xEE);
+      Status s = job.fabric->Recv(peer, 41, got.data(), got.size(), "recv of 64 bytes");
+      CHILD_CHECK(s && s->code == NEURONMEM_STATUS_FAILED_PRECONDITION, 26);
+      CHILD_CHECK(s->message.find("process 0 sent 10 bytes") != std::string::npos, 27);
+      CHILD_CHECK(got == std::vector<uint8_t>(64, 0xEE), 25);
+      CHILD_OK(job.fabric->Recv(peer, 42, got.data(), got.size()), 28);
+      CHILD_CHECK(got == Pattern(0, 64), 29);
+    }
+    // Bad input: a reserved tag, the process itself, a process outside the job.
+    char byte = 0;
+    Status bad = job.fabric->Send(peer, 1ull << 47, &byte, 1);
+    CHILD_CHECK(bad && bad->code == NEURONMEM_STATUS_INVALID_ARGUMENT, 11);
+    bad = job.fabric->Recv(i, 1, &byte, 1);
+    CHILD_CHECK(bad && bad->code == NEURONMEM_STATUS_INVALID_ARGUMENT, 12);
+    bad = job.fabric->Send(7, 1, &byte, 1);
+    CHILD_CHECK(bad && bad->code == NEURONMEM_STATUS_INVALID_ARGUMENT, 13);
+    FabricStats st = job.fabric->stats();
+    CHILD_CHECK(st.messages_dropped == 0, 9);
+    CHILD_CHECK(i == 0 ? st.messages_sent == sizes.size() + 2 : st.messages_received == sizes.size() + 1, 10);
+    return 0;
+  });
+  EXPECT_EQ(codes, (std::vector<int>{0, 0}));
+}
+
+// Every process sends (8 MiB, more than a socket holds) before it receives: buffered sends let it complete.
+TEST(Fabric, RingWhereEveryProcessSendsFirst) {
+  TempDir dir;
+  const uint32_t n = 3;
+  const size_t bytes = 8 << 20;
+  auto codes = RunProcesses(n, [&](int i) {
+    Job job;
+    CHILD_OK(Join(dir.path(), i, n, &job), 1);
+    auto mine = Pattern(i, bytes);
+    CHILD_OK(job.fabric->Send((i + 1) % n, 5, mine.data(), bytes, "ring send"), 2);
+    mine.assign(bytes, 0);  // the send copied what it needs
+    std::vector<uint8_t> got(bytes);
+    CHILD_OK(job.fabric->Recv((i + n - 1) % n, 5, got.data(), bytes, "ring recv"), 3);
+    CHILD_CHECK(got == Pattern((i + n - 1) % n, bytes), 4);
+    return 0;
+  });
+  EXPECT_EQ(codes, (std::vector<int>(n, 0)));
+}
+
+// collective_permute as one process computes it (StableHLO: target gets source's operand, others zeros).
+std::vector<uint8_t> PermuteReference(const std::vector<std::pair<uint32_t, uint32_t>>& pairs, uint32_t me,
+                                      size_t bytes) {
+  for (const auto& [s, t] : pairs) {
+    if (t == me) return Pattern(s, bytes);
+  }
+  return std::vector<uint8_t>(bytes, 0);
+}
+
+TEST(Fabric, CollectivePermuteMatchesTheSingleProcessResult) {
+  TempDir dir;
+  const std::vector<std::vector<std::pair<uint32_t, uint32_t>>> cases = {
+      {{0, 1}, {1, 0}},  // swap
+      {{0, 1}},          // process 0 gets zeros
+      {{1, 1}, {0, 0}},  // each to itself
+      {},                // nobody: zeros everywhere
+  };
+  const size_t bytes = 3 << 20;
+  auto codes = RunProcesses(2, [&](int i) {
+    Job job;
+    CHILD_OK(Join(dir.path(), i, 2, &job), 1);
+    for (const auto& pairs : cases) {
+      auto in = Pattern(i, bytes);
+      std::vector<uint8_t> out(bytes, 0xEE);
+      CHILD_OK(job.fabric->CollectivePermute(pairs, in.data(), out.data(), bytes), 2);
+      CHILD_CHECK(out == PermuteReference(pairs, i, bytes), 3);
+      // In place.
+      CHILD_OK(job.fabric->CollectivePermute(pairs, in.data(), in.data(), bytes), 4);
+      CHILD_CHECK(in == PermuteReference(pairs, i, bytes), 5);
+    }
+    Status bad = job.fabric->CollectivePermute({{0, 1}, {1, 1}}, nullptr, nullptr, 0);
+    CHILD_CHECK(bad && bad->code == NEURONMEM_STATUS_INVALID_ARGUMENT, 6);
+    bad = job.fabric->CollectivePermute({{0, 2}}, nullptr, nullptr, 0);
+    CHILD_CHECK(bad && bad->code == NEURONMEM_STATUS_INVALID_ARGUMENT, 7);
+    return 0;
+  });
+  EXPECT_EQ(codes, (std::vector<int>{0, 0}));
+}
+
+// all_reduce as a ring, against the reduction one process computes. Values are small integers, so every
+// order of float additions gives the same bits.
+void RunAllReduce(uint32_t n) {
+  TempDir dir;
+  const std::vector<size_t> counts = {1, 2, 1001, 1 << 20};
+  auto value = [](uint32_t p, size_t k) { return static_cast<float>((k * 7 + p * 3) % 101) - 50.0f; };
+  auto codes = RunProcesses(n, [&](int i) {
+    Job job;
+    CHILD_OK(Join(dir.path(), i, n, &job), 1);
+    for (size_t count : counts) {
+      std::vector<float> data(count), want(count, 0.0f);
+      for (size_t k = 0; k < count; ++k) {
+        data[k] = value(i, k);
+        for (uint32_t p = 0; p < n; ++p) want[k] += value(p, k);
+      }
+      CHILD_OK(job.fabric->AllReduce(ReduceKind::kSum, ReduceType::kF32, data.data(), count), 2);
+      CHILD_CHECK(data == want, 3);
+    }
+    std::vector<int64_t> m(777);
+    for (size_t k = 0; k < m.size(); ++k) m[k] = static_cast<int64_t>((k * 31 + i * 1000003) % 4099) - 2000;
+    CHILD_OK(job.fabric->AllReduce(ReduceKind::kMax, ReduceType::kS64, m.data(), m.size()), 4);
+    for (size_t k = 0; k < m.size(); ++k) {
+      int64_t want = INT64_MIN;
+      for (uint32_t p = 0; p < n; ++p)
+        want = std::max(want, static_cast<int64_t>((k * 31 + p * 1000003) % 4099) - 2000);
+      CHILD_CHECK(m[k] == want, 5);
+    }
+    return 0;
+  });
+  EXPECT_EQ(codes, (std::vector<int>(n, 0)));
+}
+
+TEST(Fabric, AllReduceRingOfTwo) { RunAllReduce(2); }
+TEST(Fabric, AllReduceRingOfThree) { RunAllReduce(3); }
+
+TEST(Fabric, APeerThatNeverJoinsTimesTheBootstrapOut) {
+  TempDir dir;
+  auto codes = RunProcesses(1, [&](int) {
+    Job job;
+    Status s = Join(dir.path(), 0, 2, &job, milliseconds(60000), milliseconds(1500));
+    CHILD_CHECK(s, 1);
+    fprintf(stderr, "as expected: %s\n", s->message.c_str());
+    CHILD_CHECK(s->code == NEURONMEM_STATUS_DEADLINE_EXCEEDED, 2);
+    CHILD_CHECK(s->message.find("process(es) 1 did not publish") != std::string::npos, 3);
+    CHILD_CHECK(job.fabric == nullptr, 4);
+    return 0;
+  });
+  EXPECT_EQ(codes, (std::vector<int>{0}));
+}
+
+TEST(Fabric, BadOptionsAndAStaleStoreAreRefused) {
+  TempDir dir;
+  auto codes = RunProcesses(1, [&](int) {
+    Job job;
+    Status s = Join(dir.path(), 2, 2, &job);
+    CHILD_CHECK(s && s->code == NEURONMEM_STATUS_INVALID_ARGUMENT, 1);
+    CHILD_CHECK(s->message.find("process_index 2") != std::string::npos, 2);
+    FabricOptions o;  // no store
+    std::unique_ptr<Fabric> f;
+    s = Fabric::Create(o, &f);
+    CHILD_CHECK(s && s->code == NEURONMEM_STATUS_INVALID_ARGUMENT, 3);
+    // Process 1's record left by another job (another token): process 0 refuses it.
+    std::unique_ptr<KvStore> store;
+    CHILD_OK(NewDirectoryStore(dir.path(), &store), 4);
+    CHILD_OK(store->Put("neuronmem/ep/1",
+                        "v1 token=00112233445566778899aabbccddeeff nonce=1 cores=2 provider=tcp "
+                        "addr=00"),
+             5);
+    s = Join(dir.path(), 0, 2, &job);
+    CHILD_CHECK(s && s->code == NEURONMEM_STATUS_FAILED_PRECONDITION, 6);
+    CHILD_CHECK(s->message.find("another job's token") != std::string::npos, 7);
+    // Garbage in the store.
+    CHILD_OK(store->Put("neuronmem/ep/1", "\x01garbage"), 8);
+    s = Join(dir.path(), 0, 2, &job);
+    CHILD_CHECK(s && s->code == NEURONMEM_STATUS_FAILED_PRECONDITION, 9);
+    return 0;
+  });
+  EXPECT_EQ(codes, (std::vector<int>{0}));
+}
+
+// Two processes started for jobs of different sizes: both refuse the other's record, naming the sizes.
+TEST(Fabric, ProcessesThatDisagreeOnTheJobSizeAreRefused) {
+  TempDir dir;
+  auto codes = RunProcesses(2, [&](int i) {
+    Job job;
+    Status s = Join(dir.path(), i, i == 0 ? 2 : 3, &job, milliseconds(60000), milliseconds(20000));
+    CHILD_CHECK(s && s->code == NEURONMEM_STATUS_FAILED_PRECONDITION, 1);
+    fprintf(stderr, "as expected: %s\n", s->message.c_str());
+    CHILD_CHECK(s->message.find(i == 0 ? "job of 3 processes" : "job of 2 processes") != std::string::npos, 2);
+    return 0;
+  });
+  EXPECT_EQ(codes, (std::vector<int>{0, 0}));
+}
+
+// Process 1 dies (SIGKILL) in the middle of a run of all_reduces: process 0 fails within its peer timeout
+// with a status naming process 1 and the op, and a later op that needs process 1 fails at once.
+TEST(Fabric, APeerKilledMidCollectiveFailsTheSurvivor) {
+  TempDir dir;
+  auto codes = RunProcesses(2, [&](int i) {
+    Job job;
+    CHILD_OK(Join(dir.path(), i, 2, &job, milliseconds(4000)), 1);
+    std::vector<float> data(1 << 16, 1.0f);
+    CHILD_OK(job.fabric->AllReduce(ReduceKind::kSum, ReduceType::kF32, data.data(), data.size()), 2);
+    if (i == 1) {
+      // Half of the next all_reduce: its reduce-scatter message goes out, then the process dies.
+      CHILD_OK(job.fabric->Send(0, 1, data.data(), 16), 3);
+      raise(SIGKILL);
+    }
+    Status s = job.fabric->AllReduce(ReduceKind::kSum, ReduceType::kF32, data.data(), data.size());
+    CHILD_CHECK(s, 4);
+    fprintf(stderr, "as expected: %s\n", s->message.c_str());
+    CHILD_CHECK(s->code == NEURONMEM_STATUS_UNAVAILABLE, 5);
+    CHILD_CHECK(s->message.find("process 1") != std::string::npos, 6);
+    CHILD_CHECK(s->message.find("all_reduce") != std::string::npos, 7);
+    s = job.fabric->Send(1, 2, data.data(), 16);
+    CHILD_CHECK(s && s->code == NEURONMEM_STATUS_UNAVAILABLE && s->message.find("lost") != std::string::npos, 8);
+    return 0;
+  });
+  EXPECT_EQ(codes, (std::vector<int>{0, 128 + SIGKILL}));
+}
+
+// Of three processes, process 2 dies: each survivor's wait on it fails naming it, and the survivors go on
+// talking to each other.
+TEST(Fabric, SurvivorsOfALostPeerGoOnTogether) {
+  TempDir dir;
+  auto codes = RunProcesses(3, [&](int i) {
+    Job job;
+    CHILD_OK(Join(dir.path(), i, 3, &job, milliseconds(4000)), 1);
+    std::vector<int32_t> data(999, i + 1);
+    CHILD_OK(job.fabric->AllReduce(ReduceKind::kSum, ReduceType::kS32, data.data(), data.size()), 2);
+    CHILD_CHECK(data == std::vector<int32_t>(999, 6), 3);
+    if (i == 2) raise(SIGKILL);
+    int32_t word = 0;
+    Status s = job.fabric->Recv(2, 3, &word, sizeof word, "the test's recv");
+    CHILD_CHECK(s && s->code == NEURONMEM_STATUS_UNAVAILABLE, 4);
+    CHILD_CHECK(s->message.find("process 2") != std::string::npos, 5);
+    CHILD_CHECK(s->message.find("the test's recv") != std::string::npos, 6);
+    const uint32_t peer = 1 - i;
+    word = 100 + i;
+    CHILD_OK(job.fabric->Send(peer, 4, &word, sizeof word), 7);
+    CHILD_OK(job.fabric->Recv(peer, 4, &word, sizeof word), 8);
+    CHILD_CHECK(word == static_cast<int32_t>(100 + peer), 9);
+    // A collective over the whole job needs process 2: it fails at once, naming it (process 1, whose ring
+    // successor is process 2; process 0's first step would talk to process 1, which may be gone by then).
+    if (i == 0) return 0;
+    s = job.fabric->AllReduce(ReduceKind::kSum, ReduceType::kS32, data.data(), data.size());
+    CHILD_CHECK(s && s->code == NEURONMEM_STATUS_UNAVAILABLE && s->message.find("process 2") != std::string::npos, 10);
+    return 0;
+  });
+  EXPECT_EQ(codes, (std::vector<int>{0, 0, 128 + SIGKILL}));
+}
+
+// A process of another job that learned process 0's address sends it a message with the tag process 0 waits
+// for: it is dropped and counted, and never lands in the receive buffer.
+TEST(Fabric, MessagesFromOutsideTheJobAreDroppedAndCounted) {
+  TempDir dir;
+  const std::string a = dir.Sub("job-a"), b = dir.Sub("job-b");
+  auto codes = RunProcesses(3, [&](int i) {
+    if (i == 2) {
+      // The intruder: process 1 of job B, whose store claims job A's process 0 is B's process 0.
+      std::unique_ptr<KvStore> sa, sb;
+      CHILD_OK(NewDirectoryStore(a, &sa), 1);
+      CHILD_OK(NewDirectoryStore(b, &sb), 1);
+      std::string rec;
+      CHILD_OK(sa->Get("neuronmem/ep/0", milliseconds(60000), &rec), 2);
+      const std::string fake = "ffeeddccbbaa99887766554433221100";
+      size_t at = rec.find("token=");
+      CHILD_CHECK(at != std::string::npos, 3);
+      rec.replace(at + 6, fake.size(), fake);
+      CHILD_OK(sb->Put("neuronmem/token", fake), 4);
+      CHILD_OK(sb->Put("neuronmem/ep/0", rec), 4);
+      Job job;
+      CHILD_OK(Join(b, 1, 2, &job), 5);
+      CHILD_OK(sa->Get("neuronmem/victim-waiting", milliseconds(60000), &rec), 6);
+      std::vector<uint8_t> evil(64, 0x66);
+      CHILD_OK(job.fabric->Send(0, 7, evil.data(), evil.size()), 7);
+      return 0;  // the Fabric's destructor waits until the message is out
+    }
+    Job job;
+    CHILD_OK(Join(a, i, 2, &job, milliseconds(8000)), 10);
+    if (i == 1) {
+      std::string done;
+      CHILD_OK(job.store->Get("neuronmem/victim-done", milliseconds(120000), &done), 11);
+      return 0;
+    }
+    CHILD_OK(job.store->Put("neuronmem/victim-waiting", "1"), 12);
+    std::vector<uint8_t> buf(64, 0);
+    Status s = job.fabric->Recv(1, 7, buf.data(), buf.size());  // process 1 never sends it
+    CHILD_OK(job.store->Put("neuronmem/victim-done", "1"), 13);
+    CHILD_CHECK(s && s->code == NEURONMEM_STATUS_UNAVAILABLE, 14);
+    fprintf(stderr, "as expected: %s\n", s->message.c_str());
+    CHILD_CHECK(job.fabric->stats().messages_dropped == 1, 15);
+    CHILD_CHECK(s->message.find("1 message(s) with its tag were dropped") != std::string::npos, 16);
+    CHILD_CHECK(buf == std::vector<uint8_t>(64, 0), 17);
+    return 0;
+  });
+  EXPECT_EQ(codes, (std::vector<int>{0, 0, 0}));
+}
+
+}  // namespace
+}  // namespace neuronmem::dist
