@@ -55,7 +55,7 @@ def main():
 
         static = pkg_config(alone, "--static", "--libs")
         print("static:", " ".join(static))
-        for lib in ["-lneuronmem", "-luring", "-ltbb", "-lstdc++"]:
+        for lib in ["-lneuronmem", "-luring", "-ltbb", "-lfabric", "-lstdc++"]:
             if lib not in static:
                 failures.append(f"--static --libs lacks {lib}: {static}")
     for f in failures:
