@@ -62,6 +62,10 @@ const std::unordered_map<std::string_view, Spec>& Table() {
         // Element-wise, one operand.
         {Unary(),
          {"stablehlo.abs",
+          "chlo.conj",
+          "chlo.is_inf",
+          "chlo.is_neg_inf",
+          "chlo.is_pos_inf",
           "stablehlo.negate",
           "stablehlo.sign",
           "stablehlo.not",
@@ -156,8 +160,15 @@ const std::unordered_map<std::string_view, Spec>& Table() {
         {Ranged(1, kAny, 1, kAny, Rule::kPairwise), {"stablehlo.sort"}},
         {Ranged(1, kAny, 1, 1), {"stablehlo.map"}},
         {Fixed(1, 2), {"chlo.top_k", "stablehlo.rng_bit_generator"}},
+        // Normalization and grouped products: their compile functions check shapes and feature_index.
+        {Fixed(5, 1, Rule::kLikeFirst), {"stablehlo.batch_norm_inference"}},
+        {Fixed(3, 3), {"stablehlo.batch_norm_training"}},
+        {Fixed(5, 3), {"stablehlo.batch_norm_grad"}},
+        {Fixed(3, 1), {"chlo.ragged_dot"}},
         // Control flow and calls.
-        {call, {"func.call", "call", "sdy.manual_computation", "sdy.named_computation", "interpreter.run_parallel"}},
+        {call,
+         {"func.call", "call", "stablehlo.composite", "sdy.manual_computation", "sdy.named_computation",
+          "interpreter.run_parallel"}},
         {branches, {"stablehlo.if", "stablehlo.case"}},
         {loop, {"stablehlo.while"}},
         {Ranged(1, kAny, 1, kAny, Rule::kSameCount), {"chlo.scan"}},
