@@ -24,6 +24,8 @@ neuronmem_status_code_t Code(neuronmem_status_t* s, std::string* message = nullp
   return c;
 }
 
+// Options of process `index` of `n` with the directory store in `dir`; kv_user_data points into `dir`, which must
+// outlive every use of the options.
 neuronmem_client_options_t JobOptions(const std::string& dir, uint32_t index, uint32_t n) {
   neuronmem_client_options_t o = {};
   o.struct_size = NEURONMEM_CLIENT_OPTIONS_STRUCT_SIZE;
@@ -101,7 +103,8 @@ TEST(ClientJob, BadJobOptions) {
     o = JobOptions(dir.path(), 0, 2);  // an older struct_size cannot ask for a job
     o.struct_size = offsetof(neuronmem_client_options_t, kv_get);
     CHILD_CHECK(Code(neuronmem_client_create(&o, &client)) == NEURONMEM_STATUS_INVALID_ARGUMENT && !client, 4);
-    o = JobOptions(dir.path() + "/absent", 0, 2);  // the store's directory does not exist
+    const std::string absent = dir.path() + "/absent";  // kv_user_data points into it: it outlives the call
+    o = JobOptions(absent, 0, 2);                       // the store's directory does not exist
     CHILD_CHECK(Code(neuronmem_client_create(&o, &client)) == NEURONMEM_STATUS_INVALID_ARGUMENT && !client, 5);
     // Peer 1 never comes: the bootstrap times out naming it.
     o = JobOptions(dir.path(), 0, 2);
