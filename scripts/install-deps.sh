@@ -6,7 +6,7 @@ packages=(
   meson ninja-build pkg-config g++ clang libclang-rt-14-dev python3 binutils
   libmimalloc-dev liburing-dev libtbb-dev nlohmann-json3-dev
   libgtest-dev libbenchmark-dev clang-format-14
-  libeigen3-dev libopenblas0-serial
+  libeigen3-dev libblis4-serial libopenblas0-serial
   libfabric-dev libfabric1
   golang-go python3-numpy python3-pip python3-setuptools python3-wheel python3-venv
   gnuplot-nox

@@ -395,7 +395,7 @@ BENCHMARK(BM_HandWrittenMlpGeluLayerNorm)->Unit(benchmark::kMicrosecond)->UseRea
 // The upper bound of what an interpreter scheduler could gain on a decode MLP: its two independent ops run one
 // after the other, or as two tasks of a task_group in a 2-thread task_arena (the scheduler's best case: no
 // dependency tracking counted). Arg 0: the gate and up projections [8, 1024] x [1024, 2816] through
-// linalg::DotGeneral on OpenBLAS (range(1) = 0) or on Eigen (1: ForceEigenGemm); Arg 0 = 1: two independent
+// linalg::DotGeneral on the default BLAS (range(1) = 0) or on Eigen (1: ForceEigenGemm); Arg 0 = 1: two independent
 // element-wise ops on [8, 2816] (logistic of one product, square of the other), the MLP's next step.
 
 struct IndependentPair {
@@ -430,7 +430,9 @@ struct IndependentPair {
 
 void SetGemmBackend(benchmark::State& state) {
   linalg::detail::ForceEigenGemm(state.range(1) == 1);
-  state.SetLabel(state.range(0) == 1 ? "element-wise" : state.range(1) == 1 ? "dot on Eigen" : "dot on OpenBLAS");
+  state.SetLabel(state.range(0) == 1   ? "element-wise"
+                 : state.range(1) == 1 ? "dot on Eigen"
+                                       : "dot on the default BLAS");
 }
 
 void BM_IndependentOpsSequential(benchmark::State& state) {

@@ -1,11 +1,14 @@
 // Linear-algebra kernels against the libraries called directly on the same data, in one run:
-//   dot_general f32 NxN  vs  OpenBLAS cblas_sgemm (the backend dot_general uses)  vs  Eigen's GEMM.
-// Goal: dot_general within 1.2x of the direct library call (docs/performance.md).
+//   dot_general f32 [m, k] x [k, n] on each backend  vs  that library's cblas_sgemm (BLIS, OpenBLAS)  vs  Eigen's
+//   GEMM; and 2 threads multiplying at once against 1 (BM_DotGeneralF32Concurrent).
+// Goals: dot_general within 1.05x-1.2x of the direct library call; 2 cores >= 1.8x one core's throughput on the
+// default backend (docs/performance.md).
 #include <benchmark/benchmark.h>
 
 #include <Eigen/Core>
 #include <unsupported/Eigen/FFT>
 
+#include <array>
 #include <complex>
 
 #include <random>
@@ -23,61 +26,103 @@ namespace la = neuronmem::linalg;
 
 using neuronmem::bench::RandomFloats;
 
-void SetFlops(benchmark::State& state, int64_t n) {
+// Arguments of the matrix-product benchmarks: m, k, n (C[m x n] = A[m x k] B[k x n], row-major f32) and the
+// backend (la::detail::GemmBackend: 0 BLIS, 1 OpenBLAS, 2 Eigen).
+void SetFlops(benchmark::State& state, int64_t m, int64_t k, int64_t n) {
   state.counters["GFLOP/s"] =
-      benchmark::Counter(2.0 * n * n * n, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+      benchmark::Counter(2.0 * m * n * k, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }
 
+const char* BackendLabel(la::detail::GemmBackend b) {
+  switch (b) {
+    case la::detail::GemmBackend::kBlis: return "BLIS";
+    case la::detail::GemmBackend::kOpenBlas: return "OpenBLAS";
+    case la::detail::GemmBackend::kEigen: return "Eigen";
+  }
+  return "?";
+}
+
+// Selects the backend of Arg 3 (thread 0; the other threads wait at the loop's start). False: not installed.
+bool UseBackend(benchmark::State& state) {
+  const auto b = static_cast<la::detail::GemmBackend>(state.range(3));
+  if (state.thread_index() == 0) {
+    if (!la::detail::ForceGemmBackend(b)) {
+      state.SkipWithError("that BLAS is not installed");
+      return false;
+    }
+    state.SetLabel(BackendLabel(b));
+  }
+  return true;
+}
+
+// dot_general [m, k] x [k, n] through linalg::DotGeneral (what the interpreter's kernel calls), each thread on its
+// own operands. With ->Threads(2) and real time, items/s is the throughput of 2 cores multiplying at once.
 void BM_DotGeneralF32(benchmark::State& state) {
-  const int64_t n = state.range(0);
-  const auto a = RandomFloats(n * n, 1), b = RandomFloats(n * n, 2);
-  std::vector<float> c(n * n);
-  const std::vector<int64_t> dims = {n, n};
+  const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
+  if (!UseBackend(state)) return;
+  const auto a = RandomFloats(m * k, 1 + state.thread_index()), b = RandomFloats(k * n, 2);
+  std::vector<float> c(m * n);
+  const std::vector<int64_t> ad = {m, k}, bd = {k, n}, cd = {m, n};
   const la::DotDimensionNumbers dn{{}, {}, {1}, {0}};
   for (auto _ : state) {
-    neuronmem::Status s = la::DotGeneral({ElementType::kF32, a.data(), dims}, {ElementType::kF32, b.data(), dims}, dn,
-                                         {ElementType::kF32, c.data(), dims});
+    neuronmem::Status s = la::DotGeneral({ElementType::kF32, a.data(), ad}, {ElementType::kF32, b.data(), bd}, dn,
+                                         {ElementType::kF32, c.data(), cd});
     if (s) state.SkipWithError(s->message.c_str());
     benchmark::DoNotOptimize(c.data());
   }
-  SetFlops(state, n);
+  state.SetItemsProcessed(state.iterations());
+  SetFlops(state, m, k, n);
 }
 
-void BM_OpenBlasSgemmDirect(benchmark::State& state) {
-  const int n = static_cast<int>(state.range(0));
-  const auto sgemm = la::detail::OpenBlasSgemmForBenchmark();
+// The library's own cblas_sgemm on the same data, no dot_general around it.
+void BM_LibrarySgemmDirect(benchmark::State& state) {
+  const int m = static_cast<int>(state.range(0)), k = static_cast<int>(state.range(1)),
+            n = static_cast<int>(state.range(2));
+  const auto sgemm = la::detail::LibrarySgemmForBenchmark(static_cast<la::detail::GemmBackend>(state.range(3)));
   if (sgemm == nullptr) {
-    state.SkipWithError("OpenBLAS (libopenblas0-serial) is not installed");
+    state.SkipWithError("that BLAS is not installed");
     return;
   }
-  const auto a = RandomFloats(size_t(n) * n, 1), b = RandomFloats(size_t(n) * n, 2);
-  std::vector<float> c(size_t(n) * n);
+  state.SetLabel(BackendLabel(static_cast<la::detail::GemmBackend>(state.range(3))));
+  const auto a = RandomFloats(size_t(m) * k, 1), b = RandomFloats(size_t(k) * n, 2);
+  std::vector<float> c(size_t(m) * n);
   for (auto _ : state) {
-    sgemm(101, 111, 111, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
+    sgemm(101, 111, 111, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, c.data(), n);
     benchmark::DoNotOptimize(c.data());
   }
-  SetFlops(state, n);
+  state.SetItemsProcessed(state.iterations());
+  SetFlops(state, m, k, n);
 }
 
 void BM_EigenGemmDirect(benchmark::State& state) {
-  const int64_t n = state.range(0);
+  const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
   using M = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  const auto av = RandomFloats(n * n, 1), bv = RandomFloats(n * n, 2);
-  const M a = Eigen::Map<const M>(av.data(), n, n), b = Eigen::Map<const M>(bv.data(), n, n);
-  M c(n, n);
+  const auto av = RandomFloats(m * k, 1), bv = RandomFloats(k * n, 2);
+  const M a = Eigen::Map<const M>(av.data(), m, k), b = Eigen::Map<const M>(bv.data(), k, n);
+  M c(m, n);
   for (auto _ : state) {
     c.noalias() = a * b;
     benchmark::DoNotOptimize(c.data());
   }
-  SetFlops(state, n);
+  state.SetItemsProcessed(state.iterations());
+  SetFlops(state, m, k, n);
 }
 
-// dot_general with the Eigen backend forced: what the library does without OpenBLAS.
-void BM_DotGeneralF32EigenBackend(benchmark::State& state) {
-  la::detail::ForceEigenGemm(true);
-  BM_DotGeneralF32(state);
-  la::detail::ForceEigenGemm(false);
+// The shapes: 256^3, the MLP-like 64 x 1024 x 1024, and the decode step's projections at batch 64 (model 64,
+// hidden 128, vocabulary 256: data/decode).
+void Shapes(benchmark::internal::Benchmark* b, std::initializer_list<int64_t> backends) {
+  for (int64_t backend : backends) {
+    for (auto [m, k, n] : {std::array<int64_t, 3>{256, 256, 256},
+                           {64, 1024, 1024},
+                           {64, 64, 64},
+                           {64, 64, 128},
+                           {64, 128, 64},
+                           {64, 64, 256}})
+      b->Args({m, k, n, backend});
+  }
 }
+void AllBackends(benchmark::internal::Benchmark* b) { Shapes(b, {0, 1, 2}); }
+void Libraries(benchmark::internal::Benchmark* b) { Shapes(b, {0, 1}); }
 
 // stablehlo.fft (FFT, complex64, 16 rows of length n) against Eigen's FFT called directly on one row of
 // complex<double> 16 times: the kernel's overhead is the widening to double and the strided gather.
@@ -107,10 +152,17 @@ void BM_EigenFftDirect(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * rows);
 }
 
-BENCHMARK(BM_DotGeneralF32)->Arg(256)->Arg(1024)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_OpenBlasSgemmDirect)->Arg(256)->Arg(1024)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_EigenGemmDirect)->Arg(256)->Arg(1024)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_DotGeneralF32EigenBackend)->Arg(256)->Arg(1024)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_DotGeneralF32)->Apply(AllBackends)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_LibrarySgemmDirect)->Apply(Libraries)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_EigenGemmDirect)->Apply([](auto* b) { Shapes(b, {2}); }) -> Unit(benchmark::kMicrosecond);
+// 2 threads, each multiplying its own operands at once, against 1 (items/s: products per second, all threads).
+BENCHMARK(BM_DotGeneralF32)
+    ->Name("BM_DotGeneralF32Concurrent")
+    ->Apply(Libraries)
+    ->Threads(1)
+    ->Threads(2)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
 
 }  // namespace
 

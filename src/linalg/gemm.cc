@@ -24,7 +24,12 @@ using DgemvFn = void (*)(int, int, int, int, double, const double*, int, const d
 using ZgemmFn = void (*)(int, int, int, int, int, int, const void*, const void*, int, const void*, int, const void*,
                          void*, int);
 
-struct OpenBlas {
+// One CBLAS library loaded privately with dlopen (RTLD_LOCAL: its BLAS symbols do not interpose on the host's)
+// and never unloaded. `serialize`: its calls take `mu` (OpenBLAS's single-threaded build keeps unlocked global
+// buffers); BLIS's serial build is thread-safe (its memory pools take their own locks), so every core calls it
+// at once, each call on the calling thread only.
+struct Blas {
+  GemmBackend kind = GemmBackend::kEigen;
   void* handle = nullptr;
   SgemmFn sgemm = nullptr;
   DgemmFn dgemm = nullptr;
@@ -32,40 +37,81 @@ struct OpenBlas {
   ZgemmFn zgemm = nullptr;
   SgemvFn sgemv = nullptr;
   DgemvFn dgemv = nullptr;
-  std::mutex mu;  // the single-threaded build's buffer pool is not locked
+  bool serialize = false;
+  std::mutex mu;
 };
 
+#ifndef NEURONMEM_BLIS_SERIAL_PATH
+#define NEURONMEM_BLIS_SERIAL_PATH ""
+#endif
 #ifndef NEURONMEM_OPENBLAS_SERIAL_PATH
 #define NEURONMEM_OPENBLAS_SERIAL_PATH ""
 #endif
 
-// Loaded once, privately (RTLD_LOCAL: its BLAS symbols do not interpose on the host's), and never
-// unloaded. The serial build starts no threads.
-OpenBlas* LoadOpenBlas() {
-  static OpenBlas* blas = [] {
-    const char* path = NEURONMEM_OPENBLAS_SERIAL_PATH;
-    if (path[0] == '\0') return static_cast<OpenBlas*>(nullptr);
-    void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (h == nullptr) return static_cast<OpenBlas*>(nullptr);
-    auto* b = new OpenBlas;
-    b->handle = h;
-    b->sgemm = reinterpret_cast<SgemmFn>(dlsym(h, "cblas_sgemm"));
-    b->dgemm = reinterpret_cast<DgemmFn>(dlsym(h, "cblas_dgemm"));
-    b->cgemm = reinterpret_cast<ZgemmFn>(dlsym(h, "cblas_cgemm"));
-    b->zgemm = reinterpret_cast<ZgemmFn>(dlsym(h, "cblas_zgemm"));
-    b->sgemv = reinterpret_cast<SgemvFn>(dlsym(h, "cblas_sgemv"));
-    b->dgemv = reinterpret_cast<DgemvFn>(dlsym(h, "cblas_dgemv"));
-    if (!b->sgemm || !b->dgemm || !b->cgemm || !b->zgemm || !b->sgemv || !b->dgemv) {
-      dlclose(h);
-      delete b;
-      return static_cast<OpenBlas*>(nullptr);
-    }
-    return b;
-  }();
+// The library at `path` with every CBLAS function Gemm calls, or null (empty path, not installed, or a symbol
+// missing). Neither build starts threads.
+Blas* LoadBlas(const char* path, GemmBackend kind) {
+  if (path[0] == '\0') return nullptr;
+  void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (h == nullptr) return nullptr;
+  auto* b = new Blas;
+  b->kind = kind;
+  b->handle = h;
+  b->sgemm = reinterpret_cast<SgemmFn>(dlsym(h, "cblas_sgemm"));
+  b->dgemm = reinterpret_cast<DgemmFn>(dlsym(h, "cblas_dgemm"));
+  b->cgemm = reinterpret_cast<ZgemmFn>(dlsym(h, "cblas_cgemm"));
+  b->zgemm = reinterpret_cast<ZgemmFn>(dlsym(h, "cblas_zgemm"));
+  b->sgemv = reinterpret_cast<SgemvFn>(dlsym(h, "cblas_sgemv"));
+  b->dgemv = reinterpret_cast<DgemvFn>(dlsym(h, "cblas_dgemv"));
+  b->serialize = kind == GemmBackend::kOpenBlas;
+  if (kind == GemmBackend::kBlis) {
+    // Only a build without threading is taken: it runs each call on the caller's thread whatever the
+    // environment says (BLIS_NUM_THREADS, OMP_NUM_THREADS), so no call spawns threads or waits on a pool.
+    using EnabledFn = long (*)();
+    auto threading = reinterpret_cast<EnabledFn>(dlsym(h, "bli_info_get_enable_threading"));
+    if (threading == nullptr || threading() != 0) b->sgemm = nullptr;
+  }
+  if (!b->sgemm || !b->dgemm || !b->cgemm || !b->zgemm || !b->sgemv || !b->dgemv) {
+    dlclose(h);
+    delete b;
+    return nullptr;
+  }
+  return b;
+}
+
+// Each library once, on first use.
+Blas* Blis() {
+  static Blas* blas = LoadBlas(NEURONMEM_BLIS_SERIAL_PATH, GemmBackend::kBlis);
+  return blas;
+}
+Blas* OpenBlas() {
+  static Blas* blas = LoadBlas(NEURONMEM_OPENBLAS_SERIAL_PATH, GemmBackend::kOpenBlas);
   return blas;
 }
 
-std::atomic<bool> g_force_eigen{false};
+// The library of `kind` (null for Eigen or when it did not load).
+Blas* BlasOf(GemmBackend kind) {
+  switch (kind) {
+    case GemmBackend::kBlis: return Blis();
+    case GemmBackend::kOpenBlas: return OpenBlas();
+    case GemmBackend::kEigen: return nullptr;
+  }
+  return nullptr;
+}
+
+// The default: BLIS's serial build, else OpenBLAS's serial build (serialized), else Eigen (null).
+Blas* DefaultBlas() {
+  static Blas* blas = Blis() != nullptr ? Blis() : OpenBlas();
+  return blas;
+}
+
+constexpr int kNotForced = -1;
+std::atomic<int> g_forced{kNotForced};
+
+Blas* ActiveBlas() {
+  const int forced = g_forced.load(std::memory_order_relaxed);
+  return forced == kNotForced ? DefaultBlas() : BlasOf(static_cast<GemmBackend>(forced));
+}
 
 template <typename T, int Order>
 using MatMap = Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Order>, 0, Eigen::OuterStride<>>;
@@ -92,7 +138,7 @@ bool FitsInt(int64_t v) { return v <= INT_MAX; }
 
 // One row of output, C[1 x n] = a[1 x k] * op(B)[k x n], as the matrix-vector product it is (real types):
 // OpenBLAS's GEMM packs op(B) into its panels first, which for one row costs more than the product (a
-// transposed B, attention's keys, takes its slowest path). Called with the lock held.
+// transposed B, attention's keys, takes its slowest path).
 template <typename T, typename Gemv>
 void GemvRow(Gemv gemv, int64_t n, int64_t k, MatrixOperand<T> a, MatrixOperand<T> b, T* c) {
   // Element j of row a: a.data[j] (stored 1 x k) or a.data[j * ld] (stored k x 1, transposed).
@@ -115,7 +161,7 @@ void Gemm(int64_t m, int64_t n, int64_t k, MatrixOperand<T> a, MatrixOperand<T> 
     }
     return;
   }
-  OpenBlas* blas = g_force_eigen.load(std::memory_order_relaxed) ? nullptr : LoadOpenBlas();
+  Blas* blas = ActiveBlas();
   if (blas == nullptr || !FitsInt(m) || !FitsInt(n) || !FitsInt(k) || !FitsInt(a.ld) || !FitsInt(b.ld) ||
       !FitsInt(ldc)) {
     EigenGemm(m, n, k, a, b, c, ldc);
@@ -123,7 +169,8 @@ void Gemm(int64_t m, int64_t n, int64_t k, MatrixOperand<T> a, MatrixOperand<T> 
   }
   const int ta = a.trans ? kTrans : kNoTrans;
   const int tb = b.trans ? kTrans : kNoTrans;
-  std::lock_guard<std::mutex> lock(blas->mu);
+  std::unique_lock<std::mutex> lock(blas->mu, std::defer_lock);
+  if (blas->serialize) lock.lock();
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
     if (m == 1) {
       if constexpr (std::is_same_v<T, float>) {
@@ -154,14 +201,28 @@ template void Gemm<std::complex<double>>(int64_t, int64_t, int64_t, MatrixOperan
                                          MatrixOperand<std::complex<double>>, std::complex<double>*, int64_t);
 
 GemmBackend ActiveGemmBackend() {
-  if (g_force_eigen.load(std::memory_order_relaxed)) return GemmBackend::kEigen;
-  return LoadOpenBlas() != nullptr ? GemmBackend::kOpenBlas : GemmBackend::kEigen;
+  const Blas* blas = ActiveBlas();
+  return blas != nullptr ? blas->kind : GemmBackend::kEigen;
 }
 
-void ForceEigenGemm(bool force) { g_force_eigen.store(force, std::memory_order_relaxed); }
+bool ForceGemmBackend(GemmBackend kind) {
+  if (kind != GemmBackend::kEigen && BlasOf(kind) == nullptr) return false;
+  g_forced.store(static_cast<int>(kind), std::memory_order_relaxed);
+  return true;
+}
 
-SgemmFn OpenBlasSgemmForBenchmark() {
-  OpenBlas* blas = LoadOpenBlas();
+void ResetGemmBackend() { g_forced.store(kNotForced, std::memory_order_relaxed); }
+
+void ForceEigenGemm(bool force) {
+  if (force) {
+    ForceGemmBackend(GemmBackend::kEigen);
+  } else {
+    ResetGemmBackend();
+  }
+}
+
+SgemmFn LibrarySgemmForBenchmark(GemmBackend kind) {
+  const Blas* blas = BlasOf(kind);
   return blas != nullptr ? blas->sgemm : nullptr;
 }
 

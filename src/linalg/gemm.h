@@ -1,6 +1,7 @@
 // Internal to src/linalg: one row-major matrix product C = op(A) * op(B) for f32, f64, complex64 and
-// complex128, on OpenBLAS (Debian's single-threaded build, loaded privately with dlopen) or Eigen when
-// OpenBLAS is not installed. docs/linalg.md has the measurements behind the choice.
+// complex128, on BLIS (Debian's serial build, libblis4-serial, loaded privately with dlopen), else OpenBLAS's
+// serial build (libopenblas0-serial, calls serialized), else Eigen. docs/linalg.md and docs/executor.md have the
+// measurements behind the choice.
 #pragma once
 
 #include <cstdint>
@@ -17,21 +18,28 @@ struct MatrixOperand {
 };
 
 // C[m x n] (row-major, leading dimension ldc >= max(1, n)) = A[m x k] * B[k x n]. k == 0 writes zeros.
-// T is float, double, std::complex<float> or std::complex<double>. Thread-safe (OpenBLAS calls are
-// serialized: its single-threaded build keeps unlocked global buffers).
+// T is float, double, std::complex<float> or std::complex<double>. Thread-safe, and every call runs on the
+// calling thread only (no BLAS thread pool). On BLIS and Eigen, calls from several threads run at once; on the
+// OpenBLAS fallback they are serialized (its single-threaded build keeps unlocked global buffers).
 template <typename T>
 void Gemm(int64_t m, int64_t n, int64_t k, MatrixOperand<T> a, MatrixOperand<T> b, T* c, int64_t ldc);
 
-enum class GemmBackend { kOpenBlas, kEigen };
+enum class GemmBackend { kBlis, kOpenBlas, kEigen };
 
-// The backend Gemm uses now: OpenBLAS when it loaded, otherwise Eigen.
+// The backend Gemm uses now: by default BLIS when it loaded, else OpenBLAS when it loaded, else Eigen.
 GemmBackend ActiveGemmBackend();
 
-// For tests and benchmarks: use Eigen even when OpenBLAS is available (true), or go back to the default.
+// For tests and benchmarks (process-wide, not for use while other threads call Gemm): use `kind` from now on.
+// False, and nothing changes, when that library is not installed (Eigen always is). ResetGemmBackend goes
+// back to the default.
+bool ForceGemmBackend(GemmBackend kind);
+void ResetGemmBackend();
+// ForceGemmBackend(kEigen) (true) or ResetGemmBackend() (false).
 void ForceEigenGemm(bool force);
 
-// For benchmarks: OpenBLAS's own cblas_sgemm (row-major, no transposes), or null when not loaded.
+// For benchmarks: the library's own cblas_sgemm (CBLAS arguments: order, transa, transb, m, n, k, alpha, a, lda,
+// b, ldb, beta, c, ldc), or null when that library is not loaded (and for kEigen).
 using SgemmFn = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float, float*, int);
-SgemmFn OpenBlasSgemmForBenchmark();
+SgemmFn LibrarySgemmForBenchmark(GemmBackend kind);
 
 }  // namespace neuronmem::linalg::detail

@@ -216,7 +216,7 @@ TEST_P(ConvolutionTypes, RandomConvolutionsMatchNaiveLoop) {
 
 INSTANTIATE_TEST_SUITE_P(Types, ConvolutionTypes,
                          ::testing::Combine(::testing::Values(E::kF32, E::kF64, E::kC64, E::kF16, E::kS32, E::kS8),
-                                            ::testing::Bool()),
+                                            ::testing::ValuesIn(kAllGemmBackends)),
                          TypeAndBackendName);
 
 TEST(Convolution, SpecExample) {

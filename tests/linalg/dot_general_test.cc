@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <thread>
 
 #include "linalg/gemm.h"
 #include "linalg_test_util.h"
@@ -180,7 +181,7 @@ INSTANTIATE_TEST_SUITE_P(AllTypes, DotGeneralTypes,
                          ::testing::Combine(::testing::Values(E::kPred, E::kS8, E::kS16, E::kS32, E::kS64, E::kU8,
                                                               E::kU16, E::kU32, E::kU64, E::kF16, E::kBF16, E::kF32,
                                                               E::kF64, E::kC64, E::kC128),
-                                            ::testing::Bool()),
+                                            ::testing::ValuesIn(kAllGemmBackends)),
                          TypeAndBackendName);
 
 TEST(DotGeneral, SpecExample) {
@@ -238,8 +239,9 @@ TEST(DotGeneral, HalfRoundsEveryStepLikeTheReference) {
 }
 
 TEST(DotGeneral, EmptyAndSizeOneDims) {
-  for (bool eigen : {false, true}) {
-    detail::ForceEigenGemm(eigen);
+  for (detail::GemmBackend backend : kAllGemmBackends) {
+    if (!detail::ForceGemmBackend(backend)) continue;
+    SCOPED_TRACE(GemmBackendName(backend));
     // K = 0: every result element is the zero of the type.
     Tensor lhs(E::kF32, {3, 0}), rhs(E::kF32, {0, 4}), out(E::kF32, {3, 4});
     for (int i = 0; i < 12; ++i) out.as<float>()[i] = 7.0f;
@@ -259,12 +261,13 @@ TEST(DotGeneral, EmptyAndSizeOneDims) {
     // No contracting dims: an outer product.
     CheckAgainstNaive(Random(E::kF64, {3}, rng), Random(E::kF64, {4}, rng), {{}, {}, {}, {}}, E::kF64);
   }
-  detail::ForceEigenGemm(false);
+  detail::ResetGemmBackend();
 }
 
 TEST(DotGeneral, NanAndInfinityPropagate) {
-  for (bool eigen : {false, true}) {
-    detail::ForceEigenGemm(eigen);
+  for (detail::GemmBackend backend : kAllGemmBackends) {
+    if (!detail::ForceGemmBackend(backend)) continue;
+    SCOPED_TRACE(GemmBackendName(backend));
     // NaN * 0 and inf * 0 are NaN: a product that skipped zeros would lose them.
     Tensor lhs(E::kF32, {2, 2}), rhs(E::kF32, {2, 2}), out(E::kF32, {2, 2});
     lhs.Set(0, NAN);
@@ -288,7 +291,63 @@ TEST(DotGeneral, NanAndInfinityPropagate) {
     ASSERT_LINALG_OK(DotGeneral(hl.ref(), hr.ref(), {{}, {}, {1}, {0}}, ho.mut()));
     EXPECT_TRUE(std::isnan(ho.Get(0).real())) << "inf + -inf in f16";
   }
-  detail::ForceEigenGemm(false);
+  detail::ResetGemmBackend();
+}
+
+// Every backend called from several threads at once, each thread on its own operands (products, and the
+// matrix-vector path of one-row products): each result equals the one the same call gives alone. A BLAS whose
+// buffers are shared without a lock corrupts some of them.
+TEST(Gemm, ConcurrentCallsGiveTheResultsOfSingleCalls) {
+  constexpr int kThreads = 4, kRounds = 30;
+  struct Job {
+    int64_t m, n, k;
+    std::vector<float> a, b, want, got;
+  };
+  for (detail::GemmBackend backend : kAllGemmBackends) {
+    if (!detail::ForceGemmBackend(backend)) continue;
+    SCOPED_TRACE(GemmBackendName(backend));
+    std::vector<Job> jobs;
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    for (int t = 0; t < kThreads; ++t) {
+      Job j;
+      j.m = t % 2 == 0 ? 1 : 96 + 8 * t;  // one-row products take the gemv path
+      j.n = 160 + 16 * t;
+      j.k = 136 + 8 * t;
+      j.a.resize(j.m * j.k);
+      j.b.resize(j.k * j.n);
+      for (float& x : j.a) x = dist(rng);
+      for (float& x : j.b) x = dist(rng);
+      j.want.resize(j.m * j.n);
+      j.got.resize(j.m * j.n);
+      detail::Gemm<float>(j.m, j.n, j.k, {j.a.data(), j.k, false}, {j.b.data(), j.n, false}, j.want.data(), j.n);
+      jobs.push_back(std::move(j));
+    }
+    std::vector<int> mismatches(kThreads, 0);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        Job& j = jobs[t];
+        for (int r = 0; r < kRounds; ++r) {
+          std::fill(j.got.begin(), j.got.end(), -7.0f);
+          detail::Gemm<float>(j.m, j.n, j.k, {j.a.data(), j.k, false}, {j.b.data(), j.n, false}, j.got.data(), j.n);
+          mismatches[t] += j.got != j.want;
+        }
+      });
+    }
+    for (std::thread& th : threads) th.join();
+    for (int t = 0; t < kThreads; ++t) EXPECT_EQ(mismatches[t], 0) << "thread " << t;
+  }
+  detail::ResetGemmBackend();
+}
+
+// The default backend is BLIS's serial build when it is installed (scripts/install-deps.sh installs it).
+TEST(Gemm, DefaultBackendIsBlisWhenInstalled) {
+  detail::ResetGemmBackend();
+  if (detail::LibrarySgemmForBenchmark(detail::GemmBackend::kBlis) == nullptr) GTEST_SKIP() << "BLIS not installed";
+  EXPECT_EQ(detail::ActiveGemmBackend(), detail::GemmBackend::kBlis);
+  EXPECT_FALSE(detail::ForceGemmBackend(static_cast<detail::GemmBackend>(7)));
+  EXPECT_EQ(detail::ActiveGemmBackend(), detail::GemmBackend::kBlis);
 }
 
 TEST(DotGeneral, BadShapesAreInvalidArgument) {

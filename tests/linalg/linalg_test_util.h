@@ -159,19 +159,35 @@ inline ::testing::AssertionResult Close(const Tensor& got, const std::vector<std
   return ::testing::AssertionSuccess();
 }
 
-// Tests parameterized by (element type, force the Eigen matrix-product backend).
-class TypeAndBackendTest : public ::testing::TestWithParam<std::tuple<ElementType, bool>> {
+// Every matrix-product backend Gemm can run on.
+inline const detail::GemmBackend kAllGemmBackends[] = {detail::GemmBackend::kBlis, detail::GemmBackend::kOpenBlas,
+                                                       detail::GemmBackend::kEigen};
+
+inline const char* GemmBackendName(detail::GemmBackend b) {
+  switch (b) {
+    case detail::GemmBackend::kBlis: return "blis";
+    case detail::GemmBackend::kOpenBlas: return "openblas";
+    case detail::GemmBackend::kEigen: return "eigen";
+  }
+  return "?";
+}
+
+// Tests parameterized by (element type, matrix-product backend); skipped when that library is not installed.
+class TypeAndBackendTest : public ::testing::TestWithParam<std::tuple<ElementType, detail::GemmBackend>> {
  protected:
-  void SetUp() override { detail::ForceEigenGemm(std::get<1>(GetParam())); }
-  void TearDown() override { detail::ForceEigenGemm(false); }
+  void SetUp() override {
+    if (!detail::ForceGemmBackend(std::get<1>(GetParam()))) GTEST_SKIP() << "not installed";
+  }
+  void TearDown() override { detail::ResetGemmBackend(); }
 };
 
-// Test-name suffix for those parameters: "f32_default", "complexf64_eigen".
-inline std::string TypeAndBackendName(const ::testing::TestParamInfo<std::tuple<ElementType, bool>>& info) {
+// Test-name suffix for those parameters: "f32_blis", "complexf64_eigen".
+inline std::string TypeAndBackendName(
+    const ::testing::TestParamInfo<std::tuple<ElementType, detail::GemmBackend>>& info) {
   std::string name(neuronmem::ElementTypeName(std::get<0>(info.param)));
   name.erase(std::remove_if(name.begin(), name.end(), [](char c) { return !isalnum(static_cast<unsigned char>(c)); }),
              name.end());
-  return name + (std::get<1>(info.param) ? "_eigen" : "_default");
+  return name + "_" + GemmBackendName(std::get<1>(info.param));
 }
 
 }  // namespace linalg_test
