@@ -11,6 +11,7 @@
 // "<filename>: byte N: expected ..., found ..." (N is the offset in the file).
 #pragma once
 
+#include <string>
 #include <string_view>
 
 #include "base/status.h"
@@ -30,5 +31,25 @@ bool IsBytecode(std::string_view data);
 // Reads one StableHLO portable artifact into `out` (which is replaced). `filename` prefixes errors.
 // INVALID_ARGUMENT with the byte offset for malformed input, an unsupported version or an unknown op.
 Status ParseBytecode(std::string_view data, std::string_view filename, Module* out);
+
+// Writing an artifact: the target StableHLO version (kBytecodeOldestVersion to kBytecodeNewestVersion) picks
+// each op's vhlo version and names the producer "StableHLO_v<target>"; locations are `location_file`:line:col
+// of each op's Location (unknown where the line is 0).
+struct BytecodeWriteOptions {
+  int target[3] = {kBytecodeNewestVersion[0], kBytecodeNewestVersion[1], kBytecodeNewestVersion[2]};
+  std::string location_file;
+};
+
+// Parses "1.9.0" into `target` (INVALID_ARGUMENT naming the versions accepted otherwise).
+Status ParseBytecodeTarget(std::string_view version, int (&target)[3]);
+
+// Writes `m` as a StableHLO portable artifact (MLIR bytecode version 6 of the vhlo dialect, as
+// `stablehlo-translate --serialize --target=<target>` writes it) into `out`: what ParseBytecode reads back
+// into the same IR. Refuses with INVALID_ARGUMENT, naming the op or function and what is missing, what vhlo
+// cannot hold at the target: ops of other dialects (chlo, sdy, ...), ops skipped by the parser, an op
+// attribute with no vhlo form or absent without a default, an attribute of a newer op version than the
+// target has (unless it has its default value), multi-block regions (successors), types without a vhlo
+// form (tensor encodings, unranked tensors, index tensors).
+Status WriteBytecode(const Module& m, const BytecodeWriteOptions& options, std::string* out);
 
 }  // namespace neuronmem::stablehlo

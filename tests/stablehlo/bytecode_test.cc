@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -203,6 +204,141 @@ TEST(Bytecode, EveryArtifactReadsAsItsText) {
   EXPECT_EQ(files, 794u);
   EXPECT_GT(compared_ops, 10000u);
   EXPECT_GT(compared_constants, 1000u);
+}
+
+// --- The writer: text -> IR -> artifact -> IR ----------------------------------------------------------------
+
+// An attribute as a canonical string (kind and values), to compare the IR of two artifacts.
+std::string AttrKey(const Attribute& a) {
+  switch (a.kind) {
+    case Attribute::Kind::kUnit: return "unit";
+    case Attribute::Kind::kBool: return a.b ? "true" : "false";
+    case Attribute::Kind::kInt: return std::to_string(a.i) + ":" + TypeToString(a.type);
+    case Attribute::Kind::kFloat: return std::to_string(a.f) + ":" + TypeToString(a.type);
+    case Attribute::Kind::kString: return "\"" + std::string(a.str) + "\"";
+    case Attribute::Kind::kSymbol: return "@" + std::string(a.str);
+    case Attribute::Kind::kType: return "type " + TypeToString(a.type);
+    case Attribute::Kind::kEnum: return "enum " + std::string(a.str);
+    case Attribute::Kind::kDense: {
+      std::string s = "dense " + TypeToString(a.type) + (a.splat ? " splat " : " ");
+      for (uint8_t b : a.dense) s += std::to_string(b) + ",";
+      return s;
+    }
+    case Attribute::Kind::kArray:
+    case Attribute::Kind::kDict:
+    case Attribute::Kind::kOpaque: {
+      std::string s = a.kind == Attribute::Kind::kArray ? "[" : a.kind == Attribute::Kind::kDict ? "{" : "<";
+      if (a.kind == Attribute::Kind::kOpaque) s += std::string(a.text) + " ";
+      for (const Attribute& e : a.array) s += AttrKey(e) + ", ";
+      for (const NamedAttr& kv : a.dict) s += std::string(kv.first) + "=" + AttrKey(kv.second) + ", ";
+      return s + (a.kind == Attribute::Kind::kArray ? "]" : a.kind == Attribute::Kind::kDict ? "}" : ">");
+    }
+  }
+  return "?";
+}
+
+std::string AttrsKey(NamedAttrs attrs) {
+  std::vector<std::string> v;
+  for (const NamedAttr& kv : attrs) v.push_back(std::string(kv.first) + "=" + AttrKey(kv.second));
+  std::sort(v.begin(), v.end());
+  std::string s;
+  for (const std::string& x : v) s += x + "; ";
+  return s;
+}
+
+// Compares every op's attributes of a region read from a written artifact (w) with those of the region read
+// from the shared artifact (r): the written artifact holds what stablehlo-translate wrote, defaults included.
+void CompareAttributes(const Region& w, const Region& r, std::vector<std::string>* diffs) {
+  if (w.blocks.size() != r.blocks.size()) return diffs->push_back("block counts differ");
+  for (size_t k = 0; k < r.blocks.size(); ++k) {
+    if (w.blocks[k].ops.size() != r.blocks[k].ops.size()) return diffs->push_back("op counts differ");
+    for (size_t i = 0; i < r.blocks[k].ops.size(); ++i) {
+      const Operation& wo = w.blocks[k].ops[i];
+      const Operation& ro = r.blocks[k].ops[i];
+      const std::string wk = AttrsKey(wo.attributes), rk = AttrsKey(ro.attributes);
+      if (wk != rk) diffs->push_back(std::string(ro.name) + "\n  written: " + wk + "\n  shared:  " + rk);
+      for (size_t g = 0; g < ro.regions.size() && g < wo.regions.size(); ++g) {
+        CompareAttributes(wo.regions[g], ro.regions[g], diffs);
+      }
+    }
+  }
+}
+
+TEST(BytecodeWriter, EveryConformanceTextWritesAsItsArtifact) {
+  SKIP_WITHOUT_ARTIFACTS();
+  std::vector<fs::path> paths;
+  for (const auto& e : fs::directory_iterator(BytecodeDir())) {
+    const std::string n = e.path().filename().string();
+    if (n.size() > 8 && n.substr(n.size() - 8) == ".mlir.bc") paths.push_back(e.path());
+  }
+  std::sort(paths.begin(), paths.end());
+  size_t written = 0, refused = 0, compared_ops = 0, compared_constants = 0;
+  std::vector<std::string> diffs;
+  for (const fs::path& p : paths) {
+    SCOPED_TRACE(p.filename().string());
+    std::string target;
+    const std::string stem = StemOf(p.filename().string(), &target);
+    std::vector<Module> text;
+    Status s = ParseFile(TextDir() + "/" + stem + ".mlir", &text);
+    ASSERT_FALSE(s) << s->message;
+    BytecodeWriteOptions o;
+    if (target != "current") {
+      ASSERT_FALSE(ParseBytecodeTarget(target, o.target));
+    }
+    o.location_file = "<stdin>";
+    std::string bytes;
+    s = WriteBytecode(text[0], o, &bytes);
+    const bool chlo = stem.size() > 5 && stem.substr(stem.size() - 5) == "_chlo";
+    if (s) {
+      // Only CHLO programs are refused (vhlo has no chlo ops: JAX lowers them before it serializes).
+      EXPECT_TRUE(chlo) << s->message;
+      EXPECT_NE(s->message.find("chlo."), std::string::npos) << s->message;
+      ++refused;
+      continue;
+    }
+    ++written;
+    Module w;
+    s = ParseBytecode(bytes, stem + ".written.mlir.bc", &w);
+    ASSERT_FALSE(s) << s->message;
+    const Module& t = text[0];
+    EXPECT_EQ(w.name, t.name);
+    ASSERT_EQ(w.functions.size(), t.functions.size());
+    for (size_t i = 0; i < t.functions.size(); ++i) {
+      const Function& tf = t.functions[i];
+      const Function& wf = w.functions[i];
+      EXPECT_EQ(wf.name, tf.name);
+      EXPECT_EQ(wf.visibility, tf.visibility);
+      ASSERT_EQ(wf.args.size(), tf.args.size());
+      for (size_t a = 0; a < tf.args.size(); ++a) {
+        EXPECT_EQ(TypeToString(wf.args[a].type), TypeToString(tf.args[a].type));
+        EXPECT_EQ(AttrsKey(wf.args[a].attrs), AttrsKey(tf.args[a].attrs));
+      }
+      ASSERT_EQ(wf.result_types.size(), tf.result_types.size());
+      CompareRegion(wf.body, tf.body, &compared_ops, &compared_constants);
+    }
+    // The shared artifact of the same text at the same target reads into the same ops and attributes.
+    if (!chlo) {
+      std::vector<Module> shared;
+      ASSERT_FALSE(ParseFile(p.string(), &shared));
+      for (size_t i = 0; i < t.functions.size(); ++i) {
+        CompareAttributes(w.functions[i].body, shared[0].FindFunction(t.functions[i].name)->body, &diffs);
+      }
+    }
+    manifest::Options mo;
+    mo.filename = stem;
+    manifest::Manifest mw, mt;
+    Status sw = manifest::Derive(w, mo, &mw);
+    Status st = manifest::Derive(t, mo, &mt);
+    ASSERT_EQ(!sw, !st) << (sw ? sw->message : "") << (st ? st->message : "");
+    if (!sw) {
+      EXPECT_EQ(Summary(mw), Summary(mt));
+    }
+  }
+  for (size_t i = 0; i < diffs.size() && i < 40; ++i) ADD_FAILURE() << diffs[i];
+  EXPECT_EQ(diffs.size(), 0u);
+  EXPECT_GT(written, 700u);
+  EXPECT_GT(compared_ops, 10000u);
+  std::printf("%zu written, %zu refused (chlo), %zu ops compared\n", written, refused, compared_ops);
 }
 
 // --- Malformed artifacts ------------------------------------------------------------------------------------
