@@ -38,12 +38,16 @@
 #include <vector>
 
 #include "latency.h"
+#include "peer_programs.h"
 
 namespace {
 
+using neuronmem::bench::AllReduceText;
 using neuronmem::bench::Check;
 using neuronmem::bench::Clock;
 using neuronmem::bench::Ns;
+using neuronmem::bench::PermuteText;
+using neuronmem::bench::SendRecvText;
 using neuronmem::bench::Summarize;
 
 constexpr uint32_t kCores = 2;
@@ -87,34 +91,6 @@ neuronmem_buffer_t* Upload(const std::vector<float>& v, uint32_t device) {
   neuronmem_buffer_t* b = nullptr;
   Check(neuronmem_buffer_from_host(Client(), &a, &b, nullptr, nullptr));
   return b;
-}
-
-std::string Tensor(size_t n) { return "tensor<" + std::to_string(n) + "xf32>"; }
-
-std::string SendRecvText(size_t n) {
-  const std::string t = Tensor(n);
-  const std::string attrs =
-      "channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, source_target_pairs = dense<[[0, 1], [1, "
-      "0]]> : tensor<2x2xi64>";
-  return "func.func @main(%x: " + t + ") -> " + t + " {\n  %t = stablehlo.after_all : !stablehlo.token\n" +
-         "  %s = \"stablehlo.send\"(%x, %t) {" + attrs + "} : (" + t + ", !stablehlo.token) -> !stablehlo.token\n" +
-         "  %r:2 = \"stablehlo.recv\"(%s) {" + attrs + "} : (!stablehlo.token) -> (" + t + ", !stablehlo.token)\n" +
-         "  return %r#0 : " + t + "\n}\n";
-}
-
-std::string PermuteText(size_t n) {
-  const std::string t = Tensor(n);
-  return "func.func @main(%x: " + t + ") -> " + t + " {\n  %r = \"stablehlo.collective_permute\"(%x) " +
-         "{source_target_pairs = dense<[[0, 1], [1, 0]]> : tensor<2x2xi64>} : (" + t + ") -> " + t +
-         "\n  return %r : " + t + "\n}\n";
-}
-
-std::string AllReduceText(size_t n) {
-  const std::string t = Tensor(n);
-  return "func.func @main(%x: " + t + ") -> " + t + " {\n  %r = \"stablehlo.all_reduce\"(%x) ({\n" +
-         "    ^bb0(%a: tensor<f32>, %b: tensor<f32>):\n      %s = stablehlo.add %a, %b : tensor<f32>\n" +
-         "      stablehlo.return %s : tensor<f32>\n  }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (" + t +
-         ") -> " + t + "\n  return %r : " + t + "\n}\n";
 }
 
 const char kPlain[] = R"(
