@@ -52,6 +52,7 @@ struct Options {
   // --process-index I) or, without --store, spawning the N processes with a fresh directory store.
   std::string store_dir;
   int process_index = -1;
+  std::string interface;  // the address this process's endpoint binds to ("" = loopback)
 };
 
 void Usage(FILE* out) {
@@ -80,6 +81,8 @@ void Usage(FILE* out) {
                "                     them with a directory store in a fresh temporary folder; process 0 prints\n"
                "  --store DIR        join the job whose directory store is DIR (with --process-index)\n"
                "  --process-index I  this process's index in the job (0..N-1)\n"
+               "  --interface ADDR   the address this process's endpoint binds to (default loopback; another\n"
+               "                     host's processes reach it there)\n"
                "  -h, --help         this text\n"
                "Exit status: 0 when every step ran and the tokens match the reference; 1 otherwise; 2 for bad\n"
                "arguments.\n",
@@ -116,11 +119,11 @@ int ParseArgs(int argc, char** argv, Options* o) {
         o->process_index = static_cast<int>(v);
       }
       ++i;
-    } else if (flag == "--store") {
+    } else if (flag == "--store" || flag == "--interface") {
       if (!value) {
-        error = "--store needs a directory";
+        error = flag + " needs a value";
       } else {
-        o->store_dir = value;
+        (flag == "--store" ? o->store_dir : o->interface) = value;
       }
       ++i;
     } else if (flag == "--steps" || flag == "--seed") {
@@ -352,6 +355,7 @@ int Run(const Options& o) {
     co.kv_get = neuronmem_directory_store_get;
     co.kv_put = neuronmem_directory_store_put;
     co.kv_user_data = const_cast<char*>(o.store_dir.c_str());
+    if (!o.interface.empty()) co.fabric_interface = o.interface.c_str();
   }
   neuronmem_decode::PagedAttentionStats kernel_stats;  // the kernel's user data: outlives the client
   Client client;
