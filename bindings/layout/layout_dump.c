@@ -256,6 +256,7 @@ int main(void) {
   FIELD(neuronmem_execute_devices_args_t, recv_callbacks);
   FIELD(neuronmem_execute_devices_args_t, num_recv_callbacks);
   FIELD(neuronmem_execute_devices_args_t, timeout_ns);
+  FIELD(neuronmem_execute_devices_args_t, launch_id);
   STRUCT(neuronmem_host_transfer_t, NEURONMEM_HOST_TRANSFER_STRUCT_SIZE);
   FIELD(neuronmem_host_transfer_t, struct_size);
   FIELD(neuronmem_host_transfer_t, channel_id);

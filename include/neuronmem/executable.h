@@ -176,8 +176,12 @@ typedef struct neuronmem_execute_devices_args {
   const neuronmem_host_callback_t* recv_callbacks;
   size_t num_recv_callbacks;
   uint64_t timeout_ns; /* every device's execution, as neuronmem_execute_args_t.timeout_ns */
+  /* A launch across the processes of a job (docs/distributed.md): the caller's id for it (PJRT's launch_id; 0 =
+   * none). Every process launching its devices of the launch gives the same id; a process that gives another
+   * fails the launch's ops that talk to it with FAILED_PRECONDITION naming both ids. */
+  uint64_t launch_id;
 } neuronmem_execute_devices_args_t;
-#define NEURONMEM_EXECUTE_DEVICES_ARGS_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_execute_devices_args_t, timeout_ns)
+#define NEURONMEM_EXECUTE_DEVICES_ARGS_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_execute_devices_args_t, launch_id)
 
 /* Statistics of one finished execution. Growable output struct. Times in nanoseconds. */
 typedef struct neuronmem_execution_stats {

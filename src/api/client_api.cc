@@ -168,6 +168,11 @@ neuronmem_status_t* neuronmem_client_create(const neuronmem_client_options_t* op
   if (auto s = JoinJob(options, config.num_cores, &fabric)) return s.release();
   std::unique_ptr<neuronmem::exec::Session> session;
   if (auto s = neuronmem::exec::Session::Create(config, &session)) return s.release();
+  if (fabric) {
+    // Programs that use the process grid run across the job (before any compile makes the executor).
+    const uint32_t cores = session->num_cores();
+    if (auto s = session->JoinJob(std::make_unique<neuronmem::exec::Job>(fabric.get(), cores))) return s.release();
+  }
   *out_client = new neuronmem_client_t(std::move(session));
   if (fabric) {
     (*out_client)->process_index = fabric->process_index();

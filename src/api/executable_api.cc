@@ -229,7 +229,8 @@ neuronmem_status_t* neuronmem_executable_compile_text(neuronmem_client_t* client
   if (size) NEURONMEM_REQUIRE(text);
   NEURONMEM_API_BEGIN
   ResolvedOptions opt;
-  opt.manifest.num_cores = static_cast<uint32_t>(client->devices.size());
+  // In a job, send/recv pairs name the job's devices (global ids).
+  opt.manifest.num_cores = static_cast<uint32_t>(client->devices.size()) * client->num_processes;
   if (auto* s = ResolveOptions(options, &opt)) return s;
   opt.compile.filename = opt.manifest.filename;
   mf::Manifest m;
@@ -427,6 +428,7 @@ neuronmem_status_t* neuronmem_executable_execute_devices(const neuronmem_execute
   request.host = std::move(host);
   request.timeout_ns =
       Timeout(client, NEURONMEM_HAS_FIELD(args, neuronmem_execute_devices_args_t, timeout_ns) ? args->timeout_ns : 0);
+  if (NEURONMEM_HAS_FIELD(args, neuronmem_execute_devices_args_t, launch_id)) request.launch_id = args->launch_id;
   std::vector<std::shared_ptr<exec::ExecutionControl>> controls;
   if (out_executions) {
     for (size_t d = 0; d < n; ++d) controls.push_back(std::make_shared<exec::ExecutionControl>());

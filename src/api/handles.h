@@ -42,6 +42,9 @@ struct neuronmem_device {
 };
 
 struct neuronmem_client {
+  // The endpoint to the job's other processes (only with num_processes >= 2); first, so that it outlives the
+  // session, whose executor sends through it.
+  std::unique_ptr<neuronmem::dist::Fabric> fabric;
   // The executor's composition root: the core client, the executor, the kernel registry, the destroy rules.
   std::unique_ptr<neuronmem::exec::Session> session;
   neuronmem::core::Client* client = nullptr;  // session->client()
@@ -54,7 +57,6 @@ struct neuronmem_client {
   uint64_t execution_timeout_ns = 0;  // neuronmem_client_options_t.execution_timeout_ns (0: none)
   // Its place in a job of several processes (docs/distributed.md), and the endpoint to its peers.
   uint32_t process_index = 0, num_processes = 1;
-  std::unique_ptr<neuronmem::dist::Fabric> fabric;  // only with num_processes >= 2
   // Descriptions of the job's devices by global id ({debug_string, to_string}, borrowed by callers; nodes
   // of a std::map never move), made on first use.
   std::mutex described_mu;

@@ -132,12 +132,15 @@ class Fabric::Impl {
   void Close();
 
   Status Send(uint32_t to, uint64_t tag, const void* data, size_t bytes, std::string_view op);
-  Status Recv(uint32_t from, uint64_t tag, void* data, size_t bytes, std::string_view op);
+  // `lock` (nullable, held on mu): released while the receive waits (Wait).
+  Status Recv(uint32_t from, uint64_t tag, void* data, size_t bytes, std::string_view op,
+              std::unique_lock<std::mutex>* lock = nullptr);
   Status CheckPeer(uint32_t peer, std::string_view op) const;
   // Reads every completion available now. Returns false if there was none.
   bool Progress();
-  // Progress with a growing pause between empty polls (no busy core while waiting).
-  void Wait(int* idle);
+  // Progress with a growing pause between empty polls (no busy core while waiting). With `lock` (held on mu),
+  // the pause runs unlocked, so other threads' calls (a launch's cores) go on while this one waits.
+  void Wait(int* idle, std::unique_lock<std::mutex>* lock = nullptr);
 
   FabricOptions opts;
   std::string provider_name;
@@ -363,17 +366,19 @@ bool Fabric::Impl::Progress() {
   }
 }
 
-void Fabric::Impl::Wait(int* idle) {
+void Fabric::Impl::Wait(int* idle, std::unique_lock<std::mutex>* lock) {
   if (Progress()) {
     *idle = 0;
     return;
   }
   ++*idle;
+  if (lock != nullptr) lock->unlock();
   if (*idle < 64) {
     std::this_thread::yield();
   } else {
     std::this_thread::sleep_for(std::chrono::microseconds(std::min(1000, 20 * (*idle - 63))));
   }
+  if (lock != nullptr) lock->lock();
 }
 
 Status Fabric::Impl::CheckPeer(uint32_t peer, std::string_view op) const {
@@ -424,7 +429,8 @@ Status Fabric::Impl::Send(uint32_t to, uint64_t tag, const void* data, size_t by
   return Ok();
 }
 
-Status Fabric::Impl::Recv(uint32_t from, uint64_t tag, void* data, size_t bytes, std::string_view op_name) {
+Status Fabric::Impl::Recv(uint32_t from, uint64_t tag, void* data, size_t bytes, std::string_view op_name,
+                          std::unique_lock<std::mutex>* lock) {
   NEURONMEM_RETURN_IF_ERROR(CheckPeer(from, op_name));
   const uint64_t ftag = (static_cast<uint64_t>(from) << 48) | tag;
   const auto deadline = Clock::now() + opts.peer_timeout;
@@ -444,15 +450,15 @@ Status Fabric::Impl::Recv(uint32_t from, uint64_t tag, void* data, size_t bytes,
         return Unavailable("%.*s: posting a receive from process %u: %s", static_cast<int>(op_name.size()),
                            op_name.data(), from, FiError(static_cast<int>(rc)).c_str());
       }
-      Wait(&idle);
+      Wait(&idle, lock);
     }
-    while (!op->done && lost[from].empty() && Clock::now() < deadline) Wait(&idle);
+    while (!op->done && lost[from].empty() && Clock::now() < deadline) Wait(&idle, lock);
     if (!op->done) {
       // Give the buffer back before failing: cancel, and wait (briefly) for the cancellation's completion. A
       // receive the provider never returns stays in `ops` until the endpoint is closed.
       fi_cancel(&ep->fid, &op->ctx);
       const auto cancel_deadline = Clock::now() + std::chrono::seconds(2);
-      while (!op->done && Clock::now() < cancel_deadline) Wait(&idle);
+      while (!op->done && Clock::now() < cancel_deadline) Wait(&idle, lock);
       if (op->done) ops.erase(op);
       if (lost[from].empty()) {
         lost[from] = "no message from it within " + std::to_string(opts.peer_timeout.count()) + " ms";
@@ -577,8 +583,8 @@ Status Fabric::Send(uint32_t to, uint64_t tag, const void* data, size_t bytes, s
 
 Status Fabric::Recv(uint32_t from, uint64_t tag, void* data, size_t bytes, std::string_view op) {
   NEURONMEM_RETURN_IF_ERROR(CheckPointToPoint(tag, from, impl_->opts.process_index, op));
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  return impl_->Recv(from, tag, data, bytes, op);
+  std::unique_lock<std::mutex> lock(impl_->mu);
+  return impl_->Recv(from, tag, data, bytes, op, &lock);
 }
 
 Status Fabric::CollectivePermute(const std::vector<std::pair<uint32_t, uint32_t>>& pairs, const void* in, void* out,

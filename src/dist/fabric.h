@@ -14,8 +14,9 @@
 // or when the provider reports the peer unreachable, it fails with UNAVAILABLE naming the lost process and
 // the op waiting on it, and every later op that needs that peer fails at once.
 //
-// Thread-safe: calls are serialised (one in flight per Fabric). Processes must make their collectives in
-// the same order (each collective is matched by its sequence number).
+// Thread-safe: calls are serialised, except that a Recv waiting for its message lets other threads' calls run
+// (the cores of a launch send and receive at once). Processes must make their collectives in the same order
+// (each collective is matched by its sequence number).
 #pragma once
 
 #include <chrono>

@@ -150,10 +150,14 @@ bool UsesProcessGrid(std::string_view name) {
 // executor has no feed queues (a frontend moves data with arguments, results or host transfers instead).
 // *uses_grid: whether any op sees the process grid.
 Status ScanOps(const stablehlo::Module& module, const stablehlo::Function& entry, const std::string& filename,
-               bool* uses_grid, bool* unbounded) {
+               bool* uses_grid, bool* unbounded, uint64_t* fingerprint) {
   *uses_grid = false;
   *unbounded = false;
   return WalkOps(module, entry, [&](const stablehlo::Operation& op) -> Status {
+    uint64_t& h = *fingerprint;
+    for (char c : op.name) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
+    h = (h ^ op.loc.line) * 0x100000001b3ull;
+    h = (h ^ op.loc.column) * 0x100000001b3ull;
     if (op.name == "stablehlo.infeed" || op.name == "stablehlo.outfeed")
       return Unimplemented(
           "%s:%u:%u: '%.*s': the executor has no %s queue; pass the data as arguments, results or host "
@@ -278,11 +282,13 @@ Status Executable::Compile(const manifest::Manifest& m, const ExecutableOptions&
   uint32_t replicas = 0, partitions = 0;
   NEURONMEM_RETURN_IF_ERROR(LaunchShape(m, options, num_cores, &replicas, &partitions));
   bool uses_grid = false, unbounded = false;
+  uint64_t fingerprint = 0xcbf29ce484222325ull ^ (static_cast<uint64_t>(replicas) << 32 | partitions);
   if (const stablehlo::Function* entry = m.ir->FindFunction(m.entry))
-    NEURONMEM_RETURN_IF_ERROR(ScanOps(*m.ir, *entry, options.filename, &uses_grid, &unbounded));
+    NEURONMEM_RETURN_IF_ERROR(ScanOps(*m.ir, *entry, options.filename, &uses_grid, &unbounded, &fingerprint));
   std::shared_ptr<Executable> e(new Executable());
   e->uses_grid_ = uses_grid;
   e->unbounded_ = unbounded;
+  e->fingerprint_ = fingerprint;
   e->host_channels_ = HostChannels(m, options.filename);
   e->ir_ = m.ir;
   e->placement_ = options.placement;

@@ -75,6 +75,9 @@ class Executable {
   // Whether its work has no bound the executor knows (a stablehlo.while, in the entry or a function it calls):
   // an execution of it never runs on the submitting thread.
   bool unbounded() const { return unbounded_; }
+  // Identifies the program across processes (a hash of the launch shape and every op's name and location):
+  // the processes of a launch that spans a job check that they run the same one.
+  uint64_t fingerprint() const { return fingerprint_; }
   // The host transfers of the entry and the functions it calls, in source order.
   const std::vector<HostChannel>& host_channels() const { return host_channels_; }
   // The kind of the memory output i's value lives in when the graph returns it (before it is copied into
@@ -97,6 +100,7 @@ class Executable {
   size_t num_moves_ = 0;
   bool uses_grid_ = false;
   bool unbounded_ = false;
+  uint64_t fingerprint_ = 0;
   std::vector<HostChannel> host_channels_;
 };
 

@@ -61,9 +61,12 @@ struct LaunchState final : interp::PeerTransfers, interp::HostTransfers {
     EventRef done;
   };
 
-  LaunchState(const Executable& exe, exec::Transport* t, std::shared_ptr<const HostCallbacks> h)
-      : transport(t), host(std::move(h)), procs(exe.num_devices()) {
-    grid = std::make_unique<interp::ProcessGrid>(exe.num_replicas(), exe.num_partitions(), this);
+  // first: the grid index of this client's core 0 (its global device id in a job); remote (nullable): the
+  // link to the other processes of a launch that spans them.
+  LaunchState(const Executable& exe, exec::Transport* t, std::shared_ptr<const HostCallbacks> h, uint32_t first_id,
+              std::unique_ptr<CrossProcessLaunch> r)
+      : transport(t), host(std::move(h)), first(first_id), remote(std::move(r)), procs(exe.num_devices()) {
+    grid = std::make_unique<interp::ProcessGrid>(exe.num_replicas(), exe.num_partitions(), this, remote.get());
   }
 
   // interp::PeerTransfers: count, then move.
@@ -108,7 +111,7 @@ struct LaunchState final : interp::PeerTransfers, interp::HostTransfers {
       tensors[i] = CustomKernelTensor(views[i], run ? run->KindOf(views[i].data) : MemoryKind::kDevice);
     HostTransfer t;
     t.channel = call.site.channel;
-    t.core = call.process;
+    t.core = call.process - first;
     t.replica = call.process / grid->num_partitions();
     t.partition = call.process % grid->num_partitions();
     t.tensors = tensors.data();
@@ -139,6 +142,8 @@ struct LaunchState final : interp::PeerTransfers, interp::HostTransfers {
 
   exec::Transport* transport;
   std::shared_ptr<const HostCallbacks> host;
+  const uint32_t first;
+  std::unique_ptr<CrossProcessLaunch> remote;
   std::unique_ptr<interp::ProcessGrid> grid;  // uses this as its transport: declared after what Copy uses
   std::mutex mu;
   std::vector<Proc> procs;
@@ -170,6 +175,7 @@ struct Execution {
   bool launch = false;  // part of a launch, or unbounded work: runs on its core's launch thread, never the caller
   std::unique_ptr<bool[]> donated;            // per argument: given up to this execution
   std::shared_ptr<LaunchState> grid;          // the launch's process grid, if the program uses one
+  uint32_t process = 0;                       // its process in the grid (core, or global device id in a job)
   std::shared_ptr<ExecutionControl> control;  // nullable: it cannot be stopped
   EventRef done;
   std::shared_ptr<ExecutionStats> stats;
@@ -182,8 +188,10 @@ struct Execution {
   std::vector<ImplicitCopy> implicit;
 };
 
-Runtime::Runtime(core::Client& client, std::unique_ptr<Transport> transport)
-    : client_(client), transport_(transport ? std::move(transport) : NewInProcessTransport(client.copy_engine())) {
+Runtime::Runtime(core::Client& client, std::unique_ptr<Transport> transport, Job* job)
+    : client_(client),
+      transport_(transport ? std::move(transport) : NewInProcessTransport(client.copy_engine())),
+      job_(job) {
   for (uint32_t c = 0; c < client.devices().size(); ++c) {
     auto q = std::make_unique<CoreQueue>();
     q->runtime = this;
@@ -531,10 +539,12 @@ Status Runtime::Launch(const LaunchRequest& r, copy::Buffer* const* results, Eve
                            r.arguments.size(), n, num_params);
   if (!r.waits.empty() && r.waits.size() != n)
     return InvalidArgument("%zu wait lists given for %zu devices", r.waits.size(), n);
+  // In a job, a grid's processes are global device ids: this client's cores are first.. first + cores - 1.
+  const uint32_t first = job_ && exe.uses_grid() ? job_->Global(0) : 0;
   for (size_t d = 0; d < n; ++d) {
-    if (r.cores[d] >= exe.num_devices())
+    if (first + r.cores[d] >= exe.num_devices())
       return InvalidArgument("device %u: the executable runs on devices 0..%u (num_replicas %u, num_partitions %u)",
-                             r.cores[d], exe.num_devices() - 1, exe.num_replicas(), exe.num_partitions());
+                             first + r.cores[d], exe.num_devices() - 1, exe.num_replicas(), exe.num_partitions());
     for (size_t j = 0; j < d; ++j)
       if (r.cores[j] == r.cores[d]) return InvalidArgument("device %u is listed twice in the launch", r.cores[d]);
   }
@@ -570,17 +580,24 @@ Status Runtime::Launch(const LaunchRequest& r, copy::Buffer* const* results, Eve
                              c.where.c_str(), static_cast<long long>(c.handle), c.send ? "send" : "recv");
   }
   std::shared_ptr<LaunchState> grid;
-  if (exe.uses_grid()) grid = std::make_shared<LaunchState>(exe, transport_.get(), r.host);
+  // A grid with devices of other processes: their messages go over the job's fabric.
+  const bool across = job_ && exe.uses_grid() && (first > 0 || exe.num_devices() > job_->cores());
+  if (exe.uses_grid()) {
+    grid = std::make_shared<LaunchState>(exe, transport_.get(), r.host, first,
+                                         across ? job_->NewLaunch(exe.fingerprint(), r.launch_id) : nullptr);
+  }
   // One device and no host callback: nothing of the launch can block (every other process of its grid is
   // absent, so a wait for one fails at once), so it keeps the plain rule (on the caller when its core is idle)
-  // instead of paying a launch thread's wake-up. Callbacks always run on the core's launch thread.
-  const bool alone = n == 1 && (!r.host || (r.host->send.empty() && r.host->recv.empty()));
+  // instead of paying a launch thread's wake-up. Callbacks always run on the core's launch thread. A launch
+  // across processes waits for its peers: never on the caller.
+  const bool alone = n == 1 && !across && (!r.host || (r.host->send.empty() && r.host->recv.empty()));
   std::vector<std::unique_ptr<Execution>> executions(n);
   for (size_t d = 0; d < n; ++d) {
     if (Status s = Prepare(requests[d], results + d * num_outputs, &executions[d]))
       return Annotate(std::move(s), "device " + std::to_string(r.cores[d]));
     executions[d]->launch = !alone || exe.unbounded();
     executions[d]->grid = grid;
+    executions[d]->process = first + r.cores[d];
   }
   for (size_t d = 0; d < n; ++d) {
     if (Status s = Commit(requests[d], *executions[d], results + d * num_outputs))
@@ -593,7 +610,7 @@ Status Runtime::Launch(const LaunchRequest& r, copy::Buffer* const* results, Eve
   }
   if (grid) {
     for (const auto& e : executions) {
-      LaunchState::Proc& p = grid->procs[e->core];
+      LaunchState::Proc& p = grid->procs[e->process];
       p.member = true;
       p.stats = e->stats;
       p.done = EventRef(Share(e->done.get()));
@@ -601,9 +618,9 @@ Status Runtime::Launch(const LaunchRequest& r, copy::Buffer* const* results, Eve
     grid->running = n;
     // The grid's other processes never run: waiting for one of them fails at once, saying so.
     std::string members;
-    for (size_t d = 0; d < n; ++d) members += (d ? ", " : "") + std::to_string(r.cores[d]);
+    for (size_t d = 0; d < n; ++d) members += (d ? ", " : "") + std::to_string(first + r.cores[d]);
     for (uint32_t i = 0; i < exe.num_devices(); ++i) {
-      if (!grid->procs[i].member)
+      if (!grid->procs[i].member && !(grid->remote && grid->remote->IsRemote(i)))
         grid->grid->Absent(i, "device " + std::to_string(i) + " is not part of this launch, which runs device" +
                                   (n > 1 ? "s " : " ") + members);
     }
@@ -707,7 +724,7 @@ void Runtime::Drain(CoreQueue* q, bool on_caller) {
 void Runtime::EndProcess(Execution& e, Status s) {
   LaunchState& l = *e.grid;
   // The grid keeps the final status; the last process to end reads every one (FinalStatus, below).
-  l.grid->Finish(e.core, std::move(s)).IgnoreError();
+  l.grid->Finish(e.process, std::move(s)).IgnoreError();
   {
     std::lock_guard<std::mutex> lock(l.mu);
     if (--l.running) return;
@@ -826,19 +843,19 @@ void Runtime::Run(Execution& e) {
     interp::ProcessContext process;
     if (e.grid) {
       process.grid = e.grid->grid.get();
-      process.replica_id = exe.replica_of(e.core);
-      process.partition_id = exe.partition_of(e.core);
+      process.replica_id = exe.replica_of(e.process);
+      process.partition_id = exe.partition_of(e.process);
       process.host = e.grid.get();
       options.process = &process;
       std::lock_guard<std::mutex> lock(e.grid->mu);
-      e.grid->procs[e.core].run = &run;
+      e.grid->procs[e.process].run = &run;
     }
     const uint64_t t0 = NowNs();
     failure = exe.program().Run(views.data(), views.size(), &allocator, &out, options);
     const uint64_t t1 = NowNs();
     if (e.grid) {
       std::lock_guard<std::mutex> lock(e.grid->mu);
-      e.grid->procs[e.core].run = nullptr;
+      e.grid->procs[e.process].run = nullptr;
     }
     if (!failure) {
       // Outputs whose value the graph returns from another kind's memory are moved into it.

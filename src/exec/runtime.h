@@ -38,6 +38,7 @@
 #include "copy/buffer.h"
 #include "copy/worker_pool.h"
 #include "core/client.h"
+#include "exec/cross_process.h"
 #include "exec/custom_kernels.h"
 #include "exec/executable.h"
 #include "exec/stats.h"
@@ -130,13 +131,19 @@ struct LaunchRequest {
   // Per core (nullable; its entries nullable): what stops each core's execution (ExecuteRequest::control).
   const std::shared_ptr<ExecutionControl>* controls = nullptr;
   uint64_t timeout_ns = 0;  // every core's execution (ExecuteRequest::timeout_ns)
+  // A launch across the processes of a job: the caller's id for it (PJRT's launch_id; 0: none), which every
+  // process must give alike (checked with each message between processes).
+  uint64_t launch_id = 0;
 };
 
 class Runtime {
  public:
   // transport: what moves the bytes between the cores of a launch (nullptr: NewInProcessTransport over the
   // client's copy engine); the executor uses it through exec::Transport only.
-  explicit Runtime(core::Client& client, std::unique_ptr<Transport> transport = nullptr);
+  // job (nullable, not owned, outlives the runtime): the client's place in a job of several processes; a
+  // program that uses the process grid then runs on global device ids, its grid spanning the job
+  // (cross_process.h).
+  explicit Runtime(core::Client& client, std::unique_ptr<Transport> transport = nullptr, Job* job = nullptr);
   // Waits until no execution is queued or running (the caller checks pending() == 0 first).
   ~Runtime();
   Runtime(const Runtime&) = delete;
@@ -208,6 +215,7 @@ class Runtime {
   std::atomic<int64_t> pending_{0};
   std::mutex launch_mu_;                  // one launch's executions enter their queues together
   std::unique_ptr<Transport> transport_;  // moves peer bytes between the cores of a launch
+  Job* job_;                              // nullable: a client of one process
   // Deadlines of running and queued executions, soonest first, served by deadline_thread_ (made on first use).
   std::mutex deadline_mu_;
   std::condition_variable deadline_cv_;

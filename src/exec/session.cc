@@ -34,23 +34,35 @@ Session::Session(std::unique_ptr<core::Client> client) : client_(std::move(clien
 Session::~Session() { runtime_.reset(); }
 
 Runtime& Session::runtime() {
-  std::call_once(runtime_once_, [this] { runtime_ = std::make_unique<Runtime>(*client_); });
+  std::call_once(runtime_once_, [this] { runtime_ = std::make_unique<Runtime>(*client_, nullptr, job_.get()); });
   return *runtime_;
 }
 
 Status Session::UseTransport(std::unique_ptr<Transport>& transport) {
   bool made = false;
   std::call_once(runtime_once_, [&] {
-    runtime_ = std::make_unique<Runtime>(*client_, std::move(transport));
+    runtime_ = std::make_unique<Runtime>(*client_, std::move(transport), job_.get());
     made = true;
   });
   if (!made) return FailedPrecondition("the session's executor exists already: its transport cannot change");
   return Ok();
 }
 
+Status Session::JoinJob(std::unique_ptr<Job> job) {
+  bool made = true;
+  std::call_once(runtime_once_, [&] {
+    job_ = std::move(job);
+    runtime_ = std::make_unique<Runtime>(*client_, nullptr, job_.get());
+    made = false;
+  });
+  if (made) return FailedPrecondition("the session's executor exists already: it cannot join a job");
+  return Ok();
+}
+
 Status Session::Compile(const manifest::Manifest& m, const ExecutableOptions& options,
                         std::shared_ptr<const Executable>* out, ExecutableLease* lease) {
-  NEURONMEM_RETURN_IF_ERROR(Executable::Compile(m, options, num_cores(), &kernels_, out));
+  // In a job, a program runs on the job's devices (global ids).
+  NEURONMEM_RETURN_IF_ERROR(Executable::Compile(m, options, job_ ? job_->num_devices() : num_cores(), &kernels_, out));
   runtime();
   *lease = ExecutableLease(this);
   return Ok();

@@ -57,6 +57,11 @@ class Session {
   CustomKernelRegistry& kernels() { return kernels_; }
   // The executor, made on first use with the in-process transport.
   Runtime& runtime();
+  // This client is a process of a job (before the executor is made, i.e. before any compile): programs that use
+  // the process grid run across the job's processes (cross_process.h). FAILED_PRECONDITION if the executor
+  // exists already.
+  Status JoinJob(std::unique_ptr<Job> job);
+  const Job* job() const { return job_.get(); }
   // Makes the executor with `transport` (tests count or fail peer transfers): FAILED_PRECONDITION if the
   // executor exists already (then `transport` is left with the caller).
   Status UseTransport(std::unique_ptr<Transport>& transport);
@@ -88,6 +93,7 @@ class Session {
   friend class ExecutableLease;
   std::unique_ptr<core::Client> client_;
   CustomKernelRegistry kernels_;
+  std::unique_ptr<Job> job_;  // before runtime_: the executor uses it
   std::once_flag runtime_once_;
   std::unique_ptr<Runtime> runtime_;
   std::atomic<int64_t> live_executables_{0};

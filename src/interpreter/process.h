@@ -90,6 +90,21 @@ class HostTransfers {
   virtual Status Outfeed(const HostCall& call, const TensorView* data, size_t n);
 };
 
+// The processes of a grid that run in other OS processes (a launch across the processes of a job,
+// src/exec/cross_process.h): the grid sends their messages and collective operands through this hook instead
+// of its own matching. Messages between one (sender, receiver) pair arrive in the order they were sent; each
+// carries its op and shapes, and a receive checks them against its own. Thread-safe.
+class RemoteProcesses {
+ public:
+  virtual ~RemoteProcesses() = default;
+  // Whether grid process `process` runs in another OS process.
+  virtual bool IsRemote(uint32_t process) const = 0;
+  // Sends the n values of local process `from` to remote process `to` (buffered: returns without waiting).
+  virtual Status Send(const OpSite& site, uint32_t from, uint32_t to, const TensorView* data, size_t n) = 0;
+  // Receives the next message of remote process `from` to local process `to` into `results` (its shapes).
+  virtual Status Recv(const OpSite& site, uint32_t from, uint32_t to, const TensorView* results, size_t n) = 0;
+};
+
 class ProcessGrid;
 
 // What a run knows of its process (Program::RunOptions::process). Without one, a run is process (0, 0)
@@ -107,6 +122,10 @@ class ProcessGrid {
  public:
   // `transport` (not owned, must outlive the grid) moves bytes between processes; nullptr: memcpy.
   ProcessGrid(uint32_t num_replicas, uint32_t num_partitions, PeerTransfers* transport = nullptr);
+  // A grid some of whose processes run in other OS processes: `remote` (not owned, outlives the grid) moves
+  // their messages and operands. Remote processes count as running here (they never end in this grid); a wait
+  // for one ends when its message comes or the hook fails (a lost peer, a mismatched program).
+  ProcessGrid(uint32_t num_replicas, uint32_t num_partitions, PeerTransfers* transport, RemoteProcesses* remote);
   ~ProcessGrid();
   ProcessGrid(const ProcessGrid&) = delete;
   ProcessGrid& operator=(const ProcessGrid&) = delete;
@@ -182,6 +201,14 @@ class ProcessGrid {
     bool operator<(const ChannelKey& o) const;
   };
 
+  // Exchange over a group with remote members: each local member sends its operands to every remote one and
+  // receives theirs, then the local members exchange among themselves and read every member's views.
+  Status ExchangeAcross(uint32_t self, const OpSite& site, const std::vector<uint32_t>& group, const TensorView* mine,
+                        size_t n, const ExchangeRead& read);
+
+  // Recv from a remote process.
+  Status RecvRemote(uint32_t self, const OpSite& site, int64_t source, const TensorView* results, size_t n);
+
   // Blocks `self` on its wait until woken; returns the failure the grid set, if any.
   Status Block(std::unique_lock<std::mutex>& lock, uint32_t self);
   // Fails waiters whose wait can no longer be satisfied; called whenever a process blocks or ends.
@@ -191,6 +218,7 @@ class ProcessGrid {
 
   const uint32_t replicas_, partitions_;
   PeerTransfers* transport_;
+  RemoteProcesses* remote_ = nullptr;
   mutable std::mutex mu_;
   std::vector<std::unique_ptr<Proc>> procs_;
   std::map<ExchangeKey, std::shared_ptr<Exch>> exchanges_;

@@ -134,6 +134,12 @@ ProcessGrid::ProcessGrid(uint32_t num_replicas, uint32_t num_partitions, PeerTra
   for (uint32_t i = 0; i < num_processes(); ++i) procs_.push_back(std::make_unique<Proc>());
 }
 
+ProcessGrid::ProcessGrid(uint32_t num_replicas, uint32_t num_partitions, PeerTransfers* transport,
+                         RemoteProcesses* remote)
+    : ProcessGrid(num_replicas, num_partitions, transport) {
+  remote_ = remote;
+}
+
 ProcessGrid::~ProcessGrid() = default;
 
 std::string ProcessGrid::Name(uint32_t process) const {
@@ -246,6 +252,8 @@ Status ProcessGrid::Exchange(uint32_t self, const OpSite& site, const std::vecto
     return InvalidArgument("%s: process %s is not in the group it exchanges with", Where(site).c_str(),
                            Name(self).c_str());
   const size_t me = static_cast<size_t>(at - group.begin());
+  if (remote_ && std::any_of(group.begin(), group.end(), [&](uint32_t g) { return remote_->IsRemote(g); }))
+    return ExchangeAcross(self, site, group, mine, n, read);
   std::unique_lock<std::mutex> lock(mu_);
   Proc& p = *procs_[self];
   ExchangeKey key{site.channel, group, p.exchanges[{site.channel, group}]++};
@@ -328,6 +336,46 @@ Status ProcessGrid::Exchange(uint32_t self, const OpSite& site, const std::vecto
   return s;
 }
 
+Status ProcessGrid::ExchangeAcross(uint32_t self, const OpSite& site, const std::vector<uint32_t>& group,
+                                   const TensorView* mine, size_t n, const ExchangeRead& read) {
+  // Every member's operands have this member's shapes (the receives check it), so the remote ones are held in
+  // views of `mine`'s shapes over storage of this call.
+  std::vector<uint32_t> local;
+  std::vector<bool> is_remote(group.size());
+  for (size_t m = 0; m < group.size(); ++m) {
+    is_remote[m] = remote_->IsRemote(group[m]);
+    if (!is_remote[m]) local.push_back(group[m]);
+  }
+  for (size_t m = 0; m < group.size(); ++m)
+    if (is_remote[m]) NEURONMEM_RETURN_IF_ERROR(Annotate(remote_->Send(site, self, group[m], mine, n), Where(site)));
+  std::vector<std::vector<TensorView>> theirs(group.size());
+  std::vector<std::unique_ptr<char[]>> storage;
+  for (size_t m = 0; m < group.size(); ++m) {
+    if (!is_remote[m]) continue;
+    theirs[m].assign(mine, mine + n);
+    for (size_t i = 0; i < n; ++i) {
+      const size_t bytes = mine[i].Bytes();
+      storage.emplace_back(new (std::nothrow) char[bytes ? bytes : 1]);
+      if (!storage.back())
+        return ResourceExhausted("%s: no memory to hold %zu bytes from process %s", Where(site).c_str(), bytes,
+                                 Name(group[m]).c_str());
+      theirs[m][i].data = storage.back().get();
+    }
+    NEURONMEM_RETURN_IF_ERROR(Annotate(remote_->Recv(site, group[m], self, theirs[m].data(), n), Where(site)));
+  }
+  // Every member's views, the local ones (in `local` order) from the exchange among the local members.
+  const auto compose = [&](const TensorView* const* locals) -> Status {
+    std::vector<const TensorView*> all(group.size());
+    size_t k = 0;
+    for (size_t m = 0; m < group.size(); ++m) all[m] = is_remote[m] ? theirs[m].data() : locals[k++];
+    return read(all.data());
+  };
+  if (local.size() > 1) return Exchange(self, site, local, mine, n, compose);
+  const TensorView* own = mine;
+  if (Status s = compose(&own)) return Annotate(std::move(s), Where(site));
+  return Status();
+}
+
 // ---- Messages ------------------------------------------------------------------------------------------
 
 static Status CheckMessageShapes(const OpSite& site, const std::string& receiver, const TensorView* results, size_t n,
@@ -348,6 +396,11 @@ Status ProcessGrid::Send(uint32_t self, const OpSite& site, int64_t target, cons
   if (target >= static_cast<int64_t>(num_processes()))
     return InvalidArgument("%s: process %s sends to process %" PRId64 " of a grid of %u", Where(site).c_str(),
                            Name(self).c_str(), target, num_processes());
+  if (remote_ && target < 0)
+    return FailedPrecondition("%s: process %s sends without a target in a grid that spans OS processes",
+                              Where(site).c_str(), Name(self).c_str());
+  if (remote_ && remote_->IsRemote(static_cast<uint32_t>(target)))
+    return Annotate(remote_->Send(site, self, static_cast<uint32_t>(target), data, n), Where(site));
   std::unique_lock<std::mutex> lock(mu_);
   // A receiver already waiting for exactly this message (the earliest one, for target -1)?
   int64_t found = -1;
@@ -418,6 +471,10 @@ Status ProcessGrid::Recv(uint32_t self, const OpSite& site, int64_t source, cons
   if (source >= static_cast<int64_t>(num_processes()))
     return InvalidArgument("%s: process %s receives from process %" PRId64 " of a grid of %u", Where(site).c_str(),
                            Name(self).c_str(), source, num_processes());
+  if (remote_ && source < 0)
+    return FailedPrecondition("%s: process %s receives without a source in a grid that spans OS processes",
+                              Where(site).c_str(), Name(self).c_str());
+  if (remote_ && remote_->IsRemote(static_cast<uint32_t>(source))) return RecvRemote(self, site, source, results, n);
   std::unique_lock<std::mutex> lock(mu_);
   const ChannelKey key{site.channel, source, source >= 0 ? static_cast<int64_t>(self) : -1};
   auto box = mailboxes_.find(key);
@@ -455,6 +512,31 @@ Status ProcessGrid::Recv(uint32_t self, const OpSite& site, int64_t source, cons
   return Block(lock, self);
 }
 
+Status ProcessGrid::RecvRemote(uint32_t self, const OpSite& site, int64_t source, const TensorView* results, size_t n) {
+  // Into storage of this call, then into the results through the transport (counted as the grid's messages are).
+  std::vector<TensorView> held(results, results + n);
+  std::vector<std::unique_ptr<char[]>> storage;
+  for (size_t i = 0; i < n; ++i) {
+    storage.emplace_back(new (std::nothrow) char[held[i].Bytes() ? held[i].Bytes() : 1]);
+    if (!storage.back())
+      return ResourceExhausted("%s: no memory to hold %zu bytes from process %s", Where(site).c_str(), held[i].Bytes(),
+                               Name(static_cast<uint32_t>(source)).c_str());
+    held[i].data = storage.back().get();
+  }
+  const uint32_t from = static_cast<uint32_t>(source);
+  NEURONMEM_RETURN_IF_ERROR(Annotate(remote_->Recv(site, from, self, held.data(), n), Where(site)));
+  for (size_t i = 0; i < n; ++i) {
+    Transfer t;
+    t.from = from;
+    t.to = self;
+    t.src = static_cast<const char*>(held[i].data);
+    t.dst = static_cast<char*>(results[i].data);
+    t.row_bytes = held[i].Bytes();
+    if (t.row_bytes) NEURONMEM_RETURN_IF_ERROR(Annotate(CopyFrom(t), Where(site)));
+  }
+  return Status();
+}
+
 Status ProcessGrid::CopyFrom(const Transfer& t) {
   if (t.from == t.to) return PeerTransfers::Memcpy()->Copy(t);
   return transport_->Copy(t);
@@ -483,7 +565,8 @@ Status ProcessGrid::Finish(uint32_t self, Status status) {
   p.final = std::move(status);
   --running_;
   bool all_ended = true;
-  for (const auto& q : procs_) all_ended = all_ended && q->ended();
+  for (uint32_t k = 0; k < num_processes(); ++k)
+    all_ended = all_ended && (procs_[k]->ended() || (remote_ && remote_->IsRemote(k)));
   if (all_ended) {
     // Messages to any receiver that nobody received fail their senders.
     for (auto& [key, box] : mailboxes_) {

@@ -7,22 +7,13 @@
 #include <string>
 
 #include "dist_test_util.h"
+#include "job_test_util.h"
 
 namespace {
 
+using neuronmem::dist::testing::Code;
 using neuronmem::dist::testing::RunProcesses;
 using neuronmem::dist::testing::TempDir;
-
-// The status's code (and frees it); NEURONMEM_STATUS_OK for NULL. The message goes to *message if asked.
-neuronmem_status_code_t Code(neuronmem_status_t* s, std::string* message = nullptr) {
-  if (s == nullptr) return NEURONMEM_STATUS_OK;
-  neuronmem_status_code_t c = neuronmem_status_code(s);
-  neuronmem_string_t m = neuronmem_status_message(s);
-  if (message != nullptr) *message = std::string(m.data, m.size);
-  fprintf(stderr, "status %s: %.*s\n", neuronmem_status_code_name(c), static_cast<int>(m.size), m.data);
-  neuronmem_status_free(s);
-  return c;
-}
 
 // Options of process `index` of `n` with the directory store in `dir`; kv_user_data points into `dir`, which must
 // outlive every use of the options.

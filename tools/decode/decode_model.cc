@@ -196,6 +196,11 @@ std::string ValidateConfig(const Config& c) {
   }
   if (c.hidden % c.heads != 0)
     return "hidden " + std::to_string(c.hidden) + " is not a multiple of heads " + std::to_string(c.heads);
+  if (c.tp < 1 || c.rank < 0 || c.rank >= c.tp) return "rank " + std::to_string(c.rank) + " of " + std::to_string(c.tp);
+  if (c.heads % c.tp != 0 || c.ffn % c.tp != 0)
+    return "heads " + std::to_string(c.heads) + " and ffn " + std::to_string(c.ffn) + " must be multiples of the " +
+           std::to_string(c.tp) + " processes";
+  if (c.tp > 1 && c.attention != Attention::kGather) return "the tensor-parallel step has gather attention only";
   const int64_t slots = static_cast<int64_t>(c.num_blocks) * c.block_size;
   const int64_t table = static_cast<int64_t>(c.batch) * c.max_blocks;
   if (slots > std::numeric_limits<int32_t>::max() || table > std::numeric_limits<int32_t>::max() ||
@@ -205,8 +210,8 @@ std::string ValidateConfig(const Config& c) {
 }
 
 std::vector<ArgSpec> Arguments(const Config& c) {
-  const int64_t B = c.batch, H = c.hidden;
-  const std::vector<int64_t> cache = {c.layers, c.num_blocks, c.block_size, H};
+  const int64_t B = c.batch, H = c.hidden, HL = c.local_hidden(), FL = c.local_ffn();
+  const std::vector<int64_t> cache = {c.layers, c.num_blocks, c.block_size, HL};
   std::vector<ArgSpec> a = {
       {"tokens", {B}, true, false, false},
       {"block_table", {B, c.max_blocks}, true, !c.metadata_in_device, false},
@@ -220,9 +225,10 @@ std::vector<ArgSpec> Arguments(const Config& c) {
   };
   for (int l = 0; l < c.layers; ++l) {
     const std::string p = "layer" + std::to_string(l) + ".";
-    for (const char* w : {"wq", "wk", "wv", "wo"}) a.push_back({p + w, {H, H}, false, false, false});
-    a.push_back({p + "w1", {H, c.ffn}, false, false, false});
-    a.push_back({p + "w2", {c.ffn, H}, false, false, false});
+    for (const char* w : {"wq", "wk", "wv"}) a.push_back({p + w, {H, HL}, false, false, false});
+    a.push_back({p + "wo", {HL, H}, false, false, false});
+    a.push_back({p + "w1", {H, FL}, false, false, false});
+    a.push_back({p + "w2", {FL, H}, false, false, false});
   }
   a.push_back({"lm_head", {H, c.vocab}, false, false, false});
   return a;
@@ -232,9 +238,24 @@ std::string GenerateModule(const Config& c) {
   const std::vector<ArgSpec> args = Arguments(c);
   Builder b(c);
   Emitter& e = b.e;
-  const int64_t B = b.B, H = b.H, NH = b.NH, D = b.D, T = b.T, MB = c.max_blocks, BS = c.block_size;
-  const std::vector<int64_t> cache_dims = {c.layers, c.num_blocks, BS, H};
-  const std::string bh = F32({B, H}), cache = F32(cache_dims), scores = F32({B, NH, T}), bn = F32({B, NH});
+  // This rank's heads (all of them without tensor parallelism): NH of D columns, HL in all.
+  const int64_t B = b.B, H = b.H, NH = b.NH / c.tp, D = b.D, T = b.T, MB = c.max_blocks, BS = c.block_size;
+  const int64_t HL = c.local_hidden(), FL = c.local_ffn();
+  const std::vector<int64_t> cache_dims = {c.layers, c.num_blocks, BS, HL};
+  const std::string bh = F32({B, H}), bhl = F32({B, HL}), cache = F32(cache_dims), scores = F32({B, NH, T}),
+                    bn = F32({B, NH});
+  // The sum of every rank's partial [B, H] (tensor parallelism), else the value itself.
+  auto sum_ranks = [&](const std::string& v) {
+    if (c.tp == 1) return v;
+    std::string group;
+    for (int r = 0; r < c.tp; ++r) group += (r ? ", " : "") + std::to_string(r);
+    const std::string a0 = b.e.Fresh(), a1 = b.e.Fresh(), sum = b.e.Fresh();
+    return b.e.Op("\"stablehlo.all_reduce\"(" + v + ") ({\n    ^bb0(" + a0 + ": tensor<f32>, " + a1 +
+                  ": tensor<f32>):\n      " + sum + " = stablehlo.add " + a0 + ", " + a1 +
+                  " : tensor<f32>\n      stablehlo.return " + sum +
+                  " : tensor<f32>\n    }) {replica_groups = dense<[[" + group + "]]> : tensor<1x" +
+                  std::to_string(c.tp) + "xi64>} : (" + bh + ") -> " + bh);
+  };
   auto arg = [](int i) { return "%arg" + std::to_string(i); };
 
   std::ostringstream s;
@@ -253,7 +274,11 @@ std::string GenerateModule(const Config& c) {
                   std::string(kPagedAttentionKernel) +
                   "' (AwsNeuronCustomNativeKernel, one grid point per sequence), which reads the block table,\n"
                   "// sequence lengths and positions where they lie.\n");
-  s << "module @decode_step attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {\n";
+  if (c.tp > 1)
+    s << "// Tensor-parallel rank " << c.rank << " of " << c.tp << ": heads " << c.rank * NH << ".."
+      << (c.rank + 1) * NH - 1 << ", ffn columns " << c.rank * FL << ".." << (c.rank + 1) * FL - 1
+      << "; all_reduce after Wo and W2.\n";
+  s << "module @decode_step attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = " << c.tp << " : i32} {\n";
   s << "  func.func public @main(";
   for (size_t i = 0; i < args.size(); ++i) {
     const ArgSpec& a = args[i];
@@ -302,9 +327,9 @@ std::string GenerateModule(const Config& c) {
   for (int l = 0; l < c.layers; ++l) {
     const int w = kFirstLayer + l * kWeightsPerLayer;
     std::string n = b.Rms(x, zero);
-    std::string q = b.MatMul(n, arg(w + 0), B, H, H);
-    std::string k = b.MatMul(n, arg(w + 1), B, H, H);
-    std::string v = b.MatMul(n, arg(w + 2), B, H, H);
+    std::string q = b.MatMul(n, arg(w + 0), B, H, HL);
+    std::string k = b.MatMul(n, arg(w + 1), B, H, HL);
+    std::string v = b.MatMul(n, arg(w + 2), B, H, HL);
     // Write this step's K and V at the slots: indices (layer, block, offset) per sequence.
     std::string layer_col = b.ConstS(l, {B, 1});
     std::string scatter_idx =
@@ -316,7 +341,7 @@ std::string GenerateModule(const Config& c) {
                   ") <{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1], inserted_window_dims = "
                   "[0, 1, 2], scatter_dims_to_operand_dims = [0, 1, 2], index_vector_dim = 1>}> ({\n    ^bb0(" +
                   old_v + ": tensor<f32>, " + new_v + ": tensor<f32>):\n      stablehlo.return " + new_v +
-                  " : tensor<f32>\n    }) : (" + cache + ", " + S32({B, 3}) + ", " + bh + ") -> " + cache);
+                  " : tensor<f32>\n    }) : (" + cache + ", " + S32({B, 3}) + ", " + bhl + ") -> " + cache);
     };
     k_cache = scatter(k_cache, k);
     v_cache = scatter(v_cache, v);
@@ -331,12 +356,12 @@ std::string GenerateModule(const Config& c) {
             e.Op("\"stablehlo.gather\"(" + cache_now + ", " + gather_idx +
                  ") <{dimension_numbers = #stablehlo.gather<offset_dims = [2, 3], collapsed_slice_dims = "
                  "[0, 1], start_index_map = [0, 1], index_vector_dim = 2>, slice_sizes = array<i64: 1, 1, " +
-                 std::to_string(BS) + ", " + std::to_string(H) + ">}> : (" + cache + ", " + S32({B, MB, 2}) + ") -> " +
-                 F32({B, MB, BS, H}));
-        return b.Reshape(g, F32({B, MB, BS, H}), F32({B, T, NH, D}));
+                 std::to_string(BS) + ", " + std::to_string(HL) + ">}> : (" + cache + ", " + S32({B, MB, 2}) + ") -> " +
+                 F32({B, MB, BS, HL}));
+        return b.Reshape(g, F32({B, MB, BS, HL}), F32({B, T, NH, D}));
       };
       std::string keys = gather(k_cache), values = gather(v_cache);
-      std::string q3 = b.Reshape(q, bh, F32({B, NH, D}));
+      std::string q3 = b.Reshape(q, bhl, F32({B, NH, D}));
       std::string sc = e.Op("stablehlo.dot_general " + q3 + ", " + keys +
                             ", batching_dims = [0, 1] x [0, 2], contracting_dims = [2] x [3] : (" + F32({B, NH, D}) +
                             ", " + F32({B, T, NH, D}) + ") -> " + scores);
@@ -351,7 +376,7 @@ std::string GenerateModule(const Config& c) {
       std::string o = e.Op("stablehlo.dot_general " + p + ", " + values +
                            ", batching_dims = [0, 1] x [0, 2], contracting_dims = [2] x [1] : (" + scores + ", " +
                            F32({B, T, NH, D}) + ") -> " + F32({B, NH, D}));
-      o2 = b.Reshape(o, F32({B, NH, D}), bh);
+      o2 = b.Reshape(o, F32({B, NH, D}), bhl);
     } else {
       // Paged attention as the NKI kernel, one grid point per sequence: it reads the block table, the sequence
       // lengths and positions where they lie (pinned_host) and this layer's K and V (the caches just written).
@@ -364,12 +389,12 @@ std::string GenerateModule(const Config& c) {
                ", " + S32({B, MB}) + ", " + S32({B}) + ", " + S32({B}) + ", tensor<i32>) -> " + F32({B, NH, D}));
       o2 = b.Reshape(o, F32({B, NH, D}), bh);
     }
-    x = b.Binary("add", x, b.MatMul(o2, arg(w + 3), B, H, H), bh);
+    x = b.Binary("add", x, sum_ranks(b.MatMul(o2, arg(w + 3), B, HL, H)), bh);
     // MLP with SiLU.
-    const std::string bf = F32({B, c.ffn});
-    std::string up = b.MatMul(b.Rms(x, zero), arg(w + 4), B, H, c.ffn);
+    const std::string bf = F32({B, FL});
+    std::string up = b.MatMul(b.Rms(x, zero), arg(w + 4), B, H, FL);
     std::string act = b.Binary("multiply", up, b.Unary("logistic", up, bf), bf);
-    x = b.Binary("add", x, b.MatMul(act, arg(w + 5), B, c.ffn, H), bh);
+    x = b.Binary("add", x, sum_ranks(b.MatMul(act, arg(w + 5), B, FL, H)), bh);
   }
   // Logits and greedy sampling: argmax over the vocabulary, ties to the smaller id.
   std::string logits = b.MatMul(b.Rms(x, zero), arg(static_cast<int>(args.size()) - 1), B, H, c.vocab);
@@ -404,7 +429,35 @@ std::string GenerateModule(const Config& c) {
   return s.str();
 }
 
+namespace {
+
+// Rows [r0, r0 + rows) and columns [c0, c0 + cols) of a row-major matrix of `width` columns.
+std::vector<float> Block(const std::vector<float>& m, int64_t width, int64_t r0, int64_t rows, int64_t c0,
+                         int64_t cols) {
+  std::vector<float> out(static_cast<size_t>(rows * cols));
+  for (int64_t r = 0; r < rows; ++r) std::copy_n(m.begin() + (r0 + r) * width + c0, cols, out.begin() + r * cols);
+  return out;
+}
+
+}  // namespace
+
 std::vector<std::vector<float>> MakeWeights(const Config& c, uint64_t seed) {
+  if (c.tp > 1) {
+    // This rank's shares of the whole model's weights.
+    Config whole = c;
+    whole.tp = 1;
+    whole.rank = 0;
+    std::vector<std::vector<float>> w = MakeWeights(whole, seed);
+    const int64_t H = c.hidden, HL = c.local_hidden(), F = c.ffn, FL = c.local_ffn();
+    for (int l = 0; l < c.layers; ++l) {
+      std::vector<float>* t = &w[static_cast<size_t>(kFirstLayer - kEmbed + l * kWeightsPerLayer)];
+      for (int k = 0; k < 3; ++k) t[k] = Block(t[k], H, 0, H, c.rank * HL, HL);  // Wq, Wk, Wv: columns
+      t[3] = Block(t[3], H, c.rank * HL, HL, 0, H);                              // Wo: rows
+      t[4] = Block(t[4], F, 0, H, c.rank * FL, FL);                              // W1: columns
+      t[5] = Block(t[5], H, c.rank * FL, FL, 0, H);                              // W2: rows
+    }
+    return w;
+  }
   // splitmix64 -> uniform in [-scale, scale), scale = 1/sqrt(fan-in) (embeddings: 1).
   uint64_t state = seed;
   auto next = [&state] {

@@ -48,9 +48,17 @@ struct Config {
   // runtime without memory kinds (the host copies it there before every step).
   bool metadata_in_device = false;
   Attention attention = Attention::kGather;
+  // Tensor parallelism (neuronmem-decode --processes): the step of rank `rank` of `tp` processes (replica `rank`
+  // of the module's tp replicas) holds heads [rank * heads / tp, (rank + 1) * heads / tp): those columns of Wq,
+  // Wk, Wv, those rows of Wo and those columns of the KV caches, and ffn / tp columns of W1 (rows of W2); an
+  // all_reduce over the tp replicas sums the partial outputs of Wo and of W2. Embeddings and lm_head are whole.
+  int tp = 1;
+  int rank = 0;
 
   int head_dim() const { return hidden / heads; }
   int max_tokens() const { return max_blocks * block_size; }  // rows of the position table
+  int local_hidden() const { return hidden / tp; }            // this rank's columns of q, k, v and the caches
+  int local_ffn() const { return ffn / tp; }
 };
 
 // Reads the value of one of the size flags (--batch, --max-blocks, --block-size, --num-blocks, --layers,
@@ -94,7 +102,8 @@ std::vector<ArgSpec> Arguments(const Config& c);
 // The decode step as StableHLO text (module @decode_step, entry @main).
 std::string GenerateModule(const Config& c);
 
-// Weights from a fixed seed, one tensor per weight argument (kEmbed onwards, in argument order).
+// Weights from a fixed seed, one tensor per weight argument (kEmbed onwards, in argument order). With tp > 1,
+// rank's shares of the weights of the whole model (tp 1) from the same seed.
 std::vector<std::vector<float>> MakeWeights(const Config& c, uint64_t seed);
 
 // The weights file of neuronmem-decode --weights: the weight tensors (kEmbed onwards, in argument order) as

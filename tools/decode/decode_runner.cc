@@ -65,13 +65,18 @@ std::string Runner::Init(neuronmem_client_t* client, const Config& c, const std:
                          const std::string& filename, uint64_t seed, const std::string& weights_file) {
   c_ = c;
   client_ = client;
-  std::string e = StatusText(neuronmem_client_lookup_device(client, 0, &device_));
+  // The client's first device (in a job of several processes, this process's: its global id is not 0).
+  neuronmem_device_t* const* devices = nullptr;
+  size_t num_devices = 0;
+  std::string e = StatusText(neuronmem_client_devices(client, &devices, &num_devices));
+  if (e.empty() && num_devices == 0) e = "the client has no device";
   if (!e.empty()) return "device 0: " + e;
+  device_ = devices[0];
   neuronmem_compile_options_t opts{};
   opts.struct_size = sizeof opts;
   opts.filename = filename.c_str();
   opts.argument_placement = NEURONMEM_ARGUMENT_PLACEMENT_STRICT;
-  opts.num_replicas = 1;
+  opts.num_replicas = static_cast<uint32_t>(c.tp);  // tensor parallelism: one replica per process
   const auto t0 = std::chrono::steady_clock::now();
   e = StatusText(neuronmem_executable_compile_text(client, text.data(), text.size(), &opts, &exe_));
   if (!e.empty()) return "compile: " + e;
@@ -204,6 +209,7 @@ std::string Runner::Step(neuronmem_buffer_t* const* metadata_buffers, std::vecto
       stats->bytes[from][to] += tc.explicit_bytes + tc.implicit_bytes;
       stats->implicit_copies += tc.implicit_transfers;
       stats->implicit_bytes += tc.implicit_bytes;
+      stats->peer_bytes += tc.peer_bytes;
     }
   }
   neuronmem_execution_destroy(execution);

@@ -19,6 +19,7 @@ struct StepStats {
   uint64_t bytes[3][3] = {};  // explicit + implicit bytes
   uint64_t implicit_copies = 0;
   uint64_t implicit_bytes = 0;
+  uint64_t peer_bytes = 0;  // received from the other processes (tensor parallelism: the all_reduces)
 };
 
 class Runner {
@@ -29,10 +30,10 @@ class Runner {
   ~Runner();
 
   // Compiles `text` (the step for `c`; STRICT argument placement: a copy the runtime would add is an error) for
-  // device 0 of `client` (borrowed; outlives the runner) and uploads everything. The weights come from `seed`,
-  // or, with a weights_file (decode_model.h's format), are loaded from it straight into device memory with
-  // neuronmem_buffer_load_file (io_uring), one range per tensor; weights() then holds the file's contents, read
-  // separately for the reference. Returns "" or the error.
+  // the first device of `client` (c.tp replicas: in a job of c.tp processes, rank c.rank's) (borrowed; outlives the
+  // runner) and uploads everything. The weights come from `seed`, or, with a weights_file (decode_model.h's format),
+  // are loaded from it straight into device memory with neuronmem_buffer_load_file (io_uring), one range per tensor;
+  // weights() then holds the file's contents, read separately for the reference. Returns "" or the error.
   std::string Init(neuronmem_client_t* client, const Config& c, const std::string& text, const std::string& filename,
                    uint64_t seed, const std::string& weights_file = "");
 

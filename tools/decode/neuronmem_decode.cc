@@ -8,6 +8,7 @@
 // which must be 0) and checks every token against the plain C++ reference of the same model.
 #include <neuronmem/neuronmem.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -18,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -46,6 +48,11 @@ struct Options {
   bool json = false;
   bool check = true;
   bool quiet_manifest = false;
+  // Tensor parallelism over processes: --processes N (config.tp); joining a job's store (--store DIR,
+  // --process-index I) or, without --store, spawning the N processes with a fresh directory store.
+  std::string store_dir;
+  int process_index = -1;
+  std::string interface;  // the address this process's endpoint binds to ("" = loopback)
 };
 
 void Usage(FILE* out) {
@@ -69,6 +76,13 @@ void Usage(FILE* out) {
                "  --no-check         skip the C++ reference check\n"
                "  --no-manifest      do not print the manifest\n"
                "  --json             print the summary as JSON on stdout (no progress, no manifest)\n"
+               "  --processes N      run the step tensor-parallel over N processes (heads and MLP columns split,\n"
+               "                     all_reduce after the attention output and the MLP); without --store, spawns\n"
+               "                     them with a directory store in a fresh temporary folder; process 0 prints\n"
+               "  --store DIR        join the job whose directory store is DIR (with --process-index)\n"
+               "  --process-index I  this process's index in the job (0..N-1)\n"
+               "  --interface ADDR   the address this process's endpoint binds to (default loopback; another\n"
+               "                     host's processes reach it there)\n"
                "  -h, --help         this text\n"
                "Exit status: 0 when every step ran and the tokens match the reference; 1 otherwise; 2 for bad\n"
                "arguments.\n",
@@ -93,6 +107,25 @@ int ParseArgs(int argc, char** argv, Options* o) {
     } else if (neuronmem_decode::ParseConfigFlag(flag, value, &o->config, &error)) {
       ++i;
       if (flag == "--num-blocks") o->num_blocks_given = true;
+    } else if (flag == "--processes" || flag == "--process-index") {
+      char* end = nullptr;
+      const long v = value ? std::strtol(value, &end, 10) : -1;
+      const long low = flag == "--processes" ? 1 : 0;
+      if (!value || *value == '\0' || *end != '\0' || v < low || v > 64) {
+        error = flag + " needs an integer in " + std::to_string(low) + "..64 (got '" + (value ? value : "") + "')";
+      } else if (flag == "--processes") {
+        o->config.tp = static_cast<int>(v);
+      } else {
+        o->process_index = static_cast<int>(v);
+      }
+      ++i;
+    } else if (flag == "--store" || flag == "--interface") {
+      if (!value) {
+        error = flag + " needs a value";
+      } else {
+        (flag == "--store" ? o->store_dir : o->interface) = value;
+      }
+      ++i;
     } else if (flag == "--steps" || flag == "--seed") {
       char* end = nullptr;
       const long long v = value ? std::strtoll(value, &end, 10) : -1;
@@ -128,6 +161,19 @@ int ParseArgs(int argc, char** argv, Options* o) {
   }
   Config& c = o->config;
   if (!o->num_blocks_given) c.num_blocks = c.batch * c.max_blocks;
+  if (o->store_dir.empty() != (o->process_index < 0) || (!o->store_dir.empty() && c.tp < 2)) {
+    std::fprintf(stderr, "%s: --store and --process-index go together, with --processes N (N >= 2)\n", kTool);
+    return 2;
+  }
+  if (c.tp > 1 && (!o->model_path.empty() || !o->weights_path.empty())) {
+    std::fprintf(stderr, "%s: --processes generates its step and weights: no --model or --weights with it\n", kTool);
+    return 2;
+  }
+  if (o->process_index >= c.tp) {
+    std::fprintf(stderr, "%s: --process-index %d is out of range for --processes %d\n", kTool, o->process_index, c.tp);
+    return 2;
+  }
+  c.rank = std::max(0, o->process_index);
   const std::string problem = neuronmem_decode::ValidateConfig(c);
   if (!problem.empty()) {
     std::fprintf(stderr, "%s: %s\n", kTool, problem.c_str());
@@ -301,6 +347,16 @@ int Run(const Options& o) {
   // Weights, two generations of the KV caches (donation hands the memory over), the step's intermediates.
   co.device_bytes_per_core = std::max<uint64_t>(256ull << 20, 3 * arg_bytes + (128ull << 20));
   co.pinned_host_bytes = 64ull << 20;
+  if (c.tp > 1) {
+    // Rank c.rank of a job of c.tp processes, bootstrapped through the directory store.
+    co.struct_size = NEURONMEM_CLIENT_OPTIONS_STRUCT_SIZE;
+    co.process_index = static_cast<uint32_t>(c.rank);
+    co.num_processes = static_cast<uint32_t>(c.tp);
+    co.kv_get = neuronmem_directory_store_get;
+    co.kv_put = neuronmem_directory_store_put;
+    co.kv_user_data = const_cast<char*>(o.store_dir.c_str());
+    if (!o.interface.empty()) co.fabric_interface = o.interface.c_str();
+  }
   neuronmem_decode::PagedAttentionStats kernel_stats;  // the kernel's user data: outlives the client
   Client client;
   std::string e = neuronmem_decode::StatusText(neuronmem_client_create(&co, &client.c));
@@ -342,10 +398,16 @@ int Run(const Options& o) {
   const double compile_ms = runner.compile_ms();
   int32_t* meta[4] = {runner.metadata(0), runner.metadata(1), runner.metadata(2), runner.metadata(3)};
   const std::vector<int32_t> first_tokens = neuronmem_decode::FirstTokens(c);
-  const std::vector<std::vector<float>>& weights = runner.weights();
+  // The reference runs the whole model (a tensor-parallel rank holds its shares of the weights only).
+  Config whole = c;
+  whole.tp = 1;
+  whole.rank = 0;
+  const std::vector<std::vector<float>> whole_weights =
+      c.tp > 1 ? neuronmem_decode::MakeWeights(whole, o.seed) : std::vector<std::vector<float>>();
+  const std::vector<std::vector<float>>& weights = c.tp > 1 ? whole_weights : runner.weights();
 
   neuronmem_decode::Scheduler sched(c);
-  neuronmem_decode::Reference ref(c, weights);
+  neuronmem_decode::Reference ref(whole, weights);
   neuronmem_decode::Metadata md;
   std::vector<int32_t> tokens = first_tokens, next(static_cast<size_t>(c.batch)), ref_next;
   std::vector<float> logits;
@@ -355,6 +417,9 @@ int Run(const Options& o) {
   if (!o.json) {
     std::printf("== decode: batch %d, %d layers, %d steps, attention %s, compiled in %.1f ms\n", c.batch, c.layers,
                 o.steps, attention, compile_ms);
+    if (c.tp > 1)
+      std::printf("  tensor-parallel: process %d of %d, %d of %d heads, %d of %d MLP columns\n", c.rank, c.tp,
+                  c.heads / c.tp, c.heads, c.local_ffn(), c.ffn);
     if (o.weights_path.empty()) {
       std::printf("  weights: generated from seed %" PRIu64 ", one batched upload\n", o.seed);
     } else {
@@ -441,6 +506,8 @@ int Run(const Options& o) {
   if (o.json) {
     std::printf("{\"batch\": %d, \"layers\": %d, \"steps\": %d, \"attention\": \"%s\", \"compile_ms\": %.3f,\n",
                 c.batch, c.layers, o.steps, attention, compile_ms);
+    std::printf(" \"processes\": %d, \"process_index\": %d, \"bytes_between_processes\": %" PRIu64 ",\n", c.tp, c.rank,
+                t.moved.peer_bytes);
     std::printf(
         " \"step_ms\": {\"p50\": %.4f, \"p99\": %.4f, \"total\": %.3f},"
         " \"execute_ms\": {\"p50\": %.4f, \"p99\": %.4f},\n",
@@ -493,6 +560,9 @@ int Run(const Options& o) {
         any = true;
       }
     std::printf("%s\n", any ? "" : " none");
+    if (c.tp > 1)
+      std::printf("  processes: %d; bytes between processes: %s received by process %d (the all_reduces)\n", c.tp,
+                  HumanBytes(t.moved.peer_bytes).c_str(), c.rank);
     std::printf("  implicit copies: %" PRIu64 " (%s)%s\n", t.moved.implicit_copies,
                 HumanBytes(t.moved.implicit_bytes).c_str(), copies_ok ? "" : "  <- must be 0");
     if (kernel)
@@ -516,6 +586,51 @@ int Run(const Options& o) {
   return tokens_ok && copies_ok && kernel_ok ? 0 : 1;
 }
 
+// --processes N without --store: runs this program N times as the processes of one job (the same arguments plus
+// --store DIR --process-index I, DIR a fresh temporary folder); process 0 prints, the others' stdout is dropped.
+// Exits with the first failing process's status (0 when all pass).
+int Spawn(int argc, char** argv, const Options& o) {
+  std::string tmpl = (getenv("TMPDIR") ? std::string(getenv("TMPDIR")) : "/tmp") + "/neuronmem-decode-XXXXXX";
+  if (!mkdtemp(tmpl.data())) {
+    std::fprintf(stderr, "%s: cannot make a store folder: %s\n", kTool, std::strerror(errno));
+    return 1;
+  }
+  std::vector<pid_t> pids;
+  for (int i = 0; i < o.config.tp; ++i) {
+    std::vector<std::string> args(argv, argv + argc);
+    args.insert(args.end(), {"--store", tmpl, "--process-index", std::to_string(i)});
+    std::fflush(stdout);
+    const pid_t pid = fork();
+    if (pid == 0) {
+      if (i > 0 && !std::freopen("/dev/null", "w", stdout)) _exit(1);
+      std::vector<char*> cargs;
+      for (std::string& a : args) cargs.push_back(a.data());
+      cargs.push_back(nullptr);
+      execv("/proc/self/exe", cargs.data());
+      std::fprintf(stderr, "%s: cannot start process %d: %s\n", kTool, i, std::strerror(errno));
+      _exit(1);
+    }
+    if (pid < 0) std::fprintf(stderr, "%s: cannot start process %d: %s\n", kTool, i, std::strerror(errno));
+    pids.push_back(pid);
+  }
+  int result = 0;
+  for (int i = 0; i < static_cast<int>(pids.size()); ++i) {
+    int st = 0;
+    if (pids[i] < 0 || waitpid(pids[i], &st, 0) != pids[i]) {
+      result = result ? result : 1;
+      continue;
+    }
+    const int code = WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+    if (code != 0) {
+      if (!WIFEXITED(st)) std::fprintf(stderr, "%s: process %d ended by signal %d\n", kTool, i, WTERMSIG(st));
+      result = result ? result : code;
+    }
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(tmpl, ec);  // the store's files and folder
+  return result;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -533,5 +648,6 @@ int main(int argc, char** argv) {
                 neuronmem_decode::WeightsFileBytes(o.config), o.seed, o.write_weights_path.c_str());
     return 0;
   }
+  if (o.config.tp > 1 && o.store_dir.empty()) return Spawn(argc, argv, o);
   return Run(o);
 }

@@ -276,7 +276,7 @@ class ExecuteDevicesArgs(ctypes.Structure):
                 ("num_arguments", c_size_t), ("waits", POINTER(EventList)), ("non_donatable", POINTER(c_size_t)),
                 ("num_non_donatable", c_size_t), ("send_callbacks", POINTER(HostCallback)),
                 ("num_send_callbacks", c_size_t), ("recv_callbacks", POINTER(HostCallback)),
-                ("num_recv_callbacks", c_size_t), ("timeout_ns", c_uint64)]
+                ("num_recv_callbacks", c_size_t), ("timeout_ns", c_uint64), ("launch_id", c_uint64)]
 
 
 class ExecutionStats(ctypes.Structure):

@@ -469,6 +469,7 @@ pub struct neuronmem_execute_devices_args_t {
     pub recv_callbacks: *const neuronmem_host_callback_t,
     pub num_recv_callbacks: usize,
     pub timeout_ns: u64,
+    pub launch_id: u64,
 }
 
 #[repr(C)]

@@ -75,7 +75,8 @@ fn rust_layout() -> BTreeMap<(String, String), (usize, usize)> {
                                    non_donatable, num_non_donatable, timeout_ns }
         neuronmem_execute_devices_args_t { struct_size, extension, executable, devices, num_devices, arguments,
                                            num_arguments, waits, non_donatable, num_non_donatable, send_callbacks,
-                                           num_send_callbacks, recv_callbacks, num_recv_callbacks, timeout_ns }
+                                           num_send_callbacks, recv_callbacks, num_recv_callbacks, timeout_ns,
+                                           launch_id }
         neuronmem_host_transfer_t { struct_size, channel_id, device, replica_id, partition_id, tensors,
                                     num_tensors }
         neuronmem_host_callback_t { channel_id, fn_ = "fn", user_data }

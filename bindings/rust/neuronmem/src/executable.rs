@@ -222,6 +222,7 @@ impl<'c> Executable<'c> {
             non_donatable: if non_donatable.is_empty() { ptr::null() } else { non_donatable.as_ptr() },
             num_non_donatable: non_donatable.len(),
             timeout_ns: timeout_ns(timeout),
+            launch_id: 0,
         };
         let mut outs = vec![ptr::null_mut(); n_out.max(1)];
         let (mut done, mut execution) = (ptr::null_mut(), ptr::null_mut());

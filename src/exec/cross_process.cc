@@ -1,0 +1,154 @@
+#include "exec/cross_process.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace neuronmem::exec {
+
+namespace {
+
+constexpr uint64_t kMagic = 0x48434e55414c4d4eull;  // "NMLAUNCH"
+// Payload bytes carried by the first message (with the descriptor); the rest follows in a second one. Small
+// values take one message, and the first message's size never depends on the shapes, so a receive whose
+// shapes differ from the sender's learns it from the descriptor instead of missing the message.
+constexpr size_t kInline = 4000;
+
+// What every message starts with.
+struct Descriptor {
+  uint64_t magic;
+  uint64_t launch_id;
+  uint64_t fingerprint;
+  int64_t channel;
+  uint64_t shape_hash;  // the count, element types and dims of the values
+  uint64_t bytes;       // payload bytes
+  uint32_t from, to;    // global device ids
+  uint32_t n;
+  char op[44];  // the op's name, NUL-terminated (truncated)
+};
+
+uint64_t Mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  return h * 0x100000001b3ull;
+}
+
+uint64_t ShapeHash(const interp::TensorView* v, size_t n) {
+  uint64_t h = Mix(0xcbf29ce484222325ull, n);
+  for (size_t i = 0; i < n; ++i) {
+    h = Mix(h, static_cast<uint64_t>(v[i].type));
+    h = Mix(h, v[i].rank);
+    for (size_t d = 0; d < v[i].rank; ++d) h = Mix(h, static_cast<uint64_t>(v[i].dims[d]));
+  }
+  return h;
+}
+
+size_t TotalBytes(const interp::TensorView* v, size_t n) {
+  size_t total = 0;
+  for (size_t i = 0; i < n; ++i) total += v[i].Bytes();
+  return total;
+}
+
+std::string OpName(std::string_view op) { return std::string(op.substr(0, sizeof(Descriptor::op) - 1)); }
+
+}  // namespace
+
+std::unique_ptr<CrossProcessLaunch> Job::NewLaunch(uint64_t fingerprint, uint64_t launch_id) {
+  const uint64_t sequence = launches_.fetch_add(1, std::memory_order_relaxed);
+  return std::make_unique<CrossProcessLaunch>(*this, sequence, fingerprint, launch_id);
+}
+
+uint64_t CrossProcessLaunch::Tag(uint32_t from, uint32_t to, uint64_t k, int part) const {
+  // 13 bits of launch sequence, 8 + 8 of local core ids (kMaxCores is 64), 17 of message count, 1 of part: 47 bits,
+  // the fabric's user tags. The counts wrap: only messages that far apart could meet, and never within a launch's
+  // window of unreceived messages between one pair.
+  const uint64_t c = job_.cores();
+  return ((sequence_ & 0x1fff) << 34) | ((from % c & 0xff) << 26) | ((to % c & 0xff) << 18) | ((k & 0x1ffff) << 1) |
+         static_cast<uint64_t>(part);
+}
+
+uint64_t CrossProcessLaunch::Next(std::map<std::pair<uint32_t, uint32_t>, uint64_t>& counts, uint32_t from,
+                                  uint32_t to) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return counts[{from, to}]++;
+}
+
+Status CrossProcessLaunch::Send(const interp::OpSite& site, uint32_t from, uint32_t to, const interp::TensorView* data,
+                                size_t n) {
+  const size_t bytes = TotalBytes(data, n);
+  std::vector<char> message(sizeof(Descriptor) + std::max(bytes, kInline));
+  Descriptor d = {};
+  d.magic = kMagic;
+  d.launch_id = launch_id_;
+  d.fingerprint = fingerprint_;
+  d.channel = site.channel;
+  d.shape_hash = ShapeHash(data, n);
+  d.bytes = bytes;
+  d.from = from;
+  d.to = to;
+  d.n = static_cast<uint32_t>(n);
+  const std::string op = OpName(site.op);
+  std::memcpy(d.op, op.c_str(), op.size() + 1);
+  std::memcpy(message.data(), &d, sizeof d);
+  char* at = message.data() + sizeof d;
+  for (size_t i = 0; i < n; ++i) {
+    const size_t b = data[i].Bytes();
+    if (b) std::memcpy(at, data[i].data, b);
+    at += b;
+  }
+  const uint32_t peer = to / job_.cores();
+  const uint64_t k = Next(sent_, from, to);
+  NEURONMEM_RETURN_IF_ERROR(job_.fabric().Send(peer, Tag(from, to, k, 0), message.data(), sizeof d + kInline, site.op));
+  if (bytes > kInline)
+    NEURONMEM_RETURN_IF_ERROR(
+        job_.fabric().Send(peer, Tag(from, to, k, 1), message.data() + sizeof d + kInline, bytes - kInline, site.op));
+  bytes_sent_.fetch_add(bytes, std::memory_order_relaxed);
+  return Ok();
+}
+
+Status CrossProcessLaunch::Recv(const interp::OpSite& site, uint32_t from, uint32_t to,
+                                const interp::TensorView* results, size_t n) {
+  const size_t bytes = TotalBytes(results, n);
+  const uint32_t peer = from / job_.cores();
+  const uint64_t k = Next(received_, from, to);
+  std::vector<char> message(sizeof(Descriptor) + std::max(bytes, kInline));
+  NEURONMEM_RETURN_IF_ERROR(
+      job_.fabric().Recv(peer, Tag(from, to, k, 0), message.data(), sizeof(Descriptor) + kInline, site.op));
+  Descriptor d;
+  std::memcpy(&d, message.data(), sizeof d);
+  d.op[sizeof d.op - 1] = '\0';
+  if (d.magic != kMagic || d.from != from || d.to != to)
+    return FailedPrecondition(
+        "device %u: a message from process %u is not the launch message expected from its device %u", to, peer, from);
+  if (d.fingerprint != fingerprint_ || d.launch_id != launch_id_)
+    return FailedPrecondition(
+        "device %u (process %u) runs %s (launch id %" PRIu64 ", program fingerprint %016" PRIx64
+        ") than device %u of this process (launch id %" PRIu64 ", fingerprint %016" PRIx64
+        "): every process of a job must launch the same program with the same launch id, in the same order",
+        from, peer, d.fingerprint != fingerprint_ ? "another program" : "another launch", d.launch_id, d.fingerprint,
+        to, launch_id_, fingerprint_);
+  // A collective's members meet at the same op; a recv meets its sender's send.
+  const std::string_view expected = site.op == "stablehlo.recv" ? std::string_view("stablehlo.send") : site.op;
+  if (OpName(expected) != d.op || d.channel != site.channel)
+    return FailedPrecondition("device %u waits for device %u (process %u), which reached '%s' on channel %" PRId64
+                              " instead",
+                              to, from, peer, d.op, d.channel);
+  if (d.n != n || d.shape_hash != ShapeHash(results, n) || d.bytes != bytes)
+    return FailedPrecondition("device %u (process %u) sends %u value(s) of %" PRIu64
+                              " bytes, device %u expects %zu value(s) of %zu bytes of other shapes",
+                              from, peer, d.n, d.bytes, to, n, bytes);
+  if (bytes > kInline)
+    NEURONMEM_RETURN_IF_ERROR(
+        job_.fabric().Recv(peer, Tag(from, to, k, 1), message.data() + sizeof d + kInline, bytes - kInline, site.op));
+  const char* at = message.data() + sizeof d;
+  for (size_t i = 0; i < n; ++i) {
+    const size_t b = results[i].Bytes();
+    if (b) std::memcpy(results[i].data, at, b);
+    at += b;
+  }
+  bytes_received_.fetch_add(bytes, std::memory_order_relaxed);
+  return Ok();
+}
+
+}  // namespace neuronmem::exec

@@ -1,0 +1,404 @@
+// Launches across the processes of a job, through the public C API: forked processes (FI_PROVIDER=tcp, or shm
+// where the test says so) each launch their own devices of a program whose process grid spans the job, and every
+// collective and send/recv pattern gives each device what the same launch gives it on one client that has all
+// of the job's devices. Then the failures: processes that launch another program or another launch id, a peer
+// killed before it reaches the collective (the survivor fails in bounded time naming it and stays usable).
+#include <gtest/gtest.h>
+#include <neuronmem/neuronmem.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "dist_test_util.h"
+#include "job_test_util.h"
+
+namespace {
+
+using neuronmem::dist::testing::Code;
+using neuronmem::dist::testing::RunProcesses;
+using neuronmem::dist::testing::TempDir;
+
+// A client: of a job (dir non-empty: process `index` of `n`, through the directory store in dir) or alone.
+neuronmem_client_t* NewClient(uint32_t cores, const std::string& dir, uint32_t index, uint32_t n,
+                              uint64_t peer_timeout_ms = 20000) {
+  neuronmem_client_options_t o = {};
+  o.struct_size = NEURONMEM_CLIENT_OPTIONS_STRUCT_SIZE;
+  o.num_cores = cores;
+  o.device_bytes_per_core = 4 << 20;
+  o.pinned_host_bytes = 32 << 20;
+  o.mlock_mode = NEURONMEM_MLOCK_DISABLED;
+  if (!dir.empty()) {
+    o.process_index = index;
+    o.num_processes = n;
+    o.kv_get = neuronmem_directory_store_get;
+    o.kv_put = neuronmem_directory_store_put;
+    o.kv_user_data = const_cast<char*>(dir.c_str());
+    o.bootstrap_timeout_ns =
+        (getenv("FI_PROVIDER") && std::string(getenv("FI_PROVIDER")) == "shm" ? 5ull : 60ull) * 1000 * 1000 * 1000;
+    o.peer_timeout_ns = peer_timeout_ms * 1000 * 1000;
+  }
+  neuronmem_client_t* c = nullptr;
+  return Code(neuronmem_client_create(&o, &c)) == NEURONMEM_STATUS_OK ? c : nullptr;
+}
+
+neuronmem_executable_t* CompileFor(neuronmem_client_t* c, const std::string& text, uint32_t replicas) {
+  neuronmem_compile_options_t o = {};
+  o.struct_size = sizeof o;
+  o.filename = "job.mlir";
+  o.num_replicas = replicas;
+  neuronmem_executable_t* e = nullptr;
+  return Code(neuronmem_executable_compile_text(c, text.data(), text.size(), &o, &e)) == NEURONMEM_STATUS_OK ? e
+                                                                                                             : nullptr;
+}
+
+std::vector<neuronmem_device_t*> Devices(neuronmem_client_t* c) {
+  neuronmem_device_t* const* d = nullptr;
+  size_t n = 0;
+  if (Code(neuronmem_client_devices(c, &d, &n)) != NEURONMEM_STATUS_OK) return {};
+  return std::vector<neuronmem_device_t*>(d, d + n);
+}
+
+int32_t GlobalId(neuronmem_device_t* d) {
+  neuronmem_device_description_t desc = {};
+  desc.struct_size = NEURONMEM_DEVICE_DESCRIPTION_STRUCT_SIZE;
+  return Code(neuronmem_device_describe(d, &desc)) == NEURONMEM_STATUS_OK ? desc.id : -1;
+}
+
+// Device g's input: elems floats g * 1000 + k + 1.
+std::vector<float> Input(int32_t g, size_t elems) {
+  std::vector<float> v(elems);
+  for (size_t k = 0; k < elems; ++k) v[k] = static_cast<float>(g * 1000 + static_cast<int32_t>(k) + 1);
+  return v;
+}
+
+// One launch of `e` on every device of `c` (device g gets Input(g)); each device's output (out_elems floats) in
+// device order, or the first failure's code and message.
+struct LaunchResult {
+  neuronmem_status_code_t code = NEURONMEM_STATUS_OK;
+  std::string message;
+  std::vector<std::vector<float>> out;
+};
+LaunchResult LaunchAll(neuronmem_client_t* c, neuronmem_executable_t* e, size_t elems, size_t out_elems,
+                       uint64_t launch_id = 0, neuronmem_memory_kind_t kind = NEURONMEM_MEMORY_KIND_DEVICE) {
+  LaunchResult r;
+  std::vector<neuronmem_device_t*> devices = Devices(c);
+  std::vector<neuronmem_buffer_t*> args;
+  for (neuronmem_device_t* d : devices) {
+    std::vector<float> in = Input(GlobalId(d), elems);
+    neuronmem_memory_t* m = nullptr;
+    Code(neuronmem_device_memory_of_kind(d, kind, &m));
+    const int64_t dims[1] = {static_cast<int64_t>(elems)};
+    neuronmem_buffer_from_host_args_t a = {};
+    a.struct_size = sizeof a;
+    a.data = in.data();
+    a.element_type = NEURONMEM_ELEMENT_TYPE_F32;
+    a.dims = dims;
+    a.num_dims = 1;
+    a.memory = m;
+    neuronmem_buffer_t* b = nullptr;
+    neuronmem_event_t* ready = nullptr;
+    if (Code(neuronmem_buffer_from_host(c, &a, &b, &ready, nullptr)) != NEURONMEM_STATUS_OK) {
+      r.code = NEURONMEM_STATUS_INTERNAL;
+      return r;
+    }
+    if (ready) {
+      Code(neuronmem_event_wait(ready, -1));
+      neuronmem_event_destroy(ready);
+    }
+    args.push_back(b);
+  }
+  const size_t n = devices.size();
+  std::vector<neuronmem_buffer_t*> results(n, nullptr);
+  std::vector<neuronmem_event_t*> done(n, nullptr);
+  neuronmem_execute_devices_args_t a = {};
+  a.struct_size = NEURONMEM_EXECUTE_DEVICES_ARGS_STRUCT_SIZE;
+  a.executable = e;
+  a.devices = devices.data();
+  a.num_devices = n;
+  a.arguments = args.data();
+  a.num_arguments = 1;
+  a.launch_id = launch_id;
+  r.code = Code(neuronmem_executable_execute_devices(&a, results.data(), done.data(), nullptr), &r.message);
+  if (r.code == NEURONMEM_STATUS_OK) {
+    for (size_t d = 0; d < n; ++d) {
+      std::string message;
+      neuronmem_status_code_t code = Code(neuronmem_event_wait(done[d], -1), &message);
+      if (code != NEURONMEM_STATUS_OK && r.code == NEURONMEM_STATUS_OK) {
+        r.code = code;
+        r.message = message;
+      }
+      if (code == NEURONMEM_STATUS_OK) {
+        std::vector<float> out(out_elems);
+        neuronmem_buffer_read_args_t ra = {};
+        ra.struct_size = sizeof ra;
+        ra.buffer = results[d];
+        ra.size = out_elems * sizeof(float);
+        ra.dst = out.data();
+        Code(neuronmem_buffer_read(&ra, nullptr));
+        neuronmem_memory_t* m = nullptr;
+        neuronmem_memory_kind_t k = NEURONMEM_MEMORY_KIND_FORCE_32;
+        Code(neuronmem_buffer_memory(results[d], &m));
+        Code(neuronmem_memory_kind(m, &k));
+        if (k != kind) out.push_back(-1.0f);  // the placement changed: never equal to the reference
+        r.out.push_back(std::move(out));
+      }
+      neuronmem_event_destroy(done[d]);
+      neuronmem_buffer_destroy(results[d]);
+    }
+  }
+  for (neuronmem_buffer_t* b : args) neuronmem_buffer_destroy(b);
+  return r;
+}
+
+const char kAdd[] = R"(({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %s = stablehlo.add %a, %b : tensor<f32>
+      stablehlo.return %s : tensor<f32>
+  }) )";
+
+std::string F32(size_t n) { return "tensor<" + std::to_string(n) + "xf32>"; }
+
+// One op on a f32[elems] operand per device.
+std::string Op(const std::string& op, const std::string& attrs, size_t elems, size_t out, const std::string& body = "",
+               const std::string& kind_attr = "") {
+  return "func.func @main(%x: " + F32(elems) + kind_attr + ") -> (" + F32(out) + kind_attr +
+         ") {\n  %r = \"stablehlo." + op + "\"(%x) " + body + "{" + attrs + "} : (" + F32(elems) + ") -> " + F32(out) +
+         "\n  return %r : " + F32(out) + "\n}\n";
+}
+
+std::string Groups(const std::vector<std::vector<int>>& groups) {
+  std::string s = "dense<[";
+  for (size_t g = 0; g < groups.size(); ++g) {
+    s += g ? ", [" : "[";
+    for (size_t k = 0; k < groups[g].size(); ++k) s += (k ? ", " : "") + std::to_string(groups[g][k]);
+    s += "]";
+  }
+  return s + "]> : tensor<" + std::to_string(groups.size()) + "x" + std::to_string(groups[0].size()) + "xi64>";
+}
+
+struct Case {
+  std::string name, text;
+  size_t elems, out;
+  neuronmem_memory_kind_t kind = NEURONMEM_MEMORY_KIND_DEVICE;
+};
+
+// Every collective and send/recv pattern over a job of D devices.
+std::vector<Case> Cases(int D) {
+  std::vector<int> all_ids;
+  std::vector<std::vector<int>> ring, mirror;
+  for (int g = 0; g < D; ++g) {
+    all_ids.push_back(g);
+    ring.push_back({g, (g + 1) % D});
+  }
+  for (int g = 0; g < D / 2; ++g) mirror.push_back({g, D - 1 - g});
+  const std::string all = "replica_groups = " + Groups({all_ids});
+  const std::string pairs = "source_target_pairs = " + Groups(ring);
+  const size_t E = 8;
+  std::vector<Case> c;
+  c.push_back({"all_reduce", Op("all_reduce", all, E, E, kAdd), E, E});
+  c.push_back({"all_reduce mirrored pairs", Op("all_reduce", "replica_groups = " + Groups(mirror), E, E, kAdd), E, E});
+  c.push_back({"all_reduce 64 KiB", Op("all_reduce", all, 16384, 16384, kAdd), 16384, 16384});
+  c.push_back({"all_gather", Op("all_gather", "all_gather_dim = 0 : i64, " + all, E, E * D), E, E * D});
+  c.push_back(
+      {"reduce_scatter", Op("reduce_scatter", "scatter_dimension = 0 : i64, " + all, E, E / D, kAdd), E, E / D});
+  c.push_back({"all_to_all",
+               Op("all_to_all",
+                  "split_dimension = 0 : i64, concat_dimension = 0 : i64, split_count = " + std::to_string(D) +
+                      " : i64, " + all,
+                  E, E),
+               E, E});
+  c.push_back({"collective_permute ring", Op("collective_permute", pairs, E, E), E, E});
+  c.push_back({"collective_permute one pair (non-targets get zeros)",
+               Op("collective_permute", "source_target_pairs = " + Groups({{D - 1, 0}}), E, E), E, E});
+  c.push_back({"collective_broadcast", Op("collective_broadcast", all, E, E), E, E});
+  // Every device sends before it receives: completes only because sends are buffered.
+  c.push_back({"send/recv ring",
+               R"(
+func.func @main(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %t = stablehlo.after_all : !stablehlo.token
+  %s = "stablehlo.send"(%x, %t) {channel_handle = #stablehlo.channel_handle<handle = 3, type = 1>,
+      source_target_pairs = )" +
+                   Groups(ring) + R"(} : (tensor<8xf32>, !stablehlo.token) -> !stablehlo.token
+  %r:2 = "stablehlo.recv"(%s) {channel_handle = #stablehlo.channel_handle<handle = 3, type = 1>,
+      source_target_pairs = )" +
+                   Groups(ring) + R"(} : (!stablehlo.token) -> (tensor<8xf32>, !stablehlo.token)
+  return %r#0 : tensor<8xf32>
+}
+)",
+               E, E});
+  // Two collectives in a row, the second on the first's result.
+  c.push_back({"all_reduce then all_gather",
+               R"(
+func.func @main(%x: tensor<8xf32>) -> tensor<)" +
+                   std::to_string(E * D) + R"(xf32> {
+  %a = "stablehlo.all_reduce"(%x) )" +
+                   kAdd + "{" + all + R"(} : (tensor<8xf32>) -> tensor<8xf32>
+  %b = stablehlo.multiply %a, %x : tensor<8xf32>
+  %r = "stablehlo.all_gather"(%b) {all_gather_dim = 0 : i64, )" +
+                   all + R"(} : (tensor<8xf32>) -> tensor<)" + std::to_string(E * D) + R"(xf32>
+  return %r : tensor<)" +
+                   std::to_string(E * D) + R"(xf32>
+}
+)",
+               E, E * D});
+  // Placement kept across processes: operand and result in pinned_host.
+  Case pinned{"all_reduce in pinned_host", Op("all_reduce", all, E, E, kAdd, " {mhlo.memory_kind = \"pinned_host\"}"),
+              E, E, NEURONMEM_MEMORY_KIND_PINNED_HOST};
+  c.push_back(pinned);
+  return c;
+}
+
+// Process `index` of a job of n processes with `cores` cores each: every case against one client with all the
+// job's devices. Returns 0 or the number of the first failing check.
+int CompareWithOneClient(const std::string& dir, int index, int n, uint32_t cores) {
+  const int D = n * static_cast<int>(cores);
+  neuronmem_client_t* job = NewClient(cores, dir, index, n);
+  CHILD_CHECK(job != nullptr, 1);
+  neuronmem_client_t* one = NewClient(static_cast<uint32_t>(D), "", 0, 1);
+  CHILD_CHECK(one != nullptr, 2);
+  const uint32_t first = static_cast<uint32_t>(index) * cores;
+  int failures = 0;
+  for (const Case& c : Cases(D)) {
+    neuronmem_executable_t* e = CompileFor(job, c.text, static_cast<uint32_t>(D));
+    neuronmem_executable_t* r = CompileFor(one, c.text, static_cast<uint32_t>(D));
+    CHILD_CHECK(e != nullptr && r != nullptr, 3);
+    LaunchResult got = LaunchAll(job, e, c.elems, c.out, 0, c.kind);
+    LaunchResult want = LaunchAll(one, r, c.elems, c.out, 0, c.kind);
+    if (got.code != NEURONMEM_STATUS_OK || want.code != NEURONMEM_STATUS_OK ||
+        want.out.size() != static_cast<size_t>(D) || got.out.size() != cores) {
+      fprintf(stderr, "process %d: case '%s' failed: %s / %s\n", index, c.name.c_str(), got.message.c_str(),
+              want.message.c_str());
+      ++failures;
+    } else {
+      for (uint32_t l = 0; l < cores; ++l) {
+        if (got.out[l] != want.out[first + l]) {
+          fprintf(stderr, "process %d: case '%s': device %u differs from the one-client launch\n", index,
+                  c.name.c_str(), first + l);
+          ++failures;
+        }
+      }
+    }
+    neuronmem_executable_destroy(e);
+    neuronmem_executable_destroy(r);
+  }
+  CHILD_CHECK(failures == 0, 4);
+  CHILD_CHECK(Code(neuronmem_client_destroy(one)) == NEURONMEM_STATUS_OK, 5);
+  CHILD_CHECK(Code(neuronmem_client_destroy(job)) == NEURONMEM_STATUS_OK, 6);
+  return 0;
+}
+
+TEST(LaunchJob, TwoProcessesOfOneCoreMatchOneClient) {
+  TempDir dir;
+  auto codes = RunProcesses(2, [&](int i) { return CompareWithOneClient(dir.path(), i, 2, 1); });
+  EXPECT_EQ(codes, (std::vector<int>{0, 0}));
+}
+
+TEST(LaunchJob, TwoProcessesOfTwoCoresMatchOneClient) {
+  TempDir dir;
+  auto codes = RunProcesses(2, [&](int i) { return CompareWithOneClient(dir.path(), i, 2, 2); });
+  EXPECT_EQ(codes, (std::vector<int>{0, 0}));
+}
+
+TEST(LaunchJob, FourProcessesMatchOneClient) {
+  TempDir dir;
+  auto codes = RunProcesses(4, [&](int i) { return CompareWithOneClient(dir.path(), i, 4, 1); });
+  EXPECT_EQ(codes, (std::vector<int>{0, 0, 0, 0}));
+}
+
+TEST(LaunchJob, SharedMemoryProviderWhereOffered) {
+  // The shm provider is libfabric's for one host; the environment of this test names tcp, so ask for shm here.
+  TempDir dir;
+  auto codes = RunProcesses(2, [&](int i) {
+    setenv("FI_PROVIDER", "shm", 1);
+    return CompareWithOneClient(dir.path(), i, 2, 1);
+  });
+  if (codes != std::vector<int>{0, 0}) {
+    // Exit code 1 on both: the client could not be created, i.e. libfabric offers no shm RDM provider here.
+    if (codes == std::vector<int>{1, 1})
+      GTEST_SKIP() << "libfabric's shm provider cannot open an endpoint here (its status is in the log above)";
+  }
+  EXPECT_EQ(codes, (std::vector<int>{0, 0}));
+}
+
+const std::string kAllReduce2 = Op("all_reduce", "replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>", 8, 8, kAdd);
+
+TEST(LaunchJob, ProcessesThatLaunchAnotherProgramOrLaunchIdFail) {
+  TempDir dir;
+  auto codes = RunProcesses(2, [&](int i) {
+    neuronmem_client_t* c = NewClient(1, dir.path(), i, 2);
+    CHILD_CHECK(c != nullptr, 1);
+    // Another launch id on each side.
+    neuronmem_executable_t* e = CompileFor(c, kAllReduce2, 2);
+    CHILD_CHECK(e != nullptr, 2);
+    LaunchResult r = LaunchAll(c, e, 8, 8, /*launch_id=*/10 + i);
+    CHILD_CHECK(r.code == NEURONMEM_STATUS_FAILED_PRECONDITION, 3);
+    CHILD_CHECK(r.message.find("launch id " + std::to_string(11 - i)) != std::string::npos, 4);
+    CHILD_CHECK(r.message.find("all_reduce") != std::string::npos, 5);
+    // Another program: process 1 multiplies where process 0 adds.
+    std::string other = kAllReduce2;
+    if (i == 1) other.replace(other.find("stablehlo.add"), strlen("stablehlo.add"), "stablehlo.multiply");
+    neuronmem_executable_t* f = CompileFor(c, other, 2);
+    CHILD_CHECK(f != nullptr, 6);
+    r = LaunchAll(c, f, 8, 8, 7);
+    CHILD_CHECK(r.code == NEURONMEM_STATUS_FAILED_PRECONDITION, 7);
+    CHILD_CHECK(r.message.find("another program") != std::string::npos, 8);
+    // Then the same program and id again: the job still works.
+    r = LaunchAll(c, e, 8, 8, 8);
+    CHILD_CHECK(r.code == NEURONMEM_STATUS_OK && r.out.size() == 1, 9);
+    CHILD_CHECK(r.out[0][0] == 1 + 1001, 10);
+    neuronmem_executable_destroy(e);
+    neuronmem_executable_destroy(f);
+    CHILD_CHECK(Code(neuronmem_client_destroy(c)) == NEURONMEM_STATUS_OK, 11);
+    return 0;
+  });
+  EXPECT_EQ(codes, (std::vector<int>{0, 0}));
+}
+
+TEST(LaunchJob, APeerKilledBeforeTheCollectiveFailsTheSurvivorInBoundedTime) {
+  TempDir dir;
+  auto codes = RunProcesses(2, [&](int i) {
+    neuronmem_client_t* c = NewClient(1, dir.path(), i, 2, /*peer_timeout_ms=*/1500);
+    CHILD_CHECK(c != nullptr, 1);
+    neuronmem_executable_t* e = CompileFor(c, kAllReduce2, 2);
+    CHILD_CHECK(e != nullptr, 2);
+    LaunchResult r = LaunchAll(c, e, 8, 8);  // one launch together first
+    CHILD_CHECK(r.code == NEURONMEM_STATUS_OK, 3);
+    // Process 1 dies once process 0 has its message (so the first launch cannot lose it).
+    void* store = const_cast<char*>(dir.path().c_str());
+    if (i == 0)
+      CHILD_CHECK(Code(neuronmem_directory_store_put(store, "first", 5, "done", 4)) == NEURONMEM_STATUS_OK, 11);
+    if (i == 1) {
+      char* value = nullptr;
+      size_t size = 0;
+      Code(neuronmem_directory_store_get(store, "first", 5, 60000000000ull, &value, &size));
+      free(value);
+      raise(SIGKILL);
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    r = LaunchAll(c, e, 8, 8);
+    const auto waited = std::chrono::steady_clock::now() - t0;
+    CHILD_CHECK(r.code == NEURONMEM_STATUS_UNAVAILABLE, 4);
+    CHILD_CHECK(r.message.find("process 1") != std::string::npos, 5);
+    CHILD_CHECK(r.message.find("all_reduce") != std::string::npos, 6);
+    CHILD_CHECK(waited < std::chrono::seconds(10), 7);
+    // The survivor's local work goes on.
+    const std::string local = R"(
+func.func @main(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %r = stablehlo.add %x, %x : tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+)";
+    neuronmem_executable_t* l = CompileFor(c, local, 1);
+    CHILD_CHECK(l != nullptr, 8);
+    r = LaunchAll(c, l, 8, 8);
+    CHILD_CHECK(r.code == NEURONMEM_STATUS_OK && r.out.size() == 1 && r.out[0][0] == 2, 9);
+    neuronmem_executable_destroy(e);
+    neuronmem_executable_destroy(l);
+    CHILD_CHECK(Code(neuronmem_client_destroy(c)) == NEURONMEM_STATUS_OK, 10);
+    return 0;
+  });
+  EXPECT_EQ(codes, (std::vector<int>{0, 128 + SIGKILL}));
+}
+
+}  // namespace
