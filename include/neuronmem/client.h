@@ -41,8 +41,10 @@ typedef enum neuronmem_mlock_mode {
  * get: waits up to timeout_ns for `key` (key_size bytes, not NUL-terminated); on success returns NULL with
  * *out_value a copy of the value allocated with malloc(3) (the library frees it with free(3)) and
  * *out_value_size its size; returns DEADLINE_EXCEEDED or NOT_FOUND when the key is still absent, any other
- * status on failure. put: sets `key` to `value`; returns NULL or a status. The library takes ownership of
- * every status the callbacks return. */
+ * status on failure (a value it left in *out_value is freed then too). put: sets `key` to `value`; returns
+ * NULL or a status. The library takes ownership of every status the callbacks return; a failure of either
+ * fails neuronmem_client_create with the callback's code (NOT_FOUND from get as DEADLINE_EXCEEDED), the
+ * message naming the call and key ("bootstrap: ...: kv_get('key'): ..."), and nothing of the client stays. */
 typedef neuronmem_status_t* (*neuronmem_kv_get_fn)(void* user_data, const char* key, size_t key_size,
                                                    uint64_t timeout_ns, char** out_value, size_t* out_value_size);
 typedef neuronmem_status_t* (*neuronmem_kv_put_fn)(void* user_data, const char* key, size_t key_size, const char* value,

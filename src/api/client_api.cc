@@ -76,12 +76,13 @@ class CallbackStore final : public neuronmem::dist::KvStore {
     char* v = nullptr;
     size_t n = 0;
     const uint64_t ns = static_cast<uint64_t>(timeout.count()) * 1000000u;
-    neuronmem::Status s(get_(user_, key.data(), key.size(), ns, &v, &n));
+    neuronmem_status_t* returned = get_(user_, key.data(), key.size(), ns, &v, &n);
+    std::unique_ptr<char, decltype(&free)> owned(v, &free);  // whatever it returned: the value is ours
+    neuronmem::Status s = neuronmem::api::CallbackResult(returned, "kv_get");
     if (s) {
       if (s->code == NEURONMEM_STATUS_NOT_FOUND) s->code = NEURONMEM_STATUS_DEADLINE_EXCEEDED;  // absent: waited
       return neuronmem::Annotate(std::move(s), "kv_get('" + key + "')");
     }
-    std::unique_ptr<char, decltype(&free)> owned(v, &free);
     if (v == nullptr && n > 0) return InvalidArgument("kv_get('%s') succeeded without a value", key.c_str());
     if (n > neuronmem::dist::kMaxStoreValueBytes) {
       return InvalidArgument("kv_get('%s') returned %zu bytes (at most %zu)", key.c_str(), n,
@@ -92,8 +93,9 @@ class CallbackStore final : public neuronmem::dist::KvStore {
   }
 
   neuronmem::Status Put(const std::string& key, const std::string& value) override {
-    return neuronmem::Annotate(neuronmem::Status(put_(user_, key.data(), key.size(), value.data(), value.size())),
-                               "kv_put('" + key + "')");
+    return neuronmem::Annotate(
+        neuronmem::api::CallbackResult(put_(user_, key.data(), key.size(), value.data(), value.size()), "kv_put"),
+        "kv_put('" + key + "')");
   }
 
  private:

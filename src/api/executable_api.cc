@@ -193,7 +193,7 @@ neuronmem_status_t* AddHostCallbacks(const neuronmem_host_callback_t* cbs, size_
       // The callback runs on the core's launch thread: a blocking call into the library there could wait for
       // the launch it is part of, so it is refused (api::RefuseBlockingInCallback).
       neuronmem::CallerCallbackScope in_callback("a host-transfer callback (neuronmem_host_callback_fn_t)");
-      return neuronmem::Status(c.fn(&h, c.user_data));
+      return neuronmem::api::CallbackResult(c.fn(&h, c.user_data), "the host-transfer callback");
     };
     if (!out->emplace(c.channel_id, fn).second)
       return InvalidArgument("args->%s lists channel %lld twice", what, static_cast<long long>(c.channel_id)).release();
@@ -559,7 +559,7 @@ neuronmem_status_t* neuronmem_client_register_kernel(neuronmem_client_t* client,
         // A kernel runs on the core's thread or a oneTBB worker: a blocking call into the library there could
         // wait for the very execution it is part of, so it is refused (api::RefuseBlockingInCallback).
         neuronmem::CallerCallbackScope in_kernel("a kernel (neuronmem_kernel_fn_t)");
-        return neuronmem::Status(fn(&call, user_data));
+        return neuronmem::api::CallbackResult(fn(&call, user_data), "the kernel");
       });
   return s.release();
   NEURONMEM_API_END

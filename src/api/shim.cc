@@ -2,6 +2,10 @@
 
 #include <neuronmem/neuronmem.h>
 
+#include <string>
+
+#include "base/fault.h"
+
 // Every growable struct of the public headers, against its published size.
 NEURONMEM_ASSERT_STRUCT_SIZE(neuronmem_extension_base_t, NEURONMEM_EXTENSION_BASE_STRUCT_SIZE);
 NEURONMEM_ASSERT_STRUCT_SIZE(neuronmem_client_options_t, NEURONMEM_CLIENT_OPTIONS_STRUCT_SIZE);
@@ -68,6 +72,14 @@ Status RefuseBlockingInCallback(const char* call) {
       "%s inside %s: it runs on a library thread that completes transfers or executions, so blocking there can "
       "wait for itself; pass an out event instead and return from the callback",
       call, where);
+}
+
+Status CallbackResult(neuronmem_status_t* returned, const char* what) {
+  Status s(returned);
+  if (fault::Hit(fault::Site::kCallback)) {
+    return MakeStatus(NEURONMEM_STATUS_ABORTED, std::string("injected fault: ") + what + " failed");
+  }
+  return s;
 }
 
 Status WaitList(const neuronmem_event_list_t& list, const char* where, Span<Event* const>* out) {

@@ -58,6 +58,11 @@ Status WaitList(const neuronmem_event_list_t& list, const char* where, Span<Even
 // "Callbacks"). OK elsewhere.
 Status RefuseBlockingInCallback(const char* call);
 
+// What a caller's callback returned (the library owns the status). With the test-only fault site
+// fault::Site::kCallback armed, a callback that succeeded fails instead: ABORTED "injected fault: <what>
+// failed" (base/fault.h), so tests can show every callback's failure gives its documented status.
+Status CallbackResult(neuronmem_status_t* returned, const char* what);
+
 }  // namespace neuronmem::api
 
 // Returns INVALID_ARGUMENT from the enclosing C entry point when `arg` is NULL.

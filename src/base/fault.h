@@ -19,6 +19,8 @@ enum class Site : uint8_t {
                       // published (the ring is never entered again: this read and later ones use pread)
   kUringComplete,     // copy::FileReader: an io_uring read completes with an I/O error (EIO)
   kShortRead,         // copy::FileReader: an io_uring read completes with half its bytes (the rest: pread)
+  kCallback,          // api: a caller's callback that returns a status (a kernel, a send or recv callback, kv_get,
+                      // kv_put) fails after it ran: what it returned is released and ABORTED stands in for it
   kCount
 };
 

@@ -78,6 +78,10 @@ inline std::string_view Trim(std::string_view s) { return TrimRight(TrimLeft(s))
 class Lexer {
  public:
   explicit Lexer(std::string_view src) : src_(src) {}
+  // A lexer over `src` starting at `offset`, which is at `loc` (where another lexer over the same text found a
+  // token): a type body read as raw text can be lexed again from inside, with the right locations.
+  Lexer(std::string_view src, size_t offset, Location loc)
+      : src_(src), pos_(offset), line_(loc.line), line_start_(offset - (loc.column - 1)) {}
 
   const Token& Peek() {
     if (!has_peek_) {

@@ -242,6 +242,12 @@ class Parser {
 
   // ---- types (types.cc) ----
   Type ParseType(int depth);
+  // `!quant.uniform<...>` after its `!quant.*` token (`bang`): per tensor `<i8:f32, 0.5:-3>`, per axis
+  // `<i8:f32:1, {0.5:-3, 0.25}>`, a storage range `<i8<-127:127>:f32, ...>`; a missing zero point is 0.
+  const QuantType* ParseQuantType(const Token& bang, int depth);
+  // The quantized element type that starts at `body[at]`, inside the raw body of `tensor<` at `open`: lexed
+  // again from there by ParseQuantType; nothing but an encoding (`, ...`) may follow it in the body.
+  const QuantType* ParseQuantInTensor(const Token& open, std::string_view body, size_t at, int depth);
   void ParseTypeList(std::vector<Type>* out, const char* close, const char* context, int depth);
 
   Lexer lex_;

@@ -24,6 +24,30 @@ func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
 }
 )";
 
+// An NKI kernel call (AwsNeuronCustomNativeKernel) of func_name "nki_add" on a grid of [4] (the backend_config is
+// base64 of {"func_name":"nki_add","grid":[4]}): c = a + b on f32[8].
+inline constexpr char kNkiAdd[] = R"(
+func.func @main(%a: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = stablehlo.custom_call @AwsNeuronCustomNativeKernel(%a, %b)
+      {backend_config = "eyJmdW5jX25hbWUiOiJua2lfYWRkIiwiZ3JpZCI6WzRdfQ=="}
+      : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+)";
+
+// Sends its operand to the host on channel 5, receives a value from the host on channel 6, adds them.
+inline constexpr char kHostRoundTrip[] = R"(
+func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %t = stablehlo.after_all : !stablehlo.token
+  %s = "stablehlo.send"(%x, %t) {channel_handle = #stablehlo.channel_handle<handle = 5, type = 2>,
+      is_host_transfer = true} : (tensor<2xf32>, !stablehlo.token) -> !stablehlo.token
+  %r:2 = "stablehlo.recv"(%s) {channel_handle = #stablehlo.channel_handle<handle = 6, type = 3>,
+      is_host_transfer = true} : (!stablehlo.token) -> (tensor<2xf32>, !stablehlo.token)
+  %y = stablehlo.add %x, %r#0 : tensor<2xf32>
+  return %y : tensor<2xf32>
+}
+)";
+
 class ExecTest : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_OK(MakeClient(64u << 20, 1, &client_)); }

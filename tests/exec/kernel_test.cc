@@ -86,14 +86,7 @@ func.func @main(%a: tensor<4xf32> {mhlo.memory_kind = "pinned_host"}) -> tensor<
 }
 )";
 
-const char kNki[] = R"(
-func.func @main(%a: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<8xf32> {
-  %0 = stablehlo.custom_call @AwsNeuronCustomNativeKernel(%a, %b)
-      {backend_config = "eyJmdW5jX25hbWUiOiJua2lfYWRkIiwiZ3JpZCI6WzRdfQ=="}
-      : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
-  return %0 : tensor<8xf32>
-}
-)";
+constexpr const char* kNki = kNkiAdd;
 
 TEST_F(KernelTest, KernelByTargetReadsPinnedHostInPlace) {
   Seen seen;

@@ -43,18 +43,7 @@ const char kAdd[] = R"(({
       stablehlo.return %s : tensor<f32>
   }) )";
 
-// Sends its operand to the host on channel 5, receives a value from the host on channel 6, adds them.
-const char kHost[] = R"(
-func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
-  %t = stablehlo.after_all : !stablehlo.token
-  %s = "stablehlo.send"(%x, %t) {channel_handle = #stablehlo.channel_handle<handle = 5, type = 2>,
-      is_host_transfer = true} : (tensor<2xf32>, !stablehlo.token) -> !stablehlo.token
-  %r:2 = "stablehlo.recv"(%s) {channel_handle = #stablehlo.channel_handle<handle = 6, type = 3>,
-      is_host_transfer = true} : (!stablehlo.token) -> (tensor<2xf32>, !stablehlo.token)
-  %y = stablehlo.add %x, %r#0 : tensor<2xf32>
-  return %y : tensor<2xf32>
-}
-)";
+constexpr const char* kHost = kHostRoundTrip;
 
 class PeerTest : public ExecTest {
  protected:

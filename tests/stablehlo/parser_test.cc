@@ -110,6 +110,98 @@ TEST(Parser, QuantizedElementTypes) {
   EXPECT_NE(m.find("not a float type"), std::string::npos) << m;
 }
 
+// Quantized types are read on the lexer's tokens, as element types of tensors and as types of their own.
+TEST(Parser, QuantizedTypeForms) {
+  auto mods = MustParse(R"(func.func @main(%a: !quant.uniform<i8:f32, 0.5:-3>,
+    %b: !quant.uniform<u8<1:200>:bf16:2, {1.0:1,2.0:2, 3e-1}>,
+    %c: tensor<2x!quant.uniform<i16 : f16 , +0.125 : +4 >>,
+    %d: tensor<5x!quant.uniform<i32:f32:0, {-2.5E-3:-7}>, #enc>,
+    %e: tensor<!quant.uniform<ui4:f32,
+           0.75>>) -> () {
+  return
+})");
+  ASSERT_EQ(mods.size(), 1u);
+  const Function& f = mods[0].functions.at(0);
+  const Type& a = f.args.at(0).type;
+  EXPECT_EQ(a.kind, Type::Kind::kScalar);
+  ASSERT_NE(a.quant, nullptr);
+  EXPECT_EQ(a.element, ElementType::kS8);
+  EXPECT_EQ(a.quant->scales, (std::vector<double>{0.5}));
+  EXPECT_EQ(a.quant->zero_points, (std::vector<int64_t>{-3}));
+  EXPECT_EQ(a.text, "!quant.uniform<i8:f32, 0.5:-3>");
+  const Type& b = f.args.at(1).type;
+  ASSERT_NE(b.quant, nullptr);
+  EXPECT_EQ(b.element, ElementType::kU8);
+  EXPECT_EQ(b.quant->expressed, ElementType::kBF16);
+  EXPECT_EQ(b.quant->storage_min, 1);
+  EXPECT_EQ(b.quant->storage_max, 200);
+  EXPECT_EQ(b.quant->axis, 2);
+  EXPECT_EQ(b.quant->scales, (std::vector<double>{1.0, 2.0, 0.3}));
+  EXPECT_EQ(b.quant->zero_points, (std::vector<int64_t>{1, 2, 0}));
+  const Type& c = f.args.at(2).type;
+  ASSERT_NE(c.quant, nullptr);
+  EXPECT_EQ(c.kind, Type::Kind::kTensor);
+  EXPECT_EQ(c.element, ElementType::kS16);
+  EXPECT_EQ(c.quant->expressed, ElementType::kF16);
+  EXPECT_EQ(c.quant->scales, (std::vector<double>{0.125}));
+  EXPECT_EQ(c.quant->zero_points, (std::vector<int64_t>{4}));
+  EXPECT_EQ(c.dims, (std::vector<int64_t>{2}));
+  const Type& d = f.args.at(3).type;
+  ASSERT_NE(d.quant, nullptr);
+  EXPECT_EQ(d.element, ElementType::kS32);
+  EXPECT_EQ(d.quant->axis, 0);
+  EXPECT_EQ(d.quant->scales, (std::vector<double>{-2.5e-3}));
+  EXPECT_EQ(d.quant->zero_points, (std::vector<int64_t>{-7}));
+  EXPECT_EQ(d.quant->storage_min, INT32_MIN);
+  const Type& e = f.args.at(4).type;
+  ASSERT_NE(e.quant, nullptr);
+  EXPECT_EQ(e.element, ElementType::kU4);
+  EXPECT_EQ(e.quant->storage_max, 15);
+  EXPECT_TRUE(e.dims.empty());
+}
+
+// A malformed quantized type is a parse error at the token that is wrong (line:column), inside tensor<...>
+// too, and the parser goes on with the right locations after a quantized type that spans lines.
+TEST(Parser, MalformedQuantizedTypesNameTheirLocation) {
+  struct Case {
+    const char* type;     // the type of %a, on line 2 from column 9
+    const char* message;  // in the error
+    const char* at;       // the error's column is where this first occurs in `type` (NULL: line 3, column 9)
+  };
+  const Case cases[] = {
+      {"tensor<2x!quant.uniform<i8:f32>>", "expected ',' before the scale, at '>'", ">>"},
+      {"tensor<2x!quant.uniform<i8:f32:1, 0.5>>", "per-axis scales need {...}", "0.5"},
+      {"tensor<2x!quant.uniform<i8<5:1>:f32, 0.5>>", "min > max", "5:"},
+      {"tensor<2x!quant.any<i8:f32>>", "only !quant.uniform", "!"},
+      {"tensor<2x!quant.uniform<i8:i32, 0.5>>", "not a float type, at 'i32'", "i32"},
+      {"tensor<2x!quant.uniform<f32x:f32, 0.5>>", "expected a storage type", "f32x"},
+      {"tensor<2x!quant.uniform<i8:f32, abc>>", "expected a number (the scale)", "abc"},
+      {"tensor<2x!quant.uniform<i8:f32, 0.5:1.5>>", "expected an integer (the zero point)", "1.5"},
+      {"tensor<2x!quant.uniform<i8:f32, 0.5:99999999999999999999>>", "expected an integer", "999"},
+      {"tensor<2x!quant.uniform<i8:f32:{1:2}, {0.5}>>", "sub-channel", "{"},
+      {"tensor<2x!quant.uniform<i8:f32:65, {0.5}>>", "quantized dimension out of range", "65"},
+      {"tensor<2x!quant.uniform<i8:f32:0, {0.5, 0.25>>", "expected '}'", ">>"},
+      {"tensor<2x!quant.uniform<i8:f32, 0.5> x>", "unexpected 'x' after the quantized type", "x>"},
+      {"!quant.uniform<i8<1:2:f32, 0.5>", "expected '>' to close the storage range", ":f32"},
+      {"!quant.uniform<i8:f32, {0.5}>", "without a quantized dimension", "{"},
+      {"!quant.uniform<i8:f32, 0.5 -> ()", "expected '>' to close !quant.uniform", "->"},
+      {"!quant.uniform i8", "expected '<'", "i8"},
+      {"tensor<2x!quant.uniform<i8:f32,\n    0.5:x>>", "expected an integer (the zero point)", nullptr},
+  };
+  for (const Case& c : cases) {
+    const std::string type = c.type;
+    const std::string m = ParseError("func.func @main(\n    %a: " + type + ") -> () {\n}\n");
+    EXPECT_NE(m.find(c.message), std::string::npos) << type << ": " << m;
+    const std::string where =
+        c.at ? "bad.mlir:2:" + std::to_string(9 + type.find(c.at)) + ": " : std::string("bad.mlir:3:9: ");
+    EXPECT_EQ(m.rfind(where, 0), 0u) << type << ": " << m;
+  }
+  // After a quantized tensor type over two lines, locations are still the source's.
+  const std::string m =
+      ParseError("func.func @main(%a: tensor<2x!quant.uniform<i8:f32,\n 0.5>>) -> () {\n  %0 = stablehlo.bogus(\n}\n");
+  EXPECT_EQ(m.rfind("bad.mlir:3:", 0), 0u) << m;
+}
+
 TEST(Parser, ReduceSumFileStructure) {
   auto mods = MustParse(R"(
 module @jit_main attributes {mhlo.num_partitions = 1 : i32} {
