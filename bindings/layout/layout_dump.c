@@ -139,6 +139,7 @@ int main(void) {
   FIELD(neuronmem_manifest_counts_t, num_custom_call_targets);
   FIELD(neuronmem_manifest_counts_t, num_channels);
   FIELD(neuronmem_manifest_counts_t, num_warnings);
+  FIELD(neuronmem_manifest_counts_t, num_composites);
   STRUCT(neuronmem_manifest_value_t, NEURONMEM_MANIFEST_VALUE_STRUCT_SIZE);
   FIELD(neuronmem_manifest_value_t, struct_size);
   FIELD(neuronmem_manifest_value_t, index);
@@ -194,6 +195,15 @@ int main(void) {
   FIELD(neuronmem_manifest_channel_t, num_payloads);
   FIELD(neuronmem_manifest_channel_t, line);
   FIELD(neuronmem_manifest_channel_t, column);
+  STRUCT(neuronmem_manifest_composite_t, NEURONMEM_MANIFEST_COMPOSITE_STRUCT_SIZE);
+  FIELD(neuronmem_manifest_composite_t, struct_size);
+  FIELD(neuronmem_manifest_composite_t, function);
+  FIELD(neuronmem_manifest_composite_t, name);
+  FIELD(neuronmem_manifest_composite_t, decomposition);
+  FIELD(neuronmem_manifest_composite_t, version);
+  FIELD(neuronmem_manifest_composite_t, num_attributes);
+  FIELD(neuronmem_manifest_composite_t, line);
+  FIELD(neuronmem_manifest_composite_t, column);
   STRUCT(neuronmem_manifest_upload_args_t, NEURONMEM_MANIFEST_UPLOAD_ARGS_STRUCT_SIZE);
   FIELD(neuronmem_manifest_upload_args_t, struct_size);
   FIELD(neuronmem_manifest_upload_args_t, extension);

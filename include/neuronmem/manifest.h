@@ -56,9 +56,10 @@ typedef struct neuronmem_manifest_counts {
   size_t num_kernels;
   size_t num_custom_call_targets;
   size_t num_channels;
-  size_t num_warnings; /* neuronmem_manifest_warning; filled when struct_size covers it */
+  size_t num_warnings;   /* neuronmem_manifest_warning; filled when struct_size covers it */
+  size_t num_composites; /* neuronmem_manifest_composite; filled when struct_size covers it */
 } neuronmem_manifest_counts_t;
-#define NEURONMEM_MANIFEST_COUNTS_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_manifest_counts_t, num_warnings)
+#define NEURONMEM_MANIFEST_COUNTS_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_manifest_counts_t, num_composites)
 
 /* An argument or result of the entry function. Growable output struct. */
 typedef struct neuronmem_manifest_value {
@@ -126,6 +127,20 @@ typedef struct neuronmem_manifest_channel {
   uint32_t line, column;
 } neuronmem_manifest_channel_t;
 #define NEURONMEM_MANIFEST_CHANNEL_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_manifest_channel_t, column)
+
+/* A stablehlo.composite (jax.lax.composite, quantized patterns): it runs its decomposition function unless a
+ * kernel registered under its name takes it over (docs/executor.md, "Custom kernels"). Growable output
+ * struct. */
+typedef struct neuronmem_manifest_composite {
+  size_t struct_size;
+  neuronmem_string_t function;      /* the function containing it */
+  neuronmem_string_t name;          /* "my_namespace.my_op" */
+  neuronmem_string_t decomposition; /* the function it stands for, without '@' */
+  int64_t version;                  /* 0 when absent (the spec's default) */
+  size_t num_attributes;            /* composite_attributes: neuronmem_manifest_composite_attribute */
+  uint32_t line, column;
+} neuronmem_manifest_composite_t;
+#define NEURONMEM_MANIFEST_COMPOSITE_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_manifest_composite_t, column)
 
 /* Loads the manifest of the entry function from StableHLO text (`size` bytes, need not be NUL-terminated).
  * options: nullable. out: required, owned. Returns INVALID_ARGUMENT ("file:line:col: message" for bad text
@@ -209,6 +224,17 @@ NEURONMEM_API neuronmem_status_t* neuronmem_manifest_custom_call_target(const ne
 /* send / recv `index` with its channel and source-target pairs. */
 NEURONMEM_API neuronmem_status_t* neuronmem_manifest_channel(const neuronmem_manifest_t* manifest, size_t index,
                                                              neuronmem_manifest_channel_t* out);
+
+/* Composite `index`, in walk order (the entry function, then each function at its first call or composite). */
+NEURONMEM_API neuronmem_status_t* neuronmem_manifest_composite(const neuronmem_manifest_t* manifest, size_t index,
+                                                               neuronmem_manifest_composite_t* out);
+/* Entry `attr` of composite `index`'s composite_attributes, in the order written: its key and its value as
+ * written ("2 : i64", "dense<1.0> : tensor<f32>"; a string without its quotes). OUT_OF_RANGE for a bad index or
+ * attr. */
+NEURONMEM_API neuronmem_status_t* neuronmem_manifest_composite_attribute(const neuronmem_manifest_t* manifest,
+                                                                         size_t index, size_t attr,
+                                                                         neuronmem_string_t* out_key,
+                                                                         neuronmem_string_t* out_value);
 
 /* Warning `index` (borrowed), "file:line:col: message": what the loader accepted but skipped (an op of an
  * unknown dialect in custom form, whose placement it therefore cannot follow). OUT_OF_RANGE past the last. */

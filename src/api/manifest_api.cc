@@ -179,6 +179,9 @@ neuronmem_status_t* neuronmem_manifest_counts(const neuronmem_manifest_t* manife
   if (out->struct_size >= NEURONMEM_MIN_SIZE(neuronmem_manifest_counts_t, num_warnings)) {
     out->num_warnings = m.warnings.size();
   }
+  if (out->struct_size >= NEURONMEM_MIN_SIZE(neuronmem_manifest_counts_t, num_composites)) {
+    out->num_composites = m.composites.size();
+  }
   return nullptr;
 }
 
@@ -331,6 +334,40 @@ neuronmem_status_t* neuronmem_manifest_channel(const neuronmem_manifest_t* manif
   out->num_payloads = c.payload.size();
   out->line = c.loc.line;
   out->column = c.loc.column;
+  return nullptr;
+}
+
+neuronmem_status_t* neuronmem_manifest_composite(const neuronmem_manifest_t* manifest, size_t index,
+                                                 neuronmem_manifest_composite_t* out) {
+  NEURONMEM_REQUIRE(manifest);
+  NEURONMEM_REQUIRE(out);
+  NEURONMEM_CHECK_STRUCT_SIZE(out, neuronmem_manifest_composite_t, column);
+  if (index >= manifest->m.composites.size()) {
+    return OutOfRange("composite %zu does not exist: the manifest has %zu", index, manifest->m.composites.size())
+        .release();
+  }
+  const mf::Composite& c = manifest->m.composites[index];
+  out->function = Str(c.function);
+  out->name = Str(c.name);
+  out->decomposition = Str(c.decomposition);
+  out->version = c.version;
+  out->num_attributes = c.attributes.size();
+  out->line = c.loc.line;
+  out->column = c.loc.column;
+  return nullptr;
+}
+
+neuronmem_status_t* neuronmem_manifest_composite_attribute(const neuronmem_manifest_t* manifest, size_t index,
+                                                           size_t attr, neuronmem_string_t* out_key,
+                                                           neuronmem_string_t* out_value) {
+  NEURONMEM_REQUIRE(manifest);
+  NEURONMEM_REQUIRE(out_key);
+  NEURONMEM_REQUIRE(out_value);
+  if (index >= manifest->m.composites.size() || attr >= manifest->m.composites[index].attributes.size()) {
+    return OutOfRange("no attribute %zu on composite %zu", attr, index).release();
+  }
+  *out_key = Str(manifest->m.composites[index].attributes[attr].first);
+  *out_value = Str(manifest->m.composites[index].attributes[attr].second);
   return nullptr;
 }
 

@@ -1,14 +1,15 @@
 // batch_norm_inference, batch_norm_training and batch_norm_grad (StableHLO spec, "batch_norm_*"): the spec's
 // decompositions, computed per feature in f64 and rounded once to the element type (f16, bf16, f32, f64).
-// Quantized and f8/f6/f4 operands of batch_norm_inference (one result) run through CompileOnSlots: dequantized
-// or converted exactly to f32, computed, and quantized or rounded back. batch_norm_training and batch_norm_grad
-// take float tensors only (their quantized form is refused; docs/executor.md lists it).
+// Quantized and f8/f6/f4 operands run on f32 copies: dequantized or converted exactly to f32, computed, and each
+// result quantized or rounded back (batch_norm_inference through CompileOnSlots, the two ops of three results
+// through OnF32Copies).
 //
 // The operand is seen as [outer, F, inner] around feature_index; features index the rank-1 operands.
 #include <cmath>
 #include <string>
 #include <vector>
 
+#include "interpreter/elementwise.h"
 #include "interpreter/quant.h"
 
 namespace neuronmem::interp {
@@ -184,6 +185,46 @@ Status Build(CompileCtx& cx, Kind kind, int64_t feature_index, double eps, const
   return Ok();
 }
 
+// batch_norm_training and batch_norm_grad on quantized or f8/f6/f4 values: each such operand dequantized or
+// converted to an f32 copy, the op built on the copies with f32 results, each result quantized or rounded into
+// the op's own (CompileQuantized's scheme for ops of several results).
+Status OnF32Copies(CompileCtx& cx, Kind kind, int64_t feature_index, double eps, std::unique_ptr<Kernel>* k) {
+  const auto narrow = [](const Slot& s) { return s.quant || IsSmallFloat(s.type); };
+  std::vector<std::unique_ptr<Kernel>> ks;
+  std::vector<uint32_t> in, out;
+  for (size_t i = 0; i < cx.num_inputs(); ++i) {
+    const Slot& s = cx.in_slot(i);
+    if (!narrow(s)) {  // a wider float stays: Build names it if it differs from the others
+      in.push_back(cx.in(i));
+      continue;
+    }
+    const uint32_t tmp = cx.AddScratch(ElementType::kF32, s.dims);
+    ks.emplace_back();
+    NEURONMEM_RETURN_IF_ERROR(s.quant ? MakeDequantize(cx, cx.in(i), tmp, &ks.back())
+                                      : MakeConvert(cx, cx.in(i), tmp, &ks.back()));
+    in.push_back(tmp);
+  }
+  std::vector<std::pair<uint32_t, uint32_t>> back;  // (f32 result, the op's result)
+  for (size_t i = 0; i < cx.num_outputs(); ++i) {
+    const Slot& r = cx.out_slot(i);
+    if (!narrow(r)) {
+      out.push_back(cx.out(i));
+      continue;
+    }
+    out.push_back(cx.AddScratch(ElementType::kF32, r.dims));
+    back.emplace_back(out.back(), cx.out(i));
+  }
+  ks.emplace_back();
+  NEURONMEM_RETURN_IF_ERROR(Build(cx, kind, feature_index, eps, in, out, &ks.back()));
+  for (const auto& [from, to] : back) {
+    ks.emplace_back();
+    NEURONMEM_RETURN_IF_ERROR(cx.slot(to).quant ? MakeQuantize(cx, from, to, &ks.back())
+                                                : MakeConvert(cx, from, to, &ks.back()));
+  }
+  *k = MakeSequence(std::move(ks));
+  return Ok();
+}
+
 Status CompileBatchNorm(CompileCtx& cx, std::unique_ptr<Kernel>* k, Kind kind) {
   const size_t want_in = kind == Kind::kTraining ? 3 : 5, want_out = kind == Kind::kInference ? 1 : 3;
   if (cx.num_inputs() != want_in || cx.num_outputs() != want_out)
@@ -201,10 +242,7 @@ Status CompileBatchNorm(CompileCtx& cx, std::unique_ptr<Kernel>* k, Kind kind) {
                             return Build(c, kind, feature_index, eps, in, {o}, kk);
                           });
   }
-  for (size_t i = 0; i < cx.num_inputs(); ++i)
-    if (cx.in_slot(i).quant)
-      return cx.Unsupported("quantized operands of %.*s are not supported", static_cast<int>(cx.op().name.size()),
-                            cx.op().name.data());
+  if (NeedsF32(cx)) return OnF32Copies(cx, kind, feature_index, eps, k);
   std::vector<uint32_t> in(cx.inputs()), out;
   for (size_t i = 0; i < cx.num_outputs(); ++i) out.push_back(cx.out(i));
   return Build(cx, kind, feature_index, eps, in, out, k);

@@ -352,13 +352,9 @@ Status As(CompileCtx& cx, uint32_t s, ElementType acc, std::vector<std::unique_p
   return MakeConvert(cx, s, *out, &ks->back());
 }
 
-Status CompileRaggedDot(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
-  if (cx.num_inputs() != 3 || cx.num_outputs() != 1)
-    return cx.Invalid("expected three operands (lhs, rhs, group_sizes) and one result");
-  for (size_t i = 0; i < 3; ++i)
-    if (cx.in_slot(i).quant) return cx.Unsupported("quantized operands are not supported");
-  if (cx.out_slot(0).quant) return cx.Unsupported("a quantized result is not supported");
-  const Slot &lhs = cx.in_slot(0), &rhs = cx.in_slot(1), &sizes = cx.in_slot(2), &res = cx.out_slot(0);
+// The op on slots `in` (lhs, rhs, group_sizes) and `out`: the op's own, or f32 copies of quantized ones.
+Status Build(CompileCtx& cx, const std::vector<uint32_t>& in, uint32_t out, std::unique_ptr<Kernel>* k) {
+  const Slot &lhs = cx.slot(in[0]), &rhs = cx.slot(in[1]), &sizes = cx.slot(in[2]), &res = cx.slot(out);
   if (!IsInteger(sizes.type))
     return cx.Invalid("group_sizes must be an integer tensor, found %s",
                       std::string(ElementTypeName(sizes.type)).c_str());
@@ -386,20 +382,30 @@ Status CompileRaggedDot(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
                       DimsText(plan.result_dims).c_str());
   std::vector<std::unique_ptr<Kernel>> ks;
   uint32_t l, r, s;
-  NEURONMEM_RETURN_IF_ERROR(As(cx, cx.in(0), acc, &ks, &l));
-  NEURONMEM_RETURN_IF_ERROR(As(cx, cx.in(1), acc, &ks, &r));
-  NEURONMEM_RETURN_IF_ERROR(As(cx, cx.in(2), ElementType::kS64, &ks, &s));
+  NEURONMEM_RETURN_IF_ERROR(As(cx, in[0], acc, &ks, &l));
+  NEURONMEM_RETURN_IF_ERROR(As(cx, in[1], acc, &ks, &r));
+  NEURONMEM_RETURN_IF_ERROR(As(cx, in[2], ElementType::kS64, &ks, &s));
   const uint32_t bounds = cx.AddScratch(ElementType::kS64, {plan.num_prefixes * (plan.groups + 1)});
   const bool direct = res.type == acc;
-  const uint32_t o = direct ? cx.out(0) : cx.AddScratch(acc, res.dims);
+  const uint32_t o = direct ? out : cx.AddScratch(acc, res.dims);
   ks.push_back(
       std::make_unique<RaggedDotKernel>(&cx.op(), std::move(plan), acc, l, r, s, bounds, o, cx.state()->filename));
   if (!direct) {
     ks.emplace_back();
-    NEURONMEM_RETURN_IF_ERROR(MakeConvert(cx, o, cx.out(0), &ks.back()));
+    NEURONMEM_RETURN_IF_ERROR(MakeConvert(cx, o, out, &ks.back()));
   }
   *k = ks.size() == 1 ? std::move(ks[0]) : MakeSequence(std::move(ks));
   return Ok();
+}
+
+// Quantized lhs, rhs or result (mixture-of-experts layers with int8 weights): dequantized to f32, computed,
+// the result quantized (CompileQuantized).
+Status CompileRaggedDot(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
+  if (cx.num_inputs() != 3 || cx.num_outputs() != 1)
+    return cx.Invalid("expected three operands (lhs, rhs, group_sizes) and one result");
+  if (cx.in_slot(2).quant) return cx.Invalid("group_sizes must be an integer tensor, found a quantized one");
+  if (cx.in_slot(0).quant || cx.in_slot(1).quant || cx.out_slot(0).quant) return CompileQuantized(cx, k, Build);
+  return Build(cx, cx.inputs(), cx.out(0), k);
 }
 
 }  // namespace

@@ -275,6 +275,75 @@ TEST(BatchNorm, GradFollowsTheSpecDecomposition) {
   EXPECT_EQ(r.Get<float>(2), (std::vector<float>{1.0f}));
 }
 
+// Training and grad on f8 operands and on quantized ones run on f32 copies, each result rounded or quantized
+// back (the values are exact in f8E4M3FN, f8E5M2 and i8 at scale 0.5).
+TEST(BatchNorm, TrainingAndGradOnF8AndQuantizedOperands) {
+  const std::string training = R"(func.func @main() -> (tensor<2x2xf32>, tensor<2xf32>, tensor<2xf32>) {
+  %x = stablehlo.constant dense<[[1.0, 2.0], [3.0, 6.0]]> : tensor<2x2xf8E4M3FN>
+  %s = stablehlo.constant dense<[1.0, 3.0]> : tensor<2xf8E4M3FN>
+  %o = stablehlo.constant dense<[0.0, 10.0]> : tensor<2xf8E4M3FN>
+  %y:3 = "stablehlo.batch_norm_training"(%x, %s, %o) {epsilon = 0.0 : f32, feature_index = 1 : i64}
+      : (tensor<2x2xf8E4M3FN>, tensor<2xf8E4M3FN>, tensor<2xf8E4M3FN>)
+      -> (tensor<2x2xf8E4M3FN>, tensor<2xf8E4M3FN>, tensor<2xf8E4M3FN>)
+  %a = stablehlo.convert %y#0 : (tensor<2x2xf8E4M3FN>) -> tensor<2x2xf32>
+  %b = stablehlo.convert %y#1 : (tensor<2xf8E4M3FN>) -> tensor<2xf32>
+  %c = stablehlo.convert %y#2 : (tensor<2xf8E4M3FN>) -> tensor<2xf32>
+  func.return %a, %b, %c : tensor<2x2xf32>, tensor<2xf32>, tensor<2xf32>
+}
+)";
+  auto r = RunText(training);
+  ASSERT_FALSE(r.status) << r.status->message;
+  EXPECT_EQ(r.Get<float>(0), (std::vector<float>{-1, 7, 1, 13}));
+  EXPECT_EQ(r.Get<float>(1), (std::vector<float>{2, 4}));
+  EXPECT_EQ(r.Get<float>(2), (std::vector<float>{1, 4}));
+
+  const std::string quantized = R"(func.func @main() -> (tensor<2x2xf32>, tensor<2xf32>, tensor<2xf32>) {
+  %xf = stablehlo.constant dense<[[1.0, 2.0], [3.0, 6.0]]> : tensor<2x2xf32>
+  %sf = stablehlo.constant dense<[1.0, 3.0]> : tensor<2xf32>
+  %of = stablehlo.constant dense<[0.0, 10.0]> : tensor<2xf32>
+  %x = stablehlo.uniform_quantize %xf : (tensor<2x2xf32>) -> tensor<2x2x!quant.uniform<i8:f32, 5.000000e-01>>
+  %s = stablehlo.uniform_quantize %sf : (tensor<2xf32>) -> tensor<2x!quant.uniform<i8:f32, 5.000000e-01>>
+  %o = stablehlo.uniform_quantize %of : (tensor<2xf32>) -> tensor<2x!quant.uniform<i8:f32, 5.000000e-01>>
+  %y:3 = "stablehlo.batch_norm_training"(%x, %s, %o) {epsilon = 0.0 : f32, feature_index = 1 : i64}
+      : (tensor<2x2x!quant.uniform<i8:f32, 5.000000e-01>>, tensor<2x!quant.uniform<i8:f32, 5.000000e-01>>,
+         tensor<2x!quant.uniform<i8:f32, 5.000000e-01>>)
+      -> (tensor<2x2x!quant.uniform<i8:f32, 5.000000e-01>>, tensor<2x!quant.uniform<i8:f32, 5.000000e-01>>,
+          tensor<2x!quant.uniform<i8:f32, 5.000000e-01>>)
+  %a = stablehlo.uniform_dequantize %y#0 : (tensor<2x2x!quant.uniform<i8:f32, 5.000000e-01>>) -> tensor<2x2xf32>
+  %b = stablehlo.uniform_dequantize %y#1 : (tensor<2x!quant.uniform<i8:f32, 5.000000e-01>>) -> tensor<2xf32>
+  %c = stablehlo.uniform_dequantize %y#2 : (tensor<2x!quant.uniform<i8:f32, 5.000000e-01>>) -> tensor<2xf32>
+  func.return %a, %b, %c : tensor<2x2xf32>, tensor<2xf32>, tensor<2xf32>
+}
+)";
+  r = RunText(quantized);
+  ASSERT_FALSE(r.status) << r.status->message;
+  EXPECT_EQ(r.Get<float>(0), (std::vector<float>{-1, 7, 1, 13}));
+  EXPECT_EQ(r.Get<float>(1), (std::vector<float>{2, 4}));
+  EXPECT_EQ(r.Get<float>(2), (std::vector<float>{1, 4}));
+
+  // The grad example below in f8E5M2: grad_operand [0.75, -0.75], grad_scale -0.5, grad_offset 1.
+  const std::string grad = R"(func.func @main() -> (tensor<2x1xf32>, tensor<1xf32>, tensor<1xf32>) {
+  %x = stablehlo.constant dense<[[1.0], [3.0]]> : tensor<2x1xf8E5M2>
+  %s = stablehlo.constant dense<4.0> : tensor<1xf8E5M2>
+  %m = stablehlo.constant dense<2.0> : tensor<1xf8E5M2>
+  %v = stablehlo.constant dense<4.0> : tensor<1xf8E5M2>
+  %dy = stablehlo.constant dense<[[1.0], [0.0]]> : tensor<2x1xf8E5M2>
+  %g:3 = "stablehlo.batch_norm_grad"(%x, %s, %m, %v, %dy) {epsilon = 0.0 : f32, feature_index = 1 : i64}
+      : (tensor<2x1xf8E5M2>, tensor<1xf8E5M2>, tensor<1xf8E5M2>, tensor<1xf8E5M2>, tensor<2x1xf8E5M2>)
+      -> (tensor<2x1xf8E5M2>, tensor<1xf8E5M2>, tensor<1xf8E5M2>)
+  %a = stablehlo.convert %g#0 : (tensor<2x1xf8E5M2>) -> tensor<2x1xf32>
+  %b = stablehlo.convert %g#1 : (tensor<1xf8E5M2>) -> tensor<1xf32>
+  %c = stablehlo.convert %g#2 : (tensor<1xf8E5M2>) -> tensor<1xf32>
+  func.return %a, %b, %c : tensor<2x1xf32>, tensor<1xf32>, tensor<1xf32>
+}
+)";
+  r = RunText(grad);
+  ASSERT_FALSE(r.status) << r.status->message;
+  EXPECT_EQ(r.Get<float>(0), (std::vector<float>{0.75f, -0.75f}));
+  EXPECT_EQ(r.Get<float>(1), (std::vector<float>{-0.5f}));
+  EXPECT_EQ(r.Get<float>(2), (std::vector<float>{1.0f}));
+}
+
 TEST(BatchNorm, BadShapesAndFeatureIndexAreCompileErrors) {
   const std::string bad_scale =
       R"(func.func @main(%x: tensor<2x3xf32>, %s: tensor<2xf32>, %o: tensor<3xf32>) -> tensor<2x3xf32> {
@@ -335,6 +404,30 @@ TEST(RaggedDot, NonContractingRowsTakeTheirGroupsMatrix) {
   std::vector<int64_t> dl = {4, 2}, dr = {2, 2, 3}, dg = {2};
   auto r = RunText(t, {View(lhs.data(), ElementType::kF32, dl), View(rhs.data(), ElementType::kF32, dr),
                        View(sizes.data(), ElementType::kS32, dg)});
+  ASSERT_FALSE(r.status) << r.status->message;
+  EXPECT_EQ(r.Get<float>(0), (std::vector<float>{1, 2, 3, 6, 0, 12, 10, 0, 18, 0, 0, 0}));
+}
+
+// The example above with int8-quantized operands and result (a mixture-of-experts layer with quantized weights):
+// dequantized, computed in f32, the result quantized at scale 1.
+TEST(RaggedDot, QuantizedOperandsAndResult) {
+  const std::string t = R"(func.func @main() -> tensor<4x3xf32> {
+  %lf = stablehlo.constant dense<[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0]]> : tensor<4x2xf32>
+  %rf = stablehlo.constant dense<[[[1.0, 0.0, 1.0], [0.0, 1.0, 1.0]], [[2.0, 0.0, 0.0], [0.0, 0.0, 3.0]]]>
+      : tensor<2x2x3xf32>
+  %g = stablehlo.constant dense<[1, 2]> : tensor<2xi32>
+  %l = stablehlo.uniform_quantize %lf : (tensor<4x2xf32>) -> tensor<4x2x!quant.uniform<i8:f32, 5.000000e-01>>
+  %r = stablehlo.uniform_quantize %rf : (tensor<2x2x3xf32>) -> tensor<2x2x3x!quant.uniform<i8:f32, 2.500000e-01>>
+  %0 = "chlo.ragged_dot"(%l, %r, %g) {ragged_dot_dimension_numbers = #chlo.ragged_dot<lhs_batching_dimensions = [],
+      rhs_batching_dimensions = [], lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1],
+      lhs_ragged_dimensions = [0], rhs_group_dimensions = [0]>}
+      : (tensor<4x2x!quant.uniform<i8:f32, 5.000000e-01>>, tensor<2x2x3x!quant.uniform<i8:f32, 2.500000e-01>>,
+         tensor<2xi32>) -> tensor<4x3x!quant.uniform<i8:f32, 1.000000e+00>>
+  %1 = stablehlo.uniform_dequantize %0 : (tensor<4x3x!quant.uniform<i8:f32, 1.000000e+00>>) -> tensor<4x3xf32>
+  func.return %1 : tensor<4x3xf32>
+}
+)";
+  auto r = RunText(t);
   ASSERT_FALSE(r.status) << r.status->message;
   EXPECT_EQ(r.Get<float>(0), (std::vector<float>{1, 2, 3, 6, 0, 12, 10, 0, 18, 0, 0, 0}));
 }

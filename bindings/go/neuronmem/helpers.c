@@ -210,6 +210,8 @@ NM_OUTPUT(nm_manifest_kernel, (const neuronmem_manifest_t* x, size_t i, neuronme
           NEURONMEM_MANIFEST_KERNEL_STRUCT_SIZE, neuronmem_manifest_kernel(x, i, out))
 NM_OUTPUT(nm_manifest_channel, (const neuronmem_manifest_t* x, size_t i, neuronmem_manifest_channel_t* out),
           NEURONMEM_MANIFEST_CHANNEL_STRUCT_SIZE, neuronmem_manifest_channel(x, i, out))
+NM_OUTPUT(nm_manifest_composite, (const neuronmem_manifest_t* x, size_t i, neuronmem_manifest_composite_t* out),
+          NEURONMEM_MANIFEST_COMPOSITE_STRUCT_SIZE, neuronmem_manifest_composite(x, i, out))
 NM_OUTPUT(nm_executable_properties, (const neuronmem_executable_t* x, neuronmem_executable_properties_t* out),
           NEURONMEM_EXECUTABLE_PROPERTIES_STRUCT_SIZE, neuronmem_executable_properties(x, out))
 NM_OUTPUT(nm_executable_value,

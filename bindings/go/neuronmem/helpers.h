@@ -54,6 +54,7 @@ neuronmem_status_t* nm_manifest_value(const neuronmem_manifest_t* m, int is_resu
 neuronmem_status_t* nm_manifest_move(const neuronmem_manifest_t* m, size_t i, neuronmem_manifest_move_t* out);
 neuronmem_status_t* nm_manifest_kernel(const neuronmem_manifest_t* m, size_t i, neuronmem_manifest_kernel_t* out);
 neuronmem_status_t* nm_manifest_channel(const neuronmem_manifest_t* m, size_t i, neuronmem_manifest_channel_t* out);
+neuronmem_status_t* nm_manifest_composite(const neuronmem_manifest_t* m, size_t i, neuronmem_manifest_composite_t* out);
 
 neuronmem_status_t* nm_compile(neuronmem_client_t* client, const char* text, size_t size,
                                const neuronmem_manifest_t* manifest, const char* entry, const char* filename,

@@ -160,7 +160,7 @@ func (m *Manifest) Entry() (module, entry string, err error) {
 
 // ManifestCounts are the sizes of each part of a manifest.
 type ManifestCounts struct {
-	Arguments, Results, Moves, HostCompute, Kernels, CustomCallTargets, Channels, Warnings int
+	Arguments, Results, Moves, HostCompute, Kernels, CustomCallTargets, Channels, Warnings, Composites int
 }
 
 // Counts returns the manifest's counts.
@@ -172,7 +172,8 @@ func (m *Manifest) Counts() (ManifestCounts, error) {
 			return err
 		}
 		out = ManifestCounts{int(c.num_arguments), int(c.num_results), int(c.num_moves), int(c.num_host_compute),
-			int(c.num_kernels), int(c.num_custom_call_targets), int(c.num_channels), int(c.num_warnings)}
+			int(c.num_kernels), int(c.num_custom_call_targets), int(c.num_channels), int(c.num_warnings),
+			int(c.num_composites)}
 		return nil
 	})
 	return out, err
@@ -282,8 +283,17 @@ type Channel struct {
 	Line, Column      int
 }
 
+// Composite is a stablehlo.composite (jax.lax.composite, quantized patterns): it runs its decomposition
+// function unless a kernel registered under its name takes it over.
+type Composite struct {
+	Function, Name, Decomposition string
+	Version                       int64       // 0 when absent (the spec's default)
+	Attributes                    [][2]string // composite_attributes as (key, value as written), in order
+	Line, Column                  int
+}
+
 // Parts are a manifest's moves, host-compute regions, kernels, custom-call targets (with their call counts),
-// channels and warnings.
+// channels, warnings and composites.
 type Parts struct {
 	Moves             []Move
 	HostCompute       []HostCompute
@@ -291,9 +301,10 @@ type Parts struct {
 	CustomCallTargets map[string]uint64
 	Channels          []Channel
 	Warnings          []string
+	Composites        []Composite
 }
 
-// Parts reads every move, host-compute region, kernel, custom-call target, channel and warning.
+// Parts reads every move, host-compute region, kernel, custom-call target, channel, warning and composite.
 func (m *Manifest) Parts() (Parts, error) {
 	p := Parts{CustomCallTargets: map[string]uint64{}}
 	err := m.use(func(h *C.neuronmem_manifest_t) error {
@@ -369,6 +380,23 @@ func (m *Manifest) Parts() (Parts, error) {
 				return err
 			}
 			p.Warnings = append(p.Warnings, goString(s))
+		}
+		for i := C.size_t(0); i < c.num_composites; i++ {
+			var k C.neuronmem_manifest_composite_t
+			if err := check(C.nm_manifest_composite(h, i, &k)); err != nil {
+				return err
+			}
+			comp := Composite{Function: goString(k.function), Name: goString(k.name),
+				Decomposition: goString(k.decomposition), Version: int64(k.version), Line: int(k.line),
+				Column: int(k.column)}
+			for j := C.size_t(0); j < k.num_attributes; j++ {
+				var key, value C.neuronmem_string_t
+				if err := check(C.neuronmem_manifest_composite_attribute(h, i, j, &key, &value)); err != nil {
+					return err
+				}
+				comp.Attributes = append(comp.Attributes, [2]string{goString(key), goString(value)})
+			}
+			p.Composites = append(p.Composites, comp)
 		}
 		return nil
 	})

@@ -539,6 +539,30 @@ func TestManifest(t *testing.T) {
 	wantCode(t, err, CodeInvalidArgument)
 }
 
+// The composites of a manifest with their name, decomposition, version and composite_attributes (issue 26).
+func TestManifestComposites(t *testing.T) {
+	m := must[*Manifest](t)(LoadManifestFile(filepath.Join(dataDir, "composites.mlir"), nil))
+	defer m.Close()
+	if c := must[ManifestCounts](t)(m.Counts()); c.Composites != 2 {
+		t.Fatalf("%+v", c)
+	}
+	p := must[Parts](t)(m.Parts())
+	want := []Composite{
+		{Function: "main", Name: "my.scale_shift", Decomposition: "my.scale_shift", Version: 3,
+			Attributes: [][2]string{{"scale", "2.000000e+00 : f32"}, {"tag", "fast"}}, Line: 5, Column: 5},
+		{Function: "main", Name: "ns.add", Decomposition: "add_impl", Line: 6, Column: 5},
+	}
+	if !reflect.DeepEqual(p.Composites, want) {
+		t.Fatalf("%+v", p.Composites)
+	}
+	plain := must[*Manifest](t)(LoadManifestText("func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n"+
+		"  return %a : tensor<2xf32>\n}\n", nil))
+	defer plain.Close()
+	if p := must[Parts](t)(plain.Parts()); len(p.Composites) != 0 {
+		t.Fatalf("%+v", p.Composites)
+	}
+}
+
 func TestPlacementAndUploadPlan(t *testing.T) {
 	m := must[*Manifest](t)(LoadManifestFile(filepath.Join(dataDir, "decode_step.mlir"), nil))
 	c := must[*Client](t)(NewClient(&Options{NumCores: 2, DeviceBytesPerCore: 4 << 20, PinnedHostBytes: 32 << 20}))

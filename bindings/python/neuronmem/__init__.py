@@ -1381,6 +1381,24 @@ class Manifest(_Owned):
         return out
 
     @property
+    def composites(self):
+        """Each stablehlo.composite: its name, decomposition function, version and composite_attributes
+        ({key: value as written}), in walk order."""
+        out = []
+        for i in range(self.counts()["composites"]):
+            c = C.new(C.ManifestComposite)
+            _check(C.manifest_composite(self._h(), i, ctypes.byref(c)))
+            attributes = {}
+            for j in range(c.num_attributes):
+                key, value = C.String(), C.String()
+                _check(C.manifest_composite_attribute(self._h(), i, j, ctypes.byref(key), ctypes.byref(value)))
+                attributes[key.text()] = value.text()
+            out.append({"function": c.function.text(), "name": c.name.text(),
+                        "decomposition": c.decomposition.text(), "version": c.version, "attributes": attributes,
+                        "line": c.line, "column": c.column})
+        return out
+
+    @property
     def warnings(self):
         out = []
         for i in range(self.counts()["warnings"]):

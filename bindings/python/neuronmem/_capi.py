@@ -192,7 +192,8 @@ class ManifestOptions(ctypes.Structure):
 class ManifestCounts(ctypes.Structure):
     _fields_ = [("struct_size", c_size_t), ("num_arguments", c_size_t), ("num_results", c_size_t),
                 ("num_moves", c_size_t), ("num_host_compute", c_size_t), ("num_kernels", c_size_t),
-                ("num_custom_call_targets", c_size_t), ("num_channels", c_size_t), ("num_warnings", c_size_t)]
+                ("num_custom_call_targets", c_size_t), ("num_channels", c_size_t), ("num_warnings", c_size_t),
+                ("num_composites", c_size_t)]
 
 
 class ManifestValue(ctypes.Structure):
@@ -220,6 +221,11 @@ class ManifestChannel(ctypes.Structure):
     _fields_ = [("struct_size", c_size_t), ("function", String), ("op", String), ("handle", c_int64),
                 ("type", c_int32), ("is_host_transfer", c_bool), ("source_target_pairs", POINTER(c_int64)),
                 ("num_pairs", c_size_t), ("num_payloads", c_size_t), ("line", c_uint32), ("column", c_uint32)]
+
+
+class ManifestComposite(ctypes.Structure):
+    _fields_ = [("struct_size", c_size_t), ("function", String), ("name", String), ("decomposition", String),
+                ("version", c_int64), ("num_attributes", c_size_t), ("line", c_uint32), ("column", c_uint32)]
 
 
 class ManifestUploadArgs(ctypes.Structure):
@@ -330,11 +336,12 @@ STRUCT_SIZES = {
     BufferChunkArgs: published_size(BufferChunkArgs, "is_last"),
     BufferLoadFileArgs: published_size(BufferLoadFileArgs, "wait"),
     ManifestOptions: published_size(ManifestOptions, "num_cores"),
-    ManifestCounts: published_size(ManifestCounts, "num_warnings"),
+    ManifestCounts: published_size(ManifestCounts, "num_composites"),
     ManifestValue: published_size(ManifestValue, "num_attributes"),
     ManifestMove: published_size(ManifestMove, "column"),
     ManifestKernel: published_size(ManifestKernel, "column"),
     ManifestChannel: published_size(ManifestChannel, "column"),
+    ManifestComposite: published_size(ManifestComposite, "column"),
     ManifestUploadArgs: published_size(ManifestUploadArgs, "host_buffer_semantics"),
     CompileOptions: published_size(CompileOptions, "num_partitions"),
     ExecutableProperties: published_size(ExecutableProperties, "num_partitions"),
@@ -453,6 +460,8 @@ _SIGNATURES = {
     "neuronmem_manifest_kernel_io_name": (_S, [manifest_p, c_size_t, c_bool, c_size_t, P(String)]),
     "neuronmem_manifest_custom_call_target": (_S, [manifest_p, c_size_t, P(String), P(c_uint64)]),
     "neuronmem_manifest_channel": (_S, [manifest_p, c_size_t, P(ManifestChannel)]),
+    "neuronmem_manifest_composite": (_S, [manifest_p, c_size_t, P(ManifestComposite)]),
+    "neuronmem_manifest_composite_attribute": (_S, [manifest_p, c_size_t, c_size_t, P(String), P(String)]),
     "neuronmem_manifest_warning": (_S, [manifest_p, c_size_t, P(String)]),
     "neuronmem_manifest_argument_memory": (_S, [manifest_p, device_p, c_size_t, P(memory_p)]),
     "neuronmem_manifest_result_memory": (_S, [manifest_p, device_p, c_size_t, P(memory_p)]),

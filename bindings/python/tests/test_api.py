@@ -302,6 +302,20 @@ class ManifestTest(unittest.TestCase):
         with nm.Manifest.load_json(m.to_json()) as again:
             self.assertEqual(again.to_json(), m.to_json())
 
+    def test_composites(self):
+        with nm.Manifest.load_file(os.path.join(support.DATA, "composites.mlir")) as m:
+            self.assertEqual(m.counts()["composites"], 2)
+            first, second = m.composites
+            self.assertEqual((first["function"], first["name"], first["decomposition"], first["version"]),
+                             ("main", "my.scale_shift", "my.scale_shift", 3))
+            self.assertEqual(first["attributes"], {"scale": "2.000000e+00 : f32", "tag": "fast"})
+            self.assertEqual((first["line"], first["column"]), (5, 5))
+            self.assertEqual((second["name"], second["decomposition"], second["version"], second["attributes"]),
+                             ("ns.add", "add_impl", 0, {}))
+        with nm.Manifest.load_text("func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+                                   "  return %a : tensor<2xf32>\n}\n") as plain:
+            self.assertEqual(plain.composites, [])
+
     def test_entries_and_errors(self):
         with open(os.path.join(support.DATA, "two_entries.mlir")) as f:
             text = f.read()

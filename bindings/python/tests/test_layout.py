@@ -21,6 +21,7 @@ STRUCTS = {
     "neuronmem_manifest_options_t": C.ManifestOptions, "neuronmem_manifest_counts_t": C.ManifestCounts,
     "neuronmem_manifest_value_t": C.ManifestValue, "neuronmem_manifest_move_t": C.ManifestMove,
     "neuronmem_manifest_kernel_t": C.ManifestKernel, "neuronmem_manifest_channel_t": C.ManifestChannel,
+    "neuronmem_manifest_composite_t": C.ManifestComposite,
     "neuronmem_manifest_upload_args_t": C.ManifestUploadArgs, "neuronmem_compile_options_t": C.CompileOptions,
     "neuronmem_executable_properties_t": C.ExecutableProperties,
     "neuronmem_executable_value_t": C.ExecutableValue, "neuronmem_execute_args_t": C.ExecuteArgs,

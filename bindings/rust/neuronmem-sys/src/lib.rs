@@ -306,6 +306,7 @@ pub struct neuronmem_manifest_counts_t {
     pub num_custom_call_targets: usize,
     pub num_channels: usize,
     pub num_warnings: usize,
+    pub num_composites: usize,
 }
 
 #[repr(C)]
@@ -375,6 +376,19 @@ pub struct neuronmem_manifest_channel_t {
     pub source_target_pairs: *const i64,
     pub num_pairs: usize,
     pub num_payloads: usize,
+    pub line: u32,
+    pub column: u32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct neuronmem_manifest_composite_t {
+    pub struct_size: usize,
+    pub function: neuronmem_string_t,
+    pub name: neuronmem_string_t,
+    pub decomposition: neuronmem_string_t,
+    pub version: i64,
+    pub num_attributes: usize,
     pub line: u32,
     pub column: u32,
 }
@@ -584,7 +598,7 @@ pub fn size_of_pointee<T>(_: *const T) -> usize {
 }
 
 /// The published struct sizes (the header's NEURONMEM_*_STRUCT_SIZE macros).
-pub fn published_sizes() -> [(&'static str, usize); 29] {
+pub fn published_sizes() -> [(&'static str, usize); 30] {
     [
         ("neuronmem_extension_base_t", struct_size!(neuronmem_extension_base_t, next)),
         ("neuronmem_client_options_t", struct_size!(neuronmem_client_options_t, fabric_interface)),
@@ -599,11 +613,12 @@ pub fn published_sizes() -> [(&'static str, usize); 29] {
         ("neuronmem_buffer_chunk_args_t", struct_size!(neuronmem_buffer_chunk_args_t, is_last)),
         ("neuronmem_buffer_load_file_args_t", struct_size!(neuronmem_buffer_load_file_args_t, wait)),
         ("neuronmem_manifest_options_t", struct_size!(neuronmem_manifest_options_t, num_cores)),
-        ("neuronmem_manifest_counts_t", struct_size!(neuronmem_manifest_counts_t, num_warnings)),
+        ("neuronmem_manifest_counts_t", struct_size!(neuronmem_manifest_counts_t, num_composites)),
         ("neuronmem_manifest_value_t", struct_size!(neuronmem_manifest_value_t, num_attributes)),
         ("neuronmem_manifest_move_t", struct_size!(neuronmem_manifest_move_t, column)),
         ("neuronmem_manifest_kernel_t", struct_size!(neuronmem_manifest_kernel_t, column)),
         ("neuronmem_manifest_channel_t", struct_size!(neuronmem_manifest_channel_t, column)),
+        ("neuronmem_manifest_composite_t", struct_size!(neuronmem_manifest_composite_t, column)),
         ("neuronmem_manifest_upload_args_t", struct_size!(neuronmem_manifest_upload_args_t, host_buffer_semantics)),
         ("neuronmem_compile_options_t", struct_size!(neuronmem_compile_options_t, num_partitions)),
         ("neuronmem_executable_properties_t", struct_size!(neuronmem_executable_properties_t, num_partitions)),
@@ -750,6 +765,11 @@ extern "C" {
                                       out: *mut neuronmem_manifest_channel_t) -> S;
     pub fn neuronmem_manifest_warning(manifest: *const neuronmem_manifest_t, index: usize,
                                       out: *mut neuronmem_string_t) -> S;
+    pub fn neuronmem_manifest_composite(manifest: *const neuronmem_manifest_t, index: usize,
+                                        out: *mut neuronmem_manifest_composite_t) -> S;
+    pub fn neuronmem_manifest_composite_attribute(manifest: *const neuronmem_manifest_t, index: usize,
+                                                  attr: usize, out_key: *mut neuronmem_string_t,
+                                                  out_value: *mut neuronmem_string_t) -> S;
     pub fn neuronmem_manifest_argument_memory(manifest: *const neuronmem_manifest_t, device: *const neuronmem_device_t,
                                               index: usize, out: *mut *mut neuronmem_memory_t) -> S;
     pub fn neuronmem_manifest_result_memory(manifest: *const neuronmem_manifest_t, device: *const neuronmem_device_t,

@@ -53,7 +53,8 @@ fn rust_layout() -> BTreeMap<(String, String), (usize, usize)> {
                                             wait }
         neuronmem_manifest_options_t { struct_size, extension, entry, filename, policy, num_cores }
         neuronmem_manifest_counts_t { struct_size, num_arguments, num_results, num_moves, num_host_compute,
-                                      num_kernels, num_custom_call_targets, num_channels, num_warnings }
+                                      num_kernels, num_custom_call_targets, num_channels, num_warnings,
+                                      num_composites }
         neuronmem_manifest_value_t { struct_size, index, memory_kind, name, element_type, buffer_element_type,
                                      kind_explicit, dims, num_dims, aliasing_output, buffer_donor, line, column,
                                      num_attributes }
@@ -63,6 +64,8 @@ fn rust_layout() -> BTreeMap<(String, String), (usize, usize)> {
                                       num_output_names, num_operands, num_results, line, column }
         neuronmem_manifest_channel_t { struct_size, function, op, handle, type_ = "type", is_host_transfer,
                                        source_target_pairs, num_pairs, num_payloads, line, column }
+        neuronmem_manifest_composite_t { struct_size, function, name, decomposition, version, num_attributes, line,
+                                         column }
         neuronmem_manifest_upload_args_t { struct_size, extension, manifest, device, host_data, num_arguments,
                                            host_buffer_semantics }
         neuronmem_compile_options_t { struct_size, extension, entry, filename, policy, argument_placement,
@@ -112,7 +115,7 @@ fn every_struct_and_field_matches_the_header() {
     }
     let declared: BTreeSet<_> = rust.keys().cloned().collect();
     assert_eq!(declared, seen, "fields declared in Rust but not in the header");
-    assert_eq!(published.len(), 29);
+    assert_eq!(published.len(), 30);
 }
 
 /// The public headers whose every function is declared here; a header added later is declared (and listed

@@ -30,7 +30,7 @@ pub use host::{HostCallbacks, HostFn, HostTransfer};
 pub use kernel::{KernelCall, KernelInput, KernelOutput, KernelTensor};
 pub use executable::{ArgumentPlacement, CompileOptions, Executable, ExecutableValue, Execution, ExecutionStats,
                      TransferCounts};
-pub use manifest::{Channel, HostCompute, Kernel, Manifest, ManifestOptions, Move, Parts, PlacementPolicy,
+pub use manifest::{Channel, Composite, HostCompute, Kernel, Manifest, ManifestOptions, Move, Parts, PlacementPolicy,
                    UploadArgument, Value};
 
 use neuronmem_sys as sys;

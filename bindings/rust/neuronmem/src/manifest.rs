@@ -138,7 +138,23 @@ pub struct Channel {
     pub column: u32,
 }
 
-/// Every move, host-compute region, kernel, custom-call target (with its call count), channel and warning.
+/// A `stablehlo.composite` (jax.lax.composite, quantized patterns): it runs its decomposition function unless a
+/// kernel registered under its name takes it over.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Composite {
+    pub function: String,
+    pub name: String,
+    pub decomposition: String,
+    /// 0 when absent (the spec's default).
+    pub version: i64,
+    /// composite_attributes as (key, value as written), in order.
+    pub attributes: Vec<(String, String)>,
+    pub line: u32,
+    pub column: u32,
+}
+
+/// Every move, host-compute region, kernel, custom-call target (with its call count), channel, warning and
+/// composite.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct Parts {
     pub moves: Vec<Move>,
@@ -147,6 +163,7 @@ pub struct Parts {
     pub custom_call_targets: BTreeMap<String, u64>,
     pub channels: Vec<Channel>,
     pub warnings: Vec<String>,
+    pub composites: Vec<Composite>,
 }
 
 /// One argument's host data for `Manifest::upload_arguments`: pinned-host memory (pinned_host arguments then
@@ -241,7 +258,7 @@ impl Manifest {
 
     pub fn counts(&self) -> Result<sys::neuronmem_manifest_counts_t> {
         let mut c: sys::neuronmem_manifest_counts_t = zeroed();
-        c.struct_size = sys::struct_size!(sys::neuronmem_manifest_counts_t, num_warnings);
+        c.struct_size = sys::struct_size!(sys::neuronmem_manifest_counts_t, num_composites);
         check(unsafe { sys::neuronmem_manifest_counts(self.raw, &mut c) })?;
         Ok(c)
     }
@@ -293,7 +310,7 @@ impl Manifest {
         self.values(true)
     }
 
-    /// Reads every move, host-compute region, kernel, custom-call target, channel and warning.
+    /// Reads every move, host-compute region, kernel, custom-call target, channel, warning and composite.
     pub fn parts(&self) -> Result<Parts> {
         let c = self.counts()?;
         let mut p = Parts::default();
@@ -376,6 +393,29 @@ impl Manifest {
             let mut s = empty;
             check(unsafe { sys::neuronmem_manifest_warning(self.raw, i, &mut s) })?;
             p.warnings.push(string(s));
+        }
+        for i in 0..c.num_composites {
+            let mut k: sys::neuronmem_manifest_composite_t = zeroed();
+            k.struct_size = sys::struct_size!(sys::neuronmem_manifest_composite_t, column);
+            check(unsafe { sys::neuronmem_manifest_composite(self.raw, i, &mut k) })?;
+            let attributes = (0..k.num_attributes)
+                .map(|j| {
+                    let (mut key, mut value) = (empty, empty);
+                    check(unsafe {
+                        sys::neuronmem_manifest_composite_attribute(self.raw, i, j, &mut key, &mut value)
+                    })?;
+                    Ok((string(key), string(value)))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            p.composites.push(Composite {
+                function: string(k.function),
+                name: string(k.name),
+                decomposition: string(k.decomposition),
+                version: k.version,
+                attributes,
+                line: k.line,
+                column: k.column,
+            });
         }
         Ok(p)
     }

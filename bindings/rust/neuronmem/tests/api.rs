@@ -301,6 +301,40 @@ fn manifest() {
     assert!(e.message().starts_with("x.mlir:1:"), "{}", e);
 }
 
+// The composites of a manifest with their name, decomposition, version and composite_attributes (issue 26).
+#[test]
+fn manifest_composites() {
+    let m = Manifest::load_file(&data("composites.mlir"), &ManifestOptions::default()).unwrap();
+    assert_eq!(m.counts().unwrap().num_composites, 2);
+    let p = m.parts().unwrap();
+    let attr = |k: &str, v: &str| (k.to_string(), v.to_string());
+    assert_eq!(
+        p.composites,
+        [
+            Composite {
+                function: "main".into(),
+                name: "my.scale_shift".into(),
+                decomposition: "my.scale_shift".into(),
+                version: 3,
+                attributes: vec![attr("scale", "2.000000e+00 : f32"), attr("tag", "fast")],
+                line: 5,
+                column: 5,
+            },
+            Composite {
+                function: "main".into(),
+                name: "ns.add".into(),
+                decomposition: "add_impl".into(),
+                version: 0,
+                attributes: vec![],
+                line: 6,
+                column: 5,
+            },
+        ]
+    );
+    let plain = "func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n  return %a : tensor<2xf32>\n}\n";
+    assert!(Manifest::load_text(plain, &ManifestOptions::default()).unwrap().parts().unwrap().composites.is_empty());
+}
+
 #[test]
 fn placement_and_upload_plan() {
     let m = Manifest::load_file(&data("decode_step.mlir"), &ManifestOptions::default()).unwrap();
