@@ -9,6 +9,9 @@
 #include "interpreter/elementwise_functors.h"
 #include "interpreter/numeric.h"
 
+// The lane loops below are written to be vectorized: -O2's cheap cost model leaves most of them scalar.
+#pragma GCC optimize("O3")
+
 namespace neuronmem::interp {
 namespace {
 
