@@ -1,6 +1,5 @@
 // Interpreter benchmarks: dispatch cost (a chain of 1,000 small adds (tensor<4xf32>) against the same adds in a
-// plain C++ loop: per-op dispatch = (interpreter - loop) / 1000); dot_general f32 256 and 1024 through the
-// interpreter against linalg::DotGeneral called directly; one decode step of two MLP blocks end to end (the
+// plain C++ loop: per-op dispatch = (interpreter - loop) / 1000); one decode step of two MLP blocks end to end (the
 // GELU + LayerNorm block also hand-written on the same library, in the same run); whether running independent
 // ops in parallel on oneTBB would pay (the MLP's independent projections and element-wise ops, sequential
 // against a task_group in a 2-thread task_arena); the cost per result of a run with many results; the compile
@@ -17,6 +16,7 @@
 #include <vector>
 
 #include "generated_module.h"
+#include "interp_programs.h"
 #include "interpreter/interpreter.h"
 #include "linalg/dot_general.h"
 #include "linalg/gemm.h"
@@ -94,71 +94,10 @@ void BM_PlainLoopAddChain(benchmark::State& state) {
 }
 BENCHMARK(BM_PlainLoopAddChain);
 
-// ---- dot_general through the interpreter against linalg::DotGeneral called directly ----------------
+// (dot_general through the interpreter against the BLAS called directly: bench/linalg/bench_interp_kernels.cc.)
 
-std::unique_ptr<interp::Program> CompileOrNull(const std::string& text, std::vector<stablehlo::Module>* mods) {
-  if (stablehlo::ParseModules(text, "bench.mlir", mods)) return nullptr;
-  interp::CompileOptions o;
-  std::unique_ptr<interp::Program> p;
-  if (interp::Compile((*mods)[0], o, &p)) return nullptr;
-  return p;
-}
-
-// Results into caller-owned buffers, one per result index.
-class FixedResults : public interp::ResultAllocator {
- public:
-  explicit FixedResults(std::vector<void*> bufs) : bufs_(std::move(bufs)) {}
-  void* Allocate(size_t index, size_t) override { return index < bufs_.size() ? bufs_[index] : nullptr; }
-
- private:
-  std::vector<void*> bufs_;
-};
-
-void BM_InterpreterDotGeneral(benchmark::State& state) {
-  const int64_t n = state.range(0);
-  const std::string t = "tensor<" + std::to_string(n) + "x" + std::to_string(n) + "xf32>";
-  const std::string text = "func.func @main(%a: " + t + ", %b: " + t + ") -> " + t +
-                           " {\n  %r = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (" + t + ", " + t +
-                           ") -> " + t + "\n  func.return %r : " + t + "\n}\n";
-  std::vector<stablehlo::Module> mods;
-  auto p = CompileOrNull(text, &mods);
-  if (!p) {
-    state.SkipWithError("compile failed");
-    return;
-  }
-  const std::vector<float> a = bench::RandomFloats(n * n, 1), b = bench::RandomFloats(n * n, 2);
-  std::vector<float> out(n * n);
-  const int64_t dims[2] = {n, n};
-  const interp::TensorView args[2] = {{const_cast<float*>(a.data()), ElementType::kF32, dims, 2},
-                                      {const_cast<float*>(b.data()), ElementType::kF32, dims, 2}};
-  FixedResults alloc({out.data()});
-  interp::Workspace ws;
-  std::vector<interp::TensorView> results;
-  for (auto _ : state) {
-    if (p->Run(args, 2, &alloc, &results, &ws)) state.SkipWithError("run failed");
-    benchmark::DoNotOptimize(out.data());
-  }
-  state.counters["GFLOP/s"] =
-      benchmark::Counter(2.0 * n * n * n, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
-}
-BENCHMARK(BM_InterpreterDotGeneral)->Arg(256)->Arg(1024)->Unit(benchmark::kMicrosecond)->UseRealTime();
-
-void BM_LinalgDotGeneralDirect(benchmark::State& state) {
-  const int64_t n = state.range(0);
-  const std::vector<float> a = bench::RandomFloats(n * n, 1), b = bench::RandomFloats(n * n, 2);
-  std::vector<float> out(n * n);
-  const std::vector<int64_t> dims = {n, n};
-  const linalg::DotDimensionNumbers dn{{}, {}, {1}, {0}};
-  for (auto _ : state) {
-    if (linalg::DotGeneral({ElementType::kF32, a.data(), dims}, {ElementType::kF32, b.data(), dims}, dn,
-                           {ElementType::kF32, out.data(), dims}))
-      state.SkipWithError("dot_general failed");
-    benchmark::DoNotOptimize(out.data());
-  }
-  state.counters["GFLOP/s"] =
-      benchmark::Counter(2.0 * n * n * n, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
-}
-BENCHMARK(BM_LinalgDotGeneralDirect)->Arg(256)->Arg(1024)->Unit(benchmark::kMicrosecond)->UseRealTime();
+using bench::CompileOrNull;
+using bench::FixedResults;
 
 // ---- One decode step of a transformer MLP block, end to end ------------------------------------------
 // RMSNorm (reduce of squares, rsqrt, scale), gate and up projections (1024 -> 2816), SiLU gate, down projection

@@ -9,6 +9,7 @@
 
 #include "base/checked.h"
 #include "interpreter/kernel.h"
+#include "interpreter/reduce_vector.h"
 #include "interpreter/region.h"
 
 namespace neuronmem::interp {
@@ -157,8 +158,18 @@ class ReduceKernel final : public Kernel {
   };
   void SetBatched(Batched b) { batched_ = std::move(b); }
 
+  // The vectorized path (reduce_vector.h) for a body of add, multiply, maximum or minimum.
+  void SetVector(VectorReduce v) {
+    vector_ = std::move(v);
+    has_vector_ = true;
+  }
+
   Status Run(Frame& f) const override {
     const size_t n = in_.size();
+    if (has_vector_) {
+      vector_.Run(f.slots[init_[0].slot], f.slots[in_[0].slot], f.slots[out_[0].slot]);
+      return Status();
+    }
     if (inner_ > 0) return RunInner(f);
     if (batched_.body) return RunBatched(f);
     for (size_t k = 0; k < n; ++k) {
@@ -276,6 +287,8 @@ class ReduceKernel final : public Kernel {
   uint32_t stage_;
   int64_t inner_ = 0;
   Batched batched_;
+  VectorReduce vector_;
+  bool has_vector_ = false;
 };
 
 Status CompileReduce(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
@@ -315,6 +328,10 @@ Status CompileReduce(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   auto kernel = std::make_unique<ReduceKernel>(Operands(cx, r.ins), Operands(cx, r.inits), Operands(cx, r.outs),
                                                r.in_dims, std::move(rstr), out_count, std::move(body), stage);
   if (suffix && first_reduced < rank && out_count > 0) kernel->SetInner(inner);
+  VectorReduce vector;
+  if (n == 1 && !r.acc_types[0].quant && r.acc_types[0] == r.x_types[0] &&
+      VectorReduce::Plan(body.direct(), r.acc_types[0].type, r.in_dims, reduced, &vector))
+    kernel->SetVector(std::move(vector));
   // A body of several ops (an argmax): once per column for every result, when it is element-wise only.
   if (suffix && first_reduced < rank && out_count > 1 && inner > 0 && !body.direct() && !cx.op().regions.empty()) {
     ReduceKernel::Batched b;

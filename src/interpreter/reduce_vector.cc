@@ -1,0 +1,226 @@
+#include "interpreter/reduce_vector.h"
+
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <string_view>
+#include <type_traits>
+
+#include "interpreter/elementwise_functors.h"
+#include "interpreter/numeric.h"
+
+// The lane loops below are written to be vectorized: -O2's cheap cost model leaves most of them scalar.
+#pragma GCC optimize("O3")
+
+namespace neuronmem::interp {
+namespace {
+
+using Op = VectorReduce::Op;
+
+// op(a, b) with the element-wise op's numerics (elementwise_functors.h); float maximum / minimum written without
+// branches so that the lanes vectorize, with the same results: NaN wins (a's first), and of +0 and -0 the
+// maximum is +0, the minimum -0.
+template <typename T, Op O>
+[[gnu::always_inline]] inline T Apply(T a, T b) {
+  if constexpr (std::is_floating_point_v<T> && (O == Op::kMax || O == Op::kMin)) {
+    bool pick_a;
+    if constexpr (O == Op::kMax) {
+      pick_a = a > b || (a == b && !std::signbit(a));
+    } else {
+      pick_a = a < b || (a == b && std::signbit(a));
+    }
+    T r = pick_a ? a : b;
+    r = b != b ? b : r;
+    return a != a ? a : r;
+  } else if constexpr (O == Op::kAdd) {
+    return elementwise::Add::Apply<T>(a, b);
+  } else if constexpr (O == Op::kMul) {
+    return elementwise::Mul::Apply<T>(a, b);
+  } else if constexpr (O == Op::kMax) {
+    return elementwise::Max::Apply<T>(a, b);
+  } else {
+    return elementwise::Min::Apply<T>(a, b);
+  }
+}
+
+// The partial results of a row fold: 256 bytes of lanes.
+template <typename T>
+constexpr int64_t kLanes = 256 / static_cast<int64_t>(sizeof(T));
+
+// acc folded with the n elements at x (the order of reduce_vector.h).
+template <typename T, Op O>
+[[gnu::always_inline]] inline T FoldRow(T acc, const T* __restrict x, int64_t n) {
+  constexpr int64_t W = kLanes<T>;
+  if (n < W) {
+    for (int64_t i = 0; i < n; ++i) acc = Apply<T, O>(acc, x[i]);
+    return acc;
+  }
+  T p[W];
+  for (int64_t j = 0; j < W; ++j) p[j] = x[j];
+  int64_t i = W;
+  for (; i + W <= n; i += W) {
+    for (int64_t j = 0; j < W; ++j) p[j] = Apply<T, O>(p[j], x[i + j]);
+  }
+  for (int64_t j = 0; i + j < n; ++j) p[j] = Apply<T, O>(p[j], x[i + j]);
+  for (int64_t h = W / 2; h >= 1; h /= 2) {
+    for (int64_t j = 0; j < h; ++j) p[j] = Apply<T, O>(p[j], p[j + h]);
+  }
+  return Apply<T, O>(acc, p[0]);
+}
+
+// acc[i] = op(acc[i], x[i]) for i < n.
+template <typename T, Op O>
+[[gnu::always_inline]] inline void AccumulateColumn(T* __restrict acc, const T* __restrict x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) acc[i] = Apply<T, O>(acc[i], x[i]);
+}
+
+struct Layout {
+  const int64_t* dims;
+  const int64_t* rstrides;
+  size_t rank;
+  int64_t block;
+  bool block_reduced;
+  int64_t out_count;
+};
+
+template <typename T, Op O>
+[[gnu::always_inline]] inline void RunImpl(const Layout& l, const void* init, const void* xv, void* outv) {
+  T* out = static_cast<T*>(outv);
+  const T* x = static_cast<const T*>(xv);
+  T iv;
+  std::memcpy(static_cast<void*>(&iv), init, sizeof(T));
+  for (int64_t o = 0; o < l.out_count; ++o) out[o] = iv;
+  int64_t blocks = 1;
+  for (size_t d = 0; d < l.rank; ++d) blocks *= l.dims[d];
+  std::vector<int64_t> idx(l.rank, 0);
+  int64_t roff = 0;
+  for (int64_t b = 0; b < blocks; ++b, x += l.block) {
+    if (l.block_reduced) {
+      out[roff] = FoldRow<T, O>(out[roff], x, l.block);
+    } else {
+      AccumulateColumn<T, O>(out + roff, x, l.block);
+    }
+    for (size_t d = l.rank; d-- > 0;) {
+      roff += l.rstrides[d];
+      if (++idx[d] < l.dims[d]) break;
+      roff -= l.rstrides[d] * l.dims[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+// The same loops built for AVX-512 and for the baseline; their results are the same (IEEE operations in the
+// same order).
+template <typename T, Op O>
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,f16c"))) void RunAvx512(const Layout& l,
+                                                                                       const void* init, const void* x,
+                                                                                       void* out) {
+  RunImpl<T, O>(l, init, x, out);
+}
+template <typename T, Op O>
+void RunBaseline(const Layout& l, const void* init, const void* x, void* out) {
+  RunImpl<T, O>(l, init, x, out);
+}
+
+using RunFn = void (*)(const Layout&, const void*, const void*, void*);
+struct RunFns {
+  RunFn avx512 = nullptr, baseline = nullptr;
+};
+
+template <typename T>
+RunFns FnsFor(Op op) {
+  switch (op) {
+    case Op::kAdd: return {&RunAvx512<T, Op::kAdd>, &RunBaseline<T, Op::kAdd>};
+    case Op::kMul: return {&RunAvx512<T, Op::kMul>, &RunBaseline<T, Op::kMul>};
+    case Op::kMax: return {&RunAvx512<T, Op::kMax>, &RunBaseline<T, Op::kMax>};
+    case Op::kMin: return {&RunAvx512<T, Op::kMin>, &RunBaseline<T, Op::kMin>};
+  }
+  return {};
+}
+
+RunFns Find(ElementType t, Op op) {
+  if (SubByteBits(t) != 0) return {};
+  return Dispatch(t, [&](auto tag) -> RunFns {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_floating_point_v<T> || kIsHalfLike<T> || kIsInt<T>) {
+      return FnsFor<T>(op);
+    } else {
+      return {};
+    }
+  });
+}
+
+bool HasAvx512() {
+  static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                          __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+                          __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+  return has;
+}
+
+std::atomic<bool> g_force_baseline{false};
+std::atomic<bool> g_enabled{true};
+
+}  // namespace
+
+bool VectorReduce::Plan(ScalarBinaryFn body, ElementType t, const std::vector<int64_t>& in_dims,
+                        const std::vector<bool>& reduced, VectorReduce* plan) {
+  if (body == nullptr || in_dims.size() != reduced.size() || !g_enabled.load(std::memory_order_relaxed)) return false;
+  static constexpr std::pair<std::string_view, Op> kOps[] = {{"stablehlo.add", Op::kAdd},
+                                                             {"stablehlo.multiply", Op::kMul},
+                                                             {"stablehlo.maximum", Op::kMax},
+                                                             {"stablehlo.minimum", Op::kMin}};
+  bool found = false;
+  for (const auto& [name, op] : kOps) {
+    if (FindScalarBinary(name, t) == body) {
+      plan->op_ = op;
+      found = true;
+    }
+  }
+  if (!found || Find(t, plan->op_).baseline == nullptr) return false;
+  // Drop size-1 dims, merge neighbours of one kind; an empty input has nothing to walk.
+  std::vector<int64_t> dims;
+  std::vector<bool> red;
+  for (size_t d = 0; d < in_dims.size(); ++d) {
+    if (in_dims[d] == 0) return false;
+    if (in_dims[d] == 1) continue;
+    if (!red.empty() && red.back() == reduced[d]) {
+      dims.back() *= in_dims[d];
+    } else {
+      dims.push_back(in_dims[d]);
+      red.push_back(reduced[d]);
+    }
+  }
+  plan->type_ = t;
+  plan->out_count_ = 1;
+  for (size_t d = 0; d < dims.size(); ++d)
+    if (!red[d]) plan->out_count_ *= dims[d];
+  if (dims.empty()) {  // one element: a block of one kept element
+    dims.push_back(1);
+    red.push_back(false);
+  }
+  plan->block_ = dims.back();
+  plan->block_reduced_ = red.back();
+  // Result strides of the outer dims (0 for reduced ones); the block's kept elements are innermost.
+  plan->outer_dims_.assign(dims.begin(), dims.end() - 1);
+  plan->outer_rstrides_.assign(plan->outer_dims_.size(), 0);
+  int64_t stride = plan->block_reduced_ ? 1 : plan->block_;
+  for (size_t d = plan->outer_dims_.size(); d-- > 0;) {
+    if (red[d]) continue;
+    plan->outer_rstrides_[d] = stride;
+    stride *= dims[d];
+  }
+  return true;
+}
+
+void VectorReduce::Run(const void* init, const void* x, void* out) const {
+  const RunFns fns = Find(type_, op_);
+  const Layout l{outer_dims_.data(), outer_rstrides_.data(), outer_dims_.size(), block_, block_reduced_, out_count_};
+  const bool avx512 = HasAvx512() && !g_force_baseline.load(std::memory_order_relaxed);
+  (avx512 ? fns.avx512 : fns.baseline)(l, init, x, out);
+}
+
+void VectorReduce::ForceBaseline(bool force) { g_force_baseline.store(force, std::memory_order_relaxed); }
+
+void VectorReduce::SetEnabled(bool enabled) { g_enabled.store(enabled, std::memory_order_relaxed); }
+
+}  // namespace neuronmem::interp
