@@ -166,6 +166,20 @@ NEURONMEM_API neuronmem_status_t* neuronmem_manifest_list_entries(const char* te
                                                                   neuronmem_manifest_entry_visitor_t visit,
                                                                   void* user_data);
 
+/* Called once by neuronmem_manifest_write_artifact with the artifact's bytes, borrowed for the call. */
+typedef void (*neuronmem_bytes_visitor_t)(const void* data, size_t size, void* user_data);
+
+/* Writes the module of StableHLO text (or of an artifact; `size` bytes) as a StableHLO portable artifact, the
+ * vhlo MLIR bytecode jax.export ships and every loader here accepts, for StableHLO `target_version` ("1.9.0";
+ * NULL = the newest this library reads, which is also its producer "StableHLO_v<version>"), and calls
+ * visit(data, size, user_data) once with its bytes. `filename` (NULL = "<input>") prefixes parse errors and is
+ * the file of the ops' locations. INVALID_ARGUMENT for bad text, a target outside 1.0.0 to the newest, more
+ * than one module, or a program vhlo cannot hold at the target (ops of other dialects such as chlo, an
+ * attribute of a newer op version): the message names the op and its line; nothing is visited then. */
+NEURONMEM_API neuronmem_status_t* neuronmem_manifest_write_artifact(const char* text, size_t size, const char* filename,
+                                                                    const char* target_version,
+                                                                    neuronmem_bytes_visitor_t visit, void* user_data);
+
 /* Loads a manifest from its JSON form. INVALID_ARGUMENT if the JSON does not follow the schema. */
 NEURONMEM_API neuronmem_status_t* neuronmem_manifest_load_json(const char* json, size_t size,
                                                                neuronmem_manifest_t** out);

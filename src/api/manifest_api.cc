@@ -17,6 +17,8 @@
 #include "copy/copy_engine.h"
 #include "manifest/manifest.h"
 #include "manifest/upload_plan.h"
+#include "stablehlo/bytecode.h"
+#include "stablehlo/parser.h"
 
 using neuronmem::InvalidArgument;
 using neuronmem::OutOfRange;
@@ -127,6 +129,34 @@ neuronmem_status_t* neuronmem_manifest_list_entries(const char* text, size_t siz
     return s.release();
   }
   for (const std::string& n : names) visit(Str(n), user_data);
+  return nullptr;
+  NEURONMEM_API_END
+}
+
+neuronmem_status_t* neuronmem_manifest_write_artifact(const char* text, size_t size, const char* filename,
+                                                      const char* target_version, neuronmem_bytes_visitor_t visit,
+                                                      void* user_data) {
+  NEURONMEM_REQUIRE(visit);
+  if (size) NEURONMEM_REQUIRE(text);
+  NEURONMEM_API_BEGIN
+  namespace shlo = neuronmem::stablehlo;
+  shlo::BytecodeWriteOptions o;
+  if (target_version) {
+    if (auto s = shlo::ParseBytecodeTarget(target_version, o.target)) return s.release();
+  }
+  o.location_file = filename ? filename : "<input>";
+  std::vector<shlo::Module> modules;
+  if (auto s = shlo::ParseModules(std::string_view(text ? text : "", size), o.location_file, &modules)) {
+    return s.release();
+  }
+  if (modules.size() != 1) {
+    return InvalidArgument("%s: an artifact holds one module, the input has %zu", o.location_file.c_str(),
+                           modules.size())
+        .release();
+  }
+  std::string bytes;
+  if (auto s = shlo::WriteBytecode(modules[0], o, &bytes)) return s.release();
+  visit(bytes.data(), bytes.size(), user_data);
   return nullptr;
   NEURONMEM_API_END
 }

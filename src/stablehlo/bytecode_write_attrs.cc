@@ -96,7 +96,8 @@ uint16_t DoubleToHalf(double d) {
 // properties are StableHLO's dense arrays, which vhlo keeps as tensors.
 bool IsAttributeList(std::string_view name) {
   return name == "precision_config" || name == "called_computations" || name == "operand_layouts" ||
-         name == "result_layouts" || name == "output_operand_aliases" || name == "arg_attrs" || name == "res_attrs";
+         name == "result_layouts" || name == "output_operand_aliases" || name == "arg_attrs" || name == "res_attrs" ||
+         name == "layout";
 }
 
 }  // namespace
@@ -550,7 +551,7 @@ bool Writer::DefaultAttr(const VhloOp& vop, std::string_view name, const Operati
     return true;
   }
   if (name == "api_version") return integer(1);
-  if (name == "backend_config") {
+  if (name == "backend_config" || name == "infeed_config" || name == "outfeed_config") {
     out->kind = Attribute::Kind::kString;
     return true;
   }

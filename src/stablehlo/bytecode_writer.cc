@@ -156,6 +156,9 @@ std::string_view GenericName(std::string_view op, std::string_view name) {
       {"stablehlo.fft", "length", "fft_length"},
       {"stablehlo.dynamic_slice", "sizes", "slice_sizes"},
       {"stablehlo.sort", "dim", "dimension"},
+      {"stablehlo.dot_general", "precision", "precision_config"},
+      {"stablehlo.dot", "precision", "precision_config"},
+      {"stablehlo.convolution", "precision", "precision_config"},
   };
   for (const Alias& a : kAliases) {
     if (op == a.op && name == a.pretty) return a.generic;
@@ -246,7 +249,14 @@ void Writer::WriteOp(const Operation& op, bool function_body, Emitter* out) {
   const VhloOpInfo& info = InfoOf(v);
   const Group* group = info.group >= 0 ? &kGroups[static_cast<size_t>(info.group)] : nullptr;
   const Attribute* grouped = group ? Find(op.attributes, group->key) : nullptr;
-  for (size_t i = 0; group && i < op.attributes.size(); ++i) used[i] = op.attributes[i].first == group->key;
+  // Attributes vhlo flattens: a group's members, a channel handle's id and type, a dot algorithm's members.
+  bool has_channel = false;
+  for (int k = 0; k < v.num_attrs; ++k) has_channel |= v.attrs[k] == "channel_id";
+  for (size_t i = 0; i < op.attributes.size(); ++i) {
+    const std::string_view n = op.attributes[i].first;
+    used[i] = (group && n == group->key) || (has_channel && n == "channel_handle") ||
+              (n == "algorithm" && info.ir_name == "stablehlo.dot_general");
+  }
   for (int k = 0; k < v.num_attrs; ++k) {
     const std::string_view name = v.attrs[k];
     const Attribute* a = nullptr;

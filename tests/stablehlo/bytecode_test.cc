@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -339,6 +340,127 @@ TEST(BytecodeWriter, EveryConformanceTextWritesAsItsArtifact) {
   EXPECT_GT(written, 700u);
   EXPECT_GT(compared_ops, 10000u);
   std::printf("%zu written, %zu refused (chlo), %zu ops compared\n", written, refused, compared_ops);
+}
+
+// The header and the top-level section ids of an artifact: "v6 StableHLO_v1.13.8 1 3 2 4 6 5 0 8".
+std::string Structure(const std::string& b) {
+  size_t i = 4;
+  auto varint = [&]() {
+    const uint8_t first = static_cast<uint8_t>(b.at(i));
+    const unsigned n = first == 0 ? 8 : static_cast<unsigned>(__builtin_ctz(first));
+    uint64_t v = 0;
+    for (unsigned k = 1; k <= n; ++k) v |= static_cast<uint64_t>(static_cast<uint8_t>(b.at(i + k))) << (8 * (k - 1));
+    i += n + 1;
+    return first == 0 ? v : (v << (8 - n - 1)) | (first >> (n + 1));
+  };
+  std::string s = "v" + std::to_string(varint()) + " ";
+  const size_t nul = b.find('\0', i);
+  s += b.substr(i, nul - i);
+  i = nul + 1;
+  while (i < b.size()) {
+    const uint8_t id = static_cast<uint8_t>(b[i++]);
+    const uint64_t len = varint();
+    if (id & 0x80) return s + " (aligned section)";
+    s += " " + std::to_string(id);
+    i += len;
+  }
+  return s;
+}
+
+TEST(BytecodeWriter, WrittenArtifactsHaveTheSharedArtifactsStructure) {
+  SKIP_WITHOUT_ARTIFACTS();
+  for (const char* name : {"abs_int8_20_20.current.mlir.bc", "abs_float16_20_20.1.0.0.mlir.bc",
+                           "abs_int16_20_20.1.5.0.mlir.bc", "add_int64_20_20_int64_20_20.1.5.0.mlir.bc"}) {
+    SCOPED_TRACE(name);
+    const std::string shared = ReadFile(fs::path(BytecodeDir()) / name);
+    if (shared.empty()) continue;
+    std::string target;
+    const std::string stem = StemOf(name, &target);
+    std::vector<Module> text;
+    ASSERT_FALSE(ParseFile(TextDir() + "/" + stem + ".mlir", &text));
+    BytecodeWriteOptions o;
+    if (target != "current") {
+      ASSERT_FALSE(ParseBytecodeTarget(target, o.target));
+    }
+    std::string written;
+    ASSERT_FALSE(WriteBytecode(text[0], o, &written));
+    EXPECT_EQ(Structure(written), Structure(shared));
+    EXPECT_EQ(Structure(written).substr(0, 3), "v6 ");
+    // Smaller or about the size of what stablehlo-translate wrote (no resources, no duplicates).
+    EXPECT_LT(written.size(), shared.size() * 11 / 10) << written.size() << " vs " << shared.size();
+  }
+}
+
+TEST(BytecodeWriter, OpVersionsFollowTheTarget) {
+  const char* text =
+      "func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+      "  %0 = stablehlo.exponential %a : tensor<4xf32>\n"
+      "  return %0 : tensor<4xf32>\n"
+      "}\n";
+  std::vector<Module> m;
+  ASSERT_FALSE(ParseModules(text, "t.mlir", &m));
+  std::string newest, old;
+  ASSERT_FALSE(WriteBytecode(m[0], BytecodeWriteOptions(), &newest));
+  BytecodeWriteOptions o;
+  ASSERT_FALSE(ParseBytecodeTarget("1.0.0", o.target));
+  ASSERT_FALSE(WriteBytecode(m[0], o, &old));
+  EXPECT_NE(newest.find(std::string("exponential_v2\0", 15)), std::string::npos);
+  EXPECT_NE(old.find(std::string("exponential_v1\0", 15)), std::string::npos);
+  EXPECT_NE(old.find(std::string("StableHLO_v1.0.0\0", 17)), std::string::npos);
+  for (const std::string* bytes : {&newest, &old}) {
+    Module back;
+    Status s = ParseBytecode(*bytes, "t.mlir.bc", &back);
+    ASSERT_FALSE(s) << s->message;
+    ASSERT_EQ(back.functions.size(), 1u);
+    EXPECT_EQ(back.functions[0].body.blocks[0].ops[0].name, "stablehlo.exponential");
+    EXPECT_EQ(TypeToString(back.functions[0].args[0].type), "tensor<4xf32>");
+  }
+}
+
+TEST(BytecodeWriter, WhatVhloCannotHoldIsRefusedByName) {
+  struct Case {
+    const char* text;
+    const char* target;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+       "  %0 = chlo.erf %a : tensor<4xf32> -> tensor<4xf32>\n  return %0 : tensor<4xf32>\n}\n",
+       nullptr, "the op chlo.erf has no vhlo form"},
+      {"func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+       "  %0 = stablehlo.exponential %a {result_accuracy = #stablehlo.result_accuracy<ulps = 2, mode = "
+       "#stablehlo.result_accuracy_mode<TOLERANCE>>} : tensor<4xf32>\n  return %0 : tensor<4xf32>\n}\n",
+       "1.0.0", "the attribute result_accuracy does not exist in vhlo.exponential_v1"},
+      {"func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+       "  %0 = \"stablehlo.broadcast_in_dim\"(%a) : (tensor<4xf32>) -> tensor<4xf32>\n  return %0 : tensor<4xf32>\n}\n",
+       nullptr, "requires the attribute broadcast_dimensions, which the op does not have (it has: none)"},
+      {"func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n  return %a : tensor<4xf32>\n}\n", "1.99.0",
+       "outside the versions this writer knows"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.message);
+    std::vector<Module> m;
+    Status s = ParseModules(c.text, "t.mlir", &m);
+    ASSERT_FALSE(s) << s->message;
+    BytecodeWriteOptions o;
+    if (c.target) {
+      const char* dot = std::strchr(c.target, '.');
+      o.target[0] = std::atoi(c.target);
+      o.target[1] = std::atoi(dot + 1);
+      o.target[2] = std::atoi(std::strchr(dot + 1, '.') + 1);
+    }
+    std::string bytes;
+    s = WriteBytecode(m[0], o, &bytes);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+    EXPECT_NE(s->message.find(c.message), std::string::npos) << s->message;
+    EXPECT_NE(s->message.find("cannot write the module as a StableHLO artifact"), std::string::npos);
+  }
+  int t[3];
+  EXPECT_TRUE(ParseBytecodeTarget("1.14.0", t));
+  EXPECT_TRUE(ParseBytecodeTarget("1.9", t));
+  EXPECT_FALSE(ParseBytecodeTarget("1.9.0", t));
+  EXPECT_EQ(t[1], 9);
 }
 
 // --- Malformed artifacts ------------------------------------------------------------------------------------

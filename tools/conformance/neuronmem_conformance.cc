@@ -1,7 +1,8 @@
 // neuronmem-conformance: runs StableHLO test files (the reference interpreter's own suites) on the
 // software NeuronCore's interpreter and prints one line per file, then a summary.
 //
-//   neuronmem-conformance [--expected-failures FILE] [--skip-missing] [--verbose] [--timing [--repeat N]] PATH...
+//   neuronmem-conformance [--expected-failures FILE] [--skip-missing] [--verbose] [--timing [--repeat N]]
+//                         [--via-bytecode] PATH...
 //
 // PATH is a .mlir file or a folder (searched recursively). Each file may hold several modules split by
 // `// -----`; a module with @main runs @main, otherwise every public function without parameters runs (the
@@ -10,6 +11,8 @@
 // @main its arguments; a malformed list fails the file.
 // Exit status: 0 if every file passed, or with --expected-failures, if exactly the listed files failed;
 // 77 (skip) with --skip-missing when a folder is absent; 1 otherwise.
+// --via-bytecode: each module is written as a StableHLO portable artifact (stablehlo::WriteBytecode, the newest
+// target) and read back before it runs; a module the writer refuses makes the file UNSUPPORTED with the reason.
 // --timing: each file runs N times (--repeat, default 5) in this process; prints per file the median CPU time
 // (every thread of the process) and wall time of read + parse + compile + run (checks included), and the wall
 // time of parse, compile and run, slowest first, then the sums and the median over files.
@@ -29,6 +32,7 @@
 
 #include "base/file.h"
 #include "interpreter/interpreter.h"
+#include "stablehlo/bytecode.h"
 #include "stablehlo/parser.h"
 
 namespace fs = std::filesystem;
@@ -37,6 +41,8 @@ namespace interp = neuronmem::interp;
 namespace shlo = neuronmem::stablehlo;
 
 namespace {
+
+bool g_via_bytecode = false;  // --via-bytecode
 
 enum class Outcome { kPass, kFail, kUnsupported };
 
@@ -203,6 +209,23 @@ FileResult RunFile(const fs::path& path, const std::string& display) {
     result.message = "parse error: " + s->message;
     return result;
   }
+  if (g_via_bytecode) {
+    for (shlo::Module& m : modules) {
+      std::string bytes;
+      if (Status ws = shlo::WriteBytecode(m, shlo::BytecodeWriteOptions(), &bytes)) {
+        result.outcome = Outcome::kUnsupported;
+        result.message = "not written as an artifact: " + ws->message;
+        return result;
+      }
+      shlo::Module back;
+      if (Status rs = shlo::ParseBytecode(bytes, display + " (written as an artifact)", &back)) {
+        result.outcome = Outcome::kFail;
+        result.message = "the written artifact does not read back: " + rs->message;
+        return result;
+      }
+      m = std::move(back);
+    }
+  }
   Args args;
   const std::string arg_list = RunArgs(text);
   if (!arg_list.empty()) {
@@ -287,6 +310,8 @@ int main(int argc, char** argv) {
       skip_missing = true;
     } else if (a == "--verbose") {
       verbose = true;
+    } else if (a == "--via-bytecode") {
+      g_via_bytecode = true;
     } else if (a == "--timing") {
       timing = true;
     } else if (a == "--repeat" && i + 1 < argc) {
@@ -294,7 +319,7 @@ int main(int argc, char** argv) {
     } else if (a == "-h" || a == "--help") {
       std::printf(
           "usage: neuronmem-conformance [--expected-failures FILE] [--skip-missing] [--verbose] [--timing [--repeat "
-          "N]] PATH...\n");
+          "N]] [--via-bytecode] PATH...\n");
       return 0;
     } else {
       paths.push_back(a);

@@ -333,9 +333,13 @@ int Run(const Options& o) {
     std::stringstream ss;
     ss << f.rdbuf();
     text = ss.str();
-    // The file decides the variant: one that launches the NKI kernel needs it registered.
-    c.attention = text.find("@AwsNeuronCustomNativeKernel") != std::string::npos ? neuronmem_decode::Attention::kKernel
-                                                                                 : neuronmem_decode::Attention::kGather;
+    // The file decides the variant: one that launches the NKI kernel needs it registered. In an artifact
+    // (vhlo bytecode, magic ML\xefR) the call target is an entry of the string table, without its '@'.
+    const bool artifact = text.compare(0, 4, "ML\xefR") == 0;
+    c.attention =
+        text.find(artifact ? "AwsNeuronCustomNativeKernel" : "@AwsNeuronCustomNativeKernel") != std::string::npos
+            ? neuronmem_decode::Attention::kKernel
+            : neuronmem_decode::Attention::kGather;
   }
   const bool kernel = c.attention == neuronmem_decode::Attention::kKernel;
   const char* attention = neuronmem_decode::AttentionName(c.attention);

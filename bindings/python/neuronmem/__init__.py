@@ -19,7 +19,8 @@ from . import _capi as C
 __all__ = [
     "NeuronMemError", "StatusCode", "MemoryKind", "MlockMode", "ElementType", "HostBufferSemantics",
     "PlacementPolicy", "Client", "Device", "Memory", "HostAllocation", "Buffer", "Event", "Manifest",
-    "ManifestValue", "version", "version_string", "element_type_size", "list_entries", "ArgumentPlacement",
+    "ManifestValue", "version", "version_string", "element_type_size", "list_entries", "write_artifact",
+    "ArgumentPlacement",
     "Executable", "ExecutableValue", "Execution", "KernelCall",
 ]
 
@@ -1240,6 +1241,21 @@ def list_entries(text, filename=None):
 
     _check(C.manifest_list_entries(data, len(data), os.fsencode(filename) if filename else None, visit, None))
     return names
+
+
+def write_artifact(text, target=None, filename=None):
+    """StableHLO text (or an artifact) as a StableHLO portable artifact: vhlo MLIR bytecode for StableHLO
+    `target` ("1.9.0"; None = the newest the library reads), as jax.export ships programs. Returns bytes."""
+    data = text.encode() if isinstance(text, str) else bytes(text)
+    out = []
+
+    @C.BytesVisitor
+    def visit(ptr, size, user_data):
+        out.append(ctypes.string_at(ptr, size))
+
+    _check(C.manifest_write_artifact(data, len(data), os.fsencode(filename) if filename else None,
+                                     target.encode() if target else None, visit, None))
+    return out[0]
 
 
 class Manifest(_Owned):

@@ -375,6 +375,7 @@ def new(struct, **fields):
 
 EventCallback = ctypes.CFUNCTYPE(None, status_p, c_void_p)
 EntryVisitor = ctypes.CFUNCTYPE(None, String, c_void_p)
+BytesVisitor = ctypes.CFUNCTYPE(None, c_void_p, c_size_t, c_void_p)
 
 P = POINTER
 _S = status_p
@@ -445,6 +446,7 @@ _SIGNATURES = {
     "neuronmem_manifest_load_text": (_S, [c_void_p, c_size_t, P(ManifestOptions), P(manifest_p)]),
     "neuronmem_manifest_load_file": (_S, [c_char_p, P(ManifestOptions), P(manifest_p)]),
     "neuronmem_manifest_list_entries": (_S, [c_void_p, c_size_t, c_char_p, EntryVisitor, c_void_p]),
+    "neuronmem_manifest_write_artifact": (_S, [c_void_p, c_size_t, c_char_p, c_char_p, BytesVisitor, c_void_p]),
     "neuronmem_manifest_load_json": (_S, [c_void_p, c_size_t, P(manifest_p)]),
     "neuronmem_manifest_to_json": (_S, [manifest_p, P(String)]),
     "neuronmem_manifest_destroy": (None, [manifest_p]),

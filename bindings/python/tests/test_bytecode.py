@@ -45,6 +45,25 @@ class BytecodeTest(unittest.TestCase):
                 self.assertEqual(got.shape, (20, 20))
                 np.testing.assert_array_equal(got, want)
 
+    def test_written_artifacts_match_the_text(self):
+        # Text -> nm.write_artifact -> the same manifest and results; the target names the producer.
+        text = read(os.path.join(TEXT, "abs_int8_20_20.mlir"))
+        with nm.Client(num_cores=1, device_bytes_per_core=8 << 20, pinned_host_bytes=32 << 20) as c:
+            for target, producer in ((None, b"StableHLO_v1.13.8\0"), ("1.0.0", b"StableHLO_v1.0.0\0")):
+                data = nm.write_artifact(text, target=target, filename="abs.mlir")
+                self.assertEqual(data[:4], b"ML\xefR")
+                self.assertIn(producer, data[:40])
+                self.assertEqual(nm.Manifest.load_text(data, filename="a.mlir").to_json(),
+                                 nm.Manifest.load_text(text, filename="a.mlir").to_json())
+                np.testing.assert_array_equal(self.run_program(c, data), self.run_program(c, text))
+        with self.assertRaises(nm.NeuronMemError) as e:
+            nm.write_artifact(text, target="9.0.0")
+        self.assertIn("outside the versions written", str(e.exception))
+        chlo = read(os.path.join(TEXT, "acosh_bfloat16_20_20_chlo.mlir"))
+        with self.assertRaises(nm.NeuronMemError) as e:
+            nm.write_artifact(chlo)
+        self.assertIn("chlo.", str(e.exception))
+
     def test_a_truncated_artifact_names_the_byte(self):
         data = read(os.path.join(BYTECODE, "abs_int8_20_20.current.mlir.bc"))[:100]
         with self.assertRaises(nm.NeuronMemError) as e:

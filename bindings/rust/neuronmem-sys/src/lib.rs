@@ -637,6 +637,8 @@ pub type neuronmem_event_callback_t =
     Option<unsafe extern "C" fn(error: *const neuronmem_status_t, user_data: *mut c_void)>;
 pub type neuronmem_manifest_entry_visitor_t =
     Option<unsafe extern "C" fn(name: neuronmem_string_t, user_data: *mut c_void)>;
+pub type neuronmem_bytes_visitor_t =
+    Option<unsafe extern "C" fn(data: *const c_void, size: usize, user_data: *mut c_void)>;
 
 type S = *mut neuronmem_status_t;
 
@@ -737,6 +739,9 @@ extern "C" {
                                         out: *mut *mut neuronmem_manifest_t) -> S;
     pub fn neuronmem_manifest_list_entries(text: *const c_char, size: usize, filename: *const c_char,
                                            visit: neuronmem_manifest_entry_visitor_t, user_data: *mut c_void) -> S;
+    pub fn neuronmem_manifest_write_artifact(text: *const c_char, size: usize, filename: *const c_char,
+                                             target_version: *const c_char, visit: neuronmem_bytes_visitor_t,
+                                             user_data: *mut c_void) -> S;
     pub fn neuronmem_manifest_load_json(json: *const c_char, size: usize, out: *mut *mut neuronmem_manifest_t) -> S;
     pub fn neuronmem_manifest_to_json(manifest: *const neuronmem_manifest_t, out: *mut neuronmem_string_t) -> S;
     pub fn neuronmem_manifest_destroy(manifest: *mut neuronmem_manifest_t);
