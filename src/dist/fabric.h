@@ -75,6 +75,9 @@ class Fabric {
 
   // Point to point, matched by (sender, receiver, tag); tags at or above 2^47 are reserved for collectives.
   // `op` names the caller's op in failures. Send is buffered (above); Recv waits for exactly `bytes` bytes.
+  // A Recv of at least 64 KiB lands in `data` directly and is directed to the peer's endpoint (from the store):
+  // another endpoint's message never matches it (so it is not counted as dropped either), and a shorter
+  // message of the job (FAILED_PRECONDITION) may have written its bytes into `data`.
   Status Send(uint32_t to, uint64_t tag, const void* data, size_t bytes, std::string_view op = "send");
   Status Recv(uint32_t from, uint64_t tag, void* data, size_t bytes, std::string_view op = "recv");
 
