@@ -98,7 +98,22 @@ struct Op {
   std::unique_ptr<char[]> buf;  // header + payload (uninitialised)
   size_t capacity = 0;          // of buf
   size_t size = 0;              // bytes of buf in use
+  fid_mr* mr = nullptr;         // buf's registration, where memory is registered
+  Op() = default;
+  Op(const Op&) = delete;
+  Op& operator=(const Op&) = delete;
+  ~Op() {
+    if (mr != nullptr) fi_close(&mr->fid);
+  }
   char* data() { return buf.get(); }
+  void* desc() const { return mr != nullptr ? fi_mr_desc(mr) : nullptr; }
+};
+
+// A region registered once (RegisterMemory).
+struct Region {
+  char* base;
+  size_t bytes;
+  fid_mr* mr;
 };
 
 // Where Wait is between polls: spinning since `since`, then blocking.
@@ -181,8 +196,16 @@ class Fabric::Impl {
   std::map<Op*, std::unique_ptr<Op>> ops;  // posted and not yet completed (or cancelled and never completed)
   std::vector<std::unique_ptr<Op>> pool;   // completed ops kept for reuse
   size_t pool_bytes = 0;
-  bool cq_waitable = false;  // the completion queue has a wait object (fi_cq_sread)
-  bool direct_recv = false;  // the endpoint does directed receives into two-entry iovecs
+  bool cq_waitable = false;     // the completion queue has a wait object (fi_cq_sread)
+  bool direct_recv = false;     // the endpoint does directed receives into two-entry iovecs
+  bool registering = false;     // memory is registered and descriptors passed (FI_MR_LOCAL or register_memory)
+  std::vector<Region> regions;  // sorted by base
+  uint64_t next_mr_key = 1;
+  Status last_register_error;  // why Acquire could not register a message buffer
+  // Registers [base, base + bytes) for sends and receives.
+  Status Register(void* base, size_t bytes, fid_mr** mr);
+  // The descriptor of registered memory holding [p, p + bytes); false if none does.
+  bool DescriptorOf(const void* p, size_t bytes, void** desc) const;
   FabricStats stats;
   uint64_t collective_seq = 0;
   mutable std::mutex mu;
@@ -194,7 +217,9 @@ Status Fabric::Impl::Open() {
   hints->ep_attr->type = FI_EP_RDM;
   hints->caps = FI_TAGGED | FI_DIRECTED_RECV;
   hints->mode = FI_CONTEXT | FI_CONTEXT2;
-  hints->domain_attr->mr_mode = 0;  // payloads live in ordinary memory: no provider needing local registration
+  // Registration where the provider needs it (efa: FI_MR_LOCAL and the rest); no RMA, so virtual addresses,
+  // provider keys and allocated-only registrations cost nothing. Messages use FI_MR_LOCAL's descriptors.
+  hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
   hints->domain_attr->threading = FI_THREAD_DOMAIN;
   hints->domain_attr->av_type = FI_AV_TABLE;
   if (!opts.provider.empty()) hints->fabric_attr->prov_name = strdup(opts.provider.c_str());
@@ -219,6 +244,8 @@ Status Fabric::Impl::Open() {
   }
   provider_name = info->fabric_attr->prov_name != nullptr ? info->fabric_attr->prov_name : "?";
   direct_recv = (info->caps & FI_DIRECTED_RECV) != 0 && info->rx_attr->iov_limit >= 2;
+  registering =
+      opts.register_memory || (info->domain_attr->mr_mode & FI_MR_LOCAL) != 0 || (info->mode & FI_LOCAL_MR) != 0;
   if ((rc = fi_fabric(info->fabric_attr, &fabric, nullptr)) != 0) {
     return Unavailable("libfabric %s: fi_fabric: %s", provider_name.c_str(), FiError(rc).c_str());
   }
@@ -464,6 +491,10 @@ Op* Fabric::Impl::Acquire(size_t size) {
     op = std::make_unique<Op>();
     op->capacity = std::max<size_t>(size, 4096);
     op->buf.reset(new char[op->capacity]);
+    if (registering) {
+      if ((last_register_error = Register(op->data(), op->capacity, &op->mr))) return nullptr;
+      stats.registered_bytes += op->capacity;
+    }
   }
   op->size = size;
   Op* raw = op.get();
@@ -480,11 +511,15 @@ void Fabric::Impl::Release(Op* op) {
   while (!pool.empty() && pool_bytes + owned->capacity > kPoolBytes) {
     auto smallest = std::min_element(pool.begin(), pool.end(),
                                      [](const auto& a, const auto& b) { return a->capacity < b->capacity; });
-    if ((*smallest)->capacity >= owned->capacity) return;  // this one is the smallest: free it
+    if ((*smallest)->capacity >= owned->capacity) break;  // this one is the smallest: free it
     pool_bytes -= (*smallest)->capacity;
+    if ((*smallest)->mr != nullptr) stats.registered_bytes -= (*smallest)->capacity;
     pool.erase(smallest);
   }
-  if (owned->capacity > kPoolBytes) return;
+  if (pool_bytes + owned->capacity > kPoolBytes) {
+    if (owned->mr != nullptr) stats.registered_bytes -= owned->capacity;
+    return;
+  }
   pool_bytes += owned->capacity;
   pool.push_back(std::move(owned));
 }
@@ -506,6 +541,10 @@ Status Fabric::Impl::Send(uint32_t to, uint64_t tag, const void* data, size_t by
   // Buffered: the message (header + payload) is copied into a buffer of the op, so the caller's bytes are
   // free as soon as this returns.
   Op* op = Acquire(sizeof(Header) + bytes);
+  if (op == nullptr) {
+    return Unavailable("%.*s: a %zu-byte message buffer: %s", static_cast<int>(op_name.size()), op_name.data(),
+                       sizeof(Header) + bytes, last_register_error->message.c_str());
+  }
   op->is_send = true;
   op->peer = to;
   Header h = {kMagic, {}, opts.process_index, to, tag, bytes};
@@ -516,7 +555,7 @@ Status Fabric::Impl::Send(uint32_t to, uint64_t tag, const void* data, size_t by
   Backoff backoff;
   const auto deadline = Clock::now() + opts.peer_timeout;
   for (;;) {
-    ssize_t rc = fi_tsend(ep, op->data(), op->size, nullptr, peers[to], ftag, &op->ctx);
+    ssize_t rc = fi_tsend(ep, op->data(), op->size, op->desc(), peers[to], ftag, &op->ctx);
     if (rc == 0) break;
     if (rc != -FI_EAGAIN) {
       Release(op);
@@ -542,20 +581,26 @@ Status Fabric::Impl::Recv(uint32_t from, uint64_t tag, void* data, size_t bytes,
   const auto deadline = Clock::now() + opts.peer_timeout;
   // A large message lands in place: the header in the op, the payload in `data`. The receive is directed to
   // the peer's endpoint (from the store), so no other endpoint's message can match it.
-  const bool direct = direct_recv && bytes >= kDirectRecvBytes;
+  void* data_desc = nullptr;
+  const bool direct =
+      direct_recv && bytes >= kDirectRecvBytes && (!registering || DescriptorOf(data, bytes, &data_desc));
   uint64_t dropped_here = 0;
   for (;;) {
     Op* op = Acquire(direct ? 0 : sizeof(Header) + bytes);
+    if (op == nullptr) {
+      return Unavailable("%.*s: a %zu-byte message buffer: %s", static_cast<int>(op_name.size()), op_name.data(),
+                         sizeof(Header) + bytes, last_register_error->message.c_str());
+    }
     op->peer = from;
     Backoff backoff;
     for (;;) {
       ssize_t rc;
       if (direct) {
         iovec iov[2] = {{&op->header, sizeof(Header)}, {data, bytes}};
-        void* desc[2] = {nullptr, nullptr};
+        void* desc[2] = {op->desc(), data_desc};
         rc = fi_trecvv(ep, iov, desc, 2, peers[from], ftag, 0, &op->ctx);
       } else {
-        rc = fi_trecv(ep, op->data(), op->size, nullptr, FI_ADDR_UNSPEC, ftag, 0, &op->ctx);
+        rc = fi_trecv(ep, op->data(), op->size, op->desc(), FI_ADDR_UNSPEC, ftag, 0, &op->ctx);
       }
       if (rc == 0) break;
       if (rc != -FI_EAGAIN) {
@@ -590,6 +635,7 @@ Status Fabric::Impl::Recv(uint32_t from, uint64_t tag, void* data, size_t bytes,
     if (of_job && h.bytes == bytes && op->len == sizeof(Header) + bytes) {
       if (bytes > 0 && !direct) memcpy(data, op->data() + sizeof(Header), bytes);
       Release(op);
+      if (direct) stats.receives_in_place++;
       stats.messages_received++;
       stats.bytes_received += bytes;
       return Ok();
@@ -635,6 +681,12 @@ void Fabric::Impl::Close() {
     fi_close(&ep->fid);
     ep = nullptr;
   }
+  // Registrations go before the domain closes.
+  ops.clear();
+  pool.clear();
+  pool_bytes = 0;
+  for (const Region& r : regions) fi_close(&r.mr->fid);
+  regions.clear();
   if (av != nullptr) fi_close(&av->fid);
   if (cq != nullptr) fi_close(&cq->fid);
   if (domain != nullptr) fi_close(&domain->fid);
@@ -642,9 +694,31 @@ void Fabric::Impl::Close() {
   av = nullptr, cq = nullptr, domain = nullptr, fabric = nullptr;
   if (info != nullptr) fi_freeinfo(info);
   info = nullptr;
-  ops.clear();
-  pool.clear();
-  pool_bytes = 0;
+}
+
+Status Fabric::Impl::Register(void* base, size_t bytes, fid_mr** mr) {
+  // A key of its own for each registration (providers without FI_MR_PROV_KEY refuse a key twice).
+  int rc = fi_mr_reg(domain, base, bytes, FI_SEND | FI_RECV, 0, next_mr_key++, 0, mr, nullptr);
+  if (rc != 0) {
+    *mr = nullptr;
+    return Unavailable("libfabric %s: registering %zu bytes at %p: %s", provider_name.c_str(), bytes, base,
+                       FiError(rc).c_str());
+  }
+  return Ok();
+}
+
+bool Fabric::Impl::DescriptorOf(const void* p, size_t bytes, void** desc) const {
+  const char* c = static_cast<const char*>(p);
+  // The last region starting at or before p.
+  auto it =
+      std::upper_bound(regions.begin(), regions.end(), c, [](const char* x, const Region& r) { return x < r.base; });
+  if (it == regions.begin()) return false;
+  --it;
+  if (static_cast<size_t>(c - it->base) > it->bytes || bytes > it->bytes - static_cast<size_t>(c - it->base)) {
+    return false;
+  }
+  *desc = fi_mr_desc(it->mr);
+  return true;
 }
 
 Fabric::Fabric(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -676,6 +750,42 @@ const std::string& Fabric::provider() const { return impl_->provider_name; }
 FabricStats Fabric::stats() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
   return impl_->stats;
+}
+
+bool Fabric::registers_memory() const { return impl_->registering; }
+
+Status Fabric::RegisterMemory(void* base, size_t bytes) {
+  if (base == nullptr || bytes == 0) return InvalidArgument("fabric: registering an empty region");
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  if (!impl_->registering) return Ok();
+  char* b = static_cast<char*>(base);
+  auto& regions = impl_->regions;
+  auto it = std::lower_bound(regions.begin(), regions.end(), b, [](const Region& r, char* x) { return r.base < x; });
+  const bool overlaps_next = it != regions.end() && static_cast<size_t>(it->base - b) < bytes;
+  const bool overlaps_prev =
+      it != regions.begin() && static_cast<size_t>(b - std::prev(it)->base) < std::prev(it)->bytes;
+  if (overlaps_next || overlaps_prev) {
+    return InvalidArgument("fabric: the region of %zu bytes at %p overlaps a registered one", bytes, base);
+  }
+  fid_mr* mr = nullptr;
+  NEURONMEM_RETURN_IF_ERROR(impl_->Register(base, bytes, &mr));
+  regions.insert(it, Region{b, bytes, mr});
+  impl_->stats.registered_bytes += bytes;
+  return Ok();
+}
+
+Status Fabric::UnregisterMemory(void* base) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto& regions = impl_->regions;
+  auto it = std::find_if(regions.begin(), regions.end(), [&](const Region& r) { return r.base == base; });
+  if (it == regions.end()) {
+    if (!impl_->registering) return Ok();
+    return InvalidArgument("fabric: no region is registered at %p", base);
+  }
+  fi_close(&it->mr->fid);
+  impl_->stats.registered_bytes -= it->bytes;
+  regions.erase(it);
+  return Ok();
 }
 
 namespace {
