@@ -177,6 +177,15 @@ neuronmem_status_t* neuronmem_client_create(const neuronmem_client_options_t* op
   }
   *out_client = new neuronmem_client_t(std::move(session));
   if (fabric) {
+    // Where the provider needs registered memory (efa), the arenas are registered once, here.
+    for (const auto& [base, bytes] : (*out_client)->client->arena_regions()) {
+      if (auto s = fabric->RegisterMemory(base, bytes)) {
+        std::unique_ptr<neuronmem_client_t> shell(*out_client);
+        *out_client = nullptr;
+        neuronmem::Status ignored = neuronmem::exec::Session::Destroy(shell->session);
+        return neuronmem::Annotate(std::move(s), "registering the client's arenas with the job's fabric").release();
+      }
+    }
     (*out_client)->process_index = fabric->process_index();
     (*out_client)->num_processes = fabric->num_processes();
     (*out_client)->fabric = std::move(fabric);
@@ -196,6 +205,12 @@ neuronmem_status_t* neuronmem_client_destroy(neuronmem_client_t* client) {
   }
   if (neuronmem::Status s = client->session->CheckDestroy()) return s.release();  // nothing destroyed
   std::unique_ptr<neuronmem_client_t> shell(client);
+  if (shell->fabric) {
+    // The arenas' registrations go before the arenas (nothing of the client is in flight now).
+    for (const auto& region : shell->client->arena_regions()) {
+      neuronmem::Status ignored = shell->fabric->UnregisterMemory(region.first);
+    }
+  }
   return neuronmem::exec::Session::Destroy(shell->session).release();
   NEURONMEM_API_END
 }

@@ -139,4 +139,11 @@ Memory* Client::memory(int32_t id) const {
   return memories_[static_cast<size_t>(id)];
 }
 
+std::vector<std::pair<void*, uint64_t>> Client::arena_regions() const {
+  std::vector<std::pair<void*, uint64_t>> r;
+  r.emplace_back(pinned_arena_->base(), pinned_arena_->region_bytes());
+  for (const auto& a : device_arenas_) r.emplace_back(a->base(), a->capacity());
+  return r;
+}
+
 }  // namespace neuronmem::core

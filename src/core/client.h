@@ -9,6 +9,7 @@
 #include <array>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/memory_kind.h"
@@ -106,6 +107,9 @@ class Client {
   Memory* memory(int32_t id) const;                                   // nullptr for an unknown id
   // The pinned-host arena behind every pinned_host memory (neuronmem_client_host_allocate).
   memory::PinnedHostArena& pinned_arena() const { return *pinned_arena_; }
+  // The address ranges of the pinned-host arena and of every core's device arena ({base, bytes}), for
+  // registration with a network provider once (dist::Fabric::RegisterMemory).
+  std::vector<std::pair<void*, uint64_t>> arena_regions() const;
   copy::CopyEngine& copy_engine() const { return *copy_engine_; }
 
  private:

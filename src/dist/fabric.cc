@@ -77,7 +77,16 @@ std::string Field(const std::string& record, const std::string& name) {
 
 std::string FiError(int rc) { return std::string(fi_strerror(rc < 0 ? -rc : rc)); }
 
-// One posted send or receive; its fi_context2 is what libfabric hands back in the completion.
+// Receives of at least this many bytes land in the caller's buffer (a directed receive: only the peer's own
+// endpoint can match it); smaller ones land in the op's buffer and are copied out once checked.
+constexpr size_t kDirectRecvBytes = 64 * 1024;
+// Wait polls the completion queue this long before it blocks (a woken sleeper costs 27-80 us here).
+constexpr auto kSpin = std::chrono::microseconds(200);
+// Completed ops keep their buffers for the next message, up to this many bytes in all.
+constexpr size_t kPoolBytes = 256u << 20;
+
+// One posted send or receive; its fi_context2 is what libfabric hands back in the completion. Ops (and their
+// buffers, never zero-filled) are reused.
 struct Op {
   fi_context2 ctx;  // first: the completion's op_context points here
   bool is_send = false;
@@ -85,7 +94,32 @@ struct Op {
   int err = 0;  // positive FI_E* of an error completion
   size_t len = 0;
   uint32_t peer = 0;
-  std::vector<char> buf;  // header + payload
+  Header header;                // where a direct receive's header lands
+  std::unique_ptr<char[]> buf;  // header + payload (uninitialised)
+  size_t capacity = 0;          // of buf
+  size_t size = 0;              // bytes of buf in use
+  fid_mr* mr = nullptr;         // buf's registration, where memory is registered
+  Op() = default;
+  Op(const Op&) = delete;
+  Op& operator=(const Op&) = delete;
+  ~Op() {
+    if (mr != nullptr) fi_close(&mr->fid);
+  }
+  char* data() { return buf.get(); }
+  void* desc() const { return mr != nullptr ? fi_mr_desc(mr) : nullptr; }
+};
+
+// A region registered once (RegisterMemory).
+struct Region {
+  char* base;
+  size_t bytes;
+  fid_mr* mr;
+};
+
+// Where Wait is between polls: spinning since `since`, then blocking.
+struct Backoff {
+  Clock::time_point since{};
+  int empty_polls = 0;
 };
 
 template <typename T>
@@ -138,9 +172,18 @@ class Fabric::Impl {
   Status CheckPeer(uint32_t peer, std::string_view op) const;
   // Reads every completion available now. Returns false if there was none.
   bool Progress();
-  // Progress with a growing pause between empty polls (no busy core while waiting). With `lock` (held on mu),
-  // the pause runs unlocked, so other threads' calls (a launch's cores) go on while this one waits.
-  void Wait(int* idle, std::unique_lock<std::mutex>* lock = nullptr);
+  // Applies completions read from the queue (entries) or its error entry.
+  void Complete(const fi_cq_tagged_entry* entries, ssize_t n);
+  bool CompleteError();
+  // Progress; spins kSpin after the last completion, then blocks on the completion queue's wait object (at
+  // most 1 ms at a time) or, without one, sleeps a growing pause: no busy core while waiting. With `lock`
+  // (held on mu), every pause runs unlocked so other threads' calls (a launch's cores) go on while this one
+  // waits; then the completion queue is polled, never blocked on, since completions are applied under mu.
+  void Wait(Backoff* b, std::unique_lock<std::mutex>* lock = nullptr);
+  // An op with a buffer of at least `size` bytes from the pool (or a new one), tracked in `ops`.
+  Op* Acquire(size_t size);
+  // Untracks a completed op and keeps it (and its buffer) for reuse.
+  void Release(Op* op);
 
   FabricOptions opts;
   std::string provider_name;
@@ -155,6 +198,18 @@ class Fabric::Impl {
   std::vector<fi_addr_t> peers;            // fi_addr of each process (self's unused)
   std::vector<std::string> lost;           // why each process is lost ("" = alive)
   std::map<Op*, std::unique_ptr<Op>> ops;  // posted and not yet completed (or cancelled and never completed)
+  std::vector<std::unique_ptr<Op>> pool;   // completed ops kept for reuse
+  size_t pool_bytes = 0;
+  bool cq_waitable = false;     // the completion queue has a wait object (fi_cq_sread)
+  bool direct_recv = false;     // the endpoint does directed receives into two-entry iovecs
+  bool registering = false;     // memory is registered and descriptors passed (FI_MR_LOCAL or register_memory)
+  std::vector<Region> regions;  // sorted by base
+  uint64_t next_mr_key = 1;
+  Status last_register_error;  // why Acquire could not register a message buffer
+  // Registers [base, base + bytes) for sends and receives.
+  Status Register(void* base, size_t bytes, fid_mr** mr);
+  // The descriptor of registered memory holding [p, p + bytes); false if none does.
+  bool DescriptorOf(const void* p, size_t bytes, void** desc) const;
   FabricStats stats;
   uint64_t collective_seq = 0;
   mutable std::mutex mu;
@@ -164,9 +219,11 @@ Status Fabric::Impl::Open() {
   fi_info* hints = fi_allocinfo();
   if (hints == nullptr) return ResourceExhausted("libfabric: fi_allocinfo failed");
   hints->ep_attr->type = FI_EP_RDM;
-  hints->caps = FI_TAGGED;
+  hints->caps = FI_TAGGED | FI_DIRECTED_RECV;
   hints->mode = FI_CONTEXT | FI_CONTEXT2;
-  hints->domain_attr->mr_mode = 0;  // payloads live in ordinary memory: no provider needing local registration
+  // Registration where the provider needs it (efa: FI_MR_LOCAL and the rest); no RMA, so virtual addresses,
+  // provider keys and allocated-only registrations cost nothing. Messages use FI_MR_LOCAL's descriptors.
+  hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
   hints->domain_attr->threading = FI_THREAD_DOMAIN;
   hints->domain_attr->av_type = FI_AV_TABLE;
   if (!opts.provider.empty()) hints->fabric_attr->prov_name = strdup(opts.provider.c_str());
@@ -176,6 +233,12 @@ Status Fabric::Impl::Open() {
     // Providers without IP addressing (shm) do not match a node: take their own address.
     rc = fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints, &info);
   }
+  if (rc == -FI_ENODATA) {
+    // A provider without directed receives: every receive lands in a buffer of the op and is copied out.
+    hints->caps = FI_TAGGED;
+    rc = fi_getinfo(FI_VERSION(1, 9), node, nullptr, node != nullptr ? FI_SOURCE : 0, hints, &info);
+    if (rc == -FI_ENODATA && node != nullptr) rc = fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints, &info);
+  }
   fi_freeinfo(hints);
   if (rc != 0 || info == nullptr) {
     const char* env = getenv("FI_PROVIDER");
@@ -184,6 +247,9 @@ Status Fabric::Impl::Open() {
                        env != nullptr ? " with FI_PROVIDER=" : "", env != nullptr ? env : "", FiError(rc).c_str());
   }
   provider_name = info->fabric_attr->prov_name != nullptr ? info->fabric_attr->prov_name : "?";
+  direct_recv = (info->caps & FI_DIRECTED_RECV) != 0 && info->rx_attr->iov_limit >= 2;
+  registering =
+      opts.register_memory || (info->domain_attr->mr_mode & FI_MR_LOCAL) != 0 || (info->mode & FI_LOCAL_MR) != 0;
   if ((rc = fi_fabric(info->fabric_attr, &fabric, nullptr)) != 0) {
     return Unavailable("libfabric %s: fi_fabric: %s", provider_name.c_str(), FiError(rc).c_str());
   }
@@ -192,8 +258,10 @@ Status Fabric::Impl::Open() {
   }
   fi_cq_attr cq_attr = {};
   cq_attr.format = FI_CQ_FORMAT_TAGGED;
+  cq_attr.wait_obj = FI_WAIT_UNSPEC;
+  cq_waitable = fi_cq_open(domain, &cq_attr, &cq, nullptr) == 0;
   cq_attr.wait_obj = FI_WAIT_NONE;
-  if ((rc = fi_cq_open(domain, &cq_attr, &cq, nullptr)) != 0) {
+  if (!cq_waitable && (rc = fi_cq_open(domain, &cq_attr, &cq, nullptr)) != 0) {
     return Unavailable("libfabric %s: fi_cq_open: %s", provider_name.c_str(), FiError(rc).c_str());
   }
   fi_av_attr av_attr = {};
@@ -326,6 +394,36 @@ Status Fabric::Impl::Bootstrap() {
   return Ok();
 }
 
+void Fabric::Impl::Complete(const fi_cq_tagged_entry* entries, ssize_t n) {
+  for (ssize_t i = 0; i < n; ++i) {
+    Op* op = reinterpret_cast<Op*>(entries[i].op_context);
+    if (op->is_send) {
+      Release(op);
+    } else {
+      op->done = true;
+      op->len = entries[i].len;
+    }
+  }
+}
+
+bool Fabric::Impl::CompleteError() {
+  fi_cq_err_entry err = {};
+  if (fi_cq_readerr(cq, &err, 0) <= 0) return false;
+  Op* op = reinterpret_cast<Op*>(err.op_context);
+  if (op == nullptr) return true;
+  if (op->is_send) {
+    if (err.err != FI_ECANCELED && lost[op->peer].empty()) {
+      lost[op->peer] = "the provider could not deliver to it (" + FiError(err.err) + ")";
+    }
+    Release(op);
+  } else {
+    op->done = true;
+    op->err = err.err;
+    op->len = err.len;
+  }
+  return true;
+}
+
 bool Fabric::Impl::Progress() {
   fi_cq_tagged_entry entries[16];
   bool any = false;
@@ -333,52 +431,107 @@ bool Fabric::Impl::Progress() {
     ssize_t n = fi_cq_read(cq, entries, 16);
     if (n > 0) {
       any = true;
-      for (ssize_t i = 0; i < n; ++i) {
-        Op* op = reinterpret_cast<Op*>(entries[i].op_context);
-        if (op->is_send) {
-          ops.erase(op);
-        } else {
-          op->done = true;
-          op->len = entries[i].len;
-        }
-      }
+      Complete(entries, n);
       continue;
     }
     if (n == -FI_EAVAIL) {
-      fi_cq_err_entry err = {};
-      if (fi_cq_readerr(cq, &err, 0) <= 0) return any;
+      if (!CompleteError()) return any;
       any = true;
-      Op* op = reinterpret_cast<Op*>(err.op_context);
-      if (op == nullptr) continue;
-      if (op->is_send) {
-        if (err.err != FI_ECANCELED && lost[op->peer].empty()) {
-          lost[op->peer] = "the provider could not deliver to it (" + FiError(err.err) + ")";
-        }
-        ops.erase(op);
-      } else {
-        op->done = true;
-        op->err = err.err;
-        op->len = err.len;
-      }
       continue;
     }
     return any;
   }
 }
 
-void Fabric::Impl::Wait(int* idle, std::unique_lock<std::mutex>* lock) {
+void Fabric::Impl::Wait(Backoff* b, std::unique_lock<std::mutex>* lock) {
   if (Progress()) {
-    *idle = 0;
+    b->since = Clock::time_point{};
+    b->empty_polls = 0;
     return;
   }
-  ++*idle;
-  if (lock != nullptr) lock->unlock();
-  if (*idle < 64) {
-    std::this_thread::yield();
-  } else {
-    std::this_thread::sleep_for(std::chrono::microseconds(std::min(1000, 20 * (*idle - 63))));
+  const auto now = Clock::now();
+  if (b->since == Clock::time_point{}) b->since = now;
+  ++b->empty_polls;
+  if (now - b->since < kSpin) {
+    // Between polls the peer process (on 2 vCPUs, often the one that must answer) may have the core:
+    // spinning without yielding starved it (256 B: 76 us against 16-18 us with a yield every other poll).
+    if (b->empty_polls % 2 == 0) {
+      if (lock != nullptr) lock->unlock();
+      std::this_thread::yield();
+      if (lock != nullptr) lock->lock();
+    }
+    return;
   }
+  if (cq_waitable && lock == nullptr) {
+    // Blocks until the provider's descriptors have something (the sread progresses the endpoint itself).
+    fi_cq_tagged_entry entries[16];
+    ssize_t n = fi_cq_sread(cq, entries, 16, nullptr, 1);
+    if (n > 0) {
+      Complete(entries, n);
+      b->since = Clock::time_point{};
+      b->empty_polls = 0;
+    } else if (n == -FI_EAVAIL) {
+      CompleteError();
+    }
+    return;
+  }
+  const int slept = b->empty_polls;
+  if (lock != nullptr) lock->unlock();
+  std::this_thread::sleep_for(std::chrono::microseconds(std::min(1000, 20 * std::max(1, slept / 64))));
   if (lock != nullptr) lock->lock();
+}
+
+Op* Fabric::Impl::Acquire(size_t size) {
+  // The smallest pooled buffer that fits, else a new one.
+  size_t best = pool.size();
+  for (size_t i = 0; i < pool.size(); ++i) {
+    if (pool[i]->capacity >= size && (best == pool.size() || pool[i]->capacity < pool[best]->capacity)) best = i;
+  }
+  std::unique_ptr<Op> op;
+  if (best < pool.size()) {
+    op = std::move(pool[best]);
+    pool.erase(pool.begin() + static_cast<std::ptrdiff_t>(best));
+    pool_bytes -= op->capacity;
+    fi_context2 clean = {};
+    op->ctx = clean;
+    op->is_send = op->done = false;
+    op->err = 0;
+    op->len = 0;
+  } else {
+    op = std::make_unique<Op>();
+    op->capacity = std::max<size_t>(size, 4096);
+    op->buf.reset(new char[op->capacity]);
+    if (registering) {
+      if ((last_register_error = Register(op->data(), op->capacity, &op->mr))) return nullptr;
+      stats.registered_bytes += op->capacity;
+    }
+  }
+  op->size = size;
+  Op* raw = op.get();
+  ops.emplace(raw, std::move(op));
+  return raw;
+}
+
+void Fabric::Impl::Release(Op* op) {
+  auto it = ops.find(op);
+  if (it == ops.end()) return;
+  std::unique_ptr<Op> owned = std::move(it->second);
+  ops.erase(it);
+  // Keep it unless the pool is full: then drop the smallest of the pool and this one until it fits.
+  while (!pool.empty() && pool_bytes + owned->capacity > kPoolBytes) {
+    auto smallest = std::min_element(pool.begin(), pool.end(),
+                                     [](const auto& a, const auto& b) { return a->capacity < b->capacity; });
+    if ((*smallest)->capacity >= owned->capacity) break;  // this one is the smallest: free it
+    pool_bytes -= (*smallest)->capacity;
+    if ((*smallest)->mr != nullptr) stats.registered_bytes -= (*smallest)->capacity;
+    pool.erase(smallest);
+  }
+  if (pool_bytes + owned->capacity > kPoolBytes) {
+    if (owned->mr != nullptr) stats.registered_bytes -= owned->capacity;
+    return;
+  }
+  pool_bytes += owned->capacity;
+  pool.push_back(std::move(owned));
 }
 
 Status Fabric::Impl::CheckPeer(uint32_t peer, std::string_view op) const {
@@ -395,33 +548,36 @@ Status Fabric::Impl::CheckPeer(uint32_t peer, std::string_view op) const {
 
 Status Fabric::Impl::Send(uint32_t to, uint64_t tag, const void* data, size_t bytes, std::string_view op_name) {
   NEURONMEM_RETURN_IF_ERROR(CheckPeer(to, op_name));
-  auto op = std::make_unique<Op>();
+  // Buffered: the message (header + payload) is copied into a buffer of the op, so the caller's bytes are
+  // free as soon as this returns.
+  Op* op = Acquire(sizeof(Header) + bytes);
+  if (op == nullptr) {
+    return Unavailable("%.*s: a %zu-byte message buffer: %s", static_cast<int>(op_name.size()), op_name.data(),
+                       sizeof(Header) + bytes, last_register_error->message.c_str());
+  }
   op->is_send = true;
   op->peer = to;
-  op->buf.resize(sizeof(Header) + bytes);
   Header h = {kMagic, {}, opts.process_index, to, tag, bytes};
   memcpy(h.token, token, kTokenBytes);
-  memcpy(op->buf.data(), &h, sizeof h);
-  if (bytes > 0) memcpy(op->buf.data() + sizeof h, data, bytes);
+  memcpy(op->data(), &h, sizeof h);
+  if (bytes > 0) memcpy(op->data() + sizeof h, data, bytes);
   const uint64_t ftag = (static_cast<uint64_t>(opts.process_index) << 48) | tag;
-  Op* raw = op.get();
-  ops.emplace(raw, std::move(op));
-  int idle = 0;
+  Backoff backoff;
   const auto deadline = Clock::now() + opts.peer_timeout;
   for (;;) {
-    ssize_t rc = fi_tsend(ep, raw->buf.data(), raw->buf.size(), nullptr, peers[to], ftag, &raw->ctx);
+    ssize_t rc = fi_tsend(ep, op->data(), op->size, op->desc(), peers[to], ftag, &op->ctx);
     if (rc == 0) break;
     if (rc != -FI_EAGAIN) {
-      ops.erase(raw);
+      Release(op);
       return Unavailable("%.*s: sending %zu bytes to process %u: %s", static_cast<int>(op_name.size()), op_name.data(),
                          bytes, to, FiError(static_cast<int>(rc)).c_str());
     }
     if (Clock::now() >= deadline) {
-      ops.erase(raw);
+      Release(op);
       lost[to] = "its endpoint accepted nothing for " + std::to_string(opts.peer_timeout.count()) + " ms";
       return CheckPeer(to, op_name);
     }
-    Wait(&idle);
+    Wait(&backoff);
   }
   stats.messages_sent++;
   stats.bytes_sent += bytes;
@@ -434,32 +590,45 @@ Status Fabric::Impl::Recv(uint32_t from, uint64_t tag, void* data, size_t bytes,
   NEURONMEM_RETURN_IF_ERROR(CheckPeer(from, op_name));
   const uint64_t ftag = (static_cast<uint64_t>(from) << 48) | tag;
   const auto deadline = Clock::now() + opts.peer_timeout;
+  // A large message lands in place: the header in the op, the payload in `data`. The receive is directed to
+  // the peer's endpoint (from the store), so no other endpoint's message can match it.
+  void* data_desc = nullptr;
+  const bool direct =
+      direct_recv && bytes >= kDirectRecvBytes && (!registering || DescriptorOf(data, bytes, &data_desc));
   uint64_t dropped_here = 0;
   for (;;) {
-    auto owned = std::make_unique<Op>();
-    Op* op = owned.get();
+    Op* op = Acquire(direct ? 0 : sizeof(Header) + bytes);
+    if (op == nullptr) {
+      return Unavailable("%.*s: a %zu-byte message buffer: %s", static_cast<int>(op_name.size()), op_name.data(),
+                         sizeof(Header) + bytes, last_register_error->message.c_str());
+    }
     op->peer = from;
-    op->buf.resize(sizeof(Header) + bytes);
-    ops.emplace(op, std::move(owned));
-    int idle = 0;
+    Backoff backoff;
     for (;;) {
-      ssize_t rc = fi_trecv(ep, op->buf.data(), op->buf.size(), nullptr, FI_ADDR_UNSPEC, ftag, 0, &op->ctx);
+      ssize_t rc;
+      if (direct) {
+        iovec iov[2] = {{&op->header, sizeof(Header)}, {data, bytes}};
+        void* desc[2] = {op->desc(), data_desc};
+        rc = fi_trecvv(ep, iov, desc, 2, peers[from], ftag, 0, &op->ctx);
+      } else {
+        rc = fi_trecv(ep, op->data(), op->size, op->desc(), FI_ADDR_UNSPEC, ftag, 0, &op->ctx);
+      }
       if (rc == 0) break;
       if (rc != -FI_EAGAIN) {
-        ops.erase(op);
+        Release(op);
         return Unavailable("%.*s: posting a receive from process %u: %s", static_cast<int>(op_name.size()),
                            op_name.data(), from, FiError(static_cast<int>(rc)).c_str());
       }
-      Wait(&idle, lock);
+      Wait(&backoff, lock);
     }
-    while (!op->done && lost[from].empty() && Clock::now() < deadline) Wait(&idle, lock);
+    while (!op->done && lost[from].empty() && Clock::now() < deadline) Wait(&backoff, lock);
     if (!op->done) {
       // Give the buffer back before failing: cancel, and wait (briefly) for the cancellation's completion. A
       // receive the provider never returns stays in `ops` until the endpoint is closed.
       fi_cancel(&ep->fid, &op->ctx);
       const auto cancel_deadline = Clock::now() + std::chrono::seconds(2);
-      while (!op->done && Clock::now() < cancel_deadline) Wait(&idle, lock);
-      if (op->done) ops.erase(op);
+      while (!op->done && Clock::now() < cancel_deadline) Wait(&backoff, lock);
+      if (op->done) Release(op);
       if (lost[from].empty()) {
         lost[from] = "no message from it within " + std::to_string(opts.peer_timeout.count()) + " ms";
       }
@@ -470,23 +639,24 @@ Status Fabric::Impl::Recv(uint32_t from, uint64_t tag, void* data, size_t bytes,
                          extra.c_str());
     }
     Header h;
-    const bool ok = op->err == 0 && op->len == op->buf.size() && (memcpy(&h, op->buf.data(), sizeof h), true) &&
-                    h.magic == kMagic && memcmp(h.token, token, kTokenBytes) == 0 && h.from == from &&
-                    h.to == opts.process_index && h.tag == tag && h.bytes == bytes;
-    if (ok) {
-      if (bytes > 0) memcpy(data, op->buf.data() + sizeof(Header), bytes);
-      ops.erase(op);
+    const bool has_header = op->err == 0 && op->len >= sizeof(Header);
+    if (has_header) memcpy(&h, direct ? static_cast<const void*>(&op->header) : op->data(), sizeof h);
+    const bool of_job = has_header && h.magic == kMagic && memcmp(h.token, token, kTokenBytes) == 0 && h.from == from &&
+                        h.to == opts.process_index && h.tag == tag;
+    if (of_job && h.bytes == bytes && op->len == sizeof(Header) + bytes) {
+      if (bytes > 0 && !direct) memcpy(data, op->data() + sizeof(Header), bytes);
+      Release(op);
+      if (direct) stats.receives_in_place++;
       stats.messages_received++;
       stats.bytes_received += bytes;
       return Ok();
     }
     // A message of this job from `from` with the right tag but fewer bytes than expected: the processes
     // disagree on the program, not a lost or foreign peer. (A longer one is truncated by the provider, which
-    // need not deliver its header: it cannot be told from a foreign message and is dropped below.)
-    if (op->err == 0 && op->len >= sizeof(Header) && (memcpy(&h, op->buf.data(), sizeof h), true) &&
-        h.magic == kMagic && memcmp(h.token, token, kTokenBytes) == 0 && h.from == from && h.to == opts.process_index &&
-        h.tag == tag && h.bytes != bytes) {
-      ops.erase(op);
+    // need not deliver its header: it cannot be told from a foreign message and is dropped below.) A direct
+    // receive's buffer then holds the shorter message's bytes.
+    if (of_job && h.bytes != bytes) {
+      Release(op);
       return FailedPrecondition(
           "%.*s (tag %llu): process %u sent %llu bytes, this process %u expects %zu (do the "
           "processes run the same program?)",
@@ -495,12 +665,12 @@ Status Fabric::Impl::Recv(uint32_t from, uint64_t tag, void* data, size_t bytes,
     }
     if (op->err != 0 && op->err != FI_ETRUNC) {
       int err = op->err;
-      ops.erase(op);
+      Release(op);
       return Unavailable("%.*s: receiving from process %u: %s", static_cast<int>(op_name.size()), op_name.data(), from,
                          FiError(err).c_str());
     }
     // Not a message of this job (or not the one expected): drop it, count it, and wait again.
-    ops.erase(op);
+    Release(op);
     stats.messages_dropped++;
     dropped_here++;
   }
@@ -510,18 +680,24 @@ void Fabric::Impl::Close() {
   if (ep != nullptr) {
     // Let buffered sends reach their (live) receivers.
     const auto deadline = Clock::now() + opts.peer_timeout;
-    int idle = 0;
+    Backoff backoff;
     for (;;) {
       bool pending = false;
       for (const auto& [raw, op] : ops) {
         if (op->is_send && lost[op->peer].empty()) pending = true;
       }
       if (!pending || Clock::now() >= deadline) break;
-      Wait(&idle);
+      Wait(&backoff);
     }
     fi_close(&ep->fid);
     ep = nullptr;
   }
+  // Registrations go before the domain closes.
+  ops.clear();
+  pool.clear();
+  pool_bytes = 0;
+  for (const Region& r : regions) fi_close(&r.mr->fid);
+  regions.clear();
   if (av != nullptr) fi_close(&av->fid);
   if (cq != nullptr) fi_close(&cq->fid);
   if (domain != nullptr) fi_close(&domain->fid);
@@ -529,7 +705,31 @@ void Fabric::Impl::Close() {
   av = nullptr, cq = nullptr, domain = nullptr, fabric = nullptr;
   if (info != nullptr) fi_freeinfo(info);
   info = nullptr;
-  ops.clear();
+}
+
+Status Fabric::Impl::Register(void* base, size_t bytes, fid_mr** mr) {
+  // A key of its own for each registration (providers without FI_MR_PROV_KEY refuse a key twice).
+  int rc = fi_mr_reg(domain, base, bytes, FI_SEND | FI_RECV, 0, next_mr_key++, 0, mr, nullptr);
+  if (rc != 0) {
+    *mr = nullptr;
+    return Unavailable("libfabric %s: registering %zu bytes at %p: %s", provider_name.c_str(), bytes, base,
+                       FiError(rc).c_str());
+  }
+  return Ok();
+}
+
+bool Fabric::Impl::DescriptorOf(const void* p, size_t bytes, void** desc) const {
+  const char* c = static_cast<const char*>(p);
+  // The last region starting at or before p.
+  auto it =
+      std::upper_bound(regions.begin(), regions.end(), c, [](const char* x, const Region& r) { return x < r.base; });
+  if (it == regions.begin()) return false;
+  --it;
+  if (static_cast<size_t>(c - it->base) > it->bytes || bytes > it->bytes - static_cast<size_t>(c - it->base)) {
+    return false;
+  }
+  *desc = fi_mr_desc(it->mr);
+  return true;
 }
 
 Fabric::Fabric(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -561,6 +761,42 @@ const std::string& Fabric::provider() const { return impl_->provider_name; }
 FabricStats Fabric::stats() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
   return impl_->stats;
+}
+
+bool Fabric::registers_memory() const { return impl_->registering; }
+
+Status Fabric::RegisterMemory(void* base, size_t bytes) {
+  if (base == nullptr || bytes == 0) return InvalidArgument("fabric: registering an empty region");
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  if (!impl_->registering) return Ok();
+  char* b = static_cast<char*>(base);
+  auto& regions = impl_->regions;
+  auto it = std::lower_bound(regions.begin(), regions.end(), b, [](const Region& r, char* x) { return r.base < x; });
+  const bool overlaps_next = it != regions.end() && static_cast<size_t>(it->base - b) < bytes;
+  const bool overlaps_prev =
+      it != regions.begin() && static_cast<size_t>(b - std::prev(it)->base) < std::prev(it)->bytes;
+  if (overlaps_next || overlaps_prev) {
+    return InvalidArgument("fabric: the region of %zu bytes at %p overlaps a registered one", bytes, base);
+  }
+  fid_mr* mr = nullptr;
+  NEURONMEM_RETURN_IF_ERROR(impl_->Register(base, bytes, &mr));
+  regions.insert(it, Region{b, bytes, mr});
+  impl_->stats.registered_bytes += bytes;
+  return Ok();
+}
+
+Status Fabric::UnregisterMemory(void* base) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto& regions = impl_->regions;
+  auto it = std::find_if(regions.begin(), regions.end(), [&](const Region& r) { return r.base == base; });
+  if (it == regions.end()) {
+    if (!impl_->registering) return Ok();
+    return InvalidArgument("fabric: no region is registered at %p", base);
+  }
+  fi_close(&it->mr->fid);
+  impl_->stats.registered_bytes -= it->bytes;
+  regions.erase(it);
+  return Ok();
 }
 
 namespace {

@@ -45,6 +45,10 @@ struct FabricOptions {
   std::chrono::milliseconds peer_timeout{30000};
   std::string provider;            // "" = libfabric's choice (FI_PROVIDER honoured)
   std::string node = "127.0.0.1";  // the interface the endpoint binds to
+  // Register memory (RegisterMemory, the message buffers) and pass descriptors even when the provider does not
+  // require it (FI_MR_LOCAL): for tests of the registered path on tcp or shm. Providers that require it
+  // (efa) always get it.
+  bool register_memory = false;
 };
 
 // The reductions AllReduce applies, over these element types.
@@ -54,7 +58,9 @@ enum class ReduceType { kF32, kF64, kS32, kS64, kU32, kU64 };
 struct FabricStats {
   uint64_t messages_sent = 0, bytes_sent = 0;
   uint64_t messages_received = 0, bytes_received = 0;
-  uint64_t messages_dropped = 0;  // not from an endpoint of this job (wrong token, sender, tag or size)
+  uint64_t messages_dropped = 0;   // not from an endpoint of this job (wrong token, sender, tag or size)
+  uint64_t receives_in_place = 0;  // received straight into the caller's buffer (no copy)
+  uint64_t registered_bytes = 0;   // memory registered with the provider (regions and message buffers)
 };
 
 class Fabric {
@@ -73,9 +79,26 @@ class Fabric {
   // The provider libfabric chose ("tcp", "shm", "tcp;ofi_rxm", ...).
   const std::string& provider() const;
   FabricStats stats() const;
+  // Whether this endpoint registers memory and passes descriptors (the provider requires FI_MR_LOCAL, or
+  // FabricOptions::register_memory).
+  bool registers_memory() const;
+
+  // Registers [base, base + bytes) with the provider once (the pinned-host and device arenas): receives of
+  // at least 64 KiB into it land in place with its descriptor. Where memory is registered, a receive into
+  // memory outside every registered region goes through a registered buffer of the Fabric and is copied out.
+  // A no-op (Ok) when registers_memory() is false. The region must outlive the Fabric or be unregistered
+  // first. INVALID_ARGUMENT for an empty region or one overlapping a registered one, UNAVAILABLE if the
+  // provider refuses it.
+  Status RegisterMemory(void* base, size_t bytes);
+  // Forgets a region registered at `base` (INVALID_ARGUMENT if there is none).
+  Status UnregisterMemory(void* base);
 
   // Point to point, matched by (sender, receiver, tag); tags at or above 2^47 are reserved for collectives.
   // `op` names the caller's op in failures. Send is buffered (above); Recv waits for exactly `bytes` bytes.
+  // A Recv of at least 64 KiB (into registered memory, where memory is registered) lands in `data` directly
+  // and is directed to the peer's endpoint (from the store): another endpoint's message never matches it (so
+  // it is not counted as dropped either), and a shorter message of the job (FAILED_PRECONDITION) may have
+  // written its bytes into `data`.
   Status Send(uint32_t to, uint64_t tag, const void* data, size_t bytes, std::string_view op = "send");
   Status Recv(uint32_t from, uint64_t tag, void* data, size_t bytes, std::string_view op = "recv");
 
