@@ -343,6 +343,15 @@ TEST(LaunchJob, ProcessesThatLaunchAnotherProgramOrLaunchIdFail) {
     r = LaunchAll(c, f, 8, 8, 7);
     CHILD_CHECK(r.code == NEURONMEM_STATUS_FAILED_PRECONDITION, 7);
     CHILD_CHECK(r.message.find("another program") != std::string::npos, 8);
+    // Other shapes (above one message's inline bytes): process 1 sends 4096 floats where process 0 has 2048.
+    const size_t elems = i == 0 ? 2048 : 4096;
+    neuronmem_executable_t* g =
+        CompileFor(c, Op("all_reduce", "replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>", elems, elems, kAdd), 2);
+    CHILD_CHECK(g != nullptr, 12);
+    r = LaunchAll(c, g, elems, elems, 9);
+    CHILD_CHECK(r.code == NEURONMEM_STATUS_FAILED_PRECONDITION, 13);
+    CHILD_CHECK(r.message.find(i == 0 ? "16384 bytes" : "8192 bytes") != std::string::npos, 14);
+    neuronmem_executable_destroy(g);
     // Then the same program and id again: the job still works.
     r = LaunchAll(c, e, 8, 8, 8);
     CHILD_CHECK(r.code == NEURONMEM_STATUS_OK && r.out.size() == 1, 9);
