@@ -364,12 +364,17 @@ TEST(LaunchJob, ProcessesThatLaunchAnotherProgramOrLaunchIdFail) {
   EXPECT_EQ(codes, (std::vector<int>{0, 0}));
 }
 
-TEST(LaunchJob, APeerKilledBeforeTheCollectiveFailsTheSurvivorInBoundedTime) {
+// Process 1 of 2 (each with `cores` cores) is killed after a first all_reduce over every device: process 0's
+// next one fails on every device in about the peer timeout, naming process 1 and the op; its local work goes on.
+std::vector<int> KillPeer(uint32_t cores) {
   TempDir dir;
-  auto codes = RunProcesses(2, [&](int i) {
-    neuronmem_client_t* c = NewClient(1, dir.path(), i, 2, /*peer_timeout_ms=*/1500);
+  std::vector<int> ids;
+  for (uint32_t g = 0; g < 2 * cores; ++g) ids.push_back(static_cast<int>(g));
+  const std::string all_reduce = Op("all_reduce", "replica_groups = " + Groups({ids}), 8, 8, kAdd);
+  return RunProcesses(2, [&](int i) {
+    neuronmem_client_t* c = NewClient(cores, dir.path(), i, 2, /*peer_timeout_ms=*/1500);
     CHILD_CHECK(c != nullptr, 1);
-    neuronmem_executable_t* e = CompileFor(c, kAllReduce2, 2);
+    neuronmem_executable_t* e = CompileFor(c, all_reduce, 2 * cores);
     CHILD_CHECK(e != nullptr, 2);
     LaunchResult r = LaunchAll(c, e, 8, 8);  // one launch together first
     CHILD_CHECK(r.code == NEURONMEM_STATUS_OK, 3);
@@ -398,16 +403,23 @@ func.func @main(%x: tensor<8xf32>) -> tensor<8xf32> {
   return %r : tensor<8xf32>
 }
 )";
-    neuronmem_executable_t* l = CompileFor(c, local, 1);
+    neuronmem_executable_t* l = CompileFor(c, local, 2 * cores);
     CHILD_CHECK(l != nullptr, 8);
     r = LaunchAll(c, l, 8, 8);
-    CHILD_CHECK(r.code == NEURONMEM_STATUS_OK && r.out.size() == 1 && r.out[0][0] == 2, 9);
+    CHILD_CHECK(r.code == NEURONMEM_STATUS_OK && r.out.size() == cores && r.out[0][0] == 2, 9);
     neuronmem_executable_destroy(e);
     neuronmem_executable_destroy(l);
     CHILD_CHECK(Code(neuronmem_client_destroy(c)) == NEURONMEM_STATUS_OK, 10);
     return 0;
   });
-  EXPECT_EQ(codes, (std::vector<int>{0, 128 + SIGKILL}));
+}
+
+TEST(LaunchJob, APeerKilledBeforeTheCollectiveFailsTheSurvivorInBoundedTime) {
+  EXPECT_EQ(KillPeer(1), (std::vector<int>{0, 128 + SIGKILL}));
+}
+
+TEST(LaunchJob, APeerKilledFailsEveryDeviceOfTheSurvivor) {
+  EXPECT_EQ(KillPeer(2), (std::vector<int>{0, 128 + SIGKILL}));
 }
 
 }  // namespace
