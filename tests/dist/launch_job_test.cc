@@ -263,6 +263,13 @@ int CompareWithOneClient(const std::string& dir, int index, int n, uint32_t core
     neuronmem_executable_t* e = CompileFor(job, c.text, static_cast<uint32_t>(D));
     neuronmem_executable_t* r = CompileFor(one, c.text, static_cast<uint32_t>(D));
     CHILD_CHECK(e != nullptr && r != nullptr, 3);
+    // Each local device is the replica of its global id.
+    for (uint32_t l = 0; l < cores; ++l) {
+      uint32_t replica = 99, partition = 99;
+      CHILD_CHECK(
+          Code(neuronmem_executable_logical_ids(e, Devices(job)[l], &replica, &partition)) == NEURONMEM_STATUS_OK, 7);
+      CHILD_CHECK(replica == first + l && partition == 0, 8);
+    }
     LaunchResult got = LaunchAll(job, e, c.elems, c.out, 0, c.kind);
     LaunchResult want = LaunchAll(one, r, c.elems, c.out, 0, c.kind);
     if (got.code != NEURONMEM_STATUS_OK || want.code != NEURONMEM_STATUS_OK ||
