@@ -321,7 +321,7 @@ TEST(LaunchJob, SharedMemoryProviderWhereOffered) {
     return CompareWithOneClient(dir.path(), i, 2, 1);
   });
   if (codes != std::vector<int>{0, 0}) {
-    // Exit code 1 on both: the client could not be created, i.e. libfabric offers no shm RDM provider here.
+    // Exit code 1 on both: neither client could be created, i.e. libfabric offers no usable shm provider here.
     if (codes == std::vector<int>{1, 1})
       GTEST_SKIP() << "libfabric's shm provider cannot open an endpoint here (its status is in the log above)";
   }
