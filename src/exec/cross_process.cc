@@ -57,8 +57,7 @@ std::string OpName(std::string_view op) { return std::string(op.substr(0, sizeof
 }  // namespace
 
 std::unique_ptr<CrossProcessLaunch> Job::NewLaunch(uint64_t fingerprint, uint64_t launch_id) {
-  const uint64_t sequence = launches_.fetch_add(1, std::memory_order_relaxed);
-  return std::make_unique<CrossProcessLaunch>(*this, sequence, fingerprint, launch_id);
+  return std::make_unique<CrossProcessLaunch>(*this, fingerprint, launch_id);
 }
 
 uint64_t CrossProcessLaunch::Tag(uint32_t from, uint32_t to, uint64_t k, int part) const {

@@ -371,6 +371,28 @@ TEST(LaunchJob, ProcessesThatLaunchAnotherProgramOrLaunchIdFail) {
   EXPECT_EQ(codes, (std::vector<int>{0, 0}));
 }
 
+TEST(LaunchJob, ALaunchRefusedAtSubmissionInOneProcessLeavesTheJobInStep) {
+  TempDir dir;
+  auto codes = RunProcesses(2, [&](int i) {
+    neuronmem_client_t* c = NewClient(1, dir.path(), i, 2);
+    CHILD_CHECK(c != nullptr, 1);
+    neuronmem_executable_t* e = CompileFor(c, kAllReduce2, 2);
+    CHILD_CHECK(e != nullptr, 2);
+    // Process 0's first launch is refused at submission (its argument is in pinned_host, the program wants it in
+    // device memory): it never ran, so it takes no place in the order of the job's launches.
+    if (i == 0) {
+      LaunchResult refused = LaunchAll(c, e, 8, 8, 0, NEURONMEM_MEMORY_KIND_PINNED_HOST);
+      CHILD_CHECK(refused.code != NEURONMEM_STATUS_OK && refused.out.empty(), 3);
+    }
+    LaunchResult r = LaunchAll(c, e, 8, 8);
+    CHILD_CHECK(r.code == NEURONMEM_STATUS_OK && r.out.size() == 1 && r.out[0][0] == 1 + 1001, 4);
+    neuronmem_executable_destroy(e);
+    CHILD_CHECK(Code(neuronmem_client_destroy(c)) == NEURONMEM_STATUS_OK, 5);
+    return 0;
+  });
+  EXPECT_EQ(codes, (std::vector<int>{0, 0}));
+}
+
 // Process 1 of 2 (each with `cores` cores) is killed after a first all_reduce over every device: process 0's
 // next one fails on every device in about the peer timeout, naming process 1 and the op; its local work goes on.
 std::vector<int> KillPeer(uint32_t cores) {
