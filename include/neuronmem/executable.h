@@ -338,7 +338,9 @@ NEURONMEM_API neuronmem_status_t* neuronmem_executable_execute(const neuronmem_e
  * execution on a thread of its own core (made the first time a launch uses the core), never on the caller;
  * a launch of one device without callbacks cannot block and runs as neuronmem_executable_execute does.
  * A program that uses replica_id, partition_id, collectives or send/recv runs as one process per device of
- * a process grid of num_replicas x num_partitions processes (device d = process d): collectives and
+ * a process grid of num_replicas x num_partitions processes (device d = process d; in a client of a job,
+ * d is the global id and the grid spans the job's processes, each launching its own devices with the same
+ * program and launch_id, docs/distributed.md): collectives and
  * send/recv between cores move device memory to device memory through the copy engine (counted as
  * peer_transfers of the receiving execution), host transfers call the launch's callbacks; a process that
  * waits for a device the launch does not name, or for a peer that ended or failed first, fails naming the op,
@@ -360,7 +362,8 @@ NEURONMEM_API neuronmem_status_t* neuronmem_executable_execute_devices(const neu
 
 /* The replica and partition `device` runs when it executes the executable: device d is replica
  * d / num_partitions, partition d % num_partitions (what stablehlo.replica_id / partition_id return there).
- * out_replica, out_partition: required. INVALID_ARGUMENT for NULL or a device of another client or one the
+ * In a client of a job (docs/distributed.md), d is the device's global id for a program that uses the process
+ * grid. out_replica, out_partition: required. INVALID_ARGUMENT for NULL or a device of another client or one the
  * executable does not run on (outputs set to 0). */
 NEURONMEM_API neuronmem_status_t* neuronmem_executable_logical_ids(const neuronmem_executable_t* executable,
                                                                    const neuronmem_device_t* device,

@@ -460,7 +460,10 @@ neuronmem_status_t* neuronmem_executable_logical_ids(const neuronmem_executable_
   if (device->client != executable->client)
     return InvalidArgument("the device belongs to another client than the executable").release();
   const exec::Executable& e = *executable->exe;
-  const auto d = static_cast<uint32_t>(device->device->id());
+  // In a job, a program that uses the process grid runs on global device ids (docs/distributed.md).
+  const neuronmem_client_t* client = executable->client;
+  const auto d = static_cast<uint32_t>(device->device->id()) +
+                 (e.uses_grid() ? client->process_index * static_cast<uint32_t>(client->devices.size()) : 0);
   if (d >= e.num_devices())
     return InvalidArgument("device %u: the executable runs on devices 0..%u (num_replicas %u, num_partitions %u)", d,
                            e.num_devices() - 1, e.num_replicas(), e.num_partitions())

@@ -239,6 +239,13 @@ Status Fabric::Impl::Open() {
     rc = fi_getinfo(FI_VERSION(1, 9), node, nullptr, node != nullptr ? FI_SOURCE : 0, hints, &info);
     if (rc == -FI_ENODATA && node != nullptr) rc = fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints, &info);
   }
+  if (rc == 0 && info != nullptr && node != nullptr && info->addr_format == FI_ADDR_STR) {
+    // A provider whose addresses are names (shm) takes the node as its endpoint's name, the same in every process
+    // of the host (the second fails to bind, EBUSY): let it name its endpoint itself.
+    fi_freeinfo(info);
+    info = nullptr;
+    rc = fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints, &info);
+  }
   fi_freeinfo(hints);
   if (rc != 0 || info == nullptr) {
     const char* env = getenv("FI_PROVIDER");

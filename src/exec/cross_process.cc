@@ -19,6 +19,8 @@ constexpr size_t kInline = 4000;
 // What every message starts with.
 struct Descriptor {
   uint64_t magic;
+  uint64_t sequence;  // the client's launch across processes, and the message's number in it (the whole of
+  uint64_t number;    // what the fabric tag carries only the low bits of)
   uint64_t launch_id;
   uint64_t fingerprint;
   int64_t channel;
@@ -55,8 +57,7 @@ std::string OpName(std::string_view op) { return std::string(op.substr(0, sizeof
 }  // namespace
 
 std::unique_ptr<CrossProcessLaunch> Job::NewLaunch(uint64_t fingerprint, uint64_t launch_id) {
-  const uint64_t sequence = launches_.fetch_add(1, std::memory_order_relaxed);
-  return std::make_unique<CrossProcessLaunch>(*this, sequence, fingerprint, launch_id);
+  return std::make_unique<CrossProcessLaunch>(*this, fingerprint, launch_id);
 }
 
 uint64_t CrossProcessLaunch::Tag(uint32_t from, uint32_t to, uint64_t k, int part) const {
@@ -99,6 +100,9 @@ Status CrossProcessLaunch::Send(const interp::OpSite& site, uint32_t from, uint3
   }
   const uint32_t peer = to / job_.cores();
   const uint64_t k = Next(sent_, from, to);
+  d.sequence = sequence_;
+  d.number = k;
+  std::memcpy(message.data(), &d, sizeof d);
   NEURONMEM_RETURN_IF_ERROR(job_.fabric().Send(peer, Tag(from, to, k, 0), message.data(), sizeof d + kInline, site.op));
   if (bytes > kInline)
     NEURONMEM_RETURN_IF_ERROR(
@@ -121,23 +125,38 @@ Status CrossProcessLaunch::Recv(const interp::OpSite& site, uint32_t from, uint3
   if (d.magic != kMagic || d.from != from || d.to != to)
     return FailedPrecondition(
         "device %u: a message from process %u is not the launch message expected from its device %u", to, peer, from);
+  // The rest of a message this receive refuses is taken off the fabric too: left there, a later receive whose
+  // tag wraps onto it would meet it.
+  const auto refuse = [&](Status s) {
+    if (d.bytes > kInline && d.bytes - kInline <= (size_t{1} << 30)) {
+      std::vector<char> rest(d.bytes - kInline);
+      job_.fabric().Recv(peer, Tag(from, to, k, 1), rest.data(), rest.size(), site.op).IgnoreError();
+    }
+    return s;
+  };
+  if (d.sequence != sequence_ || d.number != k)
+    return refuse(FailedPrecondition(
+        "device %u: the message from device %u (process %u) is message %" PRIu64 " of its launch %" PRIu64
+        " across processes, this device expects message %" PRIu64 " of launch %" PRIu64
+        " (a launch that failed part-way left it behind, or the processes submit their launches in another order)",
+        to, from, peer, d.number, d.sequence, k, sequence_));
   if (d.fingerprint != fingerprint_ || d.launch_id != launch_id_)
-    return FailedPrecondition(
+    return refuse(FailedPrecondition(
         "device %u (process %u) runs %s (launch id %" PRIu64 ", program fingerprint %016" PRIx64
         ") than device %u of this process (launch id %" PRIu64 ", fingerprint %016" PRIx64
         "): every process of a job must launch the same program with the same launch id, in the same order",
         from, peer, d.fingerprint != fingerprint_ ? "another program" : "another launch", d.launch_id, d.fingerprint,
-        to, launch_id_, fingerprint_);
+        to, launch_id_, fingerprint_));
   // A collective's members meet at the same op; a recv meets its sender's send.
   const std::string_view expected = site.op == "stablehlo.recv" ? std::string_view("stablehlo.send") : site.op;
   if (OpName(expected) != d.op || d.channel != site.channel)
-    return FailedPrecondition("device %u waits for device %u (process %u), which reached '%s' on channel %" PRId64
-                              " instead",
-                              to, from, peer, d.op, d.channel);
+    return refuse(FailedPrecondition(
+        "device %u waits for device %u (process %u), which reached '%s' on channel %" PRId64 " instead", to, from, peer,
+        d.op, d.channel));
   if (d.n != n || d.shape_hash != ShapeHash(results, n) || d.bytes != bytes)
-    return FailedPrecondition("device %u (process %u) sends %u value(s) of %" PRIu64
-                              " bytes, device %u expects %zu value(s) of %zu bytes of other shapes",
-                              from, peer, d.n, d.bytes, to, n, bytes);
+    return refuse(FailedPrecondition("device %u (process %u) sends %u value(s) of %" PRIu64
+                                     " bytes, device %u expects %zu value(s) of %zu bytes of other shapes",
+                                     from, peer, d.n, d.bytes, to, n, bytes));
   if (bytes > kInline)
     NEURONMEM_RETURN_IF_ERROR(
         job_.fabric().Recv(peer, Tag(from, to, k, 1), message.data() + sizeof d + kInline, bytes - kInline, site.op));

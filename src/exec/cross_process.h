@@ -45,21 +45,26 @@ class Job {
   uint32_t Global(uint32_t core) const { return process_index() * cores_ + core; }
   dist::Fabric& fabric() const { return *fabric_; }
 
-  // The link of the next launch that spans processes: `fingerprint` identifies the program, `launch_id` the
-  // caller's launch (0: none given); every process passes the same ones.
+  // The link of a launch that spans processes: `fingerprint` identifies the program, `launch_id` the caller's
+  // launch (0: none given); every process passes the same ones. It is numbered once submitted (Submit).
   std::unique_ptr<CrossProcessLaunch> NewLaunch(uint64_t fingerprint, uint64_t launch_id);
 
  private:
+  friend class CrossProcessLaunch;
   dist::Fabric* fabric_;
   const uint32_t cores_;
-  std::atomic<uint64_t> launches_{0};
+  mutable std::atomic<uint64_t> launches_{0};  // launches submitted across processes
 };
 
 // One launch's messages to and from the other processes of the job.
 class CrossProcessLaunch final : public interp::RemoteProcesses {
  public:
-  CrossProcessLaunch(const Job& job, uint64_t sequence, uint64_t fingerprint, uint64_t launch_id)
-      : job_(job), sequence_(sequence), fingerprint_(fingerprint), launch_id_(launch_id) {}
+  CrossProcessLaunch(const Job& job, uint64_t fingerprint, uint64_t launch_id)
+      : job_(job), fingerprint_(fingerprint), launch_id_(launch_id) {}
+
+  // Numbers the launch: the next of the client's launches across processes. Once, when it is sure to run (a launch
+  // refused at submission takes no number), in the order launches enter their queues; before any message.
+  void Submit() { sequence_ = job_.launches_.fetch_add(1, std::memory_order_relaxed); }
 
   bool IsRemote(uint32_t process) const override { return process / job_.cores() != job_.process_index(); }
   Status Send(const interp::OpSite& site, uint32_t from, uint32_t to, const interp::TensorView* data,
@@ -77,7 +82,8 @@ class CrossProcessLaunch final : public interp::RemoteProcesses {
   uint64_t Next(std::map<std::pair<uint32_t, uint32_t>, uint64_t>& counts, uint32_t from, uint32_t to);
 
   const Job& job_;
-  const uint64_t sequence_, fingerprint_, launch_id_;
+  uint64_t sequence_ = 0;
+  const uint64_t fingerprint_, launch_id_;
   std::mutex mu_;
   std::map<std::pair<uint32_t, uint32_t>, uint64_t> sent_, received_;
   std::atomic<uint64_t> bytes_sent_{0}, bytes_received_{0};

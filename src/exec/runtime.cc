@@ -630,6 +630,7 @@ Status Runtime::Launch(const LaunchRequest& r, copy::Buffer* const* results, Eve
   std::vector<CoreQueue*> to_drain;
   {
     std::lock_guard<std::mutex> launch_lock(launch_mu_);
+    if (grid && grid->remote) grid->remote->Submit();  // numbered in the order launches enter the queues
     for (auto& e : executions) {
       CoreQueue* q = queues_[e->core].get();
       if (Enqueue(std::move(e))) to_drain.push_back(q);

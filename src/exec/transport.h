@@ -6,9 +6,9 @@
 // Transport::Copy. The executor never moves peer bytes itself, and never names an implementation: the
 // runtime is built with one Transport (by default the in-process one, between the cores of this client).
 //
-// Another transport (between processes or hosts, e.g. libfabric over EFA, which Neuron's collectives use)
-// implements this interface: Copy becomes a read of the sender's registered memory (fi_read with the key
-// the peer published for it) into the receiver's. docs/executor.md ("Transport") says what else it needs.
+// Launches across the processes of a job keep this transport for the copies within a process: the grid's remote
+// processes are served by exec::CrossProcessLaunch over the job's fabric (cross_process.h), and what it receives
+// is copied into the receiving device's memory through this interface. docs/executor.md ("Transport").
 #pragma once
 
 #include <memory>

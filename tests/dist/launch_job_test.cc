@@ -263,6 +263,13 @@ int CompareWithOneClient(const std::string& dir, int index, int n, uint32_t core
     neuronmem_executable_t* e = CompileFor(job, c.text, static_cast<uint32_t>(D));
     neuronmem_executable_t* r = CompileFor(one, c.text, static_cast<uint32_t>(D));
     CHILD_CHECK(e != nullptr && r != nullptr, 3);
+    // Each local device is the replica of its global id.
+    for (uint32_t l = 0; l < cores; ++l) {
+      uint32_t replica = 99, partition = 99;
+      CHILD_CHECK(
+          Code(neuronmem_executable_logical_ids(e, Devices(job)[l], &replica, &partition)) == NEURONMEM_STATUS_OK, 7);
+      CHILD_CHECK(replica == first + l && partition == 0, 8);
+    }
     LaunchResult got = LaunchAll(job, e, c.elems, c.out, 0, c.kind);
     LaunchResult want = LaunchAll(one, r, c.elems, c.out, 0, c.kind);
     if (got.code != NEURONMEM_STATUS_OK || want.code != NEURONMEM_STATUS_OK ||
@@ -314,7 +321,7 @@ TEST(LaunchJob, SharedMemoryProviderWhereOffered) {
     return CompareWithOneClient(dir.path(), i, 2, 1);
   });
   if (codes != std::vector<int>{0, 0}) {
-    // Exit code 1 on both: the client could not be created, i.e. libfabric offers no shm RDM provider here.
+    // Exit code 1 on both: neither client could be created, i.e. libfabric offers no usable shm provider here.
     if (codes == std::vector<int>{1, 1})
       GTEST_SKIP() << "libfabric's shm provider cannot open an endpoint here (its status is in the log above)";
   }
@@ -343,6 +350,15 @@ TEST(LaunchJob, ProcessesThatLaunchAnotherProgramOrLaunchIdFail) {
     r = LaunchAll(c, f, 8, 8, 7);
     CHILD_CHECK(r.code == NEURONMEM_STATUS_FAILED_PRECONDITION, 7);
     CHILD_CHECK(r.message.find("another program") != std::string::npos, 8);
+    // Other shapes (above one message's inline bytes): process 1 sends 4096 floats where process 0 has 2048.
+    const size_t elems = i == 0 ? 2048 : 4096;
+    neuronmem_executable_t* g =
+        CompileFor(c, Op("all_reduce", "replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>", elems, elems, kAdd), 2);
+    CHILD_CHECK(g != nullptr, 12);
+    r = LaunchAll(c, g, elems, elems, 9);
+    CHILD_CHECK(r.code == NEURONMEM_STATUS_FAILED_PRECONDITION, 13);
+    CHILD_CHECK(r.message.find(i == 0 ? "16384 bytes" : "8192 bytes") != std::string::npos, 14);
+    neuronmem_executable_destroy(g);
     // Then the same program and id again: the job still works.
     r = LaunchAll(c, e, 8, 8, 8);
     CHILD_CHECK(r.code == NEURONMEM_STATUS_OK && r.out.size() == 1, 9);
@@ -355,12 +371,39 @@ TEST(LaunchJob, ProcessesThatLaunchAnotherProgramOrLaunchIdFail) {
   EXPECT_EQ(codes, (std::vector<int>{0, 0}));
 }
 
-TEST(LaunchJob, APeerKilledBeforeTheCollectiveFailsTheSurvivorInBoundedTime) {
+TEST(LaunchJob, ALaunchRefusedAtSubmissionInOneProcessLeavesTheJobInStep) {
   TempDir dir;
   auto codes = RunProcesses(2, [&](int i) {
-    neuronmem_client_t* c = NewClient(1, dir.path(), i, 2, /*peer_timeout_ms=*/1500);
+    neuronmem_client_t* c = NewClient(1, dir.path(), i, 2);
     CHILD_CHECK(c != nullptr, 1);
     neuronmem_executable_t* e = CompileFor(c, kAllReduce2, 2);
+    CHILD_CHECK(e != nullptr, 2);
+    // Process 0's first launch is refused at submission (its argument is in pinned_host, the program wants it in
+    // device memory): it never ran, so it takes no place in the order of the job's launches.
+    if (i == 0) {
+      LaunchResult refused = LaunchAll(c, e, 8, 8, 0, NEURONMEM_MEMORY_KIND_PINNED_HOST);
+      CHILD_CHECK(refused.code != NEURONMEM_STATUS_OK && refused.out.empty(), 3);
+    }
+    LaunchResult r = LaunchAll(c, e, 8, 8);
+    CHILD_CHECK(r.code == NEURONMEM_STATUS_OK && r.out.size() == 1 && r.out[0][0] == 1 + 1001, 4);
+    neuronmem_executable_destroy(e);
+    CHILD_CHECK(Code(neuronmem_client_destroy(c)) == NEURONMEM_STATUS_OK, 5);
+    return 0;
+  });
+  EXPECT_EQ(codes, (std::vector<int>{0, 0}));
+}
+
+// Process 1 of 2 (each with `cores` cores) is killed after a first all_reduce over every device: process 0's
+// next one fails on every device in about the peer timeout, naming process 1 and the op; its local work goes on.
+std::vector<int> KillPeer(uint32_t cores) {
+  TempDir dir;
+  std::vector<int> ids;
+  for (uint32_t g = 0; g < 2 * cores; ++g) ids.push_back(static_cast<int>(g));
+  const std::string all_reduce = Op("all_reduce", "replica_groups = " + Groups({ids}), 8, 8, kAdd);
+  return RunProcesses(2, [&](int i) {
+    neuronmem_client_t* c = NewClient(cores, dir.path(), i, 2, /*peer_timeout_ms=*/1500);
+    CHILD_CHECK(c != nullptr, 1);
+    neuronmem_executable_t* e = CompileFor(c, all_reduce, 2 * cores);
     CHILD_CHECK(e != nullptr, 2);
     LaunchResult r = LaunchAll(c, e, 8, 8);  // one launch together first
     CHILD_CHECK(r.code == NEURONMEM_STATUS_OK, 3);
@@ -389,16 +432,23 @@ func.func @main(%x: tensor<8xf32>) -> tensor<8xf32> {
   return %r : tensor<8xf32>
 }
 )";
-    neuronmem_executable_t* l = CompileFor(c, local, 1);
+    neuronmem_executable_t* l = CompileFor(c, local, 2 * cores);
     CHILD_CHECK(l != nullptr, 8);
     r = LaunchAll(c, l, 8, 8);
-    CHILD_CHECK(r.code == NEURONMEM_STATUS_OK && r.out.size() == 1 && r.out[0][0] == 2, 9);
+    CHILD_CHECK(r.code == NEURONMEM_STATUS_OK && r.out.size() == cores && r.out[0][0] == 2, 9);
     neuronmem_executable_destroy(e);
     neuronmem_executable_destroy(l);
     CHILD_CHECK(Code(neuronmem_client_destroy(c)) == NEURONMEM_STATUS_OK, 10);
     return 0;
   });
-  EXPECT_EQ(codes, (std::vector<int>{0, 128 + SIGKILL}));
+}
+
+TEST(LaunchJob, APeerKilledBeforeTheCollectiveFailsTheSurvivorInBoundedTime) {
+  EXPECT_EQ(KillPeer(1), (std::vector<int>{0, 128 + SIGKILL}));
+}
+
+TEST(LaunchJob, APeerKilledFailsEveryDeviceOfTheSurvivor) {
+  EXPECT_EQ(KillPeer(2), (std::vector<int>{0, 128 + SIGKILL}));
 }
 
 }  // namespace

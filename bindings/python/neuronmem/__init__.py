@@ -1597,13 +1597,14 @@ class Executable(_Owned):
         return [Buffer(device.client, outs[i]) for i in range(n_out)], Event(done), Execution(execution)
 
     def execute_devices(self, devices, arguments, waits=None, non_donatable=(), send_callbacks=None,
-                        recv_callbacks=None, timeout=None):
+                        recv_callbacks=None, timeout=None, launch_id=0):
         """Submits one launch: an execution on each of `devices` (distinct devices the executable runs on),
         arguments[d] the argument list of devices[d], waits[d] (optional) its wait events. Each runs on its
         core's own thread; a program with collectives or send/recv runs as one process grid over the devices.
         send_callbacks / recv_callbacks: {channel_id: fn(HostTransfer)} for the host transfers (an exception
         fails that device's execution). Returns (results[d] lists, done Events per device, Executions per
-        device); a refused launch submits nothing. timeout: every device's, as execute's."""
+        device); a refused launch submits nothing. timeout: every device's, as execute's. launch_id: in a client of
+        a job, the id every process gives its devices' part of one launch (docs/distributed.md)."""
         devices = list(devices)
         arguments = [list(a) for a in arguments]
         n = len(devices)
@@ -1639,7 +1640,8 @@ class Executable(_Owned):
             la = C.new(C.ExecuteDevicesArgs, executable=self._h(), devices=devs, num_devices=n, arguments=args_arr,
                        num_arguments=per, waits=waits_arr, non_donatable=nd_arr if nd else None,
                        num_non_donatable=len(nd), send_callbacks=sends, num_send_callbacks=n_sends,
-                       recv_callbacks=recvs, num_recv_callbacks=n_recvs, timeout_ns=_timeout_ns(timeout))
+                       recv_callbacks=recvs, num_recv_callbacks=n_recvs, timeout_ns=_timeout_ns(timeout),
+                       launch_id=int(launch_id))
             n_out = self.properties()["num_outputs"]
             outs = (C.buffer_p * max(n * n_out, 1))()
             done = (C.event_p * max(n, 1))()

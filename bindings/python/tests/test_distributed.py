@@ -71,6 +71,39 @@ class DistributedTest(unittest.TestCase):
                 return 0
             self.assertEqual(run_processes(2, body), [0, 0])
 
+    def test_a_launch_across_two_processes(self):
+        # An all_reduce over the job's 4 devices (2 per process): each process launches its own two.
+        text = """func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %r = "stablehlo.all_reduce"(%x) ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %s = stablehlo.add %a, %b : tensor<f32>
+      stablehlo.return %s : tensor<f32>
+  }) {replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>} : (tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+"""
+        import numpy as np
+        with tempfile.TemporaryDirectory() as store:
+            def body(i):
+                with nm.Client(**SMALL, process_index=i, num_processes=2, store_dir=store,
+                               bootstrap_timeout=60) as client:
+                    with nm.Executable.compile(client, text, filename="job.mlir", num_replicas=4) as exe:
+                        if [exe.logical_ids(d) for d in client.devices] != [(2 * i, 0), (2 * i + 1, 0)]:
+                            return 1
+                        args = [[nm.Buffer.from_numpy(np.full(4, 2 * i + k + 1, np.float32), d.default_memory)]
+                                for k, d in enumerate(client.devices)]
+                        results, done, runs = exe.execute_devices(client.devices, args, launch_id=3)
+                        for e in done:
+                            e.wait()
+                        for r in results:
+                            if not np.array_equal(r[0].to_numpy(), np.full(4, 1 + 2 + 3 + 4, np.float32)):
+                                return 2
+                        # Each device received the operands of the other process's 2 devices (4 floats each).
+                        if [run.stats()["peer_bytes"] for run in runs] != [3 * 16, 3 * 16]:
+                            return 3
+                return 0
+            self.assertEqual(run_processes(2, body), [0, 0])
+
     def test_a_peer_that_never_joins(self):
         # In a forked process too: libfabric is opened only in processes that fork nothing afterwards.
         with tempfile.TemporaryDirectory() as store:
