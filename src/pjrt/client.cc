@@ -1,5 +1,8 @@
 // PJRT clients, devices, device descriptions and memories over an exec::Session: one shell per core device
 // and memory, linked as the C++ objects are (the C API's client handle does the same).
+#include <neuronmem/version.h>
+
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -70,6 +73,42 @@ PJRT_Error* ResolveCreateOptions(const PJRT_Client_Create_Args* args, core::Clie
   return nullptr;
 }
 
+}  // namespace
+
+void InitDescription(int32_t id, int32_t process_index, int64_t local_id, PJRT_DeviceDescription* d) {
+  d->id = id;
+  d->process_index = process_index;
+  d->local_id = local_id;
+  d->to_string = "NeuronCore(id=" + std::to_string(id) + ", process_index=" + std::to_string(process_index) +
+                 ", local_id=" + std::to_string(local_id) + ")";
+  d->debug_string = d->kind + " (" + d->to_string + ")";
+  d->attributes = {IntValue("local_id", local_id)};
+  // The memory-descriptions extension lists the kinds a program may name: device (the default) and
+  // pinned_host.
+  d->memory_descriptions.clear();
+  d->memory_description_ptrs.clear();
+  for (MemoryKind k : {MemoryKind::kDevice, MemoryKind::kPinnedHost})
+    d->memory_descriptions.push_back({k, std::string(MemoryKindName(k))});
+  for (const PJRT_MemoryDescription& md : d->memory_descriptions) d->memory_description_ptrs.push_back(&md);
+}
+
+void InitTopology(uint32_t num_cores, uint32_t num_processes, PJRT_TopologyDescription* t) {
+  t->num_cores = num_cores;
+  t->num_processes = num_processes;
+  t->attributes = {IntValue("num_cores", num_cores), IntValue("num_processes", num_processes)};
+  if (t->client) return;  // a client's describes its devices
+  for (uint32_t p = 0; p < num_processes; ++p) {
+    for (uint32_t l = 0; l < num_cores; ++l) {
+      auto d = std::make_unique<PJRT_DeviceDescription>();
+      InitDescription(static_cast<int32_t>(p * num_cores + l), static_cast<int32_t>(p), l, d.get());
+      t->descriptions.push_back(d.get());
+      t->owned.push_back(std::move(d));
+    }
+  }
+}
+
+namespace {
+
 void BuildShells(PJRT_Client* c) {
   for (core::Memory* m : c->core->memories()) {
     auto shell = std::make_unique<PJRT_Memory>();
@@ -83,32 +122,18 @@ void BuildShells(PJRT_Client* c) {
     auto shell = std::make_unique<PJRT_Device>();
     shell->device = d;
     shell->client = c;
-    shell->local_id = d->id();
     for (core::Memory* m : d->memories()) {
       PJRT_Memory* ms = c->memories[static_cast<size_t>(m->id())];
       shell->memories.push_back(ms);
       shell->by_kind[static_cast<size_t>(m->kind())] = ms;
     }
-    PJRT_DeviceDescription& desc = shell->description;
-    desc.device = shell.get();
-    PJRT_NamedValue local{};
-    local.struct_size = PJRT_NamedValue_STRUCT_SIZE;
-    local.name = "local_id";
-    local.name_size = std::strlen(local.name);
-    local.type = PJRT_NamedValue_kInt64;
-    local.int64_value = shell->local_id;
-    local.value_size = 1;
-    desc.attributes.push_back(local);
-    // The memory-descriptions extension lists the kinds a program may name: device (the default) and
-    // pinned_host.
-    for (MemoryKind k : {MemoryKind::kDevice, MemoryKind::kPinnedHost})
-      desc.memory_descriptions.push_back({k, std::string(MemoryKindName(k))});
-    for (const PJRT_MemoryDescription& md : desc.memory_descriptions) desc.memory_description_ptrs.push_back(&md);
+    InitDescription(d->id(), 0, d->id(), &shell->description);
     c->devices.push_back(shell.get());
     c->topology.descriptions.push_back(&shell->description);
     c->device_storage.push_back(std::move(shell));
   }
   c->topology.client = c;
+  InitTopology(static_cast<uint32_t>(c->devices.size()), 1, &c->topology);
   for (core::Memory* m : c->core->memories())
     for (core::Device* d : m->devices())
       c->memories[static_cast<size_t>(m->id())]->devices.push_back(c->devices[d->id()]);
@@ -248,24 +273,135 @@ PJRT_Error* PJRT_Client_TopologyDescription(PJRT_Client_TopologyDescription_Args
   return nullptr;
 }
 
+// ---- topologies without a client: "neuron" (or no name), options num_cores (default 2) and num_processes
+// (default 1). Serialized as the text "neuron-topology num_cores=N num_processes=P".
+
+constexpr char kPlatformName[] = "neuron";
+const std::string& PlatformVersion() {
+  static const std::string v = std::string("libneuronmem ") + std::to_string(NEURONMEM_VERSION_MAJOR) + "." +
+                               std::to_string(NEURONMEM_VERSION_MINOR) + "." + std::to_string(NEURONMEM_VERSION_PATCH);
+  return v;
+}
+
+// A new topology without a client; INVALID_ARGUMENT for counts out of range (the client's limits).
+PJRT_Error* NewTopology(uint64_t num_cores, uint64_t num_processes, const char* fn, PJRT_TopologyDescription** out) {
+  if (num_cores < 1 || num_cores > core::kMaxCores)
+    return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: num_cores %llu is not in 1..%u", fn,
+                  static_cast<unsigned long long>(num_cores), core::kMaxCores);
+  if (num_processes < 1 || num_processes > 65535)
+    return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: num_processes %llu is not in 1..65535", fn,
+                  static_cast<unsigned long long>(num_processes));
+  auto t = std::make_unique<PJRT_TopologyDescription>();
+  InitTopology(static_cast<uint32_t>(num_cores), static_cast<uint32_t>(num_processes), t.get());
+  *out = t.release();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_TopologyDescription_Create(PJRT_TopologyDescription_Create_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_TopologyDescription_Create_Args, topology);
+  args->topology = nullptr;
+  NM_PJRT_BEGIN
+  const std::string_view name(args->topology_name ? args->topology_name : "",
+                              args->topology_name ? args->topology_name_size : 0);
+  if (!name.empty() && name != kPlatformName)
+    return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: topology_name '%.*s' is not \"neuron\" (or empty)", __func__,
+                  static_cast<int>(name.size()), name.data());
+  if (args->num_options && !args->create_options)
+    return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: create_options is NULL but num_options is %zu", __func__,
+                  args->num_options);
+  uint64_t num_cores = 2, num_processes = 1;
+  for (size_t i = 0; i < args->num_options; ++i) {
+    const PJRT_NamedValue& v = args->create_options[i];
+    if (v.struct_size < PJRT_NamedValue_STRUCT_SIZE)
+      return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: create_options[%zu].struct_size is %zu, below %zu", __func__,
+                    i, v.struct_size, static_cast<size_t>(PJRT_NamedValue_STRUCT_SIZE));
+    const std::string n(NameOf(v));
+    uint64_t* target = n == "num_cores"                           ? &num_cores
+                       : n == "num_processes" || n == "num_nodes" ? &num_processes
+                                                                  : nullptr;
+    if (!target)
+      return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT,
+                    "%s: unknown create option '%s' (known: num_cores, num_processes or num_nodes)", __func__,
+                    n.c_str());
+    if (EnumValue(v.type) != PJRT_NamedValue_kInt64 || v.int64_value < 0)
+      return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: create option '%s' must be a non-negative int64", __func__,
+                    n.c_str());
+    *target = static_cast<uint64_t>(v.int64_value);
+  }
+  return NewTopology(num_cores, num_processes, __func__, &args->topology);
+  NM_PJRT_END
+}
+
 PJRT_Error* PJRT_TopologyDescription_Destroy(PJRT_TopologyDescription_Destroy_Args* args) {
   NM_PJRT_ARGS(args, PJRT_TopologyDescription_Destroy_Args, topology);
-  return nullptr;  // every topology is a client's
+  if (args->topology && !args->topology->client) delete args->topology;  // a client's stays with the client
+  return nullptr;
+}
+
+std::string SerializeTopology(const PJRT_TopologyDescription& t) {
+  return "neuron-topology num_cores=" + std::to_string(t.num_cores) +
+         " num_processes=" + std::to_string(t.num_processes);
+}
+
+PJRT_Error* PJRT_TopologyDescription_Serialize(PJRT_TopologyDescription_Serialize_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_TopologyDescription_Serialize_Args, serialized_topology_deleter);
+  args->serialized_bytes = nullptr;
+  args->serialized_bytes_size = 0;
+  args->serialized_topology = nullptr;
+  args->serialized_topology_deleter = nullptr;
+  NM_PJRT_REQUIRE(args->topology);
+  NM_PJRT_BEGIN
+  HandOutBytes(SerializeTopology(*args->topology), &args->serialized_bytes, &args->serialized_bytes_size,
+               &args->serialized_topology, &args->serialized_topology_deleter);
+  return nullptr;
+  NM_PJRT_END
+}
+
+PJRT_Error* PJRT_TopologyDescription_Deserialize(PJRT_TopologyDescription_Deserialize_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_TopologyDescription_Deserialize_Args, topology);
+  args->topology = nullptr;
+  NM_PJRT_BEGIN
+  if (args->serialized_topology_size && !args->serialized_topology)
+    return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: serialized_topology is NULL but its size is %zu", __func__,
+                  args->serialized_topology_size);
+  const std::string text(args->serialized_topology ? args->serialized_topology : "",
+                         args->serialized_topology ? args->serialized_topology_size : 0);
+  unsigned long long cores = 0, processes = 0;
+  int end = 0;
+  if (text.find('\0') != std::string::npos ||
+      std::sscanf(text.c_str(), "neuron-topology num_cores=%llu num_processes=%llu%n", &cores, &processes, &end) != 2 ||
+      static_cast<size_t>(end) != text.size())
+    return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT,
+                  "%s: the %zu bytes are not a serialized neuron topology (\"neuron-topology num_cores=N "
+                  "num_processes=P\", from PJRT_TopologyDescription_Serialize)",
+                  __func__, text.size());
+  return NewTopology(cores, processes, __func__, &args->topology);
+  NM_PJRT_END
+}
+
+PJRT_Error* PJRT_TopologyDescription_Fingerprint(PJRT_TopologyDescription_Fingerprint_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_TopologyDescription_Fingerprint_Args, fingerprint);
+  NM_PJRT_REQUIRE(args->topology);
+  NM_PJRT_BEGIN
+  uint64_t h = 14695981039346656037ull;  // FNV-1a of the serialized form
+  for (unsigned char c : SerializeTopology(*args->topology)) h = (h ^ c) * 1099511628211ull;
+  args->fingerprint = h;
+  return nullptr;
+  NM_PJRT_END
 }
 
 PJRT_Error* PJRT_TopologyDescription_PlatformName(PJRT_TopologyDescription_PlatformName_Args* args) {
   NM_PJRT_ARGS(args, PJRT_TopologyDescription_PlatformName_Args, platform_name_size);
   NM_PJRT_REQUIRE(args->topology);
-  const std::string& n = args->topology->client->core->platform_name();
-  args->platform_name = n.c_str();
-  args->platform_name_size = n.size();
+  args->platform_name = kPlatformName;
+  args->platform_name_size = std::strlen(kPlatformName);
   return nullptr;
 }
 
 PJRT_Error* PJRT_TopologyDescription_PlatformVersion(PJRT_TopologyDescription_PlatformVersion_Args* args) {
   NM_PJRT_ARGS(args, PJRT_TopologyDescription_PlatformVersion_Args, platform_version_size);
   NM_PJRT_REQUIRE(args->topology);
-  const std::string& v = args->topology->client->core->platform_version();
+  const std::string& v = PlatformVersion();
   args->platform_version = v.c_str();
   args->platform_version_size = v.size();
   return nullptr;
@@ -282,8 +418,8 @@ PJRT_Error* PJRT_TopologyDescription_GetDeviceDescriptions(PJRT_TopologyDescript
 PJRT_Error* PJRT_TopologyDescription_Attributes(PJRT_TopologyDescription_Attributes_Args* args) {
   NM_PJRT_ARGS(args, PJRT_TopologyDescription_Attributes_Args, num_attributes);
   NM_PJRT_REQUIRE(args->topology);
-  args->attributes = nullptr;
-  args->num_attributes = 0;
+  args->attributes = args->topology->attributes.data();
+  args->num_attributes = args->topology->attributes.size();
   return nullptr;
 }
 
@@ -292,14 +428,14 @@ PJRT_Error* PJRT_TopologyDescription_Attributes(PJRT_TopologyDescription_Attribu
 PJRT_Error* PJRT_DeviceDescription_Id(PJRT_DeviceDescription_Id_Args* args) {
   NM_PJRT_ARGS(args, PJRT_DeviceDescription_Id_Args, id);
   NM_PJRT_REQUIRE(args->device_description);
-  args->id = args->device_description->device->device->id();
+  args->id = args->device_description->id;
   return nullptr;
 }
 
 PJRT_Error* PJRT_DeviceDescription_ProcessIndex(PJRT_DeviceDescription_ProcessIndex_Args* args) {
   NM_PJRT_ARGS(args, PJRT_DeviceDescription_ProcessIndex_Args, process_index);
   NM_PJRT_REQUIRE(args->device_description);
-  args->process_index = 0;
+  args->process_index = args->device_description->process_index;
   return nullptr;
 }
 
@@ -314,7 +450,7 @@ PJRT_Error* PJRT_DeviceDescription_Attributes(PJRT_DeviceDescription_Attributes_
 PJRT_Error* PJRT_DeviceDescription_Kind(PJRT_DeviceDescription_Kind_Args* args) {
   NM_PJRT_ARGS(args, PJRT_DeviceDescription_Kind_Args, device_kind_size);
   NM_PJRT_REQUIRE(args->device_description);
-  const std::string& k = args->device_description->device->device->kind();
+  const std::string& k = args->device_description->kind;
   args->device_kind = k.c_str();
   args->device_kind_size = k.size();
   return nullptr;
@@ -325,7 +461,7 @@ PJRT_Error* PJRT_DeviceDescription_Kind(PJRT_DeviceDescription_Kind_Args* args) 
 PJRT_Error* PJRT_DeviceDescription_DebugString(PJRT_DeviceDescription_DebugString_Args* args) {
   NM_PJRT_ARGS(args, PJRT_DeviceDescription_DebugString_Args, debug_string_size);
   NM_PJRT_REQUIRE(args->device_description);
-  const std::string& s = args->device_description->device->device->to_string();
+  const std::string& s = args->device_description->debug_string;
   args->debug_string = s.c_str();
   args->debug_string_size = s.size();
   return nullptr;
@@ -334,7 +470,7 @@ PJRT_Error* PJRT_DeviceDescription_DebugString(PJRT_DeviceDescription_DebugStrin
 PJRT_Error* PJRT_DeviceDescription_ToString(PJRT_DeviceDescription_ToString_Args* args) {
   NM_PJRT_ARGS(args, PJRT_DeviceDescription_ToString_Args, to_string_size);
   NM_PJRT_REQUIRE(args->device_description);
-  const std::string& s = args->device_description->device->device->debug_string();
+  const std::string& s = args->device_description->to_string;
   args->to_string = s.c_str();
   args->to_string_size = s.size();
   return nullptr;
@@ -346,6 +482,19 @@ PJRT_Error* PJRT_Device_GetDescription(PJRT_Device_GetDescription_Args* args) {
   NM_PJRT_ARGS(args, PJRT_Device_GetDescription_Args, device_description);
   NM_PJRT_REQUIRE(args->device);
   args->device_description = &args->device->description;
+  return nullptr;
+}
+
+void NoDeviceAttributesToDelete(PJRT_Device_Attributes*) {}
+
+// The description's attributes (local_id), owned by the device: the deleter frees nothing.
+PJRT_Error* PJRT_Device_GetAttributes(PJRT_Device_GetAttributes_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_Device_GetAttributes_Args, attributes_deleter);
+  NM_PJRT_REQUIRE(args->device);
+  args->attributes = args->device->description.attributes.data();
+  args->num_attributes = args->device->description.attributes.size();
+  args->device_attributes = nullptr;
+  args->attributes_deleter = NoDeviceAttributesToDelete;
   return nullptr;
 }
 
@@ -501,7 +650,11 @@ void FillClient(PJRT_Api* api) {
   api->PJRT_Client_AddressableMemories = PJRT_Client_AddressableMemories;
   api->PJRT_Client_DefaultDeviceAssignment = PJRT_Client_DefaultDeviceAssignment;
   api->PJRT_Client_TopologyDescription = PJRT_Client_TopologyDescription;
+  api->PJRT_TopologyDescription_Create = PJRT_TopologyDescription_Create;
   api->PJRT_TopologyDescription_Destroy = PJRT_TopologyDescription_Destroy;
+  api->PJRT_TopologyDescription_Serialize = PJRT_TopologyDescription_Serialize;
+  api->PJRT_TopologyDescription_Deserialize = PJRT_TopologyDescription_Deserialize;
+  api->PJRT_TopologyDescription_Fingerprint = PJRT_TopologyDescription_Fingerprint;
   api->PJRT_TopologyDescription_PlatformName = PJRT_TopologyDescription_PlatformName;
   api->PJRT_TopologyDescription_PlatformVersion = PJRT_TopologyDescription_PlatformVersion;
   api->PJRT_TopologyDescription_GetDeviceDescriptions = PJRT_TopologyDescription_GetDeviceDescriptions;
@@ -514,6 +667,7 @@ void FillClient(PJRT_Api* api) {
   api->PJRT_DeviceDescription_ToString = PJRT_DeviceDescription_ToString;
   api->PJRT_Device_GetDescription = PJRT_Device_GetDescription;
   api->PJRT_Device_IsAddressable = PJRT_Device_IsAddressable;
+  api->PJRT_Device_GetAttributes = PJRT_Device_GetAttributes;
   api->PJRT_Device_LocalHardwareId = PJRT_Device_LocalHardwareId;
   api->PJRT_Device_AddressableMemories = PJRT_Device_AddressableMemories;
   api->PJRT_Device_DefaultMemory = PJRT_Device_DefaultMemory;

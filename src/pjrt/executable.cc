@@ -87,6 +87,8 @@ PJRT_Error* CompileProgram(PJRT_Client* client, std::string_view code, std::stri
   manifest::Manifest m;
   if (Status s = manifest::LoadFromText(code, mo, &m))
     return FromStatus(std::move(s), (std::string(fn) + ": ").c_str());
+  if (m.ir)
+    if (PJRT_Error* e = CheckLayoutModes(*m.ir, m.entry, fn)) return e;
   auto program = std::make_shared<Program>();
   auto loaded = std::make_unique<PJRT_LoadedExecutable>();
   // A program of one device that does not see the process grid runs on any core (PJRT's portable
@@ -406,12 +408,29 @@ PJRT_Error* PJRT_LoadedExecutable_Destroy(PJRT_LoadedExecutable_Destroy_Args* ar
   return nullptr;
 }
 
+PJRT_Error* PJRT_ExecuteContext_Create(PJRT_ExecuteContext_Create_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_ExecuteContext_Create_Args, context);
+  args->context = nullptr;
+  NM_PJRT_BEGIN
+  args->context = new PJRT_ExecuteContext;
+  return nullptr;
+  NM_PJRT_END
+}
+
+PJRT_Error* PJRT_ExecuteContext_Destroy(PJRT_ExecuteContext_Destroy_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_ExecuteContext_Destroy_Args, context);
+  delete args->context;
+  return nullptr;
+}
+
 PJRT_Error* PJRT_LoadedExecutable_GetExecutable(PJRT_LoadedExecutable_GetExecutable_Args* args) {
   NM_PJRT_ARGS(args, PJRT_LoadedExecutable_GetExecutable_Args, executable);
   args->executable = nullptr;
   NM_PJRT_REQUIRE(args->loaded_executable);
   NM_PJRT_BEGIN
-  args->executable = new PJRT_Executable{args->loaded_executable->program};
+  auto* e = new PJRT_Executable;
+  e->program = args->loaded_executable->program;
+  args->executable = e;
   return nullptr;
   NM_PJRT_END
 }
@@ -611,6 +630,8 @@ PJRT_Error* PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* ar
 
 void FillExecutables(PJRT_Api* api) {
   api->PJRT_Client_Compile = PJRT_Client_Compile;
+  api->PJRT_ExecuteContext_Create = PJRT_ExecuteContext_Create;
+  api->PJRT_ExecuteContext_Destroy = PJRT_ExecuteContext_Destroy;
   api->PJRT_Executable_Destroy = PJRT_Executable_Destroy;
   api->PJRT_Executable_Name = PJRT_Executable_Name;
   api->PJRT_Executable_NumReplicas = PJRT_Executable_NumReplicas;

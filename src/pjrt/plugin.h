@@ -23,6 +23,7 @@
 #include "exec/runtime.h"
 #include "exec/session.h"
 #include "xla/pjrt/c/pjrt_c_api.h"
+#include "xla/pjrt/c/pjrt_c_api_layouts_extension.h"
 #include "xla/pjrt/c/pjrt_c_api_memory_descriptions_extension.h"
 
 struct PJRT_Error {
@@ -41,8 +42,15 @@ struct PJRT_MemoryDescription {
   std::string kind_name;
 };
 
+// A device's description: what PJRT_DeviceDescription_* answer, held by value so that a topology without a
+// client (PJRT_TopologyDescription_Create) describes devices that do not exist.
 struct PJRT_DeviceDescription {
-  PJRT_Device* device = nullptr;
+  int32_t id = 0;             // global: process_index * num_cores + local_id
+  int32_t process_index = 0;  // the process of the job that owns it
+  int64_t local_id = 0;       // backs the attribute
+  std::string kind = "NC_v2";
+  std::string to_string;     // "NeuronCore(id=0, process_index=0, local_id=0)"
+  std::string debug_string;  // "NC_v2 (NeuronCore(...))"
   std::vector<PJRT_NamedValue> attributes;
   std::vector<PJRT_MemoryDescription> memory_descriptions;  // device, pinned_host (ids in kind order)
   std::vector<const PJRT_MemoryDescription*> memory_description_ptrs;
@@ -61,13 +69,17 @@ struct PJRT_Device {
   PJRT_DeviceDescription description;
   std::vector<PJRT_Memory*> memories;  // id order
   PJRT_Memory* by_kind[neuronmem::kNumMemoryKinds] = {};
-  int64_t local_id = 0;  // backs the description's attribute
 };
 
-// A client's topology (PJRT_Client_TopologyDescription): its device descriptions; owned by the client.
+// A topology: the NeuronCores of a job of num_processes processes with num_cores each. A client's
+// (PJRT_Client_TopologyDescription) is owned by the client and points at its devices' descriptions; one made by
+// PJRT_TopologyDescription_Create or _Deserialize owns its descriptions and is the caller's to destroy.
 struct PJRT_TopologyDescription {
-  PJRT_Client* client = nullptr;
+  PJRT_Client* client = nullptr;  // NULL: a topology without a client
+  uint32_t num_cores = 0, num_processes = 1;
   std::vector<PJRT_DeviceDescription*> descriptions;
+  std::vector<std::unique_ptr<PJRT_DeviceDescription>> owned;
+  std::vector<PJRT_NamedValue> attributes;  // num_cores, num_processes
 };
 
 struct PJRT_Client {
@@ -95,6 +107,10 @@ struct PJRT_Buffer {
   std::vector<int64_t> minor_to_major;
 };
 
+namespace neuronmem::stablehlo {
+struct Module;
+}  // namespace neuronmem::stablehlo
+
 namespace neuronmem::pjrt {
 
 // What a compiled program is, shared by the loaded executable and every PJRT_Executable handed out for it
@@ -116,8 +132,18 @@ struct Program {
 
 }  // namespace neuronmem::pjrt
 
+// A layout of the layouts extension: always dense major-to-minor (layouts.cc).
+struct PJRT_Layouts_MemoryLayout {
+  std::vector<int64_t> minor_to_major;
+  bool owned_by_executable = false;  // an output layout: PJRT_Layouts_MemoryLayout_Destroy leaves it
+};
+
 struct PJRT_Executable {
   std::shared_ptr<const neuronmem::pjrt::Program> program;
+  // The output layouts (PJRT_Layouts_PJRT_Executable_GetOutputLayouts), made on first use, owned by the handle.
+  std::once_flag layouts_once;
+  std::vector<PJRT_Layouts_MemoryLayout> output_layouts;
+  std::vector<PJRT_Layouts_MemoryLayout*> output_layout_ptrs;
 };
 
 struct PJRT_LoadedExecutable {
@@ -128,6 +154,10 @@ struct PJRT_LoadedExecutable {
   std::vector<PJRT_LogicalDeviceIds> logical_ids;  // of each addressable device
   std::atomic<bool> deleted{false};
 };
+
+// An execute context (PJRT_ExecuteContext_Create): it carries FFI user data to XLA's FFI handlers; the
+// NeuronCore runs none, so PJRT_ExecuteOptions.context is accepted and holds nothing.
+struct PJRT_ExecuteContext {};
 
 struct PJRT_SerializedExecutable {
   std::string bytes;
@@ -175,6 +205,29 @@ PJRT_Buffer_Type ToPjrtType(ElementType t);
 // UNIMPLEMENTED for a type buffers cannot hold yet (complex, f8/f6/f4, sub-byte integers, token).
 PJRT_Error* BufferTypeOf(int64_t pjrt_type, const char* fn, ElementType* out);
 
+// The types narrower than a byte (not PRED): s2, s4, u2, u4, f4E2M1FN and the f6 types. Buffers hold one element
+// per byte, canonical (signed integers sign-extended, the others zero-extended); uploads make them so.
+bool IsSubByte(ElementType t);
+
+// Hands `bytes` out as PJRT's serialized-bytes outputs: the data and size, an opaque owner and its deleter
+// (PJRT_TopologyDescription_Serialize, PJRT_Layouts_MemoryLayout_Serialize).
+template <typename Opaque>
+void HandOutBytes(std::string bytes, const char** data, size_t* size, Opaque** owner, void (**deleter)(Opaque*)) {
+  auto* s = new std::string(std::move(bytes));
+  *data = s->data();
+  *size = s->size();
+  *owner = reinterpret_cast<Opaque*>(s);
+  *deleter = [](Opaque* o) { delete reinterpret_cast<std::string*>(o); };
+}
+
+// An int64 PJRT_NamedValue (`name` must outlive it: a literal).
+PJRT_NamedValue IntValue(const char* name, int64_t v);
+
+// Fills a device description (strings, the local_id attribute, the memory descriptions).
+void InitDescription(int32_t id, int32_t process_index, int64_t local_id, PJRT_DeviceDescription* d);
+// Fills a topology's attributes and, unless it is a client's, its own descriptions.
+void InitTopology(uint32_t num_cores, uint32_t num_processes, PJRT_TopologyDescription* t);
+
 // Whether a PJRT device layout is the dense major-to-minor one (NULL is); `fn` names the caller in errors.
 PJRT_Error* CheckDenseLayout(const PJRT_Buffer_MemoryLayout* layout, size_t rank, const char* fn, const char* what);
 
@@ -189,6 +242,11 @@ void FillHostTransfers(PJRT_Api* api);
 PJRT_Error* HostCallbacksOf(const PJRT_ExecuteOptions* o, const std::vector<uint32_t>& cores,
                             std::shared_ptr<const exec::HostCallbacks>* out);
 PJRT_MemoryDescriptions_Extension* MemoryDescriptionsExtension();
+PJRT_Layouts_Extension* LayoutsExtension();  // chained after the memory descriptions
+// UNIMPLEMENTED naming the value when an argument or result of the entry asks for an mhlo.layout_mode other than
+// the dense major-to-minor one ("default", "auto", "{rank-1,...,0}"): what JAX sends once the layouts extension
+// is there.
+PJRT_Error* CheckLayoutModes(const stablehlo::Module& ir, std::string_view entry, const char* fn);
 
 }  // namespace neuronmem::pjrt
 
