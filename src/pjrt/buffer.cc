@@ -153,7 +153,7 @@ PJRT_Error* TargetOf(PJRT_Client* client, PJRT_Device* device, PJRT_Memory* memo
       for (PJRT_Device* d : memory->devices) addressable |= d == device;
       if (!addressable)
         return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: memory %s is not addressable by %s", fn,
-                      memory->memory->debug_string().c_str(), device->device->debug_string().c_str());
+                      memory->memory->debug_string().c_str(), device->description.to_string.c_str());
     }
     *out = &memory->memory->view();
     return nullptr;
@@ -162,6 +162,7 @@ PJRT_Error* TargetOf(PJRT_Client* client, PJRT_Device* device, PJRT_Memory* memo
     return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: neither a device nor a memory is given as the target", fn);
   if (device->client != client)
     return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: device belongs to another client", fn);
+  if (PJRT_Error* e = CheckAddressable(device, fn, "device")) return e;
   *out = &device->device->default_memory()->view();
   return nullptr;
 }
@@ -369,6 +370,7 @@ PJRT_Error* PJRT_Buffer_CopyToDevice(PJRT_Buffer_CopyToDevice_Args* args) {
   if (args->dst_device->client != args->buffer->client)
     return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: dst_device belongs to another client than the buffer",
                   __func__);
+  if (PJRT_Error* e = CheckAddressable(args->dst_device, __func__, "dst_device")) return e;
   return CopyInto(args->buffer, args->dst_device->by_kind[static_cast<size_t>(MemoryKind::kDevice)], __func__,
                   &args->dst_buffer);
   NM_PJRT_END

@@ -18,7 +18,7 @@ std::string_view NameOf(const PJRT_NamedValue& v) { return {v.name ? v.name : ""
 // create_options -> core::ClientConfig and the argument placement. INVALID_ARGUMENT for an unknown name, a
 // value of the wrong type, a bad placement.
 PJRT_Error* ResolveCreateOptions(const PJRT_Client_Create_Args* args, core::ClientConfig* config,
-                                 exec::ArgumentPlacement* placement) {
+                                 exec::ArgumentPlacement* placement, JobOptions* job) {
   if (args->num_options && !args->create_options) {
     return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "PJRT_Client_Create: create_options is NULL but num_options is %zu",
                   args->num_options);
@@ -50,6 +50,19 @@ PJRT_Error* ResolveCreateOptions(const PJRT_Client_Create_Args* args, core::Clie
       if (PJRT_Error* e = want_int(&config->device_bytes_per_core)) return e;
     } else if (name == "pinned_host_bytes") {
       if (PJRT_Error* e = want_int(&config->pinned_host_bytes)) return e;
+    } else if (name == "process_index" || name == "node_id" || name == "num_processes" || name == "num_nodes") {
+      uint64_t n = 0;
+      if (PJRT_Error* e = want_int(&n)) return e;
+      if (n > 65535)
+        return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "PJRT_Client_Create: create option '%s' %llu is above 65535",
+                      name.c_str(), static_cast<unsigned long long>(n));
+      (name == "process_index" || name == "node_id" ? job->process_index : job->num_processes) =
+          static_cast<uint32_t>(n);
+    } else if (name == "fabric_interface") {
+      if (EnumValue(v.type) != PJRT_NamedValue_kString || !v.string_value)
+        return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT,
+                      "PJRT_Client_Create: create option 'fabric_interface' must be a string");
+      job->fabric_interface.assign(v.string_value, v.value_size);
     } else if (name == "argument_placement") {
       const std::string_view value = EnumValue(v.type) == PJRT_NamedValue_kString && v.string_value
                                          ? std::string_view(v.string_value, v.value_size)
@@ -66,7 +79,8 @@ PJRT_Error* ResolveCreateOptions(const PJRT_Client_Create_Args* args, core::Clie
     } else {
       return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT,
                     "PJRT_Client_Create: unknown create option '%s' (known: num_cores, device_bytes_per_core, "
-                    "pinned_host_bytes, argument_placement)",
+                    "pinned_host_bytes, argument_placement, process_index or node_id, num_processes or num_nodes, "
+                    "fabric_interface)",
                     name.c_str());
     }
   }
@@ -90,6 +104,12 @@ void InitDescription(int32_t id, int32_t process_index, int64_t local_id, PJRT_D
   for (MemoryKind k : {MemoryKind::kDevice, MemoryKind::kPinnedHost})
     d->memory_descriptions.push_back({k, std::string(MemoryKindName(k))});
   for (const PJRT_MemoryDescription& md : d->memory_descriptions) d->memory_description_ptrs.push_back(&md);
+}
+
+PJRT_Error* CheckAddressable(const PJRT_Device* d, const char* fn, const char* what) {
+  if (d->device) return nullptr;
+  return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: %s %s belongs to process %d: not addressable by this client", fn,
+                what, d->description.to_string.c_str(), d->description.process_index);
 }
 
 void InitTopology(uint32_t num_cores, uint32_t num_processes, PJRT_TopologyDescription* t) {
@@ -127,13 +147,30 @@ void BuildShells(PJRT_Client* c) {
       shell->memories.push_back(ms);
       shell->by_kind[static_cast<size_t>(m->kind())] = ms;
     }
-    InitDescription(d->id(), 0, d->id(), &shell->description);
+    const int32_t cores = static_cast<int32_t>(c->core->devices().size());
+    InitDescription(static_cast<int32_t>(c->process_index) * cores + d->id(), static_cast<int32_t>(c->process_index),
+                    d->id(), &shell->description);
     c->devices.push_back(shell.get());
-    c->topology.descriptions.push_back(&shell->description);
     c->device_storage.push_back(std::move(shell));
   }
+  // The job's devices in global id order: the other processes' are described only (not addressable).
+  const uint32_t cores = static_cast<uint32_t>(c->devices.size());
+  for (uint32_t p = 0; p < c->num_processes; ++p) {
+    if (p == c->process_index) {
+      c->all_devices.insert(c->all_devices.end(), c->devices.begin(), c->devices.end());
+      continue;
+    }
+    for (uint32_t l = 0; l < cores; ++l) {
+      auto shell = std::make_unique<PJRT_Device>();
+      shell->client = c;
+      InitDescription(static_cast<int32_t>(p * cores + l), static_cast<int32_t>(p), l, &shell->description);
+      c->all_devices.push_back(shell.get());
+      c->device_storage.push_back(std::move(shell));
+    }
+  }
+  for (PJRT_Device* d : c->all_devices) c->topology.descriptions.push_back(&d->description);
   c->topology.client = c;
-  InitTopology(static_cast<uint32_t>(c->devices.size()), 1, &c->topology);
+  InitTopology(cores, c->num_processes, &c->topology);
   for (core::Memory* m : c->core->memories())
     for (core::Device* d : m->devices())
       c->memories[static_cast<size_t>(m->id())]->devices.push_back(c->devices[d->id()]);
@@ -145,7 +182,13 @@ PJRT_Error* PJRT_Client_Create(PJRT_Client_Create_Args* args) {
   NM_PJRT_BEGIN
   core::ClientConfig config;
   auto client = std::make_unique<PJRT_Client>();
-  if (PJRT_Error* e = ResolveCreateOptions(args, &config, &client->placement)) return e;
+  JobOptions job;
+  if (PJRT_Error* e = ResolveCreateOptions(args, &config, &client->placement, &job)) return e;
+  if (PJRT_Error* e = JoinJob(args, job, config.num_cores, &client->fabric)) return e;
+  if (client->fabric) {
+    client->process_index = client->fabric->process_index();
+    client->num_processes = client->fabric->num_processes();
+  }
   if (Status s = exec::Session::Create(config, &client->session))
     return FromStatus(std::move(s), "PJRT_Client_Create: ");
   client->core = &client->session->client();
@@ -183,7 +226,7 @@ PJRT_Error* PJRT_Client_PlatformName(PJRT_Client_PlatformName_Args* args) {
 PJRT_Error* PJRT_Client_ProcessIndex(PJRT_Client_ProcessIndex_Args* args) {
   NM_PJRT_ARGS(args, PJRT_Client_ProcessIndex_Args, process_index);
   NM_PJRT_REQUIRE(args->client);
-  args->process_index = 0;
+  args->process_index = static_cast<int>(args->client->process_index);
   return nullptr;
 }
 
@@ -199,8 +242,8 @@ PJRT_Error* PJRT_Client_PlatformVersion(PJRT_Client_PlatformVersion_Args* args) 
 PJRT_Error* PJRT_Client_Devices(PJRT_Client_Devices_Args* args) {
   NM_PJRT_ARGS(args, PJRT_Client_Devices_Args, num_devices);
   NM_PJRT_REQUIRE(args->client);
-  args->devices = args->client->devices.data();
-  args->num_devices = args->client->devices.size();
+  args->devices = args->client->all_devices.data();
+  args->num_devices = args->client->all_devices.size();
   return nullptr;
 }
 
@@ -212,26 +255,29 @@ PJRT_Error* PJRT_Client_AddressableDevices(PJRT_Client_AddressableDevices_Args* 
   return nullptr;
 }
 
-PJRT_Error* LookupDevice(PJRT_Client* client, int id, const char* fn, PJRT_Device** out) {
+// `id` in `devices` (the job's by global id, or this process's by local id).
+PJRT_Error* LookupDevice(const std::vector<PJRT_Device*>& devices, int id, const char* fn, const char* which,
+                         PJRT_Device** out) {
   *out = nullptr;
-  if (id < 0 || static_cast<size_t>(id) >= client->devices.size()) {
-    return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: no NeuronCore with id %d: this client has %zu (ids 0..%zu)",
-                  fn, id, client->devices.size(), client->devices.size() - 1);
+  if (id < 0 || static_cast<size_t>(id) >= devices.size()) {
+    return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: no NeuronCore with %s %d: there are %zu (0..%zu)", fn, which,
+                  id, devices.size(), devices.size() - 1);
   }
-  *out = client->devices[static_cast<size_t>(id)];
+  *out = devices[static_cast<size_t>(id)];
   return nullptr;
 }
 
 PJRT_Error* PJRT_Client_LookupDevice(PJRT_Client_LookupDevice_Args* args) {
   NM_PJRT_ARGS(args, PJRT_Client_LookupDevice_Args, device);
   NM_PJRT_REQUIRE(args->client);
-  return LookupDevice(args->client, args->id, __func__, &args->device);
+  return LookupDevice(args->client->all_devices, args->id, __func__, "id", &args->device);
 }
 
 PJRT_Error* PJRT_Client_LookupAddressableDevice(PJRT_Client_LookupAddressableDevice_Args* args) {
   NM_PJRT_ARGS(args, PJRT_Client_LookupAddressableDevice_Args, addressable_device);
   NM_PJRT_REQUIRE(args->client);
-  return LookupDevice(args->client, args->local_hardware_id, __func__, &args->addressable_device);
+  return LookupDevice(args->client->devices, args->local_hardware_id, __func__, "local_hardware_id",
+                      &args->addressable_device);
 }
 
 PJRT_Error* PJRT_Client_AddressableMemories(PJRT_Client_AddressableMemories_Args* args) {
@@ -260,7 +306,9 @@ PJRT_Error* PJRT_Client_DefaultDeviceAssignment(PJRT_Client_DefaultDeviceAssignm
                   "PJRT_Client_DefaultDeviceAssignment: default_assignment holds %zu ints, the assignment needs %zu",
                   args->default_assignment ? args->default_assignment_size : 0, n);
   }
-  for (size_t i = 0; i < n; ++i) args->default_assignment[i] = static_cast<int>(i);
+  // Global ids of this process's devices (launches do not span processes yet).
+  const size_t first = static_cast<size_t>(args->client->process_index) * cores;
+  for (size_t i = 0; i < n; ++i) args->default_assignment[i] = static_cast<int>(first + i);
   return nullptr;
 }
 
@@ -501,14 +549,14 @@ PJRT_Error* PJRT_Device_GetAttributes(PJRT_Device_GetAttributes_Args* args) {
 PJRT_Error* PJRT_Device_IsAddressable(PJRT_Device_IsAddressable_Args* args) {
   NM_PJRT_ARGS(args, PJRT_Device_IsAddressable_Args, is_addressable);
   NM_PJRT_REQUIRE(args->device);
-  args->is_addressable = true;
+  args->is_addressable = args->device->device != nullptr;
   return nullptr;
 }
 
 PJRT_Error* PJRT_Device_LocalHardwareId(PJRT_Device_LocalHardwareId_Args* args) {
   NM_PJRT_ARGS(args, PJRT_Device_LocalHardwareId_Args, local_hardware_id);
   NM_PJRT_REQUIRE(args->device);
-  args->local_hardware_id = args->device->device->id();
+  args->local_hardware_id = static_cast<int>(args->device->description.local_id);
   return nullptr;
 }
 
@@ -523,6 +571,7 @@ PJRT_Error* PJRT_Device_AddressableMemories(PJRT_Device_AddressableMemories_Args
 PJRT_Error* PJRT_Device_DefaultMemory(PJRT_Device_DefaultMemory_Args* args) {
   NM_PJRT_ARGS(args, PJRT_Device_DefaultMemory_Args, memory);
   NM_PJRT_REQUIRE(args->device);
+  if (PJRT_Error* e = CheckAddressable(args->device, __func__, "device")) return e;
   args->memory = args->device->by_kind[static_cast<size_t>(MemoryKind::kDevice)];
   return nullptr;
 }
@@ -531,6 +580,7 @@ PJRT_Error* PJRT_Device_DefaultMemory(PJRT_Device_DefaultMemory_Args* args) {
 PJRT_Error* PJRT_Device_MemoryStats(PJRT_Device_MemoryStats_Args* args) {
   NM_PJRT_ARGS(args, PJRT_Device_MemoryStats_Args, peak_pool_bytes_is_set);
   NM_PJRT_REQUIRE(args->device);
+  if (PJRT_Error* e = CheckAddressable(args->device, __func__, "device")) return e;
   const memory::ArenaStats st = args->device->device->default_memory()->Stats();
   args->bytes_in_use = static_cast<int64_t>(st.bytes_in_use);
   args->peak_bytes_in_use = static_cast<int64_t>(st.peak_bytes_in_use);

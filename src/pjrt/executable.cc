@@ -39,6 +39,10 @@ PJRT_Error* CompileProgram(PJRT_Client* client, std::string_view code, std::stri
                   why.c_str());
   }
   const size_t cores = client->devices.size();
+  // Device assignments name global ids; this process's devices (the ones it runs on) start at index * cores.
+  const int64_t first_global = static_cast<int64_t>(client->process_index) * static_cast<int64_t>(cores);
+  for (std::vector<int64_t>& ids : decoded.computation_devices)
+    for (int64_t& id : ids) id -= first_global;
   if (decoded.num_replicas < 0 || decoded.num_partitions < 0 ||
       static_cast<uint64_t>(decoded.num_replicas) * static_cast<uint64_t>(decoded.num_partitions) > cores) {
     return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT,
@@ -538,6 +542,7 @@ PJRT_Error* PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* ar
                     __func__, n);
     if (execute_device->client != client)
       return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: execute_device belongs to another client", __func__);
+    if (PJRT_Error* e = CheckAddressable(execute_device, __func__, "execute_device")) return e;
     if (!le->program->portable && !(e.num_devices() == 1 && execute_device->device->id() == 0))
       return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT,
                     "%s: execute_device runs executables of one device that do not use replica or partition ids; "

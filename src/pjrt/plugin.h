@@ -19,6 +19,7 @@
 #include "copy/buffer.h"
 #include "copy/storage.h"
 #include "core/client.h"
+#include "dist/fabric.h"
 #include "exec/executable.h"
 #include "exec/runtime.h"
 #include "exec/session.h"
@@ -63,6 +64,8 @@ struct PJRT_Memory {
   std::vector<PJRT_Device*> devices;  // addressable by
 };
 
+// A NeuronCore of the job: this process's (addressable: `device` is the core) or another process's (device
+// NULL, no memories; described only).
 struct PJRT_Device {
   neuronmem::core::Device* device = nullptr;
   PJRT_Client* client = nullptr;
@@ -88,8 +91,11 @@ struct PJRT_Client {
   neuronmem::exec::ArgumentPlacement placement = neuronmem::exec::ArgumentPlacement::kStrict;
   std::vector<std::unique_ptr<PJRT_Device>> device_storage;
   std::vector<std::unique_ptr<PJRT_Memory>> memory_storage;
-  std::vector<PJRT_Device*> devices;   // id order
-  std::vector<PJRT_Memory*> memories;  // id order
+  std::vector<PJRT_Device*> devices;      // this process's (addressable), local id order
+  std::vector<PJRT_Device*> all_devices;  // the job's, global id order (process p's local l is p * cores + l)
+  std::vector<PJRT_Memory*> memories;     // id order
+  uint32_t process_index = 0, num_processes = 1;
+  std::unique_ptr<neuronmem::dist::Fabric> fabric;  // a job of several processes: the endpoint its bootstrap opened
   PJRT_TopologyDescription topology;
 
   PJRT_Memory* shell(const neuronmem::copy::MemoryView& view) const { return memories[static_cast<size_t>(view.id)]; }
@@ -230,6 +236,20 @@ void InitTopology(uint32_t num_cores, uint32_t num_processes, PJRT_TopologyDescr
 
 // Whether a PJRT device layout is the dense major-to-minor one (NULL is); `fn` names the caller in errors.
 PJRT_Error* CheckDenseLayout(const PJRT_Buffer_MemoryLayout* layout, size_t rank, const char* fn, const char* what);
+
+// A client's place in a job (create options process_index / node_id, num_processes / num_nodes,
+// fabric_interface).
+struct JobOptions {
+  uint32_t process_index = 0, num_processes = 1;
+  std::string fabric_interface;  // "" = loopback
+};
+// Joins the job through the create args' kv_get / kv_put (nothing for one process): INVALID_ARGUMENT for an
+// index out of range or missing callbacks; the bootstrap's failures with their codes (job.cc).
+PJRT_Error* JoinJob(const PJRT_Client_Create_Args* args, const JobOptions& job, uint32_t num_cores,
+                    std::unique_ptr<dist::Fabric>* out);
+// INVALID_ARGUMENT "<fn>: <what> NeuronCore(...) belongs to process p: not addressable" for another process's
+// device, else NULL.
+PJRT_Error* CheckAddressable(const PJRT_Device* d, const char* fn, const char* what);
 
 // The function table's parts, filled by each file (api.cc assembles them).
 void FillErrorsAndEvents(PJRT_Api* api);
