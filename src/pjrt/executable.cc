@@ -470,7 +470,7 @@ PJRT_Error* PJRT_LoadedExecutable_GetDeviceAssignment(PJRT_LoadedExecutable_GetD
   for (size_t i = 0; i < le.addressable_devices.size(); ++i) {
     const PJRT_LogicalDeviceIds& ids = le.logical_ids[i];
     devices[static_cast<size_t>(ids.partition)][static_cast<size_t>(ids.replica)] =
-        le.addressable_devices[i]->device->id();
+        le.addressable_devices[i]->description.id;  // global: what a compile's device_assignment names
   }
   auto d = std::make_unique<PJRT_DeviceAssignmentSerialized>();
   d->bytes = EncodeDeviceAssignment(R, P, devices);

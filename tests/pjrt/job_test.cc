@@ -208,6 +208,16 @@ int Process(int i, const std::string& store) {
   if (th.event) CHILD_CHECK(neuronmem_pjrt_test::AwaitAndDestroy(g_api, th.event).code == 0, 37);
   CHILD_CHECK(back[0] == 1.5f && back[1] == static_cast<float>(i), 38);
   neuronmem_pjrt_test::DestroyBuffer(g_api, up.buffer);
+  // Device assignments name this process's devices by global id.
+  int assignment[2] = {-1, -1};
+  auto da = NM_ARGS(PJRT_Client_DefaultDeviceAssignment_Args);
+  da.client = client;
+  da.num_replicas = 2;
+  da.num_partitions = 1;
+  da.default_assignment_size = 2;
+  da.default_assignment = assignment;
+  CHECK_OK(g_api->PJRT_Client_DefaultDeviceAssignment(&da), 43);
+  CHILD_CHECK(assignment[0] == 2 * i && assignment[1] == 2 * i + 1, 44);
   // The client's topology lists the job.
   auto tp = NM_ARGS(PJRT_Client_TopologyDescription_Args);
   tp.client = client;
