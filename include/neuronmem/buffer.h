@@ -27,9 +27,10 @@ typedef struct neuronmem_event neuronmem_event_t;   /* owned by the caller */
 
 /* Element types. Append-only (tests/abi/check_enums.py holds the released values). Every element takes a whole
  * number of bytes (neuronmem_element_type_size). The small floats from 13 on are stored one element per byte, their
- * bits in the low bits of the byte as MLIR's dense literals store them (f6: the low 6 bits, the rest zero); the
- * complex types are (real, imaginary) pairs. Names and formats are PJRT_Buffer_Type's and StableHLO's
- * (docs/numerics.md says what each float format is). */
+ * bits in the low bits of the byte as MLIR's dense literals store them (f6: the low 6 bits, f4: the low 4, the rest
+ * zero); the complex types are (real, imaginary) pairs. The sub-byte integers (25-28) take one byte per element too,
+ * holding the value as an int8 or uint8 (S4 -1 is 0xff), unpacked: PJRT's packed forms are the plugin's business. Names
+ * and formats are PJRT_Buffer_Type's and StableHLO's (docs/numerics.md says what each float format is). */
 typedef enum neuronmem_element_type {
   NEURONMEM_ELEMENT_TYPE_PRED = 0, /* 1 byte, 0 or 1 */
   NEURONMEM_ELEMENT_TYPE_S8 = 1,
@@ -56,6 +57,11 @@ typedef enum neuronmem_element_type {
   NEURONMEM_ELEMENT_TYPE_F8E8M0FNU = 22,
   NEURONMEM_ELEMENT_TYPE_F6E2M3FN = 23, /* 6-bit floats (MX): 1 byte each, the low 6 bits */
   NEURONMEM_ELEMENT_TYPE_F6E3M2FN = 24,
+  NEURONMEM_ELEMENT_TYPE_S4 = 25,       /* the sub-byte integers: 1 byte each, the value as an int8 (S4: -8..7) */
+  NEURONMEM_ELEMENT_TYPE_U4 = 26,       /* 1 byte each, the value as a uint8 (U4: 0..15) */
+  NEURONMEM_ELEMENT_TYPE_S2 = 27,       /* -2..1 */
+  NEURONMEM_ELEMENT_TYPE_U2 = 28,       /* 0..3 */
+  NEURONMEM_ELEMENT_TYPE_F4E2M1FN = 29, /* 4-bit float (MX): 1 byte each, the low 4 bits */
   NEURONMEM_ELEMENT_TYPE_FORCE_32 = 0x7fffffff
 } neuronmem_element_type_t;
 

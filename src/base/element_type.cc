@@ -10,14 +10,14 @@ using E = ElementType;
 constexpr ElementTypeInfo kTable[kNumElementTypes] = {
     {E::kInvalid, "invalid", 0, 0, C::kNone, -1},
     {E::kPred, "i1", 1, 1, C::kPred, 0},
-    {E::kS2, "i2", 2, 1, C::kSigned, -1},
-    {E::kS4, "i4", 4, 1, C::kSigned, -1},
+    {E::kS2, "i2", 2, 1, C::kSigned, 27},
+    {E::kS4, "i4", 4, 1, C::kSigned, 25},
     {E::kS8, "i8", 8, 1, C::kSigned, 1},
     {E::kS16, "i16", 16, 2, C::kSigned, 2},
     {E::kS32, "i32", 32, 4, C::kSigned, 3},
     {E::kS64, "i64", 64, 8, C::kSigned, 4},
-    {E::kU2, "ui2", 2, 1, C::kUnsigned, -1},
-    {E::kU4, "ui4", 4, 1, C::kUnsigned, -1},
+    {E::kU2, "ui2", 2, 1, C::kUnsigned, 28},
+    {E::kU4, "ui4", 4, 1, C::kUnsigned, 26},
     {E::kU8, "ui8", 8, 1, C::kUnsigned, 5},
     {E::kU16, "ui16", 16, 2, C::kUnsigned, 6},
     {E::kU32, "ui32", 32, 4, C::kUnsigned, 7},
@@ -34,7 +34,7 @@ constexpr ElementTypeInfo kTable[kNumElementTypes] = {
     {E::kF8E5M2, "f8E5M2", 8, 1, C::kFloat, 15},
     {E::kF8E5M2FNUZ, "f8E5M2FNUZ", 8, 1, C::kFloat, 18},
     {E::kF8E8M0FNU, "f8E8M0FNU", 8, 1, C::kFloat, 22},
-    {E::kF4E2M1FN, "f4E2M1FN", 4, 1, C::kFloat, -1},
+    {E::kF4E2M1FN, "f4E2M1FN", 4, 1, C::kFloat, 29},
     {E::kF6E2M3FN, "f6E2M3FN", 6, 1, C::kFloat, 23},
     {E::kF6E3M2FN, "f6E3M2FN", 6, 1, C::kFloat, 24},
     {E::kC64, "complex<f32>", 64, 8, C::kComplex, 13},
@@ -97,7 +97,7 @@ ElementType ParseElementTypeName(std::string_view s) {
 namespace {
 
 // neuronmem_element_type_t -> type, indexed by the C value (every upload converts one: no search).
-constexpr int kNumCTypes = 25;
+constexpr int kNumCTypes = 30;
 struct FromCTable {
   ElementType types[kNumCTypes] = {};
   constexpr FromCTable() {

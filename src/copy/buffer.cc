@@ -59,6 +59,8 @@ bool Buffer::GiveUpStorage() {
 }
 
 Event* Buffer::ReadyEvent() {
+  // The immortal ready event (an inline upload's) is never replaced by a chunk and needs no reference.
+  if (Event* d = definition(); d && d->immortal()) return d;
   std::lock_guard<std::mutex> lock(definition_mu_);
   return Share(definition());
 }

@@ -118,6 +118,10 @@ class CopyEngine {
   // deleted (later calls on it are FAILED_PRECONDITION) but its memory stays with `out`. `use`: as above.
   // FAILED_PRECONDITION if donor was deleted or aliases IMMUTABLE_ZERO_COPY caller memory.
   Status Donate(Buffer& donor, Event* definition, Buffer* out, StorageUse* use);
+  // Bitcast (PJRT_Buffer_Bitcast): `out` takes over src's bytes as `type` and `dims`, whose dense size must be
+  // src's (INVALID_ARGUMENT otherwise), with src's content event; src is deleted as by a donation (its memory
+  // stays with `out`). FAILED_PRECONDITION if src was deleted. Nothing is copied or waited for.
+  Status Bitcast(Buffer& src, ElementType type, Span<const int64_t> dims, Buffer* out);
 
   // Whether file loads go through io_uring (else pread: the kernel refused a ring).
   bool file_reads_use_io_uring() const { return files_.uses_io_uring(); }

@@ -1,6 +1,7 @@
 // Transfers on existing buffers: allocate, copy to another memory, read, write, chunked upload, file load.
 // Each builds one operation on its buffer's queue (BufferOp) and submits it.
 #include <algorithm>
+#include <cinttypes>
 #include <cstring>
 
 #include "copy/copy_engine.h"
@@ -62,6 +63,25 @@ Status CopyEngine::Donate(Buffer& donor, Event* definition, Buffer* out, Storage
   taken.s = nullptr;
   out->SetDefinition(definition);
   *use = StorageUse::Of(s);
+  return Ok();
+}
+
+Status CopyEngine::Bitcast(Buffer& src, ElementType type, Span<const int64_t> dims, Buffer* out) {
+  uint64_t bytes = 0;
+  NEURONMEM_RETURN_IF_ERROR(DenseBytes(type, dims, &bytes));
+  if (bytes != src.bytes()) {
+    return InvalidArgument("the new shape takes %" PRIu64 " bytes, the buffer holds %" PRIu64, bytes, src.bytes());
+  }
+  StorageUse taken;
+  NEURONMEM_RETURN_IF_ERROR(src.Use(&taken));
+  if (!src.GiveUpStorage()) {
+    return FailedPrecondition("the buffer was deleted (neuronmem_buffer_delete); its memory is gone");
+  }
+  out->Init(&src.memory(), type, dims, bytes, taken.s);  // `taken` becomes out's own reference
+  taken.s = nullptr;
+  out->zero_copy_ = src.zero_copy_;
+  out->read_only_ = src.read_only_;
+  out->SetDefinition(src.definition());
   return Ok();
 }
 

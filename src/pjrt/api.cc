@@ -160,6 +160,7 @@ PJRT_Api MakeApi() {
   PJRT_Api api{};
   api.struct_size = PJRT_Api_STRUCT_SIZE;
   api.extension_start = &MemoryDescriptionsExtension()->base;
+  MemoryDescriptionsExtension()->base.next = &LayoutsExtension()->base;
   api.pjrt_api_version.struct_size = PJRT_Api_Version_STRUCT_SIZE;
   api.pjrt_api_version.extension_start = nullptr;
   api.pjrt_api_version.major_version = PJRT_API_MAJOR;

@@ -44,13 +44,19 @@ constexpr TypePair kTypes[] = {
     {PJRT_Buffer_Type_F4E2M1FN, ElementType::kF4E2M1FN},
 };
 
+// FromPjrtType's table, indexed by PJRT_Buffer_Type (an upload looks its type up: no search on that path).
+constexpr int kNumPjrtTypes = PJRT_Buffer_Type_U1 + 1;
+struct PjrtTypeTable {
+  ElementType of[kNumPjrtTypes] = {};
+  constexpr PjrtTypeTable() {
+    for (const TypePair& p : kTypes) of[p.pjrt] = p.type;
+  }
+};
+constexpr PjrtTypeTable kFromPjrt;
+
 }  // namespace
 
-ElementType FromPjrtType(int64_t t) {
-  for (const TypePair& p : kTypes)
-    if (p.pjrt == t) return p.type;
-  return ElementType::kInvalid;
-}
+ElementType FromPjrtType(int64_t t) { return t >= 0 && t < kNumPjrtTypes ? kFromPjrt.of[t] : ElementType::kInvalid; }
 
 PJRT_Buffer_Type ToPjrtType(ElementType t) {
   for (const TypePair& p : kTypes)
@@ -67,8 +73,7 @@ PJRT_Error* BufferTypeOf(int64_t pjrt_type, const char* fn, ElementType* out) {
     return ErrorF(PJRT_Error_Code_UNIMPLEMENTED, "%s: PJRT_Buffer_Type %lld (token, S1, U1) has no buffers here", fn,
                   static_cast<long long>(pjrt_type));
   }
-  // Buffers store one element in whole bytes; PJRT packs sub-byte types, which the library does not yet.
-  if (ElementTypeToC(t) < 0 || (ElementInfo(t).bits < 8 && t != ElementType::kPred)) {
+  if (ElementTypeToC(t) < 0) {
     return ErrorF(PJRT_Error_Code_UNIMPLEMENTED, "%s: element type %s cannot be held in a buffer yet", fn,
                   std::string(ElementTypeName(t)).c_str());
   }
@@ -97,7 +102,41 @@ PJRT_Error* CheckDenseLayout(const PJRT_Buffer_MemoryLayout* layout, size_t rank
   return nullptr;
 }
 
+bool IsSubByte(ElementType t) { return t != ElementType::kPred && ElementInfo(t).bits < 8; }
+
 namespace {
+
+// The canonical byte of a sub-byte element whose value is in the low `bits` bits of `b` (the high bits are
+// ignored, as PJRT's packing ignores them): sign-extended for the signed integers, zero-extended otherwise.
+uint8_t CanonicalSubByte(ElementType t, uint8_t b) {
+  const int bits = ElementInfo(t).bits;
+  const uint8_t low = static_cast<uint8_t>(b & ((1u << bits) - 1));
+  if (IsSignedInt(t) && (low >> (bits - 1))) return static_cast<uint8_t>(low | static_cast<uint8_t>(0xffu << bits));
+  return low;
+}
+
+// The host elements of a sub-byte upload (one per byte, row-major or along byte_strides), made canonical in a
+// dense copy. PJRT clients send sub-byte arrays unpacked (numpy / ml_dtypes: one element per byte).
+void GatherSubByte(const copy::FromHostArgs& a, std::vector<uint8_t>* out) {
+  uint64_t n = 1;
+  for (int64_t d : a.dims) n *= static_cast<uint64_t>(d);
+  out->resize(n);
+  if (!n) return;
+  const auto* src = static_cast<const uint8_t*>(a.data);
+  const size_t rank = a.dims.size();
+  std::vector<int64_t> strides(rank), index(rank, 0);
+  for (size_t d = rank, s = 1; d-- > 0; s *= static_cast<size_t>(a.dims[d]))
+    strides[d] = a.byte_strides ? a.byte_strides[d] : static_cast<int64_t>(s);
+  for (uint64_t i = 0; i < n; ++i) {
+    int64_t at = 0;
+    for (size_t d = 0; d < rank; ++d) at += index[d] * strides[d];
+    (*out)[i] = CanonicalSubByte(a.type, src[at]);
+    for (size_t d = rank; d-- > 0;) {  // next row-major index
+      if (++index[d] < a.dims[d]) break;
+      index[d] = 0;
+    }
+  }
+}
 
 // A buffer handle's C++ memory target: `memory` if given (addressable by `device` when both are), else the
 // default memory of `device`.
@@ -114,7 +153,7 @@ PJRT_Error* TargetOf(PJRT_Client* client, PJRT_Device* device, PJRT_Memory* memo
       for (PJRT_Device* d : memory->devices) addressable |= d == device;
       if (!addressable)
         return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: memory %s is not addressable by %s", fn,
-                      memory->memory->debug_string().c_str(), device->device->debug_string().c_str());
+                      memory->memory->debug_string().c_str(), device->description.to_string.c_str());
     }
     *out = &memory->memory->view();
     return nullptr;
@@ -123,6 +162,7 @@ PJRT_Error* TargetOf(PJRT_Client* client, PJRT_Device* device, PJRT_Memory* memo
     return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: neither a device nor a memory is given as the target", fn);
   if (device->client != client)
     return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: device belongs to another client", fn);
+  if (PJRT_Error* e = CheckAddressable(device, fn, "device")) return e;
   *out = &device->device->default_memory()->view();
   return nullptr;
 }
@@ -157,6 +197,19 @@ PJRT_Error* PJRT_Client_BufferFromHostBuffer(PJRT_Client_BufferFromHostBuffer_Ar
   if (PJRT_Error* e = TargetOf(client, args->device, args->memory, __func__, &a.memory)) return e;
   if (PJRT_Error* e = CheckDenseLayout(args->device_layout, args->num_dims, __func__, "device_layout")) return e;
   a.data = args->data;
+  std::vector<uint8_t> canonical;
+  if (IsSubByte(a.type)) {
+    uint64_t bytes = 0;  // checks dims before GatherSubByte walks them
+    if (Status s = copy::DenseBytes(a.type, a.dims, &bytes))
+      return FromStatus(std::move(s), "PJRT_Client_BufferFromHostBuffer: ");
+    if (bytes && !a.data)
+      return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: data is NULL for %llu elements", __func__,
+                    static_cast<unsigned long long>(bytes));
+    GatherSubByte(a, &canonical);
+    a.data = canonical.data();
+    a.byte_strides = nullptr;
+    a.semantics = copy::HostBufferSemantics::kImmutableOnlyDuringCall;  // the copy is ours, gone on return
+  }
   auto handle = std::make_unique<PJRT_Buffer>();
   handle->client = client;
   copy::Buffer* buffer = &handle->buffer;
@@ -317,6 +370,7 @@ PJRT_Error* PJRT_Buffer_CopyToDevice(PJRT_Buffer_CopyToDevice_Args* args) {
   if (args->dst_device->client != args->buffer->client)
     return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: dst_device belongs to another client than the buffer",
                   __func__);
+  if (PJRT_Error* e = CheckAddressable(args->dst_device, __func__, "dst_device")) return e;
   return CopyInto(args->buffer, args->dst_device->by_kind[static_cast<size_t>(MemoryKind::kDevice)], __func__,
                   &args->dst_buffer);
   NM_PJRT_END
@@ -350,6 +404,60 @@ PJRT_Error* PJRT_Buffer_ToHostBuffer(PJRT_Buffer_ToHostBuffer_Args* args) {
   if (Status s = args->src->client->core->copy_engine().Read(b, 0, args->dst, b.bytes(), {}, &ev))
     return FromStatus(std::move(s), "PJRT_Buffer_ToHostBuffer: ");
   args->event = NewPjrtEvent(ev);
+  return nullptr;
+  NM_PJRT_END
+}
+
+// Raw bytes of the buffer (its device layout: one element per byte, row-major) from `offset`, asynchronously.
+PJRT_Error* PJRT_Buffer_CopyRawToHost(PJRT_Buffer_CopyRawToHost_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_Buffer_CopyRawToHost_Args, event);
+  args->event = nullptr;
+  NM_PJRT_REQUIRE(args->buffer);
+  NM_PJRT_BEGIN
+  if (args->offset < 0 || args->transfer_size < 0)
+    return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: offset %lld and transfer_size %lld must not be negative",
+                  __func__, static_cast<long long>(args->offset), static_cast<long long>(args->transfer_size));
+  if (args->transfer_size && !args->dst)
+    return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: dst is NULL for %lld bytes", __func__,
+                  static_cast<long long>(args->transfer_size));
+  Event* ev = nullptr;
+  if (Status s = args->buffer->client->core->copy_engine().Read(args->buffer->buffer,
+                                                                static_cast<uint64_t>(args->offset), args->dst,
+                                                                static_cast<uint64_t>(args->transfer_size), {}, &ev))
+    return FromStatus(std::move(s), "PJRT_Buffer_CopyRawToHost: ");
+  args->event = NewPjrtEvent(ev);
+  return nullptr;
+  NM_PJRT_END
+}
+
+// A new buffer over the same bytes as another type and shape of the same size (PJRT's bitcast); the source is
+// deleted as by a donation. Types narrower than a byte and PRED keep canonical bytes (IsSubByte), so a bitcast
+// may not turn other bytes into them: between those types only a reshape (the same type) is allowed.
+PJRT_Error* PJRT_Buffer_Bitcast(PJRT_Buffer_Bitcast_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_Buffer_Bitcast_Args, out_buffer);
+  args->out_buffer = nullptr;
+  NM_PJRT_REQUIRE(args->buffer);
+  NM_PJRT_BEGIN
+  PJRT_Buffer* src = args->buffer;
+  ElementType type;
+  if (PJRT_Error* e = BufferTypeOf(EnumValue(args->element_type), __func__, &type)) return e;
+  if (args->num_dims && !args->dims)
+    return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: dims is NULL but num_dims is %zu", __func__, args->num_dims);
+  if (PJRT_Error* e = CheckDenseLayout(args->device_layout, args->num_dims, __func__, "device_layout")) return e;
+  const ElementType from = src->buffer.element_type();
+  const bool canonical_bytes = IsSubByte(type) || type == ElementType::kPred;
+  if (type != from && (canonical_bytes || IsSubByte(from) || from == ElementType::kPred)) {
+    return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT,
+                  "%s: a bitcast from %s to %s is refused: buffers of PRED and the types narrower than a byte hold one "
+                  "canonical element per byte, so only a reshape keeps them valid",
+                  __func__, std::string(ElementTypeName(from)).c_str(), std::string(ElementTypeName(type)).c_str());
+  }
+  auto handle = std::make_unique<PJRT_Buffer>();
+  handle->client = src->client;
+  if (Status s =
+          src->client->core->copy_engine().Bitcast(src->buffer, type, {args->dims, args->num_dims}, &handle->buffer))
+    return FromStatus(std::move(s), "PJRT_Buffer_Bitcast: ");
+  args->out_buffer = handle.release();
   return nullptr;
   NM_PJRT_END
 }
@@ -455,6 +563,8 @@ void FillBuffers(PJRT_Api* api) {
   api->PJRT_Buffer_CopyToMemory = PJRT_Buffer_CopyToMemory;
   api->PJRT_Buffer_ToHostBuffer = PJRT_Buffer_ToHostBuffer;
   api->PJRT_Buffer_IsOnCpu = PJRT_Buffer_IsOnCpu;
+  api->PJRT_Buffer_CopyRawToHost = PJRT_Buffer_CopyRawToHost;
+  api->PJRT_Buffer_Bitcast = PJRT_Buffer_Bitcast;
   api->PJRT_Buffer_ReadyEvent = PJRT_Buffer_ReadyEvent;
   api->PJRT_Buffer_IncreaseExternalReferenceCount = PJRT_Buffer_IncreaseExternalReferenceCount;
   api->PJRT_Buffer_DecreaseExternalReferenceCount = PJRT_Buffer_DecreaseExternalReferenceCount;

@@ -1,5 +1,8 @@
 // PJRT clients, devices, device descriptions and memories over an exec::Session: one shell per core device
 // and memory, linked as the C++ objects are (the C API's client handle does the same).
+#include <neuronmem/version.h>
+
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -15,7 +18,7 @@ std::string_view NameOf(const PJRT_NamedValue& v) { return {v.name ? v.name : ""
 // create_options -> core::ClientConfig and the argument placement. INVALID_ARGUMENT for an unknown name, a
 // value of the wrong type, a bad placement.
 PJRT_Error* ResolveCreateOptions(const PJRT_Client_Create_Args* args, core::ClientConfig* config,
-                                 exec::ArgumentPlacement* placement) {
+                                 exec::ArgumentPlacement* placement, JobOptions* job) {
   if (args->num_options && !args->create_options) {
     return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "PJRT_Client_Create: create_options is NULL but num_options is %zu",
                   args->num_options);
@@ -47,6 +50,19 @@ PJRT_Error* ResolveCreateOptions(const PJRT_Client_Create_Args* args, core::Clie
       if (PJRT_Error* e = want_int(&config->device_bytes_per_core)) return e;
     } else if (name == "pinned_host_bytes") {
       if (PJRT_Error* e = want_int(&config->pinned_host_bytes)) return e;
+    } else if (name == "process_index" || name == "node_id" || name == "num_processes" || name == "num_nodes") {
+      uint64_t n = 0;
+      if (PJRT_Error* e = want_int(&n)) return e;
+      if (n > 65535)
+        return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "PJRT_Client_Create: create option '%s' %llu is above 65535",
+                      name.c_str(), static_cast<unsigned long long>(n));
+      (name == "process_index" || name == "node_id" ? job->process_index : job->num_processes) =
+          static_cast<uint32_t>(n);
+    } else if (name == "fabric_interface") {
+      if (EnumValue(v.type) != PJRT_NamedValue_kString || !v.string_value)
+        return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT,
+                      "PJRT_Client_Create: create option 'fabric_interface' must be a string");
+      job->fabric_interface.assign(v.string_value, v.value_size);
     } else if (name == "argument_placement") {
       const std::string_view value = EnumValue(v.type) == PJRT_NamedValue_kString && v.string_value
                                          ? std::string_view(v.string_value, v.value_size)
@@ -63,12 +79,55 @@ PJRT_Error* ResolveCreateOptions(const PJRT_Client_Create_Args* args, core::Clie
     } else {
       return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT,
                     "PJRT_Client_Create: unknown create option '%s' (known: num_cores, device_bytes_per_core, "
-                    "pinned_host_bytes, argument_placement)",
+                    "pinned_host_bytes, argument_placement, process_index or node_id, num_processes or num_nodes, "
+                    "fabric_interface)",
                     name.c_str());
     }
   }
   return nullptr;
 }
+
+}  // namespace
+
+void InitDescription(int32_t id, int32_t process_index, int64_t local_id, PJRT_DeviceDescription* d) {
+  d->id = id;
+  d->process_index = process_index;
+  d->local_id = local_id;
+  d->to_string = "NeuronCore(id=" + std::to_string(id) + ", process_index=" + std::to_string(process_index) +
+                 ", local_id=" + std::to_string(local_id) + ")";
+  d->debug_string = d->kind + " (" + d->to_string + ")";
+  d->attributes = {IntValue("local_id", local_id)};
+  // The memory-descriptions extension lists the kinds a program may name: device (the default) and
+  // pinned_host.
+  d->memory_descriptions.clear();
+  d->memory_description_ptrs.clear();
+  for (MemoryKind k : {MemoryKind::kDevice, MemoryKind::kPinnedHost})
+    d->memory_descriptions.push_back({k, std::string(MemoryKindName(k))});
+  for (const PJRT_MemoryDescription& md : d->memory_descriptions) d->memory_description_ptrs.push_back(&md);
+}
+
+PJRT_Error* CheckAddressable(const PJRT_Device* d, const char* fn, const char* what) {
+  if (d->device) return nullptr;
+  return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: %s %s belongs to process %d: not addressable by this client", fn,
+                what, d->description.to_string.c_str(), d->description.process_index);
+}
+
+void InitTopology(uint32_t num_cores, uint32_t num_processes, PJRT_TopologyDescription* t) {
+  t->num_cores = num_cores;
+  t->num_processes = num_processes;
+  t->attributes = {IntValue("num_cores", num_cores), IntValue("num_processes", num_processes)};
+  if (t->client) return;  // a client's describes its devices
+  for (uint32_t p = 0; p < num_processes; ++p) {
+    for (uint32_t l = 0; l < num_cores; ++l) {
+      auto d = std::make_unique<PJRT_DeviceDescription>();
+      InitDescription(static_cast<int32_t>(p * num_cores + l), static_cast<int32_t>(p), l, d.get());
+      t->descriptions.push_back(d.get());
+      t->owned.push_back(std::move(d));
+    }
+  }
+}
+
+namespace {
 
 void BuildShells(PJRT_Client* c) {
   for (core::Memory* m : c->core->memories()) {
@@ -83,32 +142,35 @@ void BuildShells(PJRT_Client* c) {
     auto shell = std::make_unique<PJRT_Device>();
     shell->device = d;
     shell->client = c;
-    shell->local_id = d->id();
     for (core::Memory* m : d->memories()) {
       PJRT_Memory* ms = c->memories[static_cast<size_t>(m->id())];
       shell->memories.push_back(ms);
       shell->by_kind[static_cast<size_t>(m->kind())] = ms;
     }
-    PJRT_DeviceDescription& desc = shell->description;
-    desc.device = shell.get();
-    PJRT_NamedValue local{};
-    local.struct_size = PJRT_NamedValue_STRUCT_SIZE;
-    local.name = "local_id";
-    local.name_size = std::strlen(local.name);
-    local.type = PJRT_NamedValue_kInt64;
-    local.int64_value = shell->local_id;
-    local.value_size = 1;
-    desc.attributes.push_back(local);
-    // The memory-descriptions extension lists the kinds a program may name: device (the default) and
-    // pinned_host.
-    for (MemoryKind k : {MemoryKind::kDevice, MemoryKind::kPinnedHost})
-      desc.memory_descriptions.push_back({k, std::string(MemoryKindName(k))});
-    for (const PJRT_MemoryDescription& md : desc.memory_descriptions) desc.memory_description_ptrs.push_back(&md);
+    const int32_t cores = static_cast<int32_t>(c->core->devices().size());
+    InitDescription(static_cast<int32_t>(c->process_index) * cores + d->id(), static_cast<int32_t>(c->process_index),
+                    d->id(), &shell->description);
     c->devices.push_back(shell.get());
-    c->topology.descriptions.push_back(&shell->description);
     c->device_storage.push_back(std::move(shell));
   }
+  // The job's devices in global id order: the other processes' are described only (not addressable).
+  const uint32_t cores = static_cast<uint32_t>(c->devices.size());
+  for (uint32_t p = 0; p < c->num_processes; ++p) {
+    if (p == c->process_index) {
+      c->all_devices.insert(c->all_devices.end(), c->devices.begin(), c->devices.end());
+      continue;
+    }
+    for (uint32_t l = 0; l < cores; ++l) {
+      auto shell = std::make_unique<PJRT_Device>();
+      shell->client = c;
+      InitDescription(static_cast<int32_t>(p * cores + l), static_cast<int32_t>(p), l, &shell->description);
+      c->all_devices.push_back(shell.get());
+      c->device_storage.push_back(std::move(shell));
+    }
+  }
+  for (PJRT_Device* d : c->all_devices) c->topology.descriptions.push_back(&d->description);
   c->topology.client = c;
+  InitTopology(cores, c->num_processes, &c->topology);
   for (core::Memory* m : c->core->memories())
     for (core::Device* d : m->devices())
       c->memories[static_cast<size_t>(m->id())]->devices.push_back(c->devices[d->id()]);
@@ -120,7 +182,13 @@ PJRT_Error* PJRT_Client_Create(PJRT_Client_Create_Args* args) {
   NM_PJRT_BEGIN
   core::ClientConfig config;
   auto client = std::make_unique<PJRT_Client>();
-  if (PJRT_Error* e = ResolveCreateOptions(args, &config, &client->placement)) return e;
+  JobOptions job;
+  if (PJRT_Error* e = ResolveCreateOptions(args, &config, &client->placement, &job)) return e;
+  if (PJRT_Error* e = JoinJob(args, job, config.num_cores, &client->fabric)) return e;
+  if (client->fabric) {
+    client->process_index = client->fabric->process_index();
+    client->num_processes = client->fabric->num_processes();
+  }
   if (Status s = exec::Session::Create(config, &client->session))
     return FromStatus(std::move(s), "PJRT_Client_Create: ");
   client->core = &client->session->client();
@@ -158,7 +226,7 @@ PJRT_Error* PJRT_Client_PlatformName(PJRT_Client_PlatformName_Args* args) {
 PJRT_Error* PJRT_Client_ProcessIndex(PJRT_Client_ProcessIndex_Args* args) {
   NM_PJRT_ARGS(args, PJRT_Client_ProcessIndex_Args, process_index);
   NM_PJRT_REQUIRE(args->client);
-  args->process_index = 0;
+  args->process_index = static_cast<int>(args->client->process_index);
   return nullptr;
 }
 
@@ -174,8 +242,8 @@ PJRT_Error* PJRT_Client_PlatformVersion(PJRT_Client_PlatformVersion_Args* args) 
 PJRT_Error* PJRT_Client_Devices(PJRT_Client_Devices_Args* args) {
   NM_PJRT_ARGS(args, PJRT_Client_Devices_Args, num_devices);
   NM_PJRT_REQUIRE(args->client);
-  args->devices = args->client->devices.data();
-  args->num_devices = args->client->devices.size();
+  args->devices = args->client->all_devices.data();
+  args->num_devices = args->client->all_devices.size();
   return nullptr;
 }
 
@@ -187,26 +255,29 @@ PJRT_Error* PJRT_Client_AddressableDevices(PJRT_Client_AddressableDevices_Args* 
   return nullptr;
 }
 
-PJRT_Error* LookupDevice(PJRT_Client* client, int id, const char* fn, PJRT_Device** out) {
+// `id` in `devices` (the job's by global id, or this process's by local id).
+PJRT_Error* LookupDevice(const std::vector<PJRT_Device*>& devices, int id, const char* fn, const char* which,
+                         PJRT_Device** out) {
   *out = nullptr;
-  if (id < 0 || static_cast<size_t>(id) >= client->devices.size()) {
-    return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: no NeuronCore with id %d: this client has %zu (ids 0..%zu)",
-                  fn, id, client->devices.size(), client->devices.size() - 1);
+  if (id < 0 || static_cast<size_t>(id) >= devices.size()) {
+    return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: no NeuronCore with %s %d: there are %zu (0..%zu)", fn, which,
+                  id, devices.size(), devices.size() - 1);
   }
-  *out = client->devices[static_cast<size_t>(id)];
+  *out = devices[static_cast<size_t>(id)];
   return nullptr;
 }
 
 PJRT_Error* PJRT_Client_LookupDevice(PJRT_Client_LookupDevice_Args* args) {
   NM_PJRT_ARGS(args, PJRT_Client_LookupDevice_Args, device);
   NM_PJRT_REQUIRE(args->client);
-  return LookupDevice(args->client, args->id, __func__, &args->device);
+  return LookupDevice(args->client->all_devices, args->id, __func__, "id", &args->device);
 }
 
 PJRT_Error* PJRT_Client_LookupAddressableDevice(PJRT_Client_LookupAddressableDevice_Args* args) {
   NM_PJRT_ARGS(args, PJRT_Client_LookupAddressableDevice_Args, addressable_device);
   NM_PJRT_REQUIRE(args->client);
-  return LookupDevice(args->client, args->local_hardware_id, __func__, &args->addressable_device);
+  return LookupDevice(args->client->devices, args->local_hardware_id, __func__, "local_hardware_id",
+                      &args->addressable_device);
 }
 
 PJRT_Error* PJRT_Client_AddressableMemories(PJRT_Client_AddressableMemories_Args* args) {
@@ -235,7 +306,9 @@ PJRT_Error* PJRT_Client_DefaultDeviceAssignment(PJRT_Client_DefaultDeviceAssignm
                   "PJRT_Client_DefaultDeviceAssignment: default_assignment holds %zu ints, the assignment needs %zu",
                   args->default_assignment ? args->default_assignment_size : 0, n);
   }
-  for (size_t i = 0; i < n; ++i) args->default_assignment[i] = static_cast<int>(i);
+  // Global ids of this process's devices (launches do not span processes yet).
+  const size_t first = static_cast<size_t>(args->client->process_index) * cores;
+  for (size_t i = 0; i < n; ++i) args->default_assignment[i] = static_cast<int>(first + i);
   return nullptr;
 }
 
@@ -248,24 +321,135 @@ PJRT_Error* PJRT_Client_TopologyDescription(PJRT_Client_TopologyDescription_Args
   return nullptr;
 }
 
+// ---- topologies without a client: "neuron" (or no name), options num_cores (default 2) and num_processes
+// (default 1). Serialized as the text "neuron-topology num_cores=N num_processes=P".
+
+constexpr char kPlatformName[] = "neuron";
+const std::string& PlatformVersion() {
+  static const std::string v = std::string("libneuronmem ") + std::to_string(NEURONMEM_VERSION_MAJOR) + "." +
+                               std::to_string(NEURONMEM_VERSION_MINOR) + "." + std::to_string(NEURONMEM_VERSION_PATCH);
+  return v;
+}
+
+// A new topology without a client; INVALID_ARGUMENT for counts out of range (the client's limits).
+PJRT_Error* NewTopology(uint64_t num_cores, uint64_t num_processes, const char* fn, PJRT_TopologyDescription** out) {
+  if (num_cores < 1 || num_cores > core::kMaxCores)
+    return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: num_cores %llu is not in 1..%u", fn,
+                  static_cast<unsigned long long>(num_cores), core::kMaxCores);
+  if (num_processes < 1 || num_processes > 65535)
+    return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: num_processes %llu is not in 1..65535", fn,
+                  static_cast<unsigned long long>(num_processes));
+  auto t = std::make_unique<PJRT_TopologyDescription>();
+  InitTopology(static_cast<uint32_t>(num_cores), static_cast<uint32_t>(num_processes), t.get());
+  *out = t.release();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_TopologyDescription_Create(PJRT_TopologyDescription_Create_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_TopologyDescription_Create_Args, topology);
+  args->topology = nullptr;
+  NM_PJRT_BEGIN
+  const std::string_view name(args->topology_name ? args->topology_name : "",
+                              args->topology_name ? args->topology_name_size : 0);
+  if (!name.empty() && name != kPlatformName)
+    return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: topology_name '%.*s' is not \"neuron\" (or empty)", __func__,
+                  static_cast<int>(name.size()), name.data());
+  if (args->num_options && !args->create_options)
+    return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: create_options is NULL but num_options is %zu", __func__,
+                  args->num_options);
+  uint64_t num_cores = 2, num_processes = 1;
+  for (size_t i = 0; i < args->num_options; ++i) {
+    const PJRT_NamedValue& v = args->create_options[i];
+    if (v.struct_size < PJRT_NamedValue_STRUCT_SIZE)
+      return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: create_options[%zu].struct_size is %zu, below %zu", __func__,
+                    i, v.struct_size, static_cast<size_t>(PJRT_NamedValue_STRUCT_SIZE));
+    const std::string n(NameOf(v));
+    uint64_t* target = n == "num_cores"                           ? &num_cores
+                       : n == "num_processes" || n == "num_nodes" ? &num_processes
+                                                                  : nullptr;
+    if (!target)
+      return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT,
+                    "%s: unknown create option '%s' (known: num_cores, num_processes or num_nodes)", __func__,
+                    n.c_str());
+    if (EnumValue(v.type) != PJRT_NamedValue_kInt64 || v.int64_value < 0)
+      return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: create option '%s' must be a non-negative int64", __func__,
+                    n.c_str());
+    *target = static_cast<uint64_t>(v.int64_value);
+  }
+  return NewTopology(num_cores, num_processes, __func__, &args->topology);
+  NM_PJRT_END
+}
+
 PJRT_Error* PJRT_TopologyDescription_Destroy(PJRT_TopologyDescription_Destroy_Args* args) {
   NM_PJRT_ARGS(args, PJRT_TopologyDescription_Destroy_Args, topology);
-  return nullptr;  // every topology is a client's
+  if (args->topology && !args->topology->client) delete args->topology;  // a client's stays with the client
+  return nullptr;
+}
+
+std::string SerializeTopology(const PJRT_TopologyDescription& t) {
+  return "neuron-topology num_cores=" + std::to_string(t.num_cores) +
+         " num_processes=" + std::to_string(t.num_processes);
+}
+
+PJRT_Error* PJRT_TopologyDescription_Serialize(PJRT_TopologyDescription_Serialize_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_TopologyDescription_Serialize_Args, serialized_topology_deleter);
+  args->serialized_bytes = nullptr;
+  args->serialized_bytes_size = 0;
+  args->serialized_topology = nullptr;
+  args->serialized_topology_deleter = nullptr;
+  NM_PJRT_REQUIRE(args->topology);
+  NM_PJRT_BEGIN
+  HandOutBytes(SerializeTopology(*args->topology), &args->serialized_bytes, &args->serialized_bytes_size,
+               &args->serialized_topology, &args->serialized_topology_deleter);
+  return nullptr;
+  NM_PJRT_END
+}
+
+PJRT_Error* PJRT_TopologyDescription_Deserialize(PJRT_TopologyDescription_Deserialize_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_TopologyDescription_Deserialize_Args, topology);
+  args->topology = nullptr;
+  NM_PJRT_BEGIN
+  if (args->serialized_topology_size && !args->serialized_topology)
+    return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: serialized_topology is NULL but its size is %zu", __func__,
+                  args->serialized_topology_size);
+  const std::string text(args->serialized_topology ? args->serialized_topology : "",
+                         args->serialized_topology ? args->serialized_topology_size : 0);
+  unsigned long long cores = 0, processes = 0;
+  int end = 0;
+  if (text.find('\0') != std::string::npos ||
+      std::sscanf(text.c_str(), "neuron-topology num_cores=%llu num_processes=%llu%n", &cores, &processes, &end) != 2 ||
+      static_cast<size_t>(end) != text.size())
+    return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT,
+                  "%s: the %zu bytes are not a serialized neuron topology (\"neuron-topology num_cores=N "
+                  "num_processes=P\", from PJRT_TopologyDescription_Serialize)",
+                  __func__, text.size());
+  return NewTopology(cores, processes, __func__, &args->topology);
+  NM_PJRT_END
+}
+
+PJRT_Error* PJRT_TopologyDescription_Fingerprint(PJRT_TopologyDescription_Fingerprint_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_TopologyDescription_Fingerprint_Args, fingerprint);
+  NM_PJRT_REQUIRE(args->topology);
+  NM_PJRT_BEGIN
+  uint64_t h = 14695981039346656037ull;  // FNV-1a of the serialized form
+  for (unsigned char c : SerializeTopology(*args->topology)) h = (h ^ c) * 1099511628211ull;
+  args->fingerprint = h;
+  return nullptr;
+  NM_PJRT_END
 }
 
 PJRT_Error* PJRT_TopologyDescription_PlatformName(PJRT_TopologyDescription_PlatformName_Args* args) {
   NM_PJRT_ARGS(args, PJRT_TopologyDescription_PlatformName_Args, platform_name_size);
   NM_PJRT_REQUIRE(args->topology);
-  const std::string& n = args->topology->client->core->platform_name();
-  args->platform_name = n.c_str();
-  args->platform_name_size = n.size();
+  args->platform_name = kPlatformName;
+  args->platform_name_size = std::strlen(kPlatformName);
   return nullptr;
 }
 
 PJRT_Error* PJRT_TopologyDescription_PlatformVersion(PJRT_TopologyDescription_PlatformVersion_Args* args) {
   NM_PJRT_ARGS(args, PJRT_TopologyDescription_PlatformVersion_Args, platform_version_size);
   NM_PJRT_REQUIRE(args->topology);
-  const std::string& v = args->topology->client->core->platform_version();
+  const std::string& v = PlatformVersion();
   args->platform_version = v.c_str();
   args->platform_version_size = v.size();
   return nullptr;
@@ -282,8 +466,8 @@ PJRT_Error* PJRT_TopologyDescription_GetDeviceDescriptions(PJRT_TopologyDescript
 PJRT_Error* PJRT_TopologyDescription_Attributes(PJRT_TopologyDescription_Attributes_Args* args) {
   NM_PJRT_ARGS(args, PJRT_TopologyDescription_Attributes_Args, num_attributes);
   NM_PJRT_REQUIRE(args->topology);
-  args->attributes = nullptr;
-  args->num_attributes = 0;
+  args->attributes = args->topology->attributes.data();
+  args->num_attributes = args->topology->attributes.size();
   return nullptr;
 }
 
@@ -292,14 +476,14 @@ PJRT_Error* PJRT_TopologyDescription_Attributes(PJRT_TopologyDescription_Attribu
 PJRT_Error* PJRT_DeviceDescription_Id(PJRT_DeviceDescription_Id_Args* args) {
   NM_PJRT_ARGS(args, PJRT_DeviceDescription_Id_Args, id);
   NM_PJRT_REQUIRE(args->device_description);
-  args->id = args->device_description->device->device->id();
+  args->id = args->device_description->id;
   return nullptr;
 }
 
 PJRT_Error* PJRT_DeviceDescription_ProcessIndex(PJRT_DeviceDescription_ProcessIndex_Args* args) {
   NM_PJRT_ARGS(args, PJRT_DeviceDescription_ProcessIndex_Args, process_index);
   NM_PJRT_REQUIRE(args->device_description);
-  args->process_index = 0;
+  args->process_index = args->device_description->process_index;
   return nullptr;
 }
 
@@ -314,7 +498,7 @@ PJRT_Error* PJRT_DeviceDescription_Attributes(PJRT_DeviceDescription_Attributes_
 PJRT_Error* PJRT_DeviceDescription_Kind(PJRT_DeviceDescription_Kind_Args* args) {
   NM_PJRT_ARGS(args, PJRT_DeviceDescription_Kind_Args, device_kind_size);
   NM_PJRT_REQUIRE(args->device_description);
-  const std::string& k = args->device_description->device->device->kind();
+  const std::string& k = args->device_description->kind;
   args->device_kind = k.c_str();
   args->device_kind_size = k.size();
   return nullptr;
@@ -325,7 +509,7 @@ PJRT_Error* PJRT_DeviceDescription_Kind(PJRT_DeviceDescription_Kind_Args* args) 
 PJRT_Error* PJRT_DeviceDescription_DebugString(PJRT_DeviceDescription_DebugString_Args* args) {
   NM_PJRT_ARGS(args, PJRT_DeviceDescription_DebugString_Args, debug_string_size);
   NM_PJRT_REQUIRE(args->device_description);
-  const std::string& s = args->device_description->device->device->to_string();
+  const std::string& s = args->device_description->debug_string;
   args->debug_string = s.c_str();
   args->debug_string_size = s.size();
   return nullptr;
@@ -334,7 +518,7 @@ PJRT_Error* PJRT_DeviceDescription_DebugString(PJRT_DeviceDescription_DebugStrin
 PJRT_Error* PJRT_DeviceDescription_ToString(PJRT_DeviceDescription_ToString_Args* args) {
   NM_PJRT_ARGS(args, PJRT_DeviceDescription_ToString_Args, to_string_size);
   NM_PJRT_REQUIRE(args->device_description);
-  const std::string& s = args->device_description->device->device->debug_string();
+  const std::string& s = args->device_description->to_string;
   args->to_string = s.c_str();
   args->to_string_size = s.size();
   return nullptr;
@@ -349,17 +533,30 @@ PJRT_Error* PJRT_Device_GetDescription(PJRT_Device_GetDescription_Args* args) {
   return nullptr;
 }
 
+void NoDeviceAttributesToDelete(PJRT_Device_Attributes*) {}
+
+// The description's attributes (local_id), owned by the device: the deleter frees nothing.
+PJRT_Error* PJRT_Device_GetAttributes(PJRT_Device_GetAttributes_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_Device_GetAttributes_Args, attributes_deleter);
+  NM_PJRT_REQUIRE(args->device);
+  args->attributes = args->device->description.attributes.data();
+  args->num_attributes = args->device->description.attributes.size();
+  args->device_attributes = nullptr;
+  args->attributes_deleter = NoDeviceAttributesToDelete;
+  return nullptr;
+}
+
 PJRT_Error* PJRT_Device_IsAddressable(PJRT_Device_IsAddressable_Args* args) {
   NM_PJRT_ARGS(args, PJRT_Device_IsAddressable_Args, is_addressable);
   NM_PJRT_REQUIRE(args->device);
-  args->is_addressable = true;
+  args->is_addressable = args->device->device != nullptr;
   return nullptr;
 }
 
 PJRT_Error* PJRT_Device_LocalHardwareId(PJRT_Device_LocalHardwareId_Args* args) {
   NM_PJRT_ARGS(args, PJRT_Device_LocalHardwareId_Args, local_hardware_id);
   NM_PJRT_REQUIRE(args->device);
-  args->local_hardware_id = args->device->device->id();
+  args->local_hardware_id = static_cast<int>(args->device->description.local_id);
   return nullptr;
 }
 
@@ -374,6 +571,7 @@ PJRT_Error* PJRT_Device_AddressableMemories(PJRT_Device_AddressableMemories_Args
 PJRT_Error* PJRT_Device_DefaultMemory(PJRT_Device_DefaultMemory_Args* args) {
   NM_PJRT_ARGS(args, PJRT_Device_DefaultMemory_Args, memory);
   NM_PJRT_REQUIRE(args->device);
+  if (PJRT_Error* e = CheckAddressable(args->device, __func__, "device")) return e;
   args->memory = args->device->by_kind[static_cast<size_t>(MemoryKind::kDevice)];
   return nullptr;
 }
@@ -382,6 +580,7 @@ PJRT_Error* PJRT_Device_DefaultMemory(PJRT_Device_DefaultMemory_Args* args) {
 PJRT_Error* PJRT_Device_MemoryStats(PJRT_Device_MemoryStats_Args* args) {
   NM_PJRT_ARGS(args, PJRT_Device_MemoryStats_Args, peak_pool_bytes_is_set);
   NM_PJRT_REQUIRE(args->device);
+  if (PJRT_Error* e = CheckAddressable(args->device, __func__, "device")) return e;
   const memory::ArenaStats st = args->device->device->default_memory()->Stats();
   args->bytes_in_use = static_cast<int64_t>(st.bytes_in_use);
   args->peak_bytes_in_use = static_cast<int64_t>(st.peak_bytes_in_use);
@@ -501,7 +700,11 @@ void FillClient(PJRT_Api* api) {
   api->PJRT_Client_AddressableMemories = PJRT_Client_AddressableMemories;
   api->PJRT_Client_DefaultDeviceAssignment = PJRT_Client_DefaultDeviceAssignment;
   api->PJRT_Client_TopologyDescription = PJRT_Client_TopologyDescription;
+  api->PJRT_TopologyDescription_Create = PJRT_TopologyDescription_Create;
   api->PJRT_TopologyDescription_Destroy = PJRT_TopologyDescription_Destroy;
+  api->PJRT_TopologyDescription_Serialize = PJRT_TopologyDescription_Serialize;
+  api->PJRT_TopologyDescription_Deserialize = PJRT_TopologyDescription_Deserialize;
+  api->PJRT_TopologyDescription_Fingerprint = PJRT_TopologyDescription_Fingerprint;
   api->PJRT_TopologyDescription_PlatformName = PJRT_TopologyDescription_PlatformName;
   api->PJRT_TopologyDescription_PlatformVersion = PJRT_TopologyDescription_PlatformVersion;
   api->PJRT_TopologyDescription_GetDeviceDescriptions = PJRT_TopologyDescription_GetDeviceDescriptions;
@@ -514,6 +717,7 @@ void FillClient(PJRT_Api* api) {
   api->PJRT_DeviceDescription_ToString = PJRT_DeviceDescription_ToString;
   api->PJRT_Device_GetDescription = PJRT_Device_GetDescription;
   api->PJRT_Device_IsAddressable = PJRT_Device_IsAddressable;
+  api->PJRT_Device_GetAttributes = PJRT_Device_GetAttributes;
   api->PJRT_Device_LocalHardwareId = PJRT_Device_LocalHardwareId;
   api->PJRT_Device_AddressableMemories = PJRT_Device_AddressableMemories;
   api->PJRT_Device_DefaultMemory = PJRT_Device_DefaultMemory;

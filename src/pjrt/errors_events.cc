@@ -8,6 +8,17 @@
 
 namespace neuronmem::pjrt {
 
+PJRT_NamedValue IntValue(const char* name, int64_t v) {
+  PJRT_NamedValue n{};
+  n.struct_size = PJRT_NamedValue_STRUCT_SIZE;
+  n.name = name;
+  n.name_size = std::strlen(name);
+  n.type = PJRT_NamedValue_kInt64;
+  n.int64_value = v;
+  n.value_size = 1;
+  return n;
+}
+
 namespace {
 // Returned when even an error object cannot be allocated; never freed.
 PJRT_Error g_out_of_memory{PJRT_Error_Code_RESOURCE_EXHAUSTED, {}};
@@ -112,6 +123,13 @@ void PJRT_Error_Message(PJRT_Error_Message_Args* args) {
   if (args->error != &g_out_of_memory) args->message_size = args->error->message.size();
 }
 
+// The plugin's errors carry a code and a message, no payloads: the visitor is never called.
+PJRT_Error* PJRT_Error_ForEachPayload(PJRT_Error_ForEachPayload_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_Error_ForEachPayload_Args, user_arg);
+  NM_PJRT_REQUIRE(args->error);
+  return nullptr;
+}
+
 PJRT_Error* PJRT_Error_GetCode(PJRT_Error_GetCode_Args* args) {
   NM_PJRT_ARGS(args, PJRT_Error_GetCode_Args, code);
   NM_PJRT_REQUIRE(args->error);
@@ -130,16 +148,7 @@ PJRT_Error* PJRT_Plugin_Initialize(PJRT_Plugin_Initialize_Args* args) {
 constexpr int64_t kStablehloCurrent[] = {1, 9, 0};
 constexpr int64_t kStablehloMinimum[] = {0, 9, 0};
 
-PJRT_NamedValue Named(const char* name, int64_t v) {
-  PJRT_NamedValue n{};
-  n.struct_size = PJRT_NamedValue_STRUCT_SIZE;
-  n.name = name;
-  n.name_size = std::strlen(name);
-  n.type = PJRT_NamedValue_kInt64;
-  n.int64_value = v;
-  n.value_size = 1;
-  return n;
-}
+PJRT_NamedValue Named(const char* name, int64_t v) { return IntValue(name, v); }
 
 PJRT_NamedValue NamedList(const char* name, const int64_t* v, size_t count) {
   PJRT_NamedValue n{};
@@ -193,6 +202,7 @@ PJRT_Error* PJRT_Event_Error(PJRT_Event_Error_Args* args) {
 PJRT_Error* PJRT_Event_Await(PJRT_Event_Await_Args* args) {
   NM_PJRT_ARGS(args, PJRT_Event_Await_Args, event);
   NM_PJRT_REQUIRE(args->event);
+  if (args->event == ReadyPjrtEvent()) return nullptr;  // the small-transfer path: nothing to wait for
   Event* e = args->event->event.get();
   if (!IsReady(e) && InCallerCallback()) {
     return ErrorF(PJRT_Error_Code_FAILED_PRECONDITION,
@@ -254,6 +264,7 @@ void FillErrorsAndEvents(PJRT_Api* api) {
   api->PJRT_Error_Destroy = PJRT_Error_Destroy;
   api->PJRT_Error_Message = PJRT_Error_Message;
   api->PJRT_Error_GetCode = PJRT_Error_GetCode;
+  api->PJRT_Error_ForEachPayload = PJRT_Error_ForEachPayload;
   api->PJRT_Plugin_Initialize = PJRT_Plugin_Initialize;
   api->PJRT_Plugin_Attributes = PJRT_Plugin_Attributes;
   api->PJRT_Event_Destroy = PJRT_Event_Destroy;

@@ -39,6 +39,10 @@ PJRT_Error* CompileProgram(PJRT_Client* client, std::string_view code, std::stri
                   why.c_str());
   }
   const size_t cores = client->devices.size();
+  // Device assignments name global ids; this process's devices (the ones it runs on) start at index * cores.
+  const int64_t first_global = static_cast<int64_t>(client->process_index) * static_cast<int64_t>(cores);
+  for (std::vector<int64_t>& ids : decoded.computation_devices)
+    for (int64_t& id : ids) id -= first_global;
   if (decoded.num_replicas < 0 || decoded.num_partitions < 0 ||
       static_cast<uint64_t>(decoded.num_replicas) * static_cast<uint64_t>(decoded.num_partitions) > cores) {
     return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT,
@@ -87,6 +91,8 @@ PJRT_Error* CompileProgram(PJRT_Client* client, std::string_view code, std::stri
   manifest::Manifest m;
   if (Status s = manifest::LoadFromText(code, mo, &m))
     return FromStatus(std::move(s), (std::string(fn) + ": ").c_str());
+  if (m.ir)
+    if (PJRT_Error* e = CheckLayoutModes(*m.ir, m.entry, fn)) return e;
   auto program = std::make_shared<Program>();
   auto loaded = std::make_unique<PJRT_LoadedExecutable>();
   // A program of one device that does not see the process grid runs on any core (PJRT's portable
@@ -406,12 +412,29 @@ PJRT_Error* PJRT_LoadedExecutable_Destroy(PJRT_LoadedExecutable_Destroy_Args* ar
   return nullptr;
 }
 
+PJRT_Error* PJRT_ExecuteContext_Create(PJRT_ExecuteContext_Create_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_ExecuteContext_Create_Args, context);
+  args->context = nullptr;
+  NM_PJRT_BEGIN
+  args->context = new PJRT_ExecuteContext;
+  return nullptr;
+  NM_PJRT_END
+}
+
+PJRT_Error* PJRT_ExecuteContext_Destroy(PJRT_ExecuteContext_Destroy_Args* args) {
+  NM_PJRT_ARGS(args, PJRT_ExecuteContext_Destroy_Args, context);
+  delete args->context;
+  return nullptr;
+}
+
 PJRT_Error* PJRT_LoadedExecutable_GetExecutable(PJRT_LoadedExecutable_GetExecutable_Args* args) {
   NM_PJRT_ARGS(args, PJRT_LoadedExecutable_GetExecutable_Args, executable);
   args->executable = nullptr;
   NM_PJRT_REQUIRE(args->loaded_executable);
   NM_PJRT_BEGIN
-  args->executable = new PJRT_Executable{args->loaded_executable->program};
+  auto* e = new PJRT_Executable;
+  e->program = args->loaded_executable->program;
+  args->executable = e;
   return nullptr;
   NM_PJRT_END
 }
@@ -447,7 +470,7 @@ PJRT_Error* PJRT_LoadedExecutable_GetDeviceAssignment(PJRT_LoadedExecutable_GetD
   for (size_t i = 0; i < le.addressable_devices.size(); ++i) {
     const PJRT_LogicalDeviceIds& ids = le.logical_ids[i];
     devices[static_cast<size_t>(ids.partition)][static_cast<size_t>(ids.replica)] =
-        le.addressable_devices[i]->device->id();
+        le.addressable_devices[i]->description.id;  // global: what a compile's device_assignment names
   }
   auto d = std::make_unique<PJRT_DeviceAssignmentSerialized>();
   d->bytes = EncodeDeviceAssignment(R, P, devices);
@@ -519,6 +542,7 @@ PJRT_Error* PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* ar
                     __func__, n);
     if (execute_device->client != client)
       return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: execute_device belongs to another client", __func__);
+    if (PJRT_Error* e = CheckAddressable(execute_device, __func__, "execute_device")) return e;
     if (!le->program->portable && !(e.num_devices() == 1 && execute_device->device->id() == 0))
       return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT,
                     "%s: execute_device runs executables of one device that do not use replica or partition ids; "
@@ -611,6 +635,8 @@ PJRT_Error* PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* ar
 
 void FillExecutables(PJRT_Api* api) {
   api->PJRT_Client_Compile = PJRT_Client_Compile;
+  api->PJRT_ExecuteContext_Create = PJRT_ExecuteContext_Create;
+  api->PJRT_ExecuteContext_Destroy = PJRT_ExecuteContext_Destroy;
   api->PJRT_Executable_Destroy = PJRT_Executable_Destroy;
   api->PJRT_Executable_Name = PJRT_Executable_Name;
   api->PJRT_Executable_NumReplicas = PJRT_Executable_NumReplicas;

@@ -19,10 +19,12 @@
 #include "copy/buffer.h"
 #include "copy/storage.h"
 #include "core/client.h"
+#include "dist/fabric.h"
 #include "exec/executable.h"
 #include "exec/runtime.h"
 #include "exec/session.h"
 #include "xla/pjrt/c/pjrt_c_api.h"
+#include "xla/pjrt/c/pjrt_c_api_layouts_extension.h"
 #include "xla/pjrt/c/pjrt_c_api_memory_descriptions_extension.h"
 
 struct PJRT_Error {
@@ -41,8 +43,15 @@ struct PJRT_MemoryDescription {
   std::string kind_name;
 };
 
+// A device's description: what PJRT_DeviceDescription_* answer, held by value so that a topology without a
+// client (PJRT_TopologyDescription_Create) describes devices that do not exist.
 struct PJRT_DeviceDescription {
-  PJRT_Device* device = nullptr;
+  int32_t id = 0;             // global: process_index * num_cores + local_id
+  int32_t process_index = 0;  // the process of the job that owns it
+  int64_t local_id = 0;       // backs the attribute
+  std::string kind = "NC_v2";
+  std::string to_string;     // "NeuronCore(id=0, process_index=0, local_id=0)"
+  std::string debug_string;  // "NC_v2 (NeuronCore(...))"
   std::vector<PJRT_NamedValue> attributes;
   std::vector<PJRT_MemoryDescription> memory_descriptions;  // device, pinned_host (ids in kind order)
   std::vector<const PJRT_MemoryDescription*> memory_description_ptrs;
@@ -55,19 +64,25 @@ struct PJRT_Memory {
   std::vector<PJRT_Device*> devices;  // addressable by
 };
 
+// A NeuronCore of the job: this process's (addressable: `device` is the core) or another process's (device
+// NULL, no memories; described only).
 struct PJRT_Device {
   neuronmem::core::Device* device = nullptr;
   PJRT_Client* client = nullptr;
   PJRT_DeviceDescription description;
   std::vector<PJRT_Memory*> memories;  // id order
   PJRT_Memory* by_kind[neuronmem::kNumMemoryKinds] = {};
-  int64_t local_id = 0;  // backs the description's attribute
 };
 
-// A client's topology (PJRT_Client_TopologyDescription): its device descriptions; owned by the client.
+// A topology: the NeuronCores of a job of num_processes processes with num_cores each. A client's
+// (PJRT_Client_TopologyDescription) is owned by the client and points at its devices' descriptions; one made by
+// PJRT_TopologyDescription_Create or _Deserialize owns its descriptions and is the caller's to destroy.
 struct PJRT_TopologyDescription {
-  PJRT_Client* client = nullptr;
+  PJRT_Client* client = nullptr;  // NULL: a topology without a client
+  uint32_t num_cores = 0, num_processes = 1;
   std::vector<PJRT_DeviceDescription*> descriptions;
+  std::vector<std::unique_ptr<PJRT_DeviceDescription>> owned;
+  std::vector<PJRT_NamedValue> attributes;  // num_cores, num_processes
 };
 
 struct PJRT_Client {
@@ -76,8 +91,11 @@ struct PJRT_Client {
   neuronmem::exec::ArgumentPlacement placement = neuronmem::exec::ArgumentPlacement::kStrict;
   std::vector<std::unique_ptr<PJRT_Device>> device_storage;
   std::vector<std::unique_ptr<PJRT_Memory>> memory_storage;
-  std::vector<PJRT_Device*> devices;   // id order
-  std::vector<PJRT_Memory*> memories;  // id order
+  std::vector<PJRT_Device*> devices;      // this process's (addressable), local id order
+  std::vector<PJRT_Device*> all_devices;  // the job's, global id order (process p's local l is p * cores + l)
+  std::vector<PJRT_Memory*> memories;     // id order
+  uint32_t process_index = 0, num_processes = 1;
+  std::unique_ptr<neuronmem::dist::Fabric> fabric;  // a job of several processes: the endpoint its bootstrap opened
   PJRT_TopologyDescription topology;
 
   PJRT_Memory* shell(const neuronmem::copy::MemoryView& view) const { return memories[static_cast<size_t>(view.id)]; }
@@ -94,6 +112,10 @@ struct PJRT_Buffer {
   std::once_flag layout_once;
   std::vector<int64_t> minor_to_major;
 };
+
+namespace neuronmem::stablehlo {
+struct Module;
+}  // namespace neuronmem::stablehlo
 
 namespace neuronmem::pjrt {
 
@@ -116,8 +138,18 @@ struct Program {
 
 }  // namespace neuronmem::pjrt
 
+// A layout of the layouts extension: always dense major-to-minor (layouts.cc).
+struct PJRT_Layouts_MemoryLayout {
+  std::vector<int64_t> minor_to_major;
+  bool owned_by_executable = false;  // an output layout: PJRT_Layouts_MemoryLayout_Destroy leaves it
+};
+
 struct PJRT_Executable {
   std::shared_ptr<const neuronmem::pjrt::Program> program;
+  // The output layouts (PJRT_Layouts_PJRT_Executable_GetOutputLayouts), made on first use, owned by the handle.
+  std::once_flag layouts_once;
+  std::vector<PJRT_Layouts_MemoryLayout> output_layouts;
+  std::vector<PJRT_Layouts_MemoryLayout*> output_layout_ptrs;
 };
 
 struct PJRT_LoadedExecutable {
@@ -128,6 +160,10 @@ struct PJRT_LoadedExecutable {
   std::vector<PJRT_LogicalDeviceIds> logical_ids;  // of each addressable device
   std::atomic<bool> deleted{false};
 };
+
+// An execute context (PJRT_ExecuteContext_Create): it carries FFI user data to XLA's FFI handlers; the
+// NeuronCore runs none, so PJRT_ExecuteOptions.context is accepted and holds nothing.
+struct PJRT_ExecuteContext {};
 
 struct PJRT_SerializedExecutable {
   std::string bytes;
@@ -175,8 +211,45 @@ PJRT_Buffer_Type ToPjrtType(ElementType t);
 // UNIMPLEMENTED for a type buffers cannot hold yet (complex, f8/f6/f4, sub-byte integers, token).
 PJRT_Error* BufferTypeOf(int64_t pjrt_type, const char* fn, ElementType* out);
 
+// The types narrower than a byte (not PRED): s2, s4, u2, u4, f4E2M1FN and the f6 types. Buffers hold one element
+// per byte, canonical (signed integers sign-extended, the others zero-extended); uploads make them so.
+bool IsSubByte(ElementType t);
+
+// Hands `bytes` out as PJRT's serialized-bytes outputs: the data and size, an opaque owner and its deleter
+// (PJRT_TopologyDescription_Serialize, PJRT_Layouts_MemoryLayout_Serialize).
+template <typename Opaque>
+void HandOutBytes(std::string bytes, const char** data, size_t* size, Opaque** owner, void (**deleter)(Opaque*)) {
+  auto* s = new std::string(std::move(bytes));
+  *data = s->data();
+  *size = s->size();
+  *owner = reinterpret_cast<Opaque*>(s);
+  *deleter = [](Opaque* o) { delete reinterpret_cast<std::string*>(o); };
+}
+
+// An int64 PJRT_NamedValue (`name` must outlive it: a literal).
+PJRT_NamedValue IntValue(const char* name, int64_t v);
+
+// Fills a device description (strings, the local_id attribute, the memory descriptions).
+void InitDescription(int32_t id, int32_t process_index, int64_t local_id, PJRT_DeviceDescription* d);
+// Fills a topology's attributes and, unless it is a client's, its own descriptions.
+void InitTopology(uint32_t num_cores, uint32_t num_processes, PJRT_TopologyDescription* t);
+
 // Whether a PJRT device layout is the dense major-to-minor one (NULL is); `fn` names the caller in errors.
 PJRT_Error* CheckDenseLayout(const PJRT_Buffer_MemoryLayout* layout, size_t rank, const char* fn, const char* what);
+
+// A client's place in a job (create options process_index / node_id, num_processes / num_nodes,
+// fabric_interface).
+struct JobOptions {
+  uint32_t process_index = 0, num_processes = 1;
+  std::string fabric_interface;  // "" = loopback
+};
+// Joins the job through the create args' kv_get / kv_put (nothing for one process): INVALID_ARGUMENT for an
+// index out of range or missing callbacks; the bootstrap's failures with their codes (job.cc).
+PJRT_Error* JoinJob(const PJRT_Client_Create_Args* args, const JobOptions& job, uint32_t num_cores,
+                    std::unique_ptr<dist::Fabric>* out);
+// INVALID_ARGUMENT "<fn>: <what> NeuronCore(...) belongs to process p: not addressable" for another process's
+// device, else NULL.
+PJRT_Error* CheckAddressable(const PJRT_Device* d, const char* fn, const char* what);
 
 // The function table's parts, filled by each file (api.cc assembles them).
 void FillErrorsAndEvents(PJRT_Api* api);
@@ -189,6 +262,11 @@ void FillHostTransfers(PJRT_Api* api);
 PJRT_Error* HostCallbacksOf(const PJRT_ExecuteOptions* o, const std::vector<uint32_t>& cores,
                             std::shared_ptr<const exec::HostCallbacks>* out);
 PJRT_MemoryDescriptions_Extension* MemoryDescriptionsExtension();
+PJRT_Layouts_Extension* LayoutsExtension();  // chained after the memory descriptions
+// UNIMPLEMENTED naming the value when an argument or result of the entry asks for an mhlo.layout_mode other than
+// the dense major-to-minor one ("default", "auto", "{rank-1,...,0}"): what JAX sends once the layouts extension
+// is there.
+PJRT_Error* CheckLayoutModes(const stablehlo::Module& ir, std::string_view entry, const char* fn);
 
 }  // namespace neuronmem::pjrt
 

@@ -93,16 +93,27 @@ int main(void) {
   const struct {
     neuronmem_element_type_t type;
     uint64_t bytes;
-  } sizes[] = {{NEURONMEM_ELEMENT_TYPE_C64, 8},           {NEURONMEM_ELEMENT_TYPE_C128, 16},
-               {NEURONMEM_ELEMENT_TYPE_F8E5M2, 1},        {NEURONMEM_ELEMENT_TYPE_F8E4M3FN, 1},
-               {NEURONMEM_ELEMENT_TYPE_F8E4M3B11FNUZ, 1}, {NEURONMEM_ELEMENT_TYPE_F8E5M2FNUZ, 1},
-               {NEURONMEM_ELEMENT_TYPE_F8E4M3FNUZ, 1},    {NEURONMEM_ELEMENT_TYPE_F8E4M3, 1},
-               {NEURONMEM_ELEMENT_TYPE_F8E3M4, 1},        {NEURONMEM_ELEMENT_TYPE_F8E8M0FNU, 1},
-               {NEURONMEM_ELEMENT_TYPE_F6E2M3FN, 1},      {NEURONMEM_ELEMENT_TYPE_F6E3M2FN, 1}};
+  } sizes[] = {{NEURONMEM_ELEMENT_TYPE_C64, 8},
+               {NEURONMEM_ELEMENT_TYPE_C128, 16},
+               {NEURONMEM_ELEMENT_TYPE_F8E5M2, 1},
+               {NEURONMEM_ELEMENT_TYPE_F8E4M3FN, 1},
+               {NEURONMEM_ELEMENT_TYPE_F8E4M3B11FNUZ, 1},
+               {NEURONMEM_ELEMENT_TYPE_F8E5M2FNUZ, 1},
+               {NEURONMEM_ELEMENT_TYPE_F8E4M3FNUZ, 1},
+               {NEURONMEM_ELEMENT_TYPE_F8E4M3, 1},
+               {NEURONMEM_ELEMENT_TYPE_F8E3M4, 1},
+               {NEURONMEM_ELEMENT_TYPE_F8E8M0FNU, 1},
+               {NEURONMEM_ELEMENT_TYPE_F6E2M3FN, 1},
+               {NEURONMEM_ELEMENT_TYPE_F6E3M2FN, 1},
+               {NEURONMEM_ELEMENT_TYPE_S4, 1},
+               {NEURONMEM_ELEMENT_TYPE_U4, 1},
+               {NEURONMEM_ELEMENT_TYPE_S2, 1},
+               {NEURONMEM_ELEMENT_TYPE_U2, 1},
+               {NEURONMEM_ELEMENT_TYPE_F4E2M1FN, 1}};
   for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i) {
     CHECK(neuronmem_element_type_size(sizes[i].type) == sizes[i].bytes);
   }
-  CHECK(neuronmem_element_type_size((neuronmem_element_type_t)25) == 0); /* the first value not (yet) defined */
+  CHECK(neuronmem_element_type_size((neuronmem_element_type_t)30) == 0); /* the first value not (yet) defined */
 
   neuronmem_client_options_t opts;
   memset(&opts, 0, sizeof opts);

@@ -777,7 +777,7 @@ TEST_F(CopyTest, BadArgumentsAreInvalidArgument) {
   EXPECT_EQ(Take(neuronmem_buffer_from_host(client_, &a, &b, nullptr, nullptr)).code,
             NEURONMEM_STATUS_INVALID_ARGUMENT);
   a = Args(d.data(), 8, Mem(0));
-  a.element_type = static_cast<neuronmem_element_type_t>(25);
+  a.element_type = static_cast<neuronmem_element_type_t>(30);  // the first value not (yet) defined
   EXPECT_EQ(Take(neuronmem_buffer_from_host(client_, &a, &b, nullptr, nullptr)).code,
             NEURONMEM_STATUS_INVALID_ARGUMENT);
   a = Args(d.data(), 8, Mem(0));

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "pjrt/pjrt_helpers.h"
+#include "xla/pjrt/c/pjrt_c_api_layouts_extension.h"
 #include "xla/pjrt/c/pjrt_c_api_memory_descriptions_extension.h"
 
 namespace neuronmem_pjrt_test {
@@ -280,14 +281,73 @@ TEST_F(PjrtTest, EverySlotIsFilledAndUnsupportedOnesSayUnimplemented) {
   Outcome o = Take(g_api, g_api->PJRT_Client_CreateViewOfDeviceBuffer(&a));
   EXPECT_EQ(o.code, PJRT_Error_Code_UNIMPLEMENTED);
   EXPECT_NE(o.message.find("PJRT_Client_CreateViewOfDeviceBuffer"), std::string::npos) << o.message;
-  auto t = NM_ARGS(PJRT_TopologyDescription_Create_Args);
-  o = Take(g_api, g_api->PJRT_TopologyDescription_Create(&t));
+  auto t = NM_ARGS(PJRT_Client_CreateBuffersForAsyncHostToDevice_Args);
+  o = Take(g_api, g_api->PJRT_Client_CreateBuffersForAsyncHostToDevice(&t));
   EXPECT_EQ(o.code, PJRT_Error_Code_UNIMPLEMENTED);
-  EXPECT_NE(o.message.find("PJRT_TopologyDescription_Create"), std::string::npos) << o.message;
-  auto bc = NM_ARGS(PJRT_Buffer_Bitcast_Args);
-  o = Take(g_api, g_api->PJRT_Buffer_Bitcast(&bc));
-  EXPECT_EQ(o.code, PJRT_Error_Code_UNIMPLEMENTED);
-  EXPECT_NE(o.message.find("PJRT_Buffer_Bitcast"), std::string::npos) << o.message;
+  EXPECT_NE(o.message.find("PJRT_Client_CreateBuffersForAsyncHostToDevice"), std::string::npos) << o.message;
+}
+
+void CountPayload(const char*, size_t, const char*, size_t, void* arg) { ++*static_cast<int*>(arg); }
+
+// Slots a frontend calls in passing: device attributes, error payloads (none), an execute context.
+TEST_F(PjrtTest, DeviceAttributesErrorPayloadsAndExecuteContext) {
+  auto ga = NM_ARGS(PJRT_Device_GetAttributes_Args);
+  ga.device = Devices(client_)[1];
+  ASSERT_PJRT_OK(g_api->PJRT_Device_GetAttributes(&ga));
+  ASSERT_EQ(ga.num_attributes, 1u);
+  EXPECT_EQ(Str(ga.attributes[0].name, ga.attributes[0].name_size), "local_id");
+  EXPECT_EQ(ga.attributes[0].int64_value, 1);
+  ASSERT_NE(ga.attributes_deleter, nullptr);
+  ga.attributes_deleter(ga.device_attributes);
+
+  auto bad = NM_ARGS(PJRT_Client_LookupDevice_Args);
+  bad.client = client_;
+  bad.id = 99;
+  PJRT_Error* err = g_api->PJRT_Client_LookupDevice(&bad);
+  ASSERT_NE(err, nullptr);
+  int payloads = 0;
+  auto fp = NM_ARGS(PJRT_Error_ForEachPayload_Args);
+  fp.error = err;
+  fp.visitor = CountPayload;
+  fp.user_arg = &payloads;
+  EXPECT_PJRT_OK(g_api->PJRT_Error_ForEachPayload(&fp));
+  EXPECT_EQ(payloads, 0);
+  Take(g_api, err);
+
+  auto cc = NM_ARGS(PJRT_ExecuteContext_Create_Args);
+  ASSERT_PJRT_OK(g_api->PJRT_ExecuteContext_Create(&cc));
+  ASSERT_NE(cc.context, nullptr);
+  PJRT_LoadedExecutable* le = nullptr;
+  Outcome o = Compile(
+      "func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n  %0 = stablehlo.add %a, %a : "
+      "tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n",
+      "", &le);
+  ASSERT_EQ(o.code, PJRT_Error_Code_OK) << o.message;
+  PJRT_Buffer* arg = Upload({1, 2}, {2}, Devices(client_)[0]);
+  PJRT_Buffer* const args[1] = {arg};
+  PJRT_Buffer* const* lists[1] = {args};
+  PJRT_Buffer* out[1] = {nullptr};
+  PJRT_Buffer** outs[1] = {out};
+  PJRT_Event* done[1] = {nullptr};
+  auto eo = NM_ARGS(PJRT_ExecuteOptions);
+  eo.context = cc.context;  // accepted, unused
+  auto x = NM_ARGS(PJRT_LoadedExecutable_Execute_Args);
+  x.executable = le;
+  x.options = &eo;
+  x.argument_lists = lists;
+  x.num_devices = 1;
+  x.num_args = 1;
+  x.output_lists = outs;
+  x.device_complete_events = done;
+  ASSERT_PJRT_OK(g_api->PJRT_LoadedExecutable_Execute(&x));
+  Await(done[0]);
+  EXPECT_EQ(Read(out[0]), (std::vector<float>{2, 4}));
+  DestroyBuffer(out[0]);
+  DestroyBuffer(arg);
+  DestroyExecutable(le);
+  auto cd = NM_ARGS(PJRT_ExecuteContext_Destroy_Args);
+  cd.context = cc.context;
+  EXPECT_PJRT_OK(g_api->PJRT_ExecuteContext_Destroy(&cd));
 }
 
 TEST_F(PjrtTest, PluginInitializeAndAttributes) {
@@ -448,6 +508,127 @@ TEST_F(PjrtTest, ClientTopology) {
   d.topology = t.topology;
   ASSERT_PJRT_OK(g_api->PJRT_TopologyDescription_Destroy(&d));  // the client's: it stays
   ASSERT_PJRT_OK(g_api->PJRT_TopologyDescription_PlatformName(&pn));
+}
+
+std::string DescriptionString(PJRT_DeviceDescription* d) {
+  auto s = NM_ARGS(PJRT_DeviceDescription_ToString_Args);
+  s.device_description = d;
+  EXPECT_PJRT_OK(g_api->PJRT_DeviceDescription_ToString(&s));
+  return Str(s.to_string, s.to_string_size);
+}
+
+// A topology without a client: Create with options, its getters, Serialize / Deserialize, Fingerprint.
+TEST_F(PjrtTest, TopologyWithoutAClient) {
+  const PJRT_NamedValue opts[2] = {IntOption("num_cores", 3), IntOption("num_processes", 2)};
+  auto c = NM_ARGS(PJRT_TopologyDescription_Create_Args);
+  c.topology_name = "neuron";
+  c.topology_name_size = 6;
+  c.create_options = opts;
+  c.num_options = 2;
+  ASSERT_PJRT_OK(g_api->PJRT_TopologyDescription_Create(&c));
+  PJRT_TopologyDescription* t = c.topology;
+  ASSERT_NE(t, nullptr);
+  auto pn = NM_ARGS(PJRT_TopologyDescription_PlatformName_Args);
+  pn.topology = t;
+  ASSERT_PJRT_OK(g_api->PJRT_TopologyDescription_PlatformName(&pn));
+  EXPECT_EQ(Str(pn.platform_name, pn.platform_name_size), "neuron");
+  auto pv = NM_ARGS(PJRT_TopologyDescription_PlatformVersion_Args);
+  pv.topology = t;
+  ASSERT_PJRT_OK(g_api->PJRT_TopologyDescription_PlatformVersion(&pv));
+  auto cv = NM_ARGS(PJRT_Client_PlatformVersion_Args);
+  cv.client = client_;
+  ASSERT_PJRT_OK(g_api->PJRT_Client_PlatformVersion(&cv));
+  EXPECT_EQ(Str(pv.platform_version, pv.platform_version_size), Str(cv.platform_version, cv.platform_version_size));
+  // Six NeuronCores: process p, local l has id 3p + l.
+  auto dd = NM_ARGS(PJRT_TopologyDescription_GetDeviceDescriptions_Args);
+  dd.topology = t;
+  ASSERT_PJRT_OK(g_api->PJRT_TopologyDescription_GetDeviceDescriptions(&dd));
+  ASSERT_EQ(dd.num_descriptions, 6u);
+  EXPECT_EQ(DescriptionString(dd.descriptions[4]), "NeuronCore(id=4, process_index=1, local_id=1)");
+  auto pi = NM_ARGS(PJRT_DeviceDescription_ProcessIndex_Args);
+  pi.device_description = dd.descriptions[5];
+  ASSERT_PJRT_OK(g_api->PJRT_DeviceDescription_ProcessIndex(&pi));
+  EXPECT_EQ(pi.process_index, 1);
+  auto kind = NM_ARGS(PJRT_DeviceDescription_Kind_Args);
+  kind.device_description = dd.descriptions[0];
+  ASSERT_PJRT_OK(g_api->PJRT_DeviceDescription_Kind(&kind));
+  EXPECT_EQ(Str(kind.device_kind, kind.device_kind_size), "NC_v2");
+  auto at = NM_ARGS(PJRT_TopologyDescription_Attributes_Args);
+  at.topology = t;
+  ASSERT_PJRT_OK(g_api->PJRT_TopologyDescription_Attributes(&at));
+  ASSERT_EQ(at.num_attributes, 2u);
+  EXPECT_EQ(Str(at.attributes[0].name, at.attributes[0].name_size), "num_cores");
+  EXPECT_EQ(at.attributes[0].int64_value, 3);
+  EXPECT_EQ(at.attributes[1].int64_value, 2);
+
+  // Serialize -> Deserialize: the same topology, the same fingerprint.
+  auto s = NM_ARGS(PJRT_TopologyDescription_Serialize_Args);
+  s.topology = t;
+  ASSERT_PJRT_OK(g_api->PJRT_TopologyDescription_Serialize(&s));
+  const std::string bytes(s.serialized_bytes, s.serialized_bytes_size);
+  s.serialized_topology_deleter(s.serialized_topology);
+  auto ds = NM_ARGS(PJRT_TopologyDescription_Deserialize_Args);
+  ds.serialized_topology = bytes.data();
+  ds.serialized_topology_size = bytes.size();
+  ASSERT_PJRT_OK(g_api->PJRT_TopologyDescription_Deserialize(&ds));
+  auto f1 = NM_ARGS(PJRT_TopologyDescription_Fingerprint_Args);
+  f1.topology = t;
+  ASSERT_PJRT_OK(g_api->PJRT_TopologyDescription_Fingerprint(&f1));
+  auto f2 = NM_ARGS(PJRT_TopologyDescription_Fingerprint_Args);
+  f2.topology = ds.topology;
+  ASSERT_PJRT_OK(g_api->PJRT_TopologyDescription_Fingerprint(&f2));
+  EXPECT_EQ(f1.fingerprint, f2.fingerprint);
+  dd.topology = ds.topology;
+  ASSERT_PJRT_OK(g_api->PJRT_TopologyDescription_GetDeviceDescriptions(&dd));
+  EXPECT_EQ(dd.num_descriptions, 6u);
+  // The client's topology (two cores, one process) differs.
+  auto ct = NM_ARGS(PJRT_Client_TopologyDescription_Args);
+  ct.client = client_;
+  ASSERT_PJRT_OK(g_api->PJRT_Client_TopologyDescription(&ct));
+  f2.topology = ct.topology;
+  ASSERT_PJRT_OK(g_api->PJRT_TopologyDescription_Fingerprint(&f2));
+  EXPECT_NE(f1.fingerprint, f2.fingerprint);
+  for (PJRT_TopologyDescription* x : {t, ds.topology}) {
+    auto d = NM_ARGS(PJRT_TopologyDescription_Destroy_Args);
+    d.topology = x;
+    ASSERT_PJRT_OK(g_api->PJRT_TopologyDescription_Destroy(&d));
+  }
+
+  // Defaults (no options: two cores, one process); bad names, options and bytes.
+  c = NM_ARGS(PJRT_TopologyDescription_Create_Args);
+  ASSERT_PJRT_OK(g_api->PJRT_TopologyDescription_Create(&c));
+  dd.topology = c.topology;
+  ASSERT_PJRT_OK(g_api->PJRT_TopologyDescription_GetDeviceDescriptions(&dd));
+  EXPECT_EQ(dd.num_descriptions, 2u);
+  auto d = NM_ARGS(PJRT_TopologyDescription_Destroy_Args);
+  d.topology = c.topology;
+  ASSERT_PJRT_OK(g_api->PJRT_TopologyDescription_Destroy(&d));
+  c.topology_name = "tpu_v5";
+  c.topology_name_size = 6;
+  Outcome o = Take(g_api, g_api->PJRT_TopologyDescription_Create(&c));
+  EXPECT_EQ(o.code, PJRT_Error_Code_INVALID_ARGUMENT);
+  EXPECT_NE(o.message.find("tpu_v5"), std::string::npos) << o.message;
+  EXPECT_EQ(c.topology, nullptr);
+  c.topology_name = nullptr;
+  c.topology_name_size = 0;
+  const PJRT_NamedValue bad[3] = {IntOption("num_cores", 0), IntOption("num_processes", 70000),
+                                  IntOption("num_chips", 1)};
+  for (const PJRT_NamedValue& b : bad) {
+    c.create_options = &b;
+    c.num_options = 1;
+    o = Take(g_api, g_api->PJRT_TopologyDescription_Create(&c));
+    EXPECT_EQ(o.code, PJRT_Error_Code_INVALID_ARGUMENT) << Str(b.name, b.name_size);
+    EXPECT_NE(o.message.find(Str(b.name, b.name_size)), std::string::npos) << o.message;
+  }
+  for (const std::string& junk : {std::string("neuron-topology num_cores=2"), std::string("garbage"),
+                                  std::string("neuron-topology num_cores=2 num_processes=1 extra"),
+                                  std::string("neuron-topology num_cores=0 num_processes=1")}) {
+    ds.serialized_topology = junk.data();
+    ds.serialized_topology_size = junk.size();
+    o = Take(g_api, g_api->PJRT_TopologyDescription_Deserialize(&ds));
+    EXPECT_EQ(o.code, PJRT_Error_Code_INVALID_ARGUMENT) << junk;
+    EXPECT_EQ(ds.topology, nullptr);
+  }
 }
 
 // argument_placement = "auto_copy": an argument outside its parameter's kind is copied there.
@@ -655,6 +836,362 @@ TEST_F(PjrtTest, ByteStridesUploadATransposedHostArray) {
   ASSERT_NE(b, nullptr);
   EXPECT_EQ(Read(b), (std::vector<float>{1, 2, 3, 4, 5, 6}));
   DestroyBuffer(b);
+}
+
+// Uploads `bytes` (one element per byte, as PJRT clients send the types narrower than a byte) of `type`.
+PJRT_Buffer* UploadBytes(PJRT_Client* client, PJRT_Device* device, PJRT_Buffer_Type type,
+                         const std::vector<uint8_t>& bytes, std::vector<int64_t> dims,
+                         const int64_t* byte_strides = nullptr,
+                         PJRT_HostBufferSemantics semantics = PJRT_HostBufferSemantics_kImmutableZeroCopy) {
+  auto a = NM_ARGS(PJRT_Client_BufferFromHostBuffer_Args);
+  a.client = client;
+  a.data = bytes.data();
+  a.type = type;
+  a.dims = dims.data();
+  a.num_dims = dims.size();
+  a.byte_strides = byte_strides;
+  a.num_byte_strides = byte_strides ? dims.size() : 0;
+  a.host_buffer_semantics = semantics;
+  a.device = device;
+  Outcome o = Take(g_api, g_api->PJRT_Client_BufferFromHostBuffer(&a));
+  EXPECT_EQ(o.code, PJRT_Error_Code_OK) << o.message;
+  if (a.done_with_host_buffer) {
+    EXPECT_EQ(AwaitAndDestroy(g_api, a.done_with_host_buffer).code, PJRT_Error_Code_OK);
+  }
+  return a.buffer;
+}
+
+// The bytes ToHostBuffer writes (its size query first).
+std::vector<uint8_t> ReadBytes(PJRT_Buffer* b) {
+  auto a = NM_ARGS(PJRT_Buffer_ToHostBuffer_Args);
+  a.src = b;
+  EXPECT_PJRT_OK(g_api->PJRT_Buffer_ToHostBuffer(&a));
+  std::vector<uint8_t> out(a.dst_size);
+  a.dst = out.data();
+  EXPECT_PJRT_OK(g_api->PJRT_Buffer_ToHostBuffer(&a));
+  if (a.event) {
+    EXPECT_EQ(AwaitAndDestroy(g_api, a.event).code, PJRT_Error_Code_OK);
+  }
+  return out;
+}
+
+std::vector<float> AsFloats(const std::vector<uint8_t>& bytes) {
+  std::vector<float> f(bytes.size() / 4);
+  std::memcpy(f.data(), bytes.data(), f.size() * 4);
+  return f;
+}
+
+TEST_F(PjrtTest, SubByteTypesUploadExecuteAndReadBack) {
+  PJRT_Device* d0 = Devices(client_)[0];
+  // Unpacked host bytes, the value in the low bits; the high bits are ignored (as PJRT's packing ignores them).
+  // s4 {-1, 7, -8, 3, 2, -2}; ByteStrides read the 2x3 array from its 3x2 transpose.
+  const std::vector<uint8_t> s4_t = {0x0f, 0x13, 0x07, 0x02, 0xf8, 0x1e};
+  const int64_t s4_strides[2] = {1, 2};
+  PJRT_Buffer* a = UploadBytes(client_, d0, PJRT_Buffer_Type_S4, s4_t, {2, 3}, s4_strides);
+  // f4E2M1FN {1.0, 6.0, -0.5, -6.0}: 0x2, 0x7, 0x9, 0xf.
+  PJRT_Buffer* b = UploadBytes(client_, d0, PJRT_Buffer_Type_F4E2M1FN, {0xf2, 0x07, 0x09, 0x6f}, {4});
+  // u2 {3, 1}.
+  PJRT_Buffer* c = UploadBytes(client_, d0, PJRT_Buffer_Type_U2, {0x07, 0xfd}, {2});
+  ASSERT_TRUE(a && b && c);
+
+  // Queries: the type, one byte per element on the device, the canonical bytes (s4 sign-extended).
+  auto et = NM_ARGS(PJRT_Buffer_ElementType_Args);
+  et.buffer = a;
+  ASSERT_PJRT_OK(g_api->PJRT_Buffer_ElementType(&et));
+  EXPECT_EQ(et.type, PJRT_Buffer_Type_S4);
+  auto sz = NM_ARGS(PJRT_Buffer_OnDeviceSizeInBytes_Args);
+  sz.buffer = a;
+  ASSERT_PJRT_OK(g_api->PJRT_Buffer_OnDeviceSizeInBytes(&sz));
+  EXPECT_EQ(sz.on_device_size_in_bytes, 6u);
+  EXPECT_EQ(ReadBytes(a), (std::vector<uint8_t>{0xff, 0x07, 0xf8, 0x03, 0x02, 0xfe}));
+  EXPECT_EQ(ReadBytes(b), (std::vector<uint8_t>{0x2, 0x7, 0x9, 0xf}));
+  EXPECT_EQ(ReadBytes(c), (std::vector<uint8_t>{3, 1}));
+
+  const std::string program = R"(module @sub_byte {
+  func.func @main(%a: tensor<2x3xi4>, %b: tensor<4xf4E2M1FN>, %c: tensor<2xui2>)
+      -> (tensor<2x3xi4>, tensor<4xf32>, tensor<2xui2>, tensor<2xf4E2M1FN>) {
+    %0 = stablehlo.add %a, %a : tensor<2x3xi4>
+    %1 = stablehlo.convert %b : (tensor<4xf4E2M1FN>) -> tensor<4xf32>
+    %2 = stablehlo.add %c, %c : tensor<2xui2>
+    %3 = stablehlo.slice %b [0:2] : (tensor<4xf4E2M1FN>) -> tensor<2xf4E2M1FN>
+    return %0, %1, %2, %3 : tensor<2x3xi4>, tensor<4xf32>, tensor<2xui2>, tensor<2xf4E2M1FN>
+  }
+})";
+  PJRT_LoadedExecutable* le = nullptr;
+  Outcome o = Compile(program, "", &le);
+  ASSERT_EQ(o.code, PJRT_Error_Code_OK) << o.message;
+  PJRT_Executable* exe = GetExecutable(le);
+  auto types = NM_ARGS(PJRT_Executable_OutputElementTypes_Args);
+  types.executable = exe;
+  ASSERT_PJRT_OK(g_api->PJRT_Executable_OutputElementTypes(&types));
+  ASSERT_EQ(types.num_output_types, 4u);
+  EXPECT_EQ(types.output_types[0], PJRT_Buffer_Type_S4);
+  EXPECT_EQ(types.output_types[2], PJRT_Buffer_Type_U2);
+  EXPECT_EQ(types.output_types[3], PJRT_Buffer_Type_F4E2M1FN);
+  DestroyExe(exe);
+  std::vector<std::vector<PJRT_Buffer*>> out;
+  o = Execute(le, {{a, b, c}}, 4, &out, {}, d0);
+  ASSERT_EQ(o.code, PJRT_Error_Code_OK) << o.message;
+  // s4: {-2, 14, -16, 6, 4, -4} wrapped to 4 bits = {-2, -2, 0, 6, 4, -4}; u2: {6, 2} wrapped = {2, 2}.
+  EXPECT_EQ(ReadBytes(out[0][0]), (std::vector<uint8_t>{0xfe, 0xfe, 0x00, 0x06, 0x04, 0xfc}));
+  EXPECT_EQ(AsFloats(ReadBytes(out[0][1])), (std::vector<float>{1.0f, 6.0f, -0.5f, -6.0f}));
+  EXPECT_EQ(ReadBytes(out[0][2]), (std::vector<uint8_t>{2, 2}));
+  EXPECT_EQ(ReadBytes(out[0][3]), (std::vector<uint8_t>{0x2, 0x7}));
+  for (PJRT_Buffer* r : out[0]) DestroyBuffer(r);
+  DestroyExecutable(le);
+
+  // Every sub-byte type uploads (with each semantics) and read back canonical.
+  struct Case {
+    PJRT_Buffer_Type type;
+    std::vector<uint8_t> in, canonical;
+  };
+  const Case cases[] = {
+      {PJRT_Buffer_Type_S2, {0x03, 0x02, 0x41}, {0xff, 0xfe, 0x01}},
+      {PJRT_Buffer_Type_U4, {0xff, 0x10, 0x0a}, {0x0f, 0x00, 0x0a}},
+      {PJRT_Buffer_Type_S4, {0x08, 0x17, 0xf0}, {0xf8, 0x07, 0x00}},
+      {PJRT_Buffer_Type_U2, {0x04, 0x07, 0x02}, {0x00, 0x03, 0x02}},
+      {PJRT_Buffer_Type_F4E2M1FN, {0x1f, 0xf0, 0x08}, {0x0f, 0x00, 0x08}},
+  };
+  for (const Case& k : cases) {
+    for (PJRT_HostBufferSemantics s :
+         {PJRT_HostBufferSemantics_kImmutableOnlyDuringCall, PJRT_HostBufferSemantics_kImmutableZeroCopy,
+          PJRT_HostBufferSemantics_kMutableZeroCopy}) {
+      PJRT_Buffer* x = UploadBytes(client_, d0, k.type, k.in, {3}, nullptr, s);
+      ASSERT_NE(x, nullptr) << k.type;
+      EXPECT_EQ(ReadBytes(x), k.canonical) << k.type << " semantics " << s;
+      DestroyBuffer(x);
+    }
+  }
+  DestroyBuffer(a);
+  DestroyBuffer(b);
+  DestroyBuffer(c);
+}
+
+TEST_F(PjrtTest, BitcastAndCopyRawToHost) {
+  PJRT_Device* d0 = Devices(client_)[0];
+  PJRT_Buffer* f = Upload({1.0f, -2.0f, 0.5f, 3.0f, 0.0f, 8.0f}, {2, 3}, d0);
+  ASSERT_NE(f, nullptr);
+
+  // CopyRawToHost: the device bytes from an offset (f32 1 .. -2 .. 0.5 as written).
+  std::vector<float> raw(2);
+  auto r = NM_ARGS(PJRT_Buffer_CopyRawToHost_Args);
+  r.buffer = f;
+  r.dst = raw.data();
+  r.offset = 4;
+  r.transfer_size = 8;
+  ASSERT_PJRT_OK(g_api->PJRT_Buffer_CopyRawToHost(&r));
+  Await(r.event);
+  EXPECT_EQ(raw, (std::vector<float>{-2.0f, 0.5f}));
+  r.offset = 20;  // past the end
+  Outcome o = Take(g_api, g_api->PJRT_Buffer_CopyRawToHost(&r));
+  EXPECT_EQ(o.code, PJRT_Error_Code_OUT_OF_RANGE) << o.message;
+
+  // f32[2,3] -> u32[3,2]: the same bytes, the source deleted; the new buffer reads the bit patterns.
+  const int64_t u_dims[2] = {3, 2};
+  auto bc = NM_ARGS(PJRT_Buffer_Bitcast_Args);
+  bc.buffer = f;
+  bc.element_type = PJRT_Buffer_Type_U32;
+  bc.dims = u_dims;
+  bc.num_dims = 2;
+  ASSERT_PJRT_OK(g_api->PJRT_Buffer_Bitcast(&bc));
+  PJRT_Buffer* u = bc.out_buffer;
+  ASSERT_NE(u, nullptr);
+  EXPECT_TRUE(IsDeleted(f));
+  EXPECT_FALSE(IsDeleted(u));
+  auto dims = NM_ARGS(PJRT_Buffer_Dimensions_Args);
+  dims.buffer = u;
+  ASSERT_PJRT_OK(g_api->PJRT_Buffer_Dimensions(&dims));
+  ASSERT_EQ(dims.num_dims, 2u);
+  EXPECT_EQ(dims.dims[0], 3);
+  EXPECT_EQ(dims.dims[1], 2);
+  const std::vector<uint8_t> bits = ReadBytes(u);
+  uint32_t first = 0;
+  std::memcpy(&first, bits.data(), 4);
+  EXPECT_EQ(first, 0x3f800000u);                     // 1.0f
+  o = Take(g_api, g_api->PJRT_Buffer_Bitcast(&bc));  // the source is gone
+  EXPECT_EQ(o.code, PJRT_Error_Code_FAILED_PRECONDITION) << o.message;
+
+  // Refused: another size, PRED or a sub-byte type from other bytes, a tiled layout, no type. u stays usable.
+  bc.buffer = u;
+  const int64_t five[1] = {5};
+  bc.dims = five;
+  bc.num_dims = 1;
+  o = Take(g_api, g_api->PJRT_Buffer_Bitcast(&bc));
+  EXPECT_EQ(o.code, PJRT_Error_Code_INVALID_ARGUMENT);
+  EXPECT_NE(o.message.find("bytes"), std::string::npos) << o.message;
+  const int64_t n24[1] = {24};
+  bc.dims = n24;
+  bc.element_type = PJRT_Buffer_Type_S4;
+  o = Take(g_api, g_api->PJRT_Buffer_Bitcast(&bc));
+  EXPECT_EQ(o.code, PJRT_Error_Code_INVALID_ARGUMENT);
+  EXPECT_NE(o.message.find("canonical"), std::string::npos) << o.message;
+  bc.element_type = PJRT_Buffer_Type_PRED;
+  EXPECT_EQ(Take(g_api, g_api->PJRT_Buffer_Bitcast(&bc)).code, PJRT_Error_Code_INVALID_ARGUMENT);
+  bc.element_type = PJRT_Buffer_Type_U8;
+  const int64_t m2t[1] = {0};
+  auto tiled = NM_ARGS(PJRT_Buffer_MemoryLayout);
+  tiled.type = PJRT_Buffer_MemoryLayout_Type_Tiled;
+  tiled.tiled.struct_size = PJRT_Buffer_MemoryLayout_Tiled_STRUCT_SIZE;
+  tiled.tiled.minor_to_major = m2t;
+  tiled.tiled.minor_to_major_size = 1;
+  const int64_t tile[1] = {8};
+  const size_t tile_sizes[1] = {1};
+  tiled.tiled.tile_dims = tile;
+  tiled.tiled.tile_dim_sizes = tile_sizes;
+  tiled.tiled.num_tiles = 1;
+  bc.device_layout = &tiled;
+  EXPECT_EQ(Take(g_api, g_api->PJRT_Buffer_Bitcast(&bc)).code, PJRT_Error_Code_UNIMPLEMENTED);
+  bc.device_layout = nullptr;
+  ASSERT_PJRT_OK(g_api->PJRT_Buffer_Bitcast(&bc));  // u32[3,2] -> u8[24]: fine
+  PJRT_Buffer* bytes = bc.out_buffer;
+  EXPECT_EQ(ReadBytes(bytes), bits);
+  EXPECT_TRUE(IsDeleted(u));
+
+  // A sub-byte buffer reshapes.
+  PJRT_Buffer* s4 = UploadBytes(client_, d0, PJRT_Buffer_Type_S4, {1, 2, 3, 4}, {2, 2});
+  bc.buffer = s4;
+  bc.element_type = PJRT_Buffer_Type_S4;
+  const int64_t four[1] = {4};
+  bc.dims = four;
+  ASSERT_PJRT_OK(g_api->PJRT_Buffer_Bitcast(&bc));
+  EXPECT_EQ(ReadBytes(bc.out_buffer), (std::vector<uint8_t>{1, 2, 3, 4}));
+  DestroyBuffer(bc.out_buffer);
+  DestroyBuffer(s4);
+  DestroyBuffer(bytes);
+  DestroyBuffer(u);
+  DestroyBuffer(f);
+}
+
+const PJRT_Layouts_Extension* Layouts() {
+  for (const PJRT_Extension_Base* e = g_api->extension_start; e; e = e->next)
+    if (e->type == PJRT_Extension_Type_Layouts) return reinterpret_cast<const PJRT_Layouts_Extension*>(e);
+  return nullptr;
+}
+
+// The serialized form of a layout (an xla.LayoutProto), the layout destroyed unless `keep`.
+std::string Serialized(const PJRT_Layouts_Extension* ext, PJRT_Layouts_MemoryLayout* layout, bool keep = false) {
+  auto s = NM_ARGS(PJRT_Layouts_MemoryLayout_Serialize_Args);
+  s.layout = layout;
+  EXPECT_PJRT_OK(ext->PJRT_Layouts_MemoryLayout_Serialize(&s));
+  std::string bytes(s.serialized_bytes, s.serialized_bytes_size);
+  if (s.serialized_layout_deleter) s.serialized_layout_deleter(s.serialized_layout);
+  if (!keep) {
+    auto d = NM_ARGS(PJRT_Layouts_MemoryLayout_Destroy_Args);
+    d.layout = layout;
+    EXPECT_PJRT_OK(ext->PJRT_Layouts_MemoryLayout_Destroy(&d));
+  }
+  return bytes;
+}
+
+TEST_F(PjrtTest, LayoutsExtension) {
+  const PJRT_Layouts_Extension* ext = Layouts();
+  ASSERT_NE(ext, nullptr);
+  EXPECT_GE(ext->base.struct_size, static_cast<size_t>(PJRT_Layouts_Extension_STRUCT_SIZE));
+  // The client's default layout: dense major-to-minor, an xla.LayoutProto {minor_to_major: [2, 1, 0]}.
+  const int64_t dims[3] = {2, 3, 4};
+  auto g = NM_ARGS(PJRT_Layouts_PJRT_Client_GetDefaultLayout_Args);
+  g.client = client_;
+  g.type = PJRT_Buffer_Type_F32;
+  g.dims = dims;
+  g.num_dims = 3;
+  ASSERT_PJRT_OK(ext->PJRT_Layouts_PJRT_Client_GetDefaultLayout(&g));
+  EXPECT_EQ(Serialized(ext, g.layout), std::string("\x0a\x03\x02\x01\x00", 5));
+  g.num_dims = 0;  // a scalar: the empty message
+  ASSERT_PJRT_OK(ext->PJRT_Layouts_PJRT_Client_GetDefaultLayout(&g));
+  EXPECT_EQ(Serialized(ext, g.layout), "");
+  g.type = PJRT_Buffer_Type_S4;  // sub-byte types too (one element per byte)
+  g.num_dims = 1;
+  ASSERT_PJRT_OK(ext->PJRT_Layouts_PJRT_Client_GetDefaultLayout(&g));
+  EXPECT_EQ(Serialized(ext, g.layout), std::string("\x0a\x01\x00", 3));
+  // Bad input: no type, a negative dimension, NULL client.
+  const int32_t no_type = 999;
+  std::memcpy(&g.type, &no_type, sizeof no_type);
+  Outcome o = Take(g_api, ext->PJRT_Layouts_PJRT_Client_GetDefaultLayout(&g));
+  EXPECT_EQ(o.code, PJRT_Error_Code_INVALID_ARGUMENT);
+  EXPECT_EQ(g.layout, nullptr);
+  g.type = PJRT_Buffer_Type_F32;
+  const int64_t negative[1] = {-3};
+  g.dims = negative;
+  EXPECT_EQ(Take(g_api, ext->PJRT_Layouts_PJRT_Client_GetDefaultLayout(&g)).code, PJRT_Error_Code_INVALID_ARGUMENT);
+  g.client = nullptr;
+  EXPECT_EQ(Take(g_api, ext->PJRT_Layouts_PJRT_Client_GetDefaultLayout(&g)).code, PJRT_Error_Code_INVALID_ARGUMENT);
+
+  // The topology's default layout is the client's.
+  auto tp = NM_ARGS(PJRT_Client_TopologyDescription_Args);
+  tp.client = client_;
+  ASSERT_PJRT_OK(g_api->PJRT_Client_TopologyDescription(&tp));
+  auto t = NM_ARGS(PJRT_Layouts_PJRT_Topology_GetDefaultLayout_Args);
+  t.topology_description = tp.topology;
+  t.type = PJRT_Buffer_Type_BF16;
+  t.dims = dims;
+  t.num_dims = 2;
+  ASSERT_PJRT_OK(ext->PJRT_Layouts_PJRT_Topology_GetDefaultLayout(&t));
+  EXPECT_EQ(Serialized(ext, t.layout), std::string("\x0a\x02\x01\x00", 4));
+
+  // A buffer's layout.
+  PJRT_Buffer* b = Upload({1, 2, 3, 4, 5, 6}, {2, 3}, Devices(client_)[0]);
+  auto bl = NM_ARGS(PJRT_Layouts_PJRT_Buffer_MemoryLayout_Args);
+  bl.buffer = b;
+  ASSERT_PJRT_OK(ext->PJRT_Layouts_PJRT_Buffer_MemoryLayout(&bl));
+  EXPECT_EQ(Serialized(ext, bl.layout), std::string("\x0a\x02\x01\x00", 4));
+
+  // A tiled host layout is refused with a status, not followed.
+  const int64_t m2t[2] = {1, 0};
+  const int64_t tile[2] = {8, 128};
+  const size_t tile_sizes[1] = {2};
+  auto tiled = NM_ARGS(PJRT_Buffer_MemoryLayout);
+  tiled.type = PJRT_Buffer_MemoryLayout_Type_Tiled;
+  tiled.tiled.struct_size = PJRT_Buffer_MemoryLayout_Tiled_STRUCT_SIZE;
+  tiled.tiled.minor_to_major = m2t;
+  tiled.tiled.minor_to_major_size = 2;
+  tiled.tiled.tile_dims = tile;
+  tiled.tiled.tile_dim_sizes = tile_sizes;
+  tiled.tiled.num_tiles = 1;
+  std::vector<float> host(6);
+  auto th = NM_ARGS(PJRT_Buffer_ToHostBuffer_Args);
+  th.src = b;
+  th.host_layout = &tiled;
+  th.dst = host.data();
+  th.dst_size = 24;
+  o = Take(g_api, g_api->PJRT_Buffer_ToHostBuffer(&th));
+  EXPECT_EQ(o.code, PJRT_Error_Code_UNIMPLEMENTED);
+  EXPECT_NE(o.message.find("dense major-to-minor"), std::string::npos) << o.message;
+  DestroyBuffer(b);
+
+  // An executable's output layouts, owned by the executable (Destroy on one leaves it).
+  PJRT_LoadedExecutable* le = nullptr;
+  o = Compile(R"(module @layouts {
+  func.func @main(%a: tensor<2x3xf32> {mhlo.layout_mode = "default"})
+      -> (tensor<2x3xf32> {mhlo.layout_mode = "{1,0}"}, tensor<f32>) {
+    %c = stablehlo.constant dense<1.0> : tensor<f32>
+    return %a, %c : tensor<2x3xf32>, tensor<f32>
+  }
+})",
+              "", &le);
+  ASSERT_EQ(o.code, PJRT_Error_Code_OK) << o.message;
+  PJRT_Executable* exe = GetExecutable(le);
+  auto ol = NM_ARGS(PJRT_Layouts_PJRT_Executable_GetOutputLayouts_Args);
+  ol.executable = exe;
+  ASSERT_PJRT_OK(ext->PJRT_Layouts_PJRT_Executable_GetOutputLayouts(&ol));
+  ASSERT_EQ(ol.num_outputs, 2u);
+  EXPECT_EQ(Serialized(ext, ol.layouts[0]), std::string("\x0a\x02\x01\x00", 4));  // Destroy leaves it
+  EXPECT_EQ(Serialized(ext, ol.layouts[1], true), "");
+  ASSERT_PJRT_OK(ext->PJRT_Layouts_PJRT_Executable_GetOutputLayouts(&ol));  // the same objects again
+  EXPECT_EQ(Serialized(ext, ol.layouts[0], true), std::string("\x0a\x02\x01\x00", 4));
+  DestroyExe(exe);
+  DestroyExecutable(le);
+
+  // A program asking for another layout (column-major, or a tiled one) is refused at compile.
+  for (const char* mode : {"{0,1}", "{1,0:T(8,128)}"}) {
+    o = Compile(std::string(R"(func.func @main(%a: tensor<2x3xf32> {mhlo.layout_mode = ")") + mode +
+                    R"("}) -> tensor<2x3xf32> {
+  return %a : tensor<2x3xf32>
+})",
+                "", &le);
+    EXPECT_EQ(o.code, PJRT_Error_Code_UNIMPLEMENTED) << mode;
+    EXPECT_NE(o.message.find("layout_mode"), std::string::npos) << o.message;
+    EXPECT_EQ(le, nullptr);
+  }
 }
 
 // ---- compile and execute
@@ -1193,7 +1730,7 @@ TEST_F(PjrtTest, BadInputGetsErrorsAndTheClientStaysUsable) {
   const int32_t no_type = 999;  // set as the integer: a C++ enum may not hold it
   std::memcpy(&up.type, &no_type, sizeof no_type);
   EXPECT_EQ(Take(g_api, g_api->PJRT_Client_BufferFromHostBuffer(&up)).code, PJRT_Error_Code_INVALID_ARGUMENT);
-  up.type = PJRT_Buffer_Type_S4;
+  up.type = PJRT_Buffer_Type_TOKEN;
   EXPECT_EQ(Take(g_api, g_api->PJRT_Client_BufferFromHostBuffer(&up)).code, PJRT_Error_Code_UNIMPLEMENTED);
   up.type = PJRT_Buffer_Type_F32;
   up.device = nullptr;

@@ -46,10 +46,29 @@ const (
 	F8E8M0FNU     ElementType = 22
 	F6E2M3FN      ElementType = 23
 	F6E3M2FN      ElementType = 24
+	// The sub-byte integers, one byte per element: int8 (S4, S2) or uint8 (U4, U2) values.
+	S4 ElementType = 25
+	U4 ElementType = 26
+	S2 ElementType = 27
+	U2 ElementType = 28
+	// The 4-bit float (MX), one byte per element: uint8 bit patterns.
+	F4E2M1FN ElementType = 29
 )
 
-// smallFloat: one of the 8- or 6-bit float types, which Go holds as uint8 bit patterns.
-func (t ElementType) smallFloat() bool { return t >= F8E5M2 && t <= F6E3M2FN }
+// smallFloat: one of the 8-, 6- or 4-bit float types, which Go holds as uint8 bit patterns.
+func (t ElementType) smallFloat() bool { return (t >= F8E5M2 && t <= F6E3M2FN) || t == F4E2M1FN }
+
+// byteStorage: the Go element type holding t's one-byte elements (int8 for S4 and S2, uint8 for U4, U2 and the
+// small floats), or t.
+func (t ElementType) byteStorage() ElementType {
+	switch {
+	case t == S4 || t == S2:
+		return S8
+	case t == U4 || t == U2 || t.smallFloat():
+		return U8
+	}
+	return t
+}
 
 // Size is the size in bytes of one element (0 for an unknown type).
 func (t ElementType) Size() uint64 {
@@ -363,7 +382,7 @@ func ReadInto[T Element](b *Buffer, dst []T) error {
 		return err
 	}
 	if want := ElementTypeOf[T](); want != et && !(want == U16 && (et == BF16 || et == F16)) &&
-		!(want == U8 && et.smallFloat()) {
+		want != et.byteStorage() {
 		return invalid("a %T output for a %v buffer", dst, et)
 	}
 	return b.ReadAll(sliceBytes(dst))

@@ -14,7 +14,7 @@ func TestElementTypesComplexAndSmallFloats(t *testing.T) {
 			t.Fatalf("%v: %d bytes", et, et.Size())
 		}
 	}
-	if ElementType(25).Size() != 0 || ElementTypeOf[complex64]() != C64 || ElementTypeOf[complex128]() != C128 {
+	if ElementType(30).Size() != 0 || ElementTypeOf[complex64]() != C64 || ElementTypeOf[complex128]() != C128 {
 		t.Fatal("element types")
 	}
 	c := newClient(t, 1)

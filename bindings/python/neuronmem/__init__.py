@@ -92,6 +92,11 @@ class ElementType(_Enum):
     F8E8M0FNU = 22
     F6E2M3FN = 23
     F6E3M2FN = 24
+    S4 = 25  # the sub-byte integers: one byte each, numpy int8 (S4, S2) or uint8 (U4, U2) values
+    U4 = 26
+    S2 = 27
+    U2 = 28
+    F4E2M1FN = 29  # 4-bit float: one byte each, a uint8 bit pattern
 
 
 class HostBufferSemantics(_Enum):
@@ -120,8 +125,10 @@ _DTYPE_TO_ELEMENT = {
 _ELEMENT_TO_DTYPE = {v: k for k, v in _DTYPE_TO_ELEMENT.items()}
 _ELEMENT_TO_DTYPE[ElementType.BF16] = np.dtype(np.uint16)
 for _small in ElementType:
-    if _small.name.startswith(("F8E", "F6E")):  # not F64
+    if _small.name.startswith(("F8E", "F6E", "F4E")):  # not F64
         _ELEMENT_TO_DTYPE[_small] = np.dtype(np.uint8)
+_ELEMENT_TO_DTYPE.update({ElementType.S4: np.dtype(np.int8), ElementType.S2: np.dtype(np.int8),
+                          ElementType.U4: np.dtype(np.uint8), ElementType.U2: np.dtype(np.uint8)})
 
 
 class NeuronMemError(Exception):

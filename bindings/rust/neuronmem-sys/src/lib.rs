@@ -86,6 +86,11 @@ pub const NEURONMEM_ELEMENT_TYPE_F8E3M4: neuronmem_element_type_t = 21;
 pub const NEURONMEM_ELEMENT_TYPE_F8E8M0FNU: neuronmem_element_type_t = 22;
 pub const NEURONMEM_ELEMENT_TYPE_F6E2M3FN: neuronmem_element_type_t = 23;
 pub const NEURONMEM_ELEMENT_TYPE_F6E3M2FN: neuronmem_element_type_t = 24;
+pub const NEURONMEM_ELEMENT_TYPE_S4: neuronmem_element_type_t = 25;
+pub const NEURONMEM_ELEMENT_TYPE_U4: neuronmem_element_type_t = 26;
+pub const NEURONMEM_ELEMENT_TYPE_S2: neuronmem_element_type_t = 27;
+pub const NEURONMEM_ELEMENT_TYPE_U2: neuronmem_element_type_t = 28;
+pub const NEURONMEM_ELEMENT_TYPE_F4E2M1FN: neuronmem_element_type_t = 29;
 
 pub const NEURONMEM_HOST_BUFFER_IMMUTABLE_ONLY_DURING_CALL: neuronmem_host_buffer_semantics_t = 0;
 pub const NEURONMEM_HOST_BUFFER_IMMUTABLE_UNTIL_TRANSFER_COMPLETES: neuronmem_host_buffer_semantics_t = 1;

@@ -37,9 +37,16 @@ pub enum ElementType {
     F8E8M0FNU,
     F6E2M3FN,
     F6E3M2FN,
+    /// The sub-byte integers: one byte per element, read and written as `i8` (S4, S2) or `u8` (U4, U2).
+    S4,
+    U4,
+    S2,
+    U2,
+    /// The 4-bit float (MX): one byte per element, a `u8` bit pattern.
+    F4E2M1FN,
 }
 
-const ELEMENT_TYPES: [ElementType; 25] = [
+const ELEMENT_TYPES: [ElementType; 30] = [
     ElementType::Pred,
     ElementType::S8,
     ElementType::S16,
@@ -65,6 +72,11 @@ const ELEMENT_TYPES: [ElementType; 25] = [
     ElementType::F8E8M0FNU,
     ElementType::F6E2M3FN,
     ElementType::F6E3M2FN,
+    ElementType::S4,
+    ElementType::U4,
+    ElementType::S2,
+    ElementType::U2,
+    ElementType::F4E2M1FN,
 ];
 
 impl ElementType {
@@ -76,9 +88,21 @@ impl ElementType {
         usize::try_from(t).ok().and_then(|i| ELEMENT_TYPES.get(i).copied())
     }
 
-    /// One of the 8- or 6-bit float types (one byte each, read and written as `u8` bit patterns).
+    /// One of the 8-, 6- or 4-bit float types (one byte each, read and written as `u8` bit patterns).
     pub fn is_small_float(self) -> bool {
-        self.raw() >= ElementType::F8E5M2.raw() && self.raw() <= ElementType::F6E3M2FN.raw()
+        (self.raw() >= ElementType::F8E5M2.raw() && self.raw() <= ElementType::F6E3M2FN.raw())
+            || self == ElementType::F4E2M1FN
+    }
+
+    /// The Rust element type whose bytes hold this one's elements (one byte each): `i8` for S4 and S2, `u8` for
+    /// U4, U2, PRED and the small floats; the type itself otherwise.
+    pub(crate) fn storage(self) -> ElementType {
+        match self {
+            ElementType::S4 | ElementType::S2 => ElementType::S8,
+            ElementType::U4 | ElementType::U2 | ElementType::Pred => ElementType::U8,
+            t if t.is_small_float() => ElementType::U8,
+            t => t,
+        }
     }
 
     /// Bytes per element.
@@ -391,7 +415,7 @@ impl<'a> Buffer<'a> {
         let et = self.element_type()?;
         let fits = T::TYPE == et
             || (T::TYPE == ElementType::U16 && matches!(et, ElementType::F16 | ElementType::Bf16))
-            || (T::TYPE == ElementType::U8 && (et == ElementType::Pred || et.is_small_float()));
+            || T::TYPE == et.storage();
         if !fits {
             return Err(Error::invalid(format!("a {:?} output for a {:?} buffer", T::TYPE, et)));
         }

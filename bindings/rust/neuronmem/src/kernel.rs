@@ -75,8 +75,7 @@ impl KernelTensor<'_> {
     pub(crate) fn element_count<T: Element>(&self) -> Result<usize> {
         let et = self.element_type();
         let fits = et == Some(T::TYPE)
-            || (T::TYPE == ElementType::U8
-                && (et == Some(ElementType::Pred) || et.map_or(false, |e| e.is_small_float())))
+            || et.map_or(false, |e| e.storage() == T::TYPE)
             || (T::TYPE == ElementType::U16 && matches!(et, Some(ElementType::F16) | Some(ElementType::Bf16)));
         if !fits {
             return Err(Error::invalid(format!("the kernel tensor is {:?}, not {:?}", et, T::TYPE)));
