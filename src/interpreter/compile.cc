@@ -1,5 +1,6 @@
 // Compiling a module into a Program: interp::Compile, the functions it calls, their blocks and regions.
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -10,9 +11,11 @@
 namespace neuronmem::interp {
 
 Status Compiler::GetFunction(std::string_view name, const Function** out, const Operation* caller_op,
-                             const std::string& where, uint8_t space) {
+                             const std::string& where, uint8_t space, const ParamRefinement* refine) {
   std::string key(name);
   if (space) key += std::string(1, '\0') + "host";
+  if (refine && refine->empty()) refine = nullptr;
+  if (refine) key += std::string(1, '\0') + refine->Key();
   auto it = impl_->functions.find(key);
   if (it != impl_->functions.end()) {
     if (it->second->compiling)
@@ -38,6 +41,7 @@ Status Compiler::GetFunction(std::string_view name, const Function** out, const 
     return InvalidArgument("%s: calls and regions nested deeper than %d levels", where.c_str(), kMaxCompileNesting);
   FunctionCompiler fc(this, raw, space);
   fc.is_entry_ = caller_op == nullptr && name == options_.entry;
+  fc.refine_ = refine;
   NEURONMEM_RETURN_IF_ERROR(fc.CompileFunction(*f));
   raw->compiling = false;
   *out = raw;
@@ -58,7 +62,20 @@ Status FunctionCompiler::CompileBlock(const stablehlo::Block& block, Body* body,
   for (const auto& a : block.args.empty() ? extra_args : block.args) {
     std::vector<uint32_t>& leaves = block_args_;
     leaves.clear();
-    NEURONMEM_RETURN_IF_ERROR(DefineLeaves(a.type, Slot::Kind::kExternal, nullptr, &leaves));
+    // A parameter of a refined function (checked by CompileFunction) takes its refined dims and value.
+    const size_t p0 = body->arg_slots.size();
+    const bool refined = depth_ == 0 && refine_ && a.type.kind != Type::Kind::kTuple;
+    Type t = a.type;
+    if (refined && p0 < refine_->dims.size() && !refine_->dims[p0].empty())
+      t.dims = stablehlo::Span<int64_t>(refine_->dims[p0].data(), refine_->dims[p0].size());
+    NEURONMEM_RETURN_IF_ERROR(DefineLeaves(t, Slot::Kind::kExternal, nullptr, &leaves));
+    if (refined && p0 < refine_->values.size() && !refine_->values[p0].empty() &&
+        refine_->values[p0].size() == fn_->slots[leaves[0]].bytes) {
+      const std::vector<char>& v = refine_->values[p0];
+      auto block_data = std::make_unique<uint64_t[]>(v.size() / 8 + 1);
+      std::memcpy(block_data.get(), v.data(), v.size());
+      folded_[leaves[0]] = std::move(block_data);
+    }
     // Where the argument lies: the entry's parameters where the caller said, else the code's own space.
     for (size_t i = 0; i < leaves.size(); ++i) {
       const size_t p = body->arg_slots.size() + i;
@@ -123,11 +140,57 @@ Status FunctionCompiler::CompileRegionBatched(size_t index, int64_t n, const Bod
   return s;
 }
 
+Status FunctionCompiler::CalleeRefinement(const stablehlo::Function& f, ParamRefinement* out, bool* refined) {
+  *refined = false;
+  size_t p = 0;
+  for (const stablehlo::Argument& a : f.args) {
+    std::vector<const Type*> types;
+    LeafTypes(a.type, &types);
+    const bool global = a.type.kind != Type::Kind::kTuple && stablehlo::Find(a.attrs, "jax.global_constant");
+    for (const Type* t : types) {
+      if (p >= inputs_.size()) return Ok();  // the call's own check names the mismatch
+      out->dims.emplace_back();
+      out->values.emplace_back();
+      const Slot& arg = fn_->slots[inputs_[p]];
+      if (HasDynamicDims(*t)) {
+        out->dims.back() = arg.dims;
+        *refined = true;
+      }
+      // A global constant (a dimension variable's value) known here is known in the callee: its shapes follow.
+      const char* data = nullptr;
+      if (global && arg.bytes <= 64 && !Evaluate(inputs_[p], "a global constant", 0, &data)) {
+        out->values.back().assign(data, data + arg.bytes);
+        *refined = true;
+      }
+      ++p;
+    }
+  }
+  return Ok();
+}
+
+Status FunctionCompiler::CallResultDims(size_t result, std::vector<int64_t>* dims) {
+  std::string_view callee = op_->callee;
+  if (callee.empty())
+    if (const Attribute* a = Attr(op_->name == "stablehlo.composite" ? "decomposition" : "callee")) callee = a->str;
+  const Function* fn = nullptr;
+  NEURONMEM_RETURN_IF_ERROR(GetFunction(callee, &fn));
+  size_t leaf = 0;
+  for (size_t i = 0; i < result && i < op_->result_types.size(); ++i) leaf += LeafCount(op_->result_types[i]);
+  if (leaf < fn->body.result_slots.size()) *dims = fn->slots[fn->body.result_slots[leaf]].dims;
+  return Ok();
+}
+
 Status FunctionCompiler::GetFunction(std::string_view name, const Function** fn) {
   const Operation* op = op_;
+  ParamRefinement refine;
+  bool refined = false;
+  if (IsCallLike(op_->name))
+    if (const stablehlo::Function* f = FindFunction(name))
+      NEURONMEM_RETURN_IF_ERROR(CalleeRefinement(*f, &refine, &refined));
   const std::vector<uint32_t> saved_in = inputs_, saved_out = outputs_;
-  Status s = c_->GetFunction(name, fn, op_,
-                             FormatLocation(state()->filename, *op_) + ": '" + std::string(op_->name) + "'", ctx_);
+  Status s =
+      c_->GetFunction(name, fn, op_, FormatLocation(state()->filename, *op_) + ": '" + std::string(op_->name) + "'",
+                      ctx_, refined ? &refine : nullptr);
   op_ = op;
   inputs_ = saved_in;
   outputs_ = saved_out;
@@ -146,6 +209,7 @@ Status FunctionCompiler::CompileFunction(const stablehlo::Function& f) {
   open_.resize(1);
   open_[0].start = 0;
   names_.Reserve(f.body.blocks[0].ops.size() + f.args.size());  // one name per op, most of them
+  if (refine_) NEURONMEM_RETURN_IF_ERROR(CheckRefinement(f));
   std::vector<uint32_t> returned;
   NEURONMEM_RETURN_IF_ERROR(CompileBlock(f.body.blocks[0], &fn_->body, &returned, f.args));
   fn_->body.result_slots = returned;
@@ -196,6 +260,36 @@ Status FunctionCompiler::CompileFunction(const stablehlo::Function& f) {
   return Ok();
 }
 
+// The refined dims of each parameter against its declared type: as many dims, each `?` or equal.
+Status FunctionCompiler::CheckRefinement(const stablehlo::Function& f) {
+  size_t p = 0;
+  for (const stablehlo::Argument& a : f.args) {
+    std::vector<const Type*> types;
+    LeafTypes(a.type, &types);
+    for (const Type* t : types) {
+      const std::vector<int64_t>* d =
+          p < refine_->dims.size() && !refine_->dims[p].empty() ? &refine_->dims[p] : nullptr;
+      ++p;
+      if (!d) continue;
+      bool fits = a.type.kind != Type::Kind::kTuple && d->size() == t->dims.size();
+      for (size_t k = 0; fits && k < d->size(); ++k) fits = (*d)[k] >= 0 && (t->dims[k] < 0 || t->dims[k] == (*d)[k]);
+      if (!fits) {
+        std::string got;
+        for (int64_t x : *d) got += (got.empty() ? "" : ",") + std::to_string(x);
+        return InvalidArgument("%s:%u:%u: function @%.*s: argument %zu (%%%.*s) of shape [%s] does not fit its type %s",
+                               state()->filename.c_str(), a.loc.line, a.loc.column, static_cast<int>(f.name.size()),
+                               f.name.data(), p - 1, static_cast<int>(a.name.size()), a.name.data(), got.c_str(),
+                               TypeToString(*t).c_str());
+      }
+    }
+  }
+  if (p < refine_->dims.size())
+    return InvalidArgument("%s:%u:%u: function @%.*s takes %zu parameters, not %zu", state()->filename.c_str(),
+                           f.loc.line, f.loc.column, static_cast<int>(f.name.size()), f.name.data(), p,
+                           refine_->dims.size());
+  return Ok();
+}
+
 Status Compile(const stablehlo::Module& module, const CompileOptions& options, std::unique_ptr<Program>* out) {
   auto impl = std::make_unique<Program::Impl>();
   impl->state.filename = options.filename;
@@ -208,14 +302,19 @@ Status Compile(const stablehlo::Module& module, const CompileOptions& options, s
   impl->state.host_compute_move = host.move;
   Compiler c(module, options, impl.get());
   const Function* entry = nullptr;
+  ParamRefinement refine;
+  refine.dims = options.param_dims;
   NEURONMEM_RETURN_IF_ERROR(c.GetFunction(options.entry, &entry, nullptr, options.filename,
-                                          host.place && host.entry_on_host ? host.space : 0));
+                                          host.place && host.entry_on_host ? host.space : 0, &refine));
   impl->entry = entry;
-  for (const Type& t : entry->param_types) {
+  for (size_t p = 0; p < entry->param_types.size(); ++p) {
+    const Type& t = entry->param_types[p];
     ValueSpec v;
     v.type = t.kind == Type::Kind::kToken ? ElementType::kPred : t.element;
     if (t.kind == Type::Kind::kToken)
-      v.dims = {0};  // an empty pred[0]
+      v.dims = {0};              // an empty pred[0]
+    else if (HasDynamicDims(t))  // refined
+      v.dims = entry->slots[entry->body.arg_slots[p]].dims;
     else
       v.dims.assign(t.dims.begin(), t.dims.end());
     v.bytes = v.NumBytes();

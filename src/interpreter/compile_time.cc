@@ -8,15 +8,6 @@
 
 namespace neuronmem::interp {
 
-namespace {
-
-bool HasDynamicDims(const Type& t) {
-  return (t.kind == Type::Kind::kTensor || t.kind == Type::Kind::kScalar) &&
-         std::any_of(t.dims.begin(), t.dims.end(), [](int64_t d) { return d < 0; });
-}
-
-}  // namespace
-
 // Records every op with a kernel (cheaply: whether it can be evaluated is decided when a value is asked for,
 // which few programs do).
 void FunctionCompiler::RecordDefiner(const Operation& op, const Kernel* kernel, uint32_t slot_begin) {
@@ -104,6 +95,8 @@ Status FunctionCompiler::RefineResultTypes(const Operation& op, stablehlo::Span<
     if (OpTraits(op.name) & kElementwise) {
       for (uint32_t in : inputs_)
         if (fn_->slots[in].dims.size() == t.dims.size()) d = fn_->slots[in].dims;
+    } else if (IsCallLike(op.name)) {
+      NEURONMEM_RETURN_IF_ERROR(CallResultDims(i, &d));
     } else {
       NEURONMEM_RETURN_IF_ERROR(InferDynamicResultDims(*this, i, t, &d));
     }

@@ -36,6 +36,47 @@ inline size_t LeafCount(const Type& t) {
   return n;
 }
 
+// Whether a tensor type has `?` dims.
+inline bool HasDynamicDims(const Type& t) {
+  if (t.kind != Type::Kind::kTensor && t.kind != Type::Kind::kScalar) return false;
+  for (int64_t d : t.dims)
+    if (d < 0) return true;
+  return false;
+}
+
+// The ops that call a function of the module with their operands as its arguments.
+inline bool IsCallLike(std::string_view name) {
+  return name == "func.call" || name == "call" || name == "stablehlo.composite";
+}
+
+// A function compiled for refined arguments (CompileOptions::param_dims for the entry; a call of a function
+// with `?` or jax.global_constant parameters): per flattened parameter, its dims (empty: as declared) and its
+// value when it is known at compile time (a jax.global_constant argument; empty: not known).
+struct ParamRefinement {
+  std::vector<std::vector<int64_t>> dims;
+  std::vector<std::vector<char>> values;
+  bool empty() const {
+    for (const auto& d : dims)
+      if (!d.empty()) return false;
+    for (const auto& v : values)
+      if (!v.empty()) return false;
+    return true;
+  }
+  // Distinguishes the specializations of one function: the dims and values, as text.
+  std::string Key() const {
+    std::string k;
+    for (size_t i = 0; i < dims.size() || i < values.size(); ++i) {
+      k += '(';
+      if (i < dims.size())
+        for (int64_t d : dims[i]) k += std::to_string(d) + 'x';
+      k += ':';
+      if (i < values.size()) k.append(values[i].data(), values[i].size());
+      k += ')';
+    }
+    return k;
+  }
+};
+
 inline void LeafTypes(const Type& t, std::vector<const Type*>* out) {
   if (t.kind != Type::Kind::kTuple) {
     out->push_back(&t);
@@ -228,6 +269,14 @@ class FunctionCompiler final : public CompileCtx {
   std::vector<std::pair<size_t, size_t>>* requests_ = nullptr;  // the op being compiled: (output, input)
   std::vector<InPlaceCandidate> in_place_;
   bool is_entry_ = false;
+  const ParamRefinement* refine_ = nullptr;  // the function's parameters refined (nullptr: as declared)
+  // The refinement of the callee of the op being compiled (a call or composite) from its operands; false when
+  // its parameters are used as declared.
+  Status CalleeRefinement(const stablehlo::Function& f, ParamRefinement* out, bool* refined);
+  // The dims of the results of the call or composite being compiled, from its callee's specialization.
+  Status CallResultDims(size_t result, std::vector<int64_t>* dims);
+  // The refinement's dims against the declared parameter types of `f` (INVALID_ARGUMENT naming the parameter).
+  Status CheckRefinement(const stablehlo::Function& f);
   // Compile-time evaluation (ConstantData). Every op with a kernel is a definer of its result slots; the
   // kernel, operands and created slots are kept for ops that may be evaluated (side-effect free, no regions).
   struct Definer {
@@ -257,7 +306,7 @@ class Compiler {
 
   // The function `name` compiled for code of `space` (host compute compiles a function apart for each side).
   Status GetFunction(std::string_view name, const Function** out, const Operation* caller_op, const std::string& where,
-                     uint8_t space);
+                     uint8_t space, const ParamRefinement* refine = nullptr);
 
   const stablehlo::Module& module_;
   const CompileOptions& options_;

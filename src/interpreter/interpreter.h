@@ -120,6 +120,15 @@ struct CompileOptions {
   // (RunOptions::context): the executor copies and counts them as transfers. nullptr: plain copies.
   using SpaceCopyFn = void (*)(void* run_context, void* dst, const void* src, size_t bytes);
   SpaceCopyFn space_copy = nullptr;
+  // Shape refinement (a shape-polymorphic entry, as jax.export writes them: parameters of types such as
+  // tensor<?x4xf32>; StableHLO's refine-shapes pass): param_dims[i] gives entry parameter i (flattened) its
+  // dims in place of the `?` ones its type declares (an empty vector, or a parameter without `?` dims: the
+  // declared type). The refined shapes propagate: element-wise ops and the dynamic-shape ops infer their `?`
+  // result dims, get_dimension_size is a constant, and a call (or composite) of a function whose parameters
+  // have `?` dims or `jax.global_constant` compiles a specialization of it for its arguments' dims and the
+  // values of its global-constant arguments (known at compile time), whose result dims are the call's.
+  // Specialize (specialize.h) compiles one program per argument-shape tuple.
+  std::vector<std::vector<int64_t>> param_dims;
 
   // Host compute (the executor's `_xla_compute_type = "host"`; docs/executor.md, "Host compute"). Off while
   // `place` is null. An op `place` calls kHost runs on the host with everything inside it (its regions, the

@@ -3,6 +3,8 @@
 // input view with per-dimension strides, possibly zero or negative).
 #include "interpreter/shape.h"
 
+#include <algorithm>
+
 #include "base/checked.h"
 #include "interpreter/elementwise.h"
 #include "interpreter/quant.h"
@@ -582,6 +584,47 @@ Status InferDynamicResultDims(CompileCtx& cx, size_t result, const stablehlo::Ty
     std::vector<int64_t> low, high, interior;
     NEURONMEM_RETURN_IF_ERROR(DynamicPadAmounts(cx, &low, &high, &interior));
     return PaddedDims(cx, a, low, high, interior, dims);
+  }
+  // Ops whose result shape follows from their operands', met in refined shape-polymorphic programs
+  // (CompileOptions::param_dims): the batch, free lhs and free rhs dims of dot_general, transpose's permuted
+  // dims, and reduce's operand dims without the reduced ones.
+  if (name == "stablehlo.dot_general" && cx.num_inputs() == 2) {
+    const stablehlo::Attribute* dn = cx.Attr("dot_dimension_numbers");
+    std::vector<int64_t> lb, rb, lc, rc;
+    const auto list = [&](std::string_view key, std::vector<int64_t>* out) {
+      const stablehlo::Attribute* e = dn ? dn->Get(key) : nullptr;
+      return !e || CompileCtx::IntListOf(*e, out);
+    };
+    if (!dn || !list("lhs_batching_dimensions", &lb) || !list("rhs_batching_dimensions", &rb) ||
+        !list("lhs_contracting_dimensions", &lc) || !list("rhs_contracting_dimensions", &rc))
+      return cx.Invalid("malformed dot_dimension_numbers");
+    const std::vector<int64_t>& b = cx.in_slot(1).dims;
+    const auto in = [](const std::vector<int64_t>& v, size_t d) {
+      return std::find(v.begin(), v.end(), static_cast<int64_t>(d)) != v.end();
+    };
+    for (int64_t d : lb)
+      if (d >= 0 && static_cast<size_t>(d) < a.size()) dims->push_back(a[d]);
+    for (size_t d = 0; d < a.size(); ++d)
+      if (!in(lb, d) && !in(lc, d)) dims->push_back(a[d]);
+    for (size_t d = 0; d < b.size(); ++d)
+      if (!in(rb, d) && !in(rc, d)) dims->push_back(b[d]);
+    return Ok();
+  }
+  if (name == "stablehlo.transpose") {
+    std::vector<int64_t> perm;
+    if (!cx.IntList("permutation", &perm) || perm.size() != a.size()) return cx.Invalid("malformed permutation");
+    for (int64_t p : perm) {
+      if (p < 0 || static_cast<size_t>(p) >= a.size()) return cx.Invalid("malformed permutation");
+      dims->push_back(a[p]);
+    }
+    return Ok();
+  }
+  if (name == "stablehlo.reduce") {
+    std::vector<int64_t> reduced;
+    if (!cx.IntList("dimensions", &reduced)) return cx.Invalid("missing dimensions");
+    for (size_t d = 0; d < a.size(); ++d)
+      if (std::find(reduced.begin(), reduced.end(), static_cast<int64_t>(d)) == reduced.end()) dims->push_back(a[d]);
+    return Ok();
   }
   if (name == "stablehlo.real_dynamic_slice") {
     std::vector<int64_t> start, limit, stride;

@@ -8,7 +8,8 @@
 // `// -----`; a module with @main runs @main, otherwise every public function without parameters runs (the
 // interpret/ suites' convention). A file passes when every run finishes without a failed check. The first RUN
 // line that passes `--args="[dense<...> : tensor<...>, ...]"` (stablehlo-translate --interpret's option) gives
-// @main its arguments; a malformed list fails the file.
+// @main its arguments; a malformed list fails the file. A shape-polymorphic @main (`?` dims, as jax.export writes
+// them) is compiled with its shapes refined from those arguments.
 // Exit status: 0 if every file passed, or with --expected-failures, if exactly the listed files failed;
 // 77 (skip) with --skip-missing when a folder is absent; 1 otherwise.
 // --via-bytecode: each module is written as a StableHLO portable artifact (stablehlo::WriteBytecode, the newest
@@ -32,6 +33,7 @@
 
 #include "base/file.h"
 #include "interpreter/interpreter.h"
+#include "interpreter/specialize.h"
 #include "stablehlo/bytecode.h"
 #include "stablehlo/parser.h"
 
@@ -171,6 +173,9 @@ FileResult RunFunction(const shlo::Module& m, const std::string& name, const std
   opts.entry = name;
   opts.filename = display;
   opts.reference_test_ops = true;  // interpreter.run_parallel, interpreter.probe, check.expect_serialized_eq
+  // A shape-polymorphic entry (jax.export's `?` dims) takes its shapes from the arguments (refine-shapes).
+  if (args && interp::Specializations::IsPolymorphic(m, name))
+    for (const interp::TensorView& v : *args) opts.param_dims.emplace_back(v.dims, v.dims + v.rank);
   std::unique_ptr<interp::Program> prog;
   const double c0 = NowMs();
   Status s = interp::Compile(m, opts, &prog);
