@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <random>
@@ -86,6 +87,10 @@ struct Op {
   size_t len = 0;
   uint32_t peer = 0;
   std::vector<char> buf;  // header + payload
+  // A send the provider did not accept yet (its peer makes no progress: connecting needs both sides): posted
+  // later, in order, by Progress; lost with its peer when still refused after peer_timeout.
+  uint64_t ftag = 0;
+  Clock::time_point since{};
 };
 
 template <typename T>
@@ -132,12 +137,15 @@ class Fabric::Impl {
   void Close();
 
   Status Send(uint32_t to, uint64_t tag, const void* data, size_t bytes, std::string_view op);
-  // `lock` (nullable, held on mu): released while the receive waits (Wait).
+  // `lock` (nullable, held on mu): released while the receive waits (Wait). interrupt: Fabric::Recv's.
   Status Recv(uint32_t from, uint64_t tag, void* data, size_t bytes, std::string_view op,
-              std::unique_lock<std::mutex>* lock = nullptr);
+              std::unique_lock<std::mutex>* lock = nullptr, const std::atomic<int>* interrupt = nullptr);
   Status CheckPeer(uint32_t peer, std::string_view op) const;
-  // Reads every completion available now. Returns false if there was none.
+  // Reads every completion available now (after posting the sends waiting for their peer). Returns false if there
+  // was none.
   bool Progress();
+  // Posts the sends the provider refused so far (EAGAIN), each peer's in order.
+  void PostUnposted();
   // Progress with a growing pause between empty polls (no busy core while waiting). With `lock` (held on mu),
   // the pause runs unlocked, so other threads' calls (a launch's cores) go on while this one waits.
   void Wait(int* idle, std::unique_lock<std::mutex>* lock = nullptr);
@@ -155,6 +163,7 @@ class Fabric::Impl {
   std::vector<fi_addr_t> peers;            // fi_addr of each process (self's unused)
   std::vector<std::string> lost;           // why each process is lost ("" = alive)
   std::map<Op*, std::unique_ptr<Op>> ops;  // posted and not yet completed (or cancelled and never completed)
+  std::deque<Op*> unposted;                // sends in `ops` the provider has not accepted yet, in send order
   FabricStats stats;
   uint64_t collective_seq = 0;
   mutable std::mutex mu;
@@ -333,7 +342,34 @@ Status Fabric::Impl::Bootstrap() {
   return Ok();
 }
 
+void Fabric::Impl::PostUnposted() {
+  std::vector<bool> blocked(opts.num_processes);  // a peer whose earlier send is still refused: later ones wait
+  for (auto it = unposted.begin(); it != unposted.end();) {
+    Op* op = *it;
+    if (blocked[op->peer]) {
+      ++it;
+      continue;
+    }
+    ssize_t rc = lost[op->peer].empty()
+                     ? fi_tsend(ep, op->buf.data(), op->buf.size(), nullptr, peers[op->peer], op->ftag, &op->ctx)
+                     : -FI_ECANCELED;
+    if (rc == -FI_EAGAIN && Clock::now() - op->since < opts.peer_timeout) {
+      blocked[op->peer] = true;
+      ++it;
+      continue;
+    }
+    if (rc == -FI_EAGAIN) {
+      lost[op->peer] = "its endpoint accepted nothing for " + std::to_string(opts.peer_timeout.count()) + " ms";
+    } else if (rc != 0 && lost[op->peer].empty()) {
+      lost[op->peer] = "the provider could not send to it (" + FiError(static_cast<int>(rc)) + ")";
+    }
+    if (rc != 0) ops.erase(op);  // dropped with its lost peer
+    it = unposted.erase(it);
+  }
+}
+
 bool Fabric::Impl::Progress() {
+  if (!unposted.empty()) PostUnposted();
   fi_cq_tagged_entry entries[16];
   bool any = false;
   for (;;) {
@@ -410,25 +446,21 @@ Status Fabric::Impl::Send(uint32_t to, uint64_t tag, const void* data, size_t by
   memcpy(h.token, token, kTokenBytes);
   memcpy(op->buf.data(), &h, sizeof h);
   if (bytes > 0) memcpy(op->buf.data() + sizeof h, data, bytes);
-  const uint64_t ftag = (static_cast<uint64_t>(opts.process_index) << 48) | tag;
   Op* raw = op.get();
+  raw->ftag = (static_cast<uint64_t>(opts.process_index) << 48) | tag;
+  raw->since = Clock::now();
   ops.emplace(raw, std::move(op));
-  int idle = 0;
-  const auto deadline = Clock::now() + opts.peer_timeout;
-  for (;;) {
-    ssize_t rc = fi_tsend(ep, raw->buf.data(), raw->buf.size(), nullptr, peers[to], ftag, &raw->ctx);
-    if (rc == 0) break;
-    if (rc != -FI_EAGAIN) {
-      ops.erase(raw);
-      return Unavailable("%.*s: sending %zu bytes to process %u: %s", static_cast<int>(op_name.size()), op_name.data(),
-                         bytes, to, FiError(static_cast<int>(rc)).c_str());
-    }
-    if (Clock::now() >= deadline) {
-      ops.erase(raw);
-      lost[to] = "its endpoint accepted nothing for " + std::to_string(opts.peer_timeout.count()) + " ms";
-      return CheckPeer(to, op_name);
-    }
-    Wait(&idle);
+  // Buffered even when the provider cannot take it yet (the peer is not progressing, e.g. computing): then it
+  // waits in `unposted` behind this peer's earlier sends, and Progress posts it.
+  const bool behind = std::any_of(unposted.begin(), unposted.end(), [to](const Op* o) { return o->peer == to; });
+  ssize_t rc =
+      behind ? -FI_EAGAIN : fi_tsend(ep, raw->buf.data(), raw->buf.size(), nullptr, peers[to], raw->ftag, &raw->ctx);
+  if (rc == -FI_EAGAIN) {
+    unposted.push_back(raw);
+  } else if (rc != 0) {
+    ops.erase(raw);
+    return Unavailable("%.*s: sending %zu bytes to process %u: %s", static_cast<int>(op_name.size()), op_name.data(),
+                       bytes, to, FiError(static_cast<int>(rc)).c_str());
   }
   stats.messages_sent++;
   stats.bytes_sent += bytes;
@@ -437,7 +469,8 @@ Status Fabric::Impl::Send(uint32_t to, uint64_t tag, const void* data, size_t by
 }
 
 Status Fabric::Impl::Recv(uint32_t from, uint64_t tag, void* data, size_t bytes, std::string_view op_name,
-                          std::unique_lock<std::mutex>* lock) {
+                          std::unique_lock<std::mutex>* lock, const std::atomic<int>* interrupt) {
+  const auto stopped = [interrupt] { return interrupt ? interrupt->load(std::memory_order_acquire) : 0; };
   NEURONMEM_RETURN_IF_ERROR(CheckPeer(from, op_name));
   const uint64_t ftag = (static_cast<uint64_t>(from) << 48) | tag;
   const auto deadline = Clock::now() + opts.peer_timeout;
@@ -459,7 +492,7 @@ Status Fabric::Impl::Recv(uint32_t from, uint64_t tag, void* data, size_t bytes,
       }
       Wait(&idle, lock);
     }
-    while (!op->done && lost[from].empty() && Clock::now() < deadline) Wait(&idle, lock);
+    while (!op->done && lost[from].empty() && Clock::now() < deadline && !stopped()) Wait(&idle, lock);
     if (!op->done) {
       // Give the buffer back before failing: cancel, and wait (briefly) for the cancellation's completion. A
       // receive the provider never returns stays in `ops` until the endpoint is closed.
@@ -467,6 +500,11 @@ Status Fabric::Impl::Recv(uint32_t from, uint64_t tag, void* data, size_t bytes,
       const auto cancel_deadline = Clock::now() + std::chrono::seconds(2);
       while (!op->done && Clock::now() < cancel_deadline) Wait(&idle, lock);
       if (op->done) ops.erase(op);
+      if (const int code = stopped(); code && lost[from].empty()) {
+        return MakeStatus(static_cast<neuronmem_status_code_t>(code),
+                          std::string(op_name) + " (tag " + std::to_string(tag & kUserTagMask) +
+                              "): stopped while it waited for process " + std::to_string(from));
+      }
       if (lost[from].empty()) {
         lost[from] = "no message from it within " + std::to_string(opts.peer_timeout.count()) + " ms";
       }
@@ -536,6 +574,7 @@ void Fabric::Impl::Close() {
   av = nullptr, cq = nullptr, domain = nullptr, fabric = nullptr;
   if (info != nullptr) fi_freeinfo(info);
   info = nullptr;
+  unposted.clear();
   ops.clear();
 }
 
@@ -588,10 +627,11 @@ Status Fabric::Send(uint32_t to, uint64_t tag, const void* data, size_t bytes, s
   return impl_->Send(to, tag, data, bytes, op);
 }
 
-Status Fabric::Recv(uint32_t from, uint64_t tag, void* data, size_t bytes, std::string_view op) {
+Status Fabric::Recv(uint32_t from, uint64_t tag, void* data, size_t bytes, std::string_view op,
+                    const std::atomic<int>* interrupt) {
   NEURONMEM_RETURN_IF_ERROR(CheckPointToPoint(tag, from, impl_->opts.process_index, op));
   std::unique_lock<std::mutex> lock(impl_->mu);
-  return impl_->Recv(from, tag, data, bytes, op, &lock);
+  return impl_->Recv(from, tag, data, bytes, op, &lock, interrupt);
 }
 
 Status Fabric::CollectivePermute(const std::vector<std::pair<uint32_t, uint32_t>>& pairs, const void* in, void* out,
