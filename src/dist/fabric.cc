@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <new>
@@ -100,6 +101,10 @@ struct Op {
   size_t capacity = 0;          // of buf
   size_t size = 0;              // bytes of buf in use
   fid_mr* mr = nullptr;         // buf's registration, where memory is registered
+  // A send the provider did not accept yet (its peer makes no progress: connecting needs both sides): posted
+  // later, in order, by Progress; lost with its peer when still refused after peer_timeout.
+  uint64_t ftag = 0;
+  Clock::time_point since{};
   Op() = default;
   Op(const Op&) = delete;
   Op& operator=(const Op&) = delete;
@@ -167,12 +172,15 @@ class Fabric::Impl {
   void Close();
 
   Status Send(uint32_t to, uint64_t tag, const void* data, size_t bytes, std::string_view op);
-  // `lock` (nullable, held on mu): released while the receive waits (Wait).
+  // `lock` (nullable, held on mu): released while the receive waits (Wait). interrupt: Fabric::Recv's.
   Status Recv(uint32_t from, uint64_t tag, void* data, size_t bytes, std::string_view op,
-              std::unique_lock<std::mutex>* lock = nullptr);
+              std::unique_lock<std::mutex>* lock = nullptr, const std::atomic<int>* interrupt = nullptr);
   Status CheckPeer(uint32_t peer, std::string_view op) const;
-  // Reads every completion available now. Returns false if there was none.
+  // Reads every completion available now (after posting the sends waiting for their peer). Returns false if there
+  // was none.
   bool Progress();
+  // Posts the sends the provider refused so far (EAGAIN), each peer's in order.
+  void PostUnposted();
   // Applies completions read from the queue (entries) or its error entry.
   void Complete(const fi_cq_tagged_entry* entries, ssize_t n);
   bool CompleteError();
@@ -199,6 +207,7 @@ class Fabric::Impl {
   std::vector<fi_addr_t> peers;            // fi_addr of each process (self's unused)
   std::vector<std::string> lost;           // why each process is lost ("" = alive)
   std::map<Op*, std::unique_ptr<Op>> ops;  // posted and not yet completed (or cancelled and never completed)
+  std::deque<Op*> unposted;                // sends in `ops` the provider has not accepted yet, in send order
   std::vector<std::unique_ptr<Op>> pool;   // completed ops kept for reuse
   size_t pool_bytes = 0;
   bool cq_waitable = false;         // the completion queue has a wait object (fi_cq_sread)
@@ -441,7 +450,34 @@ bool Fabric::Impl::CompleteError() {
   return true;
 }
 
+void Fabric::Impl::PostUnposted() {
+  std::vector<bool> blocked(opts.num_processes);  // a peer whose earlier send is still refused: later ones wait
+  for (auto it = unposted.begin(); it != unposted.end();) {
+    Op* op = *it;
+    if (blocked[op->peer]) {
+      ++it;
+      continue;
+    }
+    ssize_t rc = lost[op->peer].empty()
+                     ? fi_tsend(ep, op->data(), op->size, op->desc(), peers[op->peer], op->ftag, &op->ctx)
+                     : -FI_ECANCELED;
+    if (rc == -FI_EAGAIN && Clock::now() - op->since < opts.peer_timeout) {
+      blocked[op->peer] = true;
+      ++it;
+      continue;
+    }
+    if (rc == -FI_EAGAIN) {
+      lost[op->peer] = "its endpoint accepted nothing for " + std::to_string(opts.peer_timeout.count()) + " ms";
+    } else if (rc != 0 && lost[op->peer].empty()) {
+      lost[op->peer] = "the provider could not send to it (" + FiError(static_cast<int>(rc)) + ")";
+    }
+    it = unposted.erase(it);
+    if (rc != 0) Release(op);  // dropped with its lost peer
+  }
+}
+
 bool Fabric::Impl::Progress() {
+  if (!unposted.empty()) PostUnposted();
   fi_cq_tagged_entry entries[16];
   bool any = false;
   for (;;) {
@@ -578,23 +614,18 @@ Status Fabric::Impl::Send(uint32_t to, uint64_t tag, const void* data, size_t by
   memcpy(h.token, token, kTokenBytes);
   memcpy(op->data(), &h, sizeof h);
   if (bytes > 0) memcpy(op->data() + sizeof h, data, bytes);
-  const uint64_t ftag = (static_cast<uint64_t>(opts.process_index) << 48) | tag;
-  Backoff backoff;
-  const auto deadline = Clock::now() + opts.peer_timeout;
-  for (;;) {
-    ssize_t rc = fi_tsend(ep, op->data(), op->size, op->desc(), peers[to], ftag, &op->ctx);
-    if (rc == 0) break;
-    if (rc != -FI_EAGAIN) {
-      Release(op);
-      return Unavailable("%.*s: sending %zu bytes to process %u: %s", static_cast<int>(op_name.size()), op_name.data(),
-                         bytes, to, FiError(static_cast<int>(rc)).c_str());
-    }
-    if (Clock::now() >= deadline) {
-      Release(op);
-      lost[to] = "its endpoint accepted nothing for " + std::to_string(opts.peer_timeout.count()) + " ms";
-      return CheckPeer(to, op_name);
-    }
-    Wait(&backoff);
+  op->ftag = (static_cast<uint64_t>(opts.process_index) << 48) | tag;
+  op->since = Clock::now();
+  // Buffered even when the provider cannot take it yet (the peer is not progressing, e.g. computing): then it
+  // waits in `unposted` behind this peer's earlier sends, and Progress posts it.
+  const bool behind = std::any_of(unposted.begin(), unposted.end(), [to](const Op* o) { return o->peer == to; });
+  ssize_t rc = behind ? -FI_EAGAIN : fi_tsend(ep, op->data(), op->size, op->desc(), peers[to], op->ftag, &op->ctx);
+  if (rc == -FI_EAGAIN) {
+    unposted.push_back(op);
+  } else if (rc != 0) {
+    Release(op);
+    return Unavailable("%.*s: sending %zu bytes to process %u: %s", static_cast<int>(op_name.size()), op_name.data(),
+                       bytes, to, FiError(static_cast<int>(rc)).c_str());
   }
   stats.messages_sent++;
   stats.bytes_sent += bytes;
@@ -603,7 +634,8 @@ Status Fabric::Impl::Send(uint32_t to, uint64_t tag, const void* data, size_t by
 }
 
 Status Fabric::Impl::Recv(uint32_t from, uint64_t tag, void* data, size_t bytes, std::string_view op_name,
-                          std::unique_lock<std::mutex>* lock) {
+                          std::unique_lock<std::mutex>* lock, const std::atomic<int>* interrupt) {
+  const auto stopped = [interrupt] { return interrupt ? interrupt->load(std::memory_order_acquire) : 0; };
   NEURONMEM_RETURN_IF_ERROR(CheckPeer(from, op_name));
   const uint64_t ftag = (static_cast<uint64_t>(from) << 48) | tag;
   const auto deadline = Clock::now() + opts.peer_timeout;
@@ -638,7 +670,7 @@ Status Fabric::Impl::Recv(uint32_t from, uint64_t tag, void* data, size_t bytes,
       }
       Wait(&backoff, lock);
     }
-    while (!op->done && lost[from].empty() && Clock::now() < deadline) Wait(&backoff, lock);
+    while (!op->done && lost[from].empty() && Clock::now() < deadline && !stopped()) Wait(&backoff, lock);
     if (!op->done) {
       // Give the buffer back before failing: cancel, and wait (briefly) for the cancellation's completion. A
       // receive the provider never returns stays in `ops` until the endpoint is closed.
@@ -646,6 +678,11 @@ Status Fabric::Impl::Recv(uint32_t from, uint64_t tag, void* data, size_t bytes,
       const auto cancel_deadline = Clock::now() + std::chrono::seconds(2);
       while (!op->done && Clock::now() < cancel_deadline) Wait(&backoff, lock);
       if (op->done) Release(op);
+      if (const int code = stopped(); code && lost[from].empty()) {
+        return MakeStatus(static_cast<neuronmem_status_code_t>(code),
+                          std::string(op_name) + " (tag " + std::to_string(tag & kUserTagMask) +
+                              "): stopped while it waited for process " + std::to_string(from));
+      }
       if (lost[from].empty()) {
         lost[from] = "no message from it within " + std::to_string(opts.peer_timeout.count()) + " ms";
       }
@@ -710,6 +747,7 @@ void Fabric::Impl::Close() {
     ep = nullptr;
   }
   // Registrations go before the domain closes.
+  unposted.clear();
   ops.clear();
   pool.clear();
   pool_bytes = 0;
@@ -834,10 +872,11 @@ Status Fabric::Send(uint32_t to, uint64_t tag, const void* data, size_t bytes, s
   return impl_->Send(to, tag, data, bytes, op);
 }
 
-Status Fabric::Recv(uint32_t from, uint64_t tag, void* data, size_t bytes, std::string_view op) {
+Status Fabric::Recv(uint32_t from, uint64_t tag, void* data, size_t bytes, std::string_view op,
+                    const std::atomic<int>* interrupt) {
   NEURONMEM_RETURN_IF_ERROR(CheckPointToPoint(tag, from, impl_->opts.process_index, op));
   std::unique_lock<std::mutex> lock(impl_->mu);
-  return impl_->Recv(from, tag, data, bytes, op, &lock);
+  return impl_->Recv(from, tag, data, bytes, op, &lock, interrupt);
 }
 
 Status Fabric::CollectivePermute(const std::vector<std::pair<uint32_t, uint32_t>>& pairs, const void* in, void* out,

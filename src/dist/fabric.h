@@ -19,6 +19,7 @@
 // (each collective is matched by its sequence number).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -99,8 +100,11 @@ class Fabric {
   // and is directed to the peer's endpoint (from the store): another endpoint's message never matches it (so
   // it is not counted as dropped either), and a shorter message of the job (FAILED_PRECONDITION) may have
   // written its bytes into `data`.
+  // interrupt (nullable): once it holds a status code (CANCELLED, DEADLINE_EXCEEDED: an execution stopped), Recv
+  // stops waiting and fails with that code; the peer is not lost for it.
   Status Send(uint32_t to, uint64_t tag, const void* data, size_t bytes, std::string_view op = "send");
-  Status Recv(uint32_t from, uint64_t tag, void* data, size_t bytes, std::string_view op = "recv");
+  Status Recv(uint32_t from, uint64_t tag, void* data, size_t bytes, std::string_view op = "recv",
+              const std::atomic<int>* interrupt = nullptr);
 
   // StableHLO collective_permute across processes: for each (source, target) pair, source's `in` becomes
   // target's `out`; a process that is no pair's target gets zeros. Every process passes the same pairs

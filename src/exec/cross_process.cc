@@ -117,8 +117,8 @@ Status CrossProcessLaunch::Recv(const interp::OpSite& site, uint32_t from, uint3
   const uint32_t peer = from / job_.cores();
   const uint64_t k = Next(received_, from, to);
   std::vector<char> message(sizeof(Descriptor) + std::max(bytes, kInline));
-  NEURONMEM_RETURN_IF_ERROR(
-      job_.fabric().Recv(peer, Tag(from, to, k, 0), message.data(), sizeof(Descriptor) + kInline, site.op));
+  NEURONMEM_RETURN_IF_ERROR(job_.fabric().Recv(peer, Tag(from, to, k, 0), message.data(), sizeof(Descriptor) + kInline,
+                                               site.op, interrupts_[to]));
   Descriptor d;
   std::memcpy(&d, message.data(), sizeof d);
   d.op[sizeof d.op - 1] = '\0';
@@ -158,8 +158,8 @@ Status CrossProcessLaunch::Recv(const interp::OpSite& site, uint32_t from, uint3
                                      " bytes, device %u expects %zu value(s) of %zu bytes of other shapes",
                                      from, peer, d.n, d.bytes, to, n, bytes));
   if (bytes > kInline)
-    NEURONMEM_RETURN_IF_ERROR(
-        job_.fabric().Recv(peer, Tag(from, to, k, 1), message.data() + sizeof d + kInline, bytes - kInline, site.op));
+    NEURONMEM_RETURN_IF_ERROR(job_.fabric().Recv(peer, Tag(from, to, k, 1), message.data() + sizeof d + kInline,
+                                                 bytes - kInline, site.op, interrupts_[to]));
   const char* at = message.data() + sizeof d;
   for (size_t i = 0; i < n; ++i) {
     const size_t b = results[i].Bytes();

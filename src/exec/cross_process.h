@@ -22,6 +22,7 @@
 #include <memory>
 #include <mutex>
 #include <utility>
+#include <vector>
 
 #include "base/status.h"
 #include "dist/fabric.h"
@@ -60,7 +61,11 @@ class Job {
 class CrossProcessLaunch final : public interp::RemoteProcesses {
  public:
   CrossProcessLaunch(const Job& job, uint64_t fingerprint, uint64_t launch_id)
-      : job_(job), fingerprint_(fingerprint), launch_id_(launch_id) {}
+      : job_(job), fingerprint_(fingerprint), launch_id_(launch_id), interrupts_(job.num_devices()) {}
+
+  // What stops local process `process`'s execution (its ExecutionControl's interrupt; nullable): a receive it waits
+  // in ends when the execution is cancelled or its deadline passes. Set by the process's own thread before it runs.
+  void SetInterrupt(uint32_t process, const std::atomic<int>* interrupt) { interrupts_[process] = interrupt; }
 
   // Numbers the launch: the next of the client's launches across processes. Once, when it is sure to run (a launch
   // refused at submission takes no number), in the order launches enter their queues; before any message.
@@ -84,6 +89,7 @@ class CrossProcessLaunch final : public interp::RemoteProcesses {
   const Job& job_;
   uint64_t sequence_ = 0;
   const uint64_t fingerprint_, launch_id_;
+  std::vector<const std::atomic<int>*> interrupts_;  // per grid process (only local ones are set)
   std::mutex mu_;
   std::map<std::pair<uint32_t, uint32_t>, uint64_t> sent_, received_;
   std::atomic<uint64_t> bytes_sent_{0}, bytes_received_{0};

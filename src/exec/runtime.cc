@@ -848,6 +848,7 @@ void Runtime::Run(Execution& e) {
       process.partition_id = exe.partition_of(e.process);
       process.host = e.grid.get();
       options.process = &process;
+      if (e.grid->remote) e.grid->remote->SetInterrupt(e.process, options.interrupt);
       std::lock_guard<std::mutex> lock(e.grid->mu);
       e.grid->procs[e.process].run = &run;
     }

@@ -80,7 +80,8 @@ struct LaunchResult {
   std::vector<std::vector<float>> out;
 };
 LaunchResult LaunchAll(neuronmem_client_t* c, neuronmem_executable_t* e, size_t elems, size_t out_elems,
-                       uint64_t launch_id = 0, neuronmem_memory_kind_t kind = NEURONMEM_MEMORY_KIND_DEVICE) {
+                       uint64_t launch_id = 0, neuronmem_memory_kind_t kind = NEURONMEM_MEMORY_KIND_DEVICE,
+                       uint64_t timeout_ns = 0) {
   LaunchResult r;
   std::vector<neuronmem_device_t*> devices = Devices(c);
   std::vector<neuronmem_buffer_t*> args;
@@ -119,6 +120,7 @@ LaunchResult LaunchAll(neuronmem_client_t* c, neuronmem_executable_t* e, size_t 
   a.arguments = args.data();
   a.num_arguments = 1;
   a.launch_id = launch_id;
+  a.timeout_ns = timeout_ns;
   r.code = Code(neuronmem_executable_execute_devices(&a, results.data(), done.data(), nullptr), &r.message);
   if (r.code == NEURONMEM_STATUS_OK) {
     for (size_t d = 0; d < n; ++d) {
@@ -388,6 +390,40 @@ TEST(LaunchJob, ALaunchRefusedAtSubmissionInOneProcessLeavesTheJobInStep) {
     CHILD_CHECK(r.code == NEURONMEM_STATUS_OK && r.out.size() == 1 && r.out[0][0] == 1 + 1001, 4);
     neuronmem_executable_destroy(e);
     CHILD_CHECK(Code(neuronmem_client_destroy(c)) == NEURONMEM_STATUS_OK, 5);
+    return 0;
+  });
+  EXPECT_EQ(codes, (std::vector<int>{0, 0}));
+}
+
+TEST(LaunchJob, ADeadlineStopsAWaitForAPeerThatNeverLaunches) {
+  TempDir dir;
+  auto codes = RunProcesses(2, [&](int i) {
+    // The peer timeout bounds the destroy below (its send to process 1, never accepted, is given up then).
+    neuronmem_client_t* c = NewClient(1, dir.path(), i, 2, /*peer_timeout_ms=*/5000);
+    CHILD_CHECK(c != nullptr, 1);
+    void* store = const_cast<char*>(dir.path().c_str());
+    if (i == 1) {
+      // Alive, but never launches: it waits until process 0 is done.
+      char* value = nullptr;
+      size_t size = 0;
+      Code(neuronmem_directory_store_get(store, "done", 4, 120000000000ull, &value, &size));
+      free(value);
+      CHILD_CHECK(Code(neuronmem_client_destroy(c)) == NEURONMEM_STATUS_OK, 2);
+      return 0;
+    }
+    neuronmem_executable_t* e = CompileFor(c, kAllReduce2, 2);
+    CHILD_CHECK(e != nullptr, 3);
+    const auto t0 = std::chrono::steady_clock::now();
+    LaunchResult r = LaunchAll(c, e, 8, 8, 0, NEURONMEM_MEMORY_KIND_DEVICE, /*timeout_ns=*/500000000ull);
+    const auto waited = std::chrono::steady_clock::now() - t0;
+    // The execution's deadline (0.5 s) ends its wait for process 1 long before the 5 s peer timeout; the send to
+    // process 1 before it did not block either (buffered, though process 1 makes no progress to accept it).
+    CHILD_CHECK(r.code == NEURONMEM_STATUS_DEADLINE_EXCEEDED, 4);
+    CHILD_CHECK(r.message.find("process 1") != std::string::npos, 5);
+    CHILD_CHECK(waited < std::chrono::seconds(3), 6);
+    neuronmem_executable_destroy(e);
+    CHILD_CHECK(Code(neuronmem_directory_store_put(store, "done", 4, "1", 1)) == NEURONMEM_STATUS_OK, 7);
+    CHILD_CHECK(Code(neuronmem_client_destroy(c)) == NEURONMEM_STATUS_OK, 8);
     return 0;
   });
   EXPECT_EQ(codes, (std::vector<int>{0, 0}));
