@@ -231,6 +231,7 @@ int main(void) {
   FIELD(neuronmem_executable_properties_t, num_ops);
   FIELD(neuronmem_executable_properties_t, num_explicit_moves);
   FIELD(neuronmem_executable_properties_t, num_partitions);
+  FIELD(neuronmem_executable_properties_t, num_specializations);
   STRUCT(neuronmem_executable_value_t, NEURONMEM_EXECUTABLE_VALUE_STRUCT_SIZE);
   FIELD(neuronmem_executable_value_t, struct_size);
   FIELD(neuronmem_executable_value_t, element_type);

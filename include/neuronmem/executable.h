@@ -74,9 +74,14 @@ typedef struct neuronmem_executable_properties {
    * boundary. One in a loop moves once per iteration; what an execution moved: neuronmem_execution_stats. */
   uint64_t num_explicit_moves;
   uint32_t num_partitions; /* it runs on devices 0..num_replicas*num_partitions-1 */
+  /* A shape-polymorphic entry (parameters with -1 dims: jax.export's symbolic dimensions) compiles once per tuple
+   * of argument shapes at execute, its shapes refined from the arguments, each kept in a cache of 16 (least
+   * recently used out first): how many it compiled so far. 0 for other executables (peak bytes and num_ops are
+   * 0 for a polymorphic one: they are its specializations'). Filled when struct_size covers it. */
+  uint64_t num_specializations;
 } neuronmem_executable_properties_t;
 #define NEURONMEM_EXECUTABLE_PROPERTIES_STRUCT_SIZE \
-  NEURONMEM_STRUCT_SIZE(neuronmem_executable_properties_t, num_partitions)
+  NEURONMEM_STRUCT_SIZE(neuronmem_executable_properties_t, num_specializations)
 
 /* A parameter or an output of the entry function. Growable output struct. */
 typedef struct neuronmem_executable_value {
@@ -319,14 +324,17 @@ NEURONMEM_API neuronmem_status_t* neuronmem_executable_output_memory(const neuro
  * the memory must stay valid until the result is destroyed, when the upload's done_with_host event completes).
  * Returns INVALID_ARGUMENT
  * (argument count, a buffer or event of another client, shape or element type of an argument differs
- * from its parameter, a device the executable does not run on), FAILED_PRECONDITION (a deleted or donated
+ * from its parameter, a device the executable does not run on; a shape-polymorphic executable's argument whose
+ * shape does not fit its -1 dims), FAILED_PRECONDITION (a deleted or donated
  * argument; an argument to donate that aliases IMMUTABLE_ZERO_COPY memory; STRICT: an argument in another
  * memory kind than its parameter's; a wait event or argument that already failed), RESOURCE_EXHAUSTED (no
  * memory for a result); the argument buffers stay intact then. May run the execution on the calling thread
  * when the core is idle and nothing is pending, but only a program whose work is bounded: one with a
  * stablehlo.while always runs on its core's thread, so this call never waits for a loop that may not end (a
  * custom kernel runs where its execution runs: how long it takes is the caller's own code). Stop an
- * execution with args->timeout_ns or neuronmem_execution_cancel. */
+ * execution with args->timeout_ns or neuronmem_execution_cancel. A shape-polymorphic executable runs the
+ * specialization for the arguments' shapes, compiled by the first call that needs it (its compile errors are
+ * this call's: INVALID_ARGUMENT or UNIMPLEMENTED "file:line:col: ..."; docs/executor.md). */
 NEURONMEM_API neuronmem_status_t* neuronmem_executable_execute(const neuronmem_execute_args_t* args,
                                                                neuronmem_buffer_t** out_results,
                                                                neuronmem_event_t** out_done,

@@ -270,10 +270,12 @@ neuronmem_status_t* neuronmem_executable_properties(const neuronmem_executable_t
   out->num_replicas = e.num_replicas();
   out->peak_device_bytes = e.peak_device_bytes();
   out->peak_host_bytes = e.peak_host_bytes();
-  out->num_ops = e.program().num_kernels();
+  out->num_ops = e.num_ops();
   out->num_explicit_moves = e.num_moves();
   if (NEURONMEM_HAS_FIELD(out, neuronmem_executable_properties_t, num_partitions))
     out->num_partitions = e.num_partitions();
+  if (NEURONMEM_HAS_FIELD(out, neuronmem_executable_properties_t, num_specializations))
+    out->num_specializations = e.num_specializations();
   return nullptr;
 }
 

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "exec/moves.h"
+#include "interpreter/specialize.h"
 
 namespace neuronmem::exec {
 
@@ -186,6 +187,7 @@ Status ModulePartitions(const stablehlo::Module& module, const std::string& file
 }  // namespace
 
 uint64_t Executable::peak_host_bytes() const {
+  if (!program_) return 0;
   uint64_t n = 0;
   for (size_t k = 1; k < interp::kMaxSpaces; ++k) n += program_->workspace_bytes(k);
   return n;
@@ -275,6 +277,40 @@ void PlaceHostCompute(const manifest::Manifest& m, interp::CompileOptions* co) {
 // checked against the manifest's and the donations recorded.
 Status Executable::Compile(const manifest::Manifest& m, const ExecutableOptions& options, uint32_t num_cores,
                            const CustomKernelRegistry* kernels, std::shared_ptr<const Executable>* out) {
+  return Build(m, options, num_cores, kernels, nullptr, out);
+}
+
+Status Executable::Specialize(const std::vector<std::vector<int64_t>>& dims,
+                              std::shared_ptr<const Executable>* out) const {
+  if (!poly_) return FailedPrecondition("the executable is not shape-polymorphic");
+  std::lock_guard<std::mutex> lock(poly_->mu);
+  auto& cache = poly_->cache;
+  for (auto it = cache.begin(); it != cache.end(); ++it) {
+    if (it->first != dims) continue;
+    cache.splice(cache.begin(), cache, it);
+    *out = cache.front().second;
+    return Ok();
+  }
+  ExecutableOptions o = poly_->options;
+  o.param_dims = dims;
+  std::shared_ptr<const Executable> e;
+  NEURONMEM_RETURN_IF_ERROR(Build(poly_->manifest, o, poly_->num_cores, nullptr, &custom_calls_, &e));
+  ++poly_->compiled;
+  cache.emplace_front(dims, e);
+  while (cache.size() > kMaxSpecializations) cache.pop_back();  // executions hold theirs
+  *out = std::move(e);
+  return Ok();
+}
+
+uint64_t Executable::num_specializations() const {
+  if (!poly_) return 0;
+  std::lock_guard<std::mutex> lock(poly_->mu);
+  return poly_->compiled;
+}
+
+Status Executable::Build(const manifest::Manifest& m, const ExecutableOptions& options, uint32_t num_cores,
+                         const CustomKernelRegistry* kernels, const interp::CustomCallRegistry* calls,
+                         std::shared_ptr<const Executable>* out) {
   if (!m.ir) {
     return FailedPrecondition(
         "the manifest has no graph to compile: it was read from JSON; load it from the StableHLO text");
@@ -298,8 +334,35 @@ Status Executable::Compile(const manifest::Manifest& m, const ExecutableOptions&
   interp::CompileOptions co;
   co.entry = m.entry;
   co.filename = options.filename;
-  NEURONMEM_RETURN_IF_ERROR(BuildCustomCalls(m, kernels, options.filename, &e->custom_calls_));
+  if (calls)
+    e->custom_calls_ = *calls;
+  else
+    NEURONMEM_RETURN_IF_ERROR(BuildCustomCalls(m, kernels, options.filename, &e->custom_calls_));
   co.custom_calls = &e->custom_calls_;
+  // A shape-polymorphic entry compiles per argument shapes (Specialize); the values are the manifest's.
+  if (options.param_dims.empty() && interp::Specializations::IsPolymorphic(*m.ir, m.entry)) {
+    NEURONMEM_RETURN_IF_ERROR(RefuseTuples(m.arguments, "argument", options.filename));
+    NEURONMEM_RETURN_IF_ERROR(RefuseTuples(m.results, "result", options.filename));
+    for (const auto* values : {&m.arguments, &m.results}) {
+      const bool is_arg = values == &m.arguments;
+      for (const manifest::Value& v : *values) {
+        ValueInfo info;
+        interp::ValueSpec spec;
+        spec.type = v.type.element;
+        spec.dims = v.type.dims;
+        NEURONMEM_RETURN_IF_ERROR(CheckValue(v, spec, is_arg ? "argument" : "result", options.filename, &info));
+        (is_arg ? e->params_ : e->outputs_).push_back(std::move(info));
+        if (!is_arg) e->returned_kinds_.push_back(v.memory_kind);
+      }
+    }
+    e->poly_ = std::make_unique<Polymorphic>();
+    e->poly_->manifest = m;
+    e->poly_->options = options;
+    e->poly_->num_cores = num_cores;
+    *out = std::move(e);
+    return Ok();
+  }
+  co.param_dims = options.param_dims;
   co.space_copy = CountedSpaceCopy;
   PlaceMoves(m, &co);
   // A bad donation is reported after what the graph itself gets wrong.

@@ -5,7 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <list>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +29,9 @@ struct ExecutableOptions {
   uint32_t num_replicas = 0;    // 0 = as many as the cores hold (cores / num_partitions)
   uint32_t num_partitions = 0;  // 0 = the module's mhlo.num_partitions, else 1
   std::string filename = "<input>";
+  // A shape-polymorphic entry's parameter dims for one specialization (Executable::Specialize sets them); empty:
+  // the declared types.
+  std::vector<std::vector<int64_t>> param_dims;
 };
 
 struct ValueInfo {
@@ -59,6 +64,17 @@ class Executable {
   const std::vector<ValueInfo>& parameters() const { return params_; }
   const std::vector<ValueInfo>& outputs() const { return outputs_; }
   const interp::Program& program() const { return *program_; }
+  // A shape-polymorphic entry (parameters with `?` dims, jax.export's symbolic dimensions): the executable has
+  // no program of its own (its parameters and outputs have -1 dims); each execution runs the specialization for
+  // its arguments' dims. Specialize returns it, compiled on first use with the shapes refined from the arguments
+  // (interp::CompileOptions::param_dims) and kept in a cache of kMaxSpecializations, least recently used out
+  // first. INVALID_ARGUMENT when the dims do not fit the entry.
+  static constexpr size_t kMaxSpecializations = 16;
+  bool polymorphic() const { return poly_ != nullptr; }
+  Status Specialize(const std::vector<std::vector<int64_t>>& dims, std::shared_ptr<const Executable>* out) const;
+  // Specializations compiled so far (dropped ones included); 0 when not polymorphic.
+  uint64_t num_specializations() const;
+  uint64_t num_ops() const { return program_ ? program_->num_kernels() : 0; }
   ArgumentPlacement placement() const { return placement_; }
   uint32_t num_replicas() const { return num_replicas_; }
   uint32_t num_partitions() const { return num_partitions_; }
@@ -66,7 +82,7 @@ class Executable {
   uint32_t num_devices() const { return num_replicas_ * num_partitions_; }
   uint32_t replica_of(uint32_t device) const { return device / num_partitions_; }
   uint32_t partition_of(uint32_t device) const { return device % num_partitions_; }
-  uint64_t peak_device_bytes() const { return program_->workspace_bytes(0); }
+  uint64_t peak_device_bytes() const { return program_ ? program_->workspace_bytes(0) : 0; }
   uint64_t peak_host_bytes() const;
   size_t num_moves() const { return num_moves_; }
   // Whether the program sees the process grid (replica_id, partition_id, collectives, send/recv): each
@@ -88,7 +104,22 @@ class Executable {
   // The program's parameters and results, checked against the manifest's values (Compile's last step).
   Status TakeValues(const manifest::Manifest& m, const std::string& filename);
 
+  // Compile, with the custom calls of `calls` (a polymorphic executable's, for its specializations) instead of
+  // those built from `kernels` when not null.
+  static Status Build(const manifest::Manifest& m, const ExecutableOptions& options, uint32_t num_cores,
+                      const CustomKernelRegistry* kernels, const interp::CustomCallRegistry* calls,
+                      std::shared_ptr<const Executable>* out);
+  struct Polymorphic {
+    manifest::Manifest manifest;
+    ExecutableOptions options;
+    uint32_t num_cores = 0;
+    std::mutex mu;
+    std::list<std::pair<std::vector<std::vector<int64_t>>, std::shared_ptr<const Executable>>> cache;  // MRU first
+    uint64_t compiled = 0;
+  };
+
   Executable() = default;
+  std::unique_ptr<Polymorphic> poly_;
   std::shared_ptr<const stablehlo::Module> ir_;  // the program points into it
   interp::CustomCallRegistry custom_calls_;      // the program points into it
   std::unique_ptr<interp::Program> program_;

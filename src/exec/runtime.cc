@@ -492,8 +492,26 @@ void Runtime::MarkReads(Execution& e) {
     if (!e.donate[i]) copy::AddUsage(e.args[i].s, e.done.get());
 }
 
+namespace {
+
+// A shape-polymorphic executable's specialization for the dims of `args` (its first num_parameters).
+Status SpecializeFor(const Executable& exe, Span<copy::Buffer* const> args, std::shared_ptr<const Executable>* out) {
+  const size_t n = exe.parameters().size();
+  if (args.size() < n) return InvalidArgument("%zu arguments given, the executable takes %zu", args.size(), n);
+  std::vector<std::vector<int64_t>> dims(n);
+  for (size_t i = 0; i < n; ++i) dims[i].assign(args[i]->dims().begin(), args[i]->dims().end());
+  return exe.Specialize(dims, out);
+}
+
+}  // namespace
+
 Status Runtime::Execute(const ExecuteRequest& r, copy::Buffer* const* results, Event** done,
                         std::shared_ptr<const ExecutionStats>* stats_out) {
+  if (r.executable->polymorphic()) {  // runs as the specialization for its arguments' shapes
+    ExecuteRequest s = r;
+    NEURONMEM_RETURN_IF_ERROR(SpecializeFor(*r.executable, r.arguments, &s.executable));
+    return Execute(s, results, done, stats_out);
+  }
   if (r.executable->uses_grid()) {
     // A process of a grid: a launch of this one device (its replica and partition ids, its host transfers).
     LaunchRequest l;
@@ -529,6 +547,11 @@ Status Runtime::Execute(const ExecuteRequest& r, copy::Buffer* const* results, E
 
 Status Runtime::Launch(const LaunchRequest& r, copy::Buffer* const* results, Event** done,
                        std::shared_ptr<const ExecutionStats>* stats_out) {
+  if (r.executable->polymorphic()) {  // every core runs the specialization for the first core's argument shapes
+    LaunchRequest s = r;
+    NEURONMEM_RETURN_IF_ERROR(SpecializeFor(*r.executable, r.arguments, &s.executable));
+    return Launch(s, results, done, stats_out);
+  }
   const Executable& exe = *r.executable;
   const size_t n = r.cores.size();
   const size_t num_params = exe.parameters().size();

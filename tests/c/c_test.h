@@ -55,6 +55,23 @@ static inline neuronmem_client_t* new_client(uint32_t num_cores, uint64_t device
 
 /* Destroys the client (checked) and returns the exit code: 0 when every check passed, after saying so
  * under `name`. */
+/* An f32 buffer of shape dims[0..num_dims) in `memory`, uploaded from `data` (NULL, the failure checked, if it
+ * cannot be made). */
+static inline neuronmem_buffer_t* upload_f32(neuronmem_client_t* client, neuronmem_memory_t* memory, const float* data,
+                                             const int64_t* dims, size_t num_dims) {
+  neuronmem_buffer_from_host_args_t a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = NEURONMEM_BUFFER_FROM_HOST_ARGS_STRUCT_SIZE;
+  a.data = data;
+  a.element_type = NEURONMEM_ELEMENT_TYPE_F32;
+  a.dims = dims;
+  a.num_dims = num_dims;
+  a.memory = memory;
+  neuronmem_buffer_t* b = NULL;
+  CHECK(code_of(neuronmem_buffer_from_host(client, &a, &b, NULL, NULL)) == NEURONMEM_STATUS_OK);
+  return b;
+}
+
 static inline int finish(neuronmem_client_t* client, const char* name) {
   CHECK(code_of(neuronmem_client_destroy(client)) == NEURONMEM_STATUS_OK);
   if (failures) {

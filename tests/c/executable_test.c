@@ -79,17 +79,7 @@ static neuronmem_status_t* on_recv(const neuronmem_host_transfer_t* t, void* use
 
 static neuronmem_buffer_t* upload(neuronmem_client_t* client, neuronmem_memory_t* memory, const float* data) {
   const int64_t dims[1] = {4};
-  neuronmem_buffer_from_host_args_t a;
-  memset(&a, 0, sizeof a);
-  a.struct_size = NEURONMEM_BUFFER_FROM_HOST_ARGS_STRUCT_SIZE;
-  a.data = data;
-  a.element_type = NEURONMEM_ELEMENT_TYPE_F32;
-  a.dims = dims;
-  a.num_dims = 1;
-  a.memory = memory;
-  neuronmem_buffer_t* b = NULL;
-  CHECK(code_of(neuronmem_buffer_from_host(client, &a, &b, NULL, NULL)) == NEURONMEM_STATUS_OK);
-  return b;
+  return upload_f32(client, memory, data, dims, 1);
 }
 
 static void read4(neuronmem_buffer_t* b, float* out) {

@@ -194,8 +194,9 @@ TEST(ShapePolymorphism, ArgumentsThatDoNotFitTheEntryAreRefusedByName) {
   Status st = s.Get({{3, 5}, {4, 3}}, &p);  // the static dim 4
   ASSERT_TRUE(st);
   EXPECT_EQ(st->code, NEURONMEM_STATUS_INVALID_ARGUMENT);
-  EXPECT_EQ(st->message, "f.mlir:4:26: function @main: argument 0 (%arg0) of shape [3,5] does not fit its type "
-                         "tensor<?x4xf32>");
+  EXPECT_EQ(st->message,
+            "f.mlir:4:26: function @main: argument 0 (%arg0) of shape [3,5] does not fit its type "
+            "tensor<?x4xf32>");
   st = s.Get({{3}, {4, 3}}, &p);  // the rank
   EXPECT_TRUE(Has(st, "argument 0 (%arg0) of shape [3] does not fit its type tensor<?x4xf32>")) << st->message;
   st = s.Get({{3, 4}, {4, 2}}, &p);  // a parameter without `?` dims

@@ -114,6 +114,8 @@ type ExecutableProperties struct {
 	PeakDeviceBytes, PeakHostBytes uint64
 	NumOps, NumExplicitMoves       uint64
 	NumPartitions                  uint32 // it runs on devices 0..NumReplicas*NumPartitions-1
+	// Shape-polymorphic entries (-1 dims): the specializations compiled so far, one per argument-shape tuple.
+	NumSpecializations uint64
 }
 
 // Properties returns the executable's counts and sizes.
@@ -126,7 +128,7 @@ func (e *Executable) Properties() (ExecutableProperties, error) {
 		}
 		out = ExecutableProperties{int(p.num_parameters), int(p.num_outputs), uint32(p.num_replicas),
 			uint64(p.peak_device_bytes), uint64(p.peak_host_bytes), uint64(p.num_ops), uint64(p.num_explicit_moves),
-			uint32(p.num_partitions)}
+			uint32(p.num_partitions), uint64(p.num_specializations)}
 		return nil
 	})
 	return out, err

@@ -35,6 +35,54 @@ func executeAndWait(t *testing.T, exe *Executable, dev *Device, args []*Buffer) 
 	return results, run, done.Wait(context.Background())
 }
 
+// A shape-polymorphic entry (jax.export's symbolic dimension b) runs a specialization per argument shape; the
+// properties count them (issue 26).
+const polyText = `module @jit_f attributes {jax.uses_shape_polymorphism = true} {
+  func.func public @main(%arg0: tensor<?x2xf32>) -> tensor<?x2xf32> {
+    %0 = stablehlo.get_dimension_size %arg0, dim = 0 : (tensor<?x2xf32>) -> tensor<i32>
+    %1 = stablehlo.convert %0 : (tensor<i32>) -> tensor<i64>
+    %2 = call @_wrapped_jax_export_main(%1, %arg0) : (tensor<i64>, tensor<?x2xf32>) -> tensor<?x2xf32>
+    return %2 : tensor<?x2xf32>
+  }
+  func.func private @_wrapped_jax_export_main(%arg0: tensor<i64> {jax.global_constant = "b"},
+      %arg1: tensor<?x2xf32>) -> tensor<?x2xf32> {
+    %0 = stablehlo.add %arg1, %arg1 : tensor<?x2xf32>
+    return %0 : tensor<?x2xf32>
+  }
+}
+`
+
+func TestShapePolymorphicExecutable(t *testing.T) {
+	c := newClient(t, 1)
+	dev := must[*Device](t)(c.LookupDevice(0))
+	exe := must[*Executable](t)(c.Compile(polyText, &CompileOptions{Filename: "poly.mlir"}))
+	defer exe.Close()
+	if p := must[[]ExecutableValue](t)(exe.Parameters()); !reflect.DeepEqual(p[0].Dims, []int64{-1, 2}) {
+		t.Fatalf("%+v", p)
+	}
+	mem := must[*Memory](t)(exe.ParameterMemory(dev, 0))
+	for _, b := range []int64{1, 3, 1} {
+		data := make([]float32, 2*b)
+		want := make([]float32, 2*b)
+		for i := range data {
+			data[i] = float32(i)
+			want[i] = 2 * float32(i)
+		}
+		x := must[*Buffer](t)(FromSlice(mem, []int64{b, 2}, data))
+		defer x.Close()
+		results, _, err := executeAndWait(t, exe, dev, []*Buffer{x})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := must[[]float32](t)(ToSlice[float32](results[0])); !reflect.DeepEqual(got, want) {
+			t.Fatal(b, got)
+		}
+	}
+	if p := must[ExecutableProperties](t)(exe.Properties()); p.NumSpecializations != 2 {
+		t.Fatalf("%+v", p)
+	}
+}
+
 func TestExecutable(t *testing.T) {
 	c := newClient(t, 2)
 	dev := must[*Device](t)(c.LookupDevice(1))

@@ -243,7 +243,8 @@ class CompileOptions(ctypes.Structure):
 class ExecutableProperties(ctypes.Structure):
     _fields_ = [("struct_size", c_size_t), ("num_parameters", c_size_t), ("num_outputs", c_size_t),
                 ("num_replicas", c_uint32), ("peak_device_bytes", c_uint64), ("peak_host_bytes", c_uint64),
-                ("num_ops", c_uint64), ("num_explicit_moves", c_uint64), ("num_partitions", c_uint32)]
+                ("num_ops", c_uint64), ("num_explicit_moves", c_uint64), ("num_partitions", c_uint32),
+                ("num_specializations", c_uint64)]
 
 
 class ExecutableValue(ctypes.Structure):
@@ -344,7 +345,7 @@ STRUCT_SIZES = {
     ManifestComposite: published_size(ManifestComposite, "column"),
     ManifestUploadArgs: published_size(ManifestUploadArgs, "host_buffer_semantics"),
     CompileOptions: published_size(CompileOptions, "num_partitions"),
-    ExecutableProperties: published_size(ExecutableProperties, "num_partitions"),
+    ExecutableProperties: published_size(ExecutableProperties, "num_specializations"),
     ExecutableValue: published_size(ExecutableValue, "donation"),
     ExecuteArgs: published_size(ExecuteArgs, "timeout_ns"),
     ExecuteDevicesArgs: published_size(ExecuteDevicesArgs, "timeout_ns"),

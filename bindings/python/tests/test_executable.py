@@ -65,6 +65,61 @@ class ExecutableTest(unittest.TestCase):
             self.assertEqual(cm.exception.code, StatusCode.UNIMPLEMENTED)
             self.assertIn("bad.mlir:", cm.exception.message)
 
+    def test_shape_polymorphic_entry_specializes_per_shape(self):
+        # jax.export with a symbolic dimension b: @main over tensor<?x3xf32>, b >= 1 checked, the body in a private
+        # function that takes b as a jax.global_constant argument.
+        text = """module @jit_f attributes {jax.uses_shape_polymorphism = true} {
+  func.func public @main(%arg0: tensor<?x3xf32>) -> (tensor<?x3xf32>, tensor<3xf32>) {
+    %0 = stablehlo.get_dimension_size %arg0, dim = 0 : (tensor<?x3xf32>) -> tensor<i32>
+    %1 = stablehlo.convert %0 : (tensor<i32>) -> tensor<i64>
+    %c = stablehlo.constant dense<1> : tensor<i64>
+    %2 = stablehlo.compare  GE, %1, %c,  SIGNED : (tensor<i64>, tensor<i64>) -> tensor<i1>
+    stablehlo.custom_call @shape_assertion(%2, %1) {api_version = 2 : i32, has_side_effect = true,
+        error_message = "Expected value >= 1 for dimension variable 'b'. Obtained 'b' = {0}."}
+        : (tensor<i1>, tensor<i64>) -> ()
+    %3:2 = call @_wrapped_jax_export_main(%1, %arg0)
+        : (tensor<i64>, tensor<?x3xf32>) -> (tensor<?x3xf32>, tensor<3xf32>)
+    return %3#0, %3#1 : tensor<?x3xf32>, tensor<3xf32>
+  }
+  func.func private @_wrapped_jax_export_main(%arg0: tensor<i64> {jax.global_constant = "b"},
+      %arg1: tensor<?x3xf32>) -> (tensor<?x3xf32>, tensor<3xf32>) {
+    %0 = stablehlo.tanh %arg1 : tensor<?x3xf32>
+    %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+    %1 = stablehlo.reduce(%arg1 init: %cst) applies stablehlo.add across dimensions = [0]
+        : (tensor<?x3xf32>, tensor<f32>) -> tensor<3xf32>
+    return %0, %1 : tensor<?x3xf32>, tensor<3xf32>
+  }
+}
+"""
+        with nm.Client(num_cores=1) as c:
+            dev = c.devices[0]
+            with nm.Executable.compile(c, text, filename="poly.mlir") as exe:
+                self.assertEqual(exe.parameters[0].shape, (-1, 3))
+                self.assertEqual(exe.properties()["num_specializations"], 0)
+                for b in (2, 4, 2):
+                    x = np.arange(3 * b, dtype=np.float32).reshape(b, 3) / 10
+                    arg = nm.Buffer.from_numpy(x, exe.parameter_memory(dev, 0))
+                    results, done, run = exe.execute(dev, [arg])
+                    done.wait()
+                    np.testing.assert_allclose(results[0].to_numpy(), np.tanh(x), rtol=1e-6)
+                    np.testing.assert_allclose(results[1].to_numpy(), x.sum(axis=0), rtol=1e-6)
+                    for r in results + [arg]:
+                        r.close()
+                    run.close()
+                self.assertEqual(exe.properties()["num_specializations"], 2)
+                empty = nm.Buffer.from_numpy(np.zeros((0, 3), np.float32), exe.parameter_memory(dev, 0))
+                with self.assertRaises(NeuronMemError) as cm:
+                    results, done, run = exe.execute(dev, [empty])
+                    done.wait()
+                self.assertEqual(cm.exception.code, StatusCode.INVALID_ARGUMENT)
+                self.assertIn("Expected value >= 1 for dimension variable 'b'. Obtained 'b' = 0.", str(cm.exception))
+                wrong = nm.Buffer.from_numpy(np.zeros((2, 4), np.float32), exe.parameter_memory(dev, 0))
+                with self.assertRaises(NeuronMemError) as cm:
+                    exe.execute(dev, [wrong])
+                self.assertIn("does not fit its type tensor<?x3xf32>", str(cm.exception))
+                empty.close()
+                wrong.close()
+
     def test_compile_a_manifest(self):
         with nm.Client(num_cores=2, device_bytes_per_core=2 << 20, pinned_host_bytes=32 << 20) as c:
             with nm.Manifest.load_text(TEXT) as m, nm.Executable.from_manifest(c, m) as exe:

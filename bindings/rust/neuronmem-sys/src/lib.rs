@@ -441,6 +441,7 @@ pub struct neuronmem_executable_properties_t {
     pub num_ops: u64,
     pub num_explicit_moves: u64,
     pub num_partitions: u32,
+    pub num_specializations: u64,
 }
 
 #[repr(C)]
@@ -626,7 +627,7 @@ pub fn published_sizes() -> [(&'static str, usize); 30] {
         ("neuronmem_manifest_composite_t", struct_size!(neuronmem_manifest_composite_t, column)),
         ("neuronmem_manifest_upload_args_t", struct_size!(neuronmem_manifest_upload_args_t, host_buffer_semantics)),
         ("neuronmem_compile_options_t", struct_size!(neuronmem_compile_options_t, num_partitions)),
-        ("neuronmem_executable_properties_t", struct_size!(neuronmem_executable_properties_t, num_partitions)),
+        ("neuronmem_executable_properties_t", struct_size!(neuronmem_executable_properties_t, num_specializations)),
         ("neuronmem_executable_value_t", struct_size!(neuronmem_executable_value_t, donation)),
         ("neuronmem_execute_args_t", struct_size!(neuronmem_execute_args_t, timeout_ns)),
         ("neuronmem_execute_devices_args_t", struct_size!(neuronmem_execute_devices_args_t, timeout_ns)),

@@ -72,7 +72,7 @@ fn rust_layout() -> BTreeMap<(String, String), (usize, usize)> {
                                       num_replicas, num_partitions }
         neuronmem_executable_properties_t { struct_size, num_parameters, num_outputs, num_replicas,
                                             peak_device_bytes, peak_host_bytes, num_ops, num_explicit_moves,
-                                            num_partitions }
+                                            num_partitions, num_specializations }
         neuronmem_executable_value_t { struct_size, element_type, dims, num_dims, memory_kind, bytes, donation }
         neuronmem_execute_args_t { struct_size, extension, executable, device, arguments, num_arguments, wait,
                                    non_donatable, num_non_donatable, timeout_ns }

@@ -139,7 +139,7 @@ impl<'c> Executable<'c> {
     pub fn properties(&self) -> Result<sys::neuronmem_executable_properties_t> {
         // SAFETY: a plain struct of integers.
         let mut p: sys::neuronmem_executable_properties_t = unsafe { std::mem::zeroed() };
-        p.struct_size = sys::struct_size!(sys::neuronmem_executable_properties_t, num_partitions);
+        p.struct_size = sys::struct_size!(sys::neuronmem_executable_properties_t, num_specializations);
         check(unsafe { sys::neuronmem_executable_properties(self.raw, &mut p) })?;
         Ok(p)
     }

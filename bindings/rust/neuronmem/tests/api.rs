@@ -407,6 +407,39 @@ const EXEC_TEXT: &str = r#"func.func @main(%w: tensor<4xf32> {mhlo.memory_kind =
 }
 "#;
 
+// A shape-polymorphic entry (jax.export's symbolic dimension b) runs a specialization per argument shape; the
+// properties count them (issue 26).
+#[test]
+fn shape_polymorphic_executable() {
+    let text = "module @jit_f attributes {jax.uses_shape_polymorphism = true} {
+  func.func public @main(%arg0: tensor<?x2xf32>) -> tensor<?x2xf32> {
+    %0 = stablehlo.get_dimension_size %arg0, dim = 0 : (tensor<?x2xf32>) -> tensor<i32>
+    %1 = stablehlo.convert %0 : (tensor<i32>) -> tensor<i64>
+    %2 = call @_wrapped_jax_export_main(%1, %arg0) : (tensor<i64>, tensor<?x2xf32>) -> tensor<?x2xf32>
+    return %2 : tensor<?x2xf32>
+  }
+  func.func private @_wrapped_jax_export_main(%arg0: tensor<i64> {jax.global_constant = \"b\"},
+      %arg1: tensor<?x2xf32>) -> tensor<?x2xf32> {
+    %0 = stablehlo.multiply %arg1, %arg1 : tensor<?x2xf32>
+    return %0 : tensor<?x2xf32>
+  }
+}
+";
+    let c = client(1);
+    let dev = c.lookup_device(0).unwrap();
+    let exe = c.compile(text, &CompileOptions::default()).unwrap();
+    assert_eq!(exe.parameters().unwrap()[0].dims, [-1, 2]);
+    for b in [2i64, 5, 2] {
+        let x: Vec<f32> = (0..2 * b).map(|i| i as f32).collect();
+        let arg = exe.parameter_memory(&dev, 0).unwrap().buffer_from_slice(&[b, 2], &x, &[]).unwrap();
+        let (results, done, _run) = exe.execute(&dev, &[&arg], &[], &[]).unwrap();
+        done.wait(None).unwrap();
+        let want: Vec<f32> = x.iter().map(|v| v * v).collect();
+        assert_eq!(results[0].to_vec::<f32>().unwrap(), want);
+    }
+    assert_eq!(exe.properties().unwrap().num_specializations, 2);
+}
+
 #[test]
 fn executables() {
     let c = client(2);
