@@ -1,0 +1,4 @@
+// The AVX-512 build of the tile programs (compiled with -mavx512f -mavx512dq -mavx512vl; called only on CPUs
+// that have them).
+#define NEURONMEM_TILE_RUN TileRunAvx512
+#include "interpreter/fusion_tile.inc"

@@ -1,0 +1,3 @@
+// The baseline (x86-64 SSE2) build of the tile programs.
+#define NEURONMEM_TILE_RUN TileRunBase
+#include "interpreter/fusion_tile.inc"
