@@ -373,6 +373,8 @@ TEST(Fusion, TileExponentialAccuracy) {
       const float want = std::exp(specials[i]);
       if (std::isnan(want)) {
         EXPECT_TRUE(std::isnan(y[i])) << isa.name;
+      } else if (std::fabs(specials[i]) <= 87.0f) {  // the polynomial's range, beside the other lanes
+        EXPECT_NEAR(y[i], want, 2.0 * std::ldexp(1.0, std::ilogb(want) - 23)) << isa.name;
       } else {
         EXPECT_EQ(y[i], want) << isa.name << " exp(" << specials[i] << ")";
       }
