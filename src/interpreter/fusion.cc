@@ -30,12 +30,12 @@ constexpr size_t kMaxRegs = 256;
 // Smaller values run unfused (a loop counter, a scalar: the tile machinery costs more than it saves).
 constexpr int64_t kMinFusedElements = 64;
 
-fusion::TileRunFn PickTileRun() {
+const fusion::TileIsa& PickTileIsa() {
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
-    return fusion::TileRunAvx512;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return fusion::TileRunAvx2;
-  return fusion::TileRunBase;
+    return fusion::kTileAvx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return fusion::kTileAvx2;
+  return fusion::kTileBase;
 }
 
 // How a fused kernel reads a value from outside the region into a register, per tile.
@@ -79,7 +79,7 @@ class FusedKernel final : public Kernel {
         buffer_of_(std::move(buffer_of)) {}
 
   Status Run(Frame& f) const override {
-    static const fusion::TileRunFn run = PickTileRun();
+    static const fusion::TileIsa& isa = PickTileIsa();
     alignas(64) float buffers[kTileBudget];
     float* regs[kMaxRegs];
     for (size_t r = 0; r < buffer_of_.size(); ++r)
@@ -88,17 +88,17 @@ class FusedKernel final : public Kernel {
       const int64_t len = std::min(tile_, n_ - s);
       const int64_t vlen = (len + kTileVector - 1) / kTileVector * kTileVector;
       const bool padded = vlen != len;
-      for (const TileInput& in : inputs_) Load(f, in, s, len, vlen, padded, buffers + buffer_of_[in.reg] * tile_, regs);
+      for (const TileInput& in : inputs_)
+        Load(isa, f, in, s, len, vlen, padded, buffers + buffer_of_[in.reg] * tile_, regs);
       for (const TileOutput& out : outputs_) {
         float* buf = buffers + buffer_of_[out.reg] * tile_;
         regs[out.reg] = padded || out.pred ? buf : Ptr<float>(f, out.slot) + s;
       }
-      run(code_.data(), code_.size(), regs, vlen);
+      isa.run(code_.data(), code_.size(), regs, vlen);
       for (const TileOutput& out : outputs_) {
         const float* v = regs[out.reg];
         if (out.pred) {
-          char* d = Ptr<char>(f, out.slot) + s;
-          for (int64_t i = 0; i < len; ++i) d[i] = v[i] != 0.0f;
+          isa.to_bytes(Ptr<uint8_t>(f, out.slot) + s, v, len);
         } else if (padded) {
           std::memcpy(Ptr<float>(f, out.slot) + s, v, static_cast<size_t>(len) * 4);
         }
@@ -108,8 +108,8 @@ class FusedKernel final : public Kernel {
   }
 
  private:
-  static void Load(Frame& f, const TileInput& in, int64_t s, int64_t len, int64_t vlen, bool padded, float* buf,
-                   float** regs) {
+  static void Load(const fusion::TileIsa& isa, Frame& f, const TileInput& in, int64_t s, int64_t len, int64_t vlen,
+                   bool padded, float* buf, float** regs) {
     const char* base = f.slots[in.slot];
     switch (in.mode) {
       case TileInput::Mode::kFull:
@@ -118,7 +118,7 @@ class FusedKernel final : public Kernel {
           return;
         }
         if (in.pred) {
-          for (int64_t i = 0; i < len; ++i) buf[i] = base[s + i] ? 1.0f : 0.0f;
+          isa.from_bytes(buf, reinterpret_cast<const uint8_t*>(base) + s, len);
         } else {
           std::memcpy(buf, base + 4 * s, static_cast<size_t>(len) * 4);
         }
@@ -126,14 +126,14 @@ class FusedKernel final : public Kernel {
       case TileInput::Mode::kSplat:
       case TileInput::Mode::kConst: {
         const float v = in.mode == TileInput::Mode::kConst ? in.value : ReadElement(base, in.pred, 0);
-        std::fill(buf, buf + len, v);
+        isa.fill(buf, v, len);
         break;
       }
       case TileInput::Mode::kLeading:
         for (int64_t i = 0; i < len;) {
           const int64_t q = (s + i) / in.period;
           const int64_t end = std::min(len, (q + 1) * in.period - s);
-          std::fill(buf + i, buf + end, ReadElement(base, in.pred, q));
+          isa.fill(buf + i, ReadElement(base, in.pred, q), end - i);
           i = end;
         }
         break;
@@ -142,7 +142,7 @@ class FusedKernel final : public Kernel {
           const int64_t j = (s + i) % in.period;
           const int64_t end = std::min(len, i + in.period - j);
           if (in.pred) {
-            for (int64_t k = i; k < end; ++k) buf[k] = base[j + k - i] ? 1.0f : 0.0f;
+            isa.from_bytes(buf + i, reinterpret_cast<const uint8_t*>(base) + j, end - i);
           } else {
             std::memcpy(buf + i, base + 4 * j, static_cast<size_t>(end - i) * 4);
           }
@@ -150,7 +150,7 @@ class FusedKernel final : public Kernel {
         }
         break;
     }
-    std::fill(buf + len, buf + vlen, 0.0f);
+    isa.fill(buf + len, 0.0f, vlen - len);
     regs[in.reg] = buf;
   }
 

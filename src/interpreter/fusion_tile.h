@@ -48,4 +48,14 @@ void TileRunBase(const TileInstr* code, size_t n, float* const* regs, int64_t le
 void TileRunAvx2(const TileInstr* code, size_t n, float* const* regs, int64_t len);
 void TileRunAvx512(const TileInstr* code, size_t n, float* const* regs, int64_t len);
 
+// Everything a fused kernel does per element, in one instruction set: the program, and the loads and stores of
+// its tiles (n any count): fill d[0, n) with v; i1 bytes to 0.0f / 1.0f; 0.0f / other to i1 bytes.
+struct TileIsa {
+  TileRunFn run;
+  void (*fill)(float* d, float v, int64_t n);
+  void (*from_bytes)(float* d, const uint8_t* s, int64_t n);
+  void (*to_bytes)(uint8_t* d, const float* s, int64_t n);
+};
+extern const TileIsa kTileBase, kTileAvx2, kTileAvx512;
+
 }  // namespace neuronmem::interp::fusion

@@ -382,5 +382,31 @@ TEST(Fusion, TileExponentialAccuracy) {
   }
 }
 
+// The tile loads and stores of every instruction set, at every length around the vector width.
+TEST(Fusion, TileLoadsAndStores) {
+  __builtin_cpu_init();
+  const std::pair<const fusion::TileIsa*, bool> isas[] = {
+      {&fusion::kTileBase, true},
+      {&fusion::kTileAvx2, __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")},
+      {&fusion::kTileAvx512,
+       __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl")},
+  };
+  for (const auto& [isa, ok] : isas) {
+    if (!ok) continue;
+    for (int64_t n = 0; n <= 50; ++n) {
+      std::vector<float> f(64, -7.0f);
+      isa->fill(f.data(), 2.5f, n);
+      for (int64_t i = 0; i < 64; ++i) ASSERT_EQ(f[static_cast<size_t>(i)], i < n ? 2.5f : -7.0f) << n;
+      std::vector<uint8_t> b(64), back(64, 9);
+      for (size_t i = 0; i < b.size(); ++i) b[i] = (i * 7 % 5 == 0) ? static_cast<uint8_t>(1) : 0;
+      isa->from_bytes(f.data(), b.data(), n);
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(f[static_cast<size_t>(i)], b[static_cast<size_t>(i)] ? 1.0f : 0.0f);
+      isa->to_bytes(back.data(), f.data(), n);
+      for (int64_t i = 0; i < 64; ++i)
+        ASSERT_EQ(back[static_cast<size_t>(i)], i < n ? b[static_cast<size_t>(i)] : 9) << n;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace neuronmem::interp
