@@ -240,6 +240,7 @@ Status FunctionCompiler::CompileFunction(const stablehlo::Function& f) {
     sl.live_end = std::max(sl.live_end, tick_);
   }
   uses_.resize(fn_->slots.size(), 0);
+  FuseElementwise();
   ApplyInPlace(returned);
   size_t peaks[kMaxSpaces];
   PlanSlots(&fn_->slots, peaks);
@@ -336,7 +337,7 @@ Status Compile(const stablehlo::Module& module, const CompileOptions& options, s
     impl->results.push_back(std::move(v));
   }
   for (const auto& kv : impl->functions) {
-    impl->num_kernels += kv.second->kernels.size();
+    impl->num_kernels += kv.second->kernels.size() - kv.second->fused_kernels;
     impl->num_in_place += kv.second->alias_slots.size();
   }
   impl->num_kernels -= impl->num_host_compute_moves;  // ops only

@@ -148,6 +148,7 @@ class NameTable {
 };
 
 class Compiler;
+struct FusionStep;
 
 class FunctionCompiler final : public CompileCtx {
  public:
@@ -294,6 +295,14 @@ class FunctionCompiler final : public CompileCtx {
   Status RefineResultTypes(const Operation& op, stablehlo::Span<Type>* types, std::vector<Type>* storage,
                            std::vector<std::vector<int64_t>>* dims);
 
+  // Fused element-wise regions (fusion.cc), once the function is compiled and before in-place updates.
+  void FuseElementwise();
+  void FuseBody(Body* body, const std::unordered_map<const Kernel*, uint32_t>& definer_of);
+  bool FusibleOp(uint32_t definer, struct FusionStep* step);
+  bool FusibleBroadcast(const Definer& d, const uint32_t* io, struct FusionStep* step);
+  // The fused kernel of the run of definers `run` (owned by the function), or nullptr: the run stays unfused.
+  const Kernel* BuildFused(const std::vector<uint32_t>& run, const std::vector<struct FusionStep>& steps);
+
   int64_t batch_ = 0;               // CompileRegionBatched: 0-d values become this many elements
   bool scratch_too_large_ = false;  // AddScratch was asked for a value above kMaxValueBytes
   friend class Compiler;
@@ -326,6 +335,10 @@ inline uint8_t OpTraits(std::string_view name) {
 inline bool IsReturn(std::string_view name) {
   return name == "func.return" || name == "stablehlo.return" || name == "return" || name == "sdy.return";
 }
+
+// Whether compiles with these options fuse element-wise regions (CompileOptions::fuse_elementwise, and the
+// environment variable NEURONMEM_INTERP_FUSION=0 turns it off for every compile).
+bool FusionEnabled(const CompileOptions& o);
 
 // Plans the planned slots of every memory space by live interval (slot_plan.cc); peaks[k]: space k's peak.
 void PlanSlots(SlotTable* slots, size_t* peaks);

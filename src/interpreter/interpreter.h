@@ -151,6 +151,11 @@ struct CompileOptions {
     CustomCallFn move;                   // makes one copy (operand 0 into result 0); null: a plain memcpy
   };
   HostCompute host_compute;
+  // Fused element-wise regions (docs/executor.md): runs of f32 element-wise ops computed tile by tile in one
+  // kernel, the values used only inside a region never written. Off here or with NEURONMEM_INTERP_FUSION=0 in
+  // the environment: every op runs its own kernel (the results agree within the spec's tolerance: the fused
+  // exponential is a polynomial within 2 ulp).
+  bool fuse_elementwise = true;
 };
 
 constexpr size_t kMaxSpaces = 4;
@@ -209,6 +214,14 @@ class Program {
   // Number of copies compiled in at host-compute boundaries (CompileOptions::HostCompute): places in the
   // program, each run once per execution of the code around it.
   size_t num_host_compute_moves() const;
+  // The fused element-wise regions of every compiled function (CompileOptions::fuse_elementwise), in compile
+  // order: the ops each one runs (in program order), how many of their values it writes and how many it keeps
+  // in its tiles only (those take no workspace).
+  struct FusedRegion {
+    std::vector<std::string> ops;
+    size_t written = 0, in_tile = 0;
+  };
+  const std::vector<FusedRegion>& fused_regions() const;
 
   // Runs the entry function. `args` must match parameters() in type and dims. Results are allocated
   // from `allocator` and described in `results` (their dims point into this Program).

@@ -87,6 +87,8 @@ struct Slot {
   uint32_t alias_of = 0;  // kAlias: the slot whose memory it takes (a planned slot or an entry parameter)
   // Liveness (kPlanned): first and last op index (in the function's pre-order numbering).
   uint32_t live_begin = 0, live_end = 0;
+  // kPlanned: a value a fused element-wise region keeps in its tiles (fusion.cc): no memory, a null pointer.
+  bool fused = false;
   // Compile time only: the op that defines the slot (an index into the compiler's list; none for arguments,
   // constants and scratch).
   uint32_t definer = UINT32_MAX;

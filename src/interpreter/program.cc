@@ -21,7 +21,7 @@ void SetupFrame(const Function& fn, char* mem, char* const* spaces, Frame* frame
   for (size_t i = 0; i < fn.slots.size(); ++i) {
     const Slot& s = fn.slots[i];
     switch (s.kind) {
-      case Slot::Kind::kPlanned: frame->slots[i] = data[s.space] + s.offset; break;
+      case Slot::Kind::kPlanned: frame->slots[i] = s.fused ? nullptr : data[s.space] + s.offset; break;
       case Slot::Kind::kConst: frame->slots[i] = const_cast<char*>(s.const_data); break;
       case Slot::Kind::kExternal:
       case Slot::Kind::kAlias: frame->slots[i] = nullptr; break;  // set by the caller / ResolveAliases
@@ -111,6 +111,7 @@ size_t Program::workspace_bytes(size_t space) const {
 size_t Program::constant_bytes() const { return impl_->constant_bytes; }
 size_t Program::num_kernels() const { return impl_->num_kernels; }
 size_t Program::num_in_place() const { return impl_->num_in_place; }
+const std::vector<Program::FusedRegion>& Program::fused_regions() const { return impl_->fused_regions; }
 size_t Program::num_host_compute_moves() const { return impl_->num_host_compute_moves; }
 bool Program::overwrites_parameter(size_t i) const {
   return i < impl_->fallback_result.size() && impl_->fallback_result[i] >= 0;

@@ -30,6 +30,7 @@ struct Function {
   size_t space_frame_bytes[kMaxSpaces] = {};
   size_t space_stack_bytes[kMaxSpaces] = {};
   bool compiling = false;
+  size_t fused_kernels = 0;  // kernels of fused regions (in `kernels` beside the ops they replace)
   // Slots of kind kAlias, in slot order (each points at its root, which is never itself an alias), and the
   // entry parameters whose memory an in-place op overwrites (the entry function only).
   std::vector<uint32_t> alias_slots;
@@ -52,6 +53,7 @@ struct Program::Impl {
   // and a run does not donate it (-1: the program never overwrites it).
   std::vector<int32_t> fallback_result;
   size_t num_host_compute_moves = 0;
+  std::vector<Program::FusedRegion> fused_regions;
 };
 
 // Sets up the frame of `fn` in `mem` (frame_bytes of it; callees use the rest) and, for spaces 1.., at

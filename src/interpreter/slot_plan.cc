@@ -51,7 +51,7 @@ void PlanSlots(SlotTable* slots, size_t* peaks) {
   std::vector<uint64_t> keys[kMaxSpaces];
   for (uint32_t i = 0; i < slots->size(); ++i) {
     const Slot& s = (*slots)[i];
-    if (s.kind == Slot::Kind::kPlanned) keys[s.space].push_back(uint64_t{s.live_begin} << 32 | i);
+    if (s.kind == Slot::Kind::kPlanned && !s.fused) keys[s.space].push_back(uint64_t{s.live_begin} << 32 | i);
   }
   for (size_t k = 0; k < kMaxSpaces; ++k) peaks[k] = keys[k].empty() ? 0 : PlanSpace(slots, &keys[k]);
 }
