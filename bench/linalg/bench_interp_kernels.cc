@@ -1,6 +1,6 @@
 // The interpreter's BLAS and reduction kernels, whole programs run through interp::Program, in one run:
 //   dot_general [m, k] x [k, n] through the interpreter  vs  the default BLAS's cblas_sgemm on the same data
-//   (goal: within 1.05x-1.2x);
+//   (64-byte-aligned operands, as the interpreter's slots are; goal: within 1.05x-1.2x);
 //   reduce programs (sum / max over the last axis and sum over the first of f32[1024x1024], sum over the last
 //   axis of bf16[1024x1024], softmax and RMS norm of f32[64x1024]) on the vectorized path (AVX-512, and its
 //   baseline build) vs the scalar path (programs compiled with VectorReduce disabled).
@@ -54,11 +54,9 @@ void BM_InterpDotGeneral(benchmark::State& state) {
     state.SkipWithError("compile failed");
     return;
   }
-  const std::vector<float> a = bench::RandomFloats(m * k, 1), b = bench::RandomFloats(k * n, 2);
-  std::vector<float> out(m * n);
+  bench::AlignedFloats a(m * k, 1), b(k * n, 2), out(m * n, 3);
   const int64_t ad[2] = {m, k}, bd[2] = {k, n};
-  const interp::TensorView args[2] = {{const_cast<float*>(a.data()), ElementType::kF32, ad, 2},
-                                      {const_cast<float*>(b.data()), ElementType::kF32, bd, 2}};
+  const interp::TensorView args[2] = {{a.data(), ElementType::kF32, ad, 2}, {b.data(), ElementType::kF32, bd, 2}};
   FixedResults alloc({out.data()});
   interp::Workspace ws;
   std::vector<interp::TensorView> results;
@@ -83,8 +81,7 @@ void BM_DefaultBlasDirect(benchmark::State& state) {
     state.SkipWithError("no BLAS installed");
     return;
   }
-  const std::vector<float> a = bench::RandomFloats(size_t(m) * k, 1), b = bench::RandomFloats(size_t(k) * n, 2);
-  std::vector<float> c(size_t(m) * n);
+  bench::AlignedFloats a(size_t(m) * k, 1), b(size_t(k) * n, 2), c(size_t(m) * n, 3);
   for (auto _ : state) {
     sgemm(101, 111, 111, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, c.data(), n);
     benchmark::DoNotOptimize(c.data());
