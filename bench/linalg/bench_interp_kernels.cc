@@ -2,8 +2,9 @@
 //   dot_general [m, k] x [k, n] through the interpreter  vs  the default BLAS's cblas_sgemm on the same data
 //   (64-byte-aligned operands, as the interpreter's slots are; goal: within 1.05x-1.2x);
 //   reduce programs (sum / max over the last axis and sum over the first of f32[1024x1024], sum over the last
-//   axis of bf16[1024x1024], softmax and RMS norm of f32[64x1024]) on the vectorized path (AVX-512, and its
-//   baseline build) vs the scalar path (programs compiled with VectorReduce disabled).
+//   axis of bf16[1024x1024], softmax and RMS norm of f32[64x1024]; reduce_window: a 3x3 max pool and a
+//   cumulative sum) on the vectorized path (AVX-512, and its baseline build) vs the scalar path (programs
+//   compiled with VectorReduce disabled).
 // The compiled peer's figure for the sum over the last axis is 0.065 ms (../shared/tools/compiled-peer;
 // goal: within 1.5x). docs/performance.md has the recorded figures.
 #include <benchmark/benchmark.h>
@@ -117,6 +118,19 @@ ReduceProgram OneReduce(const char* name, const char* dim, const char* op, const
               "\n  func.return %r : tensor<1024xf32>\n}\n"};
 }
 
+// One reduce_window of f32[rows x cols] (the generic form).
+ReduceProgram Window(const char* name, int64_t rows, int64_t cols, const char* window, const char* strides,
+                     const char* padding, const std::string& out_type, const char* op, const char* init) {
+  const std::string x = F32(rows, cols);
+  return {name, rows, cols, "f32",
+          "func.func @main(%x: " + x + ") -> " + out_type + " {\n  %z = stablehlo.constant dense<" + init +
+              "> : tensor<f32>\n  %r = \"stablehlo.reduce_window\"(%x, %z) <{padding = dense<" + padding +
+              "> : tensor<2x2xi64>, window_dimensions = array<i64: " + window + ">, window_strides = array<i64: " +
+              strides + ">}> ({\n  ^bb0(%a: tensor<f32>, %b: tensor<f32>):\n    %s = " + op +
+              " %a, %b : tensor<f32>\n    stablehlo.return %s : tensor<f32>\n  }) : (" + x + ", tensor<f32>) -> " +
+              out_type + "\n  func.return %r : " + out_type + "\n}\n"};
+}
+
 ReduceProgram MakeReduce(int which) {
   switch (which) {
     case 0: return OneReduce("sum over the last axis f32[1024x1024]", "1", "stablehlo.add", "0.0");
@@ -144,6 +158,12 @@ ReduceProgram MakeReduce(int which) {
                   "\n  %sb = stablehlo.broadcast_in_dim %s, dims = [0] : (tensor<64xf32>) -> " + t +
                   "\n  %r = stablehlo.divide %e, %sb : " + t + "\n  func.return %r : " + t + "\n}\n"};
     }
+    case 6:
+      return Window("max pool 3x3 stride 2 (reduce_window) f32[256x1024]", 256, 1024, "3, 3", "2, 2",
+                    "[[1, 1], [1, 1]]", F32(128, 512), "stablehlo.maximum", "0xFF800000");
+    case 7:
+      return Window("cumulative sum over the first axis (reduce_window) f32[128x1024]", 128, 1024, "128, 1", "1, 1",
+                    "[[127, 0], [0, 0]]", F32(128, 1024), "stablehlo.add", "0.0");
     default: {
       const std::string t = F32(64, 1024);
       return {"RMS norm f32[64x1024]", 64, 1024, "f32",
@@ -199,7 +219,7 @@ void BM_InterpReduce(benchmark::State& state) {
                                                      : ", scalar"));
 }
 BENCHMARK(BM_InterpReduce)
-    ->ArgsProduct({{0, 1, 2, 3, 4, 5}, {0, 1, 2}})
+    ->ArgsProduct({{0, 1, 2, 3, 4, 5, 6, 7}, {0, 1, 2}})
     ->ComputeStatistics("max", Slowest)
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
