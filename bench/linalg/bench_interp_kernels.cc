@@ -1,9 +1,10 @@
 // The interpreter's BLAS and reduction kernels, whole programs run through interp::Program, in one run:
 //   dot_general [m, k] x [k, n] through the interpreter  vs  the default BLAS's cblas_sgemm on the same data
-//   (goal: within 1.05x-1.2x);
+//   (64-byte-aligned operands, as the interpreter's slots are; goal: within 1.05x-1.2x);
 //   reduce programs (sum / max over the last axis and sum over the first of f32[1024x1024], sum over the last
-//   axis of bf16[1024x1024], softmax and RMS norm of f32[64x1024]) on the vectorized path (AVX-512, and its
-//   baseline build) vs the scalar path (programs compiled with VectorReduce disabled).
+//   axis of bf16[1024x1024], softmax and RMS norm of f32[64x1024]; reduce_window: a 3x3 max pool and a
+//   cumulative sum) on the vectorized path (AVX-512, and its baseline build) vs the scalar path (programs
+//   compiled with VectorReduce disabled).
 // The compiled peer's figure for the sum over the last axis is 0.065 ms (../shared/tools/compiled-peer;
 // goal: within 1.5x). docs/performance.md has the recorded figures.
 #include <benchmark/benchmark.h>
@@ -54,11 +55,9 @@ void BM_InterpDotGeneral(benchmark::State& state) {
     state.SkipWithError("compile failed");
     return;
   }
-  const std::vector<float> a = bench::RandomFloats(m * k, 1), b = bench::RandomFloats(k * n, 2);
-  std::vector<float> out(m * n);
+  bench::AlignedFloats a(m * k, 1), b(k * n, 2), out(m * n, 3);
   const int64_t ad[2] = {m, k}, bd[2] = {k, n};
-  const interp::TensorView args[2] = {{const_cast<float*>(a.data()), ElementType::kF32, ad, 2},
-                                      {const_cast<float*>(b.data()), ElementType::kF32, bd, 2}};
+  const interp::TensorView args[2] = {{a.data(), ElementType::kF32, ad, 2}, {b.data(), ElementType::kF32, bd, 2}};
   FixedResults alloc({out.data()});
   interp::Workspace ws;
   std::vector<interp::TensorView> results;
@@ -83,8 +82,7 @@ void BM_DefaultBlasDirect(benchmark::State& state) {
     state.SkipWithError("no BLAS installed");
     return;
   }
-  const std::vector<float> a = bench::RandomFloats(size_t(m) * k, 1), b = bench::RandomFloats(size_t(k) * n, 2);
-  std::vector<float> c(size_t(m) * n);
+  bench::AlignedFloats a(size_t(m) * k, 1), b(size_t(k) * n, 2), c(size_t(m) * n, 3);
   for (auto _ : state) {
     sgemm(101, 111, 111, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, c.data(), n);
     benchmark::DoNotOptimize(c.data());
@@ -120,6 +118,19 @@ ReduceProgram OneReduce(const char* name, const char* dim, const char* op, const
               "\n  func.return %r : tensor<1024xf32>\n}\n"};
 }
 
+// One reduce_window of f32[rows x cols] (the generic form).
+ReduceProgram Window(const char* name, int64_t rows, int64_t cols, const char* window, const char* strides,
+                     const char* padding, const std::string& out_type, const char* op, const char* init) {
+  const std::string x = F32(rows, cols);
+  return {name, rows, cols, "f32",
+          "func.func @main(%x: " + x + ") -> " + out_type + " {\n  %z = stablehlo.constant dense<" + init +
+              "> : tensor<f32>\n  %r = \"stablehlo.reduce_window\"(%x, %z) <{padding = dense<" + padding +
+              "> : tensor<2x2xi64>, window_dimensions = array<i64: " + window + ">, window_strides = array<i64: " +
+              strides + ">}> ({\n  ^bb0(%a: tensor<f32>, %b: tensor<f32>):\n    %s = " + op +
+              " %a, %b : tensor<f32>\n    stablehlo.return %s : tensor<f32>\n  }) : (" + x + ", tensor<f32>) -> " +
+              out_type + "\n  func.return %r : " + out_type + "\n}\n"};
+}
+
 ReduceProgram MakeReduce(int which) {
   switch (which) {
     case 0: return OneReduce("sum over the last axis f32[1024x1024]", "1", "stablehlo.add", "0.0");
@@ -147,6 +158,12 @@ ReduceProgram MakeReduce(int which) {
                   "\n  %sb = stablehlo.broadcast_in_dim %s, dims = [0] : (tensor<64xf32>) -> " + t +
                   "\n  %r = stablehlo.divide %e, %sb : " + t + "\n  func.return %r : " + t + "\n}\n"};
     }
+    case 6:
+      return Window("max pool 3x3 stride 2 (reduce_window) f32[256x1024]", 256, 1024, "3, 3", "2, 2",
+                    "[[1, 1], [1, 1]]", F32(128, 512), "stablehlo.maximum", "0xFF800000");
+    case 7:
+      return Window("cumulative sum over the first axis (reduce_window) f32[128x1024]", 128, 1024, "128, 1", "1, 1",
+                    "[[127, 0], [0, 0]]", F32(128, 1024), "stablehlo.add", "0.0");
     default: {
       const std::string t = F32(64, 1024);
       return {"RMS norm f32[64x1024]", 64, 1024, "f32",
@@ -202,7 +219,7 @@ void BM_InterpReduce(benchmark::State& state) {
                                                      : ", scalar"));
 }
 BENCHMARK(BM_InterpReduce)
-    ->ArgsProduct({{0, 1, 2, 3, 4, 5}, {0, 1, 2}})
+    ->ArgsProduct({{0, 1, 2, 3, 4, 5, 6, 7}, {0, 1, 2}})
     ->ComputeStatistics("max", Slowest)
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();

@@ -427,7 +427,17 @@ class ReduceWindowKernel final : public Kernel {
     for (const Operand& o : out_) out_esize_.push_back(o.esize);
   }
 
+  // The vectorized path (reduce_vector.h), same results.
+  void SetVector(VectorReduceWindow v) {
+    vector_ = std::move(v);
+    has_vector_ = true;
+  }
+
   Status Run(Frame& f) const override {
+    if (has_vector_) {
+      vector_.Run(f.slots[init_[0].slot], f.slots[in_[0].slot], f.slots[out_[0].slot]);
+      return Status();
+    }
     const size_t n = in_.size(), rank = in_dims_.size();
     int64_t out_count = 1, win_count = 1;
     for (int64_t d : out_dims_) out_count *= d;
@@ -471,6 +481,8 @@ class ReduceWindowKernel final : public Kernel {
   Window w_;
   ScalarRegion body_;
   uint32_t stage_;
+  VectorReduceWindow vector_;
+  bool has_vector_ = false;
 };
 
 Status CompileReduceWindow(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
@@ -486,9 +498,14 @@ Status CompileReduceWindow(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   ScalarRegion body;
   NEURONMEM_RETURN_IF_ERROR(body.Compile(cx, 0, r.ArgTypes(), r.acc_types));
   const uint32_t stage = ScalarRegion::AddStage(cx, r.outs.size());
-  *k = WithPromotions(
-      &r, std::make_unique<ReduceWindowKernel>(Operands(cx, r.ins), Operands(cx, r.inits), Operands(cx, r.outs),
-                                               r.in_dims, r.out_dims, std::move(w), std::move(body), stage));
+  VectorReduceWindow vector;
+  const bool vectorized = r.outs.size() == 1 && !r.acc_types[0].quant && r.acc_types[0] == r.x_types[0] &&
+                          VectorReduceWindow::Plan(body.direct(), r.acc_types[0].type, r.in_dims, r.out_dims, w.dims,
+                                                   w.strides, w.base_dilations, w.window_dilations, w.pad_lo, &vector);
+  auto kernel = std::make_unique<ReduceWindowKernel>(Operands(cx, r.ins), Operands(cx, r.inits), Operands(cx, r.outs),
+                                                     r.in_dims, r.out_dims, std::move(w), std::move(body), stage);
+  if (vectorized) kernel->SetVector(std::move(vector));
+  *k = WithPromotions(&r, std::move(kernel));
   return Ok();
 }
 

@@ -1,5 +1,6 @@
 #include "interpreter/reduce_vector.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstring>
@@ -9,8 +10,11 @@
 #include "interpreter/elementwise_functors.h"
 #include "interpreter/numeric.h"
 
-// The lane loops below are written to be vectorized: -O2's cheap cost model leaves most of them scalar.
+// The lane loops below are written to be vectorized: GCC's -O2 cheap cost model leaves most of them scalar
+// (clang's -O2 vectorizes them as it is).
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("O3")
+#endif
 
 namespace neuronmem::interp {
 namespace {
@@ -109,31 +113,109 @@ template <typename T, Op O>
   }
 }
 
+struct WindowLayout {
+  size_t rank;
+  const int64_t *in_dims, *out_dims, *window, *strides, *window_dilations, *pad_lo;
+};
+
+template <typename T, Op O>
+[[gnu::always_inline]] inline void RunWindowImpl(const WindowLayout& l, const void* init, const void* xv, void* outv) {
+  T* out = static_cast<T*>(outv);
+  const T* x = static_cast<const T*>(xv);
+  T iv;
+  std::memcpy(static_cast<void*>(&iv), init, sizeof(T));
+  const size_t last = l.rank - 1;
+  int64_t out_count = 1, rows = 1, win_count = 1;
+  for (size_t d = 0; d < l.rank; ++d) {
+    out_count *= l.out_dims[d];
+    win_count *= l.window[d];
+    if (d < last) rows *= l.out_dims[d];
+  }
+  for (int64_t o = 0; o < out_count; ++o) out[o] = iv;
+  std::vector<int64_t> in_str(l.rank, 1), w(l.rank, 0), oo(l.rank, 0);
+  for (size_t d = last; d-- > 0;) in_str[d] = in_str[d + 1] * l.in_dims[d + 1];
+  const int64_t n = l.out_dims[last], s = l.strides[last], in_n = l.in_dims[last];
+  for (int64_t wi = 0; wi < win_count; ++wi) {
+    // The run of results along the last dim reading the input at j * s + c, in bounds for j in [j0, j1).
+    const int64_t c = w[last] * l.window_dilations[last] - l.pad_lo[last];
+    int64_t j0 = c >= 0 ? 0 : (-c + s - 1) / s;
+    int64_t j1 = in_n - 1 - c < 0 ? 0 : (in_n - 1 - c) / s + 1;
+    j0 = std::min(j0, n);
+    j1 = std::max(j0, std::min(j1, n));
+    std::fill(oo.begin(), oo.end(), 0);
+    for (int64_t r = 0; r < rows; ++r) {
+      T* acc = out + r * n;
+      int64_t off = 0;
+      bool in_bounds = true;
+      for (size_t d = 0; d < last; ++d) {
+        const int64_t p = oo[d] * l.strides[d] + w[d] * l.window_dilations[d] - l.pad_lo[d];
+        if (p < 0 || p >= l.in_dims[d]) in_bounds = false;
+        off += p * in_str[d];
+      }
+      const int64_t a = in_bounds ? j0 : n, b = in_bounds ? j1 : n;
+      for (int64_t j = 0; j < a; ++j) acc[j] = Apply<T, O>(acc[j], iv);
+      if (a < b) {
+        const T* xr = x + (off + c + a * s);  // element j >= a at xr[(j - a) * s]
+        if (s == 1) {
+          for (int64_t j = a; j < b; ++j) acc[j] = Apply<T, O>(acc[j], xr[j - a]);
+        } else {
+          for (int64_t j = a; j < b; ++j) acc[j] = Apply<T, O>(acc[j], xr[(j - a) * s]);
+        }
+      }
+      for (int64_t j = b; j < n; ++j) acc[j] = Apply<T, O>(acc[j], iv);
+      for (size_t d = last; d-- > 0;) {
+        if (++oo[d] < l.out_dims[d]) break;
+        oo[d] = 0;
+      }
+    }
+    for (size_t d = l.rank; d-- > 0;) {
+      if (++w[d] < l.window[d]) break;
+      w[d] = 0;
+    }
+  }
+}
+
 // The same loops built for AVX-512 and for the baseline; their results are the same (IEEE operations in the
 // same order).
 template <typename T, Op O>
-__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,f16c"))) void RunAvx512(const Layout& l,
-                                                                                       const void* init, const void* x,
-                                                                                       void* out) {
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2"))) void RunAvx512(const Layout& l, const void* init,
+                                                                                  const void* x, void* out) {
   RunImpl<T, O>(l, init, x, out);
 }
 template <typename T, Op O>
 void RunBaseline(const Layout& l, const void* init, const void* x, void* out) {
   RunImpl<T, O>(l, init, x, out);
 }
+template <typename T, Op O>
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2"))) void RunWindowAvx512(const WindowLayout& l,
+                                                                                        const void* init, const void* x,
+                                                                                        void* out) {
+  RunWindowImpl<T, O>(l, init, x, out);
+}
+template <typename T, Op O>
+void RunWindowBaseline(const WindowLayout& l, const void* init, const void* x, void* out) {
+  RunWindowImpl<T, O>(l, init, x, out);
+}
 
 using RunFn = void (*)(const Layout&, const void*, const void*, void*);
+using RunWindowFn = void (*)(const WindowLayout&, const void*, const void*, void*);
 struct RunFns {
   RunFn avx512 = nullptr, baseline = nullptr;
+  RunWindowFn window_avx512 = nullptr, window_baseline = nullptr;
 };
+
+template <typename T, Op O>
+RunFns FnsForOp() {
+  return {&RunAvx512<T, O>, &RunBaseline<T, O>, &RunWindowAvx512<T, O>, &RunWindowBaseline<T, O>};
+}
 
 template <typename T>
 RunFns FnsFor(Op op) {
   switch (op) {
-    case Op::kAdd: return {&RunAvx512<T, Op::kAdd>, &RunBaseline<T, Op::kAdd>};
-    case Op::kMul: return {&RunAvx512<T, Op::kMul>, &RunBaseline<T, Op::kMul>};
-    case Op::kMax: return {&RunAvx512<T, Op::kMax>, &RunBaseline<T, Op::kMax>};
-    case Op::kMin: return {&RunAvx512<T, Op::kMin>, &RunBaseline<T, Op::kMin>};
+    case Op::kAdd: return FnsForOp<T, Op::kAdd>();
+    case Op::kMul: return FnsForOp<T, Op::kMul>();
+    case Op::kMax: return FnsForOp<T, Op::kMax>();
+    case Op::kMin: return FnsForOp<T, Op::kMin>();
   }
   return {};
 }
@@ -153,7 +235,7 @@ RunFns Find(ElementType t, Op op) {
 bool HasAvx512() {
   static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
-                          __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+                          __builtin_cpu_supports("avx2");
   return has;
 }
 
@@ -162,21 +244,25 @@ std::atomic<bool> g_enabled{true};
 
 }  // namespace
 
-bool VectorReduce::Plan(ScalarBinaryFn body, ElementType t, const std::vector<int64_t>& in_dims,
-                        const std::vector<bool>& reduced, VectorReduce* plan) {
-  if (body == nullptr || in_dims.size() != reduced.size() || !g_enabled.load(std::memory_order_relaxed)) return false;
+bool VectorReduce::FindOp(ScalarBinaryFn body, ElementType t, Op* op) {
   static constexpr std::pair<std::string_view, Op> kOps[] = {{"stablehlo.add", Op::kAdd},
                                                              {"stablehlo.multiply", Op::kMul},
                                                              {"stablehlo.maximum", Op::kMax},
                                                              {"stablehlo.minimum", Op::kMin}};
-  bool found = false;
-  for (const auto& [name, op] : kOps) {
+  if (body == nullptr || !g_enabled.load(std::memory_order_relaxed)) return false;
+  for (const auto& [name, o] : kOps) {
     if (FindScalarBinary(name, t) == body) {
-      plan->op_ = op;
-      found = true;
+      *op = o;
+      return Find(t, o).baseline != nullptr;
     }
   }
-  if (!found || Find(t, plan->op_).baseline == nullptr) return false;
+  return false;
+}
+
+bool VectorReduce::Plan(ScalarBinaryFn body, ElementType t, const std::vector<int64_t>& in_dims,
+                        const std::vector<bool>& reduced, VectorReduce* plan) {
+  if (in_dims.size() != reduced.size()) return false;
+  if (!FindOp(body, t, &plan->op_)) return false;
   // Drop size-1 dims, merge neighbours of one kind; an empty input has nothing to walk.
   std::vector<int64_t> dims;
   std::vector<bool> red;
@@ -222,5 +308,35 @@ void VectorReduce::Run(const void* init, const void* x, void* out) const {
 void VectorReduce::ForceBaseline(bool force) { g_force_baseline.store(force, std::memory_order_relaxed); }
 
 void VectorReduce::SetEnabled(bool enabled) { g_enabled.store(enabled, std::memory_order_relaxed); }
+
+bool VectorReduceWindow::Plan(ScalarBinaryFn body, ElementType t, const std::vector<int64_t>& in_dims,
+                              const std::vector<int64_t>& out_dims, const std::vector<int64_t>& window,
+                              const std::vector<int64_t>& strides, const std::vector<int64_t>& base_dilations,
+                              const std::vector<int64_t>& window_dilations, const std::vector<int64_t>& pad_lo,
+                              VectorReduceWindow* plan) {
+  const size_t rank = in_dims.size();
+  if (rank == 0 || out_dims.size() != rank || window.size() != rank || strides.size() != rank ||
+      base_dilations.size() != rank || window_dilations.size() != rank || pad_lo.size() != rank)
+    return false;
+  for (size_t d = 0; d < rank; ++d)
+    if (base_dilations[d] != 1 || out_dims[d] == 0 || in_dims[d] == 0 || strides[d] < 1) return false;
+  if (!VectorReduce::FindOp(body, t, &plan->op_)) return false;
+  plan->type_ = t;
+  plan->in_dims_ = in_dims;
+  plan->out_dims_ = out_dims;
+  plan->window_ = window;
+  plan->strides_ = strides;
+  plan->window_dilations_ = window_dilations;
+  plan->pad_lo_ = pad_lo;
+  return true;
+}
+
+void VectorReduceWindow::Run(const void* init, const void* x, void* out) const {
+  const RunFns fns = Find(type_, op_);
+  const WindowLayout l{in_dims_.size(), in_dims_.data(),          out_dims_.data(), window_.data(),
+                       strides_.data(), window_dilations_.data(), pad_lo_.data()};
+  const bool avx512 = HasAvx512() && !g_force_baseline.load(std::memory_order_relaxed);
+  (avx512 ? fns.window_avx512 : fns.window_baseline)(l, init, x, out);
+}
 
 }  // namespace neuronmem::interp

@@ -31,11 +31,13 @@ class VectorReduce {
 
   // For tests and benchmarks: run the baseline (non-AVX-512) build of the loops even on an AVX-512 machine.
   static void ForceBaseline(bool force);
-  // For tests and benchmarks: Plan declines everything (false) from now on, so that programs compiled meanwhile
-  // take the scalar path (reduce.cc); true goes back.
+  // For tests and benchmarks: Plan (and VectorReduceWindow::Plan) decline everything (false) from now on, so that
+  // programs compiled meanwhile take the scalar path (reduce.cc); true goes back.
   static void SetEnabled(bool enabled);
 
   enum class Op { kAdd, kMul, kMax, kMin };
+  // The op of `body` on t, when it is one of these and t a type of this path.
+  static bool FindOp(ScalarBinaryFn body, ElementType t, Op* op);
 
  private:
   Op op_ = Op::kAdd;
@@ -46,6 +48,27 @@ class VectorReduce {
   int64_t block_ = 1;
   bool block_reduced_ = false;
   int64_t out_count_ = 1;
+};
+
+// The vectorized path of reduce_window (reduce.cc) for the same bodies and types, one input, no base dilation:
+// for each window position (row-major), every result row along the last dim takes its element at that position
+// at once (the elements a contiguous or strided run of the input, the padding the init value). Each result sees
+// its window's elements in the reference's order, so the results are the scalar path's, bit for bit.
+class VectorReduceWindow {
+ public:
+  // False when this path does not apply (another op or type, base dilation, an empty result).
+  static bool Plan(ScalarBinaryFn body, ElementType t, const std::vector<int64_t>& in_dims,
+                   const std::vector<int64_t>& out_dims, const std::vector<int64_t>& window,
+                   const std::vector<int64_t>& strides, const std::vector<int64_t>& base_dilations,
+                   const std::vector<int64_t>& window_dilations, const std::vector<int64_t>& pad_lo,
+                   VectorReduceWindow* plan);
+
+  void Run(const void* init, const void* x, void* out) const;
+
+ private:
+  VectorReduce::Op op_ = VectorReduce::Op::kAdd;
+  ElementType type_ = ElementType::kF32;
+  std::vector<int64_t> in_dims_, out_dims_, window_, strides_, window_dilations_, pad_lo_;
 };
 
 }  // namespace neuronmem::interp

@@ -201,5 +201,103 @@ TEST(VectorReduce, OtherBodiesTypesAndEmptyInputsAreNotPlanned) {
   EXPECT_FALSE(VectorReduce::Plan(nullptr, ElementType::kF32, {8}, {true}, &plan));
 }
 
+// reduce_window: every result equals the scalar path's fold (init, then the window's elements in row-major order,
+// padding as the init value), bit for bit, floats included; AVX-512 = baseline.
+struct WindowCase {
+  std::vector<int64_t> in, window, strides, dilations, lo, hi;
+};
+
+template <typename T>
+void CheckWindow(ElementType t, Op op, const WindowCase& c, std::mt19937& rng) {
+  SCOPED_TRACE(std::string(ElementTypeName(t)) + " " + OpName(op));
+  const size_t rank = c.in.size();
+  std::vector<int64_t> out(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    const int64_t padded = c.in[d] + c.lo[d] + c.hi[d], extent = (c.window[d] - 1) * c.dilations[d] + 1;
+    out[d] = padded < extent ? 0 : (padded - extent) / c.strides[d] + 1;
+  }
+  const ScalarBinaryFn fn = FindScalarBinary(OpName(op), t);
+  VectorReduceWindow plan;
+  ASSERT_TRUE(VectorReduceWindow::Plan(fn, t, c.in, out, c.window, c.strides, std::vector<int64_t>(rank, 1),
+                                       c.dilations, c.lo, &plan));
+  int64_t in_count = 1, out_count = 1, win_count = 1;
+  for (size_t d = 0; d < rank; ++d) {
+    in_count *= c.in[d];
+    out_count *= out[d];
+    win_count *= c.window[d];
+  }
+  std::vector<T> x(in_count);
+  std::uniform_int_distribution<int> small(-8, 8);
+  for (T& v : x) {
+    const int s = small(rng);
+    if constexpr (std::is_floating_point_v<T> || kIsHalfLike<T>) {
+      v = static_cast<T>(op == Op::kMul ? 1.0f + s / 512.0f : s / 4.0f + s / 64.0f + s / 1000.0f);
+    } else {
+      v = static_cast<T>(s);
+    }
+  }
+  const T init = static_cast<T>(op == Op::kMul ? 1 : op == Op::kAdd ? 0 : -3);
+  std::vector<T> want(out_count, init);
+  std::vector<int64_t> o(rank, 0), w(rank, 0);
+  for (int64_t oi = 0; oi < out_count; ++oi) {
+    std::fill(w.begin(), w.end(), 0);
+    for (int64_t wi = 0; wi < win_count; ++wi) {
+      int64_t off = 0;
+      bool in_bounds = true;
+      for (size_t d = 0; d < rank; ++d) {
+        const int64_t p = o[d] * c.strides[d] + w[d] * c.dilations[d] - c.lo[d];
+        if (p < 0 || p >= c.in[d]) in_bounds = false;
+        off = off * c.in[d] + p;
+      }
+      fn(&want[oi], in_bounds ? &x[off] : &init, &want[oi]);
+      for (size_t d = rank; d-- > 0;) {
+        if (++w[d] < c.window[d]) break;
+        w[d] = 0;
+      }
+    }
+    for (size_t d = rank; d-- > 0;) {
+      if (++o[d] < out[d]) break;
+      o[d] = 0;
+    }
+  }
+  std::vector<T> got(out_count), baseline(out_count);
+  plan.Run(&init, x.data(), got.data());
+  VectorReduce::ForceBaseline(true);
+  plan.Run(&init, x.data(), baseline.data());
+  VectorReduce::ForceBaseline(false);
+  EXPECT_EQ(0, std::memcmp(got.data(), want.data(), sizeof(T) * got.size())) << "differs from the scalar fold";
+  EXPECT_EQ(0, std::memcmp(baseline.data(), want.data(), sizeof(T) * got.size())) << "baseline differs";
+}
+
+TEST(VectorReduceWindow, MatchesTheScalarFoldBitForBit) {
+  // Pooling 3x3 stride 2 with padding; a cumulative sum over the last axis (window = length, padding before);
+  // window dilation; a stride on the last dim; a window larger than the padded input in one dim is not planned.
+  const WindowCase cases[] = {
+      {{2, 9, 11}, {1, 3, 3}, {1, 2, 2}, {1, 1, 1}, {0, 1, 1}, {0, 1, 1}},
+      {{3, 40}, {1, 40}, {1, 1}, {1, 1}, {0, 39}, {0, 0}},
+      {{7, 13}, {2, 3}, {1, 1}, {2, 3}, {1, 2}, {0, 2}},
+      {{5, 33}, {1, 4}, {1, 3}, {1, 1}, {0, 0}, {0, 5}},
+  };
+  std::mt19937 rng(5);
+  for (ElementType t :
+       {ElementType::kF32, ElementType::kF64, ElementType::kBF16, ElementType::kS32, ElementType::kU8}) {
+    for (Op op : {Op::kAdd, Op::kMul, Op::kMax, Op::kMin}) {
+      for (const WindowCase& c : cases) {
+        Dispatch(t, [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          if constexpr (std::is_floating_point_v<T> || kIsHalfLike<T> || kIsInt<T>) CheckWindow<T>(t, op, c, rng);
+        });
+      }
+    }
+  }
+  VectorReduceWindow plan;
+  EXPECT_FALSE(VectorReduceWindow::Plan(FindScalarBinary("stablehlo.add", ElementType::kF32), ElementType::kF32, {4},
+                                        {2}, {2}, {1}, {2}, {1}, {0}, &plan))
+      << "base dilation is not planned";
+  EXPECT_FALSE(VectorReduceWindow::Plan(FindScalarBinary("stablehlo.add", ElementType::kF32), ElementType::kF32, {4},
+                                        {0}, {5}, {1}, {1}, {1}, {0}, &plan))
+      << "an empty result is not planned";
+}
+
 }  // namespace
 }  // namespace neuronmem::interp
