@@ -29,7 +29,8 @@ if [ $# -eq 0 ]; then
   tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' EXIT
   build-release/tools/decode/neuronmem-decode-gen --batch 8 --layers 2 --num-blocks 128 -o "$tmp/decode_step.mlir.bc"
-  echo "== the same model from a StableHLO portable artifact ($(stat -c %s "$tmp/decode_step.mlir.bc") bytes of vhlo bytecode)"
+  echo "== the same model from a StableHLO portable artifact" \
+    "($(stat -c %s "$tmp/decode_step.mlir.bc") bytes of vhlo bytecode)"
   build-release/tools/decode/neuronmem-decode --batch 8 --layers 2 --num-blocks 128 --steps 16 --no-manifest \
     --model "$tmp/decode_step.mlir.bc"
   exit 0

@@ -291,7 +291,10 @@ void Reader::ReadBlock(Cursor* c, RegionState* rs, Block* block, int depth, bool
     uint64_t num_regions = 0;
     ReadOp(c, rs, depth, function_body, &raw, &isolated, &num_regions);
     ReadOpRegions(c, &raw, isolated, num_regions, depth, false);
-    ops.push_back(MakeOperation(raw, function_body));
+    // Copied from a blank op (a copy of known size is vector stores; value-initialising was `rep stos`).
+    static const Operation kBlank;
+    ops.push_back(kBlank);
+    MakeOperation(raw, function_body, &ops.back());
     // Operands that referred to values not yet defined are patched when those are defined.
     Operation& op = ops.back();
     Scope& s = scopes_.back();
@@ -366,8 +369,8 @@ void Reader::GroupAttributes(int group, std::vector<NamedAttr>* attrs) {
   }
 }
 
-Operation Reader::MakeOperation(RawOp& raw, bool function_body) {
-  Operation op;
+void Reader::MakeOperation(RawOp& raw, bool function_body, Operation* out) {
+  Operation& op = *out;
   op.name = raw.name->ir_name;
   if (function_body && raw.name->is_return) op.name = "func.return";
   op.num_results = static_cast<uint32_t>(raw.result_types.size());
@@ -408,7 +411,6 @@ Operation Reader::MakeOperation(RawOp& raw, bool function_body) {
   }
   op.attributes = arena_->Copy(raw.attrs);
   op.regions = arena_->Copy(raw.regions);
-  return op;
 }
 
 Function Reader::MakeFunction(RawOp& raw, size_t offset) {
@@ -475,7 +477,8 @@ void Reader::AddTopLevelOp(RawOp& raw, Cursor* c) {
   if (raw.name->vhlo && std::string_view(raw.name->vhlo->name) == "func_v1") {
     out_->functions.push_back(MakeFunction(raw, c->Offset()));
   } else {
-    out_->other_ops.push_back(MakeOperation(raw, false));
+    out_->other_ops.emplace_back();
+    MakeOperation(raw, false, &out_->other_ops.back());
   }
 }
 
@@ -487,7 +490,7 @@ void Reader::ReadIR(Cursor c) {
   if (has_args) c.Fail("expected a top-level block without arguments");
   if (num_ops != 1) c.Fail("expected one top-level op (builtin.module), found " + std::to_string(num_ops));
   RegionState top;
-  RawOp module;
+  RawOp& module = ScratchOp(0);  // (the module's ops use depth 1, their regions' ops 2 and deeper)
   bool isolated = false;
   uint64_t num_regions = 0;
   const size_t module_at = c.Offset();
@@ -521,7 +524,7 @@ void Reader::ReadIR(Cursor c) {
   if (block_args) rc->Fail("expected the module's block to have no arguments");
   if (n > rc->Left()) rc->Fail("expected a module op count the rest of the section can hold");
   for (uint64_t i = 0; i < n; ++i) {
-    RawOp raw;
+    RawOp& raw = ScratchOp(1);
     bool iso = false;
     uint64_t nr = 0;
     ReadOp(rc, &rs, 1, false, &raw, &iso, &nr);

@@ -144,7 +144,7 @@ class Reader {
   static void CheckIndex(uint64_t index, size_t size, size_t offset, const char* what, const char* table);
   Cursor BeginEntry(Entry* e, const char* kind, uint64_t index);
   void EndEntry(Entry* e, Cursor* c, const char* kind);
-  std::vector<Attribute> ReadAttrList(Cursor* c, const char* what);
+  Span<Attribute> ReadAttrList(Cursor* c, const char* what);
   NamedAttrs ReadDict(Cursor* c);
   Span<int64_t> ReadShape(Cursor* c);
   Type ComplexOf(const Type& element);
@@ -173,7 +173,7 @@ class Reader {
   void ReadOpRegions(Cursor* c, RawOp* op, bool isolated, uint64_t num_regions, int depth, bool top_level_func);
   void UseListOrders(Cursor* c, uint64_t range_size);
   void DefineValue(RegionState* rs, ValueRef ref, const Type* type, size_t offset);
-  Operation MakeOperation(RawOp& raw, bool function_body);
+  void MakeOperation(RawOp& raw, bool function_body, Operation* out);
   void GroupAttributes(int group, std::vector<NamedAttr>* attrs);
   void AddTopLevelOp(RawOp& raw, Cursor* c);
   Function MakeFunction(RawOp& raw, size_t offset);
@@ -222,6 +222,10 @@ class Reader {
   std::vector<std::unique_ptr<RawOp>> scratch_;  // one op being read per depth, reused for its capacity
   std::vector<std::unique_ptr<std::vector<Operation>>> scratch_ops_;  // a block's ops, per depth
   std::vector<std::unique_ptr<std::vector<Block>>> scratch_blocks_;   // a region's blocks, per depth
+  // Lists, dictionaries and shapes being read, per resolve depth.
+  std::vector<std::unique_ptr<std::vector<Attribute>>> scratch_attrs_;
+  std::vector<std::unique_ptr<std::vector<NamedAttr>>> scratch_named_;
+  std::vector<std::unique_ptr<std::vector<int64_t>>> scratch_dims_;
   std::vector<std::string_view> result_names_, arg_names_, block_names_;
   int resolve_depth_ = 0;
   uint64_t live_values_ = 0;  // values reserved by the regions being read (ReserveValues)

@@ -288,6 +288,20 @@ void Writer::WriteOp(const Operation& op, bool function_body, Emitter* out) {
     }
     props.VarInt(FinalId(false, AttrId(*a, name, op.name)));
   }
+  // A grouped member the target's version lacks (gather's batching dimensions before 1.1.0) must be empty.
+  for (size_t m = 0; grouped && m < grouped->dict.size(); ++m) {
+    const NamedAttr& kv = grouped->dict[m];
+    bool known = false;
+    for (int k = 0; k < v.num_attrs; ++k) known |= v.attrs[k] == kv.first;
+    const bool empty = kv.second.kind == Attribute::Kind::kArray   ? kv.second.array.empty()
+                       : kv.second.kind == Attribute::Kind::kDense ? kv.second.dense.empty()
+                                                                   : false;
+    if (!known && !empty) {
+      Refuse(where + ": " + std::string(kv.first) + " does not exist in vhlo." + std::string(v.name) +
+             ", the version of the op at StableHLO " + std::to_string(version_[0]) + "." + std::to_string(version_[1]) +
+             "." + std::to_string(version_[2]));
+    }
+  }
   // Attributes of other versions of the op are refused unless they hold the default the target implies.
   for (size_t i = 0; i < op.attributes.size(); ++i) {
     if (used[i]) continue;

@@ -67,8 +67,9 @@ def main(argv):
         if t.returncode != 0 or b"module @" not in t.stdout or t.stdout.startswith(b"ML"):
             print("FAIL the default output is not text")
             failures += 1
-        for flags, out in ((["--format", "json"], "bad.mlir"), (["--format", "bytecode", "--target", "2.0.0"], "bad.bc"),
-                           (["--target", "1.0.0"], "bad.mlir"), (["--target", "1.x"], "bad.mlir.bc")):
+        bad = ((["--format", "json"], "bad.mlir"), (["--format", "bytecode", "--target", "2.0.0"], "bad.bc"),
+               (["--target", "1.0.0"], "bad.mlir"), (["--target", "1.x"], "bad.mlir.bc"))
+        for flags, out in bad:
             r = run([gen] + SIZES + flags + ["-o", os.path.join(tmp, out)])
             ok = r.returncode == 2 and r.stderr
             print(f"{'ok  ' if ok else 'FAIL'} {' '.join(flags)}: exit {r.returncode}: "

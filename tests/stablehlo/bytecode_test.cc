@@ -434,6 +434,12 @@ TEST(BytecodeWriter, WhatVhloCannotHoldIsRefusedByName) {
       {"func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
        "  %0 = \"stablehlo.broadcast_in_dim\"(%a) : (tensor<4xf32>) -> tensor<4xf32>\n  return %0 : tensor<4xf32>\n}\n",
        nullptr, "requires the attribute broadcast_dimensions, which the op does not have (it has: none)"},
+      {"func.func @main(%a: tensor<2x3xf32>, %i: tensor<2x1xi64>) -> tensor<2x1xf32> {\n"
+       "  %0 = \"stablehlo.gather\"(%a, %i) {dimension_numbers = #stablehlo.gather<offset_dims = [1], "
+       "operand_batching_dims = [0], start_indices_batching_dims = [0], start_index_map = [1], index_vector_dim = "
+       "1>, slice_sizes = array<i64: 1, 1>} : (tensor<2x3xf32>, tensor<2x1xi64>) -> tensor<2x1xf32>\n"
+       "  return %0 : tensor<2x1xf32>\n}\n",
+       "1.0.0", "operand_batching_dims does not exist in vhlo.gather_v1"},
       {"func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n  return %a : tensor<4xf32>\n}\n", "1.99.0",
        "outside the versions this writer knows"},
   };
