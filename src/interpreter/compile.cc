@@ -10,35 +10,37 @@
 
 namespace neuronmem::interp {
 
-Status Compiler::GetFunction(std::string_view name, const Function** out, const Operation* caller_op,
-                             const std::string& where, uint8_t space, const ParamRefinement* refine) {
-  std::string key(name);
-  if (space) key += std::string(1, '\0') + "host";
+Status Compiler::GetFunction(std::string_view name, const Function** out, const Operation* caller_op, uint8_t space,
+                             const ParamRefinement* refine) {
+  // Only an error builds the caller's description: a call to a compiled function allocates nothing but the key.
+  const auto where = [&] {
+    return caller_op ? FormatLocation(options_.filename, *caller_op) + ": '" + std::string(caller_op->name) + "'"
+                     : options_.filename;
+  };
+  key_.assign(name.data(), name.size());
+  if (space) key_.append(1, '\0').append("host");
   if (refine && refine->empty()) refine = nullptr;
-  if (refine) key += std::string(1, '\0') + refine->Key();
-  auto it = impl_->functions.find(key);
+  if (refine) key_.append(1, '\0').append(refine->Key());
+  auto it = impl_->functions.find(key_);
   if (it != impl_->functions.end()) {
     if (it->second->compiling)
-      return Unimplemented("%s: recursive call of @%.*s", where.c_str(), static_cast<int>(name.size()), name.data());
+      return Unimplemented("%s: recursive call of @%.*s", where().c_str(), static_cast<int>(name.size()), name.data());
     *out = it->second.get();
     return Ok();
   }
   const stablehlo::Function* f = functions_.Find(name);
   if (!f) {
-    if (caller_op)
-      return InvalidArgument("%s: no function @%.*s in the module", where.c_str(), static_cast<int>(name.size()),
-                             name.data());
-    return InvalidArgument("%s: no function @%.*s in the module", options_.filename.c_str(),
-                           static_cast<int>(name.size()), name.data());
+    return InvalidArgument("%s: no function @%.*s in the module", where().c_str(), static_cast<int>(name.size()),
+                           name.data());
   }
   auto fn = std::make_unique<Function>();
   fn->name = std::string(name);
   fn->compiling = true;
   Function* raw = fn.get();
-  impl_->functions.emplace(std::move(key), std::move(fn));
+  impl_->functions.emplace(key_, std::move(fn));
   NestingGuard nested(&nesting_);
   if (nested.too_deep())
-    return InvalidArgument("%s: calls and regions nested deeper than %d levels", where.c_str(), kMaxCompileNesting);
+    return InvalidArgument("%s: calls and regions nested deeper than %d levels", where().c_str(), kMaxCompileNesting);
   FunctionCompiler fc(this, raw, space);
   fc.is_entry_ = caller_op == nullptr && name == options_.entry;
   fc.refine_ = refine;
@@ -188,9 +190,7 @@ Status FunctionCompiler::GetFunction(std::string_view name, const Function** fn)
     if (const stablehlo::Function* f = FindFunction(name))
       NEURONMEM_RETURN_IF_ERROR(CalleeRefinement(*f, &refine, &refined));
   const std::vector<uint32_t> saved_in = inputs_, saved_out = outputs_;
-  Status s =
-      c_->GetFunction(name, fn, op_, FormatLocation(state()->filename, *op_) + ": '" + std::string(op_->name) + "'",
-                      ctx_, refined ? &refine : nullptr);
+  Status s = c_->GetFunction(name, fn, op_, ctx_, refined ? &refine : nullptr);
   op_ = op;
   inputs_ = saved_in;
   outputs_ = saved_out;
@@ -305,8 +305,8 @@ Status Compile(const stablehlo::Module& module, const CompileOptions& options, s
   const Function* entry = nullptr;
   ParamRefinement refine;
   refine.dims = options.param_dims;
-  NEURONMEM_RETURN_IF_ERROR(c.GetFunction(options.entry, &entry, nullptr, options.filename,
-                                          host.place && host.entry_on_host ? host.space : 0, &refine));
+  NEURONMEM_RETURN_IF_ERROR(
+      c.GetFunction(options.entry, &entry, nullptr, host.place && host.entry_on_host ? host.space : 0, &refine));
   impl->entry = entry;
   for (size_t p = 0; p < entry->param_types.size(); ++p) {
     const Type& t = entry->param_types[p];

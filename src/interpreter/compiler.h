@@ -313,15 +313,18 @@ class Compiler {
   Compiler(const stablehlo::Module& m, const CompileOptions& o, Program::Impl* impl)
       : module_(m), options_(o), impl_(impl) {}
 
-  // The function `name` compiled for code of `space` (host compute compiles a function apart for each side).
-  Status GetFunction(std::string_view name, const Function** out, const Operation* caller_op, const std::string& where,
-                     uint8_t space, const ParamRefinement* refine = nullptr);
+  // The function `name` compiled for code of `space` (host compute compiles a function apart for each side),
+  // for the op `caller_op` (null: the entry), its `?` parameters refined by `refine` (nullable). Errors name the
+  // caller's location.
+  Status GetFunction(std::string_view name, const Function** out, const Operation* caller_op, uint8_t space,
+                     const ParamRefinement* refine = nullptr);
 
   const stablehlo::Module& module_;
   const CompileOptions& options_;
   Program::Impl* impl_;
   int nesting_ = 0;  // functions and regions being compiled, one inside the other (NestingGuard)
   stablehlo::FunctionIndex functions_{module_};  // callees by name: a lookup per call stays O(1)
+  std::string key_;                              // GetFunction's scratch: the key in impl_->functions
 };
 
 // The traits of op `name` (OpTrait bits of its registry entry; 0 for an op without one).

@@ -94,21 +94,31 @@ struct Slot {
   uint32_t definer = UINT32_MAX;
 };
 
-// The slots of a function: chunks of 64 that never move, so references stay valid while ops add slots, and
-// an index is two shifts (a std::deque holds 4 slots per allocation and indexes through a division).
+// The slots of a function: chunks that never move, so references stay valid while ops add slots. Chunk k
+// holds 4 << k slots (4, 8, 16, ...): a function of two values allocates 4, not 64 (a module of 40,000 small
+// functions touched 250 MB with chunks of 64), and an index is a count of leading zeros and two shifts (a
+// std::deque holds 4 slots per allocation and indexes through a division).
 class SlotTable {
  public:
-  Slot& operator[](size_t i) { return chunks_[i >> kShift][i & kMask]; }
-  const Slot& operator[](size_t i) const { return chunks_[i >> kShift][i & kMask]; }
+  Slot& operator[](size_t i) { return At(i); }
+  const Slot& operator[](size_t i) const { return const_cast<SlotTable*>(this)->At(i); }
   size_t size() const { return size_; }
   void push_back(Slot&& s) {
-    if ((size_ & kMask) == 0) chunks_.emplace_back(new Slot[kChunk]);
-    chunks_[size_ >> kShift][size_ & kMask] = std::move(s);
+    const size_t k = ChunkOf(size_);
+    if (k == chunks_.size()) chunks_.emplace_back(new Slot[kFirst << k]);
+    chunks_[k][size_ - Start(k)] = std::move(s);
     ++size_;
   }
 
  private:
-  static constexpr size_t kShift = 6, kChunk = size_t{1} << kShift, kMask = kChunk - 1;
+  static constexpr size_t kFirst = 4;
+  // Chunk k starts at slot 4 (2^k - 1); slot i is in chunk floor(log2(i / 4 + 1)).
+  static size_t ChunkOf(size_t i) { return static_cast<size_t>(63 - __builtin_clzll((i >> 2) + 1)); }
+  static size_t Start(size_t k) { return kFirst * ((size_t{1} << k) - 1); }
+  Slot& At(size_t i) {
+    const size_t k = ChunkOf(i);
+    return chunks_[k][i - Start(k)];
+  }
   std::vector<std::unique_ptr<Slot[]>> chunks_;
   size_t size_ = 0;
 };

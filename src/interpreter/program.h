@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "interpreter/kernel.h"
@@ -40,7 +41,9 @@ struct Function {
 };
 
 struct Program::Impl {
-  std::map<std::string, std::unique_ptr<Function>, std::less<>> functions;
+  // By name (a host-compute copy: name, '\0', "host"). Hashed: a map's string compares made n calls to n
+  // functions cost n log n.
+  std::unordered_map<std::string, std::unique_ptr<Function>> functions;
   const Function* entry = nullptr;
   ProgramState state;
   std::vector<ValueSpec> params, results;
