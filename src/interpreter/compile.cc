@@ -201,6 +201,8 @@ const stablehlo::Function* FunctionCompiler::FindFunction(std::string_view name)
   return c_->functions_.Find(name);
 }
 
+const stablehlo::Module& FunctionCompiler::module() const { return c_->module_; }
+
 Status FunctionCompiler::CompileFunction(const stablehlo::Function& f) {
   if (f.body.blocks.size() != 1)
     return Unimplemented("%s:%u:%u: function @%.*s: only single-block functions are supported",

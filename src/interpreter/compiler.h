@@ -162,6 +162,7 @@ class FunctionCompiler final : public CompileCtx {
   uint32_t AddScratch(ElementType type, const std::vector<int64_t>& dims) override;
   Status GetFunction(std::string_view name, const Function** fn) override;
   const stablehlo::Function* FindFunction(std::string_view name) const override;
+  const stablehlo::Module& module() const override;
   const ProgramState* state() const override;
   const CustomCallRegistry* custom_calls() const override;
 

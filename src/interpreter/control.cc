@@ -390,9 +390,8 @@ Status CompileScan(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   return Ok();
 }
 
-// sdy.manual_computation / sdy.named_computation on one core: the body runs on the operands as they are
-// (its arguments alias them) and its results are copied into the op's. A manual computation whose body
-// sees per-device slices of its operands (a manual axis of more than one device) cannot run on one core.
+// sdy.named_computation, and sdy.manual_computation whose body sees whole values (manual_computation.cc): the
+// body runs on the operands as they are (its arguments alias them) and its results are copied into the op's.
 class InlineRegionKernel final : public Kernel {
  public:
   InlineRegionKernel(const Body* body, std::vector<uint32_t> ins, std::vector<uint32_t> outs, std::vector<size_t> bytes)
@@ -412,6 +411,8 @@ class InlineRegionKernel final : public Kernel {
   std::vector<size_t> bytes_;
 };
 
+}  // namespace
+
 Status CompileInlineRegion(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   if (cx.op().regions.size() != 1) return cx.Invalid("expected one region");
   const Body* body = nullptr;
@@ -421,19 +422,14 @@ Status CompileInlineRegion(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
                       body->arg_slots.size(), body->result_slots.size(), cx.num_inputs(), cx.num_outputs());
   for (size_t i = 0; i < cx.num_inputs(); ++i) {
     if (!SameValueType(cx.slot(body->arg_slots[i]), cx.in_slot(i)))
-      return cx.Unsupported(
-          "body argument %zu is typed differently from operand %zu (a manual axis splits it over "
-          "several devices); on one core the body must see whole operands",
-          i, i);
+      return cx.Unsupported("body argument %zu is typed differently from operand %zu, and no manual axis splits it", i,
+                            i);
   }
   std::vector<uint32_t> ins, outs;
   std::vector<size_t> bytes;
   for (size_t i = 0; i < cx.num_outputs(); ++i) {
     if (!SameValueType(cx.slot(body->result_slots[i]), cx.out_slot(i)))
-      return cx.Unsupported(
-          "body result %zu is typed differently from result %zu (a manual axis splits it over "
-          "several devices); on one core the body must return whole results",
-          i, i);
+      return cx.Unsupported("body result %zu is typed differently from result %zu, and no manual axis splits it", i, i);
     outs.push_back(cx.out(i));
     bytes.push_back(cx.out_slot(i).bytes);
   }
@@ -441,6 +437,8 @@ Status CompileInlineRegion(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   *k = std::make_unique<InlineRegionKernel>(body, std::move(ins), std::move(outs), std::move(bytes));
   return Ok();
 }
+
+namespace {
 
 // Sharding annotations on one core: the value itself (no kernel).
 Status CompileShardingIdentity(CompileCtx& cx, std::unique_ptr<Kernel>*) {
@@ -465,7 +463,6 @@ void RegisterControlOps(OpTable* r) {
   m["stablehlo.if"] = CompileIf;
   m["stablehlo.case"] = CompileCase;
   m["chlo.scan"] = CompileScan;
-  m["sdy.manual_computation"] = CompileInlineRegion;
   m["sdy.named_computation"] = CompileInlineRegion;
   m["sdy.sharding_constraint"] = CompileShardingIdentity;
   m["sdy.reshard"] = CompileShardingIdentity;

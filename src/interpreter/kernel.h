@@ -184,6 +184,8 @@ class CompileCtx {
   virtual Status GetFunction(std::string_view name, const Function** fn) = 0;
   // The function `name` of the module as parsed (not compiled), or nullptr when there is none.
   virtual const stablehlo::Function* FindFunction(std::string_view name) const = 0;
+  // The module being compiled (its top-level ops: Shardy's meshes).
+  virtual const stablehlo::Module& module() const = 0;
   // The bytes of `slot` when they are known at compile time: a constant, or a value that side-effect-free ops
   // compute from constants only (evaluated here with their kernels, once). Otherwise UNIMPLEMENTED naming
   // `what` and the value it depends on (a function argument, or an op that is not evaluated at compile time).
@@ -254,6 +256,8 @@ void RegisterBatchNormOps(OpTable* r);
 void RegisterChloFloatClassOps(OpTable* r);
 // chlo.ragged_dot (ragged_dot.cc).
 void RegisterRaggedDotOps(OpTable* r);
+// sdy.manual_computation (manual_computation.cc; sdy.named_computation is in control.cc).
+void RegisterManualComputationOps(OpTable* r);
 // Defined by chlo_special.cc when it exists (see registry.cc).
 void RegisterChloSpecialOps(OpTable* r);
 

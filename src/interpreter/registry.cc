@@ -16,6 +16,7 @@ const OpTable& OpRegistry() {
     RegisterElementwiseOps(r);
     RegisterShapeOps(r);
     RegisterControlOps(r);
+    RegisterManualComputationOps(r);
     RegisterCheckOps(r);
     RegisterQuantOps(r);
     RegisterLinalgOps(r);

@@ -454,13 +454,98 @@ TEST(Shardy, ManualComputationRunsItsBodyOnWholeOperands) {
   EXPECT_EQ(in[0], 1.0f);                                          // the argument is untouched
 }
 
-TEST(Shardy, ManualComputationOverSeveralDevicesIsUnsupportedOnOneCore) {
+// ---- sdy.manual_computation over manual axes of more than one device ------------------------------
+
+// A manual computation split over "a"=2 along dim 0: each device sums its own two rows. The same computation
+// written unsharded (reshape to 2x2x2, reduce the middle dim) gives the same result.
+TEST(Shardy, ManualComputationRunsItsBodyPerDeviceOnItsSlices) {
+  const std::string sharded = R"(module @m {
+  sdy.mesh @mesh = <["a"=2]>
+  func.func @main(%arg0: tensor<4x2xf32>) -> tensor<4x2xf32> {
+    %1 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"a"}, {}]>]
+        out_shardings=[<@mesh, [{"a"}, {}]>] manual_axes={"a"} (%arg1: tensor<2x2xf32>) {
+      %z = stablehlo.constant dense<0.0> : tensor<f32>
+      %s = stablehlo.reduce(%arg1 init: %z) applies stablehlo.add across dimensions = [0]
+          : (tensor<2x2xf32>, tensor<f32>) -> tensor<2xf32>
+      %b = stablehlo.broadcast_in_dim %s, dims = [1] : (tensor<2xf32>) -> tensor<2x2xf32>
+      %r = stablehlo.multiply %b, %arg1 : tensor<2x2xf32>
+      sdy.return %r : tensor<2x2xf32>
+    } : (tensor<4x2xf32>) -> tensor<4x2xf32>
+    return %1 : tensor<4x2xf32>
+  }
+}
+)";
+  const std::string unsharded = R"(func.func @main(%arg0: tensor<4x2xf32>) -> tensor<4x2xf32> {
+  %x = stablehlo.reshape %arg0 : (tensor<4x2xf32>) -> tensor<2x2x2xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %s = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions = [1]
+      : (tensor<2x2x2xf32>, tensor<f32>) -> tensor<2x2xf32>
+  %b = stablehlo.broadcast_in_dim %s, dims = [0, 2] : (tensor<2x2xf32>) -> tensor<2x2x2xf32>
+  %r = stablehlo.multiply %b, %x : tensor<2x2x2xf32>
+  %o = stablehlo.reshape %r : (tensor<2x2x2xf32>) -> tensor<4x2xf32>
+  func.return %o : tensor<4x2xf32>
+}
+)";
+  float in[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  const int64_t dims[2] = {4, 2};
+  TensorView arg{in, ElementType::kF32, dims, 2};
+  auto r = RunText(sharded, {arg});
+  ASSERT_FALSE(r.status) << r.status->message;
+  auto u = RunText(unsharded, {arg});
+  ASSERT_FALSE(u.status) << u.status->message;
+  // Device 0: rows [1 2; 3 4], column sums [4 6]; device 1: rows [5 6; 7 8], column sums [12 14].
+  EXPECT_EQ(r.Get<float>(0), (std::vector<float>{4, 12, 12, 24, 60, 84, 84, 112}));
+  EXPECT_EQ(r.Get<float>(0), u.Get<float>(0));
+  EXPECT_EQ(in[0], 1.0f);  // the argument is untouched
+}
+
+// Two manual axes: device (x, y) sees block (y, x) of the operand (dim 0 split by "y", dim 1 by "x") and
+// returns it as block (x, y) of the result: a transpose of the 2x2 grid of 2x3 blocks. An operand replicated
+// over the axes is seen whole by every device; a result replicated over "y" comes from the devices at y = 0.
+TEST(Shardy, ManualComputationOverTwoAxesPlacesEachDevicesBlock) {
+  const std::string text = R"(module @m {
+  sdy.mesh @mesh = <["x"=2, "y"=2, "z"=3]>
+  func.func @main(%arg0: tensor<4x6xi32>, %arg1: tensor<2x3xi32>) -> (tensor<4x6xi32>, tensor<4x3xi32>) {
+    %1:2 = sdy.manual_computation(%arg0, %arg1) in_shardings=[<@mesh, [{"y"}, {"x", "z"}]>, <@mesh, [{}, {}]>]
+        out_shardings=[<@mesh, [{"x"}, {"y"}]>, <@mesh, [{"x"}, {}]>] manual_axes={"x", "y"}
+        (%a: tensor<2x3xi32>, %b: tensor<2x3xi32>) {
+      %s = stablehlo.add %a, %b : tensor<2x3xi32>
+      sdy.return %s, %a : tensor<2x3xi32>, tensor<2x3xi32>
+    } : (tensor<4x6xi32>, tensor<2x3xi32>) -> (tensor<4x6xi32>, tensor<4x3xi32>)
+    return %1#0, %1#1 : tensor<4x6xi32>, tensor<4x3xi32>
+  }
+}
+)";
+  int32_t in[24], add[6] = {100, 200, 300, 400, 500, 600};
+  for (int i = 0; i < 24; ++i) in[i] = i;
+  const int64_t dims[2] = {4, 6}, bdims[2] = {2, 3};
+  auto r = RunText(text, {{in, ElementType::kS32, dims, 2}, {add, ElementType::kS32, bdims, 2}});
+  ASSERT_FALSE(r.status) << r.status->message;
+  std::vector<int32_t> want(24), want1(12);
+  for (int x = 0; x < 2; ++x)
+    for (int y = 0; y < 2; ++y)
+      for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 3; ++j) {
+          const int32_t v = in[(2 * y + i) * 6 + 3 * x + j];
+          want[(2 * x + i) * 6 + 3 * y + j] = v + add[i * 3 + j];
+          if (y == 0) want1[(2 * x + i) * 3 + j] = v;
+        }
+  EXPECT_EQ(r.Get<int32_t>(0), want);
+  EXPECT_EQ(r.Get<int32_t>(1), want1);
+}
+
+TEST(Shardy, ManualComputationWhoseBodyCommunicatesIsUnsupportedNamingTheOp) {
   const std::string text = R"(module @m {
   sdy.mesh @mesh = <["a"=2]>
   func.func @main(%arg0: tensor<4x2xf32>) -> tensor<4x2xf32> {
     %1 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"a"}, {}]>]
         out_shardings=[<@mesh, [{"a"}, {}]>] manual_axes={"a"} (%arg1: tensor<2x2xf32>) {
-      sdy.return %arg1 : tensor<2x2xf32>
+      %r = "stablehlo.all_reduce"(%arg1) ({
+        ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+          %s = stablehlo.add %x, %y : tensor<f32>
+          stablehlo.return %s : tensor<f32>
+      }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<2x2xf32>) -> tensor<2x2xf32>
+      sdy.return %r : tensor<2x2xf32>
     } : (tensor<4x2xf32>) -> tensor<4x2xf32>
     return %1 : tensor<4x2xf32>
   }
@@ -469,7 +554,83 @@ TEST(Shardy, ManualComputationOverSeveralDevicesIsUnsupportedOnOneCore) {
   auto c = CompileText(text);
   ASSERT_TRUE(c.status);
   EXPECT_EQ(c.status->code, NEURONMEM_STATUS_UNIMPLEMENTED) << c.status->message;
-  EXPECT_NE(c.status->message.find("test.mlir:4:5: 'sdy.manual_computation'"), std::string::npos) << c.status->message;
+  EXPECT_NE(c.status->message.find("test.mlir:4:5: 'sdy.manual_computation': the body contains "
+                                   "'stablehlo.all_reduce' (line 6:7)"),
+            std::string::npos)
+      << c.status->message;
+
+  // The same through a called function (partition_id: which device runs it).
+  const std::string called = R"(module @m {
+  sdy.mesh @mesh = <["a"=2]>
+  func.func private @f(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {
+    %p = stablehlo.partition_id : tensor<ui32>
+    return %x : tensor<2x2xf32>
+  }
+  func.func @main(%arg0: tensor<4x2xf32>) -> tensor<4x2xf32> {
+    %1 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"a"}, {}]>]
+        out_shardings=[<@mesh, [{"a"}, {}]>] manual_axes={"a"} (%arg1: tensor<2x2xf32>) {
+      %r = func.call @f(%arg1) : (tensor<2x2xf32>) -> tensor<2x2xf32>
+      sdy.return %r : tensor<2x2xf32>
+    } : (tensor<4x2xf32>) -> tensor<4x2xf32>
+    return %1 : tensor<4x2xf32>
+  }
+}
+)";
+  auto d = CompileText(called);
+  ASSERT_TRUE(d.status);
+  EXPECT_EQ(d.status->code, NEURONMEM_STATUS_UNIMPLEMENTED) << d.status->message;
+  EXPECT_NE(d.status->message.find("'stablehlo.partition_id' (line 4:5)"), std::string::npos) << d.status->message;
+}
+
+TEST(Shardy, ManualComputationWithBadShapesOrMeshIsInvalid) {
+  auto compile = [](const std::string& mesh, const std::string& in_sharding, const std::string& local) {
+    return CompileText(R"(module @m {
+  )" + mesh + R"(
+  func.func @main(%arg0: tensor<4x2xf32>) -> tensor<4x2xf32> {
+    %1 = sdy.manual_computation(%arg0) in_shardings=[)" +
+                       in_sharding + R"(]
+        out_shardings=[<@mesh, [{"a"}, {}]>] manual_axes={"a"} (%arg1: )" +
+                       local + R"() {
+      sdy.return %arg1 : )" +
+                       local +
+                       R"(
+    } : (tensor<4x2xf32>) -> tensor<4x2xf32>
+    return %1 : tensor<4x2xf32>
+  }
+}
+)");
+  };
+  // The operand split 2 ways along dim 0 is 2x2, not 4x2.
+  auto c = compile(R"(sdy.mesh @mesh = <["a"=2]>)", R"(<@mesh, [{"a"}, {}]>)", "tensor<4x2xf32>");
+  ASSERT_TRUE(c.status);
+  EXPECT_EQ(c.status->code, NEURONMEM_STATUS_INVALID_ARGUMENT) << c.status->message;
+  EXPECT_NE(c.status->message.find("operand 0: tensor<4x2xf32> split 2 ways along dim 0 is not the body's "
+                                   "tensor<4x2xf32>"),
+            std::string::npos)
+      << c.status->message;
+  // A mesh the module does not declare.
+  c = compile(R"(sdy.mesh @other = <["a"=2]>)", R"(<@mesh, [{"a"}, {}]>)", "tensor<2x2xf32>");
+  ASSERT_TRUE(c.status);
+  EXPECT_EQ(c.status->code, NEURONMEM_STATUS_INVALID_ARGUMENT) << c.status->message;
+  EXPECT_NE(c.status->message.find("mesh @mesh is not declared"), std::string::npos) << c.status->message;
+  // Not a sharding.
+  c = compile(R"(sdy.mesh @mesh = <["a"=2]>)", R"(<@mesh, [{"a"} {}]>)", "tensor<2x2xf32>");
+  ASSERT_TRUE(c.status);
+  EXPECT_EQ(c.status->code, NEURONMEM_STATUS_INVALID_ARGUMENT) << c.status->message;
+  EXPECT_NE(c.status->message.find("'sdy.manual_computation': the sharding of operand 0 is not a sharding: <@mesh, "
+                                   "[{\"a\"} {}]>"),
+            std::string::npos)
+      << c.status->message;
+  // A mesh written inline.
+  c = compile(R"(sdy.mesh @mesh = <["a"=2]>)", R"(<mesh<["a"=2]>, [{"a"}, {}]>)", "tensor<2x2xf32>");
+  ASSERT_TRUE(c.status);
+  EXPECT_EQ(c.status->code, NEURONMEM_STATUS_UNIMPLEMENTED) << c.status->message;
+  EXPECT_NE(c.status->message.find("has a mesh written inline"), std::string::npos) << c.status->message;
+  // A sub-axis.
+  c = compile(R"(sdy.mesh @mesh = <["a"=4]>)", R"(<@mesh, [{"a":(1)2}, {}]>)", "tensor<2x2xf32>");
+  ASSERT_TRUE(c.status);
+  EXPECT_EQ(c.status->code, NEURONMEM_STATUS_UNIMPLEMENTED) << c.status->message;
+  EXPECT_NE(c.status->message.find("has a sub-axis"), std::string::npos) << c.status->message;
 }
 
 TEST(SkippedOps, AreRejectedAtCompileWithTheirLocationAndName) {

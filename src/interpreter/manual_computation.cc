@@ -1,0 +1,397 @@
+// sdy.manual_computation over manual axes of more than one device, on one core: what XLA's CPU backend does
+// with a single-device module that contains one. The mesh (`sdy.mesh @mesh = <["x"=2, "y"=2]>`) and the
+// manual axes give the devices (every combination of the manual axes' coordinates, row-major in mesh order).
+// Each operand is split along the dims its in_sharding names manual axes for (the first axis of a dim is
+// the major one), the body runs once per device on that device's slices, and each result is assembled from
+// the devices' results along the dims its out_sharding names; a result replicated over a manual axis is taken
+// from the devices at coordinate 0 of that axis. Bodies that communicate between devices (collectives,
+// partition_id, send/recv, also through called functions) are UNIMPLEMENTED naming the op. A computation whose
+// body sees whole operands and returns whole results (every manual axis of size 1, or nothing split) runs as an
+// inline region (control.cc).
+#include <cstring>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "interpreter/compiler.h"
+#include "interpreter/quant.h"
+
+namespace neuronmem::interp {
+
+Status CompileInlineRegion(CompileCtx& cx, std::unique_ptr<Kernel>* k);
+
+namespace {
+
+struct MeshAxis {
+  std::string name;
+  int64_t size = 0;
+};
+
+// A cursor over an attribute's text (Shardy's custom syntax, kept opaque by the parser).
+struct Cursor {
+  std::string_view s;
+  size_t i = 0;
+  void Space() {
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\n' || s[i] == '\t' || s[i] == '\r')) ++i;
+  }
+  bool Accept(char c) {
+    Space();
+    if (i < s.size() && s[i] == c) {
+      ++i;
+      return true;
+    }
+    return false;
+  }
+  bool Peek(char c) {
+    Space();
+    return i < s.size() && s[i] == c;
+  }
+  bool String(std::string* out) {
+    if (!Accept('"')) return false;
+    const size_t end = s.find('"', i);
+    if (end == std::string_view::npos) return false;
+    *out = std::string(s.substr(i, end - i));
+    i = end + 1;
+    return true;
+  }
+  bool Int(int64_t* out) {
+    Space();
+    size_t j = i;
+    while (j < s.size() && s[j] >= '0' && s[j] <= '9') ++j;
+    if (j == i || j - i > 15) return false;
+    *out = std::stoll(std::string(s.substr(i, j - i)));
+    i = j;
+    return true;
+  }
+};
+
+// `<["x"=2, "y"=4]>` or `<["x"=2], device_ids=[...]>` (device ids only renumber devices: no effect here).
+bool ParseMesh(std::string_view text, std::vector<MeshAxis>* axes) {
+  Cursor c{text};
+  if (!c.Accept('<') || !c.Accept('[')) return false;
+  if (c.Accept(']')) return true;
+  do {
+    MeshAxis a;
+    if (!c.String(&a.name) || !c.Accept('=') || !c.Int(&a.size) || a.size < 1) return false;
+    axes->push_back(std::move(a));
+  } while (c.Accept(','));
+  return c.Accept(']');
+}
+
+struct Sharding {
+  std::string mesh;
+  std::vector<std::vector<std::string>> dims;  // the axes of each dim, major first
+};
+
+// `<@mesh, [{"x"}, {"y", ?}p1, {}], replicated={"z"}>`. Sub-axes (`"x":(1)2`) and inline meshes
+// (`<mesh<["x"=2]>, ...>`) are refused: false with *unsupported naming what.
+bool ParseSharding(std::string_view text, Sharding* out, const char** unsupported) {
+  Cursor c{text};
+  if (!c.Accept('<')) return false;
+  if (!c.Accept('@')) {
+    c.Space();
+    if (text.substr(c.i, 5) == "mesh<") *unsupported = "a mesh written inline";
+    return false;
+  }
+  const size_t start = c.i;
+  while (c.i < text.size() && text[c.i] != ',' && text[c.i] != ' ' && text[c.i] != '>') ++c.i;
+  out->mesh = std::string(text.substr(start, c.i - start));
+  if (out->mesh.empty() || !c.Accept(',') || !c.Accept('[')) return false;
+  if (c.Accept(']')) return true;
+  do {
+    if (!c.Accept('{')) return false;
+    std::vector<std::string> axes;
+    if (!c.Accept('}')) {
+      do {
+        if (c.Accept('?')) continue;
+        std::string name;
+        if (!c.String(&name)) return false;
+        if (c.Peek(':')) {
+          *unsupported = "a sub-axis";
+          return false;
+        }
+        axes.push_back(std::move(name));
+      } while (c.Accept(','));
+      if (!c.Accept('}')) return false;
+    }
+    if (c.Accept('p')) {
+      int64_t priority = 0;
+      if (!c.Int(&priority)) return false;
+    }
+    out->dims.push_back(std::move(axes));
+  } while (c.Accept(','));
+  return c.Accept(']');
+}
+
+// The ops a body may not contain when its instances run one after another: they talk to other devices or ask
+// which device runs them.
+bool Communicates(std::string_view name) {
+  return name == "stablehlo.all_reduce" || name == "stablehlo.all_gather" || name == "stablehlo.reduce_scatter" ||
+         name == "stablehlo.all_to_all" || name == "stablehlo.collective_permute" ||
+         name == "stablehlo.collective_broadcast" || name == "stablehlo.collective_reduce" ||
+         name == "stablehlo.partition_id" || name == "stablehlo.send" || name == "stablehlo.recv";
+}
+
+// The first op of `region` (or of a function it calls, transitively) that communicates, or nullptr.
+const stablehlo::Operation* FindCommunication(const CompileCtx& cx, const stablehlo::Region& region,
+                                              std::set<std::string_view>* seen) {
+  for (const stablehlo::Block& b : region.blocks) {
+    for (const stablehlo::Operation& op : b.ops) {
+      if (Communicates(op.name)) return &op;
+      for (const stablehlo::Region& r : op.regions)
+        if (const stablehlo::Operation* found = FindCommunication(cx, r, seen)) return found;
+      if ((op.name == "func.call" || op.name == "call") && !op.callee.empty() && seen->insert(op.callee).second) {
+        if (const stablehlo::Function* f = cx.FindFunction(op.callee))
+          if (const stablehlo::Operation* found = FindCommunication(cx, f->body, seen)) return found;
+      }
+    }
+  }
+  return nullptr;
+}
+
+// One operand or result: the element size and, per dim, the manual axes (indices into the manual list) that
+// split it, major first.
+struct Split {
+  size_t esize = 0;
+  std::vector<int64_t> global, local;
+  std::vector<std::vector<size_t>> axes;
+  std::vector<bool> uses;  // per manual axis: whether it splits this value
+};
+
+// Copies the box of `box` dims between a tensor of dims `sd` at offset `so` and one of dims `dd` at `doff`.
+void CopyBox(const char* src, const std::vector<int64_t>& sd, const std::vector<int64_t>& so, char* dst,
+             const std::vector<int64_t>& dd, const std::vector<int64_t>& doff, const std::vector<int64_t>& box,
+             size_t es, size_t level, int64_t sbase, int64_t dbase) {
+  const size_t rank = box.size();
+  if (rank == 0) {
+    std::memcpy(dst, src, es);
+    return;
+  }
+  const int64_t s_index = sbase * sd[level] + so[level];
+  const int64_t d_index = dbase * dd[level] + doff[level];
+  if (level + 1 == rank) {
+    std::memcpy(dst + static_cast<size_t>(d_index) * es, src + static_cast<size_t>(s_index) * es,
+                static_cast<size_t>(box[level]) * es);
+    return;
+  }
+  for (int64_t j = 0; j < box[level]; ++j)
+    CopyBox(src, sd, so, dst, dd, doff, box, es, level + 1, s_index + j, d_index + j);
+}
+
+class ManualComputationKernel final : public Kernel {
+ public:
+  ManualComputationKernel(const Body* body, std::vector<int64_t> sizes, std::vector<uint32_t> ins,
+                          std::vector<uint32_t> locals, std::vector<Split> in_splits, std::vector<uint32_t> outs,
+                          std::vector<Split> out_splits)
+      : body_(body),
+        sizes_(std::move(sizes)),
+        ins_(std::move(ins)),
+        locals_(std::move(locals)),
+        in_splits_(std::move(in_splits)),
+        outs_(std::move(outs)),
+        out_splits_(std::move(out_splits)) {}
+
+  Status Run(Frame& f) const override {
+    int64_t devices = 1;
+    for (int64_t s : sizes_) devices *= s;
+    std::vector<int64_t> coord(sizes_.size());
+    for (int64_t d = 0; d < devices; ++d) {
+      for (size_t a = sizes_.size(), rest = static_cast<size_t>(d); a-- > 0;) {
+        coord[a] = static_cast<int64_t>(rest % static_cast<size_t>(sizes_[a]));
+        rest /= static_cast<size_t>(sizes_[a]);
+      }
+      for (size_t i = 0; i < ins_.size(); ++i) {
+        const Split& s = in_splits_[i];
+        char* local = f.slots[locals_[i]];
+        f.slots[body_->arg_slots[i]] = local;
+        if (s.esize == 0) continue;
+        const std::vector<int64_t> off = Offsets(s, coord);
+        const std::vector<int64_t> zero(s.local.size(), 0);
+        CopyBox(f.slots[ins_[i]], s.global, off, local, s.local, zero, s.local, s.esize, 0, 0, 0);
+      }
+      NEURONMEM_RETURN_IF_ERROR(RunBody(*body_, f));
+      for (size_t i = 0; i < outs_.size(); ++i) {
+        const Split& s = out_splits_[i];
+        if (s.esize == 0 || !Writes(s, coord)) continue;
+        const std::vector<int64_t> off = Offsets(s, coord);
+        const std::vector<int64_t> zero(s.local.size(), 0);
+        CopyBox(f.slots[body_->result_slots[i]], s.local, zero, f.slots[outs_[i]], s.global, off, s.local, s.esize, 0,
+                0, 0);
+      }
+    }
+    return Status();
+  }
+
+ private:
+  // Where device `coord`'s slice of a value starts.
+  std::vector<int64_t> Offsets(const Split& s, const std::vector<int64_t>& coord) const {
+    std::vector<int64_t> off(s.local.size(), 0);
+    for (size_t d = 0; d < off.size(); ++d) {
+      int64_t piece = 0;
+      for (size_t a : s.axes[d]) piece = piece * sizes_[a] + coord[a];
+      off[d] = piece * s.local[d];
+    }
+    return off;
+  }
+  // A result replicated over a manual axis comes from the devices at coordinate 0 of that axis.
+  static bool Writes(const Split& s, const std::vector<int64_t>& coord) {
+    for (size_t a = 0; a < coord.size(); ++a)
+      if (!s.uses[a] && coord[a] != 0) return false;
+    return true;
+  }
+
+  const Body* body_;
+  std::vector<int64_t> sizes_;  // of the manual axes, in mesh order
+  std::vector<uint32_t> ins_, locals_;
+  std::vector<Split> in_splits_;
+  std::vector<uint32_t> outs_;
+  std::vector<Split> out_splits_;
+};
+
+std::string TypeText(const Slot& s) {
+  std::string t = "tensor<";
+  for (int64_t d : s.dims) t += std::to_string(d) + "x";
+  t += ElementTypeName(s.type);
+  return t + ">";
+}
+
+// Reads one value's sharding and checks the global type against the local one.
+Status ReadSplit(CompileCtx& cx, const char* what, size_t i, const Sharding& sh, const std::vector<std::string>& manual,
+                 const std::vector<int64_t>& sizes, const Slot& global, const Slot& local, Split* out) {
+  if (sh.dims.size() != global.dims.size() || local.dims.size() != global.dims.size() || local.type != global.type)
+    return cx.Invalid("%s %zu: the sharding names %zu dims for %s, and the body's value is %s", what, i, sh.dims.size(),
+                      TypeText(global).c_str(), TypeText(local).c_str());
+  out->global = global.dims;
+  out->local = local.dims;
+  out->axes.resize(global.dims.size());
+  out->uses.assign(manual.size(), false);
+  for (size_t d = 0; d < sh.dims.size(); ++d) {
+    int64_t factor = 1;
+    for (const std::string& axis : sh.dims[d]) {
+      size_t a = 0;
+      while (a < manual.size() && manual[a] != axis) ++a;
+      if (a == manual.size()) continue;  // a free axis: the body still sees the dim whole
+      if (out->uses[a])
+        return cx.Invalid("the %s sharding of value %zu names axis \"%s\" twice", what, i, axis.c_str());
+      out->uses[a] = true;
+      out->axes[d].push_back(a);
+      factor *= sizes[a];
+    }
+    if (global.dims[d] < 0 || local.dims[d] * factor != global.dims[d])
+      return cx.Invalid("%s %zu: %s split %lld ways along dim %zu is not the body's %s", what, i,
+                        TypeText(global).c_str(), static_cast<long long>(factor), d, TypeText(local).c_str());
+  }
+  if (global.count == 0) return Ok();  // nothing to copy (esize stays 0)
+  if (global.bytes % static_cast<size_t>(global.count) != 0 || global.bytes / static_cast<size_t>(global.count) == 0)
+    return cx.Unsupported("%s %zu: elements of %s are packed below a byte; slicing them is not supported", what, i,
+                          TypeText(global).c_str());
+  out->esize = global.bytes / static_cast<size_t>(global.count);
+  return Ok();
+}
+
+Status CompileManualComputation(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
+  const stablehlo::Operation& op = cx.op();
+  if (op.regions.size() != 1 || op.regions[0].blocks.size() != 1) return cx.Invalid("expected one region of one block");
+  const stablehlo::Attribute* ins_attr = cx.Attr("in_shardings");
+  const stablehlo::Attribute* outs_attr = cx.Attr("out_shardings");
+  const stablehlo::Attribute* manual_attr = cx.Attr("manual_axes");
+  if (!ins_attr || !outs_attr || !manual_attr)
+    return cx.Invalid("expected in_shardings, out_shardings and manual_axes");
+  if (ins_attr->array.size() != cx.num_inputs() || outs_attr->array.size() != cx.num_outputs())
+    return cx.Invalid("%zu in_shardings and %zu out_shardings for %zu operands and %zu results", ins_attr->array.size(),
+                      outs_attr->array.size(), cx.num_inputs(), cx.num_outputs());
+  std::set<std::string> manual_set;
+  for (const auto& kv : manual_attr->dict) manual_set.insert(std::string(kv.first));
+  if (manual_set.empty()) return CompileInlineRegion(cx, k);  // nothing manual: the body sees whole values
+
+  if (cx.num_inputs() + cx.num_outputs() == 0) return CompileInlineRegion(cx, k);
+
+  // The mesh: named by the shardings, declared at the top of the module.
+  std::vector<Sharding> shardings;
+  for (size_t i = 0; i < cx.num_inputs() + cx.num_outputs(); ++i) {
+    const bool in = i < cx.num_inputs();
+    const size_t j = in ? i : i - cx.num_inputs();
+    const stablehlo::Attribute& a = in ? ins_attr->array[j] : outs_attr->array[j];
+    Sharding sh;
+    const char* unsupported = nullptr;
+    if (a.kind != stablehlo::Attribute::Kind::kOpaque || !ParseSharding(a.text, &sh, &unsupported)) {
+      if (unsupported)
+        return cx.Unsupported("the sharding of %s %zu has %s, which is not supported: %.*s", in ? "operand" : "result",
+                              j, unsupported, static_cast<int>(a.text.size()), a.text.data());
+      return cx.Invalid("the sharding of %s %zu is not a sharding: %.*s", in ? "operand" : "result", j,
+                        static_cast<int>(a.text.size()), a.text.data());
+    }
+    if (!shardings.empty() && sh.mesh != shardings[0].mesh)
+      return cx.Unsupported("the sharding of %s %zu is over mesh @%s, the first value's over @%s",
+                            in ? "operand" : "result", j, sh.mesh.c_str(), shardings[0].mesh.c_str());
+    shardings.push_back(std::move(sh));
+  }
+  const std::string& mesh_name = shardings[0].mesh;
+  const stablehlo::Operation* mesh_op = nullptr;
+  for (const stablehlo::Operation& m : cx.module().other_ops)
+    if (m.name == "sdy.mesh" && m.callee == mesh_name) mesh_op = &m;
+  if (!mesh_op) return cx.Invalid("mesh @%s is not declared in the module (sdy.mesh)", mesh_name.c_str());
+  std::vector<MeshAxis> mesh;
+  bool mesh_read = false;
+  for (const auto& kv : mesh_op->attributes)
+    if (kv.first.empty() && kv.second.kind == stablehlo::Attribute::Kind::kOpaque)
+      mesh_read = ParseMesh(kv.second.text, &mesh);
+  if (!mesh_read) return cx.Unsupported("cannot read the axes of mesh @%s", mesh_name.c_str());
+  std::vector<std::string> manual;
+  std::vector<int64_t> sizes;
+  int64_t devices = 1;
+  for (const MeshAxis& a : mesh) {
+    if (!manual_set.count(a.name)) continue;
+    manual.push_back(a.name);
+    sizes.push_back(a.size);
+    devices *= a.size;
+    if (devices > (int64_t{1} << 20)) return cx.Unsupported("the manual axes name more than 2^20 devices");
+  }
+  if (manual.size() != manual_set.size())
+    return cx.Invalid("a manual axis is not an axis of mesh @%s", mesh_name.c_str());
+  if (devices == 1) return CompileInlineRegion(cx, k);
+
+  std::set<std::string_view> seen;
+  if (const stablehlo::Operation* c = FindCommunication(cx, op.regions[0], &seen))
+    return cx.Unsupported(
+        "the body contains '%.*s' (line %u:%u), which communicates between the %lld devices of the manual axes; "
+        "on one core the body's instances run one after another, so bodies that communicate are not supported",
+        static_cast<int>(c->name.size()), c->name.data(), c->loc.line, c->loc.column, static_cast<long long>(devices));
+  // Nothing split (every value replicated over the manual axes): each device computes the same, once is enough.
+  bool splits = false;
+  for (const Sharding& sh : shardings)
+    for (const auto& dim : sh.dims)
+      for (const std::string& axis : dim)
+        for (size_t a = 0; a < manual.size(); ++a) splits = splits || (manual[a] == axis && sizes[a] > 1);
+  if (!splits) return CompileInlineRegion(cx, k);
+
+  const Body* body = nullptr;
+  NEURONMEM_RETURN_IF_ERROR(cx.CompileRegion(0, &body));
+  if (body->arg_slots.size() != cx.num_inputs() || body->result_slots.size() != cx.num_outputs())
+    return cx.Invalid("the body takes %zu values and returns %zu; the op has %zu operands and %zu results",
+                      body->arg_slots.size(), body->result_slots.size(), cx.num_inputs(), cx.num_outputs());
+  std::vector<Split> in_splits(cx.num_inputs()), out_splits(cx.num_outputs());
+  std::vector<uint32_t> ins, locals, outs;
+  for (size_t i = 0; i < cx.num_inputs(); ++i) {
+    const Slot& local = cx.slot(body->arg_slots[i]);
+    NEURONMEM_RETURN_IF_ERROR(
+        ReadSplit(cx, "operand", i, shardings[i], manual, sizes, cx.in_slot(i), local, &in_splits[i]));
+    ins.push_back(cx.in(i));
+    locals.push_back(cx.AddScratch(local.type, local.dims));
+  }
+  for (size_t i = 0; i < cx.num_outputs(); ++i) {
+    NEURONMEM_RETURN_IF_ERROR(ReadSplit(cx, "result", i, shardings[cx.num_inputs() + i], manual, sizes, cx.out_slot(i),
+                                        cx.slot(body->result_slots[i]), &out_splits[i]));
+    outs.push_back(cx.out(i));
+  }
+  *k = std::make_unique<ManualComputationKernel>(body, std::move(sizes), std::move(ins), std::move(locals),
+                                                 std::move(in_splits), std::move(outs), std::move(out_splits));
+  return Ok();
+}
+
+}  // namespace
+
+void RegisterManualComputationOps(OpTable* r) { (*r)["sdy.manual_computation"] = CompileManualComputation; }
+
+}  // namespace neuronmem::interp
