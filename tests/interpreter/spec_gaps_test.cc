@@ -534,6 +534,57 @@ TEST(Shardy, ManualComputationOverTwoAxesPlacesEachDevicesBlock) {
   EXPECT_EQ(r.Get<int32_t>(1), want1);
 }
 
+// A manual computation over "x" whose body holds one over "y", run twice by a loop: each 2x2 block of the
+// 4x4 operand (rows split by "x", columns by "y") is replaced by its row sums, in f64.
+TEST(Shardy, NestedManualComputationsInALoopSumEachBlocksRows) {
+  const std::string text = R"(module @m {
+  sdy.mesh @mesh = <["x"=2, "y"=2]>
+  func.func @main(%arg0: tensor<4x4xf64>) -> tensor<4x4xf64> {
+    %c0 = stablehlo.constant dense<0> : tensor<i64>
+    %0:2 = stablehlo.while(%i = %c0, %v = %arg0) : tensor<i64>, tensor<4x4xf64>
+     cond {
+      %c2 = stablehlo.constant dense<2> : tensor<i64>
+      %lt = stablehlo.compare LT, %i, %c2 : (tensor<i64>, tensor<i64>) -> tensor<i1>
+      stablehlo.return %lt : tensor<i1>
+    } do {
+      %1 = sdy.manual_computation(%v) in_shardings=[<@mesh, [{"x"}, {}]>] out_shardings=[<@mesh, [{"x"}, {}]>]
+          manual_axes={"x"} (%a: tensor<2x4xf64>) {
+        %2 = sdy.manual_computation(%a) in_shardings=[<@mesh, [{}, {"y"}]>] out_shardings=[<@mesh, [{}, {"y"}]>]
+            manual_axes={"y"} (%b: tensor<2x2xf64>) {
+          %z = stablehlo.constant dense<0.0> : tensor<f64>
+          %s = stablehlo.reduce(%b init: %z) applies stablehlo.add across dimensions = [1]
+              : (tensor<2x2xf64>, tensor<f64>) -> tensor<2xf64>
+          %r = stablehlo.broadcast_in_dim %s, dims = [0] : (tensor<2xf64>) -> tensor<2x2xf64>
+          sdy.return %r : tensor<2x2xf64>
+        } : (tensor<2x4xf64>) -> tensor<2x4xf64>
+        sdy.return %2 : tensor<2x4xf64>
+      } : (tensor<4x4xf64>) -> tensor<4x4xf64>
+      %c1 = stablehlo.constant dense<1> : tensor<i64>
+      %n = stablehlo.add %i, %c1 : tensor<i64>
+      stablehlo.return %n, %1 : tensor<i64>, tensor<4x4xf64>
+    }
+    return %0#1 : tensor<4x4xf64>
+  }
+}
+)";
+  double in[16];
+  for (int i = 0; i < 16; ++i) in[i] = i * 0.5;
+  const int64_t dims[2] = {4, 4};
+  auto r = RunText(text, {{in, ElementType::kF64, dims, 2}});
+  ASSERT_FALSE(r.status) << r.status->message;
+  std::vector<double> want(in, in + 16);
+  for (int pass = 0; pass < 2; ++pass) {
+    std::vector<double> next(16);
+    for (int row = 0; row < 4; ++row)
+      for (int col = 0; col < 4; ++col) {
+        const int block = col / 2 * 2;
+        next[row * 4 + col] = want[row * 4 + block] + want[row * 4 + block + 1];
+      }
+    want = next;
+  }
+  EXPECT_EQ(r.Get<double>(0), want);
+}
+
 TEST(Shardy, ManualComputationWhoseBodyCommunicatesIsUnsupportedNamingTheOp) {
   const std::string text = R"(module @m {
   sdy.mesh @mesh = <["a"=2]>
