@@ -4,10 +4,11 @@
 // Each operand is split along the dims its in_sharding names manual axes for (the first axis of a dim is
 // the major one), the body runs once per device on that device's slices, and each result is assembled from
 // the devices' results along the dims its out_sharding names; a result replicated over a manual axis is taken
-// from the devices at coordinate 0 of that axis. Bodies that communicate between devices (collectives,
-// partition_id, send/recv, also through called functions) are UNIMPLEMENTED naming the op. A computation whose
-// body sees whole operands and returns whole results (every manual axis of size 1, or nothing split) runs as an
-// inline region (control.cc).
+// from the devices at coordinate 0 of that axis. An operand whose slices are runs of its bytes (split along dim
+// 0) is used in place; other slices are copied into scratch of the body's argument type. Bodies that
+// communicate between devices (collectives, partition_id, send/recv, also through called functions) are
+// UNIMPLEMENTED naming the op. A computation whose body sees whole operands and returns whole results (every
+// manual axis of size 1, or nothing split) runs as an inline region (control.cc).
 #include <cstring>
 #include <set>
 #include <string>
@@ -157,6 +158,9 @@ struct Split {
   std::vector<int64_t> global, local;
   std::vector<std::vector<size_t>> axes;
   std::vector<bool> uses;  // per manual axis: whether it splits this value
+  // Every device's slice is one run of the value's bytes (a split of dim 0, or of the first dim above 1, and
+  // no other; or a value replicated over the manual axes): an operand's slice is used in place, not copied.
+  bool contiguous = false;
 };
 
 // Copies the box of `box` dims between a tensor of dims `sd` at offset `so` and one of dims `dd` at `doff`.
@@ -203,10 +207,16 @@ class ManualComputationKernel final : public Kernel {
       }
       for (size_t i = 0; i < ins_.size(); ++i) {
         const Split& s = in_splits_[i];
+        const std::vector<int64_t> off = Offsets(s, coord);
+        if (s.contiguous) {  // the body's argument aliases the slice (as an inline region's aliases the operand)
+          int64_t at = 0;
+          for (size_t d = 0; d < off.size(); ++d) at = at * s.global[d] + off[d];
+          f.slots[body_->arg_slots[i]] = f.slots[ins_[i]] + static_cast<size_t>(at) * s.esize;
+          continue;
+        }
         char* local = f.slots[locals_[i]];
         f.slots[body_->arg_slots[i]] = local;
         if (s.esize == 0) continue;
-        const std::vector<int64_t> off = Offsets(s, coord);
         const std::vector<int64_t> zero(s.local.size(), 0);
         CopyBox(f.slots[ins_[i]], s.global, off, local, s.local, zero, s.local, s.esize, 0, 0, 0);
       }
@@ -282,6 +292,13 @@ Status ReadSplit(CompileCtx& cx, const char* what, size_t i, const Sharding& sh,
       return cx.Invalid("%s %zu: %s split %lld ways along dim %zu is not the body's %s", what, i,
                         TypeText(global).c_str(), static_cast<long long>(factor), d, TypeText(local).c_str());
   }
+  size_t first_split = global.dims.size();
+  for (size_t d = 0; d < global.dims.size() && first_split == global.dims.size(); ++d)
+    if (local.dims[d] != global.dims[d]) first_split = d;
+  out->contiguous = true;  // dims before the first split one of size 1, those after it whole
+  for (size_t d = 0; d < global.dims.size(); ++d)
+    if (d < first_split ? global.dims[d] != 1 : d > first_split && local.dims[d] != global.dims[d])
+      out->contiguous = false;
   if (global.count == 0) return Ok();  // nothing to copy (esize stays 0)
   if (global.bytes % static_cast<size_t>(global.count) != 0 || global.bytes / static_cast<size_t>(global.count) == 0)
     return cx.Unsupported("%s %zu: elements of %s are packed below a byte; slicing them is not supported", what, i,
@@ -378,7 +395,7 @@ Status CompileManualComputation(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
     NEURONMEM_RETURN_IF_ERROR(
         ReadSplit(cx, "operand", i, shardings[i], manual, sizes, cx.in_slot(i), local, &in_splits[i]));
     ins.push_back(cx.in(i));
-    locals.push_back(cx.AddScratch(local.type, local.dims));
+    locals.push_back(in_splits[i].contiguous ? UINT32_MAX : cx.AddScratch(local.type, local.dims));
   }
   for (size_t i = 0; i < cx.num_outputs(); ++i) {
     NEURONMEM_RETURN_IF_ERROR(ReadSplit(cx, "result", i, shardings[cx.num_inputs() + i], manual, sizes, cx.out_slot(i),

@@ -534,6 +534,34 @@ TEST(Shardy, ManualComputationOverTwoAxesPlacesEachDevicesBlock) {
   EXPECT_EQ(r.Get<int32_t>(1), want1);
 }
 
+// Slices used in place (dim 1 of a 1x2x3 operand: one run of bytes per device) and copied (dim 1 of a 2x2x3
+// operand: two runs per device) give each device the same rows.
+TEST(Shardy, ManualComputationSlicesInPlaceAndCopiedAgree) {
+  const std::string text = R"(module @m {
+  sdy.mesh @mesh = <["a"=2]>
+  func.func @main(%arg0: tensor<1x2x3xf32>, %arg1: tensor<2x2x3xf32>) -> tensor<2x2x3xf32> {
+    %1 = sdy.manual_computation(%arg0, %arg1) in_shardings=[<@mesh, [{}, {"a"}, {}]>, <@mesh, [{}, {"a"}, {}]>]
+        out_shardings=[<@mesh, [{}, {"a"}, {}]>] manual_axes={"a"} (%x: tensor<1x1x3xf32>, %y: tensor<2x1x3xf32>) {
+      %b = stablehlo.broadcast_in_dim %x, dims = [0, 1, 2] : (tensor<1x1x3xf32>) -> tensor<2x1x3xf32>
+      %r = stablehlo.subtract %y, %b : tensor<2x1x3xf32>
+      sdy.return %r : tensor<2x1x3xf32>
+    } : (tensor<1x2x3xf32>, tensor<2x2x3xf32>) -> tensor<2x2x3xf32>
+    return %1 : tensor<2x2x3xf32>
+  }
+}
+)";
+  float x[6] = {1, 2, 3, 4, 5, 6}, y[12];
+  for (int i = 0; i < 12; ++i) y[i] = 10.0f * static_cast<float>(i);
+  const int64_t xd[3] = {1, 2, 3}, yd[3] = {2, 2, 3};
+  auto r = RunText(text, {{x, ElementType::kF32, xd, 3}, {y, ElementType::kF32, yd, 3}});
+  ASSERT_FALSE(r.status) << r.status->message;
+  std::vector<float> want(12);
+  for (int i = 0; i < 12; ++i) want[i] = y[i] - x[i % 6];  // y[i, j, k] - x[0, j, k]
+  EXPECT_EQ(r.Get<float>(0), want);
+  EXPECT_EQ(x[1], 2.0f);  // the arguments are untouched
+  EXPECT_EQ(y[1], 10.0f);
+}
+
 // A manual computation over "x" whose body holds one over "y", run twice by a loop: each 2x2 block of the
 // 4x4 operand (rows split by "x", columns by "y") is replaced by its row sums, in f64.
 TEST(Shardy, NestedManualComputationsInALoopSumEachBlocksRows) {
