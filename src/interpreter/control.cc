@@ -422,14 +422,13 @@ Status CompileInlineRegion(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
                       body->arg_slots.size(), body->result_slots.size(), cx.num_inputs(), cx.num_outputs());
   for (size_t i = 0; i < cx.num_inputs(); ++i) {
     if (!SameValueType(cx.slot(body->arg_slots[i]), cx.in_slot(i)))
-      return cx.Unsupported("body argument %zu is typed differently from operand %zu, and no manual axis splits it", i,
-                            i);
+      return cx.Invalid("body argument %zu is typed differently from operand %zu, and no manual axis splits it", i, i);
   }
   std::vector<uint32_t> ins, outs;
   std::vector<size_t> bytes;
   for (size_t i = 0; i < cx.num_outputs(); ++i) {
     if (!SameValueType(cx.slot(body->result_slots[i]), cx.out_slot(i)))
-      return cx.Unsupported("body result %zu is typed differently from result %zu, and no manual axis splits it", i, i);
+      return cx.Invalid("body result %zu is typed differently from result %zu, and no manual axis splits it", i, i);
     outs.push_back(cx.out(i));
     bytes.push_back(cx.out_slot(i).bytes);
   }

@@ -687,6 +687,14 @@ TEST(Shardy, ManualComputationWithBadShapesOrMeshIsInvalid) {
                                    "tensor<4x2xf32>"),
             std::string::npos)
       << c.status->message;
+  // Split 1 way (the axis has one device): the body must see the whole operand.
+  c = compile(R"(sdy.mesh @mesh = <["a"=1]>)", R"(<@mesh, [{"a"}, {}]>)", "tensor<2x2xf32>");
+  ASSERT_TRUE(c.status);
+  EXPECT_EQ(c.status->code, NEURONMEM_STATUS_INVALID_ARGUMENT) << c.status->message;
+  EXPECT_NE(c.status->message.find("body argument 0 is typed differently from operand 0, and no manual axis splits "
+                                   "it"),
+            std::string::npos)
+      << c.status->message;
   // A mesh the module does not declare.
   c = compile(R"(sdy.mesh @other = <["a"=2]>)", R"(<@mesh, [{"a"}, {}]>)", "tensor<2x2xf32>");
   ASSERT_TRUE(c.status);
