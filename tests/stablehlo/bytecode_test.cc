@@ -417,6 +417,32 @@ TEST(BytecodeWriter, OpVersionsFollowTheTarget) {
   }
 }
 
+// A declaration (a function without a body) keeps its arguments and their attributes through an artifact: the
+// reader takes them from its function type (it had none; found by fuzz_bytecode_writer).
+TEST(BytecodeWriter, ADeclarationKeepsItsArguments) {
+  const char* text =
+      "func.func private @f(%x: tensor<4xf32> {mhlo.memory_kind = \"pinned_host\"}, %y: tensor<i32>) -> "
+      "tensor<4xf32>\n";
+  std::vector<Module> m;
+  ASSERT_FALSE(ParseModules(text, "d.mlir", &m));
+  ASSERT_EQ(m[0].functions.size(), 1u);
+  ASSERT_EQ(m[0].functions[0].args.size(), 2u);
+  std::string bytes;
+  ASSERT_FALSE(WriteBytecode(m[0], BytecodeWriteOptions(), &bytes));
+  Module back;
+  Status s = ParseBytecode(bytes, "d.mlir.bc", &back);
+  ASSERT_FALSE(s) << s->message;
+  ASSERT_EQ(back.functions.size(), 1u);
+  const Function& f = back.functions[0];
+  EXPECT_EQ(f.visibility, "private");
+  EXPECT_TRUE(f.body.blocks.empty());
+  ASSERT_EQ(f.args.size(), 2u);
+  EXPECT_EQ(TypeToString(f.args[0].type), "tensor<4xf32>");
+  EXPECT_EQ(TypeToString(f.args[1].type), "tensor<i32>");
+  EXPECT_EQ(AttrsKey(f.args[0].attrs), AttrsKey(m[0].functions[0].args[0].attrs));
+  ASSERT_EQ(f.result_types.size(), 1u);
+}
+
 TEST(BytecodeWriter, WhatVhloCannotHoldIsRefusedByName) {
   struct Case {
     const char* text;
