@@ -222,7 +222,6 @@ impl<'c> Executable<'c> {
             non_donatable: if non_donatable.is_empty() { ptr::null() } else { non_donatable.as_ptr() },
             num_non_donatable: non_donatable.len(),
             timeout_ns: timeout_ns(timeout),
-            launch_id: 0,
         };
         let mut outs = vec![ptr::null_mut(); n_out.max(1)];
         let (mut done, mut execution) = (ptr::null_mut(), ptr::null_mut());
@@ -293,6 +292,7 @@ impl<'c> Executable<'c> {
             recv_callbacks: if callbacks.recv.is_empty() { ptr::null() } else { callbacks.recv.as_ptr() },
             num_recv_callbacks: callbacks.recv.len(),
             timeout_ns: timeout_ns(timeout),
+            launch_id: 0,
         };
         let mut outs = vec![ptr::null_mut(); (n * n_out).max(1)];
         let mut done = vec![ptr::null_mut(); n.max(1)];
