@@ -6,6 +6,7 @@
 
 extern void neuronmemGoEventCallback(neuronmem_status_t* status, void* user_data);
 extern void neuronmemGoEntryVisitor(neuronmem_string_t name, void* user_data);
+extern void neuronmemGoBytesVisitor(void* data, size_t size, void* user_data);
 extern neuronmem_status_t* neuronmemGoKernel(neuronmem_kernel_call_t* call, void* user_data);
 extern neuronmem_status_t* neuronmemGoHostTransfer(neuronmem_host_transfer_t* transfer, void* user_data);
 
@@ -29,6 +30,12 @@ neuronmem_status_t* nm_event_on_ready(neuronmem_event_t* e, uintptr_t handle) {
 neuronmem_status_t* nm_list_entries(const char* text, size_t size, const char* filename, uintptr_t handle) {
   return neuronmem_manifest_list_entries(text, size, filename,
                                          (neuronmem_manifest_entry_visitor_t)neuronmemGoEntryVisitor, (void*)handle);
+}
+
+neuronmem_status_t* nm_write_artifact(const char* text, size_t size, const char* filename, const char* target_version,
+                                      uintptr_t handle) {
+  return neuronmem_manifest_write_artifact(text, size, filename, target_version,
+                                           (neuronmem_bytes_visitor_t)neuronmemGoBytesVisitor, (void*)handle);
 }
 
 neuronmem_status_t* nm_client_create(uint32_t num_cores, int mlock_mode, uint64_t device_bytes, uint64_t pinned_bytes,

@@ -8,6 +8,8 @@
 
 neuronmem_status_t* nm_event_on_ready(neuronmem_event_t* e, uintptr_t handle);
 neuronmem_status_t* nm_list_entries(const char* text, size_t size, const char* filename, uintptr_t handle);
+neuronmem_status_t* nm_write_artifact(const char* text, size_t size, const char* filename, const char* target_version,
+                                      uintptr_t handle);
 neuronmem_status_t* nm_client_create(uint32_t num_cores, int mlock_mode, uint64_t device_bytes, uint64_t pinned_bytes,
                                      uint64_t execution_timeout_ns, neuronmem_client_t** out);
 neuronmem_status_t* nm_from_host(neuronmem_client_t* client, const void* data, int element_type, int semantics,
