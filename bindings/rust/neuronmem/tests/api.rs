@@ -543,6 +543,14 @@ fn launches_on_several_devices() {
         assert_eq!((st.peer_transfers, st.peer_bytes, st.implicit_transfers), (0, 0, 0));
         assert_eq!(run.transfers(MemoryKind::Device, MemoryKind::Device).unwrap().peer_bytes, 0);
     }
+    // A launch id (for a launch across the processes of a job) is accepted by a client of one process.
+    let (results, done, _) = exe
+        .execute_devices_launch(&[&devs[0], &devs[1]], &[&[&a0], &[&a1]], &[], &[], &HostCallbacks::new(), None, 42)
+        .unwrap();
+    for e in &done {
+        e.wait(None).unwrap();
+    }
+    assert_eq!(results[1][0].to_vec::<f32>().unwrap(), [4.0; 4]);
     // A device listed twice: nothing is submitted.
     let e = exe.execute_devices(&[&devs[0], &devs[0]], &[&[&a0], &[&a0]], &[], &[]).err().unwrap();
     assert_eq!(e.code(), Code::InvalidArgument);
