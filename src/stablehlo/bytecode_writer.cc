@@ -4,6 +4,7 @@
 // sections in that order; vhlo ops keep every attribute in their properties, sorted by name.
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <new>
 #include <string>
 #include <vector>
@@ -173,6 +174,9 @@ std::string_view GenericName(std::string_view op, std::string_view name) {
 uint64_t Writer::ValueOf(const ValueRef& v) {
   auto it = values_.find(v.name);
   if (it == values_.end()) Refuse("the value %" + std::string(v.name) + " is used but never defined");
+  auto p = pending_.find(v.name);
+  if (p != pending_.end() && p->second > 0)
+    Refuse("the value %" + std::string(v.name) + " is used before its definition");
   return it->second + v.index;
 }
 
@@ -198,6 +202,16 @@ void Writer::WriteRegion(const Region& r, Span<Argument> entry_args, bool isolat
   const uint64_t base = next_value_;
   uint64_t n = base;
   for (const Argument& a : args) define(a.name, n++);
+  // An op's results are pending until it is written (a use before then is refused: the reader resolves names
+  // in order).
+  auto results = [](const Operation& op, const std::function<void(std::string_view)>& fn) {
+    if (op.num_results == 0) return;
+    if (!op.result_names.empty()) {
+      for (std::string_view name : op.result_names) fn(name);
+    } else {
+      fn(op.result_name);
+    }
+  };
   for (const Operation& op : b.ops) {
     if (op.num_results == 0) continue;
     if (!op.result_names.empty()) {
@@ -206,6 +220,7 @@ void Writer::WriteRegion(const Region& r, Span<Argument> entry_args, bool isolat
       define(op.result_name, n);
       n += op.num_results;
     }
+    results(op, [&](std::string_view name) { ++pending_[name]; });
   }
   next_value_ = n;
   out->VarInt(1);
@@ -220,7 +235,16 @@ void Writer::WriteRegion(const Region& r, Span<Argument> entry_args, bool isolat
     }
     out->Byte(0);  // no use-list orders
   }
-  for (const Operation& op : b.ops) WriteOp(op, false, out);
+  for (const Operation& op : b.ops) {
+    // vhlo has one return op: which one it was follows from where it is (read back as func.return in a
+    // function's body, stablehlo.return in an op's region), so the other one there could not read back.
+    if (op.name == (isolated ? "stablehlo.return" : "func.return")) {
+      Refuse("the op " + std::string(op.name) + " at line " + std::to_string(op.loc.line) + " is in " +
+             (isolated ? "a function's body" : "an op's region") + ", where it cannot be written");
+    }
+    WriteOp(op, false, out);
+    results(op, [&](std::string_view name) { --pending_[name]; });
+  }
   for (size_t i = undo_.size(); i > undo_mark; --i) {
     const auto& u = undo_[i - 1];
     if (u.second < 0) {

@@ -468,6 +468,16 @@ TEST(BytecodeWriter, WhatVhloCannotHoldIsRefusedByName) {
        "1.0.0", "operand_batching_dims does not exist in vhlo.gather_v1"},
       {"func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n  return %a : tensor<4xf32>\n}\n", "1.99.0",
        "outside the versions this writer knows"},
+      // Found by fuzz_bytecode_writer: what the text parser accepts but the artifact would read back otherwise.
+      {"func.func @main() -> tensor<2xi64> {\n  %c = stablehlo.constant dense<1> : tensor<2xi64>\n"
+       "  =eturn %c : tensor<2xi64>\n}\n",
+       nullptr, "the value %c is used before its definition"},
+      {"func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n  %0 = stablehlo.abs %1 : tensor<2xf32>\n"
+       "  %1 = stablehlo.abs %a : tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n",
+       nullptr, "the value %1 is used before its definition"},
+      {"func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n  %0 = stablehlo.abs %a : tensor<2xf32>\n"
+       "  stablehlo.return %0 : tensor<2xf32>\n}\n",
+       nullptr, "the op stablehlo.return at line 3 is in a function's body"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.message);
