@@ -7,6 +7,7 @@
 #include <functional>
 #include <new>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "stablehlo/bytecode_writer.h"
@@ -189,11 +190,17 @@ void Writer::WriteRegion(const Region& r, Span<Argument> entry_args, bool isolat
   }
   if (r.blocks.size() > 1) Refuse("a region with several blocks (successors are not written)");
   const Block& b = r.blocks[0];
+  if (isolated && !b.args.empty() && b.args.size() != entry_args.size()) {
+    Refuse("a function's entry block has " + std::to_string(b.args.size()) + " arguments, the function " +
+           std::to_string(entry_args.size()));
+  }
   const Span<Argument> args = entry_args.empty() ? b.args : entry_args;
   const uint64_t saved_next = next_value_;
   if (isolated) next_value_ = 0;
   const size_t undo_mark = undo_.size();
+  std::unordered_set<std::string_view> here;  // names this block defines: each once
   auto define = [&](std::string_view name, uint64_t id) {
+    if (!here.insert(name).second) Refuse("the value %" + std::string(name) + " is defined twice");
     auto it = values_.find(name);
     undo_.emplace_back(name, it == values_.end() ? -1 : static_cast<int64_t>(it->second));
     values_[name] = id;

@@ -478,6 +478,11 @@ TEST(BytecodeWriter, WhatVhloCannotHoldIsRefusedByName) {
       {"func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n  %0 = stablehlo.abs %a : tensor<2xf32>\n"
        "  stablehlo.return %0 : tensor<2xf32>\n}\n",
        nullptr, "the op stablehlo.return at line 3 is in a function's body"},
+      {"func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n  %0:2 = stablehlo.sort %a, %a : tensor<2xf32>\n"
+       "  %0 = stablehlo.abs %a : tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n",
+       nullptr, "the value %0 is defined twice"},
+      {"func.func @main() -> tensor<f32> {\n^bb0(%x: tensor<f32>):\n  return %x : tensor<f32>\n}\n", nullptr,
+       "a function's entry block has 1 arguments, the function 0"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.message);
