@@ -478,6 +478,12 @@ TEST(BytecodeWriter, WhatVhloCannotHoldIsRefusedByName) {
       {"func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n  %0 = stablehlo.abs %a : tensor<2xf32>\n"
        "  stablehlo.return %0 : tensor<2xf32>\n}\n",
        nullptr, "the op stablehlo.return at line 3 is in a function's body"},
+      {"func.func @main(%a: tensor<2xf32>) -> tensor<f32> {\n  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+       "  %0 = \"stablehlo.reduce\"(%a, %z) ({\n  ^bb0(%x: tensor<f32>, %y: tensor<f32>):\n"
+       "    %s = stablehlo.add %x, %y : tensor<f32>\n    func.return %s : tensor<f32>\n"
+       "  }) {dimensions = array<i64: 0>} : (tensor<2xf32>, tensor<f32>) -> tensor<f32>\n"
+       "  return %0 : tensor<f32>\n}\n",
+       nullptr, "the op func.return at line 6 is in an op's region"},
       {"func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n  %0:2 = stablehlo.sort %a, %a : tensor<2xf32>\n"
        "  %0 = stablehlo.abs %a : tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n",
        nullptr, "the value %0 is defined twice"},
