@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "base/fault.h"
 #include "exec/custom_kernels.h"
 #include "exec/runtime.h"
 #include "pjrt/plugin.h"
@@ -53,6 +54,15 @@ Status StatusOf(PJRT_Error* e, const char* what, int64_t channel) {
   return s;
 }
 
+// What a frontend's send or recv callback did, through the test-only fault site fault::Site::kCallback as every
+// other caller's callback (api::CallbackResult): armed, a callback that ran and succeeded fails instead with
+// ABORTED "<what> callback of channel <n>: injected fault: the PJRT <what> callback failed".
+Status CallbackResult(Status returned, bool injected, const char* what, int64_t channel) {
+  if (!injected) return returned;
+  return MakeStatus(NEURONMEM_STATUS_ABORTED, std::string(what) + " callback of channel " + std::to_string(channel) +
+                                                  ": injected fault: the PJRT " + what + " callback failed");
+}
+
 void FreeChunk(void* data, void*) { std::free(data); }
 
 Status Send(const PJRT_SendCallbackInfo& info, const exec::HostTransfer& t) {
@@ -68,8 +78,12 @@ Status Send(const PJRT_SendCallbackInfo& info, const exec::HostTransfer& t) {
     p += n;
   }
   PJRT_Chunk chunk{data, total, FreeChunk, nullptr};  // the callback calls the deleter
-  CallerCallbackScope scope("a PJRT send callback");
-  return StatusOf(info.send_callback(&chunk, &g_callback_error, total, true, info.user_arg), "send", t.channel);
+  Status returned;
+  {
+    CallerCallbackScope scope("a PJRT send callback");
+    returned = StatusOf(info.send_callback(&chunk, &g_callback_error, total, true, info.user_arg), "send", t.channel);
+  }
+  return CallbackResult(std::move(returned), fault::Hit(fault::Site::kCallback), "send", t.channel);
 }
 
 Status Recv(const PJRT_RecvCallbackInfo& info, const exec::HostTransfer& t) {
@@ -84,9 +98,12 @@ Status Recv(const PJRT_RecvCallbackInfo& info, const exec::HostTransfer& t) {
     CallerCallbackScope scope("a PJRT recv callback");
     info.recv_callback(stream, info.user_arg);
   }
+  // An injected failure still waits for the stream: nothing may land in the result after the execution failed.
+  const bool injected = fault::Hit(fault::Site::kCallback);
   std::unique_lock<std::mutex> lock(state->mu);
   state->cv.wait(lock, [&] { return state->current == state->total || state->abandoned; });
   state->finished = true;
+  if (injected) return CallbackResult(Ok(), true, "recv", t.channel);
   if (state->current != state->total) {
     return FailedPrecondition("recv from the host, channel %lld: the stream was destroyed after %lld of %lld bytes",
                               static_cast<long long>(t.channel), static_cast<long long>(state->current),

@@ -419,6 +419,7 @@ Function Reader::MakeFunction(RawOp& raw, size_t offset) {
   f.visibility = "public";
   const Attribute* arg_attrs = nullptr;
   const Attribute* res_attrs = nullptr;
+  const Type* function_type = nullptr;
   std::vector<NamedAttr> other;
   for (size_t i = 0; i < raw.attrs.size(); ++i) {
     const NamedAttr& kv = raw.attrs[i];
@@ -434,6 +435,7 @@ Function Reader::MakeFunction(RawOp& raw, size_t offset) {
         FailAt(offset, "expected a function type for function @" + std::string(f.name));
       }
       const Type& ft = kv.second.type;
+      function_type = &ft;
       f.result_types = Span<Type>(ft.elements.data() + ft.num_inputs, ft.elements.size() - ft.num_inputs);
     } else if (kv.first == "arg_attrs") {
       arg_attrs = &kv.second;
@@ -444,18 +446,28 @@ Function Reader::MakeFunction(RawOp& raw, size_t offset) {
   f.attributes = arena_->Copy(other);
   if (raw.regions.size() != 1) FailAt(offset, "expected one region in function @" + std::string(f.name));
   f.body = raw.regions[0];
+  std::vector<Argument> args;
   if (!f.body.blocks.empty()) {
-    std::vector<Argument> args(f.body.blocks[0].args.begin(), f.body.blocks[0].args.end());
-    if (arg_attrs && arg_attrs->kind == Attribute::Kind::kArray) {
-      if (arg_attrs->array.size() != args.size() && !arg_attrs->array.empty()) {
-        FailAt(offset, "function @" + std::string(f.name) + " has " + std::to_string(args.size()) + " arguments but " +
-                           std::to_string(arg_attrs->array.size()) + " argument attributes");
-      }
-      for (size_t i = 0; i < arg_attrs->array.size(); ++i) {
-        if (arg_attrs->array[i].kind == Attribute::Kind::kDict) args[i].attrs = arg_attrs->array[i].dict;
-      }
+    args.assign(f.body.blocks[0].args.begin(), f.body.blocks[0].args.end());
+  } else if (function_type) {
+    // A declaration (no body): its arguments are the function type's inputs, unnamed.
+    for (size_t i = 0; i < function_type->num_inputs; ++i) {
+      Argument a;
+      a.type = function_type->elements[i];
+      args.push_back(a);
     }
-    f.args = arena_->Copy(args);
+  }
+  if (arg_attrs && arg_attrs->kind == Attribute::Kind::kArray) {
+    if (arg_attrs->array.size() != args.size() && !arg_attrs->array.empty()) {
+      FailAt(offset, "function @" + std::string(f.name) + " has " + std::to_string(args.size()) + " arguments but " +
+                         std::to_string(arg_attrs->array.size()) + " argument attributes");
+    }
+    for (size_t i = 0; i < arg_attrs->array.size(); ++i) {
+      if (arg_attrs->array[i].kind == Attribute::Kind::kDict) args[i].attrs = arg_attrs->array[i].dict;
+    }
+  }
+  f.args = arena_->Copy(args);
+  if (!f.body.blocks.empty()) {
     // As the text parser has it: the entry block's arguments are the function's, not the block's.
     std::vector<Block> blocks(f.body.blocks.begin(), f.body.blocks.end());
     blocks[0].args = Span<Argument>();

@@ -4,8 +4,10 @@
 // sections in that order; vhlo ops keep every attribute in their properties, sorted by name.
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <new>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "stablehlo/bytecode_writer.h"
@@ -173,6 +175,9 @@ std::string_view GenericName(std::string_view op, std::string_view name) {
 uint64_t Writer::ValueOf(const ValueRef& v) {
   auto it = values_.find(v.name);
   if (it == values_.end()) Refuse("the value %" + std::string(v.name) + " is used but never defined");
+  auto p = pending_.find(v.name);
+  if (p != pending_.end() && p->second > 0)
+    Refuse("the value %" + std::string(v.name) + " is used before its definition");
   return it->second + v.index;
 }
 
@@ -185,11 +190,17 @@ void Writer::WriteRegion(const Region& r, Span<Argument> entry_args, bool isolat
   }
   if (r.blocks.size() > 1) Refuse("a region with several blocks (successors are not written)");
   const Block& b = r.blocks[0];
+  if (isolated && !b.args.empty() && b.args.size() != entry_args.size()) {
+    Refuse("a function's entry block has " + std::to_string(b.args.size()) + " arguments, the function " +
+           std::to_string(entry_args.size()));
+  }
   const Span<Argument> args = entry_args.empty() ? b.args : entry_args;
   const uint64_t saved_next = next_value_;
   if (isolated) next_value_ = 0;
   const size_t undo_mark = undo_.size();
+  std::unordered_set<std::string_view> here;  // names this block defines: each once
   auto define = [&](std::string_view name, uint64_t id) {
+    if (!here.insert(name).second) Refuse("the value %" + std::string(name) + " is defined twice");
     auto it = values_.find(name);
     undo_.emplace_back(name, it == values_.end() ? -1 : static_cast<int64_t>(it->second));
     values_[name] = id;
@@ -198,6 +209,16 @@ void Writer::WriteRegion(const Region& r, Span<Argument> entry_args, bool isolat
   const uint64_t base = next_value_;
   uint64_t n = base;
   for (const Argument& a : args) define(a.name, n++);
+  // An op's results are pending until it is written (a use before then is refused: the reader resolves names
+  // in order).
+  auto results = [](const Operation& op, const std::function<void(std::string_view)>& fn) {
+    if (op.num_results == 0) return;
+    if (!op.result_names.empty()) {
+      for (std::string_view name : op.result_names) fn(name);
+    } else {
+      fn(op.result_name);
+    }
+  };
   for (const Operation& op : b.ops) {
     if (op.num_results == 0) continue;
     if (!op.result_names.empty()) {
@@ -206,6 +227,7 @@ void Writer::WriteRegion(const Region& r, Span<Argument> entry_args, bool isolat
       define(op.result_name, n);
       n += op.num_results;
     }
+    results(op, [&](std::string_view name) { ++pending_[name]; });
   }
   next_value_ = n;
   out->VarInt(1);
@@ -220,7 +242,16 @@ void Writer::WriteRegion(const Region& r, Span<Argument> entry_args, bool isolat
     }
     out->Byte(0);  // no use-list orders
   }
-  for (const Operation& op : b.ops) WriteOp(op, false, out);
+  for (const Operation& op : b.ops) {
+    // vhlo has one return op: which one it was follows from where it is (read back as func.return in a
+    // function's body, stablehlo.return in an op's region), so the other one there could not read back.
+    if (op.name == (isolated ? "stablehlo.return" : "func.return")) {
+      Refuse("the op " + std::string(op.name) + " at line " + std::to_string(op.loc.line) + " is in " +
+             (isolated ? "a function's body" : "an op's region") + ", where it cannot be written");
+    }
+    WriteOp(op, false, out);
+    results(op, [&](std::string_view name) { --pending_[name]; });
+  }
   for (size_t i = undo_.size(); i > undo_mark; --i) {
     const auto& u = undo_[i - 1];
     if (u.second < 0) {

@@ -149,6 +149,8 @@ class Writer {
   // The values in scope by name (an undo log restores the outer names when a region ends).
   std::unordered_map<std::string_view, uint64_t> values_;
   std::vector<std::pair<std::string_view, int64_t>> undo_;  // -1: the name was not defined
+  // Results of the ops not written yet (numbered, not yet defined): a use of one is before its definition.
+  std::unordered_map<std::string_view, int> pending_;
   uint64_t next_value_ = 0;
   int depth_ = 0;
 };

@@ -8,6 +8,9 @@
 #include <string>
 #include <vector>
 
+#ifdef NEURONMEM_PJRT_FAULTS
+#include "base/fault.h"
+#endif
 #include "pjrt/pjrt_helpers.h"
 #include "xla/pjrt/c/pjrt_c_api_layouts_extension.h"
 #include "xla/pjrt/c/pjrt_c_api_memory_descriptions_extension.h"
@@ -1588,6 +1591,41 @@ void OnRecv(PJRT_CopyToDeviceStream* stream, void* arg) {
   Take(g_api, g_api->PJRT_CopyToDeviceStream_Destroy(&d));
 }
 
+// Runs kHostTransfers' executable on `x` (device 0) with `host`'s send and recv callbacks; returns the launch's
+// done event's outcome and its result in *out.
+Outcome ExecuteHostTransfers(PJRT_LoadedExecutable* le, PJRT_Buffer* x, HostSide* host, PJRT_Buffer** out) {
+  PJRT_SendCallbackInfo send{5, host, OnSend};
+  PJRT_RecvCallbackInfo recv{6, host, OnRecv};
+  PJRT_SendCallbackInfo* sends[1] = {&send};
+  PJRT_RecvCallbackInfo* recvs[1] = {&recv};
+  auto o = NM_ARGS(PJRT_ExecuteOptions);
+  o.send_callbacks = sends;
+  o.recv_callbacks = recvs;
+  o.num_send_ops = 1;
+  o.num_recv_ops = 1;
+  PJRT_Buffer* const args[1] = {x};
+  PJRT_Buffer* const* lists[1] = {args};
+  PJRT_Buffer** outs[1] = {out};
+  PJRT_Event* done[1] = {nullptr};
+  auto a = NM_ARGS(PJRT_LoadedExecutable_Execute_Args);
+  a.executable = le;
+  a.options = &o;
+  a.argument_lists = lists;
+  a.num_devices = 1;
+  a.num_args = 1;
+  a.output_lists = outs;
+  a.device_complete_events = done;
+  Outcome launched = Take(g_api, g_api->PJRT_LoadedExecutable_Execute(&a));
+  if (launched.code != PJRT_Error_Code_OK) return launched;
+  auto w = NM_ARGS(PJRT_Event_Await_Args);
+  w.event = done[0];
+  Outcome r = Take(g_api, g_api->PJRT_Event_Await(&w));
+  auto d = NM_ARGS(PJRT_Event_Destroy_Args);
+  d.event = done[0];
+  EXPECT_PJRT_OK(g_api->PJRT_Event_Destroy(&d));
+  return r;
+}
+
 TEST_F(PjrtTest, SendAndRecvCallbacks) {
   PJRT_LoadedExecutable* le = nullptr;
   Outcome c = Compile(kHostTransfers, "", &le);
@@ -1596,33 +1634,8 @@ TEST_F(PjrtTest, SendAndRecvCallbacks) {
   for (bool fail : {false, true}) {
     HostSide host;
     host.fail_send = fail;
-    PJRT_SendCallbackInfo send{5, &host, OnSend};
-    PJRT_RecvCallbackInfo recv{6, &host, OnRecv};
-    PJRT_SendCallbackInfo* sends[1] = {&send};
-    PJRT_RecvCallbackInfo* recvs[1] = {&recv};
-    auto o = NM_ARGS(PJRT_ExecuteOptions);
-    o.send_callbacks = sends;
-    o.recv_callbacks = recvs;
-    o.num_send_ops = 1;
-    o.num_recv_ops = 1;
-    PJRT_Buffer* const args[1] = {x};
-    PJRT_Buffer* const* lists[1] = {args};
     PJRT_Buffer* out[1] = {nullptr};
-    PJRT_Buffer** outs[1] = {out};
-    PJRT_Event* done[1] = {nullptr};
-    auto a = NM_ARGS(PJRT_LoadedExecutable_Execute_Args);
-    a.executable = le;
-    a.options = &o;
-    a.argument_lists = lists;
-    a.num_devices = 1;
-    a.num_args = 1;
-    a.output_lists = outs;
-    a.device_complete_events = done;
-    ASSERT_PJRT_OK(g_api->PJRT_LoadedExecutable_Execute(&a));
-    auto w = NM_ARGS(PJRT_Event_Await_Args);
-    w.event = done[0];
-    Outcome r = Take(g_api, g_api->PJRT_Event_Await(&w));
-    DestroyEvent(done[0]);
+    Outcome r = ExecuteHostTransfers(le, x, &host, out);
     EXPECT_EQ(host.sent, (std::vector<float>{1, 2}));
     EXPECT_EQ(host.total, 8u);
     if (fail) {
@@ -1638,6 +1651,51 @@ TEST_F(PjrtTest, SendAndRecvCallbacks) {
   DestroyBuffer(x);
   DestroyExecutable(le);
 }
+
+#ifdef NEURONMEM_PJRT_FAULTS
+// A send or recv callback that ran and succeeded fails through the fault site every caller's callback goes
+// through (fault::Site::kCallback, as tests/exec/callback_fault_test.cc does for the C API's): the launch's
+// done event gets ABORTED naming the callback and its channel, the device memory in use goes back to what it
+// was, and the next launch runs. Only in pjrt_fault_test, which links the plugin's layers statically (the fault
+// switch is hidden in libneuronmem_pjrt.so).
+TEST_F(PjrtTest, AnInjectedSendOrRecvCallbackFailureFailsTheLaunchAndNothingStays) {
+  PJRT_LoadedExecutable* le = nullptr;
+  Outcome c = Compile(kHostTransfers, "", &le);
+  ASSERT_EQ(c.code, PJRT_Error_Code_OK) << c.message;
+  PJRT_Device* dev = Devices(client_)[0];
+  PJRT_Buffer* x = Upload({1, 2}, {2}, dev);
+  auto in_use = [&] {
+    auto ms = NM_ARGS(PJRT_Device_MemoryStats_Args);
+    ms.device = dev;
+    EXPECT_PJRT_OK(g_api->PJRT_Device_MemoryStats(&ms));
+    return ms.bytes_in_use;
+  };
+  const int64_t before = in_use();
+  // The send runs first, then the recv: fail each in turn; the third arming is never reached.
+  const char* const failing[] = {"send callback of channel 5: injected fault: the PJRT send callback failed",
+                                 "recv callback of channel 6: injected fault: the PJRT recv callback failed", nullptr};
+  for (uint64_t nth = 1; nth <= 3; ++nth) {
+    neuronmem::fault::Arm(neuronmem::fault::Site::kCallback, nth);
+    HostSide host;
+    PJRT_Buffer* out[1] = {nullptr};
+    Outcome r = ExecuteHostTransfers(le, x, &host, out);
+    neuronmem::fault::DisarmAll();
+    EXPECT_EQ(host.sent, (std::vector<float>{1, 2})) << nth;  // the send ran; the recv only after it succeeded
+    EXPECT_EQ(host.stream_total, nth == 1 ? 0 : 8) << nth;
+    if (const char* want = failing[nth - 1]) {
+      EXPECT_EQ(r.code, PJRT_Error_Code_ABORTED) << nth << ": " << r.message;
+      EXPECT_NE(r.message.find(want), std::string::npos) << r.message;
+    } else {
+      ASSERT_EQ(r.code, PJRT_Error_Code_OK) << r.message;
+      EXPECT_EQ(Read(out[0]), (std::vector<float>{101, 202}));
+    }
+    DestroyBuffer(out[0]);
+    EXPECT_EQ(in_use(), before) << nth;
+  }
+  DestroyBuffer(x);
+  DestroyExecutable(le);
+}
+#endif
 
 // ---- events
 
@@ -1794,9 +1852,17 @@ TEST_F(PjrtTest, BadInputGetsErrorsAndTheClientStaysUsable) {
 }  // namespace
 }  // namespace neuronmem_pjrt_test
 
+#ifdef NEURONMEM_PJRT_FAULTS
+extern "C" const PJRT_Api* GetPjrtApi();
+#endif
+
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
+#ifdef NEURONMEM_PJRT_FAULTS
+  neuronmem_pjrt_test::g_api = GetPjrtApi();  // linked in statically
+#else
   neuronmem_pjrt_test::g_api = neuronmem_pjrt_test::LoadPlugin(argc > 1 ? argv[1] : nullptr);
+#endif
   if (!neuronmem_pjrt_test::g_api) return 1;
   return RUN_ALL_TESTS();
 }

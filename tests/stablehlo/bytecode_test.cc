@@ -417,6 +417,32 @@ TEST(BytecodeWriter, OpVersionsFollowTheTarget) {
   }
 }
 
+// A declaration (a function without a body) keeps its arguments and their attributes through an artifact: the
+// reader takes them from its function type (it had none; found by fuzz_bytecode_writer).
+TEST(BytecodeWriter, ADeclarationKeepsItsArguments) {
+  const char* text =
+      "func.func private @f(%x: tensor<4xf32> {mhlo.memory_kind = \"pinned_host\"}, %y: tensor<i32>) -> "
+      "tensor<4xf32>\n";
+  std::vector<Module> m;
+  ASSERT_FALSE(ParseModules(text, "d.mlir", &m));
+  ASSERT_EQ(m[0].functions.size(), 1u);
+  ASSERT_EQ(m[0].functions[0].args.size(), 2u);
+  std::string bytes;
+  ASSERT_FALSE(WriteBytecode(m[0], BytecodeWriteOptions(), &bytes));
+  Module back;
+  Status s = ParseBytecode(bytes, "d.mlir.bc", &back);
+  ASSERT_FALSE(s) << s->message;
+  ASSERT_EQ(back.functions.size(), 1u);
+  const Function& f = back.functions[0];
+  EXPECT_EQ(f.visibility, "private");
+  EXPECT_TRUE(f.body.blocks.empty());
+  ASSERT_EQ(f.args.size(), 2u);
+  EXPECT_EQ(TypeToString(f.args[0].type), "tensor<4xf32>");
+  EXPECT_EQ(TypeToString(f.args[1].type), "tensor<i32>");
+  EXPECT_EQ(AttrsKey(f.args[0].attrs), AttrsKey(m[0].functions[0].args[0].attrs));
+  ASSERT_EQ(f.result_types.size(), 1u);
+}
+
 TEST(BytecodeWriter, WhatVhloCannotHoldIsRefusedByName) {
   struct Case {
     const char* text;
@@ -442,6 +468,27 @@ TEST(BytecodeWriter, WhatVhloCannotHoldIsRefusedByName) {
        "1.0.0", "operand_batching_dims does not exist in vhlo.gather_v1"},
       {"func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n  return %a : tensor<4xf32>\n}\n", "1.99.0",
        "outside the versions this writer knows"},
+      // Found by fuzz_bytecode_writer: what the text parser accepts but the artifact would read back otherwise.
+      {"func.func @main() -> tensor<2xi64> {\n  %c = stablehlo.constant dense<1> : tensor<2xi64>\n"
+       "  =eturn %c : tensor<2xi64>\n}\n",
+       nullptr, "the value %c is used before its definition"},
+      {"func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n  %0 = stablehlo.abs %1 : tensor<2xf32>\n"
+       "  %1 = stablehlo.abs %a : tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n",
+       nullptr, "the value %1 is used before its definition"},
+      {"func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n  %0 = stablehlo.abs %a : tensor<2xf32>\n"
+       "  stablehlo.return %0 : tensor<2xf32>\n}\n",
+       nullptr, "the op stablehlo.return at line 3 is in a function's body"},
+      {"func.func @main(%a: tensor<2xf32>) -> tensor<f32> {\n  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+       "  %0 = \"stablehlo.reduce\"(%a, %z) ({\n  ^bb0(%x: tensor<f32>, %y: tensor<f32>):\n"
+       "    %s = stablehlo.add %x, %y : tensor<f32>\n    func.return %s : tensor<f32>\n"
+       "  }) {dimensions = array<i64: 0>} : (tensor<2xf32>, tensor<f32>) -> tensor<f32>\n"
+       "  return %0 : tensor<f32>\n}\n",
+       nullptr, "the op func.return at line 6 is in an op's region"},
+      {"func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n  %0:2 = stablehlo.sort %a, %a : tensor<2xf32>\n"
+       "  %0 = stablehlo.abs %a : tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n",
+       nullptr, "the value %0 is defined twice"},
+      {"func.func @main() -> tensor<f32> {\n^bb0(%x: tensor<f32>):\n  return %x : tensor<f32>\n}\n", nullptr,
+       "a function's entry block has 1 arguments, the function 0"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.message);

@@ -30,3 +30,9 @@ func neuronmemGoEntryVisitor(name C.neuronmem_string_t, userData unsafe.Pointer)
 	names := cgo.Handle(uintptr(userData)).Value().(*[]string)
 	*names = append(*names, goString(name))
 }
+
+//export neuronmemGoBytesVisitor
+func neuronmemGoBytesVisitor(data unsafe.Pointer, size C.size_t, userData unsafe.Pointer) {
+	out := cgo.Handle(uintptr(userData)).Value().(*[]byte)
+	*out = C.GoBytes(data, C.int(size))
+}

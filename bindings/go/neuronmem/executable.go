@@ -303,6 +303,19 @@ type LaunchOptions struct {
 	SendCallbacks map[int64]HostFunc
 	RecvCallbacks map[int64]HostFunc
 	Timeout       time.Duration // every device's execution, as ExecuteTimeout's
+	// LaunchID is the caller's id for a launch across the processes of a job (PJRT's launch_id; 0 = none,
+	// docs/distributed.md): every process launching its devices of the launch gives the same id; a process
+	// that gives another fails the launch's ops that talk to it with CodeFailedPrecondition naming both ids.
+	LaunchID uint64
+}
+
+// launchArgs is the C args of a launch with opts' scalars (the timeout, the launch id) set, pointers NULL.
+func launchArgs(opts *LaunchOptions) C.neuronmem_execute_devices_args_t {
+	var a C.neuronmem_execute_devices_args_t
+	C.nm_launch_args_init(&a)
+	a.timeout_ns = timeoutNs(opts.Timeout, 0)
+	a.launch_id = C.uint64_t(opts.LaunchID)
+	return a
 }
 
 // hostCallbacks puts fns in C memory as neuronmem_host_callback_t entries (fn: the exported trampoline,
@@ -459,11 +472,12 @@ func (e *Executable) ExecuteDevices(devices []*Device, args [][]*Buffer, opts *L
 	outs := make([]*C.neuronmem_buffer_t, n*props.NumOutputs+1)
 	done := make([]*C.neuronmem_event_t, n+1)
 	xs := make([]*C.neuronmem_execution_t, n+1)
+	base := launchArgs(opts) // Go memory without Go pointers: C copies it
 	err = e.use(func(h *C.neuronmem_executable_t) error {
 		return client.use(func(*C.neuronmem_client_t) error {
-			return check(C.nm_execute_devices(h, &devs[0], C.size_t(n), &bufs[0], C.size_t(per), lists, &nd[0],
-				C.size_t(len(nonDonatable)), sends, C.size_t(nSends), recvs, C.size_t(nRecvs),
-				timeoutNs(opts.Timeout, 0), &outs[0], &done[0], &xs[0]))
+			return check(C.nm_execute_devices(&base, h, &devs[0], C.size_t(n), &bufs[0], C.size_t(per), lists,
+				&nd[0], C.size_t(len(nonDonatable)), sends, C.size_t(nSends), recvs, C.size_t(nRecvs), &outs[0],
+				&done[0], &xs[0]))
 		})
 	})
 	if err != nil {

@@ -2,11 +2,14 @@ package neuronmem
 
 import (
 	"context"
+	"math"
 	"reflect"
 	"runtime"
 	"strings"
 	"sync"
 	"testing"
+	"time"
+	"unsafe"
 )
 
 const execText = `func.func @main(%w: tensor<4xf32> {mhlo.memory_kind = "pinned_host"}, %x: tensor<4xf32>)
@@ -163,6 +166,21 @@ const spmdText = `module @jit_f attributes {mhlo.num_partitions = 2 : i32} {
 }
 `
 
+// LaunchOptions' launch id and timeout reach the C struct ExecuteDevices submits (the library reads launch_id
+// only when struct_size holds it); a single process cannot observe a launch id otherwise.
+func TestLaunchIDReachesTheCArguments(t *testing.T) {
+	full := launchArgs(&LaunchOptions{})
+	for _, id := range []uint64{0, 7, math.MaxUint64} {
+		a := launchArgs(&LaunchOptions{LaunchID: id, Timeout: 5 * time.Nanosecond})
+		if uint64(a.launch_id) != id || uint64(a.timeout_ns) != 5 || a.struct_size != full.struct_size {
+			t.Fatalf("%d: %+v", id, a)
+		}
+		if uintptr(a.struct_size) != unsafe.Sizeof(a) || a.devices != nil || a.executable != nil {
+			t.Fatalf("%d: struct_size %d of %d, %+v", id, a.struct_size, unsafe.Sizeof(a), a)
+		}
+	}
+}
+
 func TestExecuteDevices(t *testing.T) {
 	c := newClient(t, 2)
 	devs := must[[]*Device](t)(c.Devices())
@@ -213,6 +231,19 @@ func TestExecuteDevices(t *testing.T) {
 		tc := must[TransferCounts](t)(runs[d].Transfers(KindDevice, KindDevice))
 		if st.PeerTransfers != 0 || st.PeerBytes != 0 || st.ImplicitTransfers != 0 || tc.PeerBytes != 0 {
 			t.Fatalf("%+v %+v", st, tc)
+		}
+		results[d][0].Close()
+		done[d].Close()
+		runs[d].Close()
+	}
+	// A launch id (for a launch across the processes of a job) is accepted by a client of one process.
+	results, done, runs, err = exe.ExecuteDevices(devs, args, &LaunchOptions{LaunchID: 42})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for d := range devs {
+		if err := done[d].Wait(context.Background()); err != nil {
+			t.Fatal(err)
 		}
 		results[d][0].Close()
 		done[d].Close()

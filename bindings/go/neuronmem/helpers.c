@@ -6,6 +6,7 @@
 
 extern void neuronmemGoEventCallback(neuronmem_status_t* status, void* user_data);
 extern void neuronmemGoEntryVisitor(neuronmem_string_t name, void* user_data);
+extern void neuronmemGoBytesVisitor(void* data, size_t size, void* user_data);
 extern neuronmem_status_t* neuronmemGoKernel(neuronmem_kernel_call_t* call, void* user_data);
 extern neuronmem_status_t* neuronmemGoHostTransfer(neuronmem_host_transfer_t* transfer, void* user_data);
 
@@ -29,6 +30,12 @@ neuronmem_status_t* nm_event_on_ready(neuronmem_event_t* e, uintptr_t handle) {
 neuronmem_status_t* nm_list_entries(const char* text, size_t size, const char* filename, uintptr_t handle) {
   return neuronmem_manifest_list_entries(text, size, filename,
                                          (neuronmem_manifest_entry_visitor_t)neuronmemGoEntryVisitor, (void*)handle);
+}
+
+neuronmem_status_t* nm_write_artifact(const char* text, size_t size, const char* filename, const char* target_version,
+                                      uintptr_t handle) {
+  return neuronmem_manifest_write_artifact(text, size, filename, target_version,
+                                           (neuronmem_bytes_visitor_t)neuronmemGoBytesVisitor, (void*)handle);
 }
 
 neuronmem_status_t* nm_client_create(uint32_t num_cores, int mlock_mode, uint64_t device_bytes, uint64_t pinned_bytes,
@@ -259,15 +266,19 @@ neuronmem_status_t* nm_execute(neuronmem_executable_t* e, neuronmem_device_t* de
   return neuronmem_executable_execute(&a, out_results, out_done, out_execution);
 }
 
-neuronmem_status_t* nm_execute_devices(neuronmem_executable_t* e, neuronmem_device_t* const* devices,
-                                       size_t num_devices, neuronmem_buffer_t* const* arguments, size_t num_arguments,
+void nm_launch_args_init(neuronmem_execute_devices_args_t* a) {
+  NM_SIZED(a, NEURONMEM_EXECUTE_DEVICES_ARGS_STRUCT_SIZE);
+}
+
+neuronmem_status_t* nm_execute_devices(const neuronmem_execute_devices_args_t* base, neuronmem_executable_t* e,
+                                       neuronmem_device_t* const* devices, size_t num_devices,
+                                       neuronmem_buffer_t* const* arguments, size_t num_arguments,
                                        const neuronmem_event_list_t* waits, const size_t* non_donatable,
                                        size_t num_non_donatable, const neuronmem_host_callback_t* send_callbacks,
                                        size_t num_send_callbacks, const neuronmem_host_callback_t* recv_callbacks,
-                                       size_t num_recv_callbacks, uint64_t timeout_ns, neuronmem_buffer_t** out_results,
+                                       size_t num_recv_callbacks, neuronmem_buffer_t** out_results,
                                        neuronmem_event_t** out_done, neuronmem_execution_t** out_executions) {
-  neuronmem_execute_devices_args_t a;
-  NM_SIZED(&a, NEURONMEM_EXECUTE_DEVICES_ARGS_STRUCT_SIZE);
+  neuronmem_execute_devices_args_t a = *base;
   a.executable = e;
   a.devices = devices;
   a.num_devices = num_devices;
@@ -280,7 +291,6 @@ neuronmem_status_t* nm_execute_devices(neuronmem_executable_t* e, neuronmem_devi
   a.num_send_callbacks = num_send_callbacks;
   a.recv_callbacks = recv_callbacks;
   a.num_recv_callbacks = num_recv_callbacks;
-  a.timeout_ns = timeout_ns;
   return neuronmem_executable_execute_devices(&a, out_results, out_done, out_executions);
 }
 

@@ -8,6 +8,8 @@
 
 neuronmem_status_t* nm_event_on_ready(neuronmem_event_t* e, uintptr_t handle);
 neuronmem_status_t* nm_list_entries(const char* text, size_t size, const char* filename, uintptr_t handle);
+neuronmem_status_t* nm_write_artifact(const char* text, size_t size, const char* filename, const char* target_version,
+                                      uintptr_t handle);
 neuronmem_status_t* nm_client_create(uint32_t num_cores, int mlock_mode, uint64_t device_bytes, uint64_t pinned_bytes,
                                      uint64_t execution_timeout_ns, neuronmem_client_t** out);
 neuronmem_status_t* nm_from_host(neuronmem_client_t* client, const void* data, int element_type, int semantics,
@@ -68,12 +70,16 @@ neuronmem_status_t* nm_execute(neuronmem_executable_t* e, neuronmem_device_t* de
                                neuronmem_event_t* const* wait, size_t num_wait, const size_t* non_donatable,
                                size_t num_non_donatable, uint64_t timeout_ns, neuronmem_buffer_t** out_results,
                                neuronmem_event_t** out_done, neuronmem_execution_t** out_execution);
-neuronmem_status_t* nm_execute_devices(neuronmem_executable_t* e, neuronmem_device_t* const* devices,
-                                       size_t num_devices, neuronmem_buffer_t* const* arguments, size_t num_arguments,
+/* A launch's args with its scalars (timeout_ns, launch_id) set from Go and every pointer NULL. */
+void nm_launch_args_init(neuronmem_execute_devices_args_t* a);
+/* Submits the launch of `base` (from nm_launch_args_init, scalars set) with these arrays. */
+neuronmem_status_t* nm_execute_devices(const neuronmem_execute_devices_args_t* base, neuronmem_executable_t* e,
+                                       neuronmem_device_t* const* devices, size_t num_devices,
+                                       neuronmem_buffer_t* const* arguments, size_t num_arguments,
                                        const neuronmem_event_list_t* waits, const size_t* non_donatable,
                                        size_t num_non_donatable, const neuronmem_host_callback_t* send_callbacks,
                                        size_t num_send_callbacks, const neuronmem_host_callback_t* recv_callbacks,
-                                       size_t num_recv_callbacks, uint64_t timeout_ns, neuronmem_buffer_t** out_results,
+                                       size_t num_recv_callbacks, neuronmem_buffer_t** out_results,
                                        neuronmem_event_t** out_done, neuronmem_execution_t** out_executions);
 void nm_host_callback(neuronmem_host_callback_t* out, int64_t channel_id, uintptr_t handle);
 neuronmem_status_t* nm_execution_stats(const neuronmem_execution_t* x, neuronmem_execution_stats_t* out);

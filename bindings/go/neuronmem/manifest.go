@@ -111,6 +111,26 @@ func ListEntries(text, filename string) ([]string, error) {
 	return names, nil
 }
 
+// WriteArtifact writes StableHLO text (or an artifact) as a StableHLO portable artifact: the vhlo MLIR bytecode
+// jax.export ships, for StableHLO target ("1.9.0"; "" = the newest the library reads, also its producer
+// "StableHLO_v<version>"). filename ("" = "<input>") prefixes parse errors and is the file of the ops'
+// locations. CodeInvalidArgument for bad text, a target outside 1.0.0 to the newest, more than one module, or
+// a program vhlo cannot hold at the target (chlo ops, an attribute of a newer op version), naming the op.
+func WriteArtifact(text, target, filename string) ([]byte, error) {
+	ctext := C.CString(text)
+	defer C.free(unsafe.Pointer(ctext))
+	cname, ctarget := optCString(filename), optCString(target)
+	defer C.free(unsafe.Pointer(cname))
+	defer C.free(unsafe.Pointer(ctarget))
+	var out []byte
+	h := cgo.NewHandle(&out)
+	defer h.Delete()
+	if err := check(C.nm_write_artifact(ctext, C.size_t(len(text)), cname, ctarget, C.uintptr_t(h))); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // Close frees the manifest. Closing twice is a no-op.
 func (m *Manifest) Close() {
 	m.mu.Lock()

@@ -539,6 +539,39 @@ func TestManifest(t *testing.T) {
 	wantCode(t, err, CodeInvalidArgument)
 }
 
+// Text -> WriteArtifact -> an artifact that loads into the same manifest; the target names the producer; a
+// target out of range and a chlo op are refused (neuronmem_manifest_write_artifact).
+func TestWriteArtifact(t *testing.T) {
+	text := "func.func @main(%arg0: tensor<4xf32> {mhlo.memory_kind = \"pinned_host\"}) -> tensor<4xf32> {\n" +
+		"  %0 = stablehlo.exponential %arg0 : tensor<4xf32>\n  return %0 : tensor<4xf32>\n}\n"
+	want := must[string](t)(must[*Manifest](t)(LoadManifestText(text, &ManifestOptions{Filename: "e.mlir"})).JSON())
+	for _, c := range []struct{ target, producer string }{{"", "StableHLO_v"}, {"1.0.0", "StableHLO_v1.0.0\x00"}} {
+		data := must[[]byte](t)(WriteArtifact(text, c.target, "e.mlir"))
+		if !bytes.HasPrefix(data, []byte("ML\xefR")) || !bytes.Contains(data[:40], []byte(c.producer)) {
+			t.Fatalf("target %q: %q", c.target, data[:40])
+		}
+		m := must[*Manifest](t)(LoadManifestText(string(data), &ManifestOptions{Filename: "e.mlir"}))
+		if got := must[string](t)(m.JSON()); got != want {
+			t.Fatalf("target %q: the artifact's manifest differs:\n%s\n%s", c.target, got, want)
+		}
+		m.Close()
+	}
+	old := must[[]byte](t)(WriteArtifact(text, "1.0.0", ""))
+	if !bytes.Contains(old, []byte("exponential_v1\x00")) {
+		t.Fatal("a 1.0.0 artifact holds exponential_v1")
+	}
+	_, err := WriteArtifact(text, "9.0.0", "")
+	wantCode(t, err, CodeInvalidArgument)
+	_, err = WriteArtifact(strings.Replace(text, "stablehlo.exponential %arg0 : tensor<4xf32>",
+		"chlo.erf %arg0 : tensor<4xf32> -> tensor<4xf32>", 1), "", "erf.mlir")
+	wantCode(t, err, CodeInvalidArgument)
+	if !strings.Contains(err.Error(), "chlo.erf") {
+		t.Fatal(err)
+	}
+	_, err = WriteArtifact("func.func @f(", "", "x.mlir")
+	wantCode(t, err, CodeInvalidArgument)
+}
+
 // The composites of a manifest with their name, decomposition, version and composite_attributes (issue 26).
 func TestManifestComposites(t *testing.T) {
 	m := must[*Manifest](t)(LoadManifestFile(filepath.Join(dataDir, "composites.mlir"), nil))

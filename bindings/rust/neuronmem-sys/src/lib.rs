@@ -630,7 +630,7 @@ pub fn published_sizes() -> [(&'static str, usize); 30] {
         ("neuronmem_executable_properties_t", struct_size!(neuronmem_executable_properties_t, num_specializations)),
         ("neuronmem_executable_value_t", struct_size!(neuronmem_executable_value_t, donation)),
         ("neuronmem_execute_args_t", struct_size!(neuronmem_execute_args_t, timeout_ns)),
-        ("neuronmem_execute_devices_args_t", struct_size!(neuronmem_execute_devices_args_t, timeout_ns)),
+        ("neuronmem_execute_devices_args_t", struct_size!(neuronmem_execute_devices_args_t, launch_id)),
         ("neuronmem_host_transfer_t", struct_size!(neuronmem_host_transfer_t, num_tensors)),
         ("neuronmem_execution_stats_t", struct_size!(neuronmem_execution_stats_t, peer_bytes)),
         ("neuronmem_transfer_counts_t", struct_size!(neuronmem_transfer_counts_t, peer_bytes)),

@@ -135,6 +135,36 @@ impl Client {
     }
 }
 
+/// The C arguments of a launch, borrowing the arrays (per: arguments per device).
+#[allow(clippy::too_many_arguments)]
+fn devices_args(executable: *mut sys::neuronmem_executable_t, devs: &[*mut sys::neuronmem_device_t],
+                args: &[*mut sys::neuronmem_buffer_t], per: usize, waits: &[sys::neuronmem_event_list_t],
+                non_donatable: &[usize], send: &[sys::neuronmem_host_callback_t],
+                recv: &[sys::neuronmem_host_callback_t], timeout: Option<Duration>, launch_id: u64)
+    -> sys::neuronmem_execute_devices_args_t {
+    fn or_null<T>(v: &[T]) -> *const T {
+        if v.is_empty() { ptr::null() } else { v.as_ptr() }
+    }
+    sys::neuronmem_execute_devices_args_t {
+        struct_size: sys::struct_size!(sys::neuronmem_execute_devices_args_t, launch_id),
+        extension: ptr::null(),
+        executable,
+        devices: or_null(devs),
+        num_devices: devs.len(),
+        arguments: or_null(args),
+        num_arguments: per,
+        waits: or_null(waits),
+        non_donatable: or_null(non_donatable),
+        num_non_donatable: non_donatable.len(),
+        send_callbacks: or_null(send),
+        num_send_callbacks: send.len(),
+        recv_callbacks: or_null(recv),
+        num_recv_callbacks: recv.len(),
+        timeout_ns: timeout_ns(timeout),
+        launch_id,
+    }
+}
+
 impl<'c> Executable<'c> {
     pub fn properties(&self) -> Result<sys::neuronmem_executable_properties_t> {
         // SAFETY: a plain struct of integers.
@@ -222,7 +252,6 @@ impl<'c> Executable<'c> {
             non_donatable: if non_donatable.is_empty() { ptr::null() } else { non_donatable.as_ptr() },
             num_non_donatable: non_donatable.len(),
             timeout_ns: timeout_ns(timeout),
-            launch_id: 0,
         };
         let mut outs = vec![ptr::null_mut(); n_out.max(1)];
         let (mut done, mut execution) = (ptr::null_mut(), ptr::null_mut());
@@ -258,6 +287,18 @@ impl<'c> Executable<'c> {
                                    waits: &[&[&Event]], non_donatable: &[usize], host: &HostCallbacks,
                                    timeout: Option<Duration>)
         -> Result<(Vec<Vec<Buffer<'c>>>, Vec<Event>, Vec<Execution<'c>>)> {
+        self.execute_devices_launch(devices, arguments, waits, non_donatable, host, timeout, 0)
+    }
+
+    /// `execute_devices_timeout` with the caller's id for a launch across the processes of a job (PJRT's
+    /// launch_id; 0 = none, docs/distributed.md): every process launching its devices of the launch gives the
+    /// same id; a process that gives another fails the launch's ops that talk to it with FailedPrecondition
+    /// naming both ids.
+    #[allow(clippy::type_complexity, clippy::too_many_arguments)]
+    pub fn execute_devices_launch(&self, devices: &[&Device<'c>], arguments: &[&[&Buffer<'_>]],
+                                  waits: &[&[&Event]], non_donatable: &[usize], host: &HostCallbacks,
+                                  timeout: Option<Duration>, launch_id: u64)
+        -> Result<(Vec<Vec<Buffer<'c>>>, Vec<Event>, Vec<Execution<'c>>)> {
         let n = devices.len();
         if arguments.len() != n {
             return Err(Error::invalid(format!("{} argument lists for {} devices", arguments.len(), n)));
@@ -277,23 +318,8 @@ impl<'c> Executable<'c> {
         let wait_lists: Vec<WaitList> = waits.iter().map(|w| WaitList::new(w)).collect();
         let raw_waits: Vec<sys::neuronmem_event_list_t> = wait_lists.iter().map(|w| w.raw()).collect();
         let callbacks = Arc::new(host.to_raw());
-        let la = sys::neuronmem_execute_devices_args_t {
-            struct_size: sys::struct_size!(sys::neuronmem_execute_devices_args_t, timeout_ns),
-            extension: ptr::null(),
-            executable: self.raw,
-            devices: if devs.is_empty() { ptr::null() } else { devs.as_ptr() },
-            num_devices: n,
-            arguments: if args.is_empty() { ptr::null() } else { args.as_ptr() },
-            num_arguments: per,
-            waits: if raw_waits.is_empty() { ptr::null() } else { raw_waits.as_ptr() },
-            non_donatable: if non_donatable.is_empty() { ptr::null() } else { non_donatable.as_ptr() },
-            num_non_donatable: non_donatable.len(),
-            send_callbacks: if callbacks.send.is_empty() { ptr::null() } else { callbacks.send.as_ptr() },
-            num_send_callbacks: callbacks.send.len(),
-            recv_callbacks: if callbacks.recv.is_empty() { ptr::null() } else { callbacks.recv.as_ptr() },
-            num_recv_callbacks: callbacks.recv.len(),
-            timeout_ns: timeout_ns(timeout),
-        };
+        let la = devices_args(self.raw, &devs, &args, per, &raw_waits, non_donatable, &callbacks.send,
+                              &callbacks.recv, timeout, launch_id);
         let mut outs = vec![ptr::null_mut(); (n * n_out).max(1)];
         let mut done = vec![ptr::null_mut(); n.max(1)];
         let mut executions = vec![ptr::null_mut(); n.max(1)];
@@ -361,5 +387,25 @@ impl Execution<'_> {
         t.struct_size = sys::struct_size!(sys::neuronmem_transfer_counts_t, peer_bytes);
         check(unsafe { sys::neuronmem_execution_transfers(self.raw, from.raw(), to.raw(), &mut t) })?;
         Ok(t)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // The launch id reaches the C struct, and the struct's size covers it (the library reads launch_id only
+    // when struct_size holds it).
+    #[test]
+    fn the_launch_id_reaches_the_c_arguments() {
+        for id in [0u64, 7, u64::MAX] {
+            let la = devices_args(ptr::null_mut(), &[], &[], 0, &[], &[], &[], &[], None, id);
+            assert_eq!(la.launch_id, id);
+            assert_eq!(la.struct_size, std::mem::size_of::<sys::neuronmem_execute_devices_args_t>());
+            assert!(la.devices.is_null() && la.waits.is_null() && la.send_callbacks.is_null());
+        }
+        let dev = 8usize as *mut sys::neuronmem_device_t;
+        let la = devices_args(ptr::null_mut(), &[dev], &[], 0, &[], &[3], &[], &[], Some(Duration::from_nanos(5)), 9);
+        assert_eq!((la.num_devices, la.num_non_donatable, la.timeout_ns, la.launch_id), (1, 1, 5, 9));
     }
 }

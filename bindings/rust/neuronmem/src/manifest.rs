@@ -178,6 +178,14 @@ unsafe extern "C" fn collect_entry(name: sys::neuronmem_string_t, user_data: *mu
     names.push(string(name));
 }
 
+unsafe extern "C" fn collect_bytes(data: *const c_void, size: usize, user_data: *mut c_void) {
+    let out = &mut *(user_data as *mut Vec<u8>);
+    out.clear();
+    if size > 0 {
+        out.extend_from_slice(std::slice::from_raw_parts(data as *const u8, size));
+    }
+}
+
 fn zeroed<T>() -> T {
     // SAFETY: only used for the header's plain structs (integers, pointers, bools): all-zero is valid.
     unsafe { std::mem::zeroed() }
@@ -240,6 +248,24 @@ impl Manifest {
                                                  Some(collect_entry), &mut names as *mut Vec<String> as *mut c_void)
         })?;
         Ok(names)
+    }
+
+    /// StableHLO text (or an artifact) as a StableHLO portable artifact: the vhlo MLIR bytecode jax.export
+    /// ships, for StableHLO `target` ("1.9.0"; None = the newest the library reads, also its producer
+    /// "StableHLO_v<version>"). `filename` (None = "<input>") prefixes parse errors and is the file of the ops'
+    /// locations. InvalidArgument for bad text, a target outside 1.0.0 to the newest, more than one module, or a
+    /// program vhlo cannot hold at the target (chlo ops, an attribute of a newer op version), naming the op.
+    pub fn write_artifact(text: impl AsRef<[u8]>, target: Option<&str>, filename: Option<&str>) -> Result<Vec<u8>> {
+        let text = text.as_ref();
+        let filename = filename.map(cstring).transpose()?;
+        let target = target.map(cstring).transpose()?;
+        let mut out: Vec<u8> = Vec::new();
+        check(unsafe {
+            sys::neuronmem_manifest_write_artifact(text.as_ptr().cast(), text.len(), opt_ptr(&filename),
+                                                   opt_ptr(&target), Some(collect_bytes),
+                                                   &mut out as *mut Vec<u8> as *mut c_void)
+        })?;
+        Ok(out)
     }
 
     pub fn to_json(&self) -> Result<String> {

@@ -301,6 +301,38 @@ fn manifest() {
     assert!(e.message().starts_with("x.mlir:1:"), "{}", e);
 }
 
+// Text -> Manifest::write_artifact -> an artifact that loads into the same manifest; the target names the
+// producer; a target out of range and a chlo op are refused (neuronmem_manifest_write_artifact).
+#[test]
+fn write_artifact() {
+    let text = "func.func @main(%arg0: tensor<4xf32> {mhlo.memory_kind = \"pinned_host\"}) -> tensor<4xf32> {\n  \
+                %0 = stablehlo.exponential %arg0 : tensor<4xf32>\n  return %0 : tensor<4xf32>\n}\n";
+    let opts = ManifestOptions { filename: Some("e.mlir".into()), ..ManifestOptions::default() };
+    let want = Manifest::load_text(text, &opts).unwrap().to_json().unwrap();
+    let dir = std::env::temp_dir().join(format!("neuronmem-rust-artifact-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (target, producer) in [(None, &b"StableHLO_v"[..]), (Some("1.0.0"), &b"StableHLO_v1.0.0\0"[..])] {
+        let data = Manifest::write_artifact(text, target, Some("e.mlir")).unwrap();
+        assert_eq!(&data[..4], b"ML\xefR");
+        assert!(data[..40].windows(producer.len()).any(|w| w == producer), "{:?}: {:?}", target, &data[..40]);
+        // The artifact is not UTF-8 text: loaded from a file.
+        let path = dir.join("e.mlir.bc");
+        std::fs::write(&path, &data).unwrap();
+        let got = Manifest::load_file(&path, &ManifestOptions::default()).unwrap().to_json().unwrap();
+        assert_eq!(got.replace("e.mlir.bc", "e.mlir"), want, "{:?}", target);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    let old = Manifest::write_artifact(text.as_bytes(), Some("1.0.0"), None).unwrap();
+    assert!(old.windows(15).any(|w| w == b"exponential_v1\0"));
+    assert_eq!(code(Manifest::write_artifact(text, Some("9.0.0"), None)), Code::InvalidArgument);
+    let chlo = text.replace("stablehlo.exponential %arg0 : tensor<4xf32>", "chlo.erf %arg0 : tensor<4xf32> -> tensor<4xf32>");
+    let e = Manifest::write_artifact(&chlo, None, Some("erf.mlir")).err().unwrap();
+    assert_eq!(e.code(), Code::InvalidArgument);
+    assert!(e.message().contains("chlo.erf"), "{}", e);
+    assert_eq!(code(Manifest::write_artifact("func.func @f(", None, None)), Code::InvalidArgument);
+    assert_eq!(code(Manifest::write_artifact(text, Some("1.0\0.0"), None)), Code::InvalidArgument);
+}
+
 // The composites of a manifest with their name, decomposition, version and composite_attributes (issue 26).
 #[test]
 fn manifest_composites() {
@@ -511,6 +543,14 @@ fn launches_on_several_devices() {
         assert_eq!((st.peer_transfers, st.peer_bytes, st.implicit_transfers), (0, 0, 0));
         assert_eq!(run.transfers(MemoryKind::Device, MemoryKind::Device).unwrap().peer_bytes, 0);
     }
+    // A launch id (for a launch across the processes of a job) is accepted by a client of one process.
+    let (results, done, _) = exe
+        .execute_devices_launch(&[&devs[0], &devs[1]], &[&[&a0], &[&a1]], &[], &[], &HostCallbacks::new(), None, 42)
+        .unwrap();
+    for e in &done {
+        e.wait(None).unwrap();
+    }
+    assert_eq!(results[1][0].to_vec::<f32>().unwrap(), [4.0; 4]);
     // A device listed twice: nothing is submitted.
     let e = exe.execute_devices(&[&devs[0], &devs[0]], &[&[&a0], &[&a0]], &[], &[]).err().unwrap();
     assert_eq!(e.code(), Code::InvalidArgument);
