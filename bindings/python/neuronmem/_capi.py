@@ -348,7 +348,7 @@ STRUCT_SIZES = {
     ExecutableProperties: published_size(ExecutableProperties, "num_specializations"),
     ExecutableValue: published_size(ExecutableValue, "donation"),
     ExecuteArgs: published_size(ExecuteArgs, "timeout_ns"),
-    ExecuteDevicesArgs: published_size(ExecuteDevicesArgs, "timeout_ns"),
+    ExecuteDevicesArgs: published_size(ExecuteDevicesArgs, "launch_id"),
     HostTransfer: published_size(HostTransfer, "num_tensors"),
     ExecutionStats: published_size(ExecutionStats, "peer_bytes"),
     TransferCounts: published_size(TransferCounts, "peer_bytes"),
