@@ -21,6 +21,17 @@ class AllReduceKernel final : public ReducingKernel {
     Member m;
     std::vector<TensorView> mine;
     NEURONMEM_RETURN_IF_ERROR(Begin(f, &m, &mine));
+    // Across OS processes: folded along the group (the same order and bits as below, O(bytes) per process).
+    if (m.grid->SpansProcesses(m.group)) {
+      std::vector<TensorView> out;
+      for (size_t k = 0; k < ops_.size(); ++k) out.push_back(shapes_[k].View(f.slots[ops_[k].out]));
+      return m.grid->FoldAcross(m.self, site_.Get(), m.group, mine.data(), out.data(), mine.size(),
+                                [&](uint32_t from, const TensorView* values, bool first) {
+                                  for (size_t k = 0; k < ops_.size(); ++k)
+                                    NEURONMEM_RETURN_IF_ERROR(FoldMember(f, m, from, values[k], k, first));
+                                  return Status();
+                                });
+    }
     return Meet(m, mine, [&](const TensorView* const* members) {
       for (size_t k = 0; k < ops_.size(); ++k) NEURONMEM_RETURN_IF_ERROR(ReduceMembers(f, m, members, k));
       return Status();

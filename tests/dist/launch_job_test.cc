@@ -201,6 +201,13 @@ std::vector<Case> Cases(int D) {
   c.push_back({"all_reduce", Op("all_reduce", all, E, E, kAdd), E, E});
   c.push_back({"all_reduce mirrored pairs", Op("all_reduce", "replica_groups = " + Groups(mirror), E, E, kAdd), E, E});
   c.push_back({"all_reduce 64 KiB", Op("all_reduce", all, 16384, 16384, kAdd), 16384, 16384});
+  // The group's order alternates between processes where a process has several cores ([0, 2, 1, 3] of 2 x 2):
+  // the accumulator crosses processes at every member, and the sum is still folded in group order.
+  std::vector<int> interleaved;
+  for (int g = 0; g < D; g += 2) interleaved.push_back(g);
+  for (int g = 1; g < D; g += 2) interleaved.push_back(g);
+  c.push_back({"all_reduce interleaved group",
+               Op("all_reduce", "replica_groups = " + Groups({interleaved}), 4099, 4099, kAdd), 4099, 4099});
   c.push_back({"all_gather", Op("all_gather", "all_gather_dim = 0 : i64, " + all, E, E * D), E, E * D});
   c.push_back(
       {"reduce_scatter", Op("reduce_scatter", "scatter_dimension = 0 : i64, " + all, E, E / D, kAdd), E, E / D});
