@@ -337,6 +337,64 @@ TEST(LaunchJob, SharedMemoryProviderWhereOffered) {
   EXPECT_EQ(codes, (std::vector<int>{0, 0}));
 }
 
+// The traffic of one all_reduce of B bytes over every device of a job of n processes with `cores` cores each,
+// from the transport's statistics: each process sends and receives at most 2B (plus the messages' headers)
+// whatever n is, where sending every operand to every remote member would send (n - 1) B. The sum is exact.
+int AllReduceTraffic(const std::string& dir, int index, int n, uint32_t cores) {
+  const int D = n * static_cast<int>(cores);
+  const size_t elems = 65536, B = elems * sizeof(float);
+  neuronmem_client_t* c = NewClient(cores, dir, index, n);
+  CHILD_CHECK(c != nullptr, 1);
+  std::vector<int> all;
+  for (int g = 0; g < D; ++g) all.push_back(g);
+  neuronmem_executable_t* e = CompileFor(c, Op("all_reduce", "replica_groups = " + Groups({all}), elems, elems, kAdd),
+                                         static_cast<uint32_t>(D));
+  CHILD_CHECK(e != nullptr, 2);
+  neuronmem_job_traffic_t before = {}, after = {};
+  before.struct_size = after.struct_size = NEURONMEM_JOB_TRAFFIC_STRUCT_SIZE;
+  CHILD_CHECK(Code(neuronmem_client_job_traffic(c, &before)) == NEURONMEM_STATUS_OK, 3);
+  LaunchResult r = LaunchAll(c, e, elems, elems);
+  CHILD_CHECK(r.code == NEURONMEM_STATUS_OK && r.out.size() == cores, 4);
+  CHILD_CHECK(Code(neuronmem_client_job_traffic(c, &after)) == NEURONMEM_STATUS_OK, 5);
+  for (uint32_t l = 0; l < cores; ++l)
+    for (size_t k = 0; k < elems; ++k)
+      CHILD_CHECK(r.out[l][k] == static_cast<float>(1000 * D * (D - 1) / 2 + D * static_cast<int>(k + 1)), 6);
+  const uint64_t sent = after.bytes_sent - before.bytes_sent, received = after.bytes_received - before.bytes_received;
+  fprintf(stderr, "process %d of %d (%u cores): all_reduce of %zu bytes sent %llu, received %llu bytes\n", index, n,
+          cores, B, static_cast<unsigned long long>(sent), static_cast<unsigned long long>(received));
+  const uint64_t headers = 4 * 8192;  // each message's descriptor and inline part: at most 4 messages each way
+  CHILD_CHECK(sent >= B && sent <= 2 * B + headers, 7);
+  CHILD_CHECK(received >= B && received <= 2 * B + headers, 8);
+  neuronmem_executable_destroy(e);
+  CHILD_CHECK(Code(neuronmem_client_destroy(c)) == NEURONMEM_STATUS_OK, 9);
+  return 0;
+}
+
+TEST(LaunchJob, AllReduceTrafficPerProcessDoesNotGrowWithProcesses) {
+  {
+    TempDir dir;
+    auto codes = RunProcesses(2, [&](int i) { return AllReduceTraffic(dir.path(), i, 2, 2); });
+    EXPECT_EQ(codes, (std::vector<int>{0, 0}));
+  }
+  TempDir dir;
+  auto codes = RunProcesses(4, [&](int i) { return AllReduceTraffic(dir.path(), i, 4, 1); });
+  EXPECT_EQ(codes, (std::vector<int>{0, 0, 0, 0}));
+}
+
+TEST(LaunchJob, JobTrafficOfAClientOfOneProcessIsZero) {
+  neuronmem_client_t* c = NewClient(1, "", 0, 1);
+  ASSERT_NE(c, nullptr);
+  neuronmem_job_traffic_t t = {};
+  t.struct_size = NEURONMEM_JOB_TRAFFIC_STRUCT_SIZE;
+  t.bytes_sent = 7;
+  EXPECT_EQ(Code(neuronmem_client_job_traffic(c, &t)), NEURONMEM_STATUS_OK);
+  EXPECT_EQ(t.bytes_sent, 0u);
+  EXPECT_EQ(t.messages_received, 0u);
+  t.struct_size = 8;
+  EXPECT_EQ(Code(neuronmem_client_job_traffic(c, &t)), NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(Code(neuronmem_client_destroy(c)), NEURONMEM_STATUS_OK);
+}
+
 const std::string kAllReduce2 = Op("all_reduce", "replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>", 8, 8, kAdd);
 
 TEST(LaunchJob, ProcessesThatLaunchAnotherProgramOrLaunchIdFail) {
