@@ -131,13 +131,13 @@ Status CrossProcessLaunch::SendFailure(const interp::OpSite& site, uint32_t from
 }
 
 Status CrossProcessLaunch::Recv(const interp::OpSite& site, uint32_t from, uint32_t to,
-                                const interp::TensorView* results, size_t n) {
+                                const interp::TensorView* results, size_t n, uint32_t patience) {
   const size_t bytes = TotalBytes(results, n);
   const uint32_t peer = from / job_.cores();
   const uint64_t k = Next(received_, from, to);
   std::vector<char> message(sizeof(Descriptor) + std::max(bytes, kInline));
   NEURONMEM_RETURN_IF_ERROR(job_.fabric().Recv(peer, Tag(from, to, k, 0), message.data(), sizeof(Descriptor) + kInline,
-                                               site.op, interrupts_[to]));
+                                               site.op, interrupts_[to], patience));
   Descriptor d;
   std::memcpy(&d, message.data(), sizeof d);
   d.op[sizeof d.op - 1] = '\0';

@@ -75,8 +75,8 @@ class CrossProcessLaunch final : public interp::RemoteProcesses {
   uint32_t Owner(uint32_t process) const override { return process / job_.cores(); }
   Status Send(const interp::OpSite& site, uint32_t from, uint32_t to, const interp::TensorView* data,
               size_t n) override;
-  Status Recv(const interp::OpSite& site, uint32_t from, uint32_t to, const interp::TensorView* results,
-              size_t n) override;
+  Status Recv(const interp::OpSite& site, uint32_t from, uint32_t to, const interp::TensorView* results, size_t n,
+              uint32_t patience) override;
   Status SendFailure(const interp::OpSite& site, uint32_t from, uint32_t to, const neuronmem_status_t& why) override;
 
   // Payload bytes this launch sent to and received from other processes.

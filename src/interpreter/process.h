@@ -104,7 +104,10 @@ class RemoteProcesses {
   // Sends the n values of local process `from` to remote process `to` (buffered: returns without waiting).
   virtual Status Send(const OpSite& site, uint32_t from, uint32_t to, const TensorView* data, size_t n) = 0;
   // Receives the next message of remote process `from` to local process `to` into `results` (its shapes).
-  virtual Status Recv(const OpSite& site, uint32_t from, uint32_t to, const TensorView* results, size_t n) = 0;
+  // `patience`: how many peer timeouts to wait for it before taking `from` for lost (a message that comes down a
+  // chain only after patience - 1 other messages, each of which may take a peer timeout).
+  virtual Status Recv(const OpSite& site, uint32_t from, uint32_t to, const TensorView* results, size_t n,
+                      uint32_t patience) = 0;
   // Sends, in place of the values a Send would carry, that local process `from` failed `site` with `why`: the
   // Recv that meets it fails with why's code, naming `from` and quoting why (a chain whose member failed
   // fails its later members at once instead of leaving them to wait for a peer's timeout).
@@ -235,7 +238,8 @@ class ProcessGrid {
   Status RecvRemote(uint32_t self, const OpSite& site, int64_t source, const TensorView* results, size_t n);
   // Its body (failures not prefixed with the site): through storage of the call, then into `results` with the
   // transport, counted as the grid's messages are.
-  Status RecvStaged(uint32_t self, const OpSite& site, uint32_t from, const TensorView* results, size_t n);
+  Status RecvStaged(uint32_t self, const OpSite& site, uint32_t from, const TensorView* results, size_t n,
+                    uint32_t patience = 1);
 
   // Blocks `self` on its wait until woken; returns the failure the grid set, if any.
   Status Block(std::unique_lock<std::mutex>& lock, uint32_t self);

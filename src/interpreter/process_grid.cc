@@ -361,7 +361,7 @@ Status ProcessGrid::ExchangeAcross(uint32_t self, const OpSite& site, const std:
                                  Name(group[m]).c_str());
       theirs[m][i].data = storage.back().get();
     }
-    NEURONMEM_RETURN_IF_ERROR(Annotate(remote_->Recv(site, group[m], self, theirs[m].data(), n), Where(site)));
+    NEURONMEM_RETURN_IF_ERROR(Annotate(remote_->Recv(site, group[m], self, theirs[m].data(), n, 1), Where(site)));
   }
   // Every member's views, the local ones (in `local` order) from the exchange among the local members.
   const auto compose = [&](const TensorView* const* locals) -> Status {
@@ -412,12 +412,17 @@ Status ProcessGrid::FoldAcross(uint32_t self, const OpSite& site, const std::vec
       Status s = failed ? remote_->SendFailure(site, self, to, *failed) : remote_->Send(site, self, to, out, n);
       if (s && !failed) failed = std::move(s);
     };
+    // The chain's k-th message (from 1) can come only after k - 1 others, each of which may wait a peer timeout
+    // for its own: its receive waits k peer timeouts before taking the sender for lost, so a process further
+    // down the chain than a lost one learns of it from the failure passed on, naming the lost one.
+    uint32_t step = 0;
     const auto recv = [&](uint32_t from) {
-      if (!failed) failed = RecvStaged(self, site, from, out, n);
+      if (!failed) failed = RecvStaged(self, site, from, out, n, step);
     };
     size_t k = 0;
     for (size_t m = 0; m < g; ++m) {
       if (m > 0 && owner[m] != owner[m - 1]) {
+        ++step;
         if (owner[m - 1] == here) send(rep[owner[m]]);
         if (owner[m] == here) recv(rep[owner[m - 1]]);
       }
@@ -429,6 +434,7 @@ Status ProcessGrid::FoldAcross(uint32_t self, const OpSite& site, const std::vec
     const size_t start = static_cast<size_t>(std::find(procs.begin(), procs.end(), owner[g - 1]) - procs.begin());
     for (size_t j = 1; j < q; ++j) {
       const uint32_t from = procs[(start + j - 1) % q], to = procs[(start + j) % q];
+      ++step;
       if (from == here) send(rep[to]);
       if (to == here) recv(rep[from]);
     }
@@ -596,7 +602,8 @@ Status ProcessGrid::RecvRemote(uint32_t self, const OpSite& site, int64_t source
   return Annotate(RecvStaged(self, site, static_cast<uint32_t>(source), results, n), Where(site));
 }
 
-Status ProcessGrid::RecvStaged(uint32_t self, const OpSite& site, uint32_t from, const TensorView* results, size_t n) {
+Status ProcessGrid::RecvStaged(uint32_t self, const OpSite& site, uint32_t from, const TensorView* results, size_t n,
+                               uint32_t patience) {
   // Into storage of this call, then into the results through the transport (counted as the grid's messages are).
   std::vector<TensorView> held(results, results + n);
   std::vector<std::unique_ptr<char[]>> storage;
@@ -606,7 +613,7 @@ Status ProcessGrid::RecvStaged(uint32_t self, const OpSite& site, uint32_t from,
       return ResourceExhausted("no memory to hold %zu bytes from process %s", held[i].Bytes(), Name(from).c_str());
     held[i].data = storage.back().get();
   }
-  NEURONMEM_RETURN_IF_ERROR(remote_->Recv(site, from, self, held.data(), n));
+  NEURONMEM_RETURN_IF_ERROR(remote_->Recv(site, from, self, held.data(), n, patience));
   for (size_t i = 0; i < n; ++i) {
     Transfer t;
     t.from = from;

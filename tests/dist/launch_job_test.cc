@@ -544,6 +544,48 @@ func.func @main(%x: tensor<8xf32>) -> tensor<8xf32> {
   });
 }
 
+// Four processes of one core, process 1 killed before an all_reduce over all of them: the accumulator's chain
+// (0 -> 1 -> 2 -> 3, then 3 -> 0 -> 1 -> 2) breaks at process 2, which waits for 1 and finds it lost; it
+// passes that failure on, so every survivor fails in bounded time with UNAVAILABLE naming process 1.
+TEST(LaunchJob, APeerKilledMidChainFailsEverySurvivorOfFour) {
+  TempDir dir;
+  const std::string all_reduce =
+      Op("all_reduce", "replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>", 8, 8, kAdd);
+  auto codes = RunProcesses(4, [&](int i) {
+    neuronmem_client_t* c = NewClient(1, dir.path(), i, 4, /*peer_timeout_ms=*/1500);
+    CHILD_CHECK(c != nullptr, 1);
+    neuronmem_executable_t* e = CompileFor(c, all_reduce, 4);
+    CHILD_CHECK(e != nullptr, 2);
+    LaunchResult r = LaunchAll(c, e, 8, 8);
+    CHILD_CHECK(r.code == NEURONMEM_STATUS_OK, 3);
+    void* store = const_cast<char*>(dir.path().c_str());
+    const std::string key = "first" + std::to_string(i);
+    CHILD_CHECK(Code(neuronmem_directory_store_put(store, key.data(), key.size(), "done", 4)) == NEURONMEM_STATUS_OK,
+                11);
+    if (i == 1) {
+      for (int p = 0; p < 4; ++p) {  // every process has its result of the first launch
+        const std::string k = "first" + std::to_string(p);
+        char* value = nullptr;
+        size_t size = 0;
+        Code(neuronmem_directory_store_get(store, k.data(), k.size(), 60000000000ull, &value, &size));
+        free(value);
+      }
+      raise(SIGKILL);
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    r = LaunchAll(c, e, 8, 8);
+    const auto waited = std::chrono::steady_clock::now() - t0;
+    fprintf(stderr, "process %d: %s\n", i, r.message.c_str());
+    CHILD_CHECK(r.code == NEURONMEM_STATUS_UNAVAILABLE, 4);
+    CHILD_CHECK(r.message.find("process 1") != std::string::npos, 5);
+    CHILD_CHECK(waited < std::chrono::seconds(10), 7);
+    neuronmem_executable_destroy(e);
+    CHILD_CHECK(Code(neuronmem_client_destroy(c)) == NEURONMEM_STATUS_OK, 10);
+    return 0;
+  });
+  EXPECT_EQ(codes, (std::vector<int>{0, 128 + SIGKILL, 0, 0}));
+}
+
 TEST(LaunchJob, APeerKilledBeforeTheCollectiveFailsTheSurvivorInBoundedTime) {
   EXPECT_EQ(KillPeer(1), (std::vector<int>{0, 128 + SIGKILL}));
 }
