@@ -337,9 +337,9 @@ TEST(LaunchJob, SharedMemoryProviderWhereOffered) {
   EXPECT_EQ(codes, (std::vector<int>{0, 0}));
 }
 
-// The traffic of one all_reduce of B bytes over every device of a job of n processes with `cores` cores each,
-// from the transport's statistics: each process sends and receives at most 2B (plus the messages' headers)
-// whatever n is, where sending every operand to every remote member would send (n - 1) B. The sum is exact.
+// The traffic of one all_reduce (then one reduce_scatter) of B bytes over every device of a job of n processes with
+// `cores` cores each, from the transport's statistics: each process sends and receives at most 2B (plus the messages'
+// headers) whatever n is, where sending every operand to every remote member would send (n - 1) B. The sum is exact.
 int AllReduceTraffic(const std::string& dir, int index, int n, uint32_t cores) {
   const int D = n * static_cast<int>(cores);
   const size_t elems = 65536, B = elems * sizeof(float);
@@ -366,11 +366,31 @@ int AllReduceTraffic(const std::string& dir, int index, int n, uint32_t cores) {
   CHILD_CHECK(sent >= B && sent <= 2 * B + headers, 7);
   CHILD_CHECK(received >= B && received <= 2 * B + headers, 8);
   neuronmem_executable_destroy(e);
+  // reduce_scatter folds the same way (then each member keeps its part): the same bound.
+  const size_t part = elems / static_cast<size_t>(D);
+  neuronmem_executable_t* rs = CompileFor(
+      c, Op("reduce_scatter", "scatter_dimension = 0 : i64, replica_groups = " + Groups({all}), elems, part, kAdd),
+      static_cast<uint32_t>(D));
+  CHILD_CHECK(rs != nullptr, 12);
+  before = after;
+  r = LaunchAll(c, rs, elems, part);
+  CHILD_CHECK(r.code == NEURONMEM_STATUS_OK && r.out.size() == cores, 13);
+  CHILD_CHECK(Code(neuronmem_client_job_traffic(c, &after)) == NEURONMEM_STATUS_OK, 14);
+  for (uint32_t l = 0; l < cores; ++l) {
+    const size_t first = (static_cast<size_t>(index) * cores + l) * part;
+    for (size_t k = 0; k < part; ++k)
+      CHILD_CHECK(r.out[l][k] == static_cast<float>(1000 * D * (D - 1) / 2 + D * static_cast<int>(first + k + 1)), 15);
+  }
+  const uint64_t rs_sent = after.bytes_sent - before.bytes_sent;
+  fprintf(stderr, "process %d of %d (%u cores): reduce_scatter of %zu bytes sent %llu bytes\n", index, n, cores, B,
+          static_cast<unsigned long long>(rs_sent));
+  CHILD_CHECK(rs_sent >= B && rs_sent <= 2 * B + headers, 16);
+  neuronmem_executable_destroy(rs);
   CHILD_CHECK(Code(neuronmem_client_destroy(c)) == NEURONMEM_STATUS_OK, 9);
   return 0;
 }
 
-TEST(LaunchJob, AllReduceTrafficPerProcessDoesNotGrowWithProcesses) {
+TEST(LaunchJob, ReducingTrafficPerProcessDoesNotGrowWithProcesses) {
   {
     TempDir dir;
     auto codes = RunProcesses(2, [&](int i) { return AllReduceTraffic(dir.path(), i, 2, 2); });
