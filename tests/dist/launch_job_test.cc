@@ -251,6 +251,35 @@ func.func @main(%x: tensor<8xf32>) -> tensor<)" +
 }
 )",
                E, E * D});
+  // Integers (exact by nature) and floats whose sum depends on its order (x * 0.1 is inexact): the fold across
+  // processes keeps the group order, so both match the one-client launch bit for bit.
+  c.push_back({"all_reduce s32",
+               R"(
+func.func @main(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %i = stablehlo.convert %x : (tensor<8xf32>) -> tensor<8xi32>
+  %m = stablehlo.multiply %i, %i : tensor<8xi32>
+  %a = "stablehlo.all_reduce"(%m) ({
+    ^bb0(%p: tensor<i32>, %q: tensor<i32>):
+      %s = stablehlo.add %p, %q : tensor<i32>
+      stablehlo.return %s : tensor<i32>
+  }) {)" + all + R"(} : (tensor<8xi32>) -> tensor<8xi32>
+  %d = stablehlo.remainder %a, %i : tensor<8xi32>
+  %r = stablehlo.convert %d : (tensor<8xi32>) -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+)",
+               E, E});
+  c.push_back({"all_reduce inexact f32",
+               std::string(R"(
+func.func @main(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %c = stablehlo.constant dense<0.1> : tensor<8xf32>
+  %y = stablehlo.multiply %x, %c : tensor<8xf32>
+  %a = "stablehlo.all_reduce"(%y) )") +
+                   kAdd + "{" + all + R"(} : (tensor<8xf32>) -> tensor<8xf32>
+  return %a : tensor<8xf32>
+}
+)",
+               E, E});
   // Placement kept across processes: operand and result in pinned_host.
   Case pinned{"all_reduce in pinned_host", Op("all_reduce", all, E, E, kAdd, " {mhlo.memory_kind = \"pinned_host\"}"),
               E, E, NEURONMEM_MEMORY_KIND_PINNED_HOST};
