@@ -50,6 +50,13 @@ int main(void) {
   FIELD(neuronmem_memory_description_t, kind);
   FIELD(neuronmem_memory_description_t, debug_string);
   FIELD(neuronmem_memory_description_t, to_string);
+  STRUCT(neuronmem_job_traffic_t, NEURONMEM_JOB_TRAFFIC_STRUCT_SIZE);
+  FIELD(neuronmem_job_traffic_t, struct_size);
+  FIELD(neuronmem_job_traffic_t, messages_sent);
+  FIELD(neuronmem_job_traffic_t, bytes_sent);
+  FIELD(neuronmem_job_traffic_t, messages_received);
+  FIELD(neuronmem_job_traffic_t, bytes_received);
+  FIELD(neuronmem_job_traffic_t, messages_dropped);
   STRUCT(neuronmem_memory_stats_t, NEURONMEM_MEMORY_STATS_STRUCT_SIZE);
   FIELD(neuronmem_memory_stats_t, struct_size);
   FIELD(neuronmem_memory_stats_t, capacity);

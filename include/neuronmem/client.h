@@ -194,6 +194,25 @@ NEURONMEM_API neuronmem_status_t* neuronmem_device_describe(const neuronmem_devi
 NEURONMEM_API neuronmem_status_t* neuronmem_client_process(const neuronmem_client_t* client,
                                                            uint32_t* out_process_index, uint32_t* out_num_processes);
 
+/* What the transport of this client's job (docs/distributed.md) has moved since the client was created:
+ * messages and bytes sent to and received from the other processes (payload and the transport's headers),
+ * and messages dropped (not from an endpoint of the job). All zero for a client of one process. Growable:
+ * fields past the caller's struct_size are left alone. */
+typedef struct neuronmem_job_traffic {
+  size_t struct_size;
+  uint64_t messages_sent;
+  uint64_t bytes_sent;
+  uint64_t messages_received;
+  uint64_t bytes_received;
+  uint64_t messages_dropped;
+} neuronmem_job_traffic_t;
+#define NEURONMEM_JOB_TRAFFIC_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_job_traffic_t, messages_dropped)
+
+/* Fills `out` (whose struct_size the caller sets) with the client's job traffic (above). Returns
+ * INVALID_ARGUMENT on NULL arguments or struct_size below the first version's size. */
+NEURONMEM_API neuronmem_status_t* neuronmem_client_job_traffic(const neuronmem_client_t* client,
+                                                               neuronmem_job_traffic_t* out);
+
 /* Fills `out` (whose struct_size the caller sets) with the description of the device with global id `id`
  * of the job: this client's (addressable) or another process's (process_index differs; not addressable,
  * and not a neuronmem_device_t). Strings are borrowed from the client. Returns INVALID_ARGUMENT on NULL

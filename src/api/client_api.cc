@@ -347,6 +347,22 @@ neuronmem_status_t* neuronmem_client_process(const neuronmem_client_t* client, u
   return nullptr;
 }
 
+neuronmem_status_t* neuronmem_client_job_traffic(const neuronmem_client_t* client, neuronmem_job_traffic_t* out) {
+  NEURONMEM_REQUIRE(client);
+  NEURONMEM_REQUIRE(out);
+  if (out->struct_size < NEURONMEM_JOB_TRAFFIC_STRUCT_SIZE)
+    return neuronmem::InvalidArgument("neuronmem_job_traffic_t.struct_size %zu is below the first version's %zu",
+                                      out->struct_size, static_cast<size_t>(NEURONMEM_JOB_TRAFFIC_STRUCT_SIZE))
+        .release();
+  const neuronmem::dist::FabricStats s = client->fabric ? client->fabric->stats() : neuronmem::dist::FabricStats{};
+  out->messages_sent = s.messages_sent;
+  out->bytes_sent = s.bytes_sent;
+  out->messages_received = s.messages_received;
+  out->bytes_received = s.bytes_received;
+  out->messages_dropped = s.messages_dropped;
+  return nullptr;
+}
+
 neuronmem_status_t* neuronmem_client_describe_device_id(const neuronmem_client_t* client, int32_t id,
                                                         neuronmem_device_description_t* out) {
   NEURONMEM_REQUIRE(client);

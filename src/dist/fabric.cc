@@ -174,7 +174,8 @@ class Fabric::Impl {
   Status Send(uint32_t to, uint64_t tag, const void* data, size_t bytes, std::string_view op);
   // `lock` (nullable, held on mu): released while the receive waits (Wait). interrupt: Fabric::Recv's.
   Status Recv(uint32_t from, uint64_t tag, void* data, size_t bytes, std::string_view op,
-              std::unique_lock<std::mutex>* lock = nullptr, const std::atomic<int>* interrupt = nullptr);
+              std::unique_lock<std::mutex>* lock = nullptr, const std::atomic<int>* interrupt = nullptr,
+              uint32_t patience = 1);
   Status CheckPeer(uint32_t peer, std::string_view op) const;
   // Reads every completion available now (after posting the sends waiting for their peer). Returns false if there
   // was none.
@@ -634,11 +635,12 @@ Status Fabric::Impl::Send(uint32_t to, uint64_t tag, const void* data, size_t by
 }
 
 Status Fabric::Impl::Recv(uint32_t from, uint64_t tag, void* data, size_t bytes, std::string_view op_name,
-                          std::unique_lock<std::mutex>* lock, const std::atomic<int>* interrupt) {
+                          std::unique_lock<std::mutex>* lock, const std::atomic<int>* interrupt, uint32_t patience) {
   const auto stopped = [interrupt] { return interrupt ? interrupt->load(std::memory_order_acquire) : 0; };
   NEURONMEM_RETURN_IF_ERROR(CheckPeer(from, op_name));
   const uint64_t ftag = (static_cast<uint64_t>(from) << 48) | tag;
-  const auto deadline = Clock::now() + opts.peer_timeout;
+  const auto waits = opts.peer_timeout * std::max<uint32_t>(patience, 1);
+  const auto deadline = Clock::now() + waits;
   // A large message lands in place: the header in the op, the payload in `data`. The receive is directed to
   // the peer's endpoint (from the store), so no other endpoint's message can match it.
   void* data_desc = nullptr;
@@ -684,7 +686,7 @@ Status Fabric::Impl::Recv(uint32_t from, uint64_t tag, void* data, size_t bytes,
                               "): stopped while it waited for process " + std::to_string(from));
       }
       if (lost[from].empty()) {
-        lost[from] = "no message from it within " + std::to_string(opts.peer_timeout.count()) + " ms";
+        lost[from] = "no message from it within " + std::to_string(waits.count()) + " ms";
       }
       std::string extra =
           dropped_here > 0 ? " (" + std::to_string(dropped_here) + " message(s) with its tag were dropped)" : "";
@@ -873,10 +875,10 @@ Status Fabric::Send(uint32_t to, uint64_t tag, const void* data, size_t bytes, s
 }
 
 Status Fabric::Recv(uint32_t from, uint64_t tag, void* data, size_t bytes, std::string_view op,
-                    const std::atomic<int>* interrupt) {
+                    const std::atomic<int>* interrupt, uint32_t patience) {
   NEURONMEM_RETURN_IF_ERROR(CheckPointToPoint(tag, from, impl_->opts.process_index, op));
   std::unique_lock<std::mutex> lock(impl_->mu);
-  return impl_->Recv(from, tag, data, bytes, op, &lock, interrupt);
+  return impl_->Recv(from, tag, data, bytes, op, &lock, interrupt, patience);
 }
 
 Status Fabric::CollectivePermute(const std::vector<std::pair<uint32_t, uint32_t>>& pairs, const void* in, void* out,

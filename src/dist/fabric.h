@@ -102,9 +102,11 @@ class Fabric {
   // written its bytes into `data`.
   // interrupt (nullable): once it holds a status code (CANCELLED, DEADLINE_EXCEEDED: an execution stopped), Recv
   // stops waiting and fails with that code; the peer is not lost for it.
+  // patience: how many peer timeouts Recv waits before declaring the peer lost (a message that can come only after
+  // other processes' messages, each of which may take a peer timeout, e.g. down a chain; 0 counts as 1).
   Status Send(uint32_t to, uint64_t tag, const void* data, size_t bytes, std::string_view op = "send");
   Status Recv(uint32_t from, uint64_t tag, void* data, size_t bytes, std::string_view op = "recv",
-              const std::atomic<int>* interrupt = nullptr);
+              const std::atomic<int>* interrupt = nullptr, uint32_t patience = 1);
 
   // StableHLO collective_permute across processes: for each (source, target) pair, source's `in` becomes
   // target's `out`; a process that is no pair's target gets zeros. Every process passes the same pairs

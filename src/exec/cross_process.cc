@@ -16,21 +16,6 @@ constexpr uint64_t kMagic = 0x48434e55414c4d4eull;  // "NMLAUNCH"
 // shapes differ from the sender's learns it from the descriptor instead of missing the message.
 constexpr size_t kInline = 4000;
 
-// What every message starts with.
-struct Descriptor {
-  uint64_t magic;
-  uint64_t sequence;  // the client's launch across processes, and the message's number in it (the whole of
-  uint64_t number;    // what the fabric tag carries only the low bits of)
-  uint64_t launch_id;
-  uint64_t fingerprint;
-  int64_t channel;
-  uint64_t shape_hash;  // the count, element types and dims of the values
-  uint64_t bytes;       // payload bytes
-  uint32_t from, to;    // global device ids
-  uint32_t n;
-  char op[44];  // the op's name, NUL-terminated (truncated)
-};
-
 uint64_t Mix(uint64_t h, uint64_t v) {
   h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
   return h * 0x100000001b3ull;
@@ -52,9 +37,27 @@ size_t TotalBytes(const interp::TensorView* v, size_t n) {
   return total;
 }
 
-std::string OpName(std::string_view op) { return std::string(op.substr(0, sizeof(Descriptor::op) - 1)); }
+constexpr size_t kOpName = 40;  // Descriptor::op
+
+std::string OpName(std::string_view op) { return std::string(op.substr(0, kOpName - 1)); }
 
 }  // namespace
+
+// What every message starts with.
+struct CrossProcessLaunch::Descriptor {
+  uint64_t magic;
+  uint64_t sequence;  // the client's launch across processes, and the message's number in it (the whole of
+  uint64_t number;    // what the fabric tag carries only the low bits of)
+  uint64_t launch_id;
+  uint64_t fingerprint;
+  int64_t channel;
+  uint64_t shape_hash;  // the count, element types and dims of the values
+  uint64_t bytes;       // payload bytes
+  uint32_t from, to;    // global device ids
+  uint32_t n;
+  int32_t failure;   // non-zero: the sender failed the op with this status code; the payload is its message
+  char op[kOpName];  // the op's name, NUL-terminated (truncated)
+};
 
 std::unique_ptr<CrossProcessLaunch> Job::NewLaunch(uint64_t fingerprint, uint64_t launch_id) {
   return std::make_unique<CrossProcessLaunch>(*this, fingerprint, launch_id);
@@ -75,29 +78,18 @@ uint64_t CrossProcessLaunch::Next(std::map<std::pair<uint32_t, uint32_t>, uint64
   return counts[{from, to}]++;
 }
 
-Status CrossProcessLaunch::Send(const interp::OpSite& site, uint32_t from, uint32_t to, const interp::TensorView* data,
-                                size_t n) {
-  const size_t bytes = TotalBytes(data, n);
+Status CrossProcessLaunch::Post(const interp::OpSite& site, uint32_t from, uint32_t to, Descriptor& d,
+                                const char* payload, size_t bytes) {
   std::vector<char> message(sizeof(Descriptor) + std::max(bytes, kInline));
-  Descriptor d = {};
   d.magic = kMagic;
   d.launch_id = launch_id_;
   d.fingerprint = fingerprint_;
   d.channel = site.channel;
-  d.shape_hash = ShapeHash(data, n);
-  d.bytes = bytes;
   d.from = from;
   d.to = to;
-  d.n = static_cast<uint32_t>(n);
   const std::string op = OpName(site.op);
   std::memcpy(d.op, op.c_str(), op.size() + 1);
-  std::memcpy(message.data(), &d, sizeof d);
-  char* at = message.data() + sizeof d;
-  for (size_t i = 0; i < n; ++i) {
-    const size_t b = data[i].Bytes();
-    if (b) std::memcpy(at, data[i].data, b);
-    at += b;
-  }
+  if (bytes) std::memcpy(message.data() + sizeof d, payload, bytes);
   const uint32_t peer = to / job_.cores();
   const uint64_t k = Next(sent_, from, to);
   d.sequence = sequence_;
@@ -107,18 +99,45 @@ Status CrossProcessLaunch::Send(const interp::OpSite& site, uint32_t from, uint3
   if (bytes > kInline)
     NEURONMEM_RETURN_IF_ERROR(
         job_.fabric().Send(peer, Tag(from, to, k, 1), message.data() + sizeof d + kInline, bytes - kInline, site.op));
+  return Ok();
+}
+
+Status CrossProcessLaunch::Send(const interp::OpSite& site, uint32_t from, uint32_t to, const interp::TensorView* data,
+                                size_t n) {
+  const size_t bytes = TotalBytes(data, n);
+  std::vector<char> payload(bytes);
+  char* at = payload.data();
+  for (size_t i = 0; i < n; ++i) {
+    const size_t b = data[i].Bytes();
+    if (b) std::memcpy(at, data[i].data, b);
+    at += b;
+  }
+  Descriptor d = {};
+  d.shape_hash = ShapeHash(data, n);
+  d.bytes = bytes;
+  d.n = static_cast<uint32_t>(n);
+  NEURONMEM_RETURN_IF_ERROR(Post(site, from, to, d, payload.data(), bytes));
   bytes_sent_.fetch_add(bytes, std::memory_order_relaxed);
   return Ok();
 }
 
+Status CrossProcessLaunch::SendFailure(const interp::OpSite& site, uint32_t from, uint32_t to,
+                                       const neuronmem_status_t& why) {
+  // The failure's text rides in the first message (no second one, whatever the values' size).
+  const std::string text = why.message.substr(0, kInline - 1);
+  Descriptor d = {};
+  d.failure = static_cast<int32_t>(why.code);
+  return Post(site, from, to, d, text.c_str(), text.size() + 1);
+}
+
 Status CrossProcessLaunch::Recv(const interp::OpSite& site, uint32_t from, uint32_t to,
-                                const interp::TensorView* results, size_t n) {
+                                const interp::TensorView* results, size_t n, uint32_t patience) {
   const size_t bytes = TotalBytes(results, n);
   const uint32_t peer = from / job_.cores();
   const uint64_t k = Next(received_, from, to);
   std::vector<char> message(sizeof(Descriptor) + std::max(bytes, kInline));
   NEURONMEM_RETURN_IF_ERROR(job_.fabric().Recv(peer, Tag(from, to, k, 0), message.data(), sizeof(Descriptor) + kInline,
-                                               site.op, interrupts_[to]));
+                                               site.op, interrupts_[to], patience));
   Descriptor d;
   std::memcpy(&d, message.data(), sizeof d);
   d.op[sizeof d.op - 1] = '\0';
@@ -140,6 +159,13 @@ Status CrossProcessLaunch::Recv(const interp::OpSite& site, uint32_t from, uint3
         " across processes, this device expects message %" PRIu64 " of launch %" PRIu64
         " (a launch that failed part-way left it behind, or the processes submit their launches in another order)",
         to, from, peer, d.number, d.sequence, k, sequence_));
+  if (d.failure != 0) {
+    std::string text(message.data() + sizeof d, kInline);
+    text.resize(std::strlen(text.c_str()));
+    return MakeStatus(static_cast<neuronmem_status_code_t>(d.failure),
+                      "device " + std::to_string(from) + " (process " + std::to_string(peer) +
+                          ") failed it before it could pass this device its share: " + text);
+  }
   if (d.fingerprint != fingerprint_ || d.launch_id != launch_id_)
     return refuse(FailedPrecondition(
         "device %u (process %u) runs %s (launch id %" PRIu64 ", program fingerprint %016" PRIx64

@@ -72,16 +72,22 @@ class CrossProcessLaunch final : public interp::RemoteProcesses {
   void Submit() { sequence_ = job_.launches_.fetch_add(1, std::memory_order_relaxed); }
 
   bool IsRemote(uint32_t process) const override { return process / job_.cores() != job_.process_index(); }
+  uint32_t Owner(uint32_t process) const override { return process / job_.cores(); }
   Status Send(const interp::OpSite& site, uint32_t from, uint32_t to, const interp::TensorView* data,
               size_t n) override;
-  Status Recv(const interp::OpSite& site, uint32_t from, uint32_t to, const interp::TensorView* results,
-              size_t n) override;
+  Status Recv(const interp::OpSite& site, uint32_t from, uint32_t to, const interp::TensorView* results, size_t n,
+              uint32_t patience) override;
+  Status SendFailure(const interp::OpSite& site, uint32_t from, uint32_t to, const neuronmem_status_t& why) override;
 
   // Payload bytes this launch sent to and received from other processes.
   uint64_t bytes_sent() const { return bytes_sent_.load(std::memory_order_relaxed); }
   uint64_t bytes_received() const { return bytes_received_.load(std::memory_order_relaxed); }
 
  private:
+  // Numbers the message from `from` to `to` and sends it: `d` (its descriptor, numbered here), then `payload`
+  // (`bytes`): the first kInline bytes with the descriptor, the rest in a second message.
+  struct Descriptor;  // what every message starts with
+  Status Post(const interp::OpSite& site, uint32_t from, uint32_t to, Descriptor& d, const char* payload, size_t bytes);
   // The fabric tag of message `k` (part 0: the descriptor with the first bytes, 1: the rest) from `from` to `to`.
   uint64_t Tag(uint32_t from, uint32_t to, uint64_t k, int part) const;
   uint64_t Next(std::map<std::pair<uint32_t, uint32_t>, uint64_t>& counts, uint32_t from, uint32_t to);

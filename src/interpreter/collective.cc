@@ -471,14 +471,17 @@ Status ReducingKernel::Begin(Frame& f, Member* m, std::vector<TensorView>* mine)
 }
 
 Status ReducingKernel::ReduceMembers(Frame& f, const Member& m, const TensorView* const* members, size_t k) const {
-  const ReducedOperand& r = ops_[k];
-  char* out = f.slots[r.out];
-  NEURONMEM_RETURN_IF_ERROR(CopyWhole(*m.grid, m.group[0], m.self, members[0][k], out));
-  for (size_t i = 1; i < m.group.size(); ++i) {
-    NEURONMEM_RETURN_IF_ERROR(CopyWhole(*m.grid, m.group[i], m.self, members[i][k], f.slots[r.scratch]));
-    NEURONMEM_RETURN_IF_ERROR(Accumulate(f, r, shapes_[k], out, f.slots[r.scratch]));
-  }
+  for (size_t i = 0; i < m.group.size(); ++i)
+    NEURONMEM_RETURN_IF_ERROR(FoldMember(f, m, m.group[i], members[i][k], k, i == 0));
   return Status();
+}
+
+Status ReducingKernel::FoldMember(Frame& f, const Member& m, uint32_t from, const TensorView& value, size_t k,
+                                  bool first) const {
+  const ReducedOperand& r = ops_[k];
+  if (first) return CopyWhole(*m.grid, from, m.self, value, f.slots[r.out]);
+  NEURONMEM_RETURN_IF_ERROR(CopyWhole(*m.grid, from, m.self, value, f.slots[r.scratch]));
+  return Accumulate(f, r, shapes_[k], f.slots[r.out], f.slots[r.scratch]);
 }
 
 }  // namespace collective

@@ -211,6 +211,8 @@ class ReducingKernel : public GroupKernel {
   // reduce_without_init over the members' operand k in group order, ((x0 op x1) op x2) ..., into operand k's
   // result (the same on every member).
   Status ReduceMembers(Frame& f, const Member& m, const TensorView* const* members, size_t k) const;
+  // One step of that fold: operand k's result becomes `value` (of member `from`; `first`) or is folded with it.
+  Status FoldMember(Frame& f, const Member& m, uint32_t from, const TensorView& value, size_t k, bool first) const;
 
   std::vector<ReducedOperand> ops_;
   std::vector<Shape> shapes_;  // of the promoted operands

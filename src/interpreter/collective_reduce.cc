@@ -21,6 +21,17 @@ class AllReduceKernel final : public ReducingKernel {
     Member m;
     std::vector<TensorView> mine;
     NEURONMEM_RETURN_IF_ERROR(Begin(f, &m, &mine));
+    // Across OS processes: folded along the group (the same order and bits as below, O(bytes) per process).
+    if (m.grid->SpansProcesses(m.group)) {
+      std::vector<TensorView> out;
+      for (size_t k = 0; k < ops_.size(); ++k) out.push_back(shapes_[k].View(f.slots[ops_[k].out]));
+      return m.grid->FoldAcross(m.self, site_.Get(), m.group, mine.data(), out.data(), mine.size(),
+                                [&](uint32_t from, const TensorView* values, bool first) {
+                                  for (size_t k = 0; k < ops_.size(); ++k)
+                                    NEURONMEM_RETURN_IF_ERROR(FoldMember(f, m, from, values[k], k, first));
+                                  return Status();
+                                });
+    }
     return Meet(m, mine, [&](const TensorView* const* members) {
       for (size_t k = 0; k < ops_.size(); ++k) NEURONMEM_RETURN_IF_ERROR(ReduceMembers(f, m, members, k));
       return Status();
@@ -59,6 +70,34 @@ class ReduceScatterKernel final : public ReducingKernel {
     for (size_t k = 0; k < ops_.size(); ++k)
       NEURONMEM_RETURN_IF_ERROR(
           CheckExtent(site_, "the operand's scatter_dimension", in[k].dims[dim_], out_[k].dims[dim_], g));
+    // Across OS processes: every operand folded along the group (in group order, O(bytes) per process) into
+    // operand-shaped storage of this call, then this member's part of it into the result.
+    if (m.grid->SpansProcesses(m.group)) {
+      std::vector<std::vector<char>> acc(ops_.size()), tmp(ops_.size());
+      std::vector<TensorView> whole;
+      for (size_t k = 0; k < ops_.size(); ++k) {
+        acc[k].resize(in[k].bytes ? in[k].bytes : 1);
+        tmp[k].resize(acc[k].size());
+        whole.push_back(in[k].View(acc[k].data()));
+      }
+      NEURONMEM_RETURN_IF_ERROR(m.grid->FoldAcross(
+          m.self, site_.Get(), m.group, mine.data(), whole.data(), mine.size(),
+          [&](uint32_t from, const TensorView* values, bool first) {
+            for (size_t k = 0; k < ops_.size(); ++k) {
+              NEURONMEM_RETURN_IF_ERROR(
+                  CopyWhole(*m.grid, from, m.self, values[k], first ? acc[k].data() : tmp[k].data()));
+              if (!first) NEURONMEM_RETURN_IF_ERROR(Accumulate(f, ops_[k], in[k], acc[k].data(), tmp[k].data()));
+            }
+            return Status();
+          }));
+      for (size_t k = 0; k < ops_.size(); ++k) {
+        std::vector<int64_t> src_at(in[k].dims.size(), 0), dst_at = src_at;
+        src_at[dim_] = me * out_[k].dims[dim_];
+        NEURONMEM_RETURN_IF_ERROR(CopyBox(*m.grid, m.self, m.self, acc[k].data(), in[k].dims, src_at,
+                                          f.slots[ops_[k].out], out_[k].dims, dst_at, out_[k].dims, out_[k].esize));
+      }
+      return Status();
+    }
     // Member m's part `me` of every operand, reduced in group order into the result.
     return Meet(m, mine, [&](const TensorView* const* members) {
       for (size_t k = 0; k < ops_.size(); ++k) {

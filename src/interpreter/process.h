@@ -99,10 +99,19 @@ class RemoteProcesses {
   virtual ~RemoteProcesses() = default;
   // Whether grid process `process` runs in another OS process.
   virtual bool IsRemote(uint32_t process) const = 0;
+  // The OS process (its index in the job) that runs grid process `process`.
+  virtual uint32_t Owner(uint32_t process) const = 0;
   // Sends the n values of local process `from` to remote process `to` (buffered: returns without waiting).
   virtual Status Send(const OpSite& site, uint32_t from, uint32_t to, const TensorView* data, size_t n) = 0;
   // Receives the next message of remote process `from` to local process `to` into `results` (its shapes).
-  virtual Status Recv(const OpSite& site, uint32_t from, uint32_t to, const TensorView* results, size_t n) = 0;
+  // `patience`: how many peer timeouts to wait for it before taking `from` for lost (a message that comes down a
+  // chain only after patience - 1 other messages, each of which may take a peer timeout).
+  virtual Status Recv(const OpSite& site, uint32_t from, uint32_t to, const TensorView* results, size_t n,
+                      uint32_t patience) = 0;
+  // Sends, in place of the values a Send would carry, that local process `from` failed `site` with `why`: the
+  // Recv that meets it fails with why's code, naming `from` and quoting why (a chain whose member failed
+  // fails its later members at once instead of leaving them to wait for a peer's timeout).
+  virtual Status SendFailure(const OpSite& site, uint32_t from, uint32_t to, const neuronmem_status_t& why) = 0;
 };
 
 class ProcessGrid;
@@ -147,6 +156,25 @@ class ProcessGrid {
   using ExchangeRead = std::function<Status(const TensorView* const* members)>;
   Status Exchange(uint32_t self, const OpSite& site, const std::vector<uint32_t>& group, const TensorView* mine,
                   size_t n, const ExchangeRead& read);
+
+  // Whether `group` has members in other OS processes (a grid with a RemoteProcesses hook).
+  bool SpansProcesses(const std::vector<uint32_t>& group) const;
+
+  // A reduction of every member's n values in group order whose traffic between OS processes does not grow with
+  // their number (all_reduce across processes; docs/distributed.md, "Launches across processes"). `fold` runs
+  // on member threads of this OS process with the values of member `from` (use CopyFrom to move their bytes):
+  // `first` (the group's first member) sets the accumulator (`out`, n views of `mine`'s shapes) to them,
+  // otherwise it folds them into it. On success every member's `out` holds the same bits: the fold of every
+  // member's values in group order, exactly what folding them in one process gives. The accumulator travels
+  // along the group: where the next member is in another OS process, this process's first member in group order
+  // sends it to that process's first member (one message of the values' size), and the last member's OS process
+  // starts a chain that hands the result once to every other OS process of the group (in order of their first
+  // member, from the one after it). So each OS process sends and receives about twice the values' size once per
+  // run of consecutive members it holds in the group (once, when its members are consecutive), whatever the
+  // number of processes. Without members in other OS processes, the same fold after an Exchange.
+  using FoldStep = std::function<Status(uint32_t from, const TensorView* values, bool first)>;
+  Status FoldAcross(uint32_t self, const OpSite& site, const std::vector<uint32_t>& group, const TensorView* mine,
+                    const TensorView* out, size_t n, const FoldStep& fold);
 
   // Sends `data` on `site.channel` to process `target` (-1: whichever process receives on the channel
   // next). Never waits for the receiver: a receiver already waiting gets the bytes copied straight from
@@ -208,6 +236,10 @@ class ProcessGrid {
 
   // Recv from a remote process.
   Status RecvRemote(uint32_t self, const OpSite& site, int64_t source, const TensorView* results, size_t n);
+  // Its body (failures not prefixed with the site): through storage of the call, then into `results` with the
+  // transport, counted as the grid's messages are.
+  Status RecvStaged(uint32_t self, const OpSite& site, uint32_t from, const TensorView* results, size_t n,
+                    uint32_t patience = 1);
 
   // Blocks `self` on its wait until woken; returns the failure the grid set, if any.
   Status Block(std::unique_lock<std::mutex>& lock, uint32_t self);

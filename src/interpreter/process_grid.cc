@@ -361,7 +361,7 @@ Status ProcessGrid::ExchangeAcross(uint32_t self, const OpSite& site, const std:
                                  Name(group[m]).c_str());
       theirs[m][i].data = storage.back().get();
     }
-    NEURONMEM_RETURN_IF_ERROR(Annotate(remote_->Recv(site, group[m], self, theirs[m].data(), n), Where(site)));
+    NEURONMEM_RETURN_IF_ERROR(Annotate(remote_->Recv(site, group[m], self, theirs[m].data(), n, 1), Where(site)));
   }
   // Every member's views, the local ones (in `local` order) from the exchange among the local members.
   const auto compose = [&](const TensorView* const* locals) -> Status {
@@ -374,6 +374,92 @@ Status ProcessGrid::ExchangeAcross(uint32_t self, const OpSite& site, const std:
   const TensorView* own = mine;
   if (Status s = compose(&own)) return Annotate(std::move(s), Where(site));
   return Status();
+}
+
+bool ProcessGrid::SpansProcesses(const std::vector<uint32_t>& group) const {
+  return remote_ && std::any_of(group.begin(), group.end(), [&](uint32_t g) { return remote_->IsRemote(g); });
+}
+
+Status ProcessGrid::FoldAcross(uint32_t self, const OpSite& site, const std::vector<uint32_t>& group,
+                               const TensorView* mine, const TensorView* out, size_t n, const FoldStep& fold) {
+  if (self >= num_processes() || std::find(group.begin(), group.end(), self) == group.end())
+    return InvalidArgument("%s: process %s is not in the group it reduces with", Where(site).c_str(),
+                           Name(self).c_str());
+  if (!SpansProcesses(group))
+    return Exchange(self, site, group, mine, n, [&](const TensorView* const* members) {
+      for (size_t m = 0; m < group.size(); ++m) NEURONMEM_RETURN_IF_ERROR(fold(group[m], members[m], m == 0));
+      return Status();
+    });
+  // The plan, the same in every OS process: each OS process's representative is its first member in group order.
+  const size_t g = group.size();
+  std::vector<uint32_t> owner(g), procs, local;
+  std::map<uint32_t, uint32_t> rep;
+  const uint32_t here = remote_->Owner(self);
+  for (size_t m = 0; m < g; ++m) {
+    owner[m] = remote_->Owner(group[m]);
+    if (rep.emplace(owner[m], group[m]).second) procs.push_back(owner[m]);
+    if (owner[m] == here) local.push_back(group[m]);
+  }
+  const uint32_t leader = rep[here];
+  // The representative folds this OS process's members (`locals`, in group order) into its `out`, receiving and
+  // sending the accumulator where the group changes OS process, then passes the result along the chain.
+  // Once it fails, its later sends carry the failure instead (its later receives are skipped): every OS process
+  // after it in the chain fails at once, not after a peer timeout.
+  const auto chain = [&](const TensorView* const* locals) -> Status {
+    if (self != leader) return Status();
+    Status failed;
+    const auto send = [&](uint32_t to) {
+      Status s = failed ? remote_->SendFailure(site, self, to, *failed) : remote_->Send(site, self, to, out, n);
+      if (s && !failed) failed = std::move(s);
+    };
+    // The chain's k-th message (from 1) can come only after k - 1 others, each of which may wait a peer timeout
+    // for its own: its receive waits k peer timeouts before taking the sender for lost, so a process further
+    // down the chain than a lost one learns of it from the failure passed on, naming the lost one.
+    uint32_t step = 0;
+    const auto recv = [&](uint32_t from) {
+      if (!failed) failed = RecvStaged(self, site, from, out, n, step);
+    };
+    size_t k = 0;
+    for (size_t m = 0; m < g; ++m) {
+      if (m > 0 && owner[m] != owner[m - 1]) {
+        ++step;
+        if (owner[m - 1] == here) send(rep[owner[m]]);
+        if (owner[m] == here) recv(rep[owner[m - 1]]);
+      }
+      if (owner[m] != here) continue;
+      const TensorView* values = locals[k++];
+      if (!failed) failed = fold(group[m], values, m == 0);
+    }
+    const size_t q = procs.size();
+    const size_t start = static_cast<size_t>(std::find(procs.begin(), procs.end(), owner[g - 1]) - procs.begin());
+    for (size_t j = 1; j < q; ++j) {
+      const uint32_t from = procs[(start + j - 1) % q], to = procs[(start + j) % q];
+      ++step;
+      if (from == here) send(rep[to]);
+      if (to == here) recv(rep[from]);
+    }
+    return failed;
+  };
+  if (local.size() == 1) {
+    if (Status s = chain(&mine)) return Annotate(std::move(s), Where(site));
+    return Status();
+  }
+  // The local members meet twice: the representative folds them all (their values stay valid until every one
+  // has read), then every other member copies the result out of the representative's `out`.
+  NEURONMEM_RETURN_IF_ERROR(Exchange(self, site, local, mine, n, chain));
+  return Exchange(self, site, local, out, n, [&](const TensorView* const* members) -> Status {
+    if (self == leader) return Status();
+    for (size_t i = 0; i < n; ++i) {
+      Transfer t;
+      t.from = leader;
+      t.to = self;
+      t.src = static_cast<const char*>(members[0][i].data);
+      t.dst = static_cast<char*>(out[i].data);
+      t.row_bytes = out[i].Bytes();
+      if (t.row_bytes) NEURONMEM_RETURN_IF_ERROR(CopyFrom(t));
+    }
+    return Status();
+  });
 }
 
 // ---- Messages ------------------------------------------------------------------------------------------
@@ -513,18 +599,21 @@ Status ProcessGrid::Recv(uint32_t self, const OpSite& site, int64_t source, cons
 }
 
 Status ProcessGrid::RecvRemote(uint32_t self, const OpSite& site, int64_t source, const TensorView* results, size_t n) {
+  return Annotate(RecvStaged(self, site, static_cast<uint32_t>(source), results, n), Where(site));
+}
+
+Status ProcessGrid::RecvStaged(uint32_t self, const OpSite& site, uint32_t from, const TensorView* results, size_t n,
+                               uint32_t patience) {
   // Into storage of this call, then into the results through the transport (counted as the grid's messages are).
   std::vector<TensorView> held(results, results + n);
   std::vector<std::unique_ptr<char[]>> storage;
   for (size_t i = 0; i < n; ++i) {
     storage.emplace_back(new (std::nothrow) char[held[i].Bytes() ? held[i].Bytes() : 1]);
     if (!storage.back())
-      return ResourceExhausted("%s: no memory to hold %zu bytes from process %s", Where(site).c_str(), held[i].Bytes(),
-                               Name(static_cast<uint32_t>(source)).c_str());
+      return ResourceExhausted("no memory to hold %zu bytes from process %s", held[i].Bytes(), Name(from).c_str());
     held[i].data = storage.back().get();
   }
-  const uint32_t from = static_cast<uint32_t>(source);
-  NEURONMEM_RETURN_IF_ERROR(Annotate(remote_->Recv(site, from, self, held.data(), n), Where(site)));
+  NEURONMEM_RETURN_IF_ERROR(remote_->Recv(site, from, self, held.data(), n, patience));
   for (size_t i = 0; i < n; ++i) {
     Transfer t;
     t.from = from;
@@ -532,7 +621,7 @@ Status ProcessGrid::RecvRemote(uint32_t self, const OpSite& site, int64_t source
     t.src = static_cast<const char*>(held[i].data);
     t.dst = static_cast<char*>(results[i].data);
     t.row_bytes = held[i].Bytes();
-    if (t.row_bytes) NEURONMEM_RETURN_IF_ERROR(Annotate(CopyFrom(t), Where(site)));
+    if (t.row_bytes) NEURONMEM_RETURN_IF_ERROR(CopyFrom(t));
   }
   return Status();
 }

@@ -201,6 +201,13 @@ std::vector<Case> Cases(int D) {
   c.push_back({"all_reduce", Op("all_reduce", all, E, E, kAdd), E, E});
   c.push_back({"all_reduce mirrored pairs", Op("all_reduce", "replica_groups = " + Groups(mirror), E, E, kAdd), E, E});
   c.push_back({"all_reduce 64 KiB", Op("all_reduce", all, 16384, 16384, kAdd), 16384, 16384});
+  // The group's order alternates between processes where a process has several cores ([0, 2, 1, 3] of 2 x 2):
+  // the accumulator crosses processes at every member, and the sum is still folded in group order.
+  std::vector<int> interleaved;
+  for (int g = 0; g < D; g += 2) interleaved.push_back(g);
+  for (int g = 1; g < D; g += 2) interleaved.push_back(g);
+  c.push_back({"all_reduce interleaved group",
+               Op("all_reduce", "replica_groups = " + Groups({interleaved}), 4099, 4099, kAdd), 4099, 4099});
   c.push_back({"all_gather", Op("all_gather", "all_gather_dim = 0 : i64, " + all, E, E * D), E, E * D});
   c.push_back(
       {"reduce_scatter", Op("reduce_scatter", "scatter_dimension = 0 : i64, " + all, E, E / D, kAdd), E, E / D});
@@ -244,6 +251,35 @@ func.func @main(%x: tensor<8xf32>) -> tensor<)" +
 }
 )",
                E, E * D});
+  // Integers (exact by nature) and floats whose sum depends on its order (x * 0.1 is inexact): the fold across
+  // processes keeps the group order, so both match the one-client launch bit for bit.
+  c.push_back({"all_reduce s32",
+               R"(
+func.func @main(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %i = stablehlo.convert %x : (tensor<8xf32>) -> tensor<8xi32>
+  %m = stablehlo.multiply %i, %i : tensor<8xi32>
+  %a = "stablehlo.all_reduce"(%m) ({
+    ^bb0(%p: tensor<i32>, %q: tensor<i32>):
+      %s = stablehlo.add %p, %q : tensor<i32>
+      stablehlo.return %s : tensor<i32>
+  }) {)" + all + R"(} : (tensor<8xi32>) -> tensor<8xi32>
+  %d = stablehlo.remainder %a, %i : tensor<8xi32>
+  %r = stablehlo.convert %d : (tensor<8xi32>) -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+)",
+               E, E});
+  c.push_back({"all_reduce inexact f32",
+               std::string(R"(
+func.func @main(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %c = stablehlo.constant dense<0.1> : tensor<8xf32>
+  %y = stablehlo.multiply %x, %c : tensor<8xf32>
+  %a = "stablehlo.all_reduce"(%y) )") +
+                   kAdd + "{" + all + R"(} : (tensor<8xf32>) -> tensor<8xf32>
+  return %a : tensor<8xf32>
+}
+)",
+               E, E});
   // Placement kept across processes: operand and result in pinned_host.
   Case pinned{"all_reduce in pinned_host", Op("all_reduce", all, E, E, kAdd, " {mhlo.memory_kind = \"pinned_host\"}"),
               E, E, NEURONMEM_MEMORY_KIND_PINNED_HOST};
@@ -328,6 +364,84 @@ TEST(LaunchJob, SharedMemoryProviderWhereOffered) {
       GTEST_SKIP() << "libfabric's shm provider cannot open an endpoint here (its status is in the log above)";
   }
   EXPECT_EQ(codes, (std::vector<int>{0, 0}));
+}
+
+// The traffic of one all_reduce (then one reduce_scatter) of B bytes over every device of a job of n processes with
+// `cores` cores each, from the transport's statistics: each process sends and receives at most 2B (plus the messages'
+// headers) whatever n is, where sending every operand to every remote member would send (n - 1) B. The sum is exact.
+int AllReduceTraffic(const std::string& dir, int index, int n, uint32_t cores) {
+  const int D = n * static_cast<int>(cores);
+  const size_t elems = 65536, B = elems * sizeof(float);
+  neuronmem_client_t* c = NewClient(cores, dir, index, n);
+  CHILD_CHECK(c != nullptr, 1);
+  std::vector<int> all;
+  for (int g = 0; g < D; ++g) all.push_back(g);
+  neuronmem_executable_t* e = CompileFor(c, Op("all_reduce", "replica_groups = " + Groups({all}), elems, elems, kAdd),
+                                         static_cast<uint32_t>(D));
+  CHILD_CHECK(e != nullptr, 2);
+  neuronmem_job_traffic_t before = {}, after = {};
+  before.struct_size = after.struct_size = NEURONMEM_JOB_TRAFFIC_STRUCT_SIZE;
+  CHILD_CHECK(Code(neuronmem_client_job_traffic(c, &before)) == NEURONMEM_STATUS_OK, 3);
+  LaunchResult r = LaunchAll(c, e, elems, elems);
+  CHILD_CHECK(r.code == NEURONMEM_STATUS_OK && r.out.size() == cores, 4);
+  CHILD_CHECK(Code(neuronmem_client_job_traffic(c, &after)) == NEURONMEM_STATUS_OK, 5);
+  for (uint32_t l = 0; l < cores; ++l)
+    for (size_t k = 0; k < elems; ++k)
+      CHILD_CHECK(r.out[l][k] == static_cast<float>(1000 * D * (D - 1) / 2 + D * static_cast<int>(k + 1)), 6);
+  const uint64_t sent = after.bytes_sent - before.bytes_sent, received = after.bytes_received - before.bytes_received;
+  fprintf(stderr, "process %d of %d (%u cores): all_reduce of %zu bytes sent %llu, received %llu bytes\n", index, n,
+          cores, B, static_cast<unsigned long long>(sent), static_cast<unsigned long long>(received));
+  const uint64_t headers = 4 * 8192;  // each message's descriptor and inline part: at most 4 messages each way
+  CHILD_CHECK(sent >= B && sent <= 2 * B + headers, 7);
+  CHILD_CHECK(received >= B && received <= 2 * B + headers, 8);
+  neuronmem_executable_destroy(e);
+  // reduce_scatter folds the same way (then each member keeps its part): the same bound.
+  const size_t part = elems / static_cast<size_t>(D);
+  neuronmem_executable_t* rs = CompileFor(
+      c, Op("reduce_scatter", "scatter_dimension = 0 : i64, replica_groups = " + Groups({all}), elems, part, kAdd),
+      static_cast<uint32_t>(D));
+  CHILD_CHECK(rs != nullptr, 12);
+  before = after;
+  r = LaunchAll(c, rs, elems, part);
+  CHILD_CHECK(r.code == NEURONMEM_STATUS_OK && r.out.size() == cores, 13);
+  CHILD_CHECK(Code(neuronmem_client_job_traffic(c, &after)) == NEURONMEM_STATUS_OK, 14);
+  for (uint32_t l = 0; l < cores; ++l) {
+    const size_t first = (static_cast<size_t>(index) * cores + l) * part;
+    for (size_t k = 0; k < part; ++k)
+      CHILD_CHECK(r.out[l][k] == static_cast<float>(1000 * D * (D - 1) / 2 + D * static_cast<int>(first + k + 1)), 15);
+  }
+  const uint64_t rs_sent = after.bytes_sent - before.bytes_sent;
+  fprintf(stderr, "process %d of %d (%u cores): reduce_scatter of %zu bytes sent %llu bytes\n", index, n, cores, B,
+          static_cast<unsigned long long>(rs_sent));
+  CHILD_CHECK(rs_sent >= B && rs_sent <= 2 * B + headers, 16);
+  neuronmem_executable_destroy(rs);
+  CHILD_CHECK(Code(neuronmem_client_destroy(c)) == NEURONMEM_STATUS_OK, 9);
+  return 0;
+}
+
+TEST(LaunchJob, ReducingTrafficPerProcessDoesNotGrowWithProcesses) {
+  {
+    TempDir dir;
+    auto codes = RunProcesses(2, [&](int i) { return AllReduceTraffic(dir.path(), i, 2, 2); });
+    EXPECT_EQ(codes, (std::vector<int>{0, 0}));
+  }
+  TempDir dir;
+  auto codes = RunProcesses(4, [&](int i) { return AllReduceTraffic(dir.path(), i, 4, 1); });
+  EXPECT_EQ(codes, (std::vector<int>{0, 0, 0, 0}));
+}
+
+TEST(LaunchJob, JobTrafficOfAClientOfOneProcessIsZero) {
+  neuronmem_client_t* c = NewClient(1, "", 0, 1);
+  ASSERT_NE(c, nullptr);
+  neuronmem_job_traffic_t t = {};
+  t.struct_size = NEURONMEM_JOB_TRAFFIC_STRUCT_SIZE;
+  t.bytes_sent = 7;
+  EXPECT_EQ(Code(neuronmem_client_job_traffic(c, &t)), NEURONMEM_STATUS_OK);
+  EXPECT_EQ(t.bytes_sent, 0u);
+  EXPECT_EQ(t.messages_received, 0u);
+  t.struct_size = 8;
+  EXPECT_EQ(Code(neuronmem_client_job_traffic(c, &t)), NEURONMEM_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(Code(neuronmem_client_destroy(c)), NEURONMEM_STATUS_OK);
 }
 
 const std::string kAllReduce2 = Op("all_reduce", "replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>", 8, 8, kAdd);
@@ -477,6 +591,48 @@ func.func @main(%x: tensor<8xf32>) -> tensor<8xf32> {
     CHILD_CHECK(Code(neuronmem_client_destroy(c)) == NEURONMEM_STATUS_OK, 10);
     return 0;
   });
+}
+
+// Four processes of one core, process 1 killed before an all_reduce over all of them: the accumulator's chain
+// (0 -> 1 -> 2 -> 3, then 3 -> 0 -> 1 -> 2) breaks at process 2, which waits for 1 and finds it lost; it
+// passes that failure on, so every survivor fails in bounded time with UNAVAILABLE naming process 1.
+TEST(LaunchJob, APeerKilledMidChainFailsEverySurvivorOfFour) {
+  TempDir dir;
+  const std::string all_reduce =
+      Op("all_reduce", "replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>", 8, 8, kAdd);
+  auto codes = RunProcesses(4, [&](int i) {
+    neuronmem_client_t* c = NewClient(1, dir.path(), i, 4, /*peer_timeout_ms=*/1500);
+    CHILD_CHECK(c != nullptr, 1);
+    neuronmem_executable_t* e = CompileFor(c, all_reduce, 4);
+    CHILD_CHECK(e != nullptr, 2);
+    LaunchResult r = LaunchAll(c, e, 8, 8);
+    CHILD_CHECK(r.code == NEURONMEM_STATUS_OK, 3);
+    void* store = const_cast<char*>(dir.path().c_str());
+    const std::string key = "first" + std::to_string(i);
+    CHILD_CHECK(Code(neuronmem_directory_store_put(store, key.data(), key.size(), "done", 4)) == NEURONMEM_STATUS_OK,
+                11);
+    if (i == 1) {
+      for (int p = 0; p < 4; ++p) {  // every process has its result of the first launch
+        const std::string k = "first" + std::to_string(p);
+        char* value = nullptr;
+        size_t size = 0;
+        Code(neuronmem_directory_store_get(store, k.data(), k.size(), 60000000000ull, &value, &size));
+        free(value);
+      }
+      raise(SIGKILL);
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    r = LaunchAll(c, e, 8, 8);
+    const auto waited = std::chrono::steady_clock::now() - t0;
+    fprintf(stderr, "process %d: %s\n", i, r.message.c_str());
+    CHILD_CHECK(r.code == NEURONMEM_STATUS_UNAVAILABLE, 4);
+    CHILD_CHECK(r.message.find("process 1") != std::string::npos, 5);
+    CHILD_CHECK(waited < std::chrono::seconds(10), 7);
+    neuronmem_executable_destroy(e);
+    CHILD_CHECK(Code(neuronmem_client_destroy(c)) == NEURONMEM_STATUS_OK, 10);
+    return 0;
+  });
+  EXPECT_EQ(codes, (std::vector<int>{0, 128 + SIGKILL, 0, 0}));
 }
 
 TEST(LaunchJob, APeerKilledBeforeTheCollectiveFailsTheSurvivorInBoundedTime) {

@@ -232,6 +232,26 @@ func (c *Client) Process() (index, n uint32, err error) {
 	return uint32(ci), uint32(cn), err
 }
 
+// JobTraffic is what a client's job transport moved since the client was created (headers included).
+type JobTraffic struct {
+	MessagesSent, BytesSent, MessagesReceived, BytesReceived, MessagesDropped uint64
+}
+
+// JobTraffic returns the client's job traffic (all zero for a client of one process).
+func (c *Client) JobTraffic() (JobTraffic, error) {
+	var out JobTraffic
+	err := c.use(func(h *C.neuronmem_client_t) error {
+		var t C.neuronmem_job_traffic_t
+		if err := check(C.nm_client_job_traffic(h, &t)); err != nil {
+			return err
+		}
+		out = JobTraffic{uint64(t.messages_sent), uint64(t.bytes_sent), uint64(t.messages_received),
+			uint64(t.bytes_received), uint64(t.messages_dropped)}
+		return nil
+	})
+	return out, err
+}
+
 // DescribeDeviceID describes the job's device with global id id, this client's or another process's
 // (NOT_FOUND outside the job).
 func (c *Client) DescribeDeviceID(id int32) (DeviceDescription, error) {

@@ -204,6 +204,8 @@ NM_OUTPUT(nm_client_describe_device_id, (const neuronmem_client_t* x, int32_t id
           NEURONMEM_DEVICE_DESCRIPTION_STRUCT_SIZE, neuronmem_client_describe_device_id(x, id, out))
 NM_OUTPUT(nm_memory_describe, (const neuronmem_memory_t* x, neuronmem_memory_description_t* out),
           NEURONMEM_MEMORY_DESCRIPTION_STRUCT_SIZE, neuronmem_memory_describe(x, out))
+NM_OUTPUT(nm_client_job_traffic, (const neuronmem_client_t* x, neuronmem_job_traffic_t* out),
+          NEURONMEM_JOB_TRAFFIC_STRUCT_SIZE, neuronmem_client_job_traffic(x, out))
 NM_OUTPUT(nm_memory_stats, (const neuronmem_memory_t* x, neuronmem_memory_stats_t* out),
           NEURONMEM_MEMORY_STATS_STRUCT_SIZE, neuronmem_memory_stats(x, out))
 NM_OUTPUT(nm_manifest_counts, (const neuronmem_manifest_t* x, neuronmem_manifest_counts_t* out),

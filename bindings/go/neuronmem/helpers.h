@@ -49,6 +49,7 @@ neuronmem_status_t* nm_directory_store_get(const char* dir, const char* key, siz
 neuronmem_status_t* nm_directory_store_put(const char* dir, const char* key, size_t key_size, const char* value,
                                            size_t value_size);
 neuronmem_status_t* nm_memory_describe(const neuronmem_memory_t* m, neuronmem_memory_description_t* out);
+neuronmem_status_t* nm_client_job_traffic(const neuronmem_client_t* c, neuronmem_job_traffic_t* out);
 neuronmem_status_t* nm_memory_stats(const neuronmem_memory_t* m, neuronmem_memory_stats_t* out);
 neuronmem_status_t* nm_manifest_counts(const neuronmem_manifest_t* m, neuronmem_manifest_counts_t* out);
 neuronmem_status_t* nm_manifest_value(const neuronmem_manifest_t* m, int is_result, size_t i,

@@ -369,6 +369,15 @@ class Client(_Closing):
         _check(C.client_process(self._h(), ctypes.byref(index), ctypes.byref(n)))
         return index.value, n.value
 
+    @property
+    def job_traffic(self):
+        """What this client's job transport moved since the client was created: messages_sent, bytes_sent,
+        messages_received, bytes_received (headers included) and messages_dropped; all 0 for a client of one
+        process."""
+        t = C.new(C.JobTraffic)
+        _check(C.client_job_traffic(self._h(), ctypes.byref(t)))
+        return _fields(t)
+
     def describe_device_id(self, device_id):
         """The description of the job's device with global id device_id, this client's or another
         process's (whose devices are not addressable); NOT_FOUND outside the job."""

@@ -130,6 +130,11 @@ class DeviceDescription(ctypes.Structure):
                 ("reserved", c_int32), ("kind", String), ("debug_string", String), ("to_string", String)]
 
 
+class JobTraffic(ctypes.Structure):
+    _fields_ = [("struct_size", c_size_t), ("messages_sent", c_uint64), ("bytes_sent", c_uint64),
+                ("messages_received", c_uint64), ("bytes_received", c_uint64), ("messages_dropped", c_uint64)]
+
+
 class MemoryDescription(ctypes.Structure):
     _fields_ = [("struct_size", c_size_t), ("id", c_int32), ("kind_id", c_enum), ("kind", String),
                 ("debug_string", String), ("to_string", String)]
@@ -329,6 +334,7 @@ STRUCT_SIZES = {
     DeviceDescription: published_size(DeviceDescription, "to_string"),
     MemoryDescription: published_size(MemoryDescription, "to_string"),
     MemoryStats: published_size(MemoryStats, "is_shared"),
+    JobTraffic: published_size(JobTraffic, "messages_dropped"),
     BufferFromHostArgs: published_size(BufferFromHostArgs, "wait"),
     BufferAllocateArgs: published_size(BufferAllocateArgs, "num_dims"),
     BufferCopyArgs: published_size(BufferCopyArgs, "wait"),
@@ -401,6 +407,7 @@ _SIGNATURES = {
     "neuronmem_client_lookup_device": (_S, [client_p, c_int32, P(device_p)]),
     "neuronmem_client_lookup_memory": (_S, [client_p, c_int32, P(memory_p)]),
     "neuronmem_client_process": (_S, [client_p, P(c_uint32), P(c_uint32)]),
+    "neuronmem_client_job_traffic": (_S, [client_p, P(JobTraffic)]),
     "neuronmem_client_describe_device_id": (_S, [client_p, c_int32, P(DeviceDescription)]),
     "neuronmem_directory_store_get": (_S, [c_void_p, c_void_p, c_size_t, c_uint64, P(c_void_p), P(c_size_t)]),
     "neuronmem_directory_store_put": (_S, [c_void_p, c_void_p, c_size_t, c_void_p, c_size_t]),

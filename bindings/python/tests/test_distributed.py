@@ -98,9 +98,17 @@ class DistributedTest(unittest.TestCase):
                         for r in results:
                             if not np.array_equal(r[0].to_numpy(), np.full(4, 1 + 2 + 3 + 4, np.float32)):
                                 return 2
-                        # Each device received the operands of the other process's 2 devices (4 floats each).
-                        if [run.stats()["peer_bytes"] for run in runs] != [3 * 16, 3 * 16]:
+                        # The all_reduce folds along the group (docs/distributed.md): each process's first device
+                        # takes its other device's operand and the accumulator (process 1) or the result (process
+                        # 0) from the other process, 4 floats each; the second device copies the result from it.
+                        if [run.stats()["peer_bytes"] for run in runs] != [2 * 16, 16]:
                             return 3
+                        # One message each way between the processes (its descriptor and inline part included).
+                        t = client.job_traffic
+                        if (t["messages_sent"], t["messages_received"], t["messages_dropped"]) != (1, 1, 0):
+                            return 4
+                        if not 16 <= t["bytes_sent"] <= 8192:
+                            return 5
                 return 0
             self.assertEqual(run_processes(2, body), [0, 0])
 

@@ -14,6 +14,7 @@ STRUCTS = {
     "neuronmem_string_t": C.String, "neuronmem_extension_base_t": C.ExtensionBase,
     "neuronmem_client_options_t": C.ClientOptions, "neuronmem_device_description_t": C.DeviceDescription,
     "neuronmem_memory_description_t": C.MemoryDescription, "neuronmem_memory_stats_t": C.MemoryStats,
+    "neuronmem_job_traffic_t": C.JobTraffic,
     "neuronmem_event_list_t": C.EventList, "neuronmem_buffer_from_host_args_t": C.BufferFromHostArgs,
     "neuronmem_buffer_allocate_args_t": C.BufferAllocateArgs, "neuronmem_buffer_copy_args_t": C.BufferCopyArgs,
     "neuronmem_buffer_read_args_t": C.BufferReadArgs, "neuronmem_buffer_write_args_t": C.BufferWriteArgs,

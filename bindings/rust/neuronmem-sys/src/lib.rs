@@ -182,6 +182,17 @@ pub struct neuronmem_memory_description_t {
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
+pub struct neuronmem_job_traffic_t {
+    pub struct_size: usize,
+    pub messages_sent: u64,
+    pub bytes_sent: u64,
+    pub messages_received: u64,
+    pub bytes_received: u64,
+    pub messages_dropped: u64,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
 pub struct neuronmem_memory_stats_t {
     pub struct_size: usize,
     pub capacity: u64,
@@ -604,13 +615,14 @@ pub fn size_of_pointee<T>(_: *const T) -> usize {
 }
 
 /// The published struct sizes (the header's NEURONMEM_*_STRUCT_SIZE macros).
-pub fn published_sizes() -> [(&'static str, usize); 30] {
+pub fn published_sizes() -> [(&'static str, usize); 31] {
     [
         ("neuronmem_extension_base_t", struct_size!(neuronmem_extension_base_t, next)),
         ("neuronmem_client_options_t", struct_size!(neuronmem_client_options_t, fabric_interface)),
         ("neuronmem_device_description_t", struct_size!(neuronmem_device_description_t, to_string)),
         ("neuronmem_memory_description_t", struct_size!(neuronmem_memory_description_t, to_string)),
         ("neuronmem_memory_stats_t", struct_size!(neuronmem_memory_stats_t, is_shared)),
+        ("neuronmem_job_traffic_t", struct_size!(neuronmem_job_traffic_t, messages_dropped)),
         ("neuronmem_buffer_from_host_args_t", struct_size!(neuronmem_buffer_from_host_args_t, wait)),
         ("neuronmem_buffer_allocate_args_t", struct_size!(neuronmem_buffer_allocate_args_t, num_dims)),
         ("neuronmem_buffer_copy_args_t", struct_size!(neuronmem_buffer_copy_args_t, wait)),
@@ -674,6 +686,7 @@ extern "C" {
                                           out: *mut *mut neuronmem_memory_t) -> S;
     pub fn neuronmem_client_process(client: *const neuronmem_client_t, out_process_index: *mut u32,
                                     out_num_processes: *mut u32) -> S;
+    pub fn neuronmem_client_job_traffic(client: *const neuronmem_client_t, out: *mut neuronmem_job_traffic_t) -> S;
     pub fn neuronmem_client_describe_device_id(client: *const neuronmem_client_t, id: i32,
                                                out: *mut neuronmem_device_description_t) -> S;
     pub fn neuronmem_directory_store_get(directory: *mut c_void, key: *const c_char, key_size: usize, timeout_ns: u64,

@@ -39,6 +39,8 @@ fn rust_layout() -> BTreeMap<(String, String), (usize, usize)> {
         neuronmem_device_description_t { struct_size, id, process_index, local_id, reserved, kind, debug_string,
                                          to_string }
         neuronmem_memory_description_t { struct_size, id, kind_id, kind, debug_string, to_string }
+        neuronmem_job_traffic_t { struct_size, messages_sent, bytes_sent, messages_received, bytes_received,
+                                  messages_dropped }
         neuronmem_memory_stats_t { struct_size, capacity, bytes_in_use, peak_bytes_in_use, live_allocations,
                                    largest_free_block, total_allocations, is_locked, is_shared }
         neuronmem_event_list_t { events, num_events }
