@@ -117,7 +117,7 @@ fn every_struct_and_field_matches_the_header() {
     }
     let declared: BTreeSet<_> = rust.keys().cloned().collect();
     assert_eq!(declared, seen, "fields declared in Rust but not in the header");
-    assert_eq!(published.len(), 30);
+    assert_eq!(published.len(), 31);
 }
 
 /// The public headers whose every function is declared here; a header added later is declared (and listed
