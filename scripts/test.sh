@@ -35,7 +35,7 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # LeakSanitizer (clang 14, glibc 2.36) crashes in its tracer ("Tracer caught signal 11", a fatal error, not a
 # leak) at exit of a process that dlopen'ed a library with thread-local storage: BLIS (src/linalg) is one. Not
 # scanning TLS as roots avoids it; what it adds are reports of the dynamic loader's own allocations (reachable
-# only through the thread control blocks), which tests/lsan.supp names; no other leak is hidden.
+# only through the thread control blocks) and dlerror's per-thread buffer, which tests/lsan.supp names.
 export LSAN_OPTIONS="use_tls=0 suppressions=$PWD/tests/lsan.supp"
 export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/tsan.supp"
 
