@@ -58,14 +58,6 @@ class CallbackFaultTest : public ExecTest {
     neuronmem::fault::DisarmAll();
     ExecTest::TearDown();
   }
-  void Register(const char* name, neuronmem_kernel_fn_t fn, void* user_data) {
-    neuronmem_kernel_registration_t r{};
-    r.struct_size = NEURONMEM_KERNEL_REGISTRATION_STRUCT_SIZE;
-    r.name = name;
-    r.fn = fn;
-    r.user_data = user_data;
-    ASSERT_OK(neuronmem_client_register_kernel(client_, &r));
-  }
   // Runs `e` on `args`; returns its done event's result, and its first result's values (n floats) when it
   // succeeded. The results are dropped.
   Result Run(neuronmem_executable_t* e, const std::vector<neuronmem_buffer_t*>& args, size_t n,
@@ -94,7 +86,7 @@ class CallbackFaultTest : public ExecTest {
 
 TEST_F(CallbackFaultTest, AKernelThatFailsFailsItsExecutionAndNothingStays) {
   int calls = 0;
-  Register("my.double", Double, &calls);
+  RegisterKernel("my.double", Double, &calls);
   neuronmem_executable_t* e = nullptr;
   ASSERT_OK(Compile(kDouble, &e));
   neuronmem_buffer_t* a = Upload({1, 2, 3, 4}, {4}, Memory(NEURONMEM_MEMORY_KIND_DEVICE));
@@ -117,7 +109,7 @@ TEST_F(CallbackFaultTest, AKernelThatFailsFailsItsExecutionAndNothingStays) {
 
 TEST_F(CallbackFaultTest, AGridPointThatFailsFailsTheLaunchOfItsKernel) {
   int calls = 0;
-  Register("nki_add", GridAdd, &calls);
+  RegisterKernel("nki_add", GridAdd, &calls);
   neuronmem_executable_t* e = nullptr;
   ASSERT_OK(Compile(kNkiAdd, &e));
   neuronmem_buffer_t* a = Upload(std::vector<float>(8, 1.0f), {8}, Memory(NEURONMEM_MEMORY_KIND_DEVICE));

@@ -99,6 +99,20 @@ class ExecTest : public ::testing::Test {
     return k;
   }
 
+  // Registers kernel `fn` as custom-call target `name` of the fixture's client, with `user_data`; returns the
+  // status (owned by the caller): RegisterKernel for a registration that must succeed, this for one that may not.
+  neuronmem_status_t* TryRegisterKernel(const char* name, neuronmem_kernel_fn_t fn, void* user_data) {
+    neuronmem_kernel_registration_t r{};
+    r.struct_size = NEURONMEM_KERNEL_REGISTRATION_STRUCT_SIZE;
+    r.name = name;
+    r.fn = fn;
+    r.user_data = user_data;
+    return neuronmem_client_register_kernel(client_, &r);
+  }
+  void RegisterKernel(const char* name, neuronmem_kernel_fn_t fn, void* user_data) {
+    ASSERT_OK(TryRegisterKernel(name, fn, user_data));
+  }
+
   // Compiles `text`; the fixture destroys the executable. Returns the status (owned by the caller).
   neuronmem_status_t* Compile(const std::string& text, neuronmem_executable_t** out,
                               neuronmem_argument_placement_t placement = NEURONMEM_ARGUMENT_PLACEMENT_STRICT,

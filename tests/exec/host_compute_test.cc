@@ -289,18 +289,16 @@ TEST_F(HostComputeTest, MovesInsideHostCodeAreHonoured) {
     std::mutex mu;
     std::vector<neuronmem_memory_kind_t> kinds;
   } seen;
-  neuronmem_kernel_registration_t r{};
-  r.struct_size = NEURONMEM_KERNEL_REGISTRATION_STRUCT_SIZE;
-  r.name = "probe";
-  r.fn = [](const neuronmem_kernel_call_t* call, void* user) -> neuronmem_status_t* {
-    auto* s = static_cast<Seen*>(user);
-    std::lock_guard<std::mutex> lock(s->mu);
-    s->kinds.push_back(call->inputs[0].memory_kind);
-    std::memcpy(call->outputs[0].data, call->inputs[0].data, 16);
-    return nullptr;
-  };
-  r.user_data = &seen;
-  ASSERT_OK(neuronmem_client_register_kernel(client_, &r));
+  RegisterKernel(
+      "probe",
+      [](const neuronmem_kernel_call_t* call, void* user) -> neuronmem_status_t* {
+        auto* s = static_cast<Seen*>(user);
+        std::lock_guard<std::mutex> lock(s->mu);
+        s->kinds.push_back(call->inputs[0].memory_kind);
+        std::memcpy(call->outputs[0].data, call->inputs[0].data, 16);
+        return nullptr;
+      },
+      &seen);
   const char text[] = R"(
 func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
   %0 = func.call @on_host(%a) {mhlo.frontend_attributes = {_xla_compute_type = "host"}}

@@ -66,17 +66,7 @@ neuronmem_status_t* NkiAdd(const neuronmem_kernel_call_t* call, void* user_data)
   return nullptr;
 }
 
-class KernelTest : public ExecTest {
- protected:
-  void Register(const char* name, neuronmem_kernel_fn_t fn, void* seen) {
-    neuronmem_kernel_registration_t r{};
-    r.struct_size = NEURONMEM_KERNEL_REGISTRATION_STRUCT_SIZE;
-    r.name = name;
-    r.fn = fn;
-    r.user_data = seen;
-    ASSERT_OK(neuronmem_client_register_kernel(client_, &r));
-  }
-};
+class KernelTest : public ExecTest {};
 
 const char kScale[] = R"(
 func.func @main(%a: tensor<4xf32> {mhlo.memory_kind = "pinned_host"}) -> tensor<4xf32> {
@@ -90,7 +80,7 @@ constexpr const char* kNki = kNkiAdd;
 
 TEST_F(KernelTest, KernelByTargetReadsPinnedHostInPlace) {
   Seen seen;
-  Register("my.scale2", Scale2, &seen);
+  RegisterKernel("my.scale2", Scale2, &seen);
   neuronmem_executable_t* e = nullptr;
   ASSERT_OK(Compile(kScale, &e));
   neuronmem_buffer_t* a = Upload({1, 2, 3, 4}, {4}, Memory(NEURONMEM_MEMORY_KIND_PINNED_HOST));
@@ -110,7 +100,7 @@ TEST_F(KernelTest, KernelByTargetReadsPinnedHostInPlace) {
 
 TEST_F(KernelTest, NkiKernelRunsEveryGridPoint) {
   Seen seen;
-  Register("nki_add", NkiAdd, &seen);
+  RegisterKernel("nki_add", NkiAdd, &seen);
   neuronmem_executable_t* e = nullptr;
   ASSERT_OK(Compile(kNki, &e));
   neuronmem_memory_t* dev = Memory(NEURONMEM_MEMORY_KIND_DEVICE);
@@ -132,7 +122,7 @@ TEST_F(KernelTest, NkiKernelRunsEveryGridPoint) {
 // thread (the core is idle), inside a task_arena of concurrency 1.
 TEST_F(KernelTest, GridPointsRunOnTheLibrarysArena) {
   Seen seen;
-  Register("nki_add", NkiAdd, &seen);
+  RegisterKernel("nki_add", NkiAdd, &seen);
   neuronmem_executable_t* e = nullptr;
   ASSERT_OK(Compile(kNki, &e));
   neuronmem_buffer_t* a = Upload({1, 2, 3, 4, 5, 6, 7, 8}, {8}, Memory(NEURONMEM_MEMORY_KIND_DEVICE));
@@ -151,7 +141,7 @@ TEST_F(KernelTest, GridPointsRunOnTheLibrarysArena) {
 TEST_F(KernelTest, AKernelErrorFailsTheExecution) {
   Seen seen;
   seen.backend_config = "fail";
-  Register("nki_add", NkiAdd, &seen);
+  RegisterKernel("nki_add", NkiAdd, &seen);
   neuronmem_executable_t* e = nullptr;
   ASSERT_OK(Compile(kNki, &e));
   neuronmem_memory_t* dev = Memory(NEURONMEM_MEMORY_KIND_DEVICE);
@@ -197,7 +187,7 @@ neuronmem_status_t* Scale3(const neuronmem_kernel_call_t* call, void*) {
 
 TEST_F(KernelTest, KernelsArePerClientThreadSafeAndTakenAtCompile) {
   Seen seen;
-  Register("my.scale2", Scale2, &seen);
+  RegisterKernel("my.scale2", Scale2, &seen);
   neuronmem_client_t* other = nullptr;
   ASSERT_OK(MakeClient(16u << 20, 1, &other));
   neuronmem_executable_t* e = nullptr;
@@ -215,12 +205,7 @@ TEST_F(KernelTest, KernelsArePerClientThreadSafeAndTakenAtCompile) {
       for (int i = 0; i < kNames; ++i) {
         const std::string name = "k" + std::to_string(t) + "." + std::to_string(i);
         for (const char* n : {name.c_str(), "my.scale2"}) {
-          neuronmem_kernel_registration_t reg{};
-          reg.struct_size = NEURONMEM_KERNEL_REGISTRATION_STRUCT_SIZE;
-          reg.name = n;
-          reg.fn = Scale2;
-          reg.user_data = &seen;
-          if (neuronmem_status_t* s = neuronmem_client_register_kernel(client_, &reg)) {
+          if (neuronmem_status_t* s = TryRegisterKernel(n, Scale2, &seen)) {
             neuronmem_status_free(s);
             failures++;
           }
@@ -256,7 +241,7 @@ TEST_F(KernelTest, KernelsArePerClientThreadSafeAndTakenAtCompile) {
   // executables compiled afterwards.
   neuronmem_executable_t* before = nullptr;
   ASSERT_OK(Compile(kScale, &before));
-  Register("my.scale2", Scale3, nullptr);
+  RegisterKernel("my.scale2", Scale3, nullptr);
   neuronmem_executable_t* after = nullptr;
   ASSERT_OK(Compile(kScale, &after));
   neuronmem_buffer_t* a = Upload({1, 2, 3, 4}, {4}, Memory(NEURONMEM_MEMORY_KIND_PINNED_HOST));
@@ -315,7 +300,7 @@ TEST_F(KernelTest, AKernelCallingABlockingFunctionGetsFailedPrecondition) {
   r.client = client_;
   ASSERT_OK(neuronmem_event_create(client_, &r.never));
   r.buffer = Upload({1, 2, 3, 4}, {4}, Memory(NEURONMEM_MEMORY_KIND_PINNED_HOST));
-  Register("my.scale2", CallsBack, &r);
+  RegisterKernel("my.scale2", CallsBack, &r);
   neuronmem_executable_t* e = nullptr;
   ASSERT_OK(Compile(kScale, &e));
   std::vector<neuronmem_buffer_t*> results;
@@ -347,7 +332,7 @@ func.func @main(%a: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<8xf32> {
 }
 )";
   Seen seen;
-  Register("nki_add", NkiAdd, &seen);
+  RegisterKernel("nki_add", NkiAdd, &seen);
   neuronmem_executable_t* e = nullptr;
   const Result r = Take(Compile(text, &e));
   EXPECT_EQ(r.code, NEURONMEM_STATUS_INVALID_ARGUMENT) << r.message;
@@ -389,18 +374,13 @@ TEST_F(KernelTest, BuiltInTargetsCannotBeRegistered) {
   Seen seen;
   for (const char* name : {"annotate_device_placement", "MoveToHost", "MoveToDevice", "AwsNeuronMemoryPlacement",
                            "AwsNeuronCustomNativeKernel", "check.expect_eq", "check.expect_close", "check.anything"}) {
-    neuronmem_kernel_registration_t r{};
-    r.struct_size = NEURONMEM_KERNEL_REGISTRATION_STRUCT_SIZE;
-    r.name = name;
-    r.fn = Scale2;
-    r.user_data = &seen;
-    const Result res = Take(neuronmem_client_register_kernel(client_, &r));
+    const Result res = Take(TryRegisterKernel(name, Scale2, &seen));
     EXPECT_EQ(res.code, NEURONMEM_STATUS_INVALID_ARGUMENT) << name;
     EXPECT_NE(res.message.find(std::string("'") + name + "'"), std::string::npos) << res.message;
   }
   // Names that only look like them are ordinary targets.
-  Register("MoveToHostTiled", Scale2, &seen);
-  Register("checkpoint.save", Scale2, &seen);
+  RegisterKernel("MoveToHostTiled", Scale2, &seen);
+  RegisterKernel("checkpoint.save", Scale2, &seen);
   const char kMove[] = R"(
 func.func @main(%a: tensor<4xf32>) -> (tensor<4xf32> {mhlo.memory_kind = "pinned_host"}) {
   %0 = stablehlo.custom_call @MoveToHost(%a) {backend_config = ""} : (tensor<4xf32>) -> tensor<4xf32>
@@ -447,7 +427,7 @@ std::string Base64(const std::string& in) {
 // ran once; a non-string func_name leaked a JSON library exception as INTERNAL).
 TEST_F(KernelTest, NkiBackendConfigSchemaIsChecked) {
   Seen seen;
-  Register("nki_add", NkiAdd, &seen);
+  RegisterKernel("nki_add", NkiAdd, &seen);
   const std::vector<std::pair<std::string, std::string>> cases = {
       {R"({"func_name":7,"grid":[4]})", "func_name is 7, not a non-empty string"},
       {R"({"func_name":["nki_add"],"grid":[4]})", "func_name is [\"nki_add\"]"},
@@ -508,7 +488,7 @@ func.func private @my.scale2(%a: tensor<4xf32>) -> tensor<4xf32> {
 TEST_F(KernelTest, ARegisteredKernelTakesOverACompositeOfItsName) {
   for (bool registered : {false, true}) {
     Seen seen;
-    if (registered) Register("my.scale2", Scale2, &seen);
+    if (registered) RegisterKernel("my.scale2", Scale2, &seen);
     neuronmem_executable_t* e = nullptr;
     ASSERT_OK(Compile(kComposite, &e));
     neuronmem_buffer_t* a = Upload({1, 2, 3, 4}, {4}, Memory(NEURONMEM_MEMORY_KIND_DEVICE));
