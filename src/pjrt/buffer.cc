@@ -81,6 +81,15 @@ PJRT_Error* BufferTypeOf(int64_t pjrt_type, const char* fn, ElementType* out) {
   return nullptr;
 }
 
+PJRT_Error* ShapeOf(int64_t pjrt_type, const int64_t* dims, size_t num_dims, const char* fn, const char* prefix,
+                    ElementType* type) {
+  if (PJRT_Error* e = BufferTypeOf(pjrt_type, fn, type)) return e;
+  if (num_dims && !dims)
+    return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: %sdims is NULL but %snum_dims is %zu", fn, prefix, prefix,
+                  num_dims);
+  return nullptr;
+}
+
 PJRT_Error* CheckDenseLayout(const PJRT_Buffer_MemoryLayout* layout, size_t rank, const char* fn, const char* what) {
   if (!layout) return nullptr;
   if (layout->struct_size < PJRT_Buffer_MemoryLayout_STRUCT_SIZE)
@@ -138,6 +147,17 @@ void GatherSubByte(const copy::FromHostArgs& a, std::vector<uint8_t>* out) {
   }
 }
 
+// A new buffer handle of `client` in *out, its buffer made by `make(copy::Buffer*)` (a copy engine call); make's
+// failure named after `fn`, and no handle.
+template <typename Make>
+PJRT_Error* NewBuffer(PJRT_Client* client, const char* fn, PJRT_Buffer** out, Make&& make) {
+  auto handle = std::make_unique<PJRT_Buffer>();
+  handle->client = client;
+  if (Status s = make(&handle->buffer)) return FromStatus(std::move(s), fn);
+  *out = handle.release();
+  return nullptr;
+}
+
 // A buffer handle's C++ memory target: `memory` if given (addressable by `device` when both are), else the
 // default memory of `device`.
 PJRT_Error* TargetOf(PJRT_Client* client, PJRT_Device* device, PJRT_Memory* memory, const char* fn,
@@ -175,9 +195,7 @@ PJRT_Error* PJRT_Client_BufferFromHostBuffer(PJRT_Client_BufferFromHostBuffer_Ar
   NM_PJRT_BEGIN
   PJRT_Client* client = args->client;
   copy::FromHostArgs a;
-  if (PJRT_Error* e = BufferTypeOf(EnumValue(args->type), __func__, &a.type)) return e;
-  if (args->num_dims && !args->dims)
-    return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: dims is NULL but num_dims is %zu", __func__, args->num_dims);
+  if (PJRT_Error* e = ShapeOf(EnumValue(args->type), args->dims, args->num_dims, __func__, "", &a.type)) return e;
   a.dims = Span<const int64_t>(args->dims, args->num_dims);
   if (args->byte_strides) {
     if (args->num_byte_strides != args->num_dims)
@@ -200,8 +218,7 @@ PJRT_Error* PJRT_Client_BufferFromHostBuffer(PJRT_Client_BufferFromHostBuffer_Ar
   std::vector<uint8_t> canonical;
   if (IsSubByte(a.type)) {
     uint64_t bytes = 0;  // checks dims before GatherSubByte walks them
-    if (Status s = copy::DenseBytes(a.type, a.dims, &bytes))
-      return FromStatus(std::move(s), "PJRT_Client_BufferFromHostBuffer: ");
+    if (Status s = copy::DenseBytes(a.type, a.dims, &bytes)) return FromStatus(std::move(s), __func__);
     if (bytes && !a.data)
       return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: data is NULL for %llu elements", __func__,
                     static_cast<unsigned long long>(bytes));
@@ -210,15 +227,12 @@ PJRT_Error* PJRT_Client_BufferFromHostBuffer(PJRT_Client_BufferFromHostBuffer_Ar
     a.byte_strides = nullptr;
     a.semantics = copy::HostBufferSemantics::kImmutableOnlyDuringCall;  // the copy is ours, gone on return
   }
-  auto handle = std::make_unique<PJRT_Buffer>();
-  handle->client = client;
-  copy::Buffer* buffer = &handle->buffer;
-  Event* done = nullptr;
-  if (Status s = client->core->copy_engine().FromHost({&a, 1}, &buffer, nullptr, &done))
-    return FromStatus(std::move(s), "PJRT_Client_BufferFromHostBuffer: ");
-  args->done_with_host_buffer = NewPjrtEvent(done ? done : ReadyEvent());
-  args->buffer = handle.release();
-  return nullptr;
+  return NewBuffer(client, __func__, &args->buffer, [&](copy::Buffer* buffer) -> Status {
+    Event* done = nullptr;
+    if (Status s = client->core->copy_engine().FromHost({&a, 1}, &buffer, nullptr, &done)) return s;
+    args->done_with_host_buffer = NewPjrtEvent(done ? done : ReadyEvent());
+    return Ok();
+  });
   NM_PJRT_END
 }
 
@@ -231,20 +245,15 @@ PJRT_Error* PJRT_Client_CreateUninitializedBuffer(PJRT_Client_CreateUninitialize
   NM_PJRT_BEGIN
   PJRT_Client* client = args->client;
   ElementType type;
-  if (PJRT_Error* e = BufferTypeOf(EnumValue(args->shape_element_type), __func__, &type)) return e;
-  if (args->shape_num_dims && !args->shape_dims)
-    return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: shape_dims is NULL but shape_num_dims is %zu", __func__,
-                  args->shape_num_dims);
+  if (PJRT_Error* e = ShapeOf(EnumValue(args->shape_element_type), args->shape_dims, args->shape_num_dims, __func__,
+                              "shape_", &type))
+    return e;
   const copy::MemoryView* view = nullptr;
   if (PJRT_Error* e = TargetOf(client, args->device, args->memory, __func__, &view)) return e;
   if (PJRT_Error* e = CheckDenseLayout(args->shape_layout, args->shape_num_dims, __func__, "shape_layout")) return e;
-  auto handle = std::make_unique<PJRT_Buffer>();
-  handle->client = client;
-  if (Status s =
-          client->core->copy_engine().Allocate(*view, type, {args->shape_dims, args->shape_num_dims}, &handle->buffer))
-    return FromStatus(std::move(s), "PJRT_Client_CreateUninitializedBuffer: ");
-  args->buffer = handle.release();
-  return nullptr;
+  return NewBuffer(client, __func__, &args->buffer, [&](copy::Buffer* buffer) {
+    return client->core->copy_engine().Allocate(*view, type, {args->shape_dims, args->shape_num_dims}, buffer);
+  });
   NM_PJRT_END
 }
 
@@ -349,16 +358,12 @@ PJRT_Error* CopyInto(PJRT_Buffer* src, PJRT_Memory* memory, const char* fn, PJRT
   if (memory->client != src->client)
     return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: the destination belongs to another client than the buffer",
                   fn);
-  auto handle = std::make_unique<PJRT_Buffer>();
-  handle->client = src->client;
-  Event* ready = nullptr;
-  if (Status s = src->client->core->copy_engine().CopyToMemory(src->buffer, memory->memory->view(), {}, &handle->buffer,
-                                                               &ready)) {
-    return FromStatus(std::move(s), (std::string(fn) + ": ").c_str());
-  }
-  Release(ready);  // the new buffer's ready event stands for the copy
-  *out = handle.release();
-  return nullptr;
+  return NewBuffer(src->client, fn, out, [&](copy::Buffer* buffer) {
+    Event* ready = nullptr;
+    Status s = src->client->core->copy_engine().CopyToMemory(src->buffer, memory->memory->view(), {}, buffer, &ready);
+    if (!s) Release(ready);  // the new buffer's ready event stands for the copy
+    return s;
+  });
 }
 
 PJRT_Error* PJRT_Buffer_CopyToDevice(PJRT_Buffer_CopyToDevice_Args* args) {
@@ -402,7 +407,7 @@ PJRT_Error* PJRT_Buffer_ToHostBuffer(PJRT_Buffer_ToHostBuffer_Args* args) {
                   args->dst_size, static_cast<unsigned long long>(b.bytes()));
   Event* ev = nullptr;
   if (Status s = args->src->client->core->copy_engine().Read(b, 0, args->dst, b.bytes(), {}, &ev))
-    return FromStatus(std::move(s), "PJRT_Buffer_ToHostBuffer: ");
+    return FromStatus(std::move(s), __func__);
   args->event = NewPjrtEvent(ev);
   return nullptr;
   NM_PJRT_END
@@ -424,7 +429,7 @@ PJRT_Error* PJRT_Buffer_CopyRawToHost(PJRT_Buffer_CopyRawToHost_Args* args) {
   if (Status s = args->buffer->client->core->copy_engine().Read(args->buffer->buffer,
                                                                 static_cast<uint64_t>(args->offset), args->dst,
                                                                 static_cast<uint64_t>(args->transfer_size), {}, &ev))
-    return FromStatus(std::move(s), "PJRT_Buffer_CopyRawToHost: ");
+    return FromStatus(std::move(s), __func__);
   args->event = NewPjrtEvent(ev);
   return nullptr;
   NM_PJRT_END
@@ -440,9 +445,7 @@ PJRT_Error* PJRT_Buffer_Bitcast(PJRT_Buffer_Bitcast_Args* args) {
   NM_PJRT_BEGIN
   PJRT_Buffer* src = args->buffer;
   ElementType type;
-  if (PJRT_Error* e = BufferTypeOf(EnumValue(args->element_type), __func__, &type)) return e;
-  if (args->num_dims && !args->dims)
-    return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: dims is NULL but num_dims is %zu", __func__, args->num_dims);
+  if (PJRT_Error* e = ShapeOf(EnumValue(args->element_type), args->dims, args->num_dims, __func__, "", &type)) return e;
   if (PJRT_Error* e = CheckDenseLayout(args->device_layout, args->num_dims, __func__, "device_layout")) return e;
   const ElementType from = src->buffer.element_type();
   const bool canonical_bytes = IsSubByte(type) || type == ElementType::kPred;
@@ -452,13 +455,9 @@ PJRT_Error* PJRT_Buffer_Bitcast(PJRT_Buffer_Bitcast_Args* args) {
                   "canonical element per byte, so only a reshape keeps them valid",
                   __func__, std::string(ElementTypeName(from)).c_str(), std::string(ElementTypeName(type)).c_str());
   }
-  auto handle = std::make_unique<PJRT_Buffer>();
-  handle->client = src->client;
-  if (Status s =
-          src->client->core->copy_engine().Bitcast(src->buffer, type, {args->dims, args->num_dims}, &handle->buffer))
-    return FromStatus(std::move(s), "PJRT_Buffer_Bitcast: ");
-  args->out_buffer = handle.release();
-  return nullptr;
+  return NewBuffer(src->client, __func__, &args->out_buffer, [&](copy::Buffer* buffer) {
+    return src->client->core->copy_engine().Bitcast(src->buffer, type, {args->dims, args->num_dims}, buffer);
+  });
   NM_PJRT_END
 }
 
@@ -488,7 +487,7 @@ PJRT_Error* PJRT_Buffer_IncreaseExternalReferenceCount(PJRT_Buffer_IncreaseExter
   copy::StorageUse use;
   EventRef definition;
   if (Status s = b->client->core->copy_engine().UseBuffer(b->buffer, &use, &definition))
-    return FromStatus(std::move(s), "PJRT_Buffer_IncreaseExternalReferenceCount: ");
+    return FromStatus(std::move(s), __func__);
   std::lock_guard<std::mutex> lock(b->external_mu);
   b->external_uses.push_back(std::move(use));
   return nullptr;
@@ -517,7 +516,7 @@ PJRT_Error* BytesOf(PJRT_Buffer* b, const char* fn, void** out) {
   copy::StorageUse use;
   EventRef definition;
   if (Status s = b->client->core->copy_engine().UseBuffer(b->buffer, &use, &definition))
-    return FromStatus(std::move(s), (std::string(fn) + ": ").c_str());
+    return FromStatus(std::move(s), fn);
   *out = use.s ? use.s->data : nullptr;
   return nullptr;
 }

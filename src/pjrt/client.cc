@@ -189,8 +189,7 @@ PJRT_Error* PJRT_Client_Create(PJRT_Client_Create_Args* args) {
     client->process_index = client->fabric->process_index();
     client->num_processes = client->fabric->num_processes();
   }
-  if (Status s = exec::Session::Create(config, &client->session))
-    return FromStatus(std::move(s), "PJRT_Client_Create: ");
+  if (Status s = exec::Session::Create(config, &client->session)) return FromStatus(std::move(s), __func__);
   client->core = &client->session->client();
   BuildShells(client.get());
   args->client = client.release();
@@ -208,9 +207,9 @@ PJRT_Error* PJRT_Client_Destroy(PJRT_Client_Destroy_Args* args) {
   }
   // Buffers and executables may not outlive their client (their memories and queues go with it): the client
   // is kept, usable, while any exists.
-  if (Status s = args->client->session->CheckDestroy()) return FromStatus(std::move(s), "PJRT_Client_Destroy: ");
+  if (Status s = args->client->session->CheckDestroy()) return FromStatus(std::move(s), __func__);
   std::unique_ptr<PJRT_Client> client(args->client);
-  return FromStatus(exec::Session::Destroy(client->session), "PJRT_Client_Destroy: ");
+  return FromStatus(exec::Session::Destroy(client->session), __func__);
   NM_PJRT_END
 }
 

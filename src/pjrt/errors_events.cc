@@ -68,10 +68,10 @@ PJRT_Error_Code CodeOf(const neuronmem_status_t* s) noexcept {
   return c >= 1 && c <= PJRT_Error_Code_DATA_LOSS ? static_cast<PJRT_Error_Code>(c) : PJRT_Error_Code_UNKNOWN;
 }
 
-PJRT_Error* FromStatus(Status s, const char* where) noexcept {
+PJRT_Error* FromStatus(Status s, const char* fn) noexcept {
   if (!s) return nullptr;
   try {
-    std::string message = where ? std::string(where) : std::string();
+    std::string message = fn ? std::string(fn) + ": " : std::string();
     message += s->message;
     return MakeError(CodeOf(s.get()), std::move(message));
   } catch (...) {

@@ -89,8 +89,7 @@ PJRT_Error* CompileProgram(PJRT_Client* client, std::string_view code, std::stri
   mo.num_cores = static_cast<uint32_t>(cores);
   mo.filename = co.filename;
   manifest::Manifest m;
-  if (Status s = manifest::LoadFromText(code, mo, &m))
-    return FromStatus(std::move(s), (std::string(fn) + ": ").c_str());
+  if (Status s = manifest::LoadFromText(code, mo, &m)) return FromStatus(std::move(s), fn);
   if (m.ir)
     if (PJRT_Error* e = CheckLayoutModes(*m.ir, m.entry, fn)) return e;
   auto program = std::make_shared<Program>();
@@ -101,12 +100,11 @@ PJRT_Error* CompileProgram(PJRT_Client* client, std::string_view code, std::stri
   exec::ExecutableOptions any_core = co;
   any_core.num_replicas = 0;  // as many as the cores hold; num_partitions stays (0: the module's)
   if (Status s = client->session->Compile(m, single ? any_core : co, &program->exe, &loaded->lease))
-    return FromStatus(std::move(s), (std::string(fn) + ": ").c_str());
+    return FromStatus(std::move(s), fn);
   // Not portable after all (it sees the grid, or the module asks for partitions): compiled as asked.
   if (single && (program->exe->uses_grid() || program->exe->num_partitions() != 1)) {
     loaded->lease.Reset();
-    if (Status s = client->session->Compile(m, co, &program->exe, &loaded->lease))
-      return FromStatus(std::move(s), (std::string(fn) + ": ").c_str());
+    if (Status s = client->session->Compile(m, co, &program->exe, &loaded->lease)) return FromStatus(std::move(s), fn);
     first_device = 0;
   }
   program->portable = single && !program->exe->uses_grid() && program->exe->num_partitions() == 1;
@@ -517,6 +515,86 @@ struct Results {
   }
 };
 
+// The cores an execution runs on: execute_device's (a portable execution, num_devices 1), else the executable's
+// addressable devices, one argument list each.
+PJRT_Error* CoresOf(const PJRT_LoadedExecutable_Execute_Args* args, const char* fn, std::vector<uint32_t>* cores) {
+  const PJRT_LoadedExecutable* le = args->executable;
+  PJRT_Device* execute_device =
+      NM_PJRT_HAS(args, PJRT_LoadedExecutable_Execute_Args, execute_device) ? args->execute_device : nullptr;
+  const size_t n = args->num_devices;
+  if (execute_device) {
+    if (n != 1)
+      return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: num_devices is %zu; with execute_device it must be 1", fn,
+                    n);
+    if (execute_device->client != le->client)
+      return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: execute_device belongs to another client", fn);
+    if (PJRT_Error* e = CheckAddressable(execute_device, fn, "execute_device")) return e;
+    if (!le->program->portable && !(le->program->exe->num_devices() == 1 && execute_device->device->id() == 0))
+      return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT,
+                    "%s: execute_device runs executables of one device that do not use replica or partition ids; "
+                    "this one runs on %zu devices",
+                    fn, le->addressable_devices.size());
+    cores->push_back(static_cast<uint32_t>(execute_device->device->id()));
+    return nullptr;
+  }
+  if (n != le->addressable_devices.size())
+    return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT,
+                  "%s: num_devices is %zu; the executable runs on %zu devices (%zu replicas x %zu partitions)", fn, n,
+                  le->addressable_devices.size(), le->program->num_replicas, le->program->num_partitions);
+  for (PJRT_Device* d : le->addressable_devices) cores->push_back(static_cast<uint32_t>(d->device->id()));
+  return nullptr;
+}
+
+// The argument lists as the library's buffers (num_devices * num_args, row-major), all of the executable's
+// client; checks the output lists too.
+PJRT_Error* ArgumentsOf(const PJRT_LoadedExecutable_Execute_Args* args, const char* fn,
+                        std::vector<copy::Buffer*>* buffers) {
+  const exec::Executable& e = *args->executable->program->exe;
+  const size_t n = args->num_devices, num_args = args->num_args;
+  if (num_args != e.parameters().size())
+    return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: num_args is %zu; the executable has %zu parameters", fn,
+                  num_args, e.parameters().size());
+  if (num_args && !args->argument_lists)
+    return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: argument_lists is NULL", fn);
+  if (!args->output_lists) return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: output_lists is NULL", fn);
+  buffers->assign(n * num_args, nullptr);
+  for (size_t d = 0; d < n; ++d) {
+    if (!args->output_lists[d]) return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: output_lists[%zu] is NULL", fn, d);
+    if (num_args && !args->argument_lists[d])
+      return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: argument_lists[%zu] is NULL", fn, d);
+    for (size_t i = 0; i < num_args; ++i) {
+      PJRT_Buffer* b = args->argument_lists[d][i];
+      if (!b) return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: argument_lists[%zu][%zu] is NULL", fn, d, i);
+      if (b->client != args->executable->client)
+        return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT,
+                      "%s: argument_lists[%zu][%zu] is a buffer of another client than the executable's", fn, d, i);
+      (*buffers)[d * num_args + i] = &b->buffer;
+    }
+  }
+  return nullptr;
+}
+
+// options->non_donatable_input_indices, each a parameter index below num_args.
+PJRT_Error* NonDonatableOf(const PJRT_ExecuteOptions* o, size_t num_args, const char* fn, std::vector<size_t>* out) {
+  if (!NM_PJRT_HAS(o, PJRT_ExecuteOptions, num_non_donatable_input_indices) || !o->num_non_donatable_input_indices)
+    return nullptr;
+  if (!o->non_donatable_input_indices)
+    return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT,
+                  "%s: options->non_donatable_input_indices is NULL but its count is %zu", fn,
+                  o->num_non_donatable_input_indices);
+  for (size_t i = 0; i < o->num_non_donatable_input_indices; ++i) {
+    const int64_t k = o->non_donatable_input_indices[i];
+    if (k < 0 || static_cast<size_t>(k) >= num_args)
+      return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT,
+                    "%s: options->non_donatable_input_indices[%zu] is %lld; the executable has %zu parameters", fn, i,
+                    static_cast<long long>(k), num_args);
+    out->push_back(static_cast<size_t>(k));
+  }
+  return nullptr;
+}
+
+// Checks the launch (devices, argument and output lists, options), converts it, and runs it through the session:
+// Session::Execute on one device, Session::Launch on several.
 PJRT_Error* PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* args) {
   NM_PJRT_ARGS(args, PJRT_LoadedExecutable_Execute_Args, device_complete_events);
   NM_PJRT_REQUIRE(args->executable);
@@ -527,98 +605,41 @@ PJRT_Error* PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* ar
                   o->struct_size);
   NM_PJRT_BEGIN
   PJRT_LoadedExecutable* le = args->executable;
-  PJRT_Client* client = le->client;
-  const exec::Executable& e = *le->program->exe;
   if (le->deleted.load(std::memory_order_acquire))
     return ErrorF(PJRT_Error_Code_FAILED_PRECONDITION, "%s: the executable was deleted (PJRT_LoadedExecutable_Delete)",
                   __func__);
-  PJRT_Device* execute_device =
-      NM_PJRT_HAS(args, PJRT_LoadedExecutable_Execute_Args, execute_device) ? args->execute_device : nullptr;
-  const size_t n = args->num_devices;
   std::vector<uint32_t> cores;
-  if (execute_device) {
-    if (n != 1)
-      return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: num_devices is %zu; with execute_device it must be 1",
-                    __func__, n);
-    if (execute_device->client != client)
-      return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: execute_device belongs to another client", __func__);
-    if (PJRT_Error* e = CheckAddressable(execute_device, __func__, "execute_device")) return e;
-    if (!le->program->portable && !(e.num_devices() == 1 && execute_device->device->id() == 0))
-      return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT,
-                    "%s: execute_device runs executables of one device that do not use replica or partition ids; "
-                    "this one runs on %zu devices",
-                    __func__, le->addressable_devices.size());
-    cores.push_back(static_cast<uint32_t>(execute_device->device->id()));
-  } else {
-    if (n != le->addressable_devices.size())
-      return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT,
-                    "%s: num_devices is %zu; the executable runs on %zu devices (%zu replicas x %zu partitions)",
-                    __func__, n, le->addressable_devices.size(), le->program->num_replicas,
-                    le->program->num_partitions);
-    for (PJRT_Device* d : le->addressable_devices) cores.push_back(static_cast<uint32_t>(d->device->id()));
-  }
-  const size_t num_args = args->num_args;
-  if (num_args != e.parameters().size())
-    return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: num_args is %zu; the executable has %zu parameters", __func__,
-                  num_args, e.parameters().size());
-  if (num_args && !args->argument_lists)
-    return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: argument_lists is NULL", __func__);
-  if (!args->output_lists) return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: output_lists is NULL", __func__);
-  std::vector<copy::Buffer*> buffers(n * num_args);
-  for (size_t d = 0; d < n; ++d) {
-    if (!args->output_lists[d])
-      return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: output_lists[%zu] is NULL", __func__, d);
-    if (num_args && !args->argument_lists[d])
-      return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: argument_lists[%zu] is NULL", __func__, d);
-    for (size_t i = 0; i < num_args; ++i) {
-      PJRT_Buffer* b = args->argument_lists[d][i];
-      if (!b) return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: argument_lists[%zu][%zu] is NULL", __func__, d, i);
-      if (b->client != client)
-        return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT,
-                      "%s: argument_lists[%zu][%zu] is a buffer of another client than the executable's", __func__, d,
-                      i);
-      buffers[d * num_args + i] = &b->buffer;
-    }
-  }
+  if (PJRT_Error* err = CoresOf(args, __func__, &cores)) return err;
+  std::vector<copy::Buffer*> buffers;
+  if (PJRT_Error* err = ArgumentsOf(args, __func__, &buffers)) return err;
   std::vector<size_t> non_donatable;
-  if (NM_PJRT_HAS(o, PJRT_ExecuteOptions, num_non_donatable_input_indices) && o->num_non_donatable_input_indices) {
-    if (!o->non_donatable_input_indices)
-      return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT,
-                    "%s: options->non_donatable_input_indices is NULL but its count is %zu", __func__,
-                    o->num_non_donatable_input_indices);
-    for (size_t i = 0; i < o->num_non_donatable_input_indices; ++i) {
-      const int64_t k = o->non_donatable_input_indices[i];
-      if (k < 0 || static_cast<size_t>(k) >= num_args)
-        return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT,
-                      "%s: options->non_donatable_input_indices[%zu] is %lld; the executable has %zu parameters",
-                      __func__, i, static_cast<long long>(k), num_args);
-      non_donatable.push_back(static_cast<size_t>(k));
-    }
-  }
+  if (PJRT_Error* err = NonDonatableOf(o, args->num_args, __func__, &non_donatable)) return err;
   std::shared_ptr<const exec::HostCallbacks> host;
   if (PJRT_Error* err = HostCallbacksOf(o, cores, &host)) return err;
-  const size_t num_outputs = e.outputs().size();
-  Results results(client, n * num_outputs);
+
+  const size_t n = cores.size(), num_outputs = le->program->exe->outputs().size();
+  Results results(le->client, n * num_outputs);
   std::vector<Event*> done(n, nullptr);
+  const auto common = [&](auto& request) {  // what an ExecuteRequest and a LaunchRequest both carry
+    request.executable = le->program->exe;
+    request.arguments = Span<copy::Buffer* const>(buffers.data(), buffers.size());
+    request.non_donatable = Span<const size_t>(non_donatable.data(), non_donatable.size());
+    request.host = host;
+  };
+  exec::Session& session = *le->client->session;
+  Status s;
   if (n == 1) {
     exec::ExecuteRequest request;
-    request.executable = le->program->exe;
+    common(request);
     request.core = cores[0];
-    request.arguments = Span<copy::Buffer* const>(buffers.data(), buffers.size());
-    request.non_donatable = Span<const size_t>(non_donatable.data(), non_donatable.size());
-    request.host = host;
-    if (Status s = client->session->Execute(request, results.buffers.data(), &done[0], nullptr))
-      return FromStatus(std::move(s), "PJRT_LoadedExecutable_Execute: ");
+    s = session.Execute(request, results.buffers.data(), &done[0], nullptr);
   } else {
     exec::LaunchRequest request;
-    request.executable = le->program->exe;
+    common(request);
     request.cores = Span<const uint32_t>(cores.data(), cores.size());
-    request.arguments = Span<copy::Buffer* const>(buffers.data(), buffers.size());
-    request.non_donatable = Span<const size_t>(non_donatable.data(), non_donatable.size());
-    request.host = host;
-    if (Status s = client->session->Launch(request, results.buffers.data(), done.data(), nullptr))
-      return FromStatus(std::move(s), "PJRT_LoadedExecutable_Execute: ");
+    s = session.Launch(request, results.buffers.data(), done.data(), nullptr);
   }
+  if (s) return FromStatus(std::move(s), __func__);
   for (size_t d = 0; d < n; ++d) {
     for (size_t k = 0; k < num_outputs; ++k) args->output_lists[d][k] = results.handles[d * num_outputs + k].release();
     if (args->device_complete_events) {

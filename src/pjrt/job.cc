@@ -101,7 +101,7 @@ PJRT_Error* JoinJob(const PJRT_Client_Create_Args* args, const JobOptions& job, 
   f.key_prefix = "neuronmem_pjrt/";
   f.local_cores = num_cores;
   if (!job.fabric_interface.empty()) f.node = job.fabric_interface;
-  return FromStatus(dist::Fabric::Create(f, out), "PJRT_Client_Create: joining the job: ");
+  return FromStatus(dist::Fabric::Create(f, out), "PJRT_Client_Create: joining the job");
 }
 
 }  // namespace neuronmem::pjrt

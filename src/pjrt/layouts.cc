@@ -64,12 +64,9 @@ PJRT_Error* PJRT_Layouts_MemoryLayout_Serialize(PJRT_Layouts_MemoryLayout_Serial
 PJRT_Error* DefaultLayout(int64_t type, const int64_t* dims, size_t num_dims, const char* fn,
                           PJRT_Layouts_MemoryLayout** out) {
   ElementType t;
-  if (PJRT_Error* e = BufferTypeOf(type, fn, &t)) return e;
-  if (num_dims && !dims)
-    return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT, "%s: dims is NULL but num_dims is %zu", fn, num_dims);
+  if (PJRT_Error* e = ShapeOf(type, dims, num_dims, fn, "", &t)) return e;
   uint64_t bytes = 0;
-  if (Status s = copy::DenseBytes(t, {dims, num_dims}, &bytes))
-    return FromStatus(std::move(s), (std::string(fn) + ": ").c_str());
+  if (Status s = copy::DenseBytes(t, {dims, num_dims}, &bytes)) return FromStatus(std::move(s), fn);
   auto layout = std::make_unique<PJRT_Layouts_MemoryLayout>();
   InitDenseLayout(num_dims, layout.get());
   *out = layout.release();

@@ -183,8 +183,9 @@ namespace neuronmem::pjrt {
 PJRT_Error* MakeError(PJRT_Error_Code code, std::string message) noexcept;
 void DestroyError(PJRT_Error* e) noexcept;  // what PJRT_Error_Destroy does
 PJRT_Error* ErrorF(PJRT_Error_Code code, const char* fmt, ...) noexcept __attribute__((format(printf, 2, 3)));
-// A library status as a PJRT_Error (NULL for OK); `where` prefixes the message ("PJRT_Client_Compile: ").
-PJRT_Error* FromStatus(Status s, const char* where = nullptr) noexcept;
+// A library status as a PJRT_Error (NULL for OK); the message is "<fn>: <status message>" when `fn` (the entry
+// point, __func__, or the one a helper is given) is not NULL.
+PJRT_Error* FromStatus(Status s, const char* fn = nullptr) noexcept;
 PJRT_Error_Code CodeOf(const neuronmem_status_t* s) noexcept;
 
 // The value of a C enum field read as an integer, never as the enum: a caller may pass any 32-bit value, and a
@@ -210,6 +211,11 @@ PJRT_Buffer_Type ToPjrtType(ElementType t);
 // The library type of an upload's or a bitcast's PJRT type: INVALID_ARGUMENT for no PJRT_Buffer_Type,
 // UNIMPLEMENTED for a type buffers cannot hold yet (complex, f8/f6/f4, sub-byte integers, token).
 PJRT_Error* BufferTypeOf(int64_t pjrt_type, const char* fn, ElementType* out);
+
+// The element type and dims of an upload, an allocation, a bitcast or a layout query (BufferTypeOf for the type;
+// INVALID_ARGUMENT "<fn>: <prefix>dims is NULL but <prefix>num_dims is N" for NULL dims of a rank above 0).
+PJRT_Error* ShapeOf(int64_t pjrt_type, const int64_t* dims, size_t num_dims, const char* fn, const char* prefix,
+                    ElementType* type);
 
 // The types narrower than a byte (not PRED): s2, s4, u2, u4, f4E2M1FN and the f6 types. Buffers hold one element
 // per byte, canonical (signed integers sign-extended, the others zero-extended); uploads make them so.
