@@ -8,14 +8,22 @@
 
 namespace neuronmem::pjrt {
 
-PJRT_NamedValue IntValue(const char* name, int64_t v) {
+namespace {
+// A PJRT_NamedValue of `type` holding `value_size` values, the value itself still to set.
+PJRT_NamedValue NamedValueOf(const char* name, PJRT_NamedValue_Type type, size_t value_size) {
   PJRT_NamedValue n{};
   n.struct_size = PJRT_NamedValue_STRUCT_SIZE;
   n.name = name;
   n.name_size = std::strlen(name);
-  n.type = PJRT_NamedValue_kInt64;
+  n.type = type;
+  n.value_size = value_size;
+  return n;
+}
+}  // namespace
+
+PJRT_NamedValue IntValue(const char* name, int64_t v) {
+  PJRT_NamedValue n = NamedValueOf(name, PJRT_NamedValue_kInt64, 1);
   n.int64_value = v;
-  n.value_size = 1;
   return n;
 }
 
@@ -151,13 +159,8 @@ constexpr int64_t kStablehloMinimum[] = {0, 9, 0};
 PJRT_NamedValue Named(const char* name, int64_t v) { return IntValue(name, v); }
 
 PJRT_NamedValue NamedList(const char* name, const int64_t* v, size_t count) {
-  PJRT_NamedValue n{};
-  n.struct_size = PJRT_NamedValue_STRUCT_SIZE;
-  n.name = name;
-  n.name_size = std::strlen(name);
-  n.type = PJRT_NamedValue_kInt64List;
+  PJRT_NamedValue n = NamedValueOf(name, PJRT_NamedValue_kInt64List, count);
   n.int64_array_value = v;
-  n.value_size = count;
   return n;
 }
 

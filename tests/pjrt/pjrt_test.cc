@@ -91,6 +91,91 @@ std::string Options(int r, int p) {
   return std::string{0x1a, 4, 0x20, static_cast<char>(r), 0x28, static_cast<char>(p)};
 }
 
+// Uploads `data` of `type` and `dims` (one element per byte for the types narrower than a byte, as PJRT clients
+// send them) to `device` or `memory` with `semantics`; waits until the host data is released.
+PJRT_Buffer* UploadData(PJRT_Client* client, const void* data, PJRT_Buffer_Type type, const std::vector<int64_t>& dims,
+                        PJRT_Device* device, PJRT_Memory* memory, PJRT_HostBufferSemantics semantics,
+                        const int64_t* byte_strides) {
+  auto a = NM_ARGS(PJRT_Client_BufferFromHostBuffer_Args);
+  a.client = client;
+  a.data = data;
+  a.type = type;
+  a.dims = dims.data();
+  a.num_dims = dims.size();
+  a.byte_strides = byte_strides;
+  a.num_byte_strides = byte_strides ? dims.size() : 0;
+  a.host_buffer_semantics = semantics;
+  a.device = device;
+  a.memory = memory;
+  Outcome o = Take(g_api, g_api->PJRT_Client_BufferFromHostBuffer(&a));
+  EXPECT_EQ(o.code, PJRT_Error_Code_OK) << o.message;
+  if (a.done_with_host_buffer) {
+    EXPECT_EQ(AwaitAndDestroy(g_api, a.done_with_host_buffer).code, PJRT_Error_Code_OK);
+  }
+  return a.buffer;
+}
+
+// Uploads `bytes` (one element per byte, as PJRT clients send the types narrower than a byte) of `type`.
+PJRT_Buffer* UploadBytes(PJRT_Client* client, PJRT_Device* device, PJRT_Buffer_Type type,
+                         const std::vector<uint8_t>& bytes, const std::vector<int64_t>& dims,
+                         const int64_t* byte_strides = nullptr,
+                         PJRT_HostBufferSemantics semantics = PJRT_HostBufferSemantics_kImmutableZeroCopy) {
+  return UploadData(client, bytes.data(), type, dims, device, nullptr, semantics, byte_strides);
+}
+
+// The bytes ToHostBuffer writes (its size query first).
+std::vector<uint8_t> ReadBytes(PJRT_Buffer* b) {
+  auto a = NM_ARGS(PJRT_Buffer_ToHostBuffer_Args);
+  a.src = b;
+  EXPECT_PJRT_OK(g_api->PJRT_Buffer_ToHostBuffer(&a));
+  std::vector<uint8_t> out(a.dst_size);
+  a.dst = out.data();
+  EXPECT_PJRT_OK(g_api->PJRT_Buffer_ToHostBuffer(&a));
+  if (a.event) {
+    EXPECT_EQ(AwaitAndDestroy(g_api, a.event).code, PJRT_Error_Code_OK);
+  }
+  return out;
+}
+
+std::vector<float> AsFloats(const std::vector<uint8_t>& bytes) {
+  std::vector<float> f(bytes.size() / 4);
+  std::memcpy(f.data(), bytes.data(), f.size() * 4);
+  return f;
+}
+
+// Executes with one argument list per device (`options`, if given, with the non-donatable indices set); returns
+// the outputs per device, awaited: the launch's outcome, else the first failed device's.
+Outcome Execute(PJRT_LoadedExecutable* le, const std::vector<std::vector<PJRT_Buffer*>>& args, size_t num_outputs,
+                std::vector<std::vector<PJRT_Buffer*>>* outputs, const std::vector<int64_t>& non_donatable = {},
+                PJRT_Device* execute_device = nullptr, const PJRT_ExecuteOptions* options = nullptr) {
+  const size_t n = args.size();
+  std::vector<PJRT_Buffer* const*> lists(n);
+  for (size_t d = 0; d < n; ++d) lists[d] = args[d].data();
+  outputs->assign(n, std::vector<PJRT_Buffer*>(num_outputs, nullptr));
+  std::vector<PJRT_Buffer**> out_lists(n);
+  for (size_t d = 0; d < n; ++d) out_lists[d] = (*outputs)[d].data();
+  std::vector<PJRT_Event*> done(n, nullptr);
+  PJRT_ExecuteOptions o = options ? *options : NM_ARGS(PJRT_ExecuteOptions);
+  o.non_donatable_input_indices = non_donatable.data();
+  o.num_non_donatable_input_indices = non_donatable.size();
+  auto a = NM_ARGS(PJRT_LoadedExecutable_Execute_Args);
+  a.executable = le;
+  a.options = &o;
+  a.argument_lists = lists.data();
+  a.num_devices = n;
+  a.num_args = n ? args[0].size() : 0;
+  a.output_lists = out_lists.data();
+  a.device_complete_events = done.data();
+  a.execute_device = execute_device;
+  Outcome r = Take(g_api, g_api->PJRT_LoadedExecutable_Execute(&a));
+  if (r.code != PJRT_Error_Code_OK) return r;
+  for (PJRT_Event* e : done) {
+    Outcome x = AwaitAndDestroy(g_api, e);
+    if (x.code != PJRT_Error_Code_OK) r = x;
+  }
+  return r;
+}
+
 class PjrtTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -148,37 +233,15 @@ class PjrtTest : public ::testing::Test {
     EXPECT_PJRT_OK(g_api->PJRT_Event_Destroy(&a));
   }
 
-  // Uploads floats (dims) to `device` or `memory` with `semantics`; waits until the host data is released.
-  PJRT_Buffer* Upload(const std::vector<float>& v, std::vector<int64_t> dims, PJRT_Device* device,
+  // Uploads floats (dims) to `device` or `memory` with `semantics` (UploadData).
+  PJRT_Buffer* Upload(const std::vector<float>& v, const std::vector<int64_t>& dims, PJRT_Device* device,
                       PJRT_Memory* memory = nullptr,
                       PJRT_HostBufferSemantics semantics = PJRT_HostBufferSemantics_kImmutableOnlyDuringCall,
                       const int64_t* byte_strides = nullptr, PJRT_Client* client = nullptr) {
-    auto a = NM_ARGS(PJRT_Client_BufferFromHostBuffer_Args);
-    a.client = client ? client : client_;
-    a.data = v.data();
-    a.type = PJRT_Buffer_Type_F32;
-    a.dims = dims.data();
-    a.num_dims = dims.size();
-    a.byte_strides = byte_strides;
-    a.num_byte_strides = byte_strides ? dims.size() : 0;
-    a.host_buffer_semantics = semantics;
-    a.device = device;
-    a.memory = memory;
-    Outcome o = Take(g_api, g_api->PJRT_Client_BufferFromHostBuffer(&a));
-    EXPECT_EQ(o.code, PJRT_Error_Code_OK) << o.message;
-    if (a.done_with_host_buffer) Await(a.done_with_host_buffer);
-    return a.buffer;
+    return UploadData(client ? client : client_, v.data(), PJRT_Buffer_Type_F32, dims, device, memory, semantics,
+                      byte_strides);
   }
-  std::vector<float> Read(PJRT_Buffer* b) {
-    auto a = NM_ARGS(PJRT_Buffer_ToHostBuffer_Args);
-    a.src = b;
-    EXPECT_PJRT_OK(g_api->PJRT_Buffer_ToHostBuffer(&a));  // size query
-    std::vector<float> out(a.dst_size / sizeof(float));
-    a.dst = out.data();
-    EXPECT_PJRT_OK(g_api->PJRT_Buffer_ToHostBuffer(&a));
-    if (a.event) Await(a.event);
-    return out;
-  }
+  std::vector<float> Read(PJRT_Buffer* b) { return AsFloats(ReadBytes(b)); }
   void DestroyBuffer(PJRT_Buffer* b) {
     auto a = NM_ARGS(PJRT_Buffer_Destroy_Args);
     a.buffer = b;
@@ -214,6 +277,27 @@ class PjrtTest : public ::testing::Test {
     *out = a.executable;
     return o;
   }
+  // Compiles a program that must compile (Compile); NULL, and a failed expectation, if it does not.
+  PJRT_LoadedExecutable* CompileOk(const std::string& code, const std::string& options = "") {
+    PJRT_LoadedExecutable* le = nullptr;
+    Outcome o = Compile(code, options, &le);
+    EXPECT_EQ(o.code, PJRT_Error_Code_OK) << o.message;
+    return le;
+  }
+  // Executes on one device (Execute) with one output, reads it back and destroys it; {} (a failed expectation)
+  // when the execution fails.
+  std::vector<float> ExecuteAndRead(PJRT_LoadedExecutable* le, const std::vector<PJRT_Buffer*>& args,
+                                    const std::vector<int64_t>& non_donatable = {},
+                                    PJRT_Device* execute_device = nullptr,
+                                    const PJRT_ExecuteOptions* options = nullptr) {
+    std::vector<std::vector<PJRT_Buffer*>> out;
+    Outcome o = Execute(le, {args}, 1, &out, non_donatable, execute_device, options);
+    EXPECT_EQ(o.code, PJRT_Error_Code_OK) << o.message;
+    if (o.code != PJRT_Error_Code_OK) return {};
+    std::vector<float> values = Read(out[0][0]);
+    DestroyBuffer(out[0][0]);
+    return values;
+  }
   void DestroyExecutable(PJRT_LoadedExecutable* e) {
     auto a = NM_ARGS(PJRT_LoadedExecutable_Destroy_Args);
     a.executable = e;
@@ -229,38 +313,6 @@ class PjrtTest : public ::testing::Test {
     auto a = NM_ARGS(PJRT_Executable_Destroy_Args);
     a.executable = e;
     EXPECT_PJRT_OK(g_api->PJRT_Executable_Destroy(&a));
-  }
-
-  // Executes with one argument list per device; returns the outputs per device (awaited).
-  Outcome Execute(PJRT_LoadedExecutable* le, const std::vector<std::vector<PJRT_Buffer*>>& args, size_t num_outputs,
-                  std::vector<std::vector<PJRT_Buffer*>>* outputs, const std::vector<int64_t>& non_donatable = {},
-                  PJRT_Device* execute_device = nullptr) {
-    const size_t n = args.size();
-    std::vector<PJRT_Buffer* const*> lists(n);
-    for (size_t d = 0; d < n; ++d) lists[d] = args[d].data();
-    outputs->assign(n, std::vector<PJRT_Buffer*>(num_outputs, nullptr));
-    std::vector<PJRT_Buffer**> out_lists(n);
-    for (size_t d = 0; d < n; ++d) out_lists[d] = (*outputs)[d].data();
-    std::vector<PJRT_Event*> done(n, nullptr);
-    auto o = NM_ARGS(PJRT_ExecuteOptions);
-    o.non_donatable_input_indices = non_donatable.data();
-    o.num_non_donatable_input_indices = non_donatable.size();
-    auto a = NM_ARGS(PJRT_LoadedExecutable_Execute_Args);
-    a.executable = le;
-    a.options = &o;
-    a.argument_lists = lists.data();
-    a.num_devices = n;
-    a.num_args = n ? args[0].size() : 0;
-    a.output_lists = out_lists.data();
-    a.device_complete_events = done.data();
-    a.execute_device = execute_device;
-    Outcome r = Take(g_api, g_api->PJRT_LoadedExecutable_Execute(&a));
-    if (r.code != PJRT_Error_Code_OK) return r;
-    for (PJRT_Event* e : done) {
-      Outcome x = AwaitAndDestroy(g_api, e);
-      if (x.code != PJRT_Error_Code_OK) r = x;
-    }
-    return r;
   }
 
   PJRT_Client* client_ = nullptr;
@@ -320,32 +372,14 @@ TEST_F(PjrtTest, DeviceAttributesErrorPayloadsAndExecuteContext) {
   auto cc = NM_ARGS(PJRT_ExecuteContext_Create_Args);
   ASSERT_PJRT_OK(g_api->PJRT_ExecuteContext_Create(&cc));
   ASSERT_NE(cc.context, nullptr);
-  PJRT_LoadedExecutable* le = nullptr;
-  Outcome o = Compile(
+  PJRT_LoadedExecutable* le = CompileOk(
       "func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n  %0 = stablehlo.add %a, %a : "
-      "tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n",
-      "", &le);
-  ASSERT_EQ(o.code, PJRT_Error_Code_OK) << o.message;
+      "tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n");
+  ASSERT_NE(le, nullptr);
   PJRT_Buffer* arg = Upload({1, 2}, {2}, Devices(client_)[0]);
-  PJRT_Buffer* const args[1] = {arg};
-  PJRT_Buffer* const* lists[1] = {args};
-  PJRT_Buffer* out[1] = {nullptr};
-  PJRT_Buffer** outs[1] = {out};
-  PJRT_Event* done[1] = {nullptr};
   auto eo = NM_ARGS(PJRT_ExecuteOptions);
   eo.context = cc.context;  // accepted, unused
-  auto x = NM_ARGS(PJRT_LoadedExecutable_Execute_Args);
-  x.executable = le;
-  x.options = &eo;
-  x.argument_lists = lists;
-  x.num_devices = 1;
-  x.num_args = 1;
-  x.output_lists = outs;
-  x.device_complete_events = done;
-  ASSERT_PJRT_OK(g_api->PJRT_LoadedExecutable_Execute(&x));
-  Await(done[0]);
-  EXPECT_EQ(Read(out[0]), (std::vector<float>{2, 4}));
-  DestroyBuffer(out[0]);
+  EXPECT_EQ(ExecuteAndRead(le, {arg}, {}, nullptr, &eo), (std::vector<float>{2, 4}));
   DestroyBuffer(arg);
   DestroyExecutable(le);
   auto cd = NM_ARGS(PJRT_ExecuteContext_Destroy_Args);
@@ -841,49 +875,6 @@ TEST_F(PjrtTest, ByteStridesUploadATransposedHostArray) {
   DestroyBuffer(b);
 }
 
-// Uploads `bytes` (one element per byte, as PJRT clients send the types narrower than a byte) of `type`.
-PJRT_Buffer* UploadBytes(PJRT_Client* client, PJRT_Device* device, PJRT_Buffer_Type type,
-                         const std::vector<uint8_t>& bytes, std::vector<int64_t> dims,
-                         const int64_t* byte_strides = nullptr,
-                         PJRT_HostBufferSemantics semantics = PJRT_HostBufferSemantics_kImmutableZeroCopy) {
-  auto a = NM_ARGS(PJRT_Client_BufferFromHostBuffer_Args);
-  a.client = client;
-  a.data = bytes.data();
-  a.type = type;
-  a.dims = dims.data();
-  a.num_dims = dims.size();
-  a.byte_strides = byte_strides;
-  a.num_byte_strides = byte_strides ? dims.size() : 0;
-  a.host_buffer_semantics = semantics;
-  a.device = device;
-  Outcome o = Take(g_api, g_api->PJRT_Client_BufferFromHostBuffer(&a));
-  EXPECT_EQ(o.code, PJRT_Error_Code_OK) << o.message;
-  if (a.done_with_host_buffer) {
-    EXPECT_EQ(AwaitAndDestroy(g_api, a.done_with_host_buffer).code, PJRT_Error_Code_OK);
-  }
-  return a.buffer;
-}
-
-// The bytes ToHostBuffer writes (its size query first).
-std::vector<uint8_t> ReadBytes(PJRT_Buffer* b) {
-  auto a = NM_ARGS(PJRT_Buffer_ToHostBuffer_Args);
-  a.src = b;
-  EXPECT_PJRT_OK(g_api->PJRT_Buffer_ToHostBuffer(&a));
-  std::vector<uint8_t> out(a.dst_size);
-  a.dst = out.data();
-  EXPECT_PJRT_OK(g_api->PJRT_Buffer_ToHostBuffer(&a));
-  if (a.event) {
-    EXPECT_EQ(AwaitAndDestroy(g_api, a.event).code, PJRT_Error_Code_OK);
-  }
-  return out;
-}
-
-std::vector<float> AsFloats(const std::vector<uint8_t>& bytes) {
-  std::vector<float> f(bytes.size() / 4);
-  std::memcpy(f.data(), bytes.data(), f.size() * 4);
-  return f;
-}
-
 TEST_F(PjrtTest, SubByteTypesUploadExecuteAndReadBack) {
   PJRT_Device* d0 = Devices(client_)[0];
   // Unpacked host bytes, the value in the low bits; the high bits are ignored (as PJRT's packing ignores them).
@@ -920,9 +911,8 @@ TEST_F(PjrtTest, SubByteTypesUploadExecuteAndReadBack) {
     return %0, %1, %2, %3 : tensor<2x3xi4>, tensor<4xf32>, tensor<2xui2>, tensor<2xf4E2M1FN>
   }
 })";
-  PJRT_LoadedExecutable* le = nullptr;
-  Outcome o = Compile(program, "", &le);
-  ASSERT_EQ(o.code, PJRT_Error_Code_OK) << o.message;
+  PJRT_LoadedExecutable* le = CompileOk(program);
+  ASSERT_NE(le, nullptr);
   PJRT_Executable* exe = GetExecutable(le);
   auto types = NM_ARGS(PJRT_Executable_OutputElementTypes_Args);
   types.executable = exe;
@@ -933,7 +923,7 @@ TEST_F(PjrtTest, SubByteTypesUploadExecuteAndReadBack) {
   EXPECT_EQ(types.output_types[3], PJRT_Buffer_Type_F4E2M1FN);
   DestroyExe(exe);
   std::vector<std::vector<PJRT_Buffer*>> out;
-  o = Execute(le, {{a, b, c}}, 4, &out, {}, d0);
+  Outcome o = Execute(le, {{a, b, c}}, 4, &out, {}, d0);
   ASSERT_EQ(o.code, PJRT_Error_Code_OK) << o.message;
   // s4: {-2, 14, -16, 6, 4, -4} wrapped to 4 bits = {-2, -2, 0, 6, 4, -4}; u2: {6, 2} wrapped = {2, 2}.
   EXPECT_EQ(ReadBytes(out[0][0]), (std::vector<uint8_t>{0xfe, 0xfe, 0x00, 0x06, 0x04, 0xfc}));
@@ -1202,9 +1192,8 @@ TEST_F(PjrtTest, LayoutsExtension) {
 TEST_F(PjrtTest, PrettyAndGenericFormsCompileAndRun) {
   PJRT_Device* d0 = Devices(client_)[0];
   for (const char* text : {kAddPretty, kAddGeneric, kAddGenericFuncReturn}) {
-    PJRT_LoadedExecutable* le = nullptr;
-    Outcome c = Compile(text, "", &le);
-    ASSERT_EQ(c.code, PJRT_Error_Code_OK) << c.message;
+    PJRT_LoadedExecutable* le = CompileOk(text);
+    ASSERT_NE(le, nullptr);
     PJRT_Executable* e = GetExecutable(le);
     auto name = NM_ARGS(PJRT_Executable_Name_Args);
     name.executable = e;
@@ -1275,22 +1264,19 @@ TEST_F(PjrtTest, PrettyAndGenericFormsCompileAndRun) {
 
     PJRT_Buffer* a = Upload({1, 2, 3, 4, 5, 6}, {2, 3}, d0);
     PJRT_Buffer* b = Upload({10, 20, 30, 40, 50, 60}, {2, 3}, d0);
-    std::vector<std::vector<PJRT_Buffer*>> out;
-    Outcome x = Execute(le, {{a, b}}, 1, &out);
-    ASSERT_EQ(x.code, PJRT_Error_Code_OK) << x.message;
-    EXPECT_EQ(Read(out[0][0]), (std::vector<float>{11, 22, 33, 44, 55, 66}));
+    EXPECT_EQ(ExecuteAndRead(le, {a, b}), (std::vector<float>{11, 22, 33, 44, 55, 66}));
     // The same executable on the other device (execute_device: a portable execution).
     std::vector<std::vector<PJRT_Buffer*>> out1;
     PJRT_Device* d1 = Devices(client_)[1];
     PJRT_Buffer* a1 = Upload({1, 1, 1, 1, 1, 1}, {2, 3}, d1);
-    x = Execute(le, {{a1, a1}}, 1, &out1, {}, d1);
+    Outcome x = Execute(le, {{a1, a1}}, 1, &out1, {}, d1);
     ASSERT_EQ(x.code, PJRT_Error_Code_OK) << x.message;
     EXPECT_EQ(Read(out1[0][0]), (std::vector<float>(6, 2.0f)));
     auto dev = NM_ARGS(PJRT_Buffer_Device_Args);
     dev.buffer = out1[0][0];
     ASSERT_PJRT_OK(g_api->PJRT_Buffer_Device(&dev));
     EXPECT_EQ(dev.device, d1);
-    for (PJRT_Buffer* x2 : {a, b, a1, out[0][0], out1[0][0]}) DestroyBuffer(x2);
+    for (PJRT_Buffer* x2 : {a, b, a1, out1[0][0]}) DestroyBuffer(x2);
     auto del = NM_ARGS(PJRT_LoadedExecutable_Delete_Args);
     del.executable = le;
     ASSERT_PJRT_OK(g_api->PJRT_LoadedExecutable_Delete(&del));
@@ -1309,9 +1295,8 @@ TEST_F(PjrtTest, MemoryKindContractEndToEnd) {
   PJRT_Memory* pinned = MemoryOfKind(d0, "pinned_host");
   PJRT_Memory* device = MemoryOfKind(d0, "device");
   ASSERT_NE(pinned, nullptr);
-  PJRT_LoadedExecutable* le = nullptr;
-  Outcome c = Compile(kPinned, "", &le);
-  ASSERT_EQ(c.code, PJRT_Error_Code_OK) << c.message;
+  PJRT_LoadedExecutable* le = CompileOk(kPinned);
+  ASSERT_NE(le, nullptr);
   PJRT_Executable* e = GetExecutable(le);
   auto pk = NM_ARGS(PJRT_Executable_ParameterMemoryKinds_Args);
   pk.executable = e;
@@ -1365,32 +1350,24 @@ TEST_F(PjrtTest, MemoryKindContractEndToEnd) {
 
 TEST_F(PjrtTest, DonationAndNonDonatableInputs) {
   PJRT_Device* d0 = Devices(client_)[0];
-  PJRT_LoadedExecutable* le = nullptr;
-  Outcome c = Compile(kDonate, "", &le);
-  ASSERT_EQ(c.code, PJRT_Error_Code_OK) << c.message;
+  PJRT_LoadedExecutable* le = CompileOk(kDonate);
+  ASSERT_NE(le, nullptr);
   PJRT_Buffer* a = Upload({1, 2, 3, 4}, {4}, d0);
   PJRT_Buffer* b = Upload({1, 1, 1, 1}, {4}, d0);
   // Opted out: the argument survives.
-  std::vector<std::vector<PJRT_Buffer*>> out;
-  Outcome x = Execute(le, {{a, b}}, 1, &out, {0});
-  ASSERT_EQ(x.code, PJRT_Error_Code_OK) << x.message;
+  EXPECT_EQ(ExecuteAndRead(le, {a, b}, {0}), (std::vector<float>{2, 3, 4, 5}));
   EXPECT_FALSE(IsDeleted(a));
-  EXPECT_EQ(Read(out[0][0]), (std::vector<float>{2, 3, 4, 5}));
   // Donated: the argument's memory becomes the result's, the argument is deleted.
-  std::vector<std::vector<PJRT_Buffer*>> out2;
-  x = Execute(le, {{a, b}}, 1, &out2);
-  ASSERT_EQ(x.code, PJRT_Error_Code_OK) << x.message;
+  EXPECT_EQ(ExecuteAndRead(le, {a, b}), (std::vector<float>{2, 3, 4, 5}));
   EXPECT_TRUE(IsDeleted(a));
-  EXPECT_EQ(Read(out2[0][0]), (std::vector<float>{2, 3, 4, 5}));
-  for (PJRT_Buffer* buf : {a, b, out[0][0], out2[0][0]}) DestroyBuffer(buf);
+  for (PJRT_Buffer* buf : {a, b}) DestroyBuffer(buf);
   DestroyExecutable(le);
 }
 
 TEST_F(PjrtTest, MultiDeviceExecuteWithReplicas) {
   std::vector<PJRT_Device*> devices = Devices(client_);
-  PJRT_LoadedExecutable* le = nullptr;
-  Outcome c = Compile(kReplica, Options(2, 1), &le);
-  ASSERT_EQ(c.code, PJRT_Error_Code_OK) << c.message;
+  PJRT_LoadedExecutable* le = CompileOk(kReplica, Options(2, 1));
+  ASSERT_NE(le, nullptr);
   auto ad = NM_ARGS(PJRT_LoadedExecutable_AddressableDevices_Args);
   ad.executable = le;
   ASSERT_PJRT_OK(g_api->PJRT_LoadedExecutable_AddressableDevices(&ad));
@@ -1462,12 +1439,8 @@ TEST_F(PjrtTest, DeviceAssignmentInCompileOptions) {
             (std::string{0x08, 1, 0x10, 1, 0x1a, 3, 0x0a, 1, 1}));
   da.serialized_device_assignment_deleter(da.serialized_device_assignment);
   PJRT_Buffer* a = Upload({1, 2, 3, 4}, {4}, d1);
-  std::vector<std::vector<PJRT_Buffer*>> out;
-  Outcome x = Execute(le, {{a}}, 1, &out);
-  ASSERT_EQ(x.code, PJRT_Error_Code_OK) << x.message;
-  EXPECT_EQ(Read(out[0][0]), (std::vector<float>{2, 4, 6, 8}));
+  EXPECT_EQ(ExecuteAndRead(le, {a}), (std::vector<float>{2, 4, 6, 8}));
   DestroyBuffer(a);
-  DestroyBuffer(out[0][0]);
   DestroyExecutable(le);
 }
 
@@ -1480,9 +1453,8 @@ TEST_F(PjrtTest, ModulePartitionsWithoutOptions) {
     return %r : tensor<2xf32>
   }
 })";
-  PJRT_LoadedExecutable* le = nullptr;
-  Outcome c = Compile(kPartitions, "", &le);
-  ASSERT_EQ(c.code, PJRT_Error_Code_OK) << c.message;
+  PJRT_LoadedExecutable* le = CompileOk(kPartitions);
+  ASSERT_NE(le, nullptr);
   PJRT_Executable* e = GetExecutable(le);
   auto np = NM_ARGS(PJRT_Executable_NumPartitions_Args);
   np.executable = e;
@@ -1522,11 +1494,8 @@ TEST_F(PjrtTest, SerializeAndDeserializeAndLoad) {
   ASSERT_PJRT_OK(g_api->PJRT_Executable_DeserializeAndLoad(&d));
   PJRT_Device* d0 = Devices(client_)[0];
   PJRT_Buffer* a = Upload({1, 2, 3, 4, 5, 6}, {2, 3}, d0);
-  std::vector<std::vector<PJRT_Buffer*>> out;
-  ASSERT_EQ(Execute(d.loaded_executable, {{a, a}}, 1, &out).code, PJRT_Error_Code_OK);
-  EXPECT_EQ(Read(out[0][0]), (std::vector<float>{2, 4, 6, 8, 10, 12}));
+  EXPECT_EQ(ExecuteAndRead(d.loaded_executable, {a, a}), (std::vector<float>{2, 4, 6, 8, 10, 12}));
   DestroyBuffer(a);
-  DestroyBuffer(out[0][0]);
   DestroyExecutable(d.loaded_executable);
   d.serialized_executable = "garbage";
   d.serialized_executable_size = 7;
@@ -1603,33 +1572,15 @@ Outcome ExecuteHostTransfers(PJRT_LoadedExecutable* le, PJRT_Buffer* x, HostSide
   o.recv_callbacks = recvs;
   o.num_send_ops = 1;
   o.num_recv_ops = 1;
-  PJRT_Buffer* const args[1] = {x};
-  PJRT_Buffer* const* lists[1] = {args};
-  PJRT_Buffer** outs[1] = {out};
-  PJRT_Event* done[1] = {nullptr};
-  auto a = NM_ARGS(PJRT_LoadedExecutable_Execute_Args);
-  a.executable = le;
-  a.options = &o;
-  a.argument_lists = lists;
-  a.num_devices = 1;
-  a.num_args = 1;
-  a.output_lists = outs;
-  a.device_complete_events = done;
-  Outcome launched = Take(g_api, g_api->PJRT_LoadedExecutable_Execute(&a));
-  if (launched.code != PJRT_Error_Code_OK) return launched;
-  auto w = NM_ARGS(PJRT_Event_Await_Args);
-  w.event = done[0];
-  Outcome r = Take(g_api, g_api->PJRT_Event_Await(&w));
-  auto d = NM_ARGS(PJRT_Event_Destroy_Args);
-  d.event = done[0];
-  EXPECT_PJRT_OK(g_api->PJRT_Event_Destroy(&d));
+  std::vector<std::vector<PJRT_Buffer*>> outputs;
+  Outcome r = Execute(le, {{x}}, 1, &outputs, {}, nullptr, &o);
+  *out = outputs[0][0];
   return r;
 }
 
 TEST_F(PjrtTest, SendAndRecvCallbacks) {
-  PJRT_LoadedExecutable* le = nullptr;
-  Outcome c = Compile(kHostTransfers, "", &le);
-  ASSERT_EQ(c.code, PJRT_Error_Code_OK) << c.message;
+  PJRT_LoadedExecutable* le = CompileOk(kHostTransfers);
+  ASSERT_NE(le, nullptr);
   PJRT_Buffer* x = Upload({1, 2}, {2}, Devices(client_)[0]);
   for (bool fail : {false, true}) {
     HostSide host;
@@ -1659,9 +1610,8 @@ TEST_F(PjrtTest, SendAndRecvCallbacks) {
 // was, and the next launch runs. Only in pjrt_fault_test, which links the plugin's layers statically (the fault
 // switch is hidden in libneuronmem_pjrt.so).
 TEST_F(PjrtTest, AnInjectedSendOrRecvCallbackFailureFailsTheLaunchAndNothingStays) {
-  PJRT_LoadedExecutable* le = nullptr;
-  Outcome c = Compile(kHostTransfers, "", &le);
-  ASSERT_EQ(c.code, PJRT_Error_Code_OK) << c.message;
+  PJRT_LoadedExecutable* le = CompileOk(kHostTransfers);
+  ASSERT_NE(le, nullptr);
   PJRT_Device* dev = Devices(client_)[0];
   PJRT_Buffer* x = Upload({1, 2}, {2}, dev);
   auto in_use = [&] {
