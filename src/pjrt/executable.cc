@@ -335,39 +335,28 @@ PJRT_Error* PJRT_Executable_OptimizedProgram(PJRT_Executable_OptimizedProgram_Ar
 }
 
 // The serialized form: a magic line, the options' length (8 bytes, little-endian), the options, the text.
-void DeleteSerialized(PJRT_SerializedExecutable* s) { delete s; }
-
 PJRT_Error* PJRT_Executable_Serialize(PJRT_Executable_Serialize_Args* args) {
   NM_PJRT_ARGS(args, PJRT_Executable_Serialize_Args, serialized_executable_deleter);
   NM_PJRT_PROGRAM(args);
   NM_PJRT_BEGIN
-  auto s = std::make_unique<PJRT_SerializedExecutable>();
-  s->bytes = kSerialMagic;
+  std::string bytes = kSerialMagic;
   uint64_t n = prog.options.size();
-  for (int i = 0; i < 8; ++i) s->bytes.push_back(static_cast<char>((n >> (8 * i)) & 0xff));
-  s->bytes += prog.options;
-  s->bytes += prog.source;
-  args->serialized_bytes = s->bytes.data();
-  args->serialized_bytes_size = s->bytes.size();
-  args->serialized_executable_deleter = DeleteSerialized;
-  args->serialized_executable = s.release();
+  for (int i = 0; i < 8; ++i) bytes.push_back(static_cast<char>((n >> (8 * i)) & 0xff));
+  bytes += prog.options;
+  bytes += prog.source;
+  HandOutBytes(std::move(bytes), &args->serialized_bytes, &args->serialized_bytes_size, &args->serialized_executable,
+               &args->serialized_executable_deleter);
   return nullptr;
   NM_PJRT_END
 }
-
-void DeleteCompileOptions(PJRT_SerializedCompileOptions* o) { delete o; }
 
 // The CompileOptionsProto the executable was compiled with, as the frontend sent it.
 PJRT_Error* PJRT_Executable_GetCompileOptions(PJRT_Executable_GetCompileOptions_Args* args) {
   NM_PJRT_ARGS(args, PJRT_Executable_GetCompileOptions_Args, serialized_compile_options_deleter);
   NM_PJRT_PROGRAM(args);
   NM_PJRT_BEGIN
-  auto o = std::make_unique<PJRT_SerializedCompileOptions>();
-  o->bytes = prog.options;
-  args->serialized_bytes = o->bytes.data();
-  args->serialized_bytes_size = o->bytes.size();
-  args->serialized_compile_options_deleter = DeleteCompileOptions;
-  args->serialized_compile_options = o.release();
+  HandOutBytes(prog.options, &args->serialized_bytes, &args->serialized_bytes_size, &args->serialized_compile_options,
+               &args->serialized_compile_options_deleter);
   return nullptr;
   NM_PJRT_END
 }
@@ -454,8 +443,6 @@ PJRT_Error* PJRT_LoadedExecutable_AddressableDeviceLogicalIds(
   return nullptr;
 }
 
-void DeleteDeviceAssignment(PJRT_DeviceAssignmentSerialized* d) { delete d; }
-
 // The executable's devices as an xla.DeviceAssignmentProto: replica r, partition p on the device that runs it.
 PJRT_Error* PJRT_LoadedExecutable_GetDeviceAssignment(PJRT_LoadedExecutable_GetDeviceAssignment_Args* args) {
   NM_PJRT_ARGS(args, PJRT_LoadedExecutable_GetDeviceAssignment_Args, serialized_device_assignment_deleter);
@@ -470,12 +457,8 @@ PJRT_Error* PJRT_LoadedExecutable_GetDeviceAssignment(PJRT_LoadedExecutable_GetD
     devices[static_cast<size_t>(ids.partition)][static_cast<size_t>(ids.replica)] =
         le.addressable_devices[i]->description.id;  // global: what a compile's device_assignment names
   }
-  auto d = std::make_unique<PJRT_DeviceAssignmentSerialized>();
-  d->bytes = EncodeDeviceAssignment(R, P, devices);
-  args->serialized_bytes = d->bytes.data();
-  args->serialized_bytes_size = d->bytes.size();
-  args->serialized_device_assignment_deleter = DeleteDeviceAssignment;
-  args->serialized_device_assignment = d.release();
+  HandOutBytes(EncodeDeviceAssignment(R, P, devices), &args->serialized_bytes, &args->serialized_bytes_size,
+               &args->serialized_device_assignment, &args->serialized_device_assignment_deleter);
   return nullptr;
   NM_PJRT_END
 }

@@ -165,18 +165,6 @@ struct PJRT_LoadedExecutable {
 // NeuronCore runs none, so PJRT_ExecuteOptions.context is accepted and holds nothing.
 struct PJRT_ExecuteContext {};
 
-struct PJRT_SerializedExecutable {
-  std::string bytes;
-};
-
-struct PJRT_SerializedCompileOptions {
-  std::string bytes;
-};
-
-struct PJRT_DeviceAssignmentSerialized {
-  std::string bytes;
-};
-
 namespace neuronmem::pjrt {
 
 // A new PJRT_Error (never NULL: on out-of-memory, a static one that PJRT_Error_Destroy never frees).
@@ -221,8 +209,9 @@ PJRT_Error* ShapeOf(int64_t pjrt_type, const int64_t* dims, size_t num_dims, con
 // per byte, canonical (signed integers sign-extended, the others zero-extended); uploads make them so.
 bool IsSubByte(ElementType t);
 
-// Hands `bytes` out as PJRT's serialized-bytes outputs: the data and size, an opaque owner and its deleter
-// (PJRT_TopologyDescription_Serialize, PJRT_Layouts_MemoryLayout_Serialize).
+// Hands `bytes` out as PJRT's serialized-bytes outputs: the data and size, an opaque owner (a std::string the
+// caller sees as `Opaque`) and its deleter (PJRT_Executable_Serialize, _GetCompileOptions,
+// PJRT_LoadedExecutable_GetDeviceAssignment, PJRT_TopologyDescription_Serialize, PJRT_Layouts_MemoryLayout_Serialize).
 template <typename Opaque>
 void HandOutBytes(std::string bytes, const char** data, size_t* size, Opaque** owner, void (**deleter)(Opaque*)) {
   auto* s = new std::string(std::move(bytes));
