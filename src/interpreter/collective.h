@@ -104,6 +104,12 @@ Status CopyBox(ProcessGrid& grid, uint32_t from, uint32_t to, const char* src, c
 // A constant holding the zero of a result (quantized types: their zero points), for processes that the
 // spec gives zeros.
 uint32_t ZeroOf(CompileCtx& cx, const Slot& s);
+// The zeros of results 0 .. n-1, in order.
+inline std::vector<uint32_t> ZerosOf(CompileCtx& cx, size_t n) {
+  std::vector<uint32_t> zeros;
+  for (size_t i = 0; i < n; ++i) zeros.push_back(ZeroOf(cx, cx.out_slot(i)));
+  return zeros;
+}
 
 // `have` must be `base` times the group size `g` (a product that overflows fails: empty tensors may have huge dims).
 Status CheckExtent(const Site& site, const char* what, int64_t have, int64_t base, int64_t g);
@@ -142,6 +148,12 @@ struct Root {
   int64_t count = 0;
 
   Status Read(Frame& f, const Site& site, size_t k, size_t group_size, size_t* out) const;
+  // The roots of operands 0 .. n-1 (Read).
+  Status ReadAll(Frame& f, const Site& site, size_t n, size_t group_size, std::vector<size_t>* out) const {
+    out->assign(n, 0);
+    for (size_t k = 0; k < n; ++k) NEURONMEM_RETURN_IF_ERROR(Read(f, site, k, group_size, &(*out)[k]));
+    return Status();
+  }
 };
 
 // has_dynamic_root: the last operand holds the roots (1-D integers, one per value or one for all).
@@ -182,10 +194,23 @@ struct Member {
   size_t index = 0;             // self's place in `group`
 };
 
+// What a collective over process groups reads first at compile: its channel and groups (ReadChannelGroups),
+// and the site they make.
+struct GroupHead {
+  Site site;
+  Groups groups;
+};
+inline Status ReadGroupHead(CompileCtx& cx, ModeRule rule, GroupHead* out) {
+  int64_t channel = 0;
+  NEURONMEM_RETURN_IF_ERROR(ReadChannelGroups(cx, rule, &channel, &out->groups));
+  out->site = MakeSite(cx, channel);
+  return Ok();
+}
+
 // A collective over process groups: its site and groups.
 class GroupKernel : public Kernel {
  public:
-  GroupKernel(Site site, Groups groups) : site_(std::move(site)), groups_(std::move(groups)) {}
+  explicit GroupKernel(GroupHead head) : site_(std::move(head.site)), groups_(std::move(head.groups)) {}
 
  protected:
   // The running process and its group; `*in_group` false (and no failure) when it is in none. Without
@@ -201,8 +226,8 @@ class GroupKernel : public Kernel {
 // A reducing collective: its operands (promoted to their result types first) and their shapes.
 class ReducingKernel : public GroupKernel {
  public:
-  ReducingKernel(Site site, Groups groups, std::vector<ReducedOperand> ops, std::vector<Shape> shapes)
-      : GroupKernel(std::move(site), std::move(groups)), ops_(std::move(ops)), shapes_(std::move(shapes)) {}
+  ReducingKernel(GroupHead head, std::vector<ReducedOperand> ops, std::vector<Shape> shapes)
+      : GroupKernel(std::move(head)), ops_(std::move(ops)), shapes_(std::move(shapes)) {}
 
  protected:
   // Runs the operands' conversions to their result types, joins the group (failing when in none) and gives

@@ -19,11 +19,11 @@ struct Values {
   std::vector<Shape> in, out;
 };
 
-// Operand i and result i of every operand (at least one, as many results): `check(i, in, out)` says what
-// is wrong with a pair, or succeeds.
-Status ReadValues(CompileCtx& cx, const std::function<Status(size_t, const Slot&, const Slot&)>& check, Values* v) {
-  const size_t n = cx.num_inputs();
-  if (n == 0 || cx.num_outputs() != n) return cx.Invalid("expected as many results as operands (at least one)");
+// Operand i and result i for the first n operands (at least one; as many results, else `count_error`):
+// `check(i, in, out)` says what is wrong with a pair, or succeeds.
+Status ReadValues(CompileCtx& cx, size_t n, const std::function<Status(size_t, const Slot&, const Slot&)>& check,
+                  Values* v, const char* count_error = "expected as many results as operands (at least one)") {
+  if (n == 0 || cx.num_outputs() != n) return cx.Invalid("%s", count_error);
   for (size_t i = 0; i < n; ++i) {
     const Slot& in = cx.in_slot(i);
     const Slot& out = cx.out_slot(i);
@@ -39,8 +39,7 @@ Status ReadValues(CompileCtx& cx, const std::function<Status(size_t, const Slot&
 // A group collective over Values.
 class MovingKernel : public GroupKernel {
  protected:
-  MovingKernel(Site site, Groups groups, Values v)
-      : GroupKernel(std::move(site), std::move(groups)), v_(std::move(v)) {}
+  MovingKernel(GroupHead head, Values v) : GroupKernel(std::move(head)), v_(std::move(v)) {}
   Values v_;
 };
 
@@ -48,8 +47,7 @@ class MovingKernel : public GroupKernel {
 
 class AllGatherKernel final : public MovingKernel {
  public:
-  AllGatherKernel(Site site, Groups groups, int64_t dim, Values v)
-      : MovingKernel(std::move(site), std::move(groups), std::move(v)), dim_(dim) {}
+  AllGatherKernel(GroupHead head, int64_t dim, Values v) : MovingKernel(std::move(head), std::move(v)), dim_(dim) {}
 
   Status Run(Frame& f) const override {
     Member m;
@@ -79,14 +77,13 @@ class AllGatherKernel final : public MovingKernel {
 };
 
 Status CompileAllGather(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
-  int64_t channel = 0;
-  Groups groups;
-  NEURONMEM_RETURN_IF_ERROR(ReadChannelGroups(cx, ModeRule::kGlobalIds, &channel, &groups));
+  GroupHead head;
+  NEURONMEM_RETURN_IF_ERROR(ReadGroupHead(cx, ModeRule::kGlobalIds, &head));
   int64_t dim = 0;
   if (!cx.Int("all_gather_dim", &dim)) return cx.Invalid("missing the integer all_gather_dim");
   Values v;
   NEURONMEM_RETURN_IF_ERROR(ReadValues(
-      cx,
+      cx, cx.num_inputs(),
       [&](size_t i, const Slot& in, const Slot& out) {
         if (dim < 0 || static_cast<size_t>(dim) >= in.dims.size())
           return cx.Invalid("all_gather_dim %" PRId64 " is out of range for operand %zu", dim, i);
@@ -99,7 +96,7 @@ Status CompileAllGather(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
         return Ok();
       },
       &v));
-  *k = std::make_unique<AllGatherKernel>(MakeSite(cx, channel), std::move(groups), dim, std::move(v));
+  *k = std::make_unique<AllGatherKernel>(std::move(head), dim, std::move(v));
   return Ok();
 }
 
@@ -107,8 +104,8 @@ Status CompileAllGather(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
 
 class AllToAllKernel final : public MovingKernel {
  public:
-  AllToAllKernel(Site site, Groups groups, int64_t split, int64_t concat, int64_t count, Values v)
-      : MovingKernel(std::move(site), std::move(groups), std::move(v)), split_(split), concat_(concat), count_(count) {}
+  AllToAllKernel(GroupHead head, int64_t split, int64_t concat, int64_t count, Values v)
+      : MovingKernel(std::move(head), std::move(v)), split_(split), concat_(concat), count_(count) {}
 
   Status Run(Frame& f) const override {
     Member m;
@@ -140,16 +137,15 @@ class AllToAllKernel final : public MovingKernel {
 };
 
 Status CompileAllToAll(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
-  int64_t channel = 0;
-  Groups groups;
-  NEURONMEM_RETURN_IF_ERROR(ReadChannelGroups(cx, ModeRule::kReplicaOrPartition, &channel, &groups));
+  GroupHead head;
+  NEURONMEM_RETURN_IF_ERROR(ReadGroupHead(cx, ModeRule::kReplicaOrPartition, &head));
   int64_t split = 0, concat = 0, count = 0;
   if (!cx.Int("split_dimension", &split) || !cx.Int("concat_dimension", &concat) || !cx.Int("split_count", &count))
     return cx.Invalid("needs the integers split_dimension, concat_dimension and split_count");
   if (count <= 0) return cx.Invalid("split_count must be > 0 (C4)");
   Values v;
   NEURONMEM_RETURN_IF_ERROR(ReadValues(
-      cx,
+      cx, cx.num_inputs(),
       [&](size_t i, const Slot& in, const Slot& out) {
         const int64_t rank = static_cast<int64_t>(in.dims.size());
         if (split < 0 || split >= rank || concat < 0 || concat >= rank)
@@ -166,7 +162,7 @@ Status CompileAllToAll(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
         return Ok();
       },
       &v));
-  *k = std::make_unique<AllToAllKernel>(MakeSite(cx, channel), std::move(groups), split, concat, count, std::move(v));
+  *k = std::make_unique<AllToAllKernel>(std::move(head), split, concat, count, std::move(v));
   return Ok();
 }
 
@@ -174,8 +170,8 @@ Status CompileAllToAll(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
 
 class CollectiveBroadcastKernel final : public MovingKernel {
  public:
-  CollectiveBroadcastKernel(Site site, Groups groups, Root root, Values v, std::vector<uint32_t> zeros)
-      : MovingKernel(std::move(site), std::move(groups), std::move(v)), root_(root), zeros_(std::move(zeros)) {}
+  CollectiveBroadcastKernel(GroupHead head, Root root, Values v, std::vector<uint32_t> zeros)
+      : MovingKernel(std::move(head), std::move(v)), root_(root), zeros_(std::move(zeros)) {}
 
   Status Run(Frame& f) const override {
     Member m;
@@ -185,9 +181,8 @@ class CollectiveBroadcastKernel final : public MovingKernel {
       for (size_t k = 0; k < v_.outs.size(); ++k) std::memcpy(f.slots[v_.outs[k]], f.slots[zeros_[k]], v_.out[k].bytes);
       return Status();
     }
-    std::vector<size_t> roots(v_.ins.size());
-    for (size_t k = 0; k < v_.ins.size(); ++k)
-      NEURONMEM_RETURN_IF_ERROR(root_.Read(f, site_, k, m.group.size(), &roots[k]));
+    std::vector<size_t> roots;
+    NEURONMEM_RETURN_IF_ERROR(root_.ReadAll(f, site_, v_.ins.size(), m.group.size(), &roots));
     return Meet(m, Views(f, v_.ins, v_.in), [&](const TensorView* const* members) {
       for (size_t k = 0; k < v_.ins.size(); ++k)
         NEURONMEM_RETURN_IF_ERROR(
@@ -202,26 +197,19 @@ class CollectiveBroadcastKernel final : public MovingKernel {
 };
 
 Status CompileCollectiveBroadcast(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
-  int64_t channel = 0;
-  Groups groups;
-  NEURONMEM_RETURN_IF_ERROR(ReadChannelGroups(cx, ModeRule::kReplicaOrPartition, &channel, &groups));
+  GroupHead head;
+  NEURONMEM_RETURN_IF_ERROR(ReadGroupHead(cx, ModeRule::kReplicaOrPartition, &head));
   size_t n = 0;
   Root root;
   NEURONMEM_RETURN_IF_ERROR(ReadRoot(cx, &n, &root));
-  if (n == 0 || cx.num_outputs() != n) return cx.Invalid("expected one result per value (at least one)");
   Values v;
-  std::vector<uint32_t> zeros;
-  for (size_t i = 0; i < n; ++i) {
-    if (!SameValueType(cx.in_slot(i), cx.out_slot(i)))
-      return cx.Invalid("result %zu must have operand %zu's type", i, i);
-    v.ins.push_back(cx.in(i));
-    v.outs.push_back(cx.out(i));
-    v.in.emplace_back(cx.in_slot(i));
-    v.out.emplace_back(cx.out_slot(i));
-    zeros.push_back(ZeroOf(cx, cx.out_slot(i)));
-  }
-  *k = std::make_unique<CollectiveBroadcastKernel>(MakeSite(cx, channel), std::move(groups), root, std::move(v),
-                                                   std::move(zeros));
+  NEURONMEM_RETURN_IF_ERROR(ReadValues(
+      cx, n,
+      [&](size_t i, const Slot& in, const Slot& out) {
+        return SameValueType(in, out) ? Ok() : cx.Invalid("result %zu must have operand %zu's type", i, i);
+      },
+      &v, "expected one result per value (at least one)"));
+  *k = std::make_unique<CollectiveBroadcastKernel>(std::move(head), root, std::move(v), ZerosOf(cx, n));
   return Ok();
 }
 

@@ -40,13 +40,12 @@ class AllReduceKernel final : public ReducingKernel {
 };
 
 Status CompileAllReduce(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
-  int64_t channel = 0;
-  Groups groups;
-  NEURONMEM_RETURN_IF_ERROR(ReadChannelGroups(cx, ModeRule::kGlobalIds, &channel, &groups));
+  GroupHead head;
+  NEURONMEM_RETURN_IF_ERROR(ReadGroupHead(cx, ModeRule::kGlobalIds, &head));
   std::vector<ReducedOperand> ops;
   std::vector<Shape> shapes;
   NEURONMEM_RETURN_IF_ERROR(ReadReducedOperands(cx, cx.num_inputs(), &ops, &shapes, true));
-  *k = std::make_unique<AllReduceKernel>(MakeSite(cx, channel), std::move(groups), std::move(ops), std::move(shapes));
+  *k = std::make_unique<AllReduceKernel>(std::move(head), std::move(ops), std::move(shapes));
   return Ok();
 }
 
@@ -54,11 +53,9 @@ Status CompileAllReduce(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
 
 class ReduceScatterKernel final : public ReducingKernel {
  public:
-  ReduceScatterKernel(Site site, Groups groups, int64_t dim, std::vector<ReducedOperand> ops,
-                      std::vector<Shape> in_shapes, std::vector<Shape> out_shapes)
-      : ReducingKernel(std::move(site), std::move(groups), std::move(ops), std::move(in_shapes)),
-        dim_(dim),
-        out_(std::move(out_shapes)) {}
+  ReduceScatterKernel(GroupHead head, int64_t dim, std::vector<ReducedOperand> ops, std::vector<Shape> in_shapes,
+                      std::vector<Shape> out_shapes)
+      : ReducingKernel(std::move(head), std::move(ops), std::move(in_shapes)), dim_(dim), out_(std::move(out_shapes)) {}
 
   Status Run(Frame& f) const override {
     Member m;
@@ -122,9 +119,8 @@ class ReduceScatterKernel final : public ReducingKernel {
 };
 
 Status CompileReduceScatter(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
-  int64_t channel = 0;
-  Groups groups;
-  NEURONMEM_RETURN_IF_ERROR(ReadChannelGroups(cx, ModeRule::kGlobalIds, &channel, &groups));
+  GroupHead head;
+  NEURONMEM_RETURN_IF_ERROR(ReadGroupHead(cx, ModeRule::kGlobalIds, &head));
   int64_t dim = 0;
   if (!cx.Int("scatter_dimension", &dim)) return cx.Invalid("missing the integer scatter_dimension");
   std::vector<ReducedOperand> ops;
@@ -144,8 +140,8 @@ Status CompileReduceScatter(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
     ops[i].scratch = cx.AddScratch(out.type, out.dims);
     out_shapes.emplace_back(out);
   }
-  *k = std::make_unique<ReduceScatterKernel>(MakeSite(cx, channel), std::move(groups), dim, std::move(ops),
-                                             std::move(in_shapes), std::move(out_shapes));
+  *k = std::make_unique<ReduceScatterKernel>(std::move(head), dim, std::move(ops), std::move(in_shapes),
+                                             std::move(out_shapes));
   return Ok();
 }
 
@@ -154,19 +150,16 @@ Status CompileReduceScatter(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
 // The group's values reduced (in group order) at its root; the other members get zeros.
 class CollectiveReduceKernel final : public ReducingKernel {
  public:
-  CollectiveReduceKernel(Site site, Groups groups, Root root, std::vector<ReducedOperand> ops,
-                         std::vector<uint32_t> zeros, std::vector<Shape> shapes)
-      : ReducingKernel(std::move(site), std::move(groups), std::move(ops), std::move(shapes)),
-        root_(root),
-        zeros_(std::move(zeros)) {}
+  CollectiveReduceKernel(GroupHead head, Root root, std::vector<ReducedOperand> ops, std::vector<uint32_t> zeros,
+                         std::vector<Shape> shapes)
+      : ReducingKernel(std::move(head), std::move(ops), std::move(shapes)), root_(root), zeros_(std::move(zeros)) {}
 
   Status Run(Frame& f) const override {
     Member m;
     std::vector<TensorView> mine;
     NEURONMEM_RETURN_IF_ERROR(Begin(f, &m, &mine));
-    std::vector<size_t> roots(ops_.size());
-    for (size_t k = 0; k < ops_.size(); ++k)
-      NEURONMEM_RETURN_IF_ERROR(root_.Read(f, site_, k, m.group.size(), &roots[k]));
+    std::vector<size_t> roots;
+    NEURONMEM_RETURN_IF_ERROR(root_.ReadAll(f, site_, ops_.size(), m.group.size(), &roots));
     return Meet(m, mine, [&](const TensorView* const* members) {
       for (size_t k = 0; k < ops_.size(); ++k) {
         if (roots[k] != m.index) {
@@ -185,19 +178,16 @@ class CollectiveReduceKernel final : public ReducingKernel {
 };
 
 Status CompileCollectiveReduce(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
-  int64_t channel = 0;
-  Groups groups;
-  NEURONMEM_RETURN_IF_ERROR(ReadChannelGroups(cx, ModeRule::kGlobalIds, &channel, &groups));
+  GroupHead head;
+  NEURONMEM_RETURN_IF_ERROR(ReadGroupHead(cx, ModeRule::kGlobalIds, &head));
   size_t n = 0;
   Root root;
   NEURONMEM_RETURN_IF_ERROR(ReadRoot(cx, &n, &root));
   std::vector<ReducedOperand> ops;
   std::vector<Shape> shapes;
   NEURONMEM_RETURN_IF_ERROR(ReadReducedOperands(cx, n, &ops, &shapes, true));
-  std::vector<uint32_t> zeros;
-  for (size_t i = 0; i < n; ++i) zeros.push_back(ZeroOf(cx, cx.out_slot(i)));
-  *k = std::make_unique<CollectiveReduceKernel>(MakeSite(cx, channel), std::move(groups), root, std::move(ops),
-                                                std::move(zeros), std::move(shapes));
+  *k = std::make_unique<CollectiveReduceKernel>(std::move(head), root, std::move(ops), ZerosOf(cx, n),
+                                                std::move(shapes));
   return Ok();
 }
 
