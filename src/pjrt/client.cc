@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "exec/cross_process.h"
 #include "pjrt/plugin.h"
 
 namespace neuronmem::pjrt {
@@ -191,6 +192,21 @@ PJRT_Error* PJRT_Client_Create(PJRT_Client_Create_Args* args) {
   }
   if (Status s = exec::Session::Create(config, &client->session)) return FromStatus(std::move(s), __func__);
   client->core = &client->session->client();
+  if (client->fabric) {
+    // Programs that use the process grid run across the job (before any compile makes the executor); where the
+    // provider needs registered memory (efa), the arenas are registered once, here.
+    Status s =
+        client->session->JoinJob(std::make_unique<exec::Job>(client->fabric.get(), client->session->num_cores()));
+    for (const auto& [base, bytes] : client->core->arena_regions()) {
+      if (s) break;
+      s = Annotate(client->fabric->RegisterMemory(base, bytes),
+                   "registering the client's arenas with the job's fabric");
+    }
+    if (s) {
+      Status ignored = exec::Session::Destroy(client->session);
+      return FromStatus(std::move(s), __func__);
+    }
+  }
   BuildShells(client.get());
   args->client = client.release();
   return nullptr;
@@ -292,12 +308,13 @@ PJRT_Error* PJRT_Client_DefaultDeviceAssignment(PJRT_Client_DefaultDeviceAssignm
   NM_PJRT_ARGS(args, PJRT_Client_DefaultDeviceAssignment_Args, default_assignment);
   NM_PJRT_REQUIRE(args->client);
   const int64_t r = args->num_replicas, p = args->num_partitions;
-  const size_t cores = args->client->devices.size();
-  if (r < 1 || p < 1 || static_cast<uint64_t>(r * p) > cores) {
+  const size_t cores = args->client->devices.size(), job_devices = args->client->all_devices.size();
+  if (r < 1 || p < 1 || static_cast<uint64_t>(r) * static_cast<uint64_t>(p) > job_devices) {
     return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT,
-                  "PJRT_Client_DefaultDeviceAssignment: %lld replicas x %lld partitions do not fit the client's %zu "
+                  "PJRT_Client_DefaultDeviceAssignment: %lld replicas x %lld partitions do not fit the %s's %zu "
                   "NeuronCores",
-                  static_cast<long long>(r), static_cast<long long>(p), cores);
+                  static_cast<long long>(r), static_cast<long long>(p),
+                  args->client->num_processes > 1 ? "job" : "client", job_devices);
   }
   const size_t n = static_cast<size_t>(r * p);
   if (args->default_assignment_size < n || !args->default_assignment) {
@@ -305,8 +322,9 @@ PJRT_Error* PJRT_Client_DefaultDeviceAssignment(PJRT_Client_DefaultDeviceAssignm
                   "PJRT_Client_DefaultDeviceAssignment: default_assignment holds %zu ints, the assignment needs %zu",
                   args->default_assignment ? args->default_assignment_size : 0, n);
   }
-  // Global ids of this process's devices (launches do not span processes yet).
-  const size_t first = static_cast<size_t>(args->client->process_index) * cores;
+  // Global ids: this process's devices when they are enough, else the job's from device 0 (replica r, partition
+  // c on device r * num_partitions + c: a launch across the processes).
+  const size_t first = n <= cores ? static_cast<size_t>(args->client->process_index) * cores : 0;
   for (size_t i = 0; i < n; ++i) args->default_assignment[i] = static_cast<int>(first + i);
   return nullptr;
 }

@@ -39,15 +39,16 @@ PJRT_Error* CompileProgram(PJRT_Client* client, std::string_view code, std::stri
                   why.c_str());
   }
   const size_t cores = client->devices.size();
-  // Device assignments name global ids; this process's devices (the ones it runs on) start at index * cores.
+  // In a job, a program runs on the job's devices (global ids: process p's local core l is p * cores + l); this
+  // process runs the ones it has.
+  const size_t job_devices = client->all_devices.size();
   const int64_t first_global = static_cast<int64_t>(client->process_index) * static_cast<int64_t>(cores);
-  for (std::vector<int64_t>& ids : decoded.computation_devices)
-    for (int64_t& id : ids) id -= first_global;
   if (decoded.num_replicas < 0 || decoded.num_partitions < 0 ||
-      static_cast<uint64_t>(decoded.num_replicas) * static_cast<uint64_t>(decoded.num_partitions) > cores) {
+      static_cast<uint64_t>(decoded.num_replicas) * static_cast<uint64_t>(decoded.num_partitions) > job_devices) {
     return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT,
-                  "%s: compile_options asks for %lld replicas x %lld partitions; the client has %zu NeuronCores", fn,
-                  static_cast<long long>(decoded.num_replicas), static_cast<long long>(decoded.num_partitions), cores);
+                  "%s: compile_options asks for %lld replicas x %lld partitions; the %s has %zu NeuronCores", fn,
+                  static_cast<long long>(decoded.num_replicas), static_cast<long long>(decoded.num_partitions),
+                  client->num_processes > 1 ? "job" : "client", job_devices);
   }
   exec::ExecutableOptions co;
   co.placement = client->placement;
@@ -56,21 +57,35 @@ PJRT_Error* CompileProgram(PJRT_Client* client, std::string_view code, std::stri
   co.filename = "<pjrt program>";
   uint32_t first_device = 0;  // a one-device program's device (its device assignment's)
   if (decoded.has_device_assignment) {
+    // An assignment of this process's devices only is a program of this process (local ids); any other names
+    // the job's devices.
+    bool local_only = true;
+    for (const std::vector<int64_t>& ids : decoded.computation_devices)
+      for (int64_t id : ids)
+        local_only = local_only && id >= first_global && id - first_global < static_cast<int64_t>(cores);
+    if (local_only)
+      for (std::vector<int64_t>& ids : decoded.computation_devices)
+        for (int64_t& id : ids) id -= first_global;
     const int64_t R = decoded.replica_count, P = decoded.computation_count;
     bool valid = R >= 1 && P >= 1 && static_cast<int64_t>(decoded.computation_devices.size()) == P;
     for (int64_t c = 0; valid && c < P; ++c) {
       const std::vector<int64_t>& ids = decoded.computation_devices[static_cast<size_t>(c)];
       valid = static_cast<int64_t>(ids.size()) == R;
       for (int64_t r = 0; valid && r < R; ++r)
-        valid = ids[static_cast<size_t>(r)] >= 0 && static_cast<uint64_t>(ids[static_cast<size_t>(r)]) < cores;
+        valid = ids[static_cast<size_t>(r)] >= 0 && static_cast<uint64_t>(ids[static_cast<size_t>(r)]) < job_devices;
     }
-    if (!valid || static_cast<uint64_t>(R * P) > cores) {
+    if (!valid || static_cast<uint64_t>(R * P) > job_devices) {
       return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT,
-                    "%s: the device assignment of compile_options is malformed or names devices the client (%zu "
+                    "%s: the device assignment of compile_options is malformed or names devices the %s (%zu "
                     "NeuronCores) does not have",
-                    fn, cores);
+                    fn, client->num_processes > 1 ? "job" : "client", job_devices);
     }
     if (R * P == 1) {
+      // One device: one of this process's.
+      if (!local_only)
+        return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT,
+                      "%s: the device assignment names device %lld, which is not addressable by process %u", fn,
+                      static_cast<long long>(decoded.computation_devices[0][0]), client->process_index);
       first_device = static_cast<uint32_t>(decoded.computation_devices[0][0]);
     } else {
       // The executor's grid puts replica r, partition c on device r * P + c: the assignment must say the same.
@@ -86,7 +101,7 @@ PJRT_Error* CompileProgram(PJRT_Client* client, std::string_view code, std::stri
     co.num_partitions = static_cast<uint32_t>(P);
   }
   manifest::Options mo;
-  mo.num_cores = static_cast<uint32_t>(cores);
+  mo.num_cores = static_cast<uint32_t>(job_devices);  // send/recv pairs name the job's devices
   mo.filename = co.filename;
   manifest::Manifest m;
   if (Status s = manifest::LoadFromText(code, mo, &m)) return FromStatus(std::move(s), fn);
@@ -131,10 +146,19 @@ PJRT_Error* CompileProgram(PJRT_Client* client, std::string_view code, std::stri
     loaded->addressable_devices.push_back(client->devices[first_device]);
     loaded->logical_ids.push_back({0, 0});
   } else {
+    // The program's devices that are this process's; in a job, a program that does not use the process grid runs
+    // on local devices only (each process its own copy).
+    const int64_t first = program->exe->uses_grid() ? first_global : 0;
     for (uint32_t d = 0; d < e.num_devices(); ++d) {
-      loaded->addressable_devices.push_back(client->devices[d]);
+      const int64_t local = static_cast<int64_t>(d) - first;
+      if (local < 0 || static_cast<uint64_t>(local) >= cores) continue;
+      loaded->addressable_devices.push_back(client->devices[static_cast<size_t>(local)]);
       loaded->logical_ids.push_back({static_cast<int>(e.replica_of(d)), static_cast<int>(e.partition_of(d))});
     }
+    if (loaded->addressable_devices.empty())
+      return ErrorF(PJRT_Error_Code_INVALID_ARGUMENT,
+                    "%s: the program runs on devices 0..%u of the job; none of them is process %u's", fn,
+                    e.num_devices() - 1, client->process_index);
   }
   loaded->program = std::move(program);
   *out = loaded.release();
@@ -451,7 +475,11 @@ PJRT_Error* PJRT_LoadedExecutable_GetDeviceAssignment(PJRT_LoadedExecutable_GetD
   const PJRT_LoadedExecutable& le = *args->executable;
   const int64_t R = static_cast<int64_t>(le.program->num_replicas),
                 P = static_cast<int64_t>(le.program->num_partitions);
+  // Replica r, partition c runs on device r * P + c of the job (a launch across processes); this process's
+  // devices by their global ids (a program of this process runs on its own).
   std::vector<std::vector<int64_t>> devices(static_cast<size_t>(P), std::vector<int64_t>(static_cast<size_t>(R)));
+  for (int64_t c = 0; c < P; ++c)
+    for (int64_t r = 0; r < R; ++r) devices[static_cast<size_t>(c)][static_cast<size_t>(r)] = r * P + c;
   for (size_t i = 0; i < le.addressable_devices.size(); ++i) {
     const PJRT_LogicalDeviceIds& ids = le.logical_ids[i];
     devices[static_cast<size_t>(ids.partition)][static_cast<size_t>(ids.replica)] =
@@ -577,7 +605,8 @@ PJRT_Error* NonDonatableOf(const PJRT_ExecuteOptions* o, size_t num_args, const 
 }
 
 // Checks the launch (devices, argument and output lists, options), converts it, and runs it through the session:
-// Session::Execute on one device, Session::Launch on several.
+// Session::Execute on one device, Session::Launch on several or with a launch id (options->launch_id: the id of
+// a launch across the processes of a job).
 PJRT_Error* PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* args) {
   NM_PJRT_ARGS(args, PJRT_LoadedExecutable_Execute_Args, device_complete_events);
   NM_PJRT_REQUIRE(args->executable);
@@ -611,7 +640,9 @@ PJRT_Error* PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* ar
   };
   exec::Session& session = *le->client->session;
   Status s;
-  if (n == 1) {
+  // A launch id (PJRT's launch_id, which every process of a job gives alike) goes with a launch; one device
+  // without one is a plain execution.
+  if (n == 1 && o->launch_id == 0) {
     exec::ExecuteRequest request;
     common(request);
     request.core = cores[0];
@@ -620,6 +651,7 @@ PJRT_Error* PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* ar
     exec::LaunchRequest request;
     common(request);
     request.cores = Span<const uint32_t>(cores.data(), cores.size());
+    request.launch_id = static_cast<uint64_t>(static_cast<int64_t>(o->launch_id));
     s = session.Launch(request, results.buffers.data(), done.data(), nullptr);
   }
   if (s) return FromStatus(std::move(s), __func__);

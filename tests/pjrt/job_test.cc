@@ -1,7 +1,8 @@
 // A job of two processes through the PJRT plugin, as JAX's distributed client drives it: each forked process
 // creates a client with node_id / num_nodes and the frontend's kv_get / kv_put callbacks (implemented here on a
 // shared directory), then sees its process index, the job's four NeuronCores (its own two addressable, the other
-// process's two described with their process_index), and works on its own devices. FI_PROVIDER=tcp (meson).
+// process's two described with their process_index), and works on its own devices; then a job launches a program
+// across both processes with PJRT_ExecuteOptions.launch_id. FI_PROVIDER=tcp (meson).
 //
 //   pjrt_job_test PLUGIN
 #include <sys/stat.h>
@@ -232,6 +233,150 @@ int Process(int i, const std::string& store) {
   return 0;
 }
 
+// A sum over the job's four devices (two per process), num_replicas 4.
+const char kSum[] = R"(module @sum attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 4 : i32} {
+  func.func public @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+    %0 = "stablehlo.all_reduce"(%x) ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %s = stablehlo.add %a, %b : tensor<f32>
+      stablehlo.return %s : tensor<f32>
+    }) {replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>} : (tensor<2xf32>) -> tensor<2xf32>
+    return %0 : tensor<2xf32>
+  }
+})";
+
+// Executes `le` on this process's two devices with `launch_id`, arguments {d + 1, 10 * (d + 1)} for global device
+// d; on success, the two results read back into `out` (4 floats). Returns the first failure.
+Outcome LaunchSum(PJRT_Client* client, PJRT_LoadedExecutable* le, int process, int launch_id, float* out) {
+  auto mine = NM_ARGS(PJRT_Client_AddressableDevices_Args);
+  mine.client = client;
+  Outcome o = Take(g_api, g_api->PJRT_Client_AddressableDevices(&mine));
+  if (o.code != PJRT_Error_Code_OK) return o;
+  float v[2][2];
+  PJRT_Buffer* in[2] = {nullptr, nullptr};
+  for (int d = 0; d < 2; ++d) {
+    const int global = 2 * process + d;
+    v[d][0] = static_cast<float>(global + 1);
+    v[d][1] = static_cast<float>(10 * (global + 1));
+    auto up = UploadArgs(client, mine.addressable_devices[d], v[d]);
+    o = Take(g_api, g_api->PJRT_Client_BufferFromHostBuffer(&up));
+    if (o.code != PJRT_Error_Code_OK) return o;
+    if (up.done_with_host_buffer) neuronmem_pjrt_test::AwaitAndDestroy(g_api, up.done_with_host_buffer);
+    in[d] = up.buffer;
+  }
+  PJRT_Buffer* const list0[1] = {in[0]};
+  PJRT_Buffer* const list1[1] = {in[1]};
+  PJRT_Buffer* const* lists[2] = {list0, list1};
+  PJRT_Buffer* results[2][1] = {{nullptr}, {nullptr}};
+  PJRT_Buffer** outs[2] = {results[0], results[1]};
+  PJRT_Event* done[2] = {nullptr, nullptr};
+  auto opts = NM_ARGS(PJRT_ExecuteOptions);
+  opts.launch_id = launch_id;
+  auto x = NM_ARGS(PJRT_LoadedExecutable_Execute_Args);
+  x.executable = le;
+  x.options = &opts;
+  x.argument_lists = lists;
+  x.num_devices = 2;
+  x.num_args = 1;
+  x.output_lists = outs;
+  x.device_complete_events = done;
+  o = Take(g_api, g_api->PJRT_LoadedExecutable_Execute(&x));
+  for (int d = 0; d < 2 && o.code == PJRT_Error_Code_OK; ++d) {
+    Outcome w = neuronmem_pjrt_test::AwaitAndDestroy(g_api, done[d]);
+    done[d] = nullptr;
+    if (w.code != PJRT_Error_Code_OK) o = w;
+  }
+  for (int d = 0; d < 2; ++d) {
+    if (done[d]) neuronmem_pjrt_test::AwaitAndDestroy(g_api, done[d]);
+    if (o.code == PJRT_Error_Code_OK) {
+      auto th = NM_ARGS(PJRT_Buffer_ToHostBuffer_Args);
+      th.src = results[d][0];
+      th.dst = out + 2 * d;
+      th.dst_size = 2 * sizeof(float);
+      o = Take(g_api, g_api->PJRT_Buffer_ToHostBuffer(&th));
+      if (o.code == PJRT_Error_Code_OK && th.event) o = neuronmem_pjrt_test::AwaitAndDestroy(g_api, th.event);
+    }
+    if (results[d][0]) neuronmem_pjrt_test::DestroyBuffer(g_api, results[d][0]);
+    neuronmem_pjrt_test::DestroyBuffer(g_api, in[d]);
+  }
+  return o;
+}
+
+// One process of a job that launches a program across both: the launch id of PJRT_ExecuteOptions reaches the
+// launch, so processes that give the same id sum over the job, and processes that give different ids fail
+// naming the other id; the job stays in step after that.
+int Launches(int i, const std::string& store) {
+  const PJRT_NamedValue opts[3] = {IntOption("num_cores", 2), IntOption("node_id", i), IntOption("num_nodes", 2)};
+  auto c = NM_ARGS(PJRT_Client_Create_Args);
+  c.create_options = opts;
+  c.num_options = 3;
+  c.kv_get_callback = KvGet;
+  c.kv_get_user_arg = const_cast<char*>(store.c_str());
+  c.kv_put_callback = KvPut;
+  c.kv_put_user_arg = const_cast<char*>(store.c_str());
+  CHECK_OK(g_api->PJRT_Client_Create(&c), 50);
+  PJRT_Client* client = c.client;
+  auto p = NM_ARGS(PJRT_Program);
+  std::string text = kSum;
+  p.code = text.data();
+  p.code_size = text.size();
+  p.format = "mlir";
+  p.format_size = 4;
+  // CompileOptionsProto { executable_build_options { num_replicas: 4, num_partitions: 1 } }
+  const std::string options{0x1a, 4, 0x20, 4, 0x28, 1};
+  auto cc = NM_ARGS(PJRT_Client_Compile_Args);
+  cc.client = client;
+  cc.program = &p;
+  cc.compile_options = options.data();
+  cc.compile_options_size = options.size();
+  CHECK_OK(g_api->PJRT_Client_Compile(&cc), 51);
+  // The default assignment of 4 replicas is the job's devices; the executable's addressable devices are this
+  // process's two of them.
+  int assignment[4] = {-1, -1, -1, -1};
+  auto da = NM_ARGS(PJRT_Client_DefaultDeviceAssignment_Args);
+  da.client = client;
+  da.num_replicas = 4;
+  da.num_partitions = 1;
+  da.default_assignment_size = 4;
+  da.default_assignment = assignment;
+  CHECK_OK(g_api->PJRT_Client_DefaultDeviceAssignment(&da), 59);
+  CHILD_CHECK(assignment[0] == 0 && assignment[1] == 1 && assignment[2] == 2 && assignment[3] == 3, 60);
+  auto ids = NM_ARGS(PJRT_LoadedExecutable_AddressableDeviceLogicalIds_Args);
+  ids.executable = cc.executable;
+  CHECK_OK(g_api->PJRT_LoadedExecutable_AddressableDeviceLogicalIds(&ids), 61);
+  CHILD_CHECK(ids.num_addressable_device_logical_ids == 2, 62);
+  CHILD_CHECK(ids.addressable_device_logical_ids[0].replica == 2 * i, 63);
+  CHILD_CHECK(ids.addressable_device_logical_ids[1].replica == 2 * i + 1, 64);
+  auto ga = NM_ARGS(PJRT_LoadedExecutable_GetDeviceAssignment_Args);
+  ga.executable = cc.executable;
+  CHECK_OK(g_api->PJRT_LoadedExecutable_GetDeviceAssignment(&ga), 65);
+  // { replica_count: 4, computation_count: 1, computation_devices { replica_device_ids: [0, 1, 2, 3] } }
+  CHILD_CHECK(std::string(ga.serialized_bytes, ga.serialized_bytes_size) ==
+                  (std::string{0x08, 4, 0x10, 1, 0x1a, 6, 0x0a, 4, 0, 1, 2, 3}),
+              66);
+  ga.serialized_device_assignment_deleter(ga.serialized_device_assignment);
+  float out[4] = {0, 0, 0, 0};
+  Outcome o = LaunchSum(client, cc.executable, i, 7, out);
+  if (o.code != PJRT_Error_Code_OK) std::fprintf(stderr, "launch 7: %s\n", o.message.c_str());
+  CHILD_CHECK(o.code == PJRT_Error_Code_OK, 52);
+  for (int k = 0; k < 4; k += 2) CHILD_CHECK(out[k] == 10 && out[k + 1] == 100, 53);
+  // Another launch id in each process: both fail, naming the other's.
+  o = LaunchSum(client, cc.executable, i, 20 + i, out);
+  std::printf("process %d, launch ids 20 / 21: code %d: %s\n", i, static_cast<int>(o.code), o.message.c_str());
+  CHILD_CHECK(o.code == PJRT_Error_Code_FAILED_PRECONDITION, 54);
+  CHILD_CHECK(o.message.find("launch id " + std::to_string(21 - i)) != std::string::npos, 55);
+  // The same id again: in step.
+  o = LaunchSum(client, cc.executable, i, 8, out);
+  CHILD_CHECK(o.code == PJRT_Error_Code_OK && out[0] == 10 && out[3] == 100, 56);
+  auto de = NM_ARGS(PJRT_LoadedExecutable_Destroy_Args);
+  de.executable = cc.executable;
+  CHECK_OK(g_api->PJRT_LoadedExecutable_Destroy(&de), 57);
+  auto destroy = NM_ARGS(PJRT_Client_Destroy_Args);
+  destroy.client = client;
+  CHECK_OK(g_api->PJRT_Client_Destroy(&destroy), 58);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -245,6 +390,16 @@ int main(int argc, char** argv) {
     const std::vector<int> rc = RunProcesses(2, [&](int i) { return Process(i, store); });
     for (size_t i = 0; i < rc.size(); ++i) {
       std::printf("process %zu of the job: exit %d\n", i, rc[i]);
+      failures += rc[i] != 0;
+    }
+  }
+  {
+    TempDir dir;
+    if (dir.path().empty()) return 1;
+    const std::string store = dir.path();
+    const std::vector<int> rc = RunProcesses(2, [&](int i) { return Launches(i, store); });
+    for (size_t i = 0; i < rc.size(); ++i) {
+      std::printf("process %zu of the launching job: exit %d\n", i, rc[i]);
       failures += rc[i] != 0;
     }
   }
