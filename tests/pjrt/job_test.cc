@@ -121,8 +121,8 @@ PJRT_Client_BufferFromHostBuffer_Args UploadArgs(PJRT_Client* client, PJRT_Devic
   return up;
 }
 
-// One process of the job: index i of 2, two cores each.
-int Process(int i, const std::string& store) {
+// Creates process i's client of a job of 2 processes with two cores each, through the store in `store`.
+PJRT_Error* CreateJobClient(int i, const std::string& store, PJRT_Client** out) {
   const PJRT_NamedValue opts[3] = {IntOption("num_cores", 2), IntOption("node_id", i), IntOption("num_nodes", 2)};
   auto c = NM_ARGS(PJRT_Client_Create_Args);
   c.create_options = opts;
@@ -131,8 +131,15 @@ int Process(int i, const std::string& store) {
   c.kv_get_user_arg = const_cast<char*>(store.c_str());
   c.kv_put_callback = KvPut;
   c.kv_put_user_arg = const_cast<char*>(store.c_str());
-  CHECK_OK(g_api->PJRT_Client_Create(&c), 10);
-  PJRT_Client* client = c.client;
+  PJRT_Error* e = g_api->PJRT_Client_Create(&c);
+  *out = c.client;
+  return e;
+}
+
+// One process of the job: index i of 2, two cores each.
+int Process(int i, const std::string& store) {
+  PJRT_Client* client = nullptr;
+  CHECK_OK(CreateJobClient(i, store, &client), 10);
   CHILD_CHECK(g_gets > 0 && g_puts > 0, 11);  // the bootstrap went through the frontend's store
 
   auto pi = NM_ARGS(PJRT_Client_ProcessIndex_Args);
@@ -306,16 +313,8 @@ Outcome LaunchSum(PJRT_Client* client, PJRT_LoadedExecutable* le, int process, i
 // launch, so processes that give the same id sum over the job, and processes that give different ids fail
 // naming the other id; the job stays in step after that.
 int Launches(int i, const std::string& store) {
-  const PJRT_NamedValue opts[3] = {IntOption("num_cores", 2), IntOption("node_id", i), IntOption("num_nodes", 2)};
-  auto c = NM_ARGS(PJRT_Client_Create_Args);
-  c.create_options = opts;
-  c.num_options = 3;
-  c.kv_get_callback = KvGet;
-  c.kv_get_user_arg = const_cast<char*>(store.c_str());
-  c.kv_put_callback = KvPut;
-  c.kv_put_user_arg = const_cast<char*>(store.c_str());
-  CHECK_OK(g_api->PJRT_Client_Create(&c), 50);
-  PJRT_Client* client = c.client;
+  PJRT_Client* client = nullptr;
+  CHECK_OK(CreateJobClient(i, store, &client), 50);
   auto p = NM_ARGS(PJRT_Program);
   std::string text = kSum;
   p.code = text.data();
