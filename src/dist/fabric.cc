@@ -33,6 +33,8 @@ struct Header {
   uint32_t from, to;
   uint64_t tag;
   uint64_t bytes;
+  int32_t failure;  // non-zero: the sender failed the collective with this status code; the payload is its text
+  uint32_t reserved;
 };
 
 std::string Hex(const void* data, size_t n) {
@@ -171,7 +173,11 @@ class Fabric::Impl {
   Status Bootstrap();
   void Close();
 
-  Status Send(uint32_t to, uint64_t tag, const void* data, size_t bytes, std::string_view op);
+  // failure (non-zero): the message says the sender failed the op with this status code, the payload being its
+  // text; the Recv that meets it fails with it (a collective's later members fail at once, not after a timeout).
+  Status Send(uint32_t to, uint64_t tag, const void* data, size_t bytes, std::string_view op, int32_t failure = 0);
+  // Sends `why` in place of the message of `bytes` bytes the receiver waits for (its text cut to fit).
+  void SendFailure(uint32_t to, uint64_t tag, const Status& why, size_t bytes, std::string_view op);
   // `lock` (nullable, held on mu): released while the receive waits (Wait). interrupt: Fabric::Recv's.
   Status Recv(uint32_t from, uint64_t tag, void* data, size_t bytes, std::string_view op,
               std::unique_lock<std::mutex>* lock = nullptr, const std::atomic<int>* interrupt = nullptr,
@@ -600,7 +606,8 @@ Status Fabric::Impl::CheckPeer(uint32_t peer, std::string_view op) const {
   return Ok();
 }
 
-Status Fabric::Impl::Send(uint32_t to, uint64_t tag, const void* data, size_t bytes, std::string_view op_name) {
+Status Fabric::Impl::Send(uint32_t to, uint64_t tag, const void* data, size_t bytes, std::string_view op_name,
+                          int32_t failure) {
   NEURONMEM_RETURN_IF_ERROR(CheckPeer(to, op_name));
   // Buffered: the message (header + payload) is copied into a buffer of the op, so the caller's bytes are
   // free as soon as this returns.
@@ -611,7 +618,7 @@ Status Fabric::Impl::Send(uint32_t to, uint64_t tag, const void* data, size_t by
   }
   op->is_send = true;
   op->peer = to;
-  Header h = {kMagic, {}, opts.process_index, to, tag, bytes};
+  Header h = {kMagic, {}, opts.process_index, to, tag, bytes, failure, 0};
   memcpy(h.token, token, kTokenBytes);
   memcpy(op->data(), &h, sizeof h);
   if (bytes > 0) memcpy(op->data() + sizeof h, data, bytes);
@@ -632,6 +639,13 @@ Status Fabric::Impl::Send(uint32_t to, uint64_t tag, const void* data, size_t by
   stats.bytes_sent += bytes;
   Progress();
   return Ok();
+}
+
+void Fabric::Impl::SendFailure(uint32_t to, uint64_t tag, const Status& why, size_t bytes, std::string_view op) {
+  if (!why || to >= opts.num_processes || !lost[to].empty()) return;
+  const std::string text = why->message.substr(0, bytes);
+  // Best effort: the receiver fails either way (with this status, or after its own wait).
+  Send(to, tag, text.data(), text.size(), op, static_cast<int32_t>(why->code)).IgnoreError();
 }
 
 Status Fabric::Impl::Recv(uint32_t from, uint64_t tag, void* data, size_t bytes, std::string_view op_name,
@@ -699,7 +713,17 @@ Status Fabric::Impl::Recv(uint32_t from, uint64_t tag, void* data, size_t bytes,
     if (has_header) memcpy(&h, direct ? static_cast<const void*>(&op->header) : op->data(), sizeof h);
     const bool of_job = has_header && h.magic == kMagic && memcmp(h.token, token, kTokenBytes) == 0 && h.from == from &&
                         h.to == opts.process_index && h.tag == tag;
-    if (of_job && h.bytes == bytes && op->len == sizeof(Header) + bytes) {
+    if (of_job && h.failure != 0 && h.bytes <= bytes && op->len == sizeof(Header) + h.bytes) {
+      // The sender failed the collective before it could send this message: fail with its status, naming it.
+      const char* text = direct ? static_cast<const char*>(data) : op->data() + sizeof(Header);
+      std::string why(text, static_cast<size_t>(h.bytes));
+      Release(op);
+      return MakeStatus(static_cast<neuronmem_status_code_t>(h.failure),
+                        std::string(op_name) + " (tag " + std::to_string(tag & kUserTagMask) + "): process " +
+                            std::to_string(from) + " failed it before it could pass this process its share: " +
+                            (why.empty() ? std::string("(no message)") : why));
+    }
+    if (of_job && h.failure == 0 && h.bytes == bytes && op->len == sizeof(Header) + bytes) {
       if (bytes > 0 && !direct) memcpy(data, op->data() + sizeof(Header), bytes);
       Release(op);
       if (direct) stats.receives_in_place++;
@@ -711,7 +735,7 @@ Status Fabric::Impl::Recv(uint32_t from, uint64_t tag, void* data, size_t bytes,
     // disagree on the program, not a lost or foreign peer. (A longer one is truncated by the provider, which
     // need not deliver its header: it cannot be told from a foreign message and is dropped below.) A direct
     // receive's buffer then holds the shorter message's bytes.
-    if (of_job && h.bytes != bytes) {
+    if (of_job && h.failure == 0 && h.bytes != bytes) {
       Release(op);
       return FailedPrecondition(
           "%.*s (tag %llu): process %u sent %llu bytes, this process %u expects %zu (do the "
@@ -933,21 +957,26 @@ Status Fabric::AllReduce(ReduceKind kind, ReduceType type, void* data, size_t co
   // the data per call cost a fill and its page faults; 64 MiB: 32 MiB of them).
   char* tmp = impl_->Scratch((count / n + 1) * es);
   if (tmp == nullptr) return ResourceExhausted("all_reduce: no memory for %zu bytes of scratch", (count / n + 1) * es);
-  // Reduce-scatter: after n-1 steps process r holds the whole reduction of chunk (r+1) % n.
-  for (uint32_t s = 0; s + 1 < n; ++s) {
-    const uint32_t send_c = (me + n - s) % n, recv_c = (me + 2 * n - s - 1) % n;
-    NEURONMEM_RETURN_IF_ERROR(
-        impl_->Send(right, base | s, bytes + start(send_c) * es, chunk_len(send_c) * es, "all_reduce"));
-    NEURONMEM_RETURN_IF_ERROR(impl_->Recv(left, base | s, tmp, chunk_len(recv_c) * es, "all_reduce"));
-    ReduceInto(kind, type, bytes + start(recv_c) * es, tmp, chunk_len(recv_c));
-  }
-  // All-gather the reduced chunks around the ring.
-  for (uint32_t s = 0; s + 1 < n; ++s) {
-    const uint32_t send_c = (me + 1 + n - s) % n, recv_c = (me + n - s) % n;
-    const uint64_t tag = base | (n - 1 + s);
-    NEURONMEM_RETURN_IF_ERROR(
-        impl_->Send(right, tag, bytes + start(send_c) * es, chunk_len(send_c) * es, "all_reduce"));
-    NEURONMEM_RETURN_IF_ERROR(impl_->Recv(left, tag, bytes + start(recv_c) * es, chunk_len(recv_c) * es, "all_reduce"));
+  // 2(n-1) steps: n-1 of reduce-scatter (after them process r holds the whole reduction of chunk (r+1) % n), then
+  // n-1 of all-gather passing the reduced chunks around the ring. Step t sends one chunk right and receives one
+  // from the left.
+  const uint32_t steps = 2 * (n - 1);
+  const auto send_chunk = [&](uint32_t t) { return t + 1 < n ? (me + n - t) % n : (me + 2 * n - t) % n; };
+  const auto recv_chunk = [&](uint32_t t) { return (me + 2 * n - t - 1) % n; };
+  for (uint32_t t = 0; t < steps; ++t) {
+    const bool scatter = t + 1 < n;
+    const uint32_t sc = send_chunk(t), rc = recv_chunk(t);
+    NEURONMEM_RETURN_IF_ERROR(impl_->Send(right, base | t, bytes + start(sc) * es, chunk_len(sc) * es, "all_reduce"));
+    // Step t's message comes only after the left neighbour received its own step t - 1, and so on around the ring:
+    // it may take t + 1 peer timeouts (a process t steps up the ring waits that long for a lost one) before the left
+    // neighbour is taken for lost. Sooner, a neighbour that failed passes its failure on in place of its message.
+    if (Status st = impl_->Recv(left, base | t, scatter ? tmp : bytes + start(rc) * es, chunk_len(rc) * es,
+                                "all_reduce", nullptr, nullptr, t + 1)) {
+      // The right neighbour waits for step t + 1's message from this process: it gets this failure instead.
+      if (t + 1 < steps) impl_->SendFailure(right, base | (t + 1), st, chunk_len(send_chunk(t + 1)) * es, "all_reduce");
+      return st;
+    }
+    if (scatter) ReduceInto(kind, type, bytes + start(rc) * es, tmp, chunk_len(rc));
   }
   return Ok();
 }
