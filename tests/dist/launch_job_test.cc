@@ -703,19 +703,18 @@ func.func @main(%x: tensor<8xf32>) -> tensor<8xf32> {
   });
 }
 
-// Four processes of one core, process 1 killed before an all_reduce over all of them: the accumulator's chain
-// (0 -> 1 -> 2 -> 3, then 3 -> 0 -> 1 -> 2) breaks at process 2, which waits for 1 and finds it lost; it
-// passes that failure on, so every survivor fails in bounded time with UNAVAILABLE naming process 1.
-TEST(LaunchJob, APeerKilledMidChainFailsEverySurvivorOfFour) {
+// Four processes of one core, process 1 killed before a collective over all of them. all_reduce: the accumulator's
+// chain (0 -> 1 -> 2 -> 3, then 3 -> 0 -> 1 -> 2) breaks at process 2, which waits for 1 and finds it lost; it passes
+// that failure on, so every survivor fails in bounded time with UNAVAILABLE naming process 1. `program` (f32[8] ->
+// f32[out]) over four processes of one core, process 1 killed before its second launch.
+std::vector<int> KillOneOfFour(const std::string& program, size_t out) {
   TempDir dir;
-  const std::string all_reduce =
-      Op("all_reduce", "replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>", 8, 8, kAdd);
-  auto codes = RunProcesses(4, [&](int i) {
+  return RunProcesses(4, [&](int i) {
     neuronmem_client_t* c = NewClient(1, dir.path(), i, 4, /*peer_timeout_ms=*/1500);
     CHILD_CHECK(c != nullptr, 1);
-    neuronmem_executable_t* e = CompileFor(c, all_reduce, 4);
+    neuronmem_executable_t* e = CompileFor(c, program, 4);
     CHILD_CHECK(e != nullptr, 2);
-    LaunchResult r = LaunchAll(c, e, 8, 8);
+    LaunchResult r = LaunchAll(c, e, 8, out);
     CHILD_CHECK(r.code == NEURONMEM_STATUS_OK, 3);
     void* store = const_cast<char*>(dir.path().c_str());
     const std::string key = "first" + std::to_string(i);
@@ -732,7 +731,7 @@ TEST(LaunchJob, APeerKilledMidChainFailsEverySurvivorOfFour) {
       raise(SIGKILL);
     }
     const auto t0 = std::chrono::steady_clock::now();
-    r = LaunchAll(c, e, 8, 8);
+    r = LaunchAll(c, e, 8, out);
     const auto waited = std::chrono::steady_clock::now() - t0;
     fprintf(stderr, "process %d: %s\n", i, r.message.c_str());
     CHILD_CHECK(r.code == NEURONMEM_STATUS_UNAVAILABLE, 4);
@@ -742,7 +741,22 @@ TEST(LaunchJob, APeerKilledMidChainFailsEverySurvivorOfFour) {
     CHILD_CHECK(Code(neuronmem_client_destroy(c)) == NEURONMEM_STATUS_OK, 10);
     return 0;
   });
-  EXPECT_EQ(codes, (std::vector<int>{0, 128 + SIGKILL, 0, 0}));
+}
+
+TEST(LaunchJob, APeerKilledMidChainFailsEverySurvivorOfFour) {
+  EXPECT_EQ(KillOneOfFour(Op("all_reduce", "replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>", 8, 8, kAdd), 8),
+            (std::vector<int>{0, 128 + SIGKILL, 0, 0}));
+}
+
+// The same for all_gather's ring of processes (0 -> 1 -> 2 -> 3 -> 0, passing blocks): process 2 waits for 1 and finds
+// it lost, and its failure goes on in place of its blocks to 3, then from 3 to 0, who wait for the blocks behind it.
+TEST(LaunchJob, APeerKilledMidRingFailsEverySurvivorOfFour) {
+  EXPECT_EQ(KillOneOfFour(Op("all_gather",
+                             "all_gather_dim = 0 : i64, replica_groups = dense<[[0, 1, 2, 3]]> : "
+                             "tensor<1x4xi64>",
+                             8, 32),
+                          32),
+            (std::vector<int>{0, 128 + SIGKILL, 0, 0}));
 }
 
 TEST(LaunchJob, APeerKilledBeforeTheCollectiveFailsTheSurvivorInBoundedTime) {
