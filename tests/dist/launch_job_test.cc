@@ -232,6 +232,9 @@ std::vector<Case> Cases(int D) {
                Op("all_gather", "all_gather_dim = 0 : i64, replica_groups = " + Groups(mirror), E, E * 2), E, E * 2});
   c.push_back({"collective_broadcast from the last device",
                Op("collective_broadcast", "replica_groups = " + Groups({reversed}), 1100, 1100), 1100, 1100});
+  // collective_reduce meets its group through Exchange: across processes every value goes around the ring.
+  c.push_back({"collective_reduce reversed group",
+               Op("collective_reduce", "replica_groups = " + Groups({reversed}), 1100, 1100, kAdd), 1100, 1100});
   c.push_back({"collective_broadcast interleaved group",
                Op("collective_broadcast", "replica_groups = " + Groups({interleaved}), E, E), E, E});
   c.push_back({"collective_broadcast mirrored pairs",
