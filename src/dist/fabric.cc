@@ -246,13 +246,17 @@ class Fabric::Impl {
   // comes wakes it (fi_cq_signal) rather than waiting out its timeout.
   mutable std::atomic<int> contenders{0};
   std::unique_lock<std::mutex> Lock() const {
-    std::unique_lock<std::mutex> lock(mu, std::try_to_lock);
-    if (lock.owns_lock()) return lock;
+    std::unique_lock<std::mutex> lock(mu, std::defer_lock);
+    Relock(&lock);
+    return lock;
+  }
+  // Takes `lock` (on mu) back, waking a receive blocked on the queue with it.
+  void Relock(std::unique_lock<std::mutex>* lock) const {
+    if (lock->try_lock()) return;
     contenders.fetch_add(1, std::memory_order_acq_rel);
     if (cq_waitable) fi_cq_signal(cq);
-    lock.lock();
+    lock->lock();
     contenders.fetch_sub(1, std::memory_order_acq_rel);
-    return lock;
   }
 };
 
@@ -534,7 +538,7 @@ void Fabric::Impl::Wait(Backoff* b, std::unique_lock<std::mutex>* lock) {
     if (b->empty_polls % 2 == 0) {
       if (lock != nullptr) lock->unlock();
       std::this_thread::yield();
-      if (lock != nullptr) lock->lock();
+      if (lock != nullptr) Relock(lock);
     }
     return;
   }
@@ -557,7 +561,7 @@ void Fabric::Impl::Wait(Backoff* b, std::unique_lock<std::mutex>* lock) {
   const int slept = b->empty_polls;
   if (lock != nullptr) lock->unlock();
   std::this_thread::sleep_for(std::chrono::microseconds(std::min(1000, 20 * std::max(1, slept / 64))));
-  if (lock != nullptr) lock->lock();
+  if (lock != nullptr) Relock(lock);
 }
 
 Op* Fabric::Impl::Acquire(size_t size) {
