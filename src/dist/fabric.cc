@@ -534,8 +534,10 @@ void Fabric::Impl::Wait(Backoff* b, std::unique_lock<std::mutex>* lock) {
   ++b->empty_polls;
   if (now - b->since < kSpin) {
     // Between polls the peer process (on 2 vCPUs, often the one that must answer) may have the core:
-    // spinning without yielding starved it (256 B: 76 us against 16-18 us with a yield every other poll).
-    if (b->empty_polls % 2 == 0) {
+    // spinning without yielding starved it (256 B: 76 us against 16-18 us with a yield every other poll). A yield
+    // every 8th poll: 1 MiB one way 246-457 us (median 280) against 347-1810 (median 490) every other poll, for
+    // 18.5-19 us against 17 at 256 B (docs/performance.md, "Between processes: the waiting receive").
+    if (b->empty_polls % 8 == 0) {
       if (lock != nullptr) lock->unlock();
       std::this_thread::yield();
       if (lock != nullptr) Relock(lock);
