@@ -33,6 +33,8 @@ struct Header {
   uint32_t from, to;
   uint64_t tag;
   uint64_t bytes;
+  int32_t failure;  // non-zero: the sender failed the collective with this status code; the payload is its text
+  uint32_t reserved;
 };
 
 std::string Hex(const void* data, size_t n) {
@@ -171,7 +173,11 @@ class Fabric::Impl {
   Status Bootstrap();
   void Close();
 
-  Status Send(uint32_t to, uint64_t tag, const void* data, size_t bytes, std::string_view op);
+  // failure (non-zero): the message says the sender failed the op with this status code, the payload being its
+  // text; the Recv that meets it fails with it (a collective's later members fail at once, not after a timeout).
+  Status Send(uint32_t to, uint64_t tag, const void* data, size_t bytes, std::string_view op, int32_t failure = 0);
+  // Sends `why` in place of the message of `bytes` bytes the receiver waits for (its text cut to fit).
+  void SendFailure(uint32_t to, uint64_t tag, const Status& why, size_t bytes, std::string_view op);
   // `lock` (nullable, held on mu): released while the receive waits (Wait). interrupt: Fabric::Recv's.
   Status Recv(uint32_t from, uint64_t tag, void* data, size_t bytes, std::string_view op,
               std::unique_lock<std::mutex>* lock = nullptr, const std::atomic<int>* interrupt = nullptr,
@@ -211,7 +217,10 @@ class Fabric::Impl {
   std::deque<Op*> unposted;                // sends in `ops` the provider has not accepted yet, in send order
   std::vector<std::unique_ptr<Op>> pool;   // completed ops kept for reuse
   size_t pool_bytes = 0;
-  bool cq_waitable = false;         // the completion queue has a wait object (fi_cq_sread)
+  bool cq_waitable = false;  // the completion queue has a wait object (fi_cq_sread)
+  // A receive that waits with the lock may block in fi_cq_sread (Wait): where the sread progresses the endpoint,
+  // measured on tcp;ofi_rxm (with shm a 2-process launch hung: it keeps sleeping unlocked, as other providers do).
+  bool sread_locked = false;
   bool direct_recv = false;         // the endpoint does directed receives into two-entry iovecs
   bool registering = false;         // memory is registered and descriptors passed (FI_MR_LOCAL or register_memory)
   std::vector<Region> regions;      // sorted by base
@@ -233,6 +242,22 @@ class Fabric::Impl {
   FabricStats stats;
   uint64_t collective_seq = 0;
   mutable std::mutex mu;
+  // Threads waiting for mu. A receive waits blocked in fi_cq_sread holding mu only while there is none; one that
+  // comes wakes it (fi_cq_signal) rather than waiting out its timeout.
+  mutable std::atomic<int> contenders{0};
+  std::unique_lock<std::mutex> Lock() const {
+    std::unique_lock<std::mutex> lock(mu, std::defer_lock);
+    Relock(&lock);
+    return lock;
+  }
+  // Takes `lock` (on mu) back, waking a receive blocked on the queue with it.
+  void Relock(std::unique_lock<std::mutex>* lock) const {
+    if (lock->try_lock()) return;
+    contenders.fetch_add(1, std::memory_order_acq_rel);
+    if (cq_waitable) fi_cq_signal(cq);
+    lock->lock();
+    contenders.fetch_sub(1, std::memory_order_acq_rel);
+  }
 };
 
 Status Fabric::Impl::Open() {
@@ -274,6 +299,7 @@ Status Fabric::Impl::Open() {
                        env != nullptr ? " with FI_PROVIDER=" : "", env != nullptr ? env : "", FiError(rc).c_str());
   }
   provider_name = info->fabric_attr->prov_name != nullptr ? info->fabric_attr->prov_name : "?";
+  sread_locked = provider_name.find("ofi_rxm") != std::string::npos;
   direct_recv = (info->caps & FI_DIRECTED_RECV) != 0 && info->rx_attr->iov_limit >= 2;
   registering =
       opts.register_memory || (info->domain_attr->mr_mode & FI_MR_LOCAL) != 0 || (info->mode & FI_LOCAL_MR) != 0;
@@ -508,16 +534,21 @@ void Fabric::Impl::Wait(Backoff* b, std::unique_lock<std::mutex>* lock) {
   ++b->empty_polls;
   if (now - b->since < kSpin) {
     // Between polls the peer process (on 2 vCPUs, often the one that must answer) may have the core:
-    // spinning without yielding starved it (256 B: 76 us against 16-18 us with a yield every other poll).
-    if (b->empty_polls % 2 == 0) {
+    // spinning without yielding starved it (256 B: 76 us against 16-18 us with a yield every other poll). A yield
+    // every 8th poll: 1 MiB one way 246-457 us (median 280) against 347-1810 (median 490) every other poll, for
+    // 18.5-19 us against 17 at 256 B (docs/performance.md, "Between processes: the waiting receive").
+    if (b->empty_polls % 8 == 0) {
       if (lock != nullptr) lock->unlock();
       std::this_thread::yield();
-      if (lock != nullptr) lock->lock();
+      if (lock != nullptr) Relock(lock);
     }
     return;
   }
-  if (cq_waitable && lock == nullptr) {
-    // Blocks until the provider's descriptors have something (the sread progresses the endpoint itself).
+  if (cq_waitable && (lock == nullptr || (sread_locked && contenders.load(std::memory_order_acquire) == 0))) {
+    // Blocks until the provider's descriptors have something (the sread progresses the endpoint itself). With the
+    // lock held only while no other thread waits for it: one that comes signals the queue (Lock), ending the wait.
+    // (Sleeping unlocked instead cost a rendezvous message every protocol step a sleep: 1 MiB 0.9-1.4 ms against
+    // the floor's 0.2-0.27.)
     fi_cq_tagged_entry entries[16];
     ssize_t n = fi_cq_sread(cq, entries, 16, nullptr, 1);
     if (n > 0) {
@@ -532,7 +563,7 @@ void Fabric::Impl::Wait(Backoff* b, std::unique_lock<std::mutex>* lock) {
   const int slept = b->empty_polls;
   if (lock != nullptr) lock->unlock();
   std::this_thread::sleep_for(std::chrono::microseconds(std::min(1000, 20 * std::max(1, slept / 64))));
-  if (lock != nullptr) lock->lock();
+  if (lock != nullptr) Relock(lock);
 }
 
 Op* Fabric::Impl::Acquire(size_t size) {
@@ -600,7 +631,8 @@ Status Fabric::Impl::CheckPeer(uint32_t peer, std::string_view op) const {
   return Ok();
 }
 
-Status Fabric::Impl::Send(uint32_t to, uint64_t tag, const void* data, size_t bytes, std::string_view op_name) {
+Status Fabric::Impl::Send(uint32_t to, uint64_t tag, const void* data, size_t bytes, std::string_view op_name,
+                          int32_t failure) {
   NEURONMEM_RETURN_IF_ERROR(CheckPeer(to, op_name));
   // Buffered: the message (header + payload) is copied into a buffer of the op, so the caller's bytes are
   // free as soon as this returns.
@@ -611,7 +643,7 @@ Status Fabric::Impl::Send(uint32_t to, uint64_t tag, const void* data, size_t by
   }
   op->is_send = true;
   op->peer = to;
-  Header h = {kMagic, {}, opts.process_index, to, tag, bytes};
+  Header h = {kMagic, {}, opts.process_index, to, tag, bytes, failure, 0};
   memcpy(h.token, token, kTokenBytes);
   memcpy(op->data(), &h, sizeof h);
   if (bytes > 0) memcpy(op->data() + sizeof h, data, bytes);
@@ -632,6 +664,13 @@ Status Fabric::Impl::Send(uint32_t to, uint64_t tag, const void* data, size_t by
   stats.bytes_sent += bytes;
   Progress();
   return Ok();
+}
+
+void Fabric::Impl::SendFailure(uint32_t to, uint64_t tag, const Status& why, size_t bytes, std::string_view op) {
+  if (!why || to >= opts.num_processes || !lost[to].empty()) return;
+  const std::string text = why->message.substr(0, bytes);
+  // Best effort: the receiver fails either way (with this status, or after its own wait).
+  Send(to, tag, text.data(), text.size(), op, static_cast<int32_t>(why->code)).IgnoreError();
 }
 
 Status Fabric::Impl::Recv(uint32_t from, uint64_t tag, void* data, size_t bytes, std::string_view op_name,
@@ -699,7 +738,17 @@ Status Fabric::Impl::Recv(uint32_t from, uint64_t tag, void* data, size_t bytes,
     if (has_header) memcpy(&h, direct ? static_cast<const void*>(&op->header) : op->data(), sizeof h);
     const bool of_job = has_header && h.magic == kMagic && memcmp(h.token, token, kTokenBytes) == 0 && h.from == from &&
                         h.to == opts.process_index && h.tag == tag;
-    if (of_job && h.bytes == bytes && op->len == sizeof(Header) + bytes) {
+    if (of_job && h.failure != 0 && h.bytes <= bytes && op->len == sizeof(Header) + h.bytes) {
+      // The sender failed the collective before it could send this message: fail with its status, naming it.
+      const char* text = direct ? static_cast<const char*>(data) : op->data() + sizeof(Header);
+      std::string why(text, static_cast<size_t>(h.bytes));
+      Release(op);
+      return MakeStatus(static_cast<neuronmem_status_code_t>(h.failure),
+                        std::string(op_name) + " (tag " + std::to_string(tag & kUserTagMask) + "): process " +
+                            std::to_string(from) + " failed it before it could pass this process its share: " +
+                            (why.empty() ? std::string("(no message)") : why));
+    }
+    if (of_job && h.failure == 0 && h.bytes == bytes && op->len == sizeof(Header) + bytes) {
       if (bytes > 0 && !direct) memcpy(data, op->data() + sizeof(Header), bytes);
       Release(op);
       if (direct) stats.receives_in_place++;
@@ -711,7 +760,7 @@ Status Fabric::Impl::Recv(uint32_t from, uint64_t tag, void* data, size_t bytes,
     // disagree on the program, not a lost or foreign peer. (A longer one is truncated by the provider, which
     // need not deliver its header: it cannot be told from a foreign message and is dropped below.) A direct
     // receive's buffer then holds the shorter message's bytes.
-    if (of_job && h.bytes != bytes) {
+    if (of_job && h.failure == 0 && h.bytes != bytes) {
       Release(op);
       return FailedPrecondition(
           "%.*s (tag %llu): process %u sent %llu bytes, this process %u expects %zu (do the "
@@ -816,7 +865,7 @@ uint32_t Fabric::process_index() const { return impl_->opts.process_index; }
 uint32_t Fabric::num_processes() const { return impl_->opts.num_processes; }
 const std::string& Fabric::provider() const { return impl_->provider_name; }
 FabricStats Fabric::stats() const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto lock = impl_->Lock();
   return impl_->stats;
 }
 
@@ -824,7 +873,7 @@ bool Fabric::registers_memory() const { return impl_->registering; }
 
 Status Fabric::RegisterMemory(void* base, size_t bytes) {
   if (base == nullptr || bytes == 0) return InvalidArgument("fabric: registering an empty region");
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto lock = impl_->Lock();
   if (!impl_->registering) return Ok();
   char* b = static_cast<char*>(base);
   auto& regions = impl_->regions;
@@ -843,7 +892,7 @@ Status Fabric::RegisterMemory(void* base, size_t bytes) {
 }
 
 Status Fabric::UnregisterMemory(void* base) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto lock = impl_->Lock();
   auto& regions = impl_->regions;
   auto it = std::find_if(regions.begin(), regions.end(), [&](const Region& r) { return r.base == base; });
   if (it == regions.end()) {
@@ -870,14 +919,14 @@ Status CheckPointToPoint(uint64_t tag, uint32_t peer, uint32_t self, std::string
 
 Status Fabric::Send(uint32_t to, uint64_t tag, const void* data, size_t bytes, std::string_view op) {
   NEURONMEM_RETURN_IF_ERROR(CheckPointToPoint(tag, to, impl_->opts.process_index, op));
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto lock = impl_->Lock();
   return impl_->Send(to, tag, data, bytes, op);
 }
 
 Status Fabric::Recv(uint32_t from, uint64_t tag, void* data, size_t bytes, std::string_view op,
                     const std::atomic<int>* interrupt, uint32_t patience) {
   NEURONMEM_RETURN_IF_ERROR(CheckPointToPoint(tag, from, impl_->opts.process_index, op));
-  std::unique_lock<std::mutex> lock(impl_->mu);
+  auto lock = impl_->Lock();
   return impl_->Recv(from, tag, data, bytes, op, &lock, interrupt, patience);
 }
 
@@ -895,7 +944,7 @@ Status Fabric::CollectivePermute(const std::vector<std::pair<uint32_t, uint32_t>
     }
     is_source[s] = is_target[t] = true;
   }
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto lock = impl_->Lock();
   const uint64_t tag = kCollectiveBit | ((impl_->collective_seq++ & ((1ull << 27) - 1)) << 20);
   std::vector<char> self_copy;
   int64_t from = -1;
@@ -922,7 +971,7 @@ Status Fabric::AllReduce(ReduceKind kind, ReduceType type, void* data, size_t co
   const uint32_t n = impl_->opts.num_processes, me = impl_->opts.process_index;
   const size_t es = ElementBytes(type);
   if (count > SIZE_MAX / es) return InvalidArgument("all_reduce: %zu elements overflow", count);
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto lock = impl_->Lock();
   const uint64_t base = kCollectiveBit | ((impl_->collective_seq++ & ((1ull << 27) - 1)) << 20);
   if (n == 1) return Ok();
   char* bytes = static_cast<char*>(data);
@@ -933,21 +982,26 @@ Status Fabric::AllReduce(ReduceKind kind, ReduceType type, void* data, size_t co
   // the data per call cost a fill and its page faults; 64 MiB: 32 MiB of them).
   char* tmp = impl_->Scratch((count / n + 1) * es);
   if (tmp == nullptr) return ResourceExhausted("all_reduce: no memory for %zu bytes of scratch", (count / n + 1) * es);
-  // Reduce-scatter: after n-1 steps process r holds the whole reduction of chunk (r+1) % n.
-  for (uint32_t s = 0; s + 1 < n; ++s) {
-    const uint32_t send_c = (me + n - s) % n, recv_c = (me + 2 * n - s - 1) % n;
-    NEURONMEM_RETURN_IF_ERROR(
-        impl_->Send(right, base | s, bytes + start(send_c) * es, chunk_len(send_c) * es, "all_reduce"));
-    NEURONMEM_RETURN_IF_ERROR(impl_->Recv(left, base | s, tmp, chunk_len(recv_c) * es, "all_reduce"));
-    ReduceInto(kind, type, bytes + start(recv_c) * es, tmp, chunk_len(recv_c));
-  }
-  // All-gather the reduced chunks around the ring.
-  for (uint32_t s = 0; s + 1 < n; ++s) {
-    const uint32_t send_c = (me + 1 + n - s) % n, recv_c = (me + n - s) % n;
-    const uint64_t tag = base | (n - 1 + s);
-    NEURONMEM_RETURN_IF_ERROR(
-        impl_->Send(right, tag, bytes + start(send_c) * es, chunk_len(send_c) * es, "all_reduce"));
-    NEURONMEM_RETURN_IF_ERROR(impl_->Recv(left, tag, bytes + start(recv_c) * es, chunk_len(recv_c) * es, "all_reduce"));
+  // 2(n-1) steps: n-1 of reduce-scatter (after them process r holds the whole reduction of chunk (r+1) % n), then
+  // n-1 of all-gather passing the reduced chunks around the ring. Step t sends one chunk right and receives one
+  // from the left.
+  const uint32_t steps = 2 * (n - 1);
+  const auto send_chunk = [&](uint32_t t) { return t + 1 < n ? (me + n - t) % n : (me + 2 * n - t) % n; };
+  const auto recv_chunk = [&](uint32_t t) { return (me + 2 * n - t - 1) % n; };
+  for (uint32_t t = 0; t < steps; ++t) {
+    const bool scatter = t + 1 < n;
+    const uint32_t sc = send_chunk(t), rc = recv_chunk(t);
+    NEURONMEM_RETURN_IF_ERROR(impl_->Send(right, base | t, bytes + start(sc) * es, chunk_len(sc) * es, "all_reduce"));
+    // Step t's message comes only after the left neighbour received its own step t - 1, and so on around the ring:
+    // it may take t + 1 peer timeouts (a process t steps up the ring waits that long for a lost one) before the left
+    // neighbour is taken for lost. Sooner, a neighbour that failed passes its failure on in place of its message.
+    if (Status st = impl_->Recv(left, base | t, scatter ? tmp : bytes + start(rc) * es, chunk_len(rc) * es,
+                                "all_reduce", nullptr, nullptr, t + 1)) {
+      // The right neighbour waits for step t + 1's message from this process: it gets this failure instead.
+      if (t + 1 < steps) impl_->SendFailure(right, base | (t + 1), st, chunk_len(send_chunk(t + 1)) * es, "all_reduce");
+      return st;
+    }
+    if (scatter) ReduceInto(kind, type, bytes + start(rc) * es, tmp, chunk_len(rc));
   }
   return Ok();
 }

@@ -115,7 +115,10 @@ class Fabric {
                            size_t bytes);
   // all_reduce over all processes as a ring (reduce-scatter then all-gather: each process sends and receives
   // 2(n-1)/n of the data, whatever n). `data` (count elements) is reduced in place; every process ends with
-  // the same bits.
+  // the same bits. A process that fails a step (a lost peer) passes its failure to its ring successor in place of
+  // its next message, and step t waits t + 1 peer timeouts for its message (it can come only after the t steps
+  // before it around the ring): every survivor fails naming the lost process, never a live one stuck behind it,
+  // within 2(n-1) peer timeouts.
   Status AllReduce(ReduceKind kind, ReduceType type, void* data, size_t count);
 
   class Impl;

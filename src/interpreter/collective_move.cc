@@ -111,22 +111,71 @@ class AllToAllKernel final : public MovingKernel {
     Member m;
     NEURONMEM_RETURN_IF_ERROR(Join(f, &m));
     NEURONMEM_RETURN_IF_ERROR(CheckExtent(site_, "split_count", count_, 1, static_cast<int64_t>(m.group.size())));
-    const int64_t me = static_cast<int64_t>(m.index);
     const std::vector<Shape>& in = v_.in;
     const std::vector<Shape>& out = v_.out;
-    // Receiver `me` takes part `me` of every sender's operand, placed at the sender's index along concat.
-    return Meet(m, Views(f, v_.ins, in), [&](const TensorView* const* members) {
-      for (size_t k = 0; k < v_.ins.size(); ++k) {
-        std::vector<int64_t> part = in[k].dims;
-        part[split_] /= count_;
-        std::vector<int64_t> src_at(part.size(), 0), dst_at = src_at;
-        src_at[split_] = me * part[split_];
-        for (int64_t i = 0; i < count_; ++i) {
-          dst_at[concat_] = i * part[concat_];
-          NEURONMEM_RETURN_IF_ERROR(CopyBox(*m.grid, m.group[i], m.self, static_cast<const char*>(members[i][k].data),
-                                            in[k].dims, src_at, f.slots[v_.outs[k]], out[k].dims, dst_at, part,
-                                            in[k].esize));
-        }
+    const size_t n = v_.ins.size();
+    std::vector<std::vector<int64_t>> part(n);
+    for (size_t k = 0; k < n; ++k) {
+      part[k] = in[k].dims;
+      part[k][split_] /= count_;
+    }
+    // Receiver `me` takes part `me` of every sender's operand (`values`: member i's operands, `i_part`: whether they
+    // are only its part for this member), placed at the sender's index along concat.
+    const auto take = [&](int64_t i, const TensorView* values, bool i_part) -> Status {
+      for (size_t k = 0; k < n; ++k) {
+        std::vector<int64_t> src_at(part[k].size(), 0), dst_at = src_at;
+        if (!i_part) src_at[split_] = static_cast<int64_t>(m.index) * part[k][split_];
+        dst_at[concat_] = i * part[k][concat_];
+        NEURONMEM_RETURN_IF_ERROR(CopyBox(*m.grid, m.group[i], m.self, static_cast<const char*>(values[k].data),
+                                          i_part ? part[k] : in[k].dims, src_at, f.slots[v_.outs[k]], out[k].dims,
+                                          dst_at, part[k], in[k].esize));
+      }
+      return Status();
+    };
+    const std::vector<TensorView> mine = Views(f, v_.ins, in);
+    if (!m.grid->SpansProcesses(m.group))
+      return Meet(m, mine, [&](const TensorView* const* members) {
+        for (int64_t i = 0; i < count_; ++i) NEURONMEM_RETURN_IF_ERROR(take(i, members[i], false));
+        return Status();
+      });
+    // Across OS processes each member sends every remote member only its part, and receives only its own part from
+    // each (buffered sends first, so no order between processes can wait on another); the local members meet.
+    size_t bytes = 0;
+    std::vector<size_t> at(n);
+    for (size_t k = 0; k < n; ++k) {
+      at[k] = bytes;
+      bytes += in[k].bytes / static_cast<size_t>(count_);
+    }
+    std::vector<char> buffer(bytes ? bytes : 1);
+    std::vector<TensorView> parts(n);
+    for (size_t k = 0; k < n; ++k) {
+      parts[k] = in[k].View(buffer.data() + at[k]);
+      parts[k].dims = part[k].data();
+    }
+    std::vector<uint32_t> local;
+    for (int64_t i = 0; i < count_; ++i) {
+      const uint32_t peer = m.group[i];
+      if (!m.grid->IsRemote(peer)) {
+        local.push_back(peer);
+        continue;
+      }
+      for (size_t k = 0; k < n; ++k) {  // part i of this member's operands, packed
+        std::vector<int64_t> src_at(part[k].size(), 0), dst_at = src_at;
+        src_at[split_] = i * part[k][split_];
+        NEURONMEM_RETURN_IF_ERROR(CopyBox(*m.grid, m.self, m.self, static_cast<const char*>(mine[k].data), in[k].dims,
+                                          src_at, buffer.data() + at[k], part[k], dst_at, part[k], in[k].esize));
+      }
+      NEURONMEM_RETURN_IF_ERROR(m.grid->SendAcross(m.self, site_.Get(), peer, parts.data(), n));
+    }
+    for (int64_t i = 0; i < count_; ++i) {
+      if (!m.grid->IsRemote(m.group[i])) continue;
+      NEURONMEM_RETURN_IF_ERROR(m.grid->RecvAcross(m.self, site_.Get(), m.group[i], parts.data(), n));
+      NEURONMEM_RETURN_IF_ERROR(take(i, parts.data(), true));
+    }
+    return m.grid->Exchange(m.self, site_.Get(), local, mine.data(), n, [&](const TensorView* const* members) {
+      for (size_t l = 0; l < local.size(); ++l) {
+        const int64_t i = std::find(m.group.begin(), m.group.end(), local[l]) - m.group.begin();
+        NEURONMEM_RETURN_IF_ERROR(take(i, members[l], false));
       }
       return Status();
     });
@@ -183,12 +232,17 @@ class CollectiveBroadcastKernel final : public MovingKernel {
     }
     std::vector<size_t> roots;
     NEURONMEM_RETURN_IF_ERROR(root_.ReadAll(f, site_, v_.ins.size(), m.group.size(), &roots));
-    return Meet(m, Views(f, v_.ins, v_.in), [&](const TensorView* const* members) {
-      for (size_t k = 0; k < v_.ins.size(); ++k)
-        NEURONMEM_RETURN_IF_ERROR(
-            CopyWhole(*m.grid, m.group[roots[k]], m.self, members[roots[k]][k], f.slots[v_.outs[k]]));
-      return Status();
-    });
+    // Only the roots' values are read: across OS processes only they travel, down a chain from the root's process.
+    std::vector<bool> needed(m.group.size() * v_.ins.size());
+    for (size_t k = 0; k < v_.ins.size(); ++k) needed[roots[k] * v_.ins.size() + k] = true;
+    const std::vector<TensorView> mine = Views(f, v_.ins, v_.in);
+    return m.grid->ShareAcross(
+        m.self, site_.Get(), m.group, mine.data(), mine.size(), needed, [&](const TensorView* const* members) {
+          for (size_t k = 0; k < v_.ins.size(); ++k)
+            NEURONMEM_RETURN_IF_ERROR(
+                CopyWhole(*m.grid, m.group[roots[k]], m.self, members[roots[k]][k], f.slots[v_.outs[k]]));
+          return Status();
+        });
   }
 
  private:
@@ -241,10 +295,31 @@ class CollectivePermuteKernel final : public Kernel {
     std::vector<uint32_t> group;
     for (int64_t i : ids) group.push_back(line_.Process(grid, self, i));
     const TensorView mine = shape_.View(f.slots[in_]);
+    const uint32_t from = source < 0 ? 0 : line_.Process(grid, self, source);
+    if (grid.SpansProcesses(group)) {
+      // Across OS processes each value goes only to its target: sent to a remote one (buffered), received from a
+      // remote source; the members of this OS process meet for the rest.
+      for (const auto& p : pairs_) {
+        const uint32_t to = line_.Process(grid, self, p.second);
+        if (p.first == id && grid.IsRemote(to))
+          NEURONMEM_RETURN_IF_ERROR(grid.SendAcross(self, site_.Get(), to, &mine, 1));
+      }
+      if (source >= 0 && grid.IsRemote(from)) {
+        std::vector<char> held(shape_.bytes ? shape_.bytes : 1);
+        const TensorView staged = shape_.View(held.data());
+        NEURONMEM_RETURN_IF_ERROR(grid.RecvAcross(self, site_.Get(), from, &staged, 1));
+        NEURONMEM_RETURN_IF_ERROR(CopyWhole(grid, from, self, staged, f.slots[out_]));
+        source = -1;  // nothing to read from the local members
+      }
+      std::vector<uint32_t> local;
+      for (uint32_t g : group)
+        if (!grid.IsRemote(g)) local.push_back(g);
+      group = std::move(local);
+    }
     return grid.Exchange(self, site_.Get(), group, &mine, 1, [&](const TensorView* const* members) {
       if (source < 0) return Status();
-      const size_t m = static_cast<size_t>(std::lower_bound(ids.begin(), ids.end(), source) - ids.begin());
-      return CopyWhole(grid, group[m], self, members[m][0], f.slots[out_]);
+      const size_t m = static_cast<size_t>(std::find(group.begin(), group.end(), from) - group.begin());
+      return CopyWhole(grid, from, self, members[m][0], f.slots[out_]);
     });
   }
 

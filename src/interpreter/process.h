@@ -176,6 +176,26 @@ class ProcessGrid {
   Status FoldAcross(uint32_t self, const OpSite& site, const std::vector<uint32_t>& group, const TensorView* mine,
                     const TensorView* out, size_t n, const FoldStep& fold);
 
+  // An Exchange whose group may span OS processes, where members need only some of the others' values:
+  // needed[m * n + i] (the same in every OS process; empty: all) says whether value i of member m is read by any
+  // member. `read` gets every local member's views and, of remote members, views whose data is their needed values
+  // (nullptr for the others). Across OS processes the values move in a ring of the group's OS processes: each OS
+  // process's first member in group order passes the blocks (an OS process's members' needed values) to the next
+  // one, so each OS process sends and receives the other OS processes' needed values once, whatever their number
+  // (all_gather: the others' operands; collective_broadcast: the root's, down a chain from its OS process). An
+  // Exchange over a group with remote members is this with every value needed. Without remote members, Exchange.
+  Status ShareAcross(uint32_t self, const OpSite& site, const std::vector<uint32_t>& group, const TensorView* mine,
+                     size_t n, const std::vector<bool>& needed, const ExchangeRead& read);
+
+  // Whether grid process `process` runs in another OS process (a grid with a RemoteProcesses hook).
+  bool IsRemote(uint32_t process) const { return remote_ && remote_->IsRemote(process); }
+  // Point to point between a local and a remote process, for collectives that send each member only its part
+  // (all_to_all, collective_permute across OS processes). SendAcross is buffered; RecvAcross lands the values of
+  // remote `from`'s next message to `self` in `results` (memory of the caller: move them on with CopyFrom, from
+  // `from`, so the transport counts them). Matched in order per (sender, receiver); failures name the op's site.
+  Status SendAcross(uint32_t self, const OpSite& site, uint32_t to, const TensorView* data, size_t n);
+  Status RecvAcross(uint32_t self, const OpSite& site, uint32_t from, const TensorView* results, size_t n);
+
   // Sends `data` on `site.channel` to process `target` (-1: whichever process receives on the channel
   // next). Never waits for the receiver: a receiver already waiting gets the bytes copied straight from
   // `data` (one copy); otherwise the grid keeps a copy until the receive comes.
@@ -229,10 +249,15 @@ class ProcessGrid {
     bool operator<(const ChannelKey& o) const;
   };
 
-  // Exchange over a group with remote members: each local member sends its operands to every remote one and
-  // receives theirs, then the local members exchange among themselves and read every member's views.
-  Status ExchangeAcross(uint32_t self, const OpSite& site, const std::vector<uint32_t>& group, const TensorView* mine,
-                        size_t n, const ExchangeRead& read);
+  // A group spanning OS processes, as every OS process sees it: each member's OS process (`owner`), the OS processes
+  // in order of their first member (`procs`) and that first member, their representative (`rep`), this OS process's
+  // members in group order (`local`), its index (`here`) and representative (`leader`).
+  struct Across {
+    std::vector<uint32_t> owner, procs, local;
+    std::map<uint32_t, uint32_t> rep;
+    uint32_t here = 0, leader = 0;
+  };
+  Across PlanAcross(uint32_t self, const std::vector<uint32_t>& group) const;
 
   // Recv from a remote process.
   Status RecvRemote(uint32_t self, const OpSite& site, int64_t source, const TensorView* results, size_t n);

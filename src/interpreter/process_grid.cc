@@ -253,7 +253,7 @@ Status ProcessGrid::Exchange(uint32_t self, const OpSite& site, const std::vecto
                            Name(self).c_str());
   const size_t me = static_cast<size_t>(at - group.begin());
   if (remote_ && std::any_of(group.begin(), group.end(), [&](uint32_t g) { return remote_->IsRemote(g); }))
-    return ExchangeAcross(self, site, group, mine, n, read);
+    return ShareAcross(self, site, group, mine, n, {}, read);
   std::unique_lock<std::mutex> lock(mu_);
   Proc& p = *procs_[self];
   ExchangeKey key{site.channel, group, p.exchanges[{site.channel, group}]++};
@@ -336,44 +336,145 @@ Status ProcessGrid::Exchange(uint32_t self, const OpSite& site, const std::vecto
   return s;
 }
 
-Status ProcessGrid::ExchangeAcross(uint32_t self, const OpSite& site, const std::vector<uint32_t>& group,
-                                   const TensorView* mine, size_t n, const ExchangeRead& read) {
-  // Every member's operands have this member's shapes (the receives check it), so the remote ones are held in
-  // views of `mine`'s shapes over storage of this call.
-  std::vector<uint32_t> local;
-  std::vector<bool> is_remote(group.size());
+ProcessGrid::Across ProcessGrid::PlanAcross(uint32_t self, const std::vector<uint32_t>& group) const {
+  Across a;
+  a.here = remote_->Owner(self);
+  a.owner.resize(group.size());
   for (size_t m = 0; m < group.size(); ++m) {
-    is_remote[m] = remote_->IsRemote(group[m]);
-    if (!is_remote[m]) local.push_back(group[m]);
+    a.owner[m] = remote_->Owner(group[m]);
+    if (a.rep.emplace(a.owner[m], group[m]).second) a.procs.push_back(a.owner[m]);
+    if (a.owner[m] == a.here) a.local.push_back(group[m]);
   }
-  for (size_t m = 0; m < group.size(); ++m)
-    if (is_remote[m]) NEURONMEM_RETURN_IF_ERROR(Annotate(remote_->Send(site, self, group[m], mine, n), Where(site)));
-  std::vector<std::vector<TensorView>> theirs(group.size());
-  std::vector<std::unique_ptr<char[]>> storage;
-  for (size_t m = 0; m < group.size(); ++m) {
-    if (!is_remote[m]) continue;
-    theirs[m].assign(mine, mine + n);
-    for (size_t i = 0; i < n; ++i) {
-      const size_t bytes = mine[i].Bytes();
-      storage.emplace_back(new (std::nothrow) char[bytes ? bytes : 1]);
-      if (!storage.back())
-        return ResourceExhausted("%s: no memory to hold %zu bytes from process %s", Where(site).c_str(), bytes,
-                                 Name(group[m]).c_str());
-      theirs[m][i].data = storage.back().get();
-    }
-    NEURONMEM_RETURN_IF_ERROR(Annotate(remote_->Recv(site, group[m], self, theirs[m].data(), n, 1), Where(site)));
+  a.leader = a.rep.at(a.here);
+  return a;
+}
+
+Status ProcessGrid::ShareAcross(uint32_t self, const OpSite& site, const std::vector<uint32_t>& group,
+                                const TensorView* mine, size_t n, const std::vector<bool>& needed,
+                                const ExchangeRead& read) {
+  if (!SpansProcesses(group)) return Exchange(self, site, group, mine, n, read);
+  if (self >= num_processes() || std::find(group.begin(), group.end(), self) == group.end())
+    return InvalidArgument("%s: process %s is not in the group it exchanges with", Where(site).c_str(),
+                           Name(self).c_str());
+  if (!needed.empty() && needed.size() != group.size() * n)
+    return InvalidArgument("%s: %zu flags of needed values for %zu members of %zu values", Where(site).c_str(),
+                           needed.size(), group.size(), n);
+  // The plan, the same in every OS process: the OS processes in order of their first member (`procs`), each one's
+  // representative its first member. A value travels only if it is needed; its OS process's block is its members'
+  // needed values, in (member, value) order.
+  const size_t g = group.size();
+  const Across plan = PlanAcross(self, group);
+  const std::vector<uint32_t>&owner = plan.owner, &procs = plan.procs, &local = plan.local;
+  const std::map<uint32_t, uint32_t>& rep = plan.rep;
+  const uint32_t here = plan.here, leader = plan.leader;
+  const auto need = [&](size_t m, size_t i) { return needed.empty() || needed[m * n + i]; };
+  // The remote members' needed values land in the representative's staging, at these offsets.
+  std::vector<size_t> offset(g * n, 0);
+  size_t staged = 0;
+  for (size_t m = 0; m < g; ++m)
+    for (size_t i = 0; i < n; ++i)
+      if (owner[m] != here && need(m, i)) {
+        offset[m * n + i] = staged;
+        staged += mine[i].Bytes();
+      }
+  std::unique_ptr<char[]> storage;
+  if (self == leader) {
+    storage.reset(new (std::nothrow) char[staged ? staged : 1]);
+    if (!storage)
+      return ResourceExhausted("%s: no memory to hold %zu bytes from other OS processes", Where(site).c_str(), staged);
   }
-  // Every member's views, the local ones (in `local` order) from the exchange among the local members.
-  const auto compose = [&](const TensorView* const* locals) -> Status {
-    std::vector<const TensorView*> all(group.size());
+  const size_t q = procs.size();
+  const size_t h = static_cast<size_t>(std::find(procs.begin(), procs.end(), here) - procs.begin());
+  // The block of procs[p]: views of this process's members' values (`locals`, in group order) or of the staging.
+  const auto block = [&](size_t p, const TensorView* const* locals, char* staging) {
+    std::vector<TensorView> b;
     size_t k = 0;
-    for (size_t m = 0; m < group.size(); ++m) all[m] = is_remote[m] ? theirs[m].data() : locals[k++];
+    for (size_t m = 0; m < g; ++m) {
+      if (owner[m] != procs[p]) continue;
+      for (size_t i = 0; i < n; ++i) {
+        if (!need(m, i)) continue;
+        b.push_back(mine[i]);
+        b.back().data = procs[p] == here ? locals[k][i].data : staging + offset[m * n + i];
+      }
+      if (owner[m] == here) ++k;
+    }
+    return b;
+  };
+  // The representatives pass the blocks around the ring of OS processes: at step s, each sends the block it got at
+  // step s - 1 (its own at step 0) to the next and receives the previous one's, so after q - 1 steps each has every
+  // block, and each OS process sent and received only the other processes' needed values once (a block that is
+  // empty travels as no message: collective_broadcast's root block goes down a chain). Step s's message comes only
+  // after s others, each of which may take a peer timeout: its receive waits s + 1 of them. A representative that
+  // fails sends the failure in place of its next message, so the ones after it fail at once naming the cause.
+  const auto ring = [&](const TensorView* const* locals, char* staging) -> Status {
+    if (self != leader) return Status();
+    const uint32_t right = rep.at(procs[(h + 1) % q]), left = rep.at(procs[(h + q - 1) % q]);
+    Status failed;
+    for (size_t s = 0; s + 1 < q; ++s) {
+      std::vector<TensorView> out = block((h + q - s) % q, locals, staging);
+      if (!out.empty()) {
+        if (failed) {
+          remote_->SendFailure(site, self, right, *failed).IgnoreError();
+          return failed;
+        }
+        failed = remote_->Send(site, self, right, out.data(), out.size());
+      }
+      std::vector<TensorView> in = block((h + 2 * q - 1 - s) % q, locals, staging);
+      if (!in.empty() && !failed) failed = remote_->Recv(site, left, self, in.data(), in.size(), s + 1);
+    }
+    return failed;
+  };
+  // Every member's views: the local ones', and the remote ones' needed values in the staging (nullptr otherwise).
+  const auto compose = [&](const TensorView* const* locals, const char* staging) -> Status {
+    std::vector<std::vector<TensorView>> theirs(g);
+    std::vector<const TensorView*> all(g);
+    size_t k = 0;
+    for (size_t m = 0; m < g; ++m) {
+      if (owner[m] == here) {
+        all[m] = locals[k++];
+        continue;
+      }
+      theirs[m].assign(mine, mine + n);
+      for (size_t i = 0; i < n; ++i)
+        theirs[m][i].data = need(m, i) ? const_cast<char*>(staging) + offset[m * n + i] : nullptr;
+      all[m] = theirs[m].data();
+    }
     return read(all.data());
   };
-  if (local.size() > 1) return Exchange(self, site, local, mine, n, compose);
-  const TensorView* own = mine;
-  if (Status s = compose(&own)) return Annotate(std::move(s), Where(site));
-  return Status();
+  if (local.size() == 1) {
+    if (Status s = ring(&mine, storage.get())) return Annotate(std::move(s), Where(site));
+    if (Status s = compose(&mine, storage.get())) return Annotate(std::move(s), Where(site));
+    return Status();
+  }
+  // The local members meet twice: the representative passes the blocks (their values stay valid until every one has
+  // read), then every member reads, the remote values from the representative's staging (its extra byte view).
+  NEURONMEM_RETURN_IF_ERROR(Exchange(self, site, local, mine, n,
+                                     [&](const TensorView* const* locals) { return ring(locals, storage.get()); }));
+  std::vector<TensorView> with(mine, mine + n);
+  const int64_t staged_dims[1] = {static_cast<int64_t>(staged)};
+  TensorView staging;
+  staging.type = ElementType::kU8;
+  staging.dims = staged_dims;
+  staging.rank = 1;
+  staging.data = storage.get();
+  with.push_back(staging);
+  return Exchange(self, site, local, with.data(), n + 1, [&](const TensorView* const* locals) {
+    return compose(locals, static_cast<const char*>(locals[0][n].data));  // locals[0]: the representative
+  });
+}
+
+Status ProcessGrid::SendAcross(uint32_t self, const OpSite& site, uint32_t to, const TensorView* data, size_t n) {
+  if (!remote_ || !remote_->IsRemote(to) || self >= num_processes() || remote_->IsRemote(self))
+    return InvalidArgument("%s: process %s sends across OS processes to %s, which is not remote", Where(site).c_str(),
+                           Name(self).c_str(), Name(to).c_str());
+  return Annotate(remote_->Send(site, self, to, data, n), Where(site));
+}
+
+Status ProcessGrid::RecvAcross(uint32_t self, const OpSite& site, uint32_t from, const TensorView* results, size_t n) {
+  if (!remote_ || !remote_->IsRemote(from) || self >= num_processes() || remote_->IsRemote(self))
+    return InvalidArgument("%s: process %s receives across OS processes from %s, which is not remote",
+                           Where(site).c_str(), Name(self).c_str(), Name(from).c_str());
+  return Annotate(remote_->Recv(site, from, self, results, n, 1), Where(site));
 }
 
 bool ProcessGrid::SpansProcesses(const std::vector<uint32_t>& group) const {
@@ -392,15 +493,10 @@ Status ProcessGrid::FoldAcross(uint32_t self, const OpSite& site, const std::vec
     });
   // The plan, the same in every OS process: each OS process's representative is its first member in group order.
   const size_t g = group.size();
-  std::vector<uint32_t> owner(g), procs, local;
-  std::map<uint32_t, uint32_t> rep;
-  const uint32_t here = remote_->Owner(self);
-  for (size_t m = 0; m < g; ++m) {
-    owner[m] = remote_->Owner(group[m]);
-    if (rep.emplace(owner[m], group[m]).second) procs.push_back(owner[m]);
-    if (owner[m] == here) local.push_back(group[m]);
-  }
-  const uint32_t leader = rep[here];
+  const Across plan = PlanAcross(self, group);
+  const std::vector<uint32_t>&owner = plan.owner, &procs = plan.procs, &local = plan.local;
+  const std::map<uint32_t, uint32_t>& rep = plan.rep;
+  const uint32_t here = plan.here, leader = plan.leader;
   // The representative folds this OS process's members (`locals`, in group order) into its `out`, receiving and
   // sending the accumulator where the group changes OS process, then passes the result along the chain.
   // Once it fails, its later sends carry the failure instead (its later receives are skipped): every OS process
@@ -423,8 +519,8 @@ Status ProcessGrid::FoldAcross(uint32_t self, const OpSite& site, const std::vec
     for (size_t m = 0; m < g; ++m) {
       if (m > 0 && owner[m] != owner[m - 1]) {
         ++step;
-        if (owner[m - 1] == here) send(rep[owner[m]]);
-        if (owner[m] == here) recv(rep[owner[m - 1]]);
+        if (owner[m - 1] == here) send(rep.at(owner[m]));
+        if (owner[m] == here) recv(rep.at(owner[m - 1]));
       }
       if (owner[m] != here) continue;
       const TensorView* values = locals[k++];
@@ -435,8 +531,8 @@ Status ProcessGrid::FoldAcross(uint32_t self, const OpSite& site, const std::vec
     for (size_t j = 1; j < q; ++j) {
       const uint32_t from = procs[(start + j - 1) % q], to = procs[(start + j) % q];
       ++step;
-      if (from == here) send(rep[to]);
-      if (to == here) recv(rep[from]);
+      if (from == here) send(rep.at(to));
+      if (to == here) recv(rep.at(from));
     }
     return failed;
   };

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <thread>
 
 #include "dist/store.h"
 #include "dist_test_util.h"
@@ -325,6 +326,89 @@ TEST(Fabric, SurvivorsOfALostPeerGoOnTogether) {
     return 0;
   });
   EXPECT_EQ(codes, (std::vector<int>{0, 0, 128 + SIGKILL}));
+}
+
+// Of three processes, process 1 dies between two all_reduces. Process 2 (its right neighbour in the ring) waits
+// for it and names it; process 0 waits for process 2, which is alive but stuck behind process 1: it must name
+// process 1 too (process 2 passes its failure on), not take process 2 for lost, and go on talking to it.
+TEST(Fabric, AllReduceBehindALostPeerNamesItNotALiveOne) {
+  TempDir dir;
+  auto codes = RunProcesses(3, [&](int i) {
+    Job job;
+    CHILD_OK(Join(dir.path(), i, 3, &job, milliseconds(2000)), 1);
+    for (size_t count : {size_t{999}, size_t{1} << 16}) {  // bounce buffers, and receives in place
+      std::vector<int32_t> data(count, i + 1);
+      CHILD_OK(job.fabric->AllReduce(ReduceKind::kSum, ReduceType::kS32, data.data(), data.size()), 2);
+      CHILD_CHECK(data == std::vector<int32_t>(count, 6), 3);
+    }
+    if (i == 1) raise(SIGKILL);
+    for (size_t count : {size_t{999}, size_t{1} << 16}) {
+      std::vector<int32_t> data(count, i + 1);
+      const auto begun = std::chrono::steady_clock::now();
+      Status s = job.fabric->AllReduce(ReduceKind::kSum, ReduceType::kS32, data.data(), data.size());
+      const auto took = std::chrono::steady_clock::now() - begun;
+      CHILD_CHECK(s && s->code == NEURONMEM_STATUS_UNAVAILABLE, 4);
+      fprintf(stderr, "process %d, as expected (%lld ms): %s\n", i,
+              static_cast<long long>(std::chrono::duration_cast<milliseconds>(took).count()), s->message.c_str());
+      CHILD_CHECK(s->message.find("process 1") != std::string::npos, 5);
+      CHILD_CHECK(s->message.find("process 2, which is lost") == std::string::npos, 6);
+      CHILD_CHECK(s->message.find("process 0, which is lost") == std::string::npos, 7);
+      // Bounded: at most the ring's 2(n-1) steps' peer timeouts.
+      CHILD_CHECK(took < std::chrono::seconds(9), 8);
+    }
+    // The survivors still talk to each other: neither took the other for lost.
+    const uint32_t peer = 2 - i;
+    int32_t word = 100 + i;
+    CHILD_OK(job.fabric->Send(peer, 4, &word, sizeof word), 9);
+    CHILD_OK(job.fabric->Recv(peer, 4, &word, sizeof word), 10);
+    CHILD_CHECK(word == static_cast<int32_t>(100 + peer), 11);
+    return 0;
+  });
+  EXPECT_EQ(codes, (std::vector<int>{0, 128 + SIGKILL, 0}));
+}
+
+// Two threads of one process share its fabric: one waits for a large (rendezvous) message that comes last, blocked on
+// the completion queue, while the other makes 50 round trips with the same peer. The round trips are not held up
+// by the waiting receive (a thread that needs the fabric wakes it), and every message lands where it belongs.
+TEST(Fabric, ThreadsShareAFabricWhileOneWaits) {
+  TempDir dir;
+  constexpr int kRounds = 50;
+  const size_t big = 256 * 1024;
+  auto codes = RunProcesses(2, [&](int i) {
+    Job job;
+    CHILD_OK(Join(dir.path(), i, 2, &job), 1);
+    if (i == 1) {
+      for (int k = 0; k < kRounds; ++k) {
+        uint64_t word = 0;
+        CHILD_OK(job.fabric->Recv(0, 2 + k, &word, sizeof word), 2);
+        word += 1000;
+        CHILD_OK(job.fabric->Send(0, 1000 + k, &word, sizeof word), 3);
+      }
+      std::vector<uint8_t> data = Pattern(1, big);
+      CHILD_OK(job.fabric->Send(0, 1, data.data(), data.size()), 4);
+      return 0;
+    }
+    std::vector<uint8_t> got(big);
+    Status waited;
+    std::thread waiter([&] { waited = job.fabric->Recv(1, 1, got.data(), got.size(), "the waiting recv"); });
+    std::this_thread::sleep_for(milliseconds(20));  // the waiter is blocked by now, most likely on the queue
+    const auto begun = std::chrono::steady_clock::now();
+    for (int k = 0; k < kRounds; ++k) {
+      uint64_t word = k;
+      CHILD_OK(job.fabric->Send(1, 2 + k, &word, sizeof word), 5);
+      CHILD_OK(job.fabric->Recv(1, 1000 + k, &word, sizeof word), 6);
+      CHILD_CHECK(word == static_cast<uint64_t>(k) + 1000, 7);
+    }
+    const auto took = std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - begun);
+    waiter.join();
+    fprintf(stderr, "%d round trips beside a waiting receive: %lld ms\n", kRounds,
+            static_cast<long long>(took.count()));
+    CHILD_OK(std::move(waited), 8);
+    CHILD_CHECK(got == Pattern(1, big), 9);
+    CHILD_CHECK(took < std::chrono::seconds(5), 10);
+    return 0;
+  });
+  EXPECT_EQ(codes, (std::vector<int>{0, 0}));
 }
 
 // A process of another job that learned process 0's address sends it a message with the tag process 0 waits

@@ -221,6 +221,58 @@ std::vector<Case> Cases(int D) {
   c.push_back({"collective_permute one pair (non-targets get zeros)",
                Op("collective_permute", "source_target_pairs = " + Groups({{D - 1, 0}}), E, E), E, E});
   c.push_back({"collective_broadcast", Op("collective_broadcast", all, E, E), E, E});
+  // The moving collectives over groups whose members alternate between processes, or pair the first and last
+  // processes, and with their root in the last process: the blocks passed around the ring of processes, and the
+  // broadcast's chain, start elsewhere.
+  std::vector<int> reversed(all_ids.rbegin(), all_ids.rend());
+  c.push_back({"all_gather interleaved group",
+               Op("all_gather", "all_gather_dim = 0 : i64, replica_groups = " + Groups({interleaved}), 1100, 1100 * D),
+               1100, 1100 * static_cast<size_t>(D)});
+  c.push_back({"all_gather mirrored pairs",
+               Op("all_gather", "all_gather_dim = 0 : i64, replica_groups = " + Groups(mirror), E, E * 2), E, E * 2});
+  c.push_back({"collective_broadcast from the last device",
+               Op("collective_broadcast", "replica_groups = " + Groups({reversed}), 1100, 1100), 1100, 1100});
+  // collective_reduce meets its group through Exchange: across processes every value goes around the ring.
+  c.push_back({"collective_reduce reversed group",
+               Op("collective_reduce", "replica_groups = " + Groups({reversed}), 1100, 1100, kAdd), 1100, 1100});
+  c.push_back({"collective_broadcast interleaved group",
+               Op("collective_broadcast", "replica_groups = " + Groups({interleaved}), E, E), E, E});
+  c.push_back({"collective_broadcast mirrored pairs",
+               Op("collective_broadcast", "replica_groups = " + Groups(mirror), E, E), E, E});
+  c.push_back({"all_to_all interleaved group",
+               Op("all_to_all",
+                  "split_dimension = 0 : i64, concat_dimension = 0 : i64, split_count = " + std::to_string(D) +
+                      " : i64, replica_groups = " + Groups({interleaved}),
+                  4 * 1100, 4 * 1100),
+               4 * 1100, 4 * 1100});
+  // all_to_all splitting one dimension and concatenating another: [2, 4] -> [2D, 4/D].
+  const std::string split2 = "tensor<2x4xf32>",
+                    cat2 = "tensor<" + std::to_string(2 * D) + "x" + std::to_string(4 / D) + "xf32>";
+  c.push_back({"all_to_all split 1 concat 0",
+               "func.func @main(%x: tensor<8xf32>) -> tensor<8xf32> {\n"
+               "  %a = stablehlo.reshape %x : (tensor<8xf32>) -> " +
+                   split2 +
+                   "\n"
+                   "  %b = \"stablehlo.all_to_all\"(%a) {split_dimension = 1 : i64, concat_dimension = 0 : i64, "
+                   "split_count = " +
+                   std::to_string(D) + " : i64, " + all + "} : (" + split2 + ") -> " + cat2 +
+                   "\n"
+                   "  %r = stablehlo.reshape %b : (" +
+                   cat2 +
+                   ") -> tensor<8xf32>\n"
+                   "  return %r : tensor<8xf32>\n}\n",
+               E, E});
+  c.push_back({"collective_permute mirrored (each pair swaps)",
+               Op("collective_permute", "source_target_pairs = " + Groups([&] {
+                                          std::vector<std::vector<int>> swaps;
+                                          for (const auto& p : mirror) {
+                                            swaps.push_back({p[0], p[1]});
+                                            swaps.push_back({p[1], p[0]});
+                                          }
+                                          return swaps;
+                                        }()),
+                  1100, 1100),
+               1100, 1100});
   // Every device sends before it receives: completes only because sends are buffered.
   c.push_back({"send/recv ring",
                R"(
@@ -419,16 +471,77 @@ int AllReduceTraffic(const std::string& dir, int index, int n, uint32_t cores) {
   return 0;
 }
 
-TEST(LaunchJob, ReducingTrafficPerProcessDoesNotGrowWithProcesses) {
-  {
+// Runs body(dir, index, n, cores) in every process of a job of 2 processes of 2 cores, then of 4 processes of 1.
+void InJobsOf2x2And4x1(int (*body)(const std::string&, int, int, uint32_t)) {
+  for (const auto& [n, cores] : {std::pair<int, uint32_t>{2, 2}, {4, 1}}) {
     TempDir dir;
-    auto codes = RunProcesses(2, [&](int i) { return AllReduceTraffic(dir.path(), i, 2, 2); });
-    EXPECT_EQ(codes, (std::vector<int>{0, 0}));
+    auto codes = RunProcesses(n, [&, n = n, cores = cores](int i) { return body(dir.path(), i, n, cores); });
+    EXPECT_EQ(codes, std::vector<int>(n, 0)) << n << " processes of " << cores << " cores";
   }
-  TempDir dir;
-  auto codes = RunProcesses(4, [&](int i) { return AllReduceTraffic(dir.path(), i, 4, 1); });
-  EXPECT_EQ(codes, (std::vector<int>{0, 0, 0, 0}));
 }
+
+TEST(LaunchJob, ReducingTrafficPerProcessDoesNotGrowWithProcesses) { InJobsOf2x2And4x1(AllReduceTraffic); }
+
+// The traffic of the moving collectives of B bytes per device over every device of a job of n processes with `cores`
+// cores each (D devices), from the transport's statistics (plus each message's descriptor and inline part): all_gather
+// sends and receives the other processes' operands once, (D - cores) B, where sending every operand to every remote
+// member sent cores (D - cores) B; all_to_all only the parts remote members take, cores (D - cores) B / D;
+// collective_broadcast at most B (the root's operand, down a chain), where every member sent to every remote member.
+int MovingTraffic(const std::string& dir, int index, int n, uint32_t cores) {
+  const int D = n * static_cast<int>(cores);
+  const size_t elems = 16384, B = elems * sizeof(float);
+  const uint64_t C = cores, headers = 8 * 8192;
+  neuronmem_client_t* c = NewClient(cores, dir, index, n);
+  CHILD_CHECK(c != nullptr, 1);
+  std::vector<int> all;
+  for (int g = 0; g < D; ++g) all.push_back(g);
+  const std::string groups = "replica_groups = " + Groups({all});
+  struct Moving {
+    std::string name, text;
+    size_t out;
+    uint64_t most_sent, most_received;
+  };
+  const std::vector<Moving> cases = {
+      {"all_gather", Op("all_gather", "all_gather_dim = 0 : i64, " + groups, elems, elems * D), elems * D, (D - C) * B,
+       (D - C) * B},
+      {"all_to_all",
+       Op("all_to_all",
+          "split_dimension = 0 : i64, concat_dimension = 0 : i64, split_count = " + std::to_string(D) + " : i64, " +
+              groups,
+          elems, elems),
+       elems, C * (D - C) * B / D, C * (D - C) * B / D},
+      {"collective_broadcast", Op("collective_broadcast", groups, elems, elems), elems, B, B},
+  };
+  for (const Moving& m : cases) {
+    neuronmem_executable_t* e = CompileFor(c, m.text, static_cast<uint32_t>(D));
+    CHILD_CHECK(e != nullptr, 2);
+    neuronmem_job_traffic_t before = {}, after = {};
+    before.struct_size = after.struct_size = NEURONMEM_JOB_TRAFFIC_STRUCT_SIZE;
+    CHILD_CHECK(Code(neuronmem_client_job_traffic(c, &before)) == NEURONMEM_STATUS_OK, 3);
+    LaunchResult r = LaunchAll(c, e, elems, m.out);
+    CHILD_CHECK(r.code == NEURONMEM_STATUS_OK && r.out.size() == cores, 4);
+    CHILD_CHECK(Code(neuronmem_client_job_traffic(c, &after)) == NEURONMEM_STATUS_OK, 5);
+    // Spot checks of the values (the exact comparison with one client is CompareWithOneClient's).
+    const int32_t g = index * static_cast<int32_t>(cores);
+    if (m.name == "all_gather") CHILD_CHECK(r.out[0][elems * (D - 1)] == Input(D - 1, 1)[0], 6);
+    if (m.name == "all_to_all") CHILD_CHECK(r.out[0][elems - 1] == Input(D - 1, elems)[(g + 1) * elems / D - 1], 7);
+    if (m.name == "collective_broadcast") CHILD_CHECK(r.out[0] == Input(0, elems), 8);
+    const uint64_t sent = after.bytes_sent - before.bytes_sent, received = after.bytes_received - before.bytes_received;
+    fprintf(stderr,
+            "process %d of %d (%u cores): %s of %zu bytes sent %llu, received %llu bytes (at most %llu, %llu)\n", index,
+            n, cores, m.name.c_str(), B, static_cast<unsigned long long>(sent),
+            static_cast<unsigned long long>(received), static_cast<unsigned long long>(m.most_sent),
+            static_cast<unsigned long long>(m.most_received));
+    CHILD_CHECK(sent <= m.most_sent + headers, 9);
+    CHILD_CHECK(received <= m.most_received + headers, 10);
+    if (m.name != "collective_broadcast") CHILD_CHECK(sent >= m.most_sent && received >= m.most_received, 11);
+    neuronmem_executable_destroy(e);
+  }
+  CHILD_CHECK(Code(neuronmem_client_destroy(c)) == NEURONMEM_STATUS_OK, 12);
+  return 0;
+}
+
+TEST(LaunchJob, MovingTrafficPerProcessIsItsShare) { InJobsOf2x2And4x1(MovingTraffic); }
 
 TEST(LaunchJob, JobTrafficOfAClientOfOneProcessIsZero) {
   neuronmem_client_t* c = NewClient(1, "", 0, 1);
@@ -593,19 +706,18 @@ func.func @main(%x: tensor<8xf32>) -> tensor<8xf32> {
   });
 }
 
-// Four processes of one core, process 1 killed before an all_reduce over all of them: the accumulator's chain
-// (0 -> 1 -> 2 -> 3, then 3 -> 0 -> 1 -> 2) breaks at process 2, which waits for 1 and finds it lost; it
-// passes that failure on, so every survivor fails in bounded time with UNAVAILABLE naming process 1.
-TEST(LaunchJob, APeerKilledMidChainFailsEverySurvivorOfFour) {
+// Four processes of one core, process 1 killed before a collective over all of them. all_reduce: the accumulator's
+// chain (0 -> 1 -> 2 -> 3, then 3 -> 0 -> 1 -> 2) breaks at process 2, which waits for 1 and finds it lost; it passes
+// that failure on, so every survivor fails in bounded time with UNAVAILABLE naming process 1. `program` (f32[8] ->
+// f32[out]) over four processes of one core, process 1 killed before its second launch.
+std::vector<int> KillOneOfFour(const std::string& program, size_t out) {
   TempDir dir;
-  const std::string all_reduce =
-      Op("all_reduce", "replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>", 8, 8, kAdd);
-  auto codes = RunProcesses(4, [&](int i) {
+  return RunProcesses(4, [&](int i) {
     neuronmem_client_t* c = NewClient(1, dir.path(), i, 4, /*peer_timeout_ms=*/1500);
     CHILD_CHECK(c != nullptr, 1);
-    neuronmem_executable_t* e = CompileFor(c, all_reduce, 4);
+    neuronmem_executable_t* e = CompileFor(c, program, 4);
     CHILD_CHECK(e != nullptr, 2);
-    LaunchResult r = LaunchAll(c, e, 8, 8);
+    LaunchResult r = LaunchAll(c, e, 8, out);
     CHILD_CHECK(r.code == NEURONMEM_STATUS_OK, 3);
     void* store = const_cast<char*>(dir.path().c_str());
     const std::string key = "first" + std::to_string(i);
@@ -622,7 +734,7 @@ TEST(LaunchJob, APeerKilledMidChainFailsEverySurvivorOfFour) {
       raise(SIGKILL);
     }
     const auto t0 = std::chrono::steady_clock::now();
-    r = LaunchAll(c, e, 8, 8);
+    r = LaunchAll(c, e, 8, out);
     const auto waited = std::chrono::steady_clock::now() - t0;
     fprintf(stderr, "process %d: %s\n", i, r.message.c_str());
     CHILD_CHECK(r.code == NEURONMEM_STATUS_UNAVAILABLE, 4);
@@ -632,7 +744,22 @@ TEST(LaunchJob, APeerKilledMidChainFailsEverySurvivorOfFour) {
     CHILD_CHECK(Code(neuronmem_client_destroy(c)) == NEURONMEM_STATUS_OK, 10);
     return 0;
   });
-  EXPECT_EQ(codes, (std::vector<int>{0, 128 + SIGKILL, 0, 0}));
+}
+
+TEST(LaunchJob, APeerKilledMidChainFailsEverySurvivorOfFour) {
+  EXPECT_EQ(KillOneOfFour(Op("all_reduce", "replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>", 8, 8, kAdd), 8),
+            (std::vector<int>{0, 128 + SIGKILL, 0, 0}));
+}
+
+// The same for all_gather's ring of processes (0 -> 1 -> 2 -> 3 -> 0, passing blocks): process 2 waits for 1 and finds
+// it lost, and its failure goes on in place of its blocks to 3, then from 3 to 0, who wait for the blocks behind it.
+TEST(LaunchJob, APeerKilledMidRingFailsEverySurvivorOfFour) {
+  EXPECT_EQ(KillOneOfFour(Op("all_gather",
+                             "all_gather_dim = 0 : i64, replica_groups = dense<[[0, 1, 2, 3]]> : "
+                             "tensor<1x4xi64>",
+                             8, 32),
+                          32),
+            (std::vector<int>{0, 128 + SIGKILL, 0, 0}));
 }
 
 TEST(LaunchJob, APeerKilledBeforeTheCollectiveFailsTheSurvivorInBoundedTime) {
