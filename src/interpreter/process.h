@@ -263,6 +263,12 @@ class ProcessGrid {
   // Fails (RESOURCE_EXHAUSTED) only without memory for a copy: that message is withdrawn.
   Status Reclaim(std::unique_lock<std::mutex>& lock, uint32_t self);
 
+  // Notifies p's thread (with the grid's lock held): wakes it, or ends its poll.
+  static void Signal(Proc& p);
+  // Waits (lock held) until done(): polls p's signal for a moment, then sleeps on its condition variable.
+  template <class Pred>
+  static void Sleep(std::unique_lock<std::mutex>& lock, Proc& p, Pred done);
+
   // Blocks `self` on its wait until woken; returns the failure the grid set, if any.
   Status Block(std::unique_lock<std::mutex>& lock, uint32_t self);
   // Fails waiters whose wait can no longer be satisfied; called whenever a process blocks or ends.

@@ -3,10 +3,12 @@
 // before notifying it, so `running_` counts exactly the processes that can still make progress, and the
 // grid is stuck when it drops to zero while some process waits.
 #include <algorithm>
+#include <atomic>
 #include <cinttypes>
 #include <cstring>
 #include <thread>
 
+#include "base/poll.h"
 #include "interpreter/process.h"
 
 namespace neuronmem::interp {
@@ -95,6 +97,8 @@ struct ProcessGrid::Proc {
   State state = State::kRunning;
   std::string absent;  // kAbsent: why the process never runs
   std::condition_variable cv;
+  // Set (under the grid's lock) with every notification of cv: a waiter polls it for a moment before sleeping.
+  std::atomic<bool> signaled{false};
   Wait wait;
   std::map<std::pair<int64_t, std::vector<uint32_t>>, uint64_t> exchanges;  // calls per (channel, group)
   size_t lent = 0;  // its messages that borrow its bytes and are still in a mailbox or being read
@@ -181,12 +185,34 @@ std::string ProcessGrid::Name(uint32_t process) const {
 
 // ---- Waiting -------------------------------------------------------------------------------------------
 
+void ProcessGrid::Signal(Proc& p) {
+  p.signaled.store(true, std::memory_order_release);
+  p.cv.notify_one();
+}
+
+template <class Pred>
+void ProcessGrid::Sleep(std::unique_lock<std::mutex>& lock, Proc& p, Pred done) {
+  // The peer usually comes within microseconds (the other core of a launch): poll for it before sleeping, since
+  // a sleeping thread takes 10-80 us to wake on a busy host (docs/performance.md, "Multi-core launches").
+  constexpr std::chrono::microseconds kPoll(20);
+  while (!done()) {
+    p.signaled.store(false, std::memory_order_relaxed);
+    lock.unlock();
+    const bool signaled = PollFor(kPoll, [&] { return p.signaled.load(std::memory_order_acquire); });
+    lock.lock();
+    if (!signaled) {
+      p.cv.wait(lock, done);
+      return;
+    }
+  }
+}
+
 Status ProcessGrid::Block(std::unique_lock<std::mutex>& lock, uint32_t self) {
   Proc& p = *procs_[self];
   p.state = Proc::State::kBlocked;
   --running_;
   CheckStuck();
-  p.cv.wait(lock, [&] { return p.wait.done || p.wait.failure; });
+  Sleep(lock, p, [&] { return p.wait.done || p.wait.failure; });
   Status failure = std::move(p.wait.failure);
   p.wait = Wait();
   return failure;
@@ -197,7 +223,7 @@ void ProcessGrid::FailWaiter(uint32_t w, Status s) {
   p.wait.failure = std::move(s);
   p.state = Proc::State::kRunning;
   ++running_;
-  p.cv.notify_one();
+  Signal(p);
 }
 
 std::string ProcessGrid::Missing(const Wait& w) const {
@@ -319,7 +345,7 @@ Status ProcessGrid::Exchange(uint32_t self, const OpSite& site, const std::vecto
       q.wait.done = true;
       q.state = Proc::State::kRunning;
       ++running_;
-      q.cv.notify_one();
+      Signal(q);
     }
   } else {
     p.wait.kind = Wait::Kind::kExchange;
@@ -361,10 +387,10 @@ Status ProcessGrid::Exchange(uint32_t self, const OpSite& site, const std::vecto
   if (++e->departed == group.size()) {
     exchanges_.erase(e->key);
     for (uint32_t g : group)
-      if (g != self) procs_[g]->cv.notify_one();
+      if (g != self) Signal(*procs_[g]);
   } else {
     // Not counted as blocked: every member has arrived and departs once it has read.
-    p.cv.wait(lock, [&] { return e->departed == e->group.size(); });
+    Sleep(lock, p, [&] { return e->departed == e->group.size(); });
   }
   return s;
 }
@@ -551,7 +577,7 @@ Status ProcessGrid::Deliver(std::unique_lock<std::mutex>& lock, const OpSite& si
   lock.lock();
   q.wait.done = true;
   q.wait.failure = std::move(s);
-  q.cv.notify_one();
+  Signal(q);
   return mine;
 }
 
@@ -609,7 +635,7 @@ Status ProcessGrid::Send(uint32_t self, const OpSite& site, int64_t target, cons
 void ProcessGrid::Returned(const Message& msg) {
   if (!msg.lent) return;
   Proc& p = *procs_[msg.from];
-  if (--p.lent == 0) p.cv.notify_one();  // Reclaim waits for it
+  if (--p.lent == 0) Signal(p);  // Reclaim waits for it
 }
 
 Status ProcessGrid::Recv(uint32_t self, const OpSite& site, int64_t source, const TensorView* results, size_t n) {
@@ -773,7 +799,7 @@ Status ProcessGrid::Reclaim(std::unique_lock<std::mutex>& lock, uint32_t self) {
       it = it->second.empty() ? mailboxes_.erase(it) : std::next(it);
     }
   }
-  p.cv.wait(lock, [&] { return p.lent == 0; });
+  Sleep(lock, p, [&] { return p.lent == 0; });
   return failure;
 }
 
