@@ -101,7 +101,8 @@ struct ProcessGrid::Proc {
   std::atomic<bool> signaled{false};
   Wait wait;
   std::map<std::pair<int64_t, std::vector<uint32_t>>, uint64_t> exchanges;  // calls per (channel, group)
-  size_t lent = 0;  // its messages that borrow its bytes and are still in a mailbox or being read
+  size_t lent = 0;     // its messages that borrow its bytes and are still in a mailbox or being read
+  bool retry = false;  // its receive was woken to take a message from its mailbox
   Status final;
 
   bool ended() const { return state == State::kFinished || state == State::kFailed || state == State::kAbsent; }
@@ -604,7 +605,10 @@ Status ProcessGrid::Send(uint32_t self, const OpSite& site, int64_t target, cons
   std::shared_ptr<Message> msg;
   for (int pass = 0;; ++pass) {
     const int64_t found = WaitingReceiver(self, site, target);
-    if (found >= 0) return Deliver(lock, site, self, static_cast<uint32_t>(found), msg ? msg->views.data() : data, n);
+    // A lent message goes to the mailbox even then: the receiver copies it on its own thread, so that two cores
+    // exchanging messages each copy one, instead of the later sender copying both.
+    if (found >= 0 && !lend)
+      return Deliver(lock, site, self, static_cast<uint32_t>(found), msg ? msg->views.data() : data, n);
     if (target >= 0 && procs_[target]->ended()) {
       Proc& q = *procs_[target];
       if (!q.final)
@@ -629,6 +633,18 @@ Status ProcessGrid::Send(uint32_t self, const OpSite& site, int64_t target, cons
     ++procs_[self]->lent;
   }
   mailboxes_[key].push_back(std::move(msg));
+  if (lend) {
+    const int64_t found = WaitingReceiver(self, site, target);
+    if (found >= 0) {
+      // Wakes it to take the message from the mailbox (Recv looks again).
+      Proc& q = *procs_[found];
+      q.wait.done = true;
+      q.retry = true;
+      q.state = Proc::State::kRunning;
+      ++running_;
+      Signal(q);
+    }
+  }
   return Status();
 }
 
@@ -648,39 +664,44 @@ Status ProcessGrid::Recv(uint32_t self, const OpSite& site, int64_t source, cons
   if (remote_ && remote_->IsRemote(static_cast<uint32_t>(source))) return RecvRemote(self, site, source, results, n);
   std::unique_lock<std::mutex> lock(mu_);
   const ChannelKey key{site.channel, source, source >= 0 ? static_cast<int64_t>(self) : -1};
-  auto box = mailboxes_.find(key);
-  if (box != mailboxes_.end() && !box->second.empty()) {
-    std::shared_ptr<Message> msg = std::move(box->second.front());
-    box->second.pop_front();
-    if (box->second.empty()) mailboxes_.erase(box);
-    msg->taken = true;
-    lock.unlock();
-    // A lent message's bytes stay valid until it is returned: its sender's Finish waits for that.
-    Status s = CheckMessageShapes(site, Name(self), results, n, msg->views.data(), msg->views.size());
-    for (size_t i = 0; i < n && !s; ++i) {
-      Transfer t;
-      t.from = msg->from;
-      t.to = self;
-      t.src = static_cast<const char*>(msg->views[i].data);
-      t.dst = static_cast<char*>(results[i].data);
-      t.row_bytes = msg->views[i].Bytes();
-      if (!t.row_bytes) continue;
-      if ((s = CopyFrom(t))) s = Annotate(std::move(s), Where(site));
-    }
-    if (msg->lent) {
-      lock.lock();
-      Returned(*msg);
-    }
-    return s;
-  }
   Proc& p = *procs_[self];
-  p.wait.kind = Wait::Kind::kRecv;
-  p.wait.site = site;
-  p.wait.source = source;
-  p.wait.results = results;
-  p.wait.n = n;
-  p.wait.seq = next_seq_++;
-  return Block(lock, self);
+  for (;;) {
+    auto box = mailboxes_.find(key);
+    if (box != mailboxes_.end() && !box->second.empty()) {
+      std::shared_ptr<Message> msg = std::move(box->second.front());
+      box->second.pop_front();
+      if (box->second.empty()) mailboxes_.erase(box);
+      msg->taken = true;
+      lock.unlock();
+      // A lent message's bytes stay valid until it is returned: its sender's Finish waits for that.
+      Status s = CheckMessageShapes(site, Name(self), results, n, msg->views.data(), msg->views.size());
+      for (size_t i = 0; i < n && !s; ++i) {
+        Transfer t;
+        t.from = msg->from;
+        t.to = self;
+        t.src = static_cast<const char*>(msg->views[i].data);
+        t.dst = static_cast<char*>(results[i].data);
+        t.row_bytes = msg->views[i].Bytes();
+        if (!t.row_bytes) continue;
+        if ((s = CopyFrom(t))) s = Annotate(std::move(s), Where(site));
+      }
+      if (msg->lent) {
+        lock.lock();
+        Returned(*msg);
+      }
+      return s;
+    }
+    p.wait.kind = Wait::Kind::kRecv;
+    p.wait.site = site;
+    p.wait.source = source;
+    p.wait.results = results;
+    p.wait.n = n;
+    p.wait.seq = next_seq_++;
+    p.retry = false;
+    if (Status s = Block(lock, self)) return s;
+    if (!p.retry) return Status();  // a sender copied the message into `results`
+    p.retry = false;                // a lent message came: take it from the mailbox
+  }
 }
 
 Status ProcessGrid::RecvRemote(uint32_t self, const OpSite& site, int64_t source, const TensorView* results, size_t n) {

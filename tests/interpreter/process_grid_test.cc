@@ -272,9 +272,19 @@ TEST(ProcessGrid, AWaitingRecvGetsOneCopyStraightFromTheSender) {
 }
 
 // A transport that calls every sender's bytes stable (PeerTransfers::Stable): valid until the sender ends.
-class LendingTransport final : public CountingTransport {
+class LendingTransport : public CountingTransport {
  public:
   bool Stable(uint32_t, const void*, size_t) override { return true; }
+};
+
+// The same, recording which thread made the last copy.
+class CopierRecordingTransport final : public LendingTransport {
+ public:
+  Status Copy(const Transfer& t) override {
+    copier = std::this_thread::get_id();
+    return LendingTransport::Copy(t);
+  }
+  std::thread::id copier;
 };
 
 TEST(ProcessGrid, StableBytesAreLentAndTheReceiveCopiesThemOnce) {
@@ -303,6 +313,37 @@ TEST(ProcessGrid, StableBytesAreLentAndTheReceiveCopiesThemOnce) {
   bool from_a_sender = false;     // the last one read a sender's bytes, not a copy the grid kept
   for (const auto& m : mine) from_a_sender = from_a_sender || t.last_src == reinterpret_cast<const char*>(m.data());
   EXPECT_TRUE(from_a_sender);
+}
+
+TEST(ProcessGrid, AWaitingRecvIsWokenToCopyLentBytesItself) {
+  // The receiver waits first; the lending sender does not copy for it (two cores exchanging would then have the
+  // later sender copy both messages): the receiver copies, once, straight from the sender's bytes.
+  CopierRecordingTransport t;
+  ProcessGrid g(2, 1, &t);
+  std::vector<int32_t> got(2);
+  std::vector<int32_t> mine = {7, 8};
+  std::atomic<bool> received{false};
+  std::thread::id receiver;
+  auto st = g.Run([&](uint32_t self) -> Status {
+    if (self == 1) {
+      receiver = std::this_thread::get_id();
+      TensorView r = View(got, kTwo);
+      Status s = g.Recv(self, Site("stablehlo.recv", 2), 0, &r, 1);
+      received = true;
+      return s;
+    }
+    while (!g.Waiting(1)) std::this_thread::yield();  // the receiver waits in the grid
+    TensorView v = View(mine, kTwo);
+    Status s = g.Send(self, Site("stablehlo.send", 2), 1, &v, 1);
+    while (!received) std::this_thread::yield();  // keep the bytes lent until it has read them
+    return s;
+  });
+  ASSERT_FALSE(st[0]);
+  ASSERT_FALSE(st[1]) << st[1]->message;
+  EXPECT_EQ(got, (std::vector<int32_t>{7, 8}));
+  EXPECT_EQ(t.copies.load(), 1u);
+  EXPECT_EQ(t.last_src, reinterpret_cast<const char*>(mine.data()));
+  EXPECT_EQ(t.copier, receiver);
 }
 
 TEST(ProcessGrid, LentBytesUnreceivedWhenTheSenderEndsAreCopiedFirst) {
