@@ -182,9 +182,10 @@ class ProcessGrid {
                     const TensorView* out, size_t n, const FoldStep& fold);
 
   // Sends `data` on `site.channel` to process `target` (-1: whichever process receives on the channel
-  // next). Never waits for the receiver: a receiver already waiting gets the bytes copied straight from
-  // `data` (one copy); bytes the transport calls stable (PeerTransfers::Stable) are lent to the message and
-  // copied once by the receive; otherwise the grid keeps a copy (made outside its lock) until the receive comes.
+  // next). Never waits for the receiver. Bytes the transport calls stable (PeerTransfers::Stable) are lent to
+  // the message and copied once by the receive, on the receiver's thread (a waiting receiver is woken to take
+  // it); otherwise a receiver already waiting gets them copied straight from `data` (one copy), else the grid
+  // keeps a copy (made outside its lock) until the receive comes.
   Status Send(uint32_t self, const OpSite& site, int64_t target, const TensorView* data, size_t n);
   // Receives into `results` the next message on `site.channel` from process `source` (-1: from any
   // sender that sent with target -1), in send order. Waits for it; fails when `source` finishes or fails
