@@ -20,6 +20,19 @@ inline std::string SendRecvText(size_t n) {
          "  return %r#0 : " + t + "\n}\n";
 }
 
+// The same, sending a value the program computes (x + x) instead of its argument: the grid cannot lend a
+// computed value's bytes (they may be reused once the send returns), so a send before its receive copies them.
+inline std::string SendRecvComputedText(size_t n) {
+  const std::string t = Tensor(n);
+  const std::string attrs =
+      "channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, source_target_pairs = dense<[[0, 1], [1, "
+      "0]]> : tensor<2x2xi64>";
+  return "func.func @main(%x: " + t + ") -> " + t + " {\n  %y = stablehlo.add %x, %x : " + t +
+         "\n  %t = stablehlo.after_all : !stablehlo.token\n" + "  %s = \"stablehlo.send\"(%y, %t) {" + attrs + "} : (" +
+         t + ", !stablehlo.token) -> !stablehlo.token\n" + "  %r:2 = \"stablehlo.recv\"(%s) {" + attrs +
+         "} : (!stablehlo.token) -> (" + t + ", !stablehlo.token)\n" + "  return %r#0 : " + t + "\n}\n";
+}
+
 inline std::string PermuteText(size_t n) {
   const std::string t = Tensor(n);
   return "func.func @main(%x: " + t + ") -> " + t + " {\n  %r = \"stablehlo.collective_permute\"(%x) " +

@@ -4,6 +4,8 @@
 // decode-sized f32 tensor (256 B .. 16 MiB) core to core, submit to both done events ready:
 //   Peer_SendRecv             stablehlo.send + recv, source_target_pairs [[0, 1], [1, 0]]: each core gets the
 //                             other's tensor;
+//   Peer_SendRecvComputed     the same, sending x + x (a computed value, which the grid cannot lend: the
+//                             send copies it unless the receiver already waits);
 //   Peer_CollectivePermute    collective_permute with the same pairs;
 //   Peer_AllReduce            all_reduce (sum) over both cores;
 // against
@@ -47,6 +49,7 @@ using neuronmem::bench::Check;
 using neuronmem::bench::Clock;
 using neuronmem::bench::Ns;
 using neuronmem::bench::PermuteText;
+using neuronmem::bench::SendRecvComputedText;
 using neuronmem::bench::SendRecvText;
 using neuronmem::bench::Summarize;
 
@@ -309,6 +312,9 @@ void PeerLaunch(benchmark::State& state, const std::string& text, const std::map
 void BM_Peer_SendRecv(benchmark::State& state) {
   PeerLaunch(state, SendRecvText(static_cast<size_t>(state.range(0)) / 4), HandRolledFloor());
 }
+void BM_Peer_SendRecvComputed(benchmark::State& state) {
+  PeerLaunch(state, SendRecvComputedText(static_cast<size_t>(state.range(0)) / 4), HandRolledFloor());
+}
 void BM_Peer_CollectivePermute(benchmark::State& state) {
   PeerLaunch(state, PermuteText(static_cast<size_t>(state.range(0)) / 4), HandRolledFloor());
 }
@@ -423,6 +429,7 @@ BENCHMARK(BM_Floor_Memcpy)->Apply(Sizes);
 BENCHMARK(BM_Baseline_HandRolled)->Apply(Sizes);
 BENCHMARK(BM_Baseline_HandRolledReduce)->Apply(Sizes);
 BENCHMARK(BM_Peer_SendRecv)->Apply(Sizes);
+BENCHMARK(BM_Peer_SendRecvComputed)->Apply(Sizes);
 BENCHMARK(BM_Peer_CollectivePermute)->Apply(Sizes);
 BENCHMARK(BM_Peer_AllReduce)->Apply(Sizes);
 BENCHMARK(BM_Execute_Plain)->UseRealTime()->Unit(benchmark::kMicrosecond);

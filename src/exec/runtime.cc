@@ -4,6 +4,7 @@
 #include <cinttypes>
 #include <string>
 
+#include "base/poll.h"
 #include "copy/copy_engine.h"
 #include "exec/moves.h"
 #include "interpreter/process.h"
@@ -57,6 +58,8 @@ struct LaunchState final : interp::PeerTransfers, interp::HostTransfers {
   struct Proc {
     bool member = false;              // a device of the launch
     const RunContext* run = nullptr;  // while its program runs: which memory kind each address is
+    // While its program runs: the arguments it only reads (not donated), valid until its process ends.
+    std::vector<std::pair<const char*, size_t>> stable;
     std::shared_ptr<ExecutionStats> stats;
     EventRef done;
   };
@@ -81,6 +84,15 @@ struct LaunchState final : interp::PeerTransfers, interp::HostTransfers {
     std::lock_guard<std::mutex> lock(mu);
     procs[t.to].stats->AddPeer(from, to, t.bytes());
     return Ok();
+  }
+  // interp::PeerTransfers: a process's arguments it does not donate stay unchanged until the process ends (the
+  // execution holds them until after ProcessGrid::Finish).
+  bool Stable(uint32_t process, const void* data, size_t bytes) override {
+    const char* p = static_cast<const char*>(data);
+    std::lock_guard<std::mutex> lock(mu);
+    for (const auto& [begin, size] : procs[process].stable)
+      if (p >= begin && bytes <= size && p - begin <= static_cast<ptrdiff_t>(size - bytes)) return true;
+    return false;
   }
   // interp::HostTransfers: the frontend's callbacks.
   Status Send(const interp::HostCall& call, const interp::TensorView* data, size_t n) override {
@@ -651,18 +663,46 @@ Status Runtime::Launch(const LaunchRequest& r, copy::Buffer* const* results, Eve
   pending_.fetch_add(static_cast<int64_t>(n), std::memory_order_acq_rel);
   for (auto& e : executions) Arm(*e, r.timeout_ns);
   std::vector<CoreQueue*> to_drain;
+  std::vector<Execution*> heads;  // the executions whose queue was idle: the caller owns their drain
   {
     std::lock_guard<std::mutex> launch_lock(launch_mu_);
     if (grid && grid->remote) grid->remote->Submit();  // numbered in the order launches enter the queues
     for (auto& e : executions) {
       CoreQueue* q = queues_[e->core].get();
-      if (Enqueue(std::move(e))) to_drain.push_back(q);
+      Execution* head = e.get();
+      if (Enqueue(std::move(e))) {
+        to_drain.push_back(q);
+        heads.push_back(head);
+      }
     }
   }
-  // A launch's executions never run on the caller (but one alone): the drain hands each to its core's launch
-  // thread.
-  for (CoreQueue* q : to_drain) Drain(q, /*on_caller=*/true);
+  // The caller runs one execution of the launch itself, as the plain rule runs an execute, instead of paying
+  // its launch thread's wake-up; the others go to their cores' launch threads, woken first.
+  const size_t mine = CallerRuns(exe, r, alone, across, heads, n);
+  for (size_t i = 0; i < to_drain.size(); ++i)
+    if (i != mine) Drain(to_drain[i], /*on_caller=*/true);
+  if (mine < to_drain.size()) Drain(to_drain[mine], /*on_caller=*/true);
   return Ok();
+}
+
+size_t Runtime::CallerRuns(const Executable& exe, const LaunchRequest& r, bool alone, bool across,
+                           const std::vector<Execution*>& heads, size_t n) const {
+  const size_t none = heads.size();
+  // One alone already follows the plain rule; a loop may never end; callbacks run on the launch threads; a
+  // launch across processes waits for its peers; a caller inside a library callback must not block there.
+  if (heads.empty() || alone || exe.unbounded() || across || InCallerCallback()) return none;
+  if (r.host && (!r.host->send.empty() || !r.host->recv.empty())) return none;
+  if (exe.uses_grid()) {
+    // Its execution may wait in the grid for the others: only when each of them starts at once on its launch
+    // thread (every core's queue was idle and no wait is pending), so the caller's wait is bounded.
+    if (heads.size() != n) return none;
+    for (const Execution* e : heads)
+      for (const EventRef& w : e->waits)
+        if (!IsReady(w.get())) return none;
+  }
+  // The caller owns this drain (its queue was idle), so nothing else reads the execution before Drain.
+  heads[0]->launch = false;
+  return 0;
 }
 
 bool Runtime::Enqueue(std::unique_ptr<Execution> e) {
@@ -745,10 +785,8 @@ void Runtime::Drain(CoreQueue* q, bool on_caller) {
   pool_.Notify();
 }
 
-void Runtime::EndProcess(Execution& e, Status s) {
+void Runtime::EndProcess(Execution& e) {
   LaunchState& l = *e.grid;
-  // The grid keeps the final status; the last process to end reads every one (FinalStatus, below).
-  l.grid->Finish(e.process, std::move(s)).IgnoreError();
   {
     std::lock_guard<std::mutex> lock(l.mu);
     if (--l.running) return;
@@ -763,16 +801,26 @@ void Runtime::EndProcess(Execution& e, Status s) {
 
 void Runtime::WakeLaunchThread(CoreQueue* q) {
   if (!q->thread.joinable()) q->thread = std::thread([this, q] { LaunchThread(q); });
-  q->wake = true;
-  q->cv.notify_one();
+  q->wake.store(true, std::memory_order_release);
+  if (!q->spinning) q->cv.notify_one();  // a polling thread sees `wake` by itself
 }
 
 void Runtime::LaunchThread(CoreQueue* q) {
+  // How long the thread polls for the next launch after a drain: a sleeping thread takes 10-80 us to wake on
+  // this machine, a polling one well under 1 us (docs/performance.md, "Multi-core launches").
+  constexpr std::chrono::microseconds kPoll(50);
   std::unique_lock<std::mutex> lock(q->mu);
   for (;;) {
-    q->cv.wait(lock, [q] { return q->wake || q->stop; });
+    if (!q->wake.load(std::memory_order_relaxed) && !q->stop) {
+      q->spinning = true;
+      lock.unlock();
+      PollFor(kPoll, [q] { return q->wake.load(std::memory_order_acquire); });
+      lock.lock();
+      q->spinning = false;
+    }
+    q->cv.wait(lock, [q] { return q->wake.load(std::memory_order_relaxed) || q->stop; });
     if (q->stop) return;
-    q->wake = false;
+    q->wake.store(false, std::memory_order_relaxed);
     lock.unlock();
     Drain(q, /*on_caller=*/false);
     lock.lock();
@@ -785,12 +833,15 @@ void Runtime::Run(Execution& e) {
   stats.queue_ns = start - e.submitted_ns;
   const Executable& exe = *e.exe;
   auto finish = [&](Status s) {
+    // The grid keeps the final status (the last process to end reads every one: EndProcess). Ended while the
+    // arguments are still held: messages that borrow their bytes are copied or read by then.
+    if (e.grid) e.grid->grid->Finish(e.process, std::move(s)).IgnoreError();
     e.args.clear();
     e.copies.clear();
     e.results.clear();
     Disarm(e);
     if (e.grid) {
-      EndProcess(e, std::move(s));
+      EndProcess(e);
       return;
     }
     // No longer pending once its event is ready: a caller that waited may destroy the client at once (the
@@ -873,7 +924,11 @@ void Runtime::Run(Execution& e) {
       options.process = &process;
       if (e.grid->remote) e.grid->remote->SetInterrupt(e.process, options.interrupt);
       std::lock_guard<std::mutex> lock(e.grid->mu);
-      e.grid->procs[e.process].run = &run;
+      LaunchState::Proc& proc = e.grid->procs[e.process];
+      proc.run = &run;
+      for (size_t i = 0; i < e.args.size(); ++i)
+        if (!e.donated[i] && exe.parameters()[i].bytes)
+          proc.stable.emplace_back(reinterpret_cast<const char*>(e.args[i].s->data), exe.parameters()[i].bytes);
     }
     const uint64_t t0 = NowNs();
     failure = exe.program().Run(views.data(), views.size(), &allocator, &out, options);
@@ -881,6 +936,7 @@ void Runtime::Run(Execution& e) {
     if (e.grid) {
       std::lock_guard<std::mutex> lock(e.grid->mu);
       e.grid->procs[e.process].run = nullptr;
+      e.grid->procs[e.process].stable.clear();
     }
     if (!failure) {
       // Outputs whose value the graph returns from another kind's memory are moved into it.

@@ -100,9 +100,13 @@ struct CoreQueue {
   bool armed = false;
   uint64_t arm_gen = 0;
   // The core's launch thread (made by the first launch that uses the core): drains the queue when `wake`.
+  // After a drain it polls `wake` for a moment (`spinning`) before it sleeps on `cv`, so launches that come
+  // back to back are not each delayed by a thread's wake-up. `wake` is set and `spinning` read and written
+  // under `mu`; `wake` is also polled without it.
   std::thread thread;
   std::condition_variable cv;
-  bool wake = false;
+  std::atomic<bool> wake{false};
+  bool spinning = false;
   bool stop = false;
 };
 
@@ -195,6 +199,10 @@ class Runtime {
   static void MarkReads(Execution& e);
   // Appends e to its core's queue; returns whether the caller must start the drain.
   bool Enqueue(std::unique_ptr<Execution> e);
+  // Which of a launch's executions the caller runs itself (an index into `heads`, the executions whose queue
+  // was idle, or heads.size() for none); marks it as such. n: the launch's executions.
+  size_t CallerRuns(const Executable& exe, const LaunchRequest& r, bool alone, bool across,
+                    const std::vector<Execution*>& heads, size_t n) const;
   void Submit(std::unique_ptr<Execution> e);
   void Drain(CoreQueue* q, bool on_caller);
   static void DrainTask(void* q);
@@ -202,9 +210,9 @@ class Runtime {
   void WakeLaunchThread(CoreQueue* q);
   void LaunchThread(CoreQueue* q);
   void Run(Execution& e);
-  // Ends e's process in its launch's grid with `s`; the last process to end completes every execution of
-  // the launch.
-  void EndProcess(Execution& e, Status s);
+  // Counts e's process as ended (it Finished in its launch's grid); the last process to end completes every
+  // execution of the launch.
+  void EndProcess(Execution& e);
   // Starts e's control (a deadline, a cancel) once e is submitted; ends it once e finished.
   void Arm(Execution& e, uint64_t timeout_ns);
   void Disarm(Execution& e);

@@ -63,6 +63,11 @@ class PeerTransfers {
  public:
   virtual ~PeerTransfers() = default;
   virtual Status Copy(const Transfer& t) = 0;
+  // Whether process `process`'s bytes [data, data + bytes) stay valid and unchanged until the process ends
+  // (ProcessGrid::Finish), as an argument a program only reads does: a send of them then lends them to the
+  // message instead of copying them, and its receiver copies them once (the grid copies what is still unreceived
+  // when the sender ends). Called from the process's own thread. Default: false (every buffered send copies).
+  virtual bool Stable(uint32_t process, const void* data, size_t bytes);
   // The default: memcpy on the calling thread.
   static PeerTransfers* Memcpy();
 };
@@ -197,8 +202,10 @@ class ProcessGrid {
   Status RecvAcross(uint32_t self, const OpSite& site, uint32_t from, const TensorView* results, size_t n);
 
   // Sends `data` on `site.channel` to process `target` (-1: whichever process receives on the channel
-  // next). Never waits for the receiver: a receiver already waiting gets the bytes copied straight from
-  // `data` (one copy); otherwise the grid keeps a copy until the receive comes.
+  // next). Never waits for the receiver. Bytes the transport calls stable (PeerTransfers::Stable) are lent to
+  // the message and copied once by the receive, on the receiver's thread (a waiting receiver is woken to take
+  // it); otherwise a receiver already waiting gets them copied straight from `data` (one copy), else the grid
+  // keeps a copy (made outside its lock) until the receive comes.
   Status Send(uint32_t self, const OpSite& site, int64_t target, const TensorView* data, size_t n);
   // Receives into `results` the next message on `site.channel` from process `source` (-1: from any
   // sender that sent with target -1), in send order. Waits for it; fails when `source` finishes or fails
@@ -211,7 +218,9 @@ class ProcessGrid {
   Status CopyFrom(const Transfer& t);
 
   // Ends process `self` with the status of its run. A process that ends with messages sent to it and not
-  // received fails (naming channel and sender). Returns the process's final status.
+  // received fails (naming channel and sender). Messages that borrow `self`'s bytes are copied if still
+  // unreceived, and receives copying them are waited for, so the bytes may go once it returns. Returns the
+  // process's final status.
   Status Finish(uint32_t self, Status status);
   // Ends process `self` before it ran, for a process its embedder never runs (the executor: a device a launch
   // leaves out). A wait for it fails at once saying so, with `why` ("device 2 is not part of this launch"):
@@ -266,6 +275,26 @@ class ProcessGrid {
   Status RecvStaged(uint32_t self, const OpSite& site, uint32_t from, const TensorView* results, size_t n,
                     uint32_t patience = 1);
 
+  // Hands the n values `data` sent by `from` to `to`, blocked in a receive that matched them (claimed by the
+  // caller, who holds `lock`): copies them into its results outside the lock and wakes it. Returns the
+  // failure of the send: a copy's (annotated with `site`) or a mismatch of shapes.
+  Status Deliver(std::unique_lock<std::mutex>& lock, const OpSite& site, uint32_t from, uint32_t to,
+                 const TensorView* data, size_t n);
+  // The receiver blocked on a receive that a send of `self` on `site` to `target` satisfies, or -1.
+  int64_t WaitingReceiver(uint32_t self, const OpSite& site, int64_t target) const;
+  // A message of `self` leaves a mailbox without its lent bytes being read (or after they were): the sender
+  // may end once none is left.
+  void Returned(const Message& msg);
+  // Copies every unreceived message that borrows `self`'s bytes, then waits for the receives reading them.
+  // Fails (RESOURCE_EXHAUSTED) only without memory for a copy: that message is withdrawn.
+  Status Reclaim(std::unique_lock<std::mutex>& lock, uint32_t self);
+
+  // Notifies p's thread (with the grid's lock held): wakes it, or ends its poll.
+  static void Signal(Proc& p);
+  // Waits (lock held) until done(): polls p's signal for a moment, then sleeps on its condition variable.
+  template <class Pred>
+  static void Sleep(std::unique_lock<std::mutex>& lock, Proc& p, Pred done);
+
   // Blocks `self` on its wait until woken; returns the failure the grid set, if any.
   Status Block(std::unique_lock<std::mutex>& lock, uint32_t self);
   // Fails waiters whose wait can no longer be satisfied; called whenever a process blocks or ends.
@@ -279,7 +308,7 @@ class ProcessGrid {
   mutable std::mutex mu_;
   std::vector<std::unique_ptr<Proc>> procs_;
   std::map<ExchangeKey, std::shared_ptr<Exch>> exchanges_;
-  std::map<ChannelKey, std::deque<std::unique_ptr<Message>>> mailboxes_;
+  std::map<ChannelKey, std::deque<std::shared_ptr<Message>>> mailboxes_;
   size_t running_;  // processes neither blocked nor ended
   uint64_t next_seq_ = 0;
 };

@@ -3,10 +3,12 @@
 // before notifying it, so `running_` counts exactly the processes that can still make progress, and the
 // grid is stuck when it drops to zero while some process waits.
 #include <algorithm>
+#include <atomic>
 #include <cinttypes>
 #include <cstring>
 #include <thread>
 
+#include "base/poll.h"
 #include "interpreter/process.h"
 
 namespace neuronmem::interp {
@@ -39,6 +41,8 @@ std::string Where(const OpSite& site) {
 }
 
 }  // namespace
+
+bool PeerTransfers::Stable(uint32_t, const void*, size_t) { return false; }
 
 PeerTransfers* PeerTransfers::Memcpy() {
   static MemcpyPeerTransfers* t = new MemcpyPeerTransfers();
@@ -93,8 +97,12 @@ struct ProcessGrid::Proc {
   State state = State::kRunning;
   std::string absent;  // kAbsent: why the process never runs
   std::condition_variable cv;
+  // Set (under the grid's lock) with every notification of cv: a waiter polls it for a moment before sleeping.
+  std::atomic<bool> signaled{false};
   Wait wait;
   std::map<std::pair<int64_t, std::vector<uint32_t>>, uint64_t> exchanges;  // calls per (channel, group)
+  size_t lent = 0;     // its messages that borrow its bytes and are still in a mailbox or being read
+  bool retry = false;  // its receive was woken to take a message from its mailbox
   Status final;
 
   bool ended() const { return state == State::kFinished || state == State::kFailed || state == State::kAbsent; }
@@ -108,10 +116,40 @@ struct ProcessGrid::Proc {
 struct ProcessGrid::Message {
   uint32_t from = 0;
   std::string location;  // of the send
-  std::vector<ElementType> types;
   std::vector<std::vector<int64_t>> dims;
-  std::vector<std::unique_ptr<char[]>> data;
-  std::vector<size_t> bytes;
+  std::vector<std::unique_ptr<char[]>> data;  // the grid's copies (none while lent)
+  std::vector<TensorView> views;              // the values: into `data`, or the sender's bytes while lent
+  bool lent = false;                          // the views are the sender's bytes (PeerTransfers::Stable)
+  bool taken = false;                         // a receive took it, or its receiver ended without it
+
+  // The values' shapes, views into the sender's bytes.
+  Message(uint32_t sender, const OpSite& site, const TensorView* values, size_t n)
+      : from(sender), location(site.location), dims(n), views(values, values + n) {
+    for (size_t i = 0; i < n; ++i) {
+      dims[i].assign(values[i].dims, values[i].dims + values[i].rank);
+      views[i].dims = dims[i].data();
+    }
+  }
+  // Copies of the values' bytes (reads only the views); false when there is no memory for value `*failed`.
+  bool CopyValues(std::vector<std::unique_ptr<char[]>>* kept, size_t* failed) const {
+    kept->resize(views.size());
+    for (size_t i = 0; i < views.size(); ++i) {
+      const size_t bytes = views[i].Bytes();
+      (*kept)[i].reset(new (std::nothrow) char[bytes ? bytes : 1]);
+      if (!(*kept)[i]) {
+        *failed = i;
+        return false;
+      }
+      if (bytes) std::memcpy((*kept)[i].get(), views[i].data, bytes);
+    }
+    return true;
+  }
+  // The values are now `kept` (CopyValues), no longer the sender's bytes.
+  void Adopt(std::vector<std::unique_ptr<char[]>> kept) {
+    data = std::move(kept);
+    for (size_t i = 0; i < views.size(); ++i) views[i].data = data[i].get();
+    lent = false;
+  }
 };
 
 bool ProcessGrid::ExchangeKey::operator<(const ExchangeKey& o) const {
@@ -148,12 +186,34 @@ std::string ProcessGrid::Name(uint32_t process) const {
 
 // ---- Waiting -------------------------------------------------------------------------------------------
 
+void ProcessGrid::Signal(Proc& p) {
+  p.signaled.store(true, std::memory_order_release);
+  p.cv.notify_one();
+}
+
+template <class Pred>
+void ProcessGrid::Sleep(std::unique_lock<std::mutex>& lock, Proc& p, Pred done) {
+  // The peer usually comes within microseconds (the other core of a launch): poll for it before sleeping, since
+  // a sleeping thread takes 10-80 us to wake on a busy host (docs/performance.md, "Multi-core launches").
+  constexpr std::chrono::microseconds kPoll(20);
+  while (!done()) {
+    p.signaled.store(false, std::memory_order_relaxed);
+    lock.unlock();
+    const bool signaled = PollFor(kPoll, [&] { return p.signaled.load(std::memory_order_acquire); });
+    lock.lock();
+    if (!signaled) {
+      p.cv.wait(lock, done);
+      return;
+    }
+  }
+}
+
 Status ProcessGrid::Block(std::unique_lock<std::mutex>& lock, uint32_t self) {
   Proc& p = *procs_[self];
   p.state = Proc::State::kBlocked;
   --running_;
   CheckStuck();
-  p.cv.wait(lock, [&] { return p.wait.done || p.wait.failure; });
+  Sleep(lock, p, [&] { return p.wait.done || p.wait.failure; });
   Status failure = std::move(p.wait.failure);
   p.wait = Wait();
   return failure;
@@ -164,7 +224,7 @@ void ProcessGrid::FailWaiter(uint32_t w, Status s) {
   p.wait.failure = std::move(s);
   p.state = Proc::State::kRunning;
   ++running_;
-  p.cv.notify_one();
+  Signal(p);
 }
 
 std::string ProcessGrid::Missing(const Wait& w) const {
@@ -286,7 +346,7 @@ Status ProcessGrid::Exchange(uint32_t self, const OpSite& site, const std::vecto
       q.wait.done = true;
       q.state = Proc::State::kRunning;
       ++running_;
-      q.cv.notify_one();
+      Signal(q);
     }
   } else {
     p.wait.kind = Wait::Kind::kExchange;
@@ -328,10 +388,10 @@ Status ProcessGrid::Exchange(uint32_t self, const OpSite& site, const std::vecto
   if (++e->departed == group.size()) {
     exchanges_.erase(e->key);
     for (uint32_t g : group)
-      if (g != self) procs_[g]->cv.notify_one();
+      if (g != self) Signal(*procs_[g]);
   } else {
     // Not counted as blocked: every member has arrived and departs once it has read.
-    p.cv.wait(lock, [&] { return e->departed == e->group.size(); });
+    Sleep(lock, p, [&] { return e->departed == e->group.size(); });
   }
   return s;
 }
@@ -561,17 +621,61 @@ Status ProcessGrid::FoldAcross(uint32_t self, const OpSite& site, const std::vec
 // ---- Messages ------------------------------------------------------------------------------------------
 
 static Status CheckMessageShapes(const OpSite& site, const std::string& receiver, const TensorView* results, size_t n,
-                                 size_t sent, const std::function<TensorView(size_t)>& sent_view) {
-  if (sent != n)
+                                 const TensorView* sent, size_t sent_n) {
+  if (sent_n != n)
     return FailedPrecondition("%s: process %s receives %zu values but %zu were sent", Where(site).c_str(),
-                              receiver.c_str(), n, sent);
+                              receiver.c_str(), n, sent_n);
   for (size_t i = 0; i < n; ++i) {
-    const TensorView v = sent_view(i);
-    if (!SameShape(v, results[i]))
+    if (!SameShape(sent[i], results[i]))
       return FailedPrecondition("%s: process %s receives value %zu as %s but a %s was sent", Where(site).c_str(),
-                                receiver.c_str(), i, ShapeText(results[i]).c_str(), ShapeText(v).c_str());
+                                receiver.c_str(), i, ShapeText(results[i]).c_str(), ShapeText(sent[i]).c_str());
   }
   return Status();
+}
+
+int64_t ProcessGrid::WaitingReceiver(uint32_t self, const OpSite& site, int64_t target) const {
+  // A receiver already waiting for exactly this message (the earliest one, for target -1)?
+  int64_t found = -1;
+  for (uint32_t k = 0; k < num_processes(); ++k) {
+    const Proc& q = *procs_[k];
+    if (q.state != Proc::State::kBlocked || q.wait.kind != Wait::Kind::kRecv || q.wait.claimed ||
+        q.wait.site.channel != site.channel)
+      continue;
+    const bool match = target >= 0 ? (k == target && q.wait.source == self) : q.wait.source < 0;
+    if (match && (found < 0 || q.wait.seq < procs_[found]->wait.seq)) found = k;
+  }
+  return found;
+}
+
+Status ProcessGrid::Deliver(std::unique_lock<std::mutex>& lock, const OpSite& site, uint32_t from, uint32_t to,
+                            const TensorView* data, size_t n) {
+  Proc& q = *procs_[to];
+  q.wait.claimed = true;
+  q.state = Proc::State::kRunning;
+  ++running_;
+  const OpSite rsite = q.wait.site;
+  const TensorView* results = q.wait.results;
+  const size_t rn = q.wait.n;
+  lock.unlock();
+  Status s = CheckMessageShapes(rsite, Name(to), results, rn, data, n);
+  bool copy_failed = false;
+  for (size_t i = 0; i < n && !s; ++i) {
+    Transfer t;
+    t.from = from;
+    t.to = to;
+    t.src = static_cast<const char*>(data[i].data);
+    t.dst = static_cast<char*>(results[i].data);
+    t.row_bytes = data[i].Bytes();
+    if (t.row_bytes) copy_failed = static_cast<bool>(s = CopyFrom(t));
+  }
+  // A failed copy (the transport's) fails both ops, each named: this send and the receiver's recv.
+  Status mine = s ? (copy_failed ? Annotate(CopyStatus(s.get()), Where(site)) : CopyStatus(s.get())) : Status();
+  if (copy_failed) s = Annotate(std::move(s), Where(rsite));
+  lock.lock();
+  q.wait.done = true;
+  q.wait.failure = std::move(s);
+  Signal(q);
+  return mine;
 }
 
 Status ProcessGrid::Send(uint32_t self, const OpSite& site, int64_t target, const TensorView* data, size_t n) {
@@ -583,70 +687,67 @@ Status ProcessGrid::Send(uint32_t self, const OpSite& site, int64_t target, cons
                               Where(site).c_str(), Name(self).c_str());
   if (remote_ && remote_->IsRemote(static_cast<uint32_t>(target)))
     return Annotate(remote_->Send(site, self, static_cast<uint32_t>(target), data, n), Where(site));
-  std::unique_lock<std::mutex> lock(mu_);
-  // A receiver already waiting for exactly this message (the earliest one, for target -1)?
-  int64_t found = -1;
-  for (uint32_t k = 0; k < num_processes(); ++k) {
-    const Proc& q = *procs_[k];
-    if (q.state != Proc::State::kBlocked || q.wait.kind != Wait::Kind::kRecv || q.wait.claimed ||
-        q.wait.site.channel != site.channel)
-      continue;
-    const bool match = target >= 0 ? (k == target && q.wait.source == self) : q.wait.source < 0;
-    if (match && (found < 0 || q.wait.seq < procs_[found]->wait.seq)) found = k;
-  }
-  if (found >= 0) {
-    Proc& q = *procs_[found];
-    q.wait.claimed = true;
-    q.state = Proc::State::kRunning;
-    ++running_;
-    const OpSite rsite = q.wait.site;
-    const TensorView* results = q.wait.results;
-    const size_t rn = q.wait.n;
-    lock.unlock();
-    Status s = CheckMessageShapes(rsite, Name(static_cast<uint32_t>(found)), results, rn, n,
-                                  [&](size_t i) { return data[i]; });
-    bool copy_failed = false;
-    for (size_t i = 0; i < n && !s; ++i) {
-      Transfer t;
-      t.from = self;
-      t.to = static_cast<uint32_t>(found);
-      t.src = static_cast<const char*>(data[i].data);
-      t.dst = static_cast<char*>(results[i].data);
-      t.row_bytes = data[i].Bytes();
-      if (t.row_bytes) copy_failed = static_cast<bool>(s = CopyFrom(t));
-    }
-    // A failed copy (the transport's) fails both ops, each named: this send and the receiver's recv.
-    Status mine = s ? (copy_failed ? Annotate(CopyStatus(s.get()), Where(site)) : CopyStatus(s.get())) : Status();
-    if (copy_failed) s = Annotate(std::move(s), Where(rsite));
-    lock.lock();
-    q.wait.done = true;
-    q.wait.failure = std::move(s);
-    q.cv.notify_one();
-    return mine;
-  }
-  if (target >= 0 && procs_[target]->ended()) {
-    Proc& q = *procs_[target];
-    if (!q.final)
-      q.final = FailedPrecondition("%s: process %s sent data to process %s after it finished", Where(site).c_str(),
-                                   Name(self).c_str(), Name(static_cast<uint32_t>(target)).c_str());
-    return Status();
-  }
-  auto msg = std::make_unique<Message>();
-  msg->from = self;
-  msg->location = std::string(site.location);
+  // Bytes that outlive the process's run are lent to the message (its receive copies them once); others are
+  // copied into it outside the grid's lock, so that senders copy at once instead of one after the other.
+  bool lend = false;
   for (size_t i = 0; i < n; ++i) {
-    msg->types.push_back(data[i].type);
-    msg->dims.emplace_back(data[i].dims, data[i].dims + data[i].rank);
     const size_t bytes = data[i].Bytes();
-    msg->bytes.push_back(bytes);
-    msg->data.emplace_back(new (std::nothrow) char[bytes ? bytes : 1]);
-    if (!msg->data.back())
-      return ResourceExhausted("%s: no memory to hold %zu bytes sent by process %s", Where(site).c_str(), bytes,
-                               Name(self).c_str());
-    if (bytes) std::memcpy(msg->data.back().get(), data[i].data, bytes);
+    if (!bytes) continue;
+    lend = transport_->Stable(self, data[i].data, bytes);
+    if (!lend) break;
   }
-  mailboxes_[ChannelKey{site.channel, target >= 0 ? static_cast<int64_t>(self) : -1, target}].push_back(std::move(msg));
+  const ChannelKey key{site.channel, target >= 0 ? static_cast<int64_t>(self) : -1, target};
+  std::unique_lock<std::mutex> lock(mu_);
+  std::shared_ptr<Message> msg;
+  for (int pass = 0;; ++pass) {
+    const int64_t found = WaitingReceiver(self, site, target);
+    // A lent message goes to the mailbox even then: the receiver copies it on its own thread, so that two cores
+    // exchanging messages each copy one, instead of the later sender copying both.
+    if (found >= 0 && !lend)
+      return Deliver(lock, site, self, static_cast<uint32_t>(found), msg ? msg->views.data() : data, n);
+    if (target >= 0 && procs_[target]->ended()) {
+      Proc& q = *procs_[target];
+      if (!q.final)
+        q.final = FailedPrecondition("%s: process %s sent data to process %s after it finished", Where(site).c_str(),
+                                     Name(self).c_str(), Name(static_cast<uint32_t>(target)).c_str());
+      return Status();
+    }
+    if (pass > 0 || lend) break;
+    lock.unlock();
+    msg = std::make_shared<Message>(self, site, data, n);
+    std::vector<std::unique_ptr<char[]>> kept;
+    size_t failed = 0;
+    if (!msg->CopyValues(&kept, &failed))
+      return ResourceExhausted("%s: no memory to hold %zu bytes sent by process %s", Where(site).c_str(),
+                               data[failed].Bytes(), Name(self).c_str());
+    msg->Adopt(std::move(kept));
+    lock.lock();  // a receiver may have come meanwhile: look again
+  }
+  if (lend) {
+    msg = std::make_shared<Message>(self, site, data, n);
+    msg->lent = true;
+    ++procs_[self]->lent;
+  }
+  mailboxes_[key].push_back(std::move(msg));
+  if (lend) {
+    const int64_t found = WaitingReceiver(self, site, target);
+    if (found >= 0) {
+      // Wakes it to take the message from the mailbox (Recv looks again).
+      Proc& q = *procs_[found];
+      q.wait.done = true;
+      q.retry = true;
+      q.state = Proc::State::kRunning;
+      ++running_;
+      Signal(q);
+    }
+  }
   return Status();
+}
+
+void ProcessGrid::Returned(const Message& msg) {
+  if (!msg.lent) return;
+  Proc& p = *procs_[msg.from];
+  if (--p.lent == 0) Signal(p);  // Reclaim waits for it
 }
 
 Status ProcessGrid::Recv(uint32_t self, const OpSite& site, int64_t source, const TensorView* results, size_t n) {
@@ -659,39 +760,44 @@ Status ProcessGrid::Recv(uint32_t self, const OpSite& site, int64_t source, cons
   if (remote_ && remote_->IsRemote(static_cast<uint32_t>(source))) return RecvRemote(self, site, source, results, n);
   std::unique_lock<std::mutex> lock(mu_);
   const ChannelKey key{site.channel, source, source >= 0 ? static_cast<int64_t>(self) : -1};
-  auto box = mailboxes_.find(key);
-  if (box != mailboxes_.end() && !box->second.empty()) {
-    std::unique_ptr<Message> msg = std::move(box->second.front());
-    box->second.pop_front();
-    if (box->second.empty()) mailboxes_.erase(box);
-    lock.unlock();
-    NEURONMEM_RETURN_IF_ERROR(CheckMessageShapes(site, Name(self), results, n, msg->types.size(), [&](size_t i) {
-      TensorView v;
-      v.type = msg->types[i];
-      v.dims = msg->dims[i].data();
-      v.rank = msg->dims[i].size();
-      return v;
-    }));
-    for (size_t i = 0; i < n; ++i) {
-      Transfer t;
-      t.from = msg->from;
-      t.to = self;
-      t.src = msg->data[i].get();
-      t.dst = static_cast<char*>(results[i].data);
-      t.row_bytes = msg->bytes[i];
-      if (!t.row_bytes) continue;
-      if (Status s = CopyFrom(t)) return Annotate(std::move(s), Where(site));
-    }
-    return Status();
-  }
   Proc& p = *procs_[self];
-  p.wait.kind = Wait::Kind::kRecv;
-  p.wait.site = site;
-  p.wait.source = source;
-  p.wait.results = results;
-  p.wait.n = n;
-  p.wait.seq = next_seq_++;
-  return Block(lock, self);
+  for (;;) {
+    auto box = mailboxes_.find(key);
+    if (box != mailboxes_.end() && !box->second.empty()) {
+      std::shared_ptr<Message> msg = std::move(box->second.front());
+      box->second.pop_front();
+      if (box->second.empty()) mailboxes_.erase(box);
+      msg->taken = true;
+      lock.unlock();
+      // A lent message's bytes stay valid until it is returned: its sender's Finish waits for that.
+      Status s = CheckMessageShapes(site, Name(self), results, n, msg->views.data(), msg->views.size());
+      for (size_t i = 0; i < n && !s; ++i) {
+        Transfer t;
+        t.from = msg->from;
+        t.to = self;
+        t.src = static_cast<const char*>(msg->views[i].data);
+        t.dst = static_cast<char*>(results[i].data);
+        t.row_bytes = msg->views[i].Bytes();
+        if (!t.row_bytes) continue;
+        if ((s = CopyFrom(t))) s = Annotate(std::move(s), Where(site));
+      }
+      if (msg->lent) {
+        lock.lock();
+        Returned(*msg);
+      }
+      return s;
+    }
+    p.wait.kind = Wait::Kind::kRecv;
+    p.wait.site = site;
+    p.wait.source = source;
+    p.wait.results = results;
+    p.wait.n = n;
+    p.wait.seq = next_seq_++;
+    p.retry = false;
+    if (Status s = Block(lock, self)) return s;
+    if (!p.retry) return Status();  // a sender copied the message into `results`
+    p.retry = false;                // a lent message came: take it from the mailbox
+  }
 }
 
 Status ProcessGrid::RecvRemote(uint32_t self, const OpSite& site, int64_t source, const TensorView* results, size_t n) {
@@ -733,6 +839,7 @@ Status ProcessGrid::Finish(uint32_t self, Status status) {
   std::unique_lock<std::mutex> lock(mu_);
   Proc& p = *procs_[self];
   if (p.ended()) return CopyStatus(p.final.get());
+  if (Status s = Reclaim(lock, self); s && !status) status = std::move(s);
   // Messages sent to this process that it never received fail it.
   for (auto it = mailboxes_.begin(); it != mailboxes_.end();) {
     if (it->first.to == self) {
@@ -741,6 +848,10 @@ Status ProcessGrid::Finish(uint32_t self, Status status) {
                                     " (%s)",
                                     Name(self).c_str(), Name(it->second.front()->from).c_str(), it->first.channel,
                                     it->second.front()->location.c_str());
+      for (const auto& msg : it->second) {
+        msg->taken = true;
+        Returned(*msg);
+      }
       it = mailboxes_.erase(it);
     } else {
       ++it;
@@ -767,6 +878,46 @@ Status ProcessGrid::Finish(uint32_t self, Status status) {
   }
   CheckStuck();
   return CopyStatus(p.final.get());
+}
+
+Status ProcessGrid::Reclaim(std::unique_lock<std::mutex>& lock, uint32_t self) {
+  Proc& p = *procs_[self];
+  if (!p.lent) return Status();
+  std::vector<std::shared_ptr<Message>> unread;
+  for (const auto& [key, box] : mailboxes_)
+    for (const auto& msg : box)
+      if (msg->lent && msg->from == self) unread.push_back(msg);
+  // Copied outside the lock: a receive may take one and read the same bytes meanwhile (both only read them).
+  lock.unlock();
+  std::vector<std::vector<std::unique_ptr<char[]>>> kept(unread.size());
+  std::vector<bool> copied(unread.size());
+  Status failure;
+  for (size_t k = 0; k < unread.size(); ++k) {
+    size_t failed = 0;
+    copied[k] = unread[k]->CopyValues(&kept[k], &failed);
+    if (!copied[k] && !failure)
+      failure = ResourceExhausted("%s: 'stablehlo.send': no memory to hold the %zu bytes process %s sent once it ends",
+                                  unread[k]->location.c_str(), unread[k]->views[failed].Bytes(), Name(self).c_str());
+  }
+  lock.lock();
+  for (size_t k = 0; k < unread.size(); ++k) {
+    Message& msg = *unread[k];
+    if (msg.taken) continue;  // a receive reads it: waited for below
+    --p.lent;
+    if (copied[k]) {
+      msg.Adopt(std::move(kept[k]));
+      continue;
+    }
+    // Without memory to keep it, the message is withdrawn: its receive fails as for a send that never came.
+    msg.taken = true;
+    for (auto it = mailboxes_.begin(); it != mailboxes_.end();) {
+      auto at = std::find(it->second.begin(), it->second.end(), unread[k]);
+      if (at != it->second.end()) it->second.erase(at);
+      it = it->second.empty() ? mailboxes_.erase(it) : std::next(it);
+    }
+  }
+  Sleep(lock, p, [&] { return p.lent == 0; });
+  return failure;
 }
 
 void ProcessGrid::Absent(uint32_t self, std::string why) {

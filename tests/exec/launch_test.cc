@@ -1,8 +1,8 @@
 // Multi-core launches: neuronmem_executable_execute_devices runs one execution per device with
-// distinct arguments, each on its own core's thread (never the caller's, but a device alone runs on the caller
-// like a plain execution), per-device results, events and statistics; SPMD partitions (num_partitions, logical
-// ids); what a bad launch gets (nothing is submitted); launches from several threads at once. Threaded: also
-// in suite 'concurrency'.
+// distinct arguments, each on its own core's thread but the first, which the caller runs itself when its core is
+// idle (a device alone runs on the caller like a plain execution), per-device results, events and statistics; SPMD
+// partitions (num_partitions, logical ids); what a bad launch gets (nothing is submitted); launches from several
+// threads at once. Threaded: also in suite 'concurrency'.
 #include <algorithm>
 #include <atomic>
 #include <mutex>
@@ -90,7 +90,9 @@ neuronmem_status_t* RegisterRecordThread(neuronmem_client_t* client, Threads* th
   return neuronmem_client_register_kernel(client, &r);
 }
 
-TEST_F(LaunchTest, EachDeviceRunsOnItsCoresThreadNeverTheCallers) {
+// The caller runs the first device's execution itself (its core is idle), instead of waking that core's thread;
+// every other device runs on its core's thread.
+TEST_F(LaunchTest, EachDeviceRunsOnItsCoresThreadButTheFirstOnTheCaller) {
   Threads threads;
   ASSERT_OK(RegisterRecordThread(client_, &threads));
   neuronmem_executable_t* e = nullptr;
@@ -113,9 +115,58 @@ func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
     }
     EXPECT_EQ(Read(results[1][0], 4), (std::vector<float>{1, 2, 3, 4}));
   }
-  // One thread per core, made once and reused, and neither is the caller.
+  // The caller, and device 1's core thread, made once and reused.
   EXPECT_EQ(threads.ids.size(), 2u);
+  EXPECT_EQ(threads.ids.count(std::this_thread::get_id()), 1u);
+}
+
+// A launch whose processes meet (a collective): the caller runs one of them only when every other starts at once.
+// Device 1 waits for an event nobody has completed: the caller must not block in the exchange for it (the launch
+// returns with nothing ready); once the event completes both finish, neither on the caller.
+TEST_F(LaunchTest, TheCallerRunsNoProcessOfAGridThatMustWait) {
+  Threads threads;
+  ASSERT_OK(RegisterRecordThread(client_, &threads));
+  neuronmem_executable_t* e = nullptr;
+  ASSERT_OK(CompileWith(R"(
+func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = stablehlo.custom_call @record.thread(%a) : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = "stablehlo.collective_permute"(%0) {source_target_pairs = dense<[[0, 1], [1, 0]]> : tensor<2x2xi64>}
+      : (tensor<4xf32>) -> tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+)",
+                        2, 0, &e));
+  std::vector<std::vector<neuronmem_buffer_t*>> args = {
+      {Upload({1, 1, 1, 1}, {4}, Memory(NEURONMEM_MEMORY_KIND_DEVICE, 0))},
+      {Upload({2, 2, 2, 2}, {4}, Memory(NEURONMEM_MEMORY_KIND_DEVICE, 1))}};
+  neuronmem_event_t* gate = nullptr;
+  ASSERT_OK(neuronmem_event_create(client_, &gate));
+  std::vector<neuronmem_event_list_t> waits = {{nullptr, 0}, {&gate, 1}};
+  std::vector<std::vector<neuronmem_buffer_t*>> results;
+  std::vector<neuronmem_event_t*> done;
+  ASSERT_OK(Launch(e, {0, 1}, args, &results, &done, nullptr, waits));
+  bool ready = true;
+  ASSERT_OK(neuronmem_event_is_ready(done[0], &ready));
+  EXPECT_FALSE(ready);
+  ASSERT_OK(neuronmem_event_complete(gate, nullptr));
+  for (neuronmem_event_t* ev : done) ASSERT_OK(neuronmem_event_wait(ev, -1));
+  EXPECT_EQ(Read(results[0][0], 4), std::vector<float>(4, 2.0f));
+  EXPECT_EQ(Read(results[1][0], 4), std::vector<float>(4, 1.0f));
   EXPECT_EQ(threads.ids.count(std::this_thread::get_id()), 0u);
+  for (neuronmem_event_t* ev : done) neuronmem_event_destroy(ev);
+  // Nothing waits: the caller runs device 0's process, device 1's core thread the other.
+  threads.ids.clear();
+  std::vector<std::vector<neuronmem_buffer_t*>> again;
+  ASSERT_OK(Launch(e, {0, 1}, args, &again, &done, nullptr));
+  for (neuronmem_event_t* ev : done) {
+    ASSERT_OK(neuronmem_event_wait(ev, -1));
+    neuronmem_event_destroy(ev);
+  }
+  EXPECT_EQ(Read(again[0][0], 4), std::vector<float>(4, 2.0f));
+  EXPECT_EQ(Read(again[1][0], 4), std::vector<float>(4, 1.0f));
+  EXPECT_EQ(threads.ids.size(), 2u);
+  EXPECT_EQ(threads.ids.count(std::this_thread::get_id()), 1u);
+  neuronmem_event_destroy(gate);
 }
 
 // A launch of one device, or neuronmem_executable_execute of a program that uses the process grid, cannot block

@@ -271,6 +271,125 @@ TEST(ProcessGrid, AWaitingRecvGetsOneCopyStraightFromTheSender) {
   EXPECT_EQ(t.last_src, reinterpret_cast<const char*>(mine.data()));  // not a copy the grid kept
 }
 
+// A transport that calls every sender's bytes stable (PeerTransfers::Stable): valid until the sender ends.
+class LendingTransport : public CountingTransport {
+ public:
+  bool Stable(uint32_t, const void*, size_t) override { return true; }
+};
+
+// The same, recording which thread made the last copy.
+class CopierRecordingTransport final : public LendingTransport {
+ public:
+  Status Copy(const Transfer& t) override {
+    copier = std::this_thread::get_id();
+    return LendingTransport::Copy(t);
+  }
+  std::thread::id copier;
+};
+
+TEST(ProcessGrid, StableBytesAreLentAndTheReceiveCopiesThemOnce) {
+  // Every process sends first (nobody waits yet): the messages borrow the senders' bytes, each receive copies
+  // them straight from there.
+  LendingTransport t;
+  const uint32_t n = 3;
+  ProcessGrid g(n, 1, &t);
+  std::vector<std::vector<int32_t>> mine(n), got(n, std::vector<int32_t>(2));
+  for (uint32_t k = 0; k < n; ++k) mine[k] = {static_cast<int32_t>(k), static_cast<int32_t>(10 * k)};
+  std::atomic<uint32_t> received{0};
+  auto st = g.Run([&](uint32_t self) -> Status {
+    TensorView v = View(mine[self], kTwo);
+    NEURONMEM_RETURN_IF_ERROR(g.Send(self, Site("stablehlo.send", 1), (self + 1) % n, &v, 1));
+    TensorView r = View(got[self], kTwo);
+    Status s = g.Recv(self, Site("stablehlo.recv", 1), (self + n - 1) % n, &r, 1);
+    ++received;
+    while (received < n) std::this_thread::yield();  // nobody ends (and takes its bytes back) before all read
+    return s;
+  });
+  for (uint32_t k = 0; k < n; ++k) {
+    ASSERT_FALSE(st[k]) << st[k]->message;
+    EXPECT_EQ(got[k], mine[(k + n - 1) % n]);
+  }
+  EXPECT_EQ(t.copies.load(), n);  // one copy per message
+  bool from_a_sender = false;     // the last one read a sender's bytes, not a copy the grid kept
+  for (const auto& m : mine) from_a_sender = from_a_sender || t.last_src == reinterpret_cast<const char*>(m.data());
+  EXPECT_TRUE(from_a_sender);
+}
+
+TEST(ProcessGrid, AWaitingRecvIsWokenToCopyLentBytesItself) {
+  // The receiver waits first; the lending sender does not copy for it (two cores exchanging would then have the
+  // later sender copy both messages): the receiver copies, once, straight from the sender's bytes.
+  CopierRecordingTransport t;
+  ProcessGrid g(2, 1, &t);
+  std::vector<int32_t> got(2);
+  std::vector<int32_t> mine = {7, 8};
+  std::atomic<bool> received{false};
+  std::thread::id receiver;
+  auto st = g.Run([&](uint32_t self) -> Status {
+    if (self == 1) {
+      receiver = std::this_thread::get_id();
+      TensorView r = View(got, kTwo);
+      Status s = g.Recv(self, Site("stablehlo.recv", 2), 0, &r, 1);
+      received = true;
+      return s;
+    }
+    while (!g.Waiting(1)) std::this_thread::yield();  // the receiver waits in the grid
+    TensorView v = View(mine, kTwo);
+    Status s = g.Send(self, Site("stablehlo.send", 2), 1, &v, 1);
+    while (!received) std::this_thread::yield();  // keep the bytes lent until it has read them
+    return s;
+  });
+  ASSERT_FALSE(st[0]);
+  ASSERT_FALSE(st[1]) << st[1]->message;
+  EXPECT_EQ(got, (std::vector<int32_t>{7, 8}));
+  EXPECT_EQ(t.copies.load(), 1u);
+  EXPECT_EQ(t.last_src, reinterpret_cast<const char*>(mine.data()));
+  EXPECT_EQ(t.copier, receiver);
+}
+
+TEST(ProcessGrid, LentBytesUnreceivedWhenTheSenderEndsAreCopiedFirst) {
+  // Process 0 lends its bytes and ends; only then are they overwritten, and only then does process 1 receive:
+  // it gets what was sent.
+  LendingTransport t;
+  ProcessGrid g(2, 1, &t);
+  std::vector<int32_t> mine = {7, 8}, got(2);
+  std::atomic<bool> scribbled{false};
+  std::thread sender([&] {
+    TensorView v = View(mine, kTwo);
+    Status s = g.Send(0, Site("stablehlo.send", 3), 1, &v, 1);
+    EXPECT_FALSE(g.Finish(0, std::move(s)));
+    mine = {-1, -1};  // the process ended: its bytes are its own again
+    scribbled = true;
+  });
+  while (!scribbled) std::this_thread::yield();
+  TensorView r = View(got, kTwo);
+  Status s = g.Recv(1, Site("stablehlo.recv", 3), 0, &r, 1);
+  EXPECT_FALSE(s) << s->message;
+  EXPECT_FALSE(g.Finish(1, std::move(s)));
+  sender.join();
+  EXPECT_EQ(got, (std::vector<int32_t>{7, 8}));
+}
+
+TEST(ProcessGrid, LentBytesLeftUnreceivedStillFailTheReceiver) {
+  LendingTransport t;
+  ProcessGrid g(2, 1, &t);
+  std::vector<int32_t> mine = {7, 8};
+  std::atomic<bool> sent{false};
+  auto st = g.Run([&](uint32_t self) -> Status {
+    if (self == 1) {
+      while (!sent) std::this_thread::yield();  // end after the data is there
+      return Status();
+    }
+    TensorView v = View(mine, kTwo);
+    Status s = g.Send(self, Site("stablehlo.send", 4), 1, &v, 1);
+    sent = true;
+    return s;
+  });
+  EXPECT_FALSE(st[0]);
+  ASSERT_TRUE(st[1]);
+  EXPECT_TRUE(Has(st[1], "process (1, 0) ended without receiving the data process (0, 0) sent on channel 4"))
+      << st[1]->message;
+}
+
 TEST(ProcessGrid, DataLeftUnreceivedFailsItsReceiverNamingChannelAndSender) {
   ProcessGrid g(2, 1);
   std::atomic<bool> sent{false};
