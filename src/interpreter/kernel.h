@@ -167,6 +167,14 @@ class CompileCtx {
   // UNIMPLEMENTED unless the region is one block of 0-d, non-quantized values and element-wise ops only
   // (BatchableOp): those compute each element as the 0-d op would.
   virtual Status CompileRegionBatched(size_t index, int64_t n, const Body** body) = 0;
+  // Compiles region `index` of the op (one block that reads only its arguments and constants, as an op
+  // isolated from above has) into a function of its own (compiled once per op and code space): its frames are
+  // its own, so that several instances of it may run at once, each on its own thread (RunStandalone). The
+  // function's results are the values the region's terminator returns, typed as its operand types say.
+  virtual Status CompileRegionFunction(size_t index, const Function** fn) = 0;
+  // Records that the current op runs `devices` instances of a body at once, each on its own thread
+  // (Program::num_manual_devices is the most of them).
+  virtual void RecordConcurrentDevices(int64_t devices) = 0;
   // A planned scratch slot owned by the current op (live while the op runs).
   virtual uint32_t AddScratch(ElementType type, const std::vector<int64_t>& dims) = 0;
   // Makes output `i` another slot (no kernel writes it).

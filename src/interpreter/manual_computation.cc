@@ -1,14 +1,22 @@
-// sdy.manual_computation over manual axes of more than one device, on one core: what XLA's CPU backend does
-// with a single-device module that contains one. The mesh (`sdy.mesh @mesh = <["x"=2, "y"=2]>`) and the
-// manual axes give the devices (every combination of the manual axes' coordinates, row-major in mesh order).
-// Each operand is split along the dims its in_sharding names manual axes for (the first axis of a dim is
-// the major one), the body runs once per device on that device's slices, and each result is assembled from
-// the devices' results along the dims its out_sharding names; a result replicated over a manual axis is taken
-// from the devices at coordinate 0 of that axis. An operand whose slices are runs of its bytes (split along dim
-// 0) is used in place; other slices are copied into scratch of the body's argument type. Bodies that
-// communicate between devices (collectives, partition_id, send/recv, also through called functions) are
-// UNIMPLEMENTED naming the op. A computation whose body sees whole operands and returns whole results (every
-// manual axis of size 1, or nothing split) runs as an inline region (control.cc).
+// sdy.manual_computation over manual axes of more than one device. The mesh (`sdy.mesh @mesh = <["x"=2, "y"=2]>`)
+// and the manual axes give the devices (every combination of the manual axes' coordinates, row-major in mesh
+// order). Each operand is split along the dims its in_sharding names manual axes for (the first axis of a dim is
+// the major one), the body runs once per device on that device's slices, and each result is assembled from the
+// devices' results along the dims its out_sharding names; a result replicated over a manual axis is taken from the
+// devices at coordinate 0 of that axis.
+//
+// Two ways to run the devices:
+//   - A body that does not communicate runs on the calling thread (one core), device after device, as XLA's CPU
+//     backend runs a single-device module that contains one. An operand whose slices are runs of its bytes (split
+//     along dim 0) is used in place; other slices are copied into scratch of the body's argument type.
+//   - A body that communicates (collectives, partition_id, send/recv, also through called functions) runs its
+//     devices at once, device d as process (0, d) of a grid of one replica and one partition per device, each on
+//     its own thread, with the body compiled as a function of its own (CompileRegionFunction) so that each device
+//     has its own frames: partition_id is the device's index in the mesh and the collectives' groups (channel
+//     handles and use_global_device_ids, as JAX's shard_map lowers them) name devices by it.
+// A computation whose body sees whole operands and returns whole results (every manual axis of size 1, or nothing
+// split, and no communication) runs as an inline region (control.cc).
+#include <algorithm>
 #include <cstring>
 #include <set>
 #include <string>
@@ -16,7 +24,9 @@
 #include <vector>
 
 #include "interpreter/compiler.h"
+#include "interpreter/process.h"
 #include "interpreter/quant.h"
+#include "interpreter/run_state.h"
 
 namespace neuronmem::interp {
 
@@ -183,57 +193,28 @@ void CopyBox(const char* src, const std::vector<int64_t>& sd, const std::vector<
     CopyBox(src, sd, so, dst, dd, doff, box, es, level + 1, s_index + j, d_index + j);
 }
 
-class ManualComputationKernel final : public Kernel {
- public:
-  ManualComputationKernel(const Body* body, std::vector<int64_t> sizes, std::vector<uint32_t> ins,
-                          std::vector<uint32_t> locals, std::vector<Split> in_splits, std::vector<uint32_t> outs,
-                          std::vector<Split> out_splits)
-      : body_(body),
-        sizes_(std::move(sizes)),
-        ins_(std::move(ins)),
-        locals_(std::move(locals)),
-        in_splits_(std::move(in_splits)),
-        outs_(std::move(outs)),
-        out_splits_(std::move(out_splits)) {}
+size_t ManualDevices(const std::vector<int64_t>& sizes) {
+  size_t n = 1;
+  for (int64_t s : sizes) n *= static_cast<size_t>(s);
+  return n;
+}
 
-  Status Run(Frame& f) const override {
-    int64_t devices = 1;
-    for (int64_t s : sizes_) devices *= s;
-    std::vector<int64_t> coord(sizes_.size());
-    for (int64_t d = 0; d < devices; ++d) {
-      for (size_t a = sizes_.size(), rest = static_cast<size_t>(d); a-- > 0;) {
-        coord[a] = static_cast<int64_t>(rest % static_cast<size_t>(sizes_[a]));
-        rest /= static_cast<size_t>(sizes_[a]);
-      }
-      for (size_t i = 0; i < ins_.size(); ++i) {
-        const Split& s = in_splits_[i];
-        const std::vector<int64_t> off = Offsets(s, coord);
-        if (s.contiguous) {  // the body's argument aliases the slice (as an inline region's aliases the operand)
-          int64_t at = 0;
-          for (size_t d = 0; d < off.size(); ++d) at = at * s.global[d] + off[d];
-          f.slots[body_->arg_slots[i]] = f.slots[ins_[i]] + static_cast<size_t>(at) * s.esize;
-          continue;
-        }
-        char* local = f.slots[locals_[i]];
-        f.slots[body_->arg_slots[i]] = local;
-        if (s.esize == 0) continue;
-        const std::vector<int64_t> zero(s.local.size(), 0);
-        CopyBox(f.slots[ins_[i]], s.global, off, local, s.local, zero, s.local, s.esize, 0, 0, 0);
-      }
-      NEURONMEM_RETURN_IF_ERROR(RunBody(*body_, f));
-      for (size_t i = 0; i < outs_.size(); ++i) {
-        const Split& s = out_splits_[i];
-        if (s.esize == 0 || !Writes(s, coord)) continue;
-        const std::vector<int64_t> off = Offsets(s, coord);
-        const std::vector<int64_t> zero(s.local.size(), 0);
-        CopyBox(f.slots[body_->result_slots[i]], s.local, zero, f.slots[outs_[i]], s.global, off, s.local, s.esize, 0,
-                0, 0);
-      }
-    }
-    return Status();
+// What both ways of running a manual computation share: the manual axes and where each device's slices lie.
+class ManualKernelBase : public Kernel {
+ public:
+  explicit ManualKernelBase(std::vector<int64_t> sizes) : sizes_(std::move(sizes)) {
+    for (int64_t s : sizes_) devices_ *= s;
   }
 
- private:
+ protected:
+  // The coordinates of device `d` (row-major over the manual axes in mesh order).
+  void Coord(int64_t d, std::vector<int64_t>* coord) const {
+    coord->resize(sizes_.size());
+    for (size_t a = sizes_.size(), rest = static_cast<size_t>(d); a-- > 0;) {
+      (*coord)[a] = static_cast<int64_t>(rest % static_cast<size_t>(sizes_[a]));
+      rest /= static_cast<size_t>(sizes_[a]);
+    }
+  }
   // Where device `coord`'s slice of a value starts.
   std::vector<int64_t> Offsets(const Split& s, const std::vector<int64_t>& coord) const {
     std::vector<int64_t> off(s.local.size(), 0);
@@ -244,19 +225,148 @@ class ManualComputationKernel final : public Kernel {
     }
     return off;
   }
-  // A result replicated over a manual axis comes from the devices at coordinate 0 of that axis.
-  static bool Writes(const Split& s, const std::vector<int64_t>& coord) {
+  // Where device `coord`'s slice of an operand lies when it is a run of the operand's bytes.
+  char* InPlace(const Split& s, char* global, const std::vector<int64_t>& coord) const {
+    const std::vector<int64_t> off = Offsets(s, coord);
+    int64_t at = 0;
+    for (size_t d = 0; d < off.size(); ++d) at = at * s.global[d] + off[d];
+    return global + static_cast<size_t>(at) * s.esize;
+  }
+  // Copies device `coord`'s slice of an operand into `local`.
+  void Gather(const Split& s, const char* global, const std::vector<int64_t>& coord, char* local) const {
+    if (s.esize == 0) return;
+    const std::vector<int64_t> zero(s.local.size(), 0);
+    CopyBox(global, s.global, Offsets(s, coord), local, s.local, zero, s.local, s.esize, 0, 0, 0);
+  }
+  // Copies device `coord`'s result `local` into its place in `global` (a result replicated over a manual axis
+  // comes from the devices at coordinate 0 of that axis; the others write nothing).
+  void Scatter(const Split& s, const char* local, const std::vector<int64_t>& coord, char* global) const {
+    if (s.esize == 0) return;
     for (size_t a = 0; a < coord.size(); ++a)
-      if (!s.uses[a] && coord[a] != 0) return false;
-    return true;
+      if (!s.uses[a] && coord[a] != 0) return;
+    const std::vector<int64_t> zero(s.local.size(), 0);
+    CopyBox(local, s.local, zero, global, s.global, Offsets(s, coord), s.local, s.esize, 0, 0, 0);
   }
 
-  const Body* body_;
   std::vector<int64_t> sizes_;  // of the manual axes, in mesh order
+  int64_t devices_ = 1;
+};
+
+// A body that does not communicate, its instances one after another on the calling thread (one core).
+class ManualComputationKernel final : public ManualKernelBase {
+ public:
+  ManualComputationKernel(const Body* body, std::vector<int64_t> sizes, std::vector<uint32_t> ins,
+                          std::vector<uint32_t> locals, std::vector<Split> in_splits, std::vector<uint32_t> outs,
+                          std::vector<Split> out_splits)
+      : ManualKernelBase(std::move(sizes)),
+        body_(body),
+        ins_(std::move(ins)),
+        locals_(std::move(locals)),
+        in_splits_(std::move(in_splits)),
+        outs_(std::move(outs)),
+        out_splits_(std::move(out_splits)) {}
+
+  Status Run(Frame& f) const override {
+    std::vector<int64_t> coord;
+    for (int64_t d = 0; d < devices_; ++d) {
+      Coord(d, &coord);
+      for (size_t i = 0; i < ins_.size(); ++i) {
+        const Split& s = in_splits_[i];
+        if (s.contiguous) {  // the body's argument aliases the slice (as an inline region's aliases the operand)
+          f.slots[body_->arg_slots[i]] = InPlace(s, f.slots[ins_[i]], coord);
+          continue;
+        }
+        char* local = f.slots[locals_[i]];
+        f.slots[body_->arg_slots[i]] = local;
+        Gather(s, f.slots[ins_[i]], coord, local);
+      }
+      NEURONMEM_RETURN_IF_ERROR(RunBody(*body_, f));
+      for (size_t i = 0; i < outs_.size(); ++i)
+        Scatter(out_splits_[i], f.slots[body_->result_slots[i]], coord, f.slots[outs_[i]]);
+    }
+    return Status();
+  }
+
+ private:
+  const Body* body_;
   std::vector<uint32_t> ins_, locals_;
   std::vector<Split> in_splits_;
   std::vector<uint32_t> outs_;
   std::vector<Split> out_splits_;
+};
+
+// A body that communicates: its instances at once, device d as process (0, d) of a grid of its own (one replica,
+// one partition per device, so partition_id is the device's index in the mesh and the collectives' groups name
+// devices by it), each on its own thread (ProcessGrid::Run) in frames of its own (the body compiled as a function:
+// CompileRegionFunction). Each device's operand slices that are not runs of the operand's bytes and its results
+// lie in scratch of the run; each device writes its results into place from its own thread (the boxes are
+// disjoint).
+class ConcurrentManualKernel final : public ManualKernelBase {
+ public:
+  ConcurrentManualKernel(const Function* body, std::vector<int64_t> sizes, std::vector<uint32_t> ins,
+                         std::vector<Split> in_splits, std::vector<uint32_t> outs, std::vector<Split> out_splits,
+                         std::vector<size_t> local_bytes)
+      : ManualKernelBase(std::move(sizes)),
+        body_(body),
+        ins_(std::move(ins)),
+        in_splits_(std::move(in_splits)),
+        outs_(std::move(outs)),
+        out_splits_(std::move(out_splits)) {
+    for (size_t i = 0; i < local_bytes.size(); ++i) {  // operands' scratch (0 for those used in place), results'
+      scratch_offset_.push_back(per_device_);
+      per_device_ += AlignUp(local_bytes[i]);
+    }
+  }
+
+  Status Run(Frame& f) const override {
+    Workspace scratch;
+    char* mem = scratch.Reserve(per_device_ * static_cast<size_t>(devices_));
+    if (!mem && per_device_)
+      return ResourceExhausted("%s: 'sdy.manual_computation': out of memory for the %lld devices' slices",
+                               FormatLocation(f.state->filename, *op).c_str(), static_cast<long long>(devices_));
+    ProcessGrid grid(1, static_cast<uint32_t>(devices_));
+    HostTransfers* host = f.run ? f.run->process.host : nullptr;
+    ProbeStore* probes = f.run ? &f.run->probe_store() : nullptr;
+    const std::vector<Status> st = grid.Run([&](uint32_t d) -> Status {
+      std::vector<int64_t> coord;
+      Coord(d, &coord);
+      char* own = mem + per_device_ * d;
+      std::vector<char*> args(ins_.size()), results(outs_.size());
+      for (size_t i = 0; i < ins_.size(); ++i) {
+        const Split& s = in_splits_[i];
+        if (s.contiguous) {
+          args[i] = InPlace(s, f.slots[ins_[i]], coord);
+          continue;
+        }
+        args[i] = own + scratch_offset_[i];
+        Gather(s, f.slots[ins_[i]], coord, args[i]);
+      }
+      for (size_t i = 0; i < outs_.size(); ++i) results[i] = own + scratch_offset_[ins_.size() + i];
+      RunState run;
+      run.process.grid = &grid;
+      run.process.partition_id = d;
+      run.process.host = host;
+      run.probes = probes;
+      run.interrupt = f.interrupt;
+      NEURONMEM_RETURN_IF_ERROR(RunStandalone(*body_, f.state, &run, f.context, args.data(), results.data()));
+      for (size_t i = 0; i < outs_.size(); ++i) Scatter(out_splits_[i], results[i], coord, f.slots[outs_[i]]);
+      return Status();
+    });
+    for (uint32_t d = 0; d < st.size(); ++d)
+      if (st[d])
+        return Annotate(CopyStatus(st[d].get()), FormatLocation(f.state->filename, *op) +
+                                                     ": 'sdy.manual_computation' on device " + std::to_string(d));
+    return Status();
+  }
+
+ private:
+  const Function* body_;
+  std::vector<uint32_t> ins_;
+  std::vector<Split> in_splits_;
+  std::vector<uint32_t> outs_;
+  std::vector<Split> out_splits_;
+  std::vector<size_t> scratch_offset_;  // per operand, then per result: in a device's scratch
+  size_t per_device_ = 0;
 };
 
 std::string TypeText(const Slot& s) {
@@ -304,6 +414,55 @@ Status ReadSplit(CompileCtx& cx, const char* what, size_t i, const Sharding& sh,
     return cx.Unsupported("%s %zu: elements of %s are packed below a byte; slicing them is not supported", what, i,
                           TypeText(global).c_str());
   out->esize = global.bytes / static_cast<size_t>(global.count);
+  return Ok();
+}
+
+// A body that communicates (`c`, the first such op): its devices run at once as the processes of a grid. Their
+// partition ids are their indices in the mesh, which the devices of the manual axes are only when every other axis
+// has one device and the mesh keeps its own device order.
+Status CompileConcurrent(CompileCtx& cx, const stablehlo::Operation& c, const std::vector<MeshAxis>& mesh,
+                         const stablehlo::Operation& mesh_op, const std::vector<std::string>& manual,
+                         std::vector<int64_t> sizes, const std::vector<Sharding>& shardings,
+                         std::unique_ptr<Kernel>* k) {
+  for (const MeshAxis& a : mesh)
+    if (a.size > 1 && std::find(manual.begin(), manual.end(), a.name) == manual.end())
+      return cx.Unsupported(
+          "the body contains '%.*s' (line %u:%u), which communicates between devices, and mesh axis \"%s\" (%lld "
+          "devices) is not manual: a body that communicates runs only over manual axes that span the mesh",
+          static_cast<int>(c.name.size()), c.name.data(), c.loc.line, c.loc.column, a.name.c_str(),
+          static_cast<long long>(a.size));
+  for (const auto& kv : mesh_op.attributes)
+    if (kv.second.kind == stablehlo::Attribute::Kind::kOpaque &&
+        kv.second.text.find("device_ids") != std::string_view::npos)
+      return cx.Unsupported(
+          "the body contains '%.*s' (line %u:%u), which communicates between devices, and mesh @%s lists device_ids: "
+          "a body that communicates runs only over a mesh in its own device order",
+          static_cast<int>(c.name.size()), c.name.data(), c.loc.line, c.loc.column, shardings[0].mesh.c_str());
+  const Function* body = nullptr;
+  NEURONMEM_RETURN_IF_ERROR(cx.CompileRegionFunction(0, &body));
+  if (body->body.arg_slots.size() != cx.num_inputs() || body->body.result_slots.size() != cx.num_outputs())
+    return cx.Invalid("the body takes %zu values and returns %zu; the op has %zu operands and %zu results",
+                      body->body.arg_slots.size(), body->body.result_slots.size(), cx.num_inputs(), cx.num_outputs());
+  std::vector<Split> in_splits(cx.num_inputs()), out_splits(cx.num_outputs());
+  std::vector<uint32_t> ins, outs;
+  std::vector<size_t> local_bytes;
+  for (size_t i = 0; i < cx.num_inputs(); ++i) {
+    const Slot& local = body->slots[body->body.arg_slots[i]];
+    NEURONMEM_RETURN_IF_ERROR(
+        ReadSplit(cx, "operand", i, shardings[i], manual, sizes, cx.in_slot(i), local, &in_splits[i]));
+    ins.push_back(cx.in(i));
+    local_bytes.push_back(in_splits[i].contiguous ? 0 : local.bytes);
+  }
+  for (size_t i = 0; i < cx.num_outputs(); ++i) {
+    const Slot& local = body->slots[body->body.result_slots[i]];
+    NEURONMEM_RETURN_IF_ERROR(ReadSplit(cx, "result", i, shardings[cx.num_inputs() + i], manual, sizes, cx.out_slot(i),
+                                        local, &out_splits[i]));
+    outs.push_back(cx.out(i));
+    local_bytes.push_back(local.bytes);
+  }
+  cx.RecordConcurrentDevices(static_cast<int64_t>(ManualDevices(sizes)));
+  *k = std::make_unique<ConcurrentManualKernel>(body, std::move(sizes), std::move(ins), std::move(in_splits),
+                                                std::move(outs), std::move(out_splits), std::move(local_bytes));
   return Ok();
 }
 
@@ -365,16 +524,24 @@ Status CompileManualComputation(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
     devices *= a.size;
     if (devices > (int64_t{1} << 20)) return cx.Unsupported("the manual axes name more than 2^20 devices");
   }
-  if (manual.size() != manual_set.size())
-    return cx.Invalid("a manual axis is not an axis of mesh @%s", mesh_name.c_str());
+  const auto in_mesh = [&](const std::string& name) {
+    return std::any_of(mesh.begin(), mesh.end(), [&](const MeshAxis& a) { return a.name == name; });
+  };
+  for (const std::string& axis : manual_set)
+    if (!in_mesh(axis))
+      return cx.Invalid("manual axis \"%s\" is not an axis of mesh @%s", axis.c_str(), mesh_name.c_str());
+  for (size_t i = 0; i < shardings.size(); ++i)
+    for (const auto& dim : shardings[i].dims)
+      for (const std::string& axis : dim)
+        if (!in_mesh(axis))
+          return cx.Invalid("the sharding of %s %zu names axis \"%s\", which is not an axis of mesh @%s",
+                            i < cx.num_inputs() ? "operand" : "result", i < cx.num_inputs() ? i : i - cx.num_inputs(),
+                            axis.c_str(), mesh_name.c_str());
   if (devices == 1) return CompileInlineRegion(cx, k);
 
   std::set<std::string_view> seen;
   if (const stablehlo::Operation* c = FindCommunication(cx, op.regions[0], &seen))
-    return cx.Unsupported(
-        "the body contains '%.*s' (line %u:%u), which communicates between the %lld devices of the manual axes; "
-        "on one core the body's instances run one after another, so bodies that communicate are not supported",
-        static_cast<int>(c->name.size()), c->name.data(), c->loc.line, c->loc.column, static_cast<long long>(devices));
+    return CompileConcurrent(cx, *c, mesh, *mesh_op, manual, std::move(sizes), shardings, k);
   // Nothing split (every value replicated over the manual axes): each device computes the same, once is enough.
   bool splits = false;
   for (const Sharding& sh : shardings)
