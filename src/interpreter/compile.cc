@@ -66,7 +66,10 @@ Status Compiler::CompileUnder(const stablehlo::Function& f, const std::string& k
 
 Status FunctionCompiler::CompileOps(const stablehlo::Block& block, Body* body, std::vector<uint32_t>* returned) {
   Status st;
+  const stablehlo::Block* outer = block_;
+  block_ = &block;
   for (size_t i = 0; i < block.ops.size() && !st; ++i) st = CompileOp(block.ops[i], body, returned);
+  block_ = outer;
   return st;
 }
 
@@ -186,6 +189,17 @@ Status FunctionCompiler::CompileRegionFunction(size_t index, const Function** ou
   inputs_ = saved_in;
   outputs_ = saved_out;
   return s;  // not a callee of this frame: it runs in frames of its own
+}
+
+Status FunctionCompiler::LookupValue(const stablehlo::ValueRef& ref, uint32_t* slot) {
+  const uint32_t* leaves = nullptr;
+  size_t count = 0;
+  NEURONMEM_RETURN_IF_ERROR(Lookup(ref, &leaves, &count));
+  if (count != 1)
+    return Invalid("%%%.*s is a tuple of %zu values", static_cast<int>(ref.name.size()), ref.name.data(), count);
+  *slot = leaves[0];
+  Use(*slot);  // read by the current op's kernel: it lives until the op has run, and nothing updates it in place
+  return Ok();
 }
 
 void FunctionCompiler::RecordConcurrentDevices(int64_t devices) {

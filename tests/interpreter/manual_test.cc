@@ -264,5 +264,83 @@ TEST(ManualComputation, ADeviceThatNeverJoinsFailsTheRunNamingTheOp) {
   EXPECT_TRUE(Has(r.status, "'stablehlo.all_reduce'")) << r.status->message;
 }
 
+// ---- Shardy's exported form ---------------------------------------------------------------------------------
+
+// What jax.export leaves of `shard_map(psum, mesh, in_specs=P("x"), out_specs=P())` under Shardy: the mesh in a
+// frontend attribute, GlobalToLocalShape, a call of the body, LocalToGlobalShape. `in_sharding` is the operand's
+// (escaped as the attribute is), `local` the body's type, `extra` ops after the LocalToGlobalShape.
+std::string Exported(const std::string& in_sharding, const std::string& local, const std::string& extra = "") {
+  const std::string t = "tensor<" + local + ">", g = "tensor<8x2xi32>";
+  const std::string manual = R"(xla.sdy.manual_axes = "#sdy<manual_axes{\22x\22}>")";
+  return "module @jit_f attributes {mhlo.frontend_attributes = {\n"
+         "    xla.sdy.meshes = \"{mesh = #sdy.mesh<[\\22x\\22=2]>}\"}, mhlo.num_partitions = 2 : i32} {\n"
+         "  func.func public @main(%arg0: " +
+         g + ") -> " + t +
+         " {\n"
+         "    %1 = stablehlo.custom_call @xla.sdy.GlobalToLocalShape(%arg0) {has_side_effect = true,\n"
+         "        mhlo.frontend_attributes = {\n"
+         "        xla.sdy.in_shardings = \"#sdy.sharding_per_value<[<@mesh, " +
+         in_sharding + ">]>\",\n        " + manual + "}} : (" + g + ") -> " + t +
+         "\n"
+         "    %2 = call @xla.sdy.manual_computation_body(%1) {mhlo.frontend_attributes = {inlineable = \"false\"}}\n"
+         "        : (" +
+         t + ") -> " + t +
+         "\n"
+         "    %3 = stablehlo.custom_call @xla.sdy.LocalToGlobalShape(%2) {has_side_effect = true,\n"
+         "        mhlo.frontend_attributes = {" +
+         manual +
+         ",\n"
+         "        xla.sdy.out_shardings = \"#sdy.sharding_per_value<[<@mesh, [{}, {}]>]>\"}} : (" +
+         t + ") -> " + t + "\n" + extra + "    return %3 : " + t +
+         "\n  }\n"
+         "  func.func @xla.sdy.manual_computation_body(%arg0: " +
+         t + ") -> " + t + " {\n    %0 = \"stablehlo.all_reduce\"(%arg0) " + AddRegion("i32") +
+         " {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>,\n        " + kChannel + ", use_global_device_ids} : (" +
+         t + ") -> " + t + "\n    return %0 : " + t + "\n  }\n}\n";
+}
+
+// psum of the two row halves, replicated out: the sum of the halves, as for sdy.manual_computation.
+TEST(ManualComputation, ExportedRoundTripRunsLikeTheOp) {
+  std::vector<int32_t> in = Iota(16, 3);
+  const std::vector<int64_t> dims = {8, 2};
+  auto r = RunText(Exported(R"([{\22x\22}, {}])", "4x2xi32"), {I32(in, dims)});
+  ASSERT_FALSE(r.status) << r.status->message;
+  std::vector<int32_t> want(8);
+  for (int i = 0; i < 8; ++i)
+    want[static_cast<size_t>(i)] = in[static_cast<size_t>(i)] + in[static_cast<size_t>(i + 8)];
+  EXPECT_EQ(r.Get<int32_t>(0), want);
+  auto c = CompileText(Exported(R"([{\22x\22}, {}])", "4x2xi32"));
+  ASSERT_FALSE(c.status) << c.status->message;
+  EXPECT_EQ(c.program->num_manual_devices(), 2u);
+}
+
+TEST(ManualComputation, ExportedRoundTripBadInputNamesTheOp) {
+  // A local value something else reads too: the split cannot pass through.
+  auto c = CompileText(Exported(R"([{\22x\22}, {}])", "4x2xi32", "    %4 = stablehlo.add %1, %1 : tensor<4x2xi32>\n"));
+  ASSERT_TRUE(c.status);
+  EXPECT_EQ(c.status->code, NEURONMEM_STATUS_UNIMPLEMENTED) << c.status->message;
+  EXPECT_TRUE(Has(c.status,
+                  "test.mlir:4:5: 'stablehlo.custom_call': @xla.sdy.GlobalToLocalShape changes value 0 "
+                  "from tensor<8x2xi32> to tensor<4x2xi32> (a manual axis splits it over several devices), "
+                  "and is not one end of a manual computation"))
+      << c.status->message;
+  // 8 rows split 2 ways are not 3.
+  c = CompileText(Exported(R"([{\22x\22}, {}])", "3x2xi32"));
+  ASSERT_TRUE(c.status);
+  EXPECT_EQ(c.status->code, NEURONMEM_STATUS_INVALID_ARGUMENT) << c.status->message;
+  EXPECT_TRUE(Has(c.status,
+                  "test.mlir:10:5: 'stablehlo.custom_call': operand 0: tensor<8x2xi32> split 2 ways along "
+                  "dim 0 is not the body's tensor<3x2xi32>"))
+      << c.status->message;
+  // An axis the mesh does not have.
+  c = CompileText(Exported(R"([{\22w\22}, {}])", "4x2xi32"));
+  ASSERT_TRUE(c.status);
+  EXPECT_EQ(c.status->code, NEURONMEM_STATUS_INVALID_ARGUMENT) << c.status->message;
+  EXPECT_TRUE(Has(c.status,
+                  "test.mlir:10:5: 'stablehlo.custom_call': the sharding of operand 0 names axis \"w\", "
+                  "which is not an axis of mesh @mesh"))
+      << c.status->message;
+}
+
 }  // namespace
 }  // namespace neuronmem::interp
