@@ -77,15 +77,29 @@ struct Cursor {
   }
 };
 
-// `<["x"=2, "y"=4]>` or `<["x"=2], device_ids=[...]>` (device ids only renumber devices: no effect here).
-bool ParseMesh(std::string_view text, std::vector<MeshAxis>* axes) {
+// `<["x"=2, "y"=4]>` or `<["x"=2], device_ids=[1, 0]>`: the device of each mesh position (row-major), the
+// partition that holds its shards (empty: position p is device p).
+bool ParseMesh(std::string_view text, std::vector<MeshAxis>* axes, std::vector<int64_t>* device_ids) {
   Cursor c{text};
   if (!c.Accept('<') || !c.Accept('[')) return false;
+  if (!c.Accept(']')) {
+    do {
+      MeshAxis a;
+      if (!c.String(&a.name) || !c.Accept('=') || !c.Int(&a.size) || a.size < 1) return false;
+      axes->push_back(std::move(a));
+    } while (c.Accept(','));
+    if (!c.Accept(']')) return false;
+  }
+  if (!c.Accept(',')) return true;
+  c.Space();
+  if (text.substr(c.i, 10) != "device_ids") return false;
+  c.i += 10;
+  if (!c.Accept('=') || !c.Accept('[')) return false;
   if (c.Accept(']')) return true;
   do {
-    MeshAxis a;
-    if (!c.String(&a.name) || !c.Accept('=') || !c.Int(&a.size) || a.size < 1) return false;
-    axes->push_back(std::move(a));
+    int64_t id = 0;
+    if (!c.Int(&id)) return false;
+    device_ids->push_back(id);
   } while (c.Accept(','));
   return c.Accept(']');
 }
@@ -304,12 +318,13 @@ class ManualComputationKernel final : public ManualKernelBase {
 // place itself (the boxes are disjoint).
 class FunctionManualKernel final : public ManualKernelBase {
  public:
-  FunctionManualKernel(const Function* body, bool concurrent, std::vector<int64_t> sizes, std::vector<uint32_t> ins,
-                       std::vector<Split> in_splits, std::vector<uint32_t> outs, std::vector<Split> out_splits,
-                       std::vector<size_t> local_bytes)
+  FunctionManualKernel(const Function* body, bool concurrent, std::vector<int64_t> sizes,
+                       std::vector<uint32_t> partition, std::vector<uint32_t> ins, std::vector<Split> in_splits,
+                       std::vector<uint32_t> outs, std::vector<Split> out_splits, std::vector<size_t> local_bytes)
       : ManualKernelBase(std::move(sizes)),
         body_(body),
         concurrent_(concurrent),
+        device_of_(partition.size()),
         ins_(std::move(ins)),
         in_splits_(std::move(in_splits)),
         outs_(std::move(outs)),
@@ -318,6 +333,7 @@ class FunctionManualKernel final : public ManualKernelBase {
       scratch_offset_.push_back(per_device_);
       per_device_ += AlignUp(local_bytes[i]);
     }
+    for (size_t d = 0; d < partition.size(); ++d) device_of_[partition[d]] = static_cast<uint32_t>(d);
   }
 
   Status Run(Frame& f) const override {
@@ -338,17 +354,18 @@ class FunctionManualKernel final : public ManualKernelBase {
     ProcessGrid grid(1, static_cast<uint32_t>(devices_));
     HostTransfers* host = f.run ? f.run->process.host : nullptr;
     ProbeStore* probes = f.run ? &f.run->probe_store() : nullptr;
-    const std::vector<Status> st = grid.Run([&](uint32_t d) -> Status {
+    const std::vector<Status> st = grid.Run([&](uint32_t p) -> Status {
+      const uint32_t d = device_of_[p];
       RunState run;
       run.process.grid = &grid;
-      run.process.partition_id = d;
+      run.process.partition_id = p;
       run.process.host = host;
       run.probes = probes;
       run.interrupt = f.interrupt;
       return RunDevice(f, d, mem + per_device_ * d, &run);
     });
-    for (uint32_t d = 0; d < st.size(); ++d)
-      if (st[d]) return Failed(f, CopyStatus(st[d].get()), d);
+    for (uint32_t p = 0; p < st.size(); ++p)
+      if (st[p]) return Failed(f, CopyStatus(st[p].get()), device_of_[p]);
     return Status();
   }
 
@@ -379,6 +396,7 @@ class FunctionManualKernel final : public ManualKernelBase {
 
   const Function* body_;
   bool concurrent_;
+  std::vector<uint32_t> device_of_;  // per partition (process), the device (mesh position) it runs
   std::vector<uint32_t> ins_;
   std::vector<Split> in_splits_;
   std::vector<uint32_t> outs_;
@@ -439,7 +457,7 @@ Status ReadSplit(CompileCtx& cx, const char* what, size_t i, const Sharding& sh,
 struct ManualAxes {
   std::string mesh_name;
   std::vector<MeshAxis> mesh;
-  bool device_ids = false;          // the mesh lists device_ids
+  std::vector<int64_t> device_ids;  // the mesh's (empty: none)
   std::vector<std::string> manual;  // in mesh order
   std::vector<int64_t> sizes;       // of the manual axes
   int64_t devices = 1;
@@ -500,8 +518,19 @@ Status ResolveAxes(CompileCtx& cx, const std::set<std::string>& manual_set, cons
   ax->mesh_name = shardings[0].mesh;
   const std::string_view text = MeshText(cx.module(), ax->mesh_name);
   if (text.empty()) return cx.Invalid("mesh @%s is not declared in the module (sdy.mesh)", ax->mesh_name.c_str());
-  if (!ParseMesh(text, &ax->mesh)) return cx.Unsupported("cannot read the axes of mesh @%s", ax->mesh_name.c_str());
-  ax->device_ids = text.find("device_ids") != std::string_view::npos;
+  if (!ParseMesh(text, &ax->mesh, &ax->device_ids))
+    return cx.Unsupported("cannot read the axes of mesh @%s", ax->mesh_name.c_str());
+  int64_t positions = 1;
+  for (const MeshAxis& a : ax->mesh) positions = std::min<int64_t>(positions * a.size, int64_t{1} << 40);
+  std::vector<bool> taken(ax->device_ids.size());
+  for (int64_t id : ax->device_ids) {
+    const bool fits = static_cast<int64_t>(ax->device_ids.size()) == positions && id >= 0 && id < positions &&
+                      !taken[static_cast<size_t>(id)];
+    if (!fits)
+      return cx.Invalid("the device_ids of mesh @%s are not a permutation of its %lld devices", ax->mesh_name.c_str(),
+                        static_cast<long long>(positions));
+    taken[static_cast<size_t>(id)] = true;
+  }
   for (const MeshAxis& a : ax->mesh) {
     if (!manual_set.count(a.name)) continue;
     ax->manual.push_back(a.name);
@@ -540,12 +569,6 @@ Status CompileFunctionKernel(CompileCtx& cx, const Function* body, const stableh
             "devices) is not manual: a body that communicates runs only over manual axes that span the mesh",
             static_cast<int>(comm->name.size()), comm->name.data(), comm->loc.line, comm->loc.column, a.name.c_str(),
             static_cast<long long>(a.size));
-    if (ax.device_ids)
-      return cx.Unsupported(
-          "the body contains '%.*s' (line %u:%u), which communicates between devices, and mesh @%s lists device_ids: "
-          "a body that communicates runs only over a mesh in its own device order",
-          static_cast<int>(comm->name.size()), comm->name.data(), comm->loc.line, comm->loc.column,
-          ax.mesh_name.c_str());
   }
   if (body->body.arg_slots.size() != ins.size() || body->body.result_slots.size() != outs.size())
     return cx.Invalid("the body takes %zu values and returns %zu; the op has %zu operands and %zu results",
@@ -565,8 +588,14 @@ Status CompileFunctionKernel(CompileCtx& cx, const Function* body, const stableh
     local_bytes.push_back(local.bytes);
   }
   if (comm) cx.RecordConcurrentDevices(ax.devices);
-  *k = std::make_unique<FunctionManualKernel>(body, comm != nullptr, ax.sizes, std::move(ins), std::move(in_splits),
-                                              std::move(outs), std::move(out_splits), std::move(local_bytes));
+  // The partition of each device: its mesh position, or the mesh's device id there (a body that communicates: the
+  // other axes have size 1, so the manual axes' devices are the mesh's).
+  std::vector<uint32_t> partition(static_cast<size_t>(ax.devices));
+  for (size_t d = 0; d < partition.size(); ++d)
+    partition[d] = static_cast<uint32_t>(comm && !ax.device_ids.empty() ? ax.device_ids[d] : static_cast<int64_t>(d));
+  *k = std::make_unique<FunctionManualKernel>(body, comm != nullptr, ax.sizes, std::move(partition), std::move(ins),
+                                              std::move(in_splits), std::move(outs), std::move(out_splits),
+                                              std::move(local_bytes));
   return Ok();
 }
 

@@ -131,6 +131,39 @@ TEST(ManualComputation, AllGatherAndPartitionId) {
   EXPECT_EQ(s.Get<int32_t>(0), want);
 }
 
+// A mesh with device_ids: the shards of mesh position p live on device device_ids[p], whose partition_id that is,
+// and the collectives' groups name those ids. Over <["x"=3], device_ids=[2, 0, 1]>, position 0 is partition 2.
+TEST(ManualComputation, DeviceIdsGivePartitionIdsAndGroups) {
+  std::vector<int32_t> in = Iota(12);
+  const std::vector<int64_t> dims = {6, 2};
+  const auto run = [&](const std::string& body) {
+    return RunText(Manual(R"("x"=3], device_ids=[2, 0, 1)", R"("x")", "tensor<6x2xi32>", R"([{"x"}, {}])",
+                          "tensor<2x2xi32>", body, "tensor<2x2xi32>", R"([{"x"}, {}])", "tensor<6x2xi32>"),
+                   {I32(in, dims)});
+  };
+  auto s =
+      run("      %p = stablehlo.partition_id : tensor<ui32>\n"
+          "      %c = stablehlo.convert %p : (tensor<ui32>) -> tensor<i32>\n"
+          "      %r = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<i32>) -> tensor<2x2xi32>\n");
+  ASSERT_FALSE(s.status) << s.status->message;
+  EXPECT_EQ(s.Get<int32_t>(0), (std::vector<int32_t>{2, 2, 2, 2, 0, 0, 0, 0, 1, 1, 1, 1}));
+  // Device 0 (position 1) sends to device 1 (position 2): position 2 gets rows 2-3, the others zeros.
+  auto p = run(std::string("      %r = \"stablehlo.collective_permute\"(%a) {source_target_pairs = ") +
+               "dense<[[0, 1]]> : tensor<1x2xi64>, " + kChannel + "} : (tensor<2x2xi32>) -> tensor<2x2xi32>\n");
+  ASSERT_FALSE(p.status) << p.status->message;
+  EXPECT_EQ(p.Get<int32_t>(0), (std::vector<int32_t>{0, 0, 0, 0, 0, 0, 0, 0, 4, 5, 6, 7}));
+  // Not a permutation: INVALID_ARGUMENT.
+  auto bad = CompileText(Manual(R"("x"=3], device_ids=[2, 2, 1)", R"("x")", "tensor<6x2xi32>", R"([{"x"}, {}])",
+                                "tensor<2x2xi32>", "      %r = stablehlo.add %a, %a : tensor<2x2xi32>\n",
+                                "tensor<2x2xi32>", R"([{"x"}, {}])", "tensor<6x2xi32>"));
+  ASSERT_TRUE(bad.status);
+  EXPECT_EQ(bad.status->code, NEURONMEM_STATUS_INVALID_ARGUMENT) << bad.status->message;
+  EXPECT_TRUE(Has(bad.status,
+                  "test.mlir:4:5: 'sdy.manual_computation': the device_ids of mesh @mesh are not a "
+                  "permutation of its 3 devices"))
+      << bad.status->message;
+}
+
 // reduce_scatter of a replicated operand (every device sees it whole): each device gets its rows of 2 * x,
 // assembled along "x".
 TEST(ManualComputation, ReduceScatterOfAReplicatedOperand) {
