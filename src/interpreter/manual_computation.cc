@@ -562,6 +562,13 @@ Status CompileFunctionKernel(CompileCtx& cx, const Function* body, const stableh
                              const ManualAxes& ax, const std::vector<Sharding>& shardings, std::vector<uint32_t> ins,
                              std::vector<uint32_t> outs, std::unique_ptr<Kernel>* k) {
   if (comm) {
+    constexpr int64_t kMaxThreads = 4096;  // one thread per device
+    if (ax.devices > kMaxThreads)
+      return cx.Unsupported(
+          "the body contains '%.*s' (line %u:%u), which communicates between devices, and the manual axes name %lld "
+          "devices: a body that communicates runs each device on a thread of its own, at most %lld",
+          static_cast<int>(comm->name.size()), comm->name.data(), comm->loc.line, comm->loc.column,
+          static_cast<long long>(ax.devices), static_cast<long long>(kMaxThreads));
     for (const MeshAxis& a : ax.mesh)
       if (a.size > 1 && std::find(ax.manual.begin(), ax.manual.end(), a.name) == ax.manual.end())
         return cx.Unsupported(

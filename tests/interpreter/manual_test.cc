@@ -237,6 +237,18 @@ TEST(ManualComputation, CommunicationWithAFreeAxisIsUnsupportedNamingTheAxis) {
                   "(line 6:7), which communicates between devices, and mesh axis \"y\" (2 devices) is not "
                   "manual"))
       << c.status->message;
+  // More devices than threads it would start.
+  const std::string one = "      %r = \"stablehlo.all_reduce\"(%a) " + AddRegion("i32") +
+                          " {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>, " + kChannel +
+                          ", use_global_device_ids} : (tensor<1xi32>) -> tensor<1xi32>\n";
+  c = CompileText(Manual(R"("x"=8192)", R"("x")", "tensor<8192xi32>", R"([{"x"}])", "tensor<1xi32>", one,
+                         "tensor<1xi32>", R"([{"x"}])", "tensor<8192xi32>"));
+  ASSERT_TRUE(c.status);
+  EXPECT_EQ(c.status->code, NEURONMEM_STATUS_UNIMPLEMENTED) << c.status->message;
+  EXPECT_TRUE(Has(c.status,
+                  "the manual axes name 8192 devices: a body that communicates runs each device on a "
+                  "thread of its own, at most 4096"))
+      << c.status->message;
 }
 
 // Bad input: a shape the axes do not divide, a manual axis or a sharding axis the mesh does not have. Each
