@@ -282,7 +282,7 @@ Status CompileCustomCall(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   }
   if (target.empty()) return cx.Invalid("missing call_target_name");
   const CustomCallFn* fn = cx.custom_calls()->Find(target);
-  if (!fn && IsShardingAnnotationTarget(target)) return CompileShardingAnnotation(cx, target);
+  if (!fn && IsShardingAnnotationTarget(target)) return CompileShardingAnnotation(cx, target, k);
   if (!fn && target == "shape_assertion") return CompileShapeAssertion(cx, k);
   if (!fn) return cx.Unsupported("unknown custom call target @%.*s", static_cast<int>(target.size()), target.data());
   *k = MakeCustomCallKernel(cx, std::string(target), fn);

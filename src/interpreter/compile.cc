@@ -13,7 +13,7 @@ namespace neuronmem::interp {
 Status Compiler::GetFunction(std::string_view name, const Function** out, const Operation* caller_op, uint8_t space,
                              const ParamRefinement* refine) {
   // Only an error builds the caller's description: a call to a compiled function allocates nothing but the key.
-  const auto where = [&] {
+  const std::function<std::string()> where = [&] {
     return caller_op ? FormatLocation(options_.filename, *caller_op) + ": '" + std::string(caller_op->name) + "'"
                      : options_.filename;
   };
@@ -33,18 +33,32 @@ Status Compiler::GetFunction(std::string_view name, const Function** out, const 
     return InvalidArgument("%s: no function @%.*s in the module", where().c_str(), static_cast<int>(name.size()),
                            name.data());
   }
+  const std::string key = key_;
+  return CompileUnder(*f, key, name, space, caller_op == nullptr && name == options_.entry, refine, where, out);
+}
+
+Status Compiler::CompileUnder(const stablehlo::Function& f, const std::string& key, std::string_view name,
+                              uint8_t space, bool is_entry, const ParamRefinement* refine,
+                              const std::function<std::string()>& where, const Function** out) {
+  auto it = impl_->functions.find(key);
+  if (it != impl_->functions.end()) {
+    if (it->second->compiling)
+      return Unimplemented("%s: recursive call of @%.*s", where().c_str(), static_cast<int>(name.size()), name.data());
+    *out = it->second.get();
+    return Ok();
+  }
   auto fn = std::make_unique<Function>();
   fn->name = std::string(name);
   fn->compiling = true;
   Function* raw = fn.get();
-  impl_->functions.emplace(key_, std::move(fn));
+  impl_->functions.emplace(key, std::move(fn));
   NestingGuard nested(&nesting_);
   if (nested.too_deep())
     return InvalidArgument("%s: calls and regions nested deeper than %d levels", where().c_str(), kMaxCompileNesting);
   FunctionCompiler fc(this, raw, space);
-  fc.is_entry_ = caller_op == nullptr && name == options_.entry;
+  fc.is_entry_ = is_entry;
   fc.refine_ = refine;
-  NEURONMEM_RETURN_IF_ERROR(fc.CompileFunction(*f));
+  NEURONMEM_RETURN_IF_ERROR(fc.CompileFunction(f));
   raw->compiling = false;
   *out = raw;
   return Ok();
@@ -52,7 +66,10 @@ Status Compiler::GetFunction(std::string_view name, const Function** out, const 
 
 Status FunctionCompiler::CompileOps(const stablehlo::Block& block, Body* body, std::vector<uint32_t>* returned) {
   Status st;
+  const stablehlo::Block* outer = block_;
+  block_ = &block;
   for (size_t i = 0; i < block.ops.size() && !st; ++i) st = CompileOp(block.ops[i], body, returned);
+  block_ = outer;
   return st;
 }
 
@@ -140,6 +157,54 @@ Status FunctionCompiler::CompileRegionBatched(size_t index, int64_t n, const Bod
   Status s = CompileRegion(index, out);
   batch_ = outer;
   return s;
+}
+
+Status FunctionCompiler::CompileRegionFunction(size_t index, const Function** out) {
+  const Operation& op = *op_;
+  if (index >= op.regions.size()) return Invalid("expected at least %zu regions", index + 1);
+  const auto& region = op.regions[index];
+  if (region.blocks.size() != 1) return Unsupported("regions with %zu blocks are not supported", region.blocks.size());
+  const stablehlo::Block& block = region.blocks[0];
+  if (block.ops.empty() || !IsReturn(block.ops[block.ops.size() - 1].name))
+    return Invalid("region %zu does not end in a return", index);
+  const Operation& ret = block.ops[block.ops.size() - 1];
+  if (ret.operand_types.size() != ret.operands.size())
+    return Invalid("the return of region %zu does not state the types of its %zu values", index, ret.operands.size());
+  // The region as a function: its block's arguments, its terminator's types; named after the op and its place.
+  const std::string name = std::string(op.name) + " body at " + FormatLocation(state()->filename, op);
+  stablehlo::Function f;
+  f.name = name;
+  f.visibility = "private";
+  f.args = block.args;
+  f.result_types = ret.operand_types;
+  f.body = region;
+  f.loc = op.loc;
+  std::string key(1, '\0');  // no function of the module has this name
+  key.append(name).append(1, '\0').append(std::to_string(index)).append(1, '\0').append(std::to_string(ctx_));
+  const std::vector<uint32_t> saved_in = inputs_, saved_out = outputs_;
+  Status s = c_->CompileUnder(
+      f, key, name, ctx_, false, nullptr,
+      [&] { return FormatLocation(state()->filename, op) + ": '" + std::string(op.name) + "'"; }, out);
+  op_ = &op;
+  inputs_ = saved_in;
+  outputs_ = saved_out;
+  return s;  // not a callee of this frame: it runs in frames of its own
+}
+
+Status FunctionCompiler::LookupValue(const stablehlo::ValueRef& ref, uint32_t* slot) {
+  const uint32_t* leaves = nullptr;
+  size_t count = 0;
+  NEURONMEM_RETURN_IF_ERROR(Lookup(ref, &leaves, &count));
+  if (count != 1)
+    return Invalid("%%%.*s is a tuple of %zu values", static_cast<int>(ref.name.size()), ref.name.data(), count);
+  *slot = leaves[0];
+  Use(*slot);  // read by the current op's kernel: it lives until the op has run, and nothing updates it in place
+  return Ok();
+}
+
+void FunctionCompiler::RecordConcurrentDevices(int64_t devices) {
+  size_t& most = c_->impl_->num_manual_devices;
+  most = std::max(most, static_cast<size_t>(devices));
 }
 
 Status FunctionCompiler::CalleeRefinement(const stablehlo::Function& f, ParamRefinement* out, bool* refined) {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -159,6 +160,10 @@ class FunctionCompiler final : public CompileCtx {
 
   Status CompileRegion(size_t index, const Body** body) override;
   Status CompileRegionBatched(size_t index, int64_t n, const Body** body) override;
+  Status CompileRegionFunction(size_t index, const Function** fn) override;
+  void RecordConcurrentDevices(int64_t devices) override;
+  stablehlo::Span<Operation> BlockOps() const override { return block_ ? block_->ops : stablehlo::Span<Operation>(); }
+  Status LookupValue(const stablehlo::ValueRef& ref, uint32_t* slot) override;
   uint32_t AddScratch(ElementType type, const std::vector<int64_t>& dims) override;
   Status GetFunction(std::string_view name, const Function** fn) override;
   const stablehlo::Function* FindFunction(std::string_view name) const override;
@@ -263,8 +268,9 @@ class FunctionCompiler final : public CompileCtx {
   std::vector<LeafRange> ranges_;
   std::vector<uint32_t> leaves_;
   std::vector<Scope> scopes_;
-  std::vector<uint32_t> block_args_;    // CompileBlock's scratch
-  std::vector<uint32_t> final_leaves_;  // CompileOp's scratch (results with aliases)
+  std::vector<uint32_t> block_args_;         // CompileBlock's scratch
+  const stablehlo::Block* block_ = nullptr;  // the block whose ops CompileOps compiles
+  std::vector<uint32_t> final_leaves_;       // CompileOp's scratch (results with aliases)
   std::vector<uint32_t> alias_;
   std::vector<size_t> operand_leaf_begin_;                      // CompileOp's scratch
   std::vector<uint32_t> uses_;                                  // by slot: Use() calls so far (every kind of slot)
@@ -319,6 +325,11 @@ class Compiler {
   // caller's location.
   Status GetFunction(std::string_view name, const Function** out, const Operation* caller_op, uint8_t space,
                      const ParamRefinement* refine = nullptr);
+  // `f` (a function of the module, or a region made into one: FunctionCompiler::CompileRegionFunction) compiled
+  // under `key` in the program's functions, unless one is there already. `where` describes the caller for errors.
+  Status CompileUnder(const stablehlo::Function& f, const std::string& key, std::string_view name, uint8_t space,
+                      bool is_entry, const ParamRefinement* refine, const std::function<std::string()>& where,
+                      const Function** out);
 
   const stablehlo::Module& module_;
   const CompileOptions& options_;

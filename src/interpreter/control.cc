@@ -43,6 +43,9 @@ Status CompileCall(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
     if (a) callee = a->str;
   }
   if (callee.empty()) return cx.Invalid("missing callee");
+  Status round_trip;  // the body of Shardy's exported manual computation runs in its LocalToGlobalShape
+  if (callee.substr(0, 31) == "xla.sdy.manual_computation_body" && CompileShardyRoundTrip(cx, k, &round_trip))
+    return round_trip;
   const Function* fn = nullptr;
   NEURONMEM_RETURN_IF_ERROR(cx.GetFunction(callee, &fn));
   std::vector<uint32_t> args, results;

@@ -214,6 +214,9 @@ class Program {
   // Number of copies compiled in at host-compute boundaries (CompileOptions::HostCompute): places in the
   // program, each run once per execution of the code around it.
   size_t num_host_compute_moves() const;
+  // The most devices one sdy.manual_computation of the program runs at once, each on a thread of its own (a body
+  // that communicates: docs/executor.md, "Shardy"); 0 when every one runs on the calling thread alone.
+  size_t num_manual_devices() const;
   // The fused element-wise regions of every compiled function (CompileOptions::fuse_elementwise), in compile
   // order: the ops each one runs (in program order), how many of their values it writes and how many it keeps
   // in its tiles only (those take no workspace).

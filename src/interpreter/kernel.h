@@ -167,6 +167,20 @@ class CompileCtx {
   // UNIMPLEMENTED unless the region is one block of 0-d, non-quantized values and element-wise ops only
   // (BatchableOp): those compute each element as the 0-d op would.
   virtual Status CompileRegionBatched(size_t index, int64_t n, const Body** body) = 0;
+  // Compiles region `index` of the op (one block that reads only its arguments and constants, as an op
+  // isolated from above has) into a function of its own (compiled once per op and code space): its frames are
+  // its own, so that several instances of it may run at once, each on its own thread (RunStandalone). The
+  // function's results are the values the region's terminator returns, typed as its operand types say.
+  virtual Status CompileRegionFunction(size_t index, const Function** fn) = 0;
+  // Records that the current op runs `devices` instances of a body at once, each on its own thread
+  // (Program::num_manual_devices is the most of them).
+  virtual void RecordConcurrentDevices(int64_t devices) = 0;
+  // The ops of the block the current op is in (it among them), for ops that compile together with their
+  // neighbours (Shardy's exported manual computation: sharding_annotations.cc).
+  virtual stablehlo::Span<stablehlo::Operation> BlockOps() const = 0;
+  // The slot of the value `ref` names in the current op's scope (one leaf), or INVALID_ARGUMENT. The current op's
+  // kernel may read it: it counts as a use (the value lives until the op has run).
+  virtual Status LookupValue(const stablehlo::ValueRef& ref, uint32_t* slot) = 0;
   // A planned scratch slot owned by the current op (live while the op runs).
   virtual uint32_t AddScratch(ElementType type, const std::vector<int64_t>& dims) = 0;
   // Makes output `i` another slot (no kernel writes it).
@@ -270,7 +284,12 @@ std::unique_ptr<Kernel> MakeCustomCallKernel(CompileCtx& cx, std::string target,
 // xla.sdy.ShardingGroup, xla.sdy.PropagationBarrier), and their compile: each result is its operand, no kernel
 // (sharding_annotations.cc). UNIMPLEMENTED when one changes a value's type (a split over several devices).
 bool IsShardingAnnotationTarget(std::string_view target);
-Status CompileShardingAnnotation(CompileCtx& cx, std::string_view target);
+Status CompileShardingAnnotation(CompileCtx& cx, std::string_view target, std::unique_ptr<Kernel>* k);
+// Shardy's exported manual computation (xla.sdy.GlobalToLocalShape that splits values, a call of
+// @xla.sdy.manual_computation_body*, xla.sdy.LocalToGlobalShape; manual_computation.cc): when the current op is
+// one of the three, compiles it (the first two to nothing, the last to the whole computation) into *k and
+// *status and returns true.
+bool CompileShardyRoundTrip(CompileCtx& cx, std::unique_ptr<Kernel>* k, Status* status);
 // jax.export's @shape_assertion(%ok, %values...) {error_message}: fails the run when %ok is false, the message's
 // {k} replaced by operand k + 1 (shape_assertion.cc).
 Status CompileShapeAssertion(CompileCtx& cx, std::unique_ptr<Kernel>* k);

@@ -113,6 +113,7 @@ size_t Program::num_kernels() const { return impl_->num_kernels; }
 size_t Program::num_in_place() const { return impl_->num_in_place; }
 const std::vector<Program::FusedRegion>& Program::fused_regions() const { return impl_->fused_regions; }
 size_t Program::num_host_compute_moves() const { return impl_->num_host_compute_moves; }
+size_t Program::num_manual_devices() const { return impl_->num_manual_devices; }
 bool Program::overwrites_parameter(size_t i) const {
   return i < impl_->fallback_result.size() && impl_->fallback_result[i] >= 0;
 }

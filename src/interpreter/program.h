@@ -56,6 +56,7 @@ struct Program::Impl {
   // and a run does not donate it (-1: the program never overwrites it).
   std::vector<int32_t> fallback_result;
   size_t num_host_compute_moves = 0;
+  size_t num_manual_devices = 0;  // Program::num_manual_devices
   std::vector<Program::FusedRegion> fused_regions;
 };
 

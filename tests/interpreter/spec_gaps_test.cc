@@ -613,7 +613,9 @@ TEST(Shardy, NestedManualComputationsInALoopSumEachBlocksRows) {
   EXPECT_EQ(r.Get<double>(0), want);
 }
 
-TEST(Shardy, ManualComputationWhoseBodyCommunicatesIsUnsupportedNamingTheOp) {
+// A body that communicates runs its devices at once as processes (1 replica x 2 partitions; manual_test.cc has
+// each collective). An all_reduce without a channel groups replicas, and there is one: the run fails naming it.
+TEST(Shardy, ManualComputationWhoseBodyCommunicatesRunsItsDevicesAsProcesses) {
   const std::string text = R"(module @m {
   sdy.mesh @mesh = <["a"=2]>
   func.func @main(%arg0: tensor<4x2xf32>) -> tensor<4x2xf32> {
@@ -631,19 +633,24 @@ TEST(Shardy, ManualComputationWhoseBodyCommunicatesIsUnsupportedNamingTheOp) {
 }
 )";
   auto c = CompileText(text);
-  ASSERT_TRUE(c.status);
-  EXPECT_EQ(c.status->code, NEURONMEM_STATUS_UNIMPLEMENTED) << c.status->message;
-  EXPECT_NE(c.status->message.find("test.mlir:4:5: 'sdy.manual_computation': the body contains "
-                                   "'stablehlo.all_reduce' (line 6:7)"),
-            std::string::npos)
-      << c.status->message;
+  ASSERT_FALSE(c.status) << c.status->message;
+  float in[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  const int64_t dims[2] = {4, 2};
+  auto r = RunText(text, {{in, ElementType::kF32, dims, 2}});
+  ASSERT_TRUE(r.status);
+  EXPECT_NE(r.status->message.find("test.mlir:4:5: 'sdy.manual_computation' on device 0"), std::string::npos)
+      << r.status->message;
+  EXPECT_NE(r.status->message.find("names replica 1 of a grid of 1 replicas"), std::string::npos) << r.status->message;
 
-  // The same through a called function (partition_id: which device runs it).
+  // partition_id in a function the body calls: each device adds its index to its rows.
   const std::string called = R"(module @m {
   sdy.mesh @mesh = <["a"=2]>
   func.func private @f(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {
     %p = stablehlo.partition_id : tensor<ui32>
-    return %x : tensor<2x2xf32>
+    %c = stablehlo.convert %p : (tensor<ui32>) -> tensor<f32>
+    %b = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> tensor<2x2xf32>
+    %y = stablehlo.add %x, %b : tensor<2x2xf32>
+    return %y : tensor<2x2xf32>
   }
   func.func @main(%arg0: tensor<4x2xf32>) -> tensor<4x2xf32> {
     %1 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"a"}, {}]>]
@@ -655,10 +662,9 @@ TEST(Shardy, ManualComputationWhoseBodyCommunicatesIsUnsupportedNamingTheOp) {
   }
 }
 )";
-  auto d = CompileText(called);
-  ASSERT_TRUE(d.status);
-  EXPECT_EQ(d.status->code, NEURONMEM_STATUS_UNIMPLEMENTED) << d.status->message;
-  EXPECT_NE(d.status->message.find("'stablehlo.partition_id' (line 4:5)"), std::string::npos) << d.status->message;
+  auto d = RunText(called, {{in, ElementType::kF32, dims, 2}});
+  ASSERT_FALSE(d.status) << d.status->message;
+  EXPECT_EQ(d.Get<float>(0), (std::vector<float>{1, 2, 3, 4, 6, 7, 8, 9}));
 }
 
 TEST(Shardy, ManualComputationWithBadShapesOrMeshIsInvalid) {

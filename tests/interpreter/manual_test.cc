@@ -1,0 +1,391 @@
+// sdy.manual_computation bodies that communicate: their devices run at once as the processes of a grid (one
+// thread each), with the collectives, partition_id and send/recv JAX's shard_map lowers to (channel_handle and
+// use_global_device_ids: groups of devices by their index in the mesh). Each result is checked against the same
+// math written for the whole array. Also the exported round-trip form (xla.sdy.GlobalToLocalShape, a call of
+// @xla.sdy.manual_computation_body, xla.sdy.LocalToGlobalShape) and the statuses of bad input.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "interp_test_util.h"
+
+namespace neuronmem::interp {
+namespace {
+
+using testing::CompileText;
+using testing::RunText;
+
+constexpr const char* kChannel = "channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>";
+
+bool Has(const Status& s, const std::string& text) { return s && s->message.find(text) != std::string::npos; }
+
+std::vector<int32_t> Iota(int32_t n, int32_t from = 0) {
+  std::vector<int32_t> v(static_cast<size_t>(n));
+  for (int32_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = from + i;
+  return v;
+}
+
+// A module over mesh `mesh` whose @main(%arg0: `global`) -> `result` is one manual computation over `manual`
+// with body `body` (from %a of type `local` to %r of type `local_result`).
+std::string Manual(const std::string& mesh, const std::string& manual, const std::string& global,
+                   const std::string& in_sharding, const std::string& local, const std::string& body,
+                   const std::string& local_result, const std::string& out_sharding, const std::string& result) {
+  return "module @m {\n  sdy.mesh @mesh = <[" + mesh + "]>\n  func.func @main(%arg0: " + global + ") -> " + result +
+         " {\n    %1 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, " + in_sharding +
+         ">]\n        out_shardings=[<@mesh, " + out_sharding + ">] manual_axes={" + manual + "} (%a: " + local +
+         ") {\n" + body + "      sdy.return %r : " + local_result + "\n    } : (" + global + ") -> " + result +
+         "\n    return %1 : " + result + "\n  }\n}\n";
+}
+
+std::string AddRegion(const std::string& type) {
+  return "({\n        ^bb0(%x: tensor<" + type + ">, %y: tensor<" + type +
+         ">):\n          %s = stablehlo.add %x, %y : tensor<" + type + ">\n          stablehlo.return %s : tensor<" +
+         type + ">\n      })";
+}
+
+TensorView I32(std::vector<int32_t>& v, const std::vector<int64_t>& dims) {
+  return TensorView{v.data(), ElementType::kS32, dims.data(), dims.size()};
+}
+
+// psum over "x" (jax.lax.psum in a shard_map): every device gets the sum of the four row blocks; the result is
+// replicated over "x" (out_sharding names no axis), so it is the sum itself.
+TEST(ManualComputation, AllReduceOverTheManualAxisIsTheSumOfTheBlocks) {
+  const std::string body = "      %r = \"stablehlo.all_reduce\"(%a) " + AddRegion("i32") +
+                           " {replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>, " + kChannel +
+                           ", use_global_device_ids} : (tensor<2x3xi32>) -> tensor<2x3xi32>\n";
+  const std::string text = Manual(R"("x"=4)", R"("x")", "tensor<8x3xi32>", R"([{"x"}, {}])", "tensor<2x3xi32>", body,
+                                  "tensor<2x3xi32>", "[{}, {}]", "tensor<2x3xi32>");
+  std::vector<int32_t> in = Iota(24);
+  const std::vector<int64_t> dims = {8, 3};
+  auto r = RunText(text, {I32(in, dims)});
+  ASSERT_FALSE(r.status) << r.status->message;
+  std::vector<int32_t> want(6, 0);
+  for (int block = 0; block < 4; ++block)
+    for (int i = 0; i < 6; ++i) want[static_cast<size_t>(i)] += in[static_cast<size_t>(block * 6 + i)];
+  EXPECT_EQ(r.Get<int32_t>(0), want);
+  // The program says how many devices run at once; a body that does not communicate runs on one thread.
+  auto c = CompileText(text);
+  ASSERT_FALSE(c.status) << c.status->message;
+  EXPECT_EQ(c.program->num_manual_devices(), 4u);
+  auto alone = CompileText(Manual(R"("x"=4)", R"("x")", "tensor<8x3xi32>", R"([{"x"}, {}])", "tensor<2x3xi32>",
+                                  "      %r = stablehlo.add %a, %a : tensor<2x3xi32>\n", "tensor<2x3xi32>",
+                                  R"([{"x"}, {}])", "tensor<8x3xi32>"));
+  ASSERT_FALSE(alone.status) << alone.status->message;
+  EXPECT_EQ(alone.program->num_manual_devices(), 0u);
+}
+
+// x - mean over "x" of x, sharded out again: a = a - psum(a) / 2 per device, along "x" of a 2x2 mesh whose "y"
+// splits dim 1 (groups of the devices that share a "y" coordinate: [[0, 2], [1, 3]] of ids x * 2 + y).
+TEST(ManualComputation, AllReduceWithinGroupsOfTwoAxes) {
+  const std::string body = "      %s = \"stablehlo.all_reduce\"(%a) " + AddRegion("i32") +
+                           " {replica_groups = dense<[[0, 2], [1, 3]]> : tensor<2x2xi64>, " + kChannel +
+                           ", use_global_device_ids} : (tensor<2x2xi32>) -> tensor<2x2xi32>\n"
+                           "      %two = stablehlo.constant dense<2> : tensor<2x2xi32>\n"
+                           "      %m = stablehlo.divide %s, %two : tensor<2x2xi32>\n"
+                           "      %r = stablehlo.subtract %a, %m : tensor<2x2xi32>\n";
+  const std::string text = Manual(R"("x"=2, "y"=2)", R"("x", "y")", "tensor<4x4xi32>", R"([{"x"}, {"y"}])",
+                                  "tensor<2x2xi32>", body, "tensor<2x2xi32>", R"([{"x"}, {"y"}])", "tensor<4x4xi32>");
+  std::vector<int32_t> in(16);
+  for (int i = 0; i < 16; ++i) in[static_cast<size_t>(i)] = i * i;
+  const std::vector<int64_t> dims = {4, 4};
+  auto r = RunText(text, {I32(in, dims)});
+  ASSERT_FALSE(r.status) << r.status->message;
+  // Element (i, j) and (i ^ 2, j) (the same place in the other "x" block) share a group.
+  std::vector<int32_t> want(16);
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) {
+      const int32_t a = in[static_cast<size_t>(i * 4 + j)], b = in[static_cast<size_t>(((i + 2) % 4) * 4 + j)];
+      want[static_cast<size_t>(i * 4 + j)] = a - (a + b) / 2;
+    }
+  EXPECT_EQ(r.Get<int32_t>(0), want);
+}
+
+// all_gather along dim 0 brings back the whole operand on every device; partition_id scales each device's own
+// slice by (device + 1).
+TEST(ManualComputation, AllGatherAndPartitionId) {
+  const std::string gather = std::string("      %r = \"stablehlo.all_gather\"(%a) {all_gather_dim = 0 : i64, ") +
+                             "replica_groups = dense<[[0, 1, 2]]> : tensor<1x3xi64>, " + kChannel +
+                             ", use_global_device_ids} : (tensor<2x2xi32>) -> tensor<6x2xi32>\n";
+  std::vector<int32_t> in = Iota(12, 5);
+  const std::vector<int64_t> dims = {6, 2};
+  auto g = RunText(Manual(R"("x"=3)", R"("x")", "tensor<6x2xi32>", R"([{"x"}, {}])", "tensor<2x2xi32>", gather,
+                          "tensor<6x2xi32>", "[{}, {}]", "tensor<6x2xi32>"),
+                   {I32(in, dims)});
+  ASSERT_FALSE(g.status) << g.status->message;
+  EXPECT_EQ(g.Get<int32_t>(0), in);
+
+  const std::string scale =
+      "      %p = stablehlo.partition_id : tensor<ui32>\n"
+      "      %c = stablehlo.convert %p : (tensor<ui32>) -> tensor<i32>\n"
+      "      %one = stablehlo.constant dense<1> : tensor<i32>\n"
+      "      %k = stablehlo.add %c, %one : tensor<i32>\n"
+      "      %b = stablehlo.broadcast_in_dim %k, dims = [] : (tensor<i32>) -> tensor<2x2xi32>\n"
+      "      %r = stablehlo.multiply %a, %b : tensor<2x2xi32>\n";
+  auto s = RunText(Manual(R"("x"=3)", R"("x")", "tensor<6x2xi32>", R"([{"x"}, {}])", "tensor<2x2xi32>", scale,
+                          "tensor<2x2xi32>", R"([{"x"}, {}])", "tensor<6x2xi32>"),
+                   {I32(in, dims)});
+  ASSERT_FALSE(s.status) << s.status->message;
+  std::vector<int32_t> want(12);
+  for (int i = 0; i < 12; ++i) want[static_cast<size_t>(i)] = in[static_cast<size_t>(i)] * (i / 4 + 1);
+  EXPECT_EQ(s.Get<int32_t>(0), want);
+}
+
+// A mesh with device_ids: the shards of mesh position p live on device device_ids[p], whose partition_id that is,
+// and the collectives' groups name those ids. Over <["x"=3], device_ids=[2, 0, 1]>, position 0 is partition 2.
+TEST(ManualComputation, DeviceIdsGivePartitionIdsAndGroups) {
+  std::vector<int32_t> in = Iota(12);
+  const std::vector<int64_t> dims = {6, 2};
+  const auto run = [&](const std::string& body) {
+    return RunText(Manual(R"("x"=3], device_ids=[2, 0, 1)", R"("x")", "tensor<6x2xi32>", R"([{"x"}, {}])",
+                          "tensor<2x2xi32>", body, "tensor<2x2xi32>", R"([{"x"}, {}])", "tensor<6x2xi32>"),
+                   {I32(in, dims)});
+  };
+  auto s =
+      run("      %p = stablehlo.partition_id : tensor<ui32>\n"
+          "      %c = stablehlo.convert %p : (tensor<ui32>) -> tensor<i32>\n"
+          "      %r = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<i32>) -> tensor<2x2xi32>\n");
+  ASSERT_FALSE(s.status) << s.status->message;
+  EXPECT_EQ(s.Get<int32_t>(0), (std::vector<int32_t>{2, 2, 2, 2, 0, 0, 0, 0, 1, 1, 1, 1}));
+  // Device 0 (position 1) sends to device 1 (position 2): position 2 gets rows 2-3, the others zeros.
+  auto p = run(std::string("      %r = \"stablehlo.collective_permute\"(%a) {source_target_pairs = ") +
+               "dense<[[0, 1]]> : tensor<1x2xi64>, " + kChannel + "} : (tensor<2x2xi32>) -> tensor<2x2xi32>\n");
+  ASSERT_FALSE(p.status) << p.status->message;
+  EXPECT_EQ(p.Get<int32_t>(0), (std::vector<int32_t>{0, 0, 0, 0, 0, 0, 0, 0, 4, 5, 6, 7}));
+  // Not a permutation: INVALID_ARGUMENT.
+  auto bad = CompileText(Manual(R"("x"=3], device_ids=[2, 2, 1)", R"("x")", "tensor<6x2xi32>", R"([{"x"}, {}])",
+                                "tensor<2x2xi32>", "      %r = stablehlo.add %a, %a : tensor<2x2xi32>\n",
+                                "tensor<2x2xi32>", R"([{"x"}, {}])", "tensor<6x2xi32>"));
+  ASSERT_TRUE(bad.status);
+  EXPECT_EQ(bad.status->code, NEURONMEM_STATUS_INVALID_ARGUMENT) << bad.status->message;
+  EXPECT_TRUE(Has(bad.status,
+                  "test.mlir:4:5: 'sdy.manual_computation': the device_ids of mesh @mesh are not a "
+                  "permutation of its 3 devices"))
+      << bad.status->message;
+}
+
+// reduce_scatter of a replicated operand (every device sees it whole): each device gets its rows of 2 * x,
+// assembled along "x".
+TEST(ManualComputation, ReduceScatterOfAReplicatedOperand) {
+  const std::string body = "      %r = \"stablehlo.reduce_scatter\"(%a) " + AddRegion("i32") +
+                           " {scatter_dimension = 0 : i64, replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>, " +
+                           kChannel + ", use_global_device_ids} : (tensor<4x3xi32>) -> tensor<2x3xi32>\n";
+  std::vector<int32_t> in = Iota(12, -4);
+  const std::vector<int64_t> dims = {4, 3};
+  auto r = RunText(Manual(R"("x"=2)", R"("x")", "tensor<4x3xi32>", "[{}, {}]", "tensor<4x3xi32>", body,
+                          "tensor<2x3xi32>", R"([{"x"}, {}])", "tensor<4x3xi32>"),
+                   {I32(in, dims)});
+  ASSERT_FALSE(r.status) << r.status->message;
+  std::vector<int32_t> want(in);
+  for (int32_t& v : want) v *= 2;
+  EXPECT_EQ(r.Get<int32_t>(0), want);
+}
+
+// all_to_all from rows split over "x" to columns split over "x": the array itself (a reshard).
+TEST(ManualComputation, AllToAllReshardsRowsToColumns) {
+  const std::string body = std::string("      %r = \"stablehlo.all_to_all\"(%a) {split_dimension = 1 : i64, ") +
+                           "concat_dimension = 0 : i64, split_count = 2 : i64, replica_groups = dense<[[0, 1]]> : "
+                           "tensor<1x2xi64>, " +
+                           kChannel + "} : (tensor<2x4xi32>) -> tensor<4x2xi32>\n";
+  std::vector<int32_t> in = Iota(16, 100);
+  const std::vector<int64_t> dims = {4, 4};
+  auto r = RunText(Manual(R"("x"=2)", R"("x")", "tensor<4x4xi32>", R"([{"x"}, {}])", "tensor<2x4xi32>", body,
+                          "tensor<4x2xi32>", R"([{}, {"x"}])", "tensor<4x4xi32>"),
+                   {I32(in, dims)});
+  ASSERT_FALSE(r.status) << r.status->message;
+  EXPECT_EQ(r.Get<int32_t>(0), in);
+}
+
+// collective_permute (jax.lax.ppermute) rotates the row blocks by one; collective_broadcast gives every device
+// device 0's block.
+TEST(ManualComputation, CollectivePermuteAndBroadcast) {
+  std::vector<int32_t> in = Iota(12);
+  const std::vector<int64_t> dims = {6, 2};
+  const std::string permute = std::string("      %r = \"stablehlo.collective_permute\"(%a) {source_target_pairs = ") +
+                              "dense<[[0, 1], [1, 2], [2, 0]]> : tensor<3x2xi64>, " + kChannel +
+                              "} : (tensor<2x2xi32>) -> tensor<2x2xi32>\n";
+  // The row blocks of `in` over "x"=3, each device's 2x2 block through `body`, assembled along "x" again.
+  const auto run = [&](const std::string& body) {
+    return RunText(Manual(R"("x"=3)", R"("x")", "tensor<6x2xi32>", R"([{"x"}, {}])", "tensor<2x2xi32>", body,
+                          "tensor<2x2xi32>", R"([{"x"}, {}])", "tensor<6x2xi32>"),
+                   {I32(in, dims)});
+  };
+  auto p = run(permute);
+  ASSERT_FALSE(p.status) << p.status->message;
+  EXPECT_EQ(p.Get<int32_t>(0), (std::vector<int32_t>{8, 9, 10, 11, 0, 1, 2, 3, 4, 5, 6, 7}));
+
+  const std::string broadcast = std::string("      %r = \"stablehlo.collective_broadcast\"(%a) {replica_groups = ") +
+                                "dense<[[0, 1, 2]]> : tensor<1x3xi64>, " + kChannel +
+                                "} : (tensor<2x2xi32>) -> tensor<2x2xi32>\n";
+  auto b = run(broadcast);
+  ASSERT_FALSE(b.status) << b.status->message;
+  EXPECT_EQ(b.Get<int32_t>(0), (std::vector<int32_t>{0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3}));
+}
+
+// A body that communicates while a mesh axis of more than one device is not manual: the partitioner's device ids
+// name devices this run does not have. UNIMPLEMENTED naming the op and the axis.
+TEST(ManualComputation, CommunicationWithAFreeAxisIsUnsupportedNamingTheAxis) {
+  const std::string body = "      %r = \"stablehlo.all_reduce\"(%a) " + AddRegion("i32") +
+                           " {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>, " + kChannel +
+                           ", use_global_device_ids} : (tensor<2x4xi32>) -> tensor<2x4xi32>\n";
+  auto c = CompileText(Manual(R"("x"=2, "y"=2)", R"("x")", "tensor<4x4xi32>", R"([{"x"}, {}])", "tensor<2x4xi32>", body,
+                              "tensor<2x4xi32>", R"([{"x"}, {}])", "tensor<4x4xi32>"));
+  ASSERT_TRUE(c.status);
+  EXPECT_EQ(c.status->code, NEURONMEM_STATUS_UNIMPLEMENTED) << c.status->message;
+  EXPECT_TRUE(Has(c.status,
+                  "test.mlir:4:5: 'sdy.manual_computation': the body contains 'stablehlo.all_reduce' "
+                  "(line 6:7), which communicates between devices, and mesh axis \"y\" (2 devices) is not "
+                  "manual"))
+      << c.status->message;
+  // More devices than threads it would start.
+  const std::string one = "      %r = \"stablehlo.all_reduce\"(%a) " + AddRegion("i32") +
+                          " {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>, " + kChannel +
+                          ", use_global_device_ids} : (tensor<1xi32>) -> tensor<1xi32>\n";
+  c = CompileText(Manual(R"("x"=8192)", R"("x")", "tensor<8192xi32>", R"([{"x"}])", "tensor<1xi32>", one,
+                         "tensor<1xi32>", R"([{"x"}])", "tensor<8192xi32>"));
+  ASSERT_TRUE(c.status);
+  EXPECT_EQ(c.status->code, NEURONMEM_STATUS_UNIMPLEMENTED) << c.status->message;
+  EXPECT_TRUE(Has(c.status,
+                  "the manual axes name 8192 devices: a body that communicates runs each device on a "
+                  "thread of its own, at most 4096"))
+      << c.status->message;
+}
+
+// Bad input: a shape the axes do not divide, a manual axis or a sharding axis the mesh does not have. Each
+// INVALID_ARGUMENT naming the op and its line.
+TEST(ManualComputation, BadShardingsAreInvalidNamingTheOp) {
+  const std::string body = "      %r = \"stablehlo.all_reduce\"(%a) " + AddRegion("i32") +
+                           " {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>, " + kChannel +
+                           ", use_global_device_ids} : (tensor<2x4xi32>) -> tensor<2x4xi32>\n";
+  // 5 rows do not split 2 ways into 2.
+  auto c = CompileText(Manual(R"("x"=2)", R"("x")", "tensor<5x4xi32>", R"([{"x"}, {}])", "tensor<2x4xi32>", body,
+                              "tensor<2x4xi32>", "[{}, {}]", "tensor<2x4xi32>"));
+  ASSERT_TRUE(c.status);
+  EXPECT_EQ(c.status->code, NEURONMEM_STATUS_INVALID_ARGUMENT) << c.status->message;
+  EXPECT_TRUE(Has(c.status,
+                  "test.mlir:4:5: 'sdy.manual_computation': operand 0: tensor<5x4xi32> split 2 ways along "
+                  "dim 0 is not the body's tensor<2x4xi32>"))
+      << c.status->message;
+  // A manual axis the mesh does not have.
+  c = CompileText(Manual(R"("x"=2)", R"("x", "z")", "tensor<4x4xi32>", R"([{"x"}, {}])", "tensor<2x4xi32>", body,
+                         "tensor<2x4xi32>", R"([{"x"}, {}])", "tensor<4x4xi32>"));
+  ASSERT_TRUE(c.status);
+  EXPECT_EQ(c.status->code, NEURONMEM_STATUS_INVALID_ARGUMENT) << c.status->message;
+  EXPECT_TRUE(Has(c.status, "test.mlir:4:5: 'sdy.manual_computation': manual axis \"z\" is not an axis of mesh @mesh"))
+      << c.status->message;
+  // A sharding that names an axis the mesh does not have.
+  c = CompileText(Manual(R"("x"=2)", R"("x")", "tensor<4x4xi32>", R"([{"x"}, {"q"}])", "tensor<2x4xi32>", body,
+                         "tensor<2x4xi32>", R"([{"x"}, {}])", "tensor<4x4xi32>"));
+  ASSERT_TRUE(c.status);
+  EXPECT_EQ(c.status->code, NEURONMEM_STATUS_INVALID_ARGUMENT) << c.status->message;
+  EXPECT_TRUE(Has(c.status,
+                  "test.mlir:4:5: 'sdy.manual_computation': the sharding of operand 0 names axis \"q\", "
+                  "which is not an axis of mesh @mesh"))
+      << c.status->message;
+}
+
+// Devices that disagree (only device 0 reaches the all_reduce, through a branch on partition_id): the run fails
+// naming the op, the device and what it waits for, instead of hanging.
+TEST(ManualComputation, ADeviceThatNeverJoinsFailsTheRunNamingTheOp) {
+  const std::string body =
+      "      %p = stablehlo.partition_id : tensor<ui32>\n"
+      "      %zero = stablehlo.constant dense<0> : tensor<ui32>\n"
+      "      %first = stablehlo.compare EQ, %p, %zero : (tensor<ui32>, tensor<ui32>) -> tensor<i1>\n"
+      "      %r = \"stablehlo.if\"(%first) ({\n"
+      "        %s = \"stablehlo.all_reduce\"(%a) " +
+      AddRegion("i32") + " {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>, " + kChannel +
+      ", use_global_device_ids} : (tensor<2x2xi32>) -> tensor<2x2xi32>\n"
+      "        stablehlo.return %s : tensor<2x2xi32>\n"
+      "      }, {\n"
+      "        stablehlo.return %a : tensor<2x2xi32>\n"
+      "      }) : (tensor<i1>) -> tensor<2x2xi32>\n";
+  std::vector<int32_t> in = Iota(8);
+  const std::vector<int64_t> dims = {4, 2};
+  auto r = RunText(Manual(R"("x"=2)", R"("x")", "tensor<4x2xi32>", R"([{"x"}, {}])", "tensor<2x2xi32>", body,
+                          "tensor<2x2xi32>", R"([{"x"}, {}])", "tensor<4x2xi32>"),
+                   {I32(in, dims)});
+  ASSERT_TRUE(r.status);
+  EXPECT_TRUE(Has(r.status, "test.mlir:4:5: 'sdy.manual_computation' on device 0")) << r.status->message;
+  EXPECT_TRUE(Has(r.status, "'stablehlo.all_reduce'")) << r.status->message;
+}
+
+// ---- Shardy's exported form ---------------------------------------------------------------------------------
+
+// What jax.export leaves of `shard_map(psum, mesh, in_specs=P("x"), out_specs=P())` under Shardy: the mesh in a
+// frontend attribute, GlobalToLocalShape, a call of the body, LocalToGlobalShape. `in_sharding` is the operand's
+// (escaped as the attribute is), `local` the body's type, `extra` ops after the LocalToGlobalShape.
+std::string Exported(const std::string& in_sharding, const std::string& local, const std::string& extra = "") {
+  const std::string t = "tensor<" + local + ">", g = "tensor<8x2xi32>";
+  const std::string manual = R"(xla.sdy.manual_axes = "#sdy<manual_axes{\22x\22}>")";
+  return "module @jit_f attributes {mhlo.frontend_attributes = {\n"
+         "    xla.sdy.meshes = \"{mesh = #sdy.mesh<[\\22x\\22=2]>}\"}, mhlo.num_partitions = 2 : i32} {\n"
+         "  func.func public @main(%arg0: " +
+         g + ") -> " + t +
+         " {\n"
+         "    %1 = stablehlo.custom_call @xla.sdy.GlobalToLocalShape(%arg0) {has_side_effect = true,\n"
+         "        mhlo.frontend_attributes = {\n"
+         "        xla.sdy.in_shardings = \"#sdy.sharding_per_value<[<@mesh, " +
+         in_sharding + ">]>\",\n        " + manual + "}} : (" + g + ") -> " + t +
+         "\n"
+         "    %2 = call @xla.sdy.manual_computation_body(%1) {mhlo.frontend_attributes = {inlineable = \"false\"}}\n"
+         "        : (" +
+         t + ") -> " + t +
+         "\n"
+         "    %3 = stablehlo.custom_call @xla.sdy.LocalToGlobalShape(%2) {has_side_effect = true,\n"
+         "        mhlo.frontend_attributes = {" +
+         manual +
+         ",\n"
+         "        xla.sdy.out_shardings = \"#sdy.sharding_per_value<[<@mesh, [{}, {}]>]>\"}} : (" +
+         t + ") -> " + t + "\n" + extra + "    return %3 : " + t +
+         "\n  }\n"
+         "  func.func @xla.sdy.manual_computation_body(%arg0: " +
+         t + ") -> " + t + " {\n    %0 = \"stablehlo.all_reduce\"(%arg0) " + AddRegion("i32") +
+         " {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>,\n        " + kChannel + ", use_global_device_ids} : (" +
+         t + ") -> " + t + "\n    return %0 : " + t + "\n  }\n}\n";
+}
+
+// psum of the two row halves, replicated out: the sum of the halves, as for sdy.manual_computation.
+TEST(ManualComputation, ExportedRoundTripRunsLikeTheOp) {
+  std::vector<int32_t> in = Iota(16, 3);
+  const std::vector<int64_t> dims = {8, 2};
+  auto r = RunText(Exported(R"([{\22x\22}, {}])", "4x2xi32"), {I32(in, dims)});
+  ASSERT_FALSE(r.status) << r.status->message;
+  std::vector<int32_t> want(8);
+  for (int i = 0; i < 8; ++i)
+    want[static_cast<size_t>(i)] = in[static_cast<size_t>(i)] + in[static_cast<size_t>(i + 8)];
+  EXPECT_EQ(r.Get<int32_t>(0), want);
+  auto c = CompileText(Exported(R"([{\22x\22}, {}])", "4x2xi32"));
+  ASSERT_FALSE(c.status) << c.status->message;
+  EXPECT_EQ(c.program->num_manual_devices(), 2u);
+}
+
+TEST(ManualComputation, ExportedRoundTripBadInputNamesTheOp) {
+  // A local value something else reads too: the split cannot pass through.
+  auto c = CompileText(Exported(R"([{\22x\22}, {}])", "4x2xi32", "    %4 = stablehlo.add %1, %1 : tensor<4x2xi32>\n"));
+  ASSERT_TRUE(c.status);
+  EXPECT_EQ(c.status->code, NEURONMEM_STATUS_UNIMPLEMENTED) << c.status->message;
+  EXPECT_TRUE(Has(c.status,
+                  "test.mlir:4:5: 'stablehlo.custom_call': @xla.sdy.GlobalToLocalShape changes value 0 "
+                  "from tensor<8x2xi32> to tensor<4x2xi32> (a manual axis splits it over several devices), "
+                  "and is not one end of a manual computation"))
+      << c.status->message;
+  // 8 rows split 2 ways are not 3.
+  c = CompileText(Exported(R"([{\22x\22}, {}])", "3x2xi32"));
+  ASSERT_TRUE(c.status);
+  EXPECT_EQ(c.status->code, NEURONMEM_STATUS_INVALID_ARGUMENT) << c.status->message;
+  EXPECT_TRUE(Has(c.status,
+                  "test.mlir:10:5: 'stablehlo.custom_call': operand 0: tensor<8x2xi32> split 2 ways along "
+                  "dim 0 is not the body's tensor<3x2xi32>"))
+      << c.status->message;
+  // An axis the mesh does not have.
+  c = CompileText(Exported(R"([{\22w\22}, {}])", "4x2xi32"));
+  ASSERT_TRUE(c.status);
+  EXPECT_EQ(c.status->code, NEURONMEM_STATUS_INVALID_ARGUMENT) << c.status->message;
+  EXPECT_TRUE(Has(c.status,
+                  "test.mlir:10:5: 'stablehlo.custom_call': the sharding of operand 0 names axis \"w\", "
+                  "which is not an axis of mesh @mesh"))
+      << c.status->message;
+}
+
+}  // namespace
+}  // namespace neuronmem::interp
