@@ -67,11 +67,13 @@ def softmax(name, dims):
         f"func.func @main(%x: {T}) -> {T} {{",
         "  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>",
         "  %zero = stablehlo.constant dense<0.000000e+00> : tensor<f32>",
-        f"  %m = stablehlo.reduce(%x init: %ninf) applies stablehlo.maximum across dimensions = [{last}] : ({T}, tensor<f32>) -> {R}",
+        f"  %m = stablehlo.reduce(%x init: %ninf) applies stablehlo.maximum across dimensions = [{last}]"
+        f" : ({T}, tensor<f32>) -> {R}",
         f"  %mb = stablehlo.broadcast_in_dim %m, dims = [{keep}] : ({R}) -> {T}",
         f"  %d = stablehlo.subtract %x, %mb : {T}",
         f"  %e = stablehlo.exponential %d : {T}",
-        f"  %s = stablehlo.reduce(%e init: %zero) applies stablehlo.add across dimensions = [{last}] : ({T}, tensor<f32>) -> {R}",
+        f"  %s = stablehlo.reduce(%e init: %zero) applies stablehlo.add across dimensions = [{last}]"
+        f" : ({T}, tensor<f32>) -> {R}",
         f"  %sb = stablehlo.broadcast_in_dim %s, dims = [{keep}] : ({R}) -> {T}",
         f"  %y = stablehlo.divide %e, %sb : {T}",
         f"  return %y : {T}",
