@@ -1,11 +1,12 @@
 // The interpreter against compiled code (issue 28): the programs of ../shared/tools/compiled-peer's table
 // (gen_programs.py: dot_general 256^3 and 64x1024x1024, 64 chained add/multiply/exponential on f32[1024x1024],
-// a sum over the last axis) plus an MLP block (x[64x512] . W1[512x2048] + b1, ReLU, . W2[2048x512] + b2,
-// residual) and a softmax over the last axis of f32[1024x1024], each through the interpreter with fused
-// element-wise regions on (/1) and off (/0) in the same run. The compiled peer's figures are read from
-// compiled_peer.json (recorded by run_micro.sh; never rebuilt here); counters: ms (mean wall time per run), cpu_ms
-// (the run's thread CPU time), compiled_ms, and ratio = ms / compiled_ms, cpu_ratio = cpu_ms / compiled_ms
-// where the peer has a figure. Run at high priority, e.g.
+// a sum over the last axis) plus the ones issue 28 added, read from programs/ (compiled/gen_programs.py): MLP
+// blocks x[64x1024] . W1[1024x4096] + b1, gelu (tanh form) or silu (logistic), . W2[4096x1024] + b2, residual;
+// softmax over the last axis of f32[1024x1024] and of the decode step's scores f32[64x4x256]. Each runs through
+// the interpreter with fused element-wise regions on (/1) and off (/0) in the same run. The compiled peer's
+// figures are read from compiled_peer.json (recorded by compiled/run_peer.sh; never rebuilt here); counters: ms
+// (mean wall time per run), cpu_ms (the run's thread CPU time), compiled_ms, and ratio = ms / compiled_ms,
+// cpu_ratio = cpu_ms / compiled_ms where the peer has a figure. Run at high priority, e.g.
 //   nice -n -10 build/bench/peer/bench_peer --benchmark_repetitions=5 --benchmark_min_time=0.5
 #include <benchmark/benchmark.h>
 
@@ -16,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -57,56 +59,24 @@ std::string ReduceSum() {
          T(1024, 1024) + ", tensor<f32>) -> tensor<1024xf32>\n  return %0 : tensor<1024xf32>\n}\n";
 }
 
-std::string Mlp() {
-  const std::string x = T(64, 512), h = T(64, 2048);
-  return "func.func @main(%x: " + x + ", %w1: " + T(512, 2048) + ", %b1: tensor<2048xf32>, %w2: " + T(2048, 512) +
-         ", %b2: tensor<512xf32>) -> " + x +
-         " {\n"
-         "  %zero = stablehlo.constant dense<0.0> : tensor<f32>\n"
-         "  %h0 = stablehlo.dot_general %x, %w1, contracting_dims = [1] x [0] : (" +
-         x + ", " + T(512, 2048) + ") -> " + h +
-         "\n"
-         "  %bb1 = stablehlo.broadcast_in_dim %b1, dims = [1] : (tensor<2048xf32>) -> " +
-         h +
-         "\n"
-         "  %h1 = stablehlo.add %h0, %bb1 : " +
-         h +
-         "\n"
-         "  %zb = stablehlo.broadcast_in_dim %zero, dims = [] : (tensor<f32>) -> " +
-         h +
-         "\n"
-         "  %h2 = stablehlo.maximum %h1, %zb : " +
-         h +
-         "\n"
-         "  %y0 = stablehlo.dot_general %h2, %w2, contracting_dims = [1] x [0] : (" +
-         h + ", " + T(2048, 512) + ") -> " + x +
-         "\n"
-         "  %bb2 = stablehlo.broadcast_in_dim %b2, dims = [1] : (tensor<512xf32>) -> " +
-         x +
-         "\n"
-         "  %y1 = stablehlo.add %y0, %bb2 : " +
-         x + "\n  %y = stablehlo.add %y1, %x : " + x + "\n  return %y : " + x + "\n}\n";
-}
-
-std::string Softmax() {
-  const std::string t = T(1024, 1024), r = "tensor<1024xf32>";
-  return "func.func @main(%x: " + t + ") -> " + t +
-         " {\n"
-         "  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
-         "  %zero = stablehlo.constant dense<0.0> : tensor<f32>\n"
-         "  %m = stablehlo.reduce(%x init: %ninf) applies stablehlo.maximum across dimensions = [1] : (" +
-         t + ", tensor<f32>) -> " + r + "\n  %mb = stablehlo.broadcast_in_dim %m, dims = [0] : (" + r + ") -> " + t +
-         "\n  %d = stablehlo.subtract %x, %mb : " + t + "\n  %e = stablehlo.exponential %d : " + t +
-         "\n  %s = stablehlo.reduce(%e init: %zero) applies stablehlo.add across dimensions = [1] : (" + t +
-         ", tensor<f32>) -> " + r + "\n  %sb = stablehlo.broadcast_in_dim %s, dims = [0] : (" + r + ") -> " + t +
-         "\n  %y = stablehlo.divide %e, %sb : " + t + "\n  return %y : " + t + "\n}\n";
+// The programs issue 28 added (compiled/gen_programs.py writes them into programs/, which run_peer.sh lowers for the
+// compiled side): read from the source tree, so both sides run the same text.
+std::string ProgramFile(const std::string& name) {
+  std::ifstream f(std::string(NEURONMEM_PEER_PROGRAMS) + "/" + name + ".mlir");
+  std::stringstream text;
+  text << f.rdbuf();
+  return text.str();
 }
 
 struct Program {
   std::string name;
   std::string text;
   std::vector<std::vector<int64_t>> args;
+  std::vector<float> scale = {};  // per argument (default 1): inputs are uniform in [-scale, scale)
 };
+
+const std::vector<std::vector<int64_t>> kMlpArgs = {{64, 1024}, {1024, 4096}, {4096}, {4096, 1024}, {1024}};
+const std::vector<float> kMlpScale = {1.0f, 0.03125f, 1.0f, 0.015625f, 1.0f};
 
 const std::vector<Program>& Programs() {
   static const std::vector<Program> p = {
@@ -114,8 +84,11 @@ const std::vector<Program>& Programs() {
       {"mm_64x1024x1024", MatMul(64, 1024, 1024), {{64, 1024}, {1024, 1024}}},
       {"ew_chain64_1024x1024", Chain64(), {{1024, 1024}, {1024, 1024}}},
       {"reduce_sum_1024x1024", ReduceSum(), {{1024, 1024}}},
-      {"mlp_block_64x512x2048", Mlp(), {{64, 512}, {512, 2048}, {2048}, {2048, 512}, {512}}},
-      {"softmax_1024x1024", Softmax(), {{1024, 1024}}},
+      // Weights scaled by 1/sqrt(fan-in), as run_peer.sh's inputs (the activation sees values around +-1).
+      {"mlp_gelu_64x1024x4096", ProgramFile("mlp_gelu_64x1024x4096"), kMlpArgs, kMlpScale},
+      {"mlp_silu_64x1024x4096", ProgramFile("mlp_silu_64x1024x4096"), kMlpArgs, kMlpScale},
+      {"softmax_1024x1024", ProgramFile("softmax_1024x1024"), {{1024, 1024}}},
+      {"softmax_64x4x256", ProgramFile("softmax_64x4x256"), {{64, 4, 256}}},
   };
   return p;
 }
@@ -157,6 +130,10 @@ class Fixed : public interp::ResultAllocator {
 void BM_Peer(benchmark::State& state, size_t index) {
   const Program& prog = Programs()[index];
   std::vector<stablehlo::Module> mods;
+  if (prog.text.empty()) {
+    state.SkipWithError("program file missing (bench/peer/programs)");
+    return;
+  }
   if (stablehlo::ParseModules(prog.text, prog.name + ".mlir", &mods)) {
     state.SkipWithError("parse failed");
     return;
@@ -178,6 +155,8 @@ void BM_Peer(benchmark::State& state, size_t index) {
     if (prog.name == "ew_chain64_1024x1024") {
       for (float& x : v) x = i == 0 ? 0.5f * (x + 1.0f) : -0.5f;
     }
+    if (i < prog.scale.size())
+      for (float& x : v) x *= prog.scale[i];
     data.push_back(std::move(v));
   }
   for (size_t i = 0; i < prog.args.size(); ++i)

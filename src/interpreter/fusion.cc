@@ -168,7 +168,9 @@ int Arity(TileOp op) {
     case TileOp::kAbs:
     case TileOp::kExp:
     case TileOp::kSqrt:
-    case TileOp::kRsqrt: return 1;
+    case TileOp::kRsqrt:
+    case TileOp::kTanh:
+    case TileOp::kLogistic: return 1;
     case TileOp::kSelect: return 3;
     default: return 2;
   }
@@ -206,6 +208,7 @@ bool TileOpOf(std::string_view name, TileOp* op, int* arity) {
       {"stablehlo.negate", {TileOp::kNeg, 1}},      {"stablehlo.abs", {TileOp::kAbs, 1}},
       {"stablehlo.exponential", {TileOp::kExp, 1}}, {"stablehlo.sqrt", {TileOp::kSqrt, 1}},
       {"stablehlo.rsqrt", {TileOp::kRsqrt, 1}},     {"stablehlo.compare", {TileOp::kCmpEq, 2}},
+      {"stablehlo.tanh", {TileOp::kTanh, 1}},       {"stablehlo.logistic", {TileOp::kLogistic, 1}},
       {"stablehlo.select", {TileOp::kSelect, 3}},   {"stablehlo.convert", {TileOp::kCopy, 1}},
   };
   const auto it = kOps.find(name);

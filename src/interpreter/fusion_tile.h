@@ -14,25 +14,27 @@ constexpr int64_t kTileVector = 16;
 
 // One instruction: dst = op(a, b, c) elementwise over the tile. Predicates are kept as 0.0f / 1.0f.
 enum class TileOp : uint8_t {
-  kCopy,    // a
-  kAdd,     // a + b
-  kSub,     // a - b
-  kMul,     // a * b
-  kDiv,     // a / b
-  kMax,     // stablehlo.maximum: NaN wins (a first), max(-0, +0) = +0
-  kMin,     // stablehlo.minimum: NaN wins (a first), min(-0, +0) = -0
-  kNeg,     // -a
-  kAbs,     // |a|
-  kExp,     // e^a (polynomial inside [-87, 88]; expf outside, for inf, NaN and subnormal results)
-  kSqrt,    // sqrt(a)
-  kRsqrt,   // 1 / sqrt(a)
-  kCmpEq,   // a == b ? 1 : 0 (IEEE: NaN compares unordered)
-  kCmpNe,   // a != b
-  kCmpLt,   // a < b
-  kCmpLe,   // a <= b
-  kCmpGt,   // a > b
-  kCmpGe,   // a >= b
-  kSelect,  // a != 0 ? b : c
+  kCopy,      // a
+  kAdd,       // a + b
+  kSub,       // a - b
+  kMul,       // a * b
+  kDiv,       // a / b
+  kMax,       // stablehlo.maximum: NaN wins (a first), max(-0, +0) = +0
+  kMin,       // stablehlo.minimum: NaN wins (a first), min(-0, +0) = -0
+  kNeg,       // -a
+  kAbs,       // |a|
+  kExp,       // e^a (polynomial inside [-87, 88]; expf outside, for inf, NaN and subnormal results)
+  kSqrt,      // sqrt(a)
+  kRsqrt,     // 1 / sqrt(a)
+  kTanh,      // tanh(a): an odd polynomial below 0.625, 1 - 2 / (e^2|a| + 1) above (within 2 ulp of tanh)
+  kLogistic,  // 1 / (1 + e^-a), as the unfused kernel computes it, with the tile exponential
+  kCmpEq,     // a == b ? 1 : 0 (IEEE: NaN compares unordered)
+  kCmpNe,     // a != b
+  kCmpLt,     // a < b
+  kCmpLe,     // a <= b
+  kCmpGt,     // a > b
+  kCmpGe,     // a >= b
+  kSelect,    // a != 0 ? b : c
 };
 
 struct TileInstr {

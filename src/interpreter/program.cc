@@ -1,8 +1,10 @@
 // Running a program: frames (slot pointers into a workspace per memory space), calls, and Program::Run.
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "interpreter/program.h"
@@ -171,6 +173,34 @@ Status Program::Run(const TensorView* args, size_t num_args, ResultAllocator* al
     char* dst = dsts[static_cast<size_t>(impl_->fallback_result[p])];
     if (dst != args[p].data) std::memcpy(dst, args[p].data, impl_->params[p].bytes);
     frame.slots[fn.body.arg_slots[p]] = dst;
+  }
+  // Results written where the allocator puts them, not computed in the workspace and copied: a result whose
+  // memory is a planned slot of space 0 (its own, or the root of the in-place updates it ends) that no other
+  // result shares, when that memory is aligned as planned slots are and apart from every argument (the
+  // allocator may hand out a donated argument's memory, which the program may still read). No other value takes
+  // the slot's memory while the result is live (to the end), so nothing else is moved.
+  std::vector<std::pair<uint32_t, size_t>> roots;  // (root slot, result), the candidates
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t s = fn.body.result_slots[i];
+    const Slot& sl = fn.slots[s];
+    const uint32_t root = sl.kind == Slot::Kind::kAlias ? sl.alias_of : s;
+    const Slot& r = fn.slots[root];
+    if (r.kind == Slot::Kind::kPlanned && !r.fused && r.space == 0 && r.bytes == sl.bytes && sl.bytes &&
+        reinterpret_cast<uintptr_t>(dsts[i]) % kAlign == 0)
+      roots.emplace_back(root, i);
+  }
+  std::sort(roots.begin(), roots.end());
+  for (size_t k = 0; k < roots.size(); ++k) {
+    const auto [root, i] = roots[k];
+    if ((k > 0 && roots[k - 1].first == root) || (k + 1 < roots.size() && roots[k + 1].first == root)) continue;
+    char* dst = dsts[i];
+    const size_t bytes = impl_->results[i].bytes;
+    bool apart = true;
+    for (size_t p = 0; p < num_args && apart; ++p) {
+      const char* a = static_cast<const char*>(args[p].data);
+      apart = !(a && a < dst + bytes && dst < a + impl_->params[p].bytes);
+    }
+    if (apart) frame.slots[root] = dst;
   }
   ResolveAliases(fn, &frame);
   Status status = RunBody(fn.body, frame);

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <limits>
 #include <string_view>
 #include <type_traits>
 
@@ -72,6 +74,61 @@ template <typename T, Op O>
   return Apply<T, O>(acc, p[0]);
 }
 
+// Float maximum and minimum of a row by integer keys that sort as the floats do (-0 below +0): one integer
+// max/min per lane. Without a NaN in the row the result is the fold's above, bit for bit (the maximum of a
+// total order is one value whatever the order); a row with a NaN takes the fold above (NaN wins, the first).
+template <typename T>
+using KeyOf = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
+template <typename T>
+[[gnu::always_inline]] inline KeyOf<T> SortKey(T v) {  // its own inverse
+  using K = KeyOf<T>;
+  K b;
+  std::memcpy(&b, &v, sizeof b);
+  return b ^ ((b >> (8 * sizeof(K) - 1)) & std::numeric_limits<K>::max());
+}
+template <typename T>
+[[gnu::always_inline]] inline T FromSortKey(KeyOf<T> k) {
+  const KeyOf<T> b = k ^ ((k >> (8 * sizeof(k) - 1)) & std::numeric_limits<KeyOf<T>>::max());
+  T v;
+  std::memcpy(&v, &b, sizeof v);
+  return v;
+}
+template <typename T, Op O>
+[[gnu::always_inline]] inline KeyOf<T> PickKey(KeyOf<T> a, KeyOf<T> b) {
+  if constexpr (O == Op::kMax) {
+    return a > b ? a : b;
+  } else {
+    return a < b ? a : b;
+  }
+}
+template <typename T, Op O>
+[[gnu::always_inline]] inline T FoldRowByKeys(T acc, const T* __restrict x, int64_t n) {
+  using K = KeyOf<T>;
+  constexpr int64_t W = kLanes<T>;
+  K p[W];
+  K nan = 0;
+  for (int64_t j = 0; j < W; ++j) {
+    p[j] = SortKey(x[j]);
+    nan |= static_cast<K>(x[j] != x[j]);
+  }
+  int64_t i = W;
+  for (; i + W <= n; i += W) {
+    for (int64_t j = 0; j < W; ++j) {
+      p[j] = PickKey<T, O>(p[j], SortKey(x[i + j]));
+      nan |= static_cast<K>(x[i + j] != x[i + j]);
+    }
+  }
+  for (int64_t j = 0; i + j < n; ++j) {
+    p[j] = PickKey<T, O>(p[j], SortKey(x[i + j]));
+    nan |= static_cast<K>(x[i + j] != x[i + j]);
+  }
+  if (nan) return FoldRow<T, O>(acc, x, n);
+  for (int64_t h = W / 2; h >= 1; h /= 2) {
+    for (int64_t j = 0; j < h; ++j) p[j] = PickKey<T, O>(p[j], p[j + h]);
+  }
+  return Apply<T, O>(acc, FromSortKey<T>(p[0]));
+}
+
 // acc[i] = op(acc[i], x[i]) for i < n.
 template <typename T, Op O>
 [[gnu::always_inline]] inline void AccumulateColumn(T* __restrict acc, const T* __restrict x, int64_t n) {
@@ -100,7 +157,12 @@ template <typename T, Op O>
   int64_t roff = 0;
   for (int64_t b = 0; b < blocks; ++b, x += l.block) {
     if (l.block_reduced) {
-      out[roff] = FoldRow<T, O>(out[roff], x, l.block);
+      if constexpr ((std::is_same_v<T, float> || std::is_same_v<T, double>)&&(O == Op::kMax || O == Op::kMin)) {
+        out[roff] =
+            l.block < kLanes<T> ? FoldRow<T, O>(out[roff], x, l.block) : FoldRowByKeys<T, O>(out[roff], x, l.block);
+      } else {
+        out[roff] = FoldRow<T, O>(out[roff], x, l.block);
+      }
     } else {
       AccumulateColumn<T, O>(out + roff, x, l.block);
     }

@@ -81,6 +81,7 @@ void ExpectSame(const Pair& p, std::vector<std::vector<float>>& args, const std:
     }
     const auto a = Floats(on[r]), b = Floats(off[r]);
     for (size_t i = 0; i < a.size(); ++i) {
+      if (a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i]))) continue;  // infinities, NaN
       // Relative to the values' scale (a difference after an exponential cancels digits).
       const float tol =
           std::max(std::fabs(b[i]), 1.0f) * static_cast<float>(ulps) * std::numeric_limits<float>::epsilon();
@@ -196,6 +197,46 @@ func.func @main(%x: tensor<37x100xf32>, %bias: tensor<100xf32>, %s: tensor<f32>)
   EXPECT_EQ(p.on->fused_regions()[2].ops.size(), 2u);  // broadcast, divide
   std::vector<std::vector<float>> args = {Values(37 * 100, -3, 3, 6), Values(100, -1, 1, 7), {0.75f}};
   ExpectSame(p, args, {{37, 100}, {100}, {}}, 4);
+}
+
+TEST(Fusion, GeluAndSiluActivationsAreOneRegion) {
+  // As jax.nn.gelu(approximate=True) and jax.nn.silu lower after a matmul's bias add: tanh and logistic are tile
+  // ops, so the bias broadcast, the activation and the products are one region writing only the result.
+  Pair p = CompileBoth(R"(
+func.func @main(%h0: tensor<16x300xf32>, %b: tensor<300xf32>) -> (tensor<16x300xf32>, tensor<16x300xf32>) {
+  %bb = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<300xf32>) -> tensor<16x300xf32>
+  %h = stablehlo.add %h0, %bb : tensor<16x300xf32>
+  %c0 = stablehlo.constant dense<4.471500e-02> : tensor<16x300xf32>
+  %c1 = stablehlo.constant dense<0.797884583> : tensor<16x300xf32>
+  %c2 = stablehlo.constant dense<1.000000e+00> : tensor<16x300xf32>
+  %c3 = stablehlo.constant dense<5.000000e-01> : tensor<16x300xf32>
+  %x2 = stablehlo.multiply %h, %h : tensor<16x300xf32>
+  %x3 = stablehlo.multiply %x2, %h : tensor<16x300xf32>
+  %g0 = stablehlo.multiply %c0, %x3 : tensor<16x300xf32>
+  %g1 = stablehlo.add %h, %g0 : tensor<16x300xf32>
+  %g2 = stablehlo.multiply %c1, %g1 : tensor<16x300xf32>
+  %g3 = stablehlo.tanh %g2 : tensor<16x300xf32>
+  %g4 = stablehlo.add %c2, %g3 : tensor<16x300xf32>
+  %g5 = stablehlo.multiply %c3, %g4 : tensor<16x300xf32>
+  %gelu = stablehlo.multiply %h, %g5 : tensor<16x300xf32>
+  %s = stablehlo.logistic %h : tensor<16x300xf32>
+  %silu = stablehlo.multiply %h, %s : tensor<16x300xf32>
+  return %gelu, %silu : tensor<16x300xf32>, tensor<16x300xf32>
+}
+)");
+  ASSERT_TRUE(p.on && p.off);
+  ASSERT_EQ(p.on->fused_regions().size(), 1u);
+  const auto& r = p.on->fused_regions()[0];
+  EXPECT_EQ(r.ops.size(), 13u);  // the constants are read in the tiles, not ops of the region
+  EXPECT_NE(std::find(r.ops.begin(), r.ops.end(), "stablehlo.tanh"), r.ops.end());
+  EXPECT_NE(std::find(r.ops.begin(), r.ops.end(), "stablehlo.logistic"), r.ops.end());
+  EXPECT_EQ(r.written, 2u);
+  std::vector<float> h0 = Values(16 * 300, -6, 6, 50);
+  const float inf = std::numeric_limits<float>::infinity();
+  const float specials[] = {0.0f, -0.0f, 1e-20f, -1e-20f, 30.0f, -30.0f, 95.0f, -95.0f, inf, -inf};
+  for (size_t i = 0; i < std::size(specials); ++i) h0[i] = specials[i];
+  std::vector<std::vector<float>> args = {h0, Values(300, -0.5f, 0.5f, 51)};
+  ExpectSame(p, args, {{16, 300}, {300}}, 8);
 }
 
 TEST(Fusion, BroadcastsAlongMiddleDimsStayUnfused) {
@@ -329,27 +370,30 @@ TEST(Fusion, EnvironmentVariableTurnsItOff) {
   EXPECT_EQ(d.program->fused_regions().size(), 1u);
 }
 
+// The instruction sets of the tile programs this CPU runs.
+struct Isa {
+  const char* name;
+  fusion::TileRunFn run;
+  const fusion::TileIsa* isa;
+};
+std::vector<Isa> CpuIsas() {
+  __builtin_cpu_init();
+  std::vector<Isa> v = {{"base", fusion::TileRunBase, &fusion::kTileBase}};
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    v.push_back({"avx2", fusion::TileRunAvx2, &fusion::kTileAvx2});
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+    v.push_back({"avx512", fusion::TileRunAvx512, &fusion::kTileAvx512});
+  return v;
+}
+
 // The tile exponential on every instruction set this CPU runs: within 2 ulp of e^x (computed in double) over
 // [-87, 88], exact where expf is used (infinities, NaN, overflow, subnormal and zero results).
 TEST(Fusion, TileExponentialAccuracy) {
-  struct Isa {
-    const char* name;
-    fusion::TileRunFn run;
-    bool ok;
-  };
-  __builtin_cpu_init();
-  const Isa isas[] = {
-      {"base", fusion::TileRunBase, true},
-      {"avx2", fusion::TileRunAvx2, __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")},
-      {"avx512", fusion::TileRunAvx512,
-       __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl")},
-  };
   constexpr int64_t kLen = 4096;
   std::vector<float> x(kLen), y(kLen);
   float* regs[2] = {y.data(), x.data()};
   const fusion::TileInstr exp_instr{fusion::TileOp::kExp, 0, 1, 0, 0};
-  for (const Isa& isa : isas) {
-    if (!isa.ok) continue;
+  for (const Isa& isa : CpuIsas()) {
     double worst = 0;
     for (int64_t block = 0; block < 256; ++block) {  // 1M points evenly over [-87, 88]
       for (int64_t i = 0; i < kLen; ++i)
@@ -382,17 +426,82 @@ TEST(Fusion, TileExponentialAccuracy) {
   }
 }
 
+// Max error in ulp of `op` over `points` evenly spread on [lo, hi] against `want` (double), on one instruction set.
+template <typename Want>
+double TileUlpError(const Isa& isa, fusion::TileOp op, float lo, float hi, int64_t blocks, Want want) {
+  constexpr int64_t kLen = 4096;
+  std::vector<float> x(kLen), y(kLen);
+  float* regs[2] = {y.data(), x.data()};
+  const fusion::TileInstr instr{op, 0, 1, 0, 0};
+  double worst = 0;
+  for (int64_t block = 0; block < blocks; ++block) {
+    for (int64_t i = 0; i < kLen; ++i)
+      x[static_cast<size_t>(i)] =
+          lo + (hi - lo) * static_cast<float>(block * kLen + i) / static_cast<float>(blocks * kLen);
+    isa.run(&instr, 1, regs, kLen);
+    for (int64_t i = 0; i < kLen; ++i) {
+      const double w = want(static_cast<double>(x[static_cast<size_t>(i)]));
+      const float got = y[static_cast<size_t>(i)];
+      if (w == 0) {
+        EXPECT_EQ(got, 0.0f) << isa.name << " at " << x[static_cast<size_t>(i)];
+        continue;
+      }
+      worst = std::max(worst, std::fabs(got - w) / std::ldexp(1.0, std::max(std::ilogb(w), -126) - 23));
+    }
+  }
+  return worst;
+}
+
+// Runs one tile instruction over `in` (any length up to a tile), returns its result.
+std::vector<float> TileRun1(const Isa& isa, fusion::TileOp op, std::vector<float> in) {
+  in.resize((in.size() + fusion::kTileVector - 1) / fusion::kTileVector * fusion::kTileVector, 0.0f);
+  std::vector<float> out(in.size());
+  float* regs[2] = {out.data(), in.data()};
+  const fusion::TileInstr instr{op, 0, 1, 0, 0};
+  isa.run(&instr, 1, regs, static_cast<int64_t>(in.size()));
+  return out;
+}
+
+// tanh and logistic (gelu's and silu's activations) on every instruction set: tanh within 2 ulp of tanh in double
+// (the polynomial below 0.625, the exponential form above, saturated to 1), logistic within 3 ulp of
+// 1 / (1 + e^-x); their special values as the unfused kernels give them.
+TEST(Fusion, TileTanhAndLogisticAccuracy) {
+  for (const Isa& isa : CpuIsas()) {
+    const double tanh_err =
+        TileUlpError(isa, fusion::TileOp::kTanh, -12.0f, 12.0f, 256, [](double x) { return std::tanh(x); });
+    const double small_err =
+        TileUlpError(isa, fusion::TileOp::kTanh, -0.7f, 0.7f, 64, [](double x) { return std::tanh(x); });
+    const double logistic_err = TileUlpError(isa, fusion::TileOp::kLogistic, -87.0f, 87.0f, 256,
+                                             [](double x) { return 1.0 / (1.0 + std::exp(-x)); });
+    EXPECT_LE(tanh_err, 2.0) << isa.name;
+    EXPECT_LE(small_err, 2.0) << isa.name;
+    EXPECT_LE(logistic_err, 3.0) << isa.name;
+    std::printf(
+        "tile tanh (%s): max error %.3f ulp over [-12, 12], %.3f over [-0.7, 0.7]; logistic %.3f ulp over "
+        "[-87, 87]\n",
+        isa.name, tanh_err, small_err, logistic_err);
+    const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+    const std::vector<float> specials = {inf, -inf, nan, 0.0f, -0.0f, 1e-30f, -1e-30f, 100.0f, -100.0f, 20.0f};
+    const std::vector<float> t = TileRun1(isa, fusion::TileOp::kTanh, specials);
+    const std::vector<float> l = TileRun1(isa, fusion::TileOp::kLogistic, specials);
+    for (size_t i = 0; i < specials.size(); ++i) {
+      const float want_t = std::tanh(specials[i]);
+      const float want_l = 1.0f / (1.0f + std::exp(-specials[i]));
+      if (std::isnan(want_t)) {
+        EXPECT_TRUE(std::isnan(t[i]) && std::isnan(l[i])) << isa.name;
+        continue;
+      }
+      EXPECT_EQ(t[i], want_t) << isa.name << " tanh(" << specials[i] << ")";
+      EXPECT_EQ(std::signbit(t[i]), std::signbit(want_t)) << isa.name << " tanh(" << specials[i] << ")";
+      EXPECT_EQ(l[i], want_l) << isa.name << " logistic(" << specials[i] << ")";
+    }
+  }
+}
+
 // The tile loads and stores of every instruction set, at every length around the vector width.
 TEST(Fusion, TileLoadsAndStores) {
-  __builtin_cpu_init();
-  const std::pair<const fusion::TileIsa*, bool> isas[] = {
-      {&fusion::kTileBase, true},
-      {&fusion::kTileAvx2, __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")},
-      {&fusion::kTileAvx512,
-       __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl")},
-  };
-  for (const auto& [isa, ok] : isas) {
-    if (!ok) continue;
+  for (const Isa& cpu : CpuIsas()) {
+    const fusion::TileIsa* isa = cpu.isa;
     for (int64_t n = 0; n <= 50; ++n) {
       std::vector<float> f(64, -7.0f);
       isa->fill(f.data(), 2.5f, n);

@@ -4,6 +4,8 @@
 // would be wrong, or whose plan would show it, if it were.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -345,6 +347,50 @@ TEST_F(InPlace, DynamicUpdateSliceAndReshapeOfAnIntermediate) {
   const auto out = Run({&c, &v}, {&o}, {true, false, false});
   EXPECT_EQ(out[0], (std::vector<float>{2, 4, 6, 8, 10, 12, -1, -2}));
   EXPECT_EQ(c, (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}));  // %c itself was not the operand
+}
+
+// Results are written where the allocator puts them when that memory is aligned and apart from the arguments:
+// a value returned twice, or a parameter returned, is copied; memory the allocator takes from an argument the
+// program still reads (as the executor hands out a donated argument's) and unaligned memory fall back to
+// computing in the workspace, with the same values.
+TEST_F(InPlace, ResultsAreWrittenWhereTheAllocatorPutsThem) {
+  const std::string t = "tensor<64xf32>";
+  Compile("func.func @main(%a: " + t + ", %b: " + t + ") -> (" + t + ", " + t + ", " + t + ", " + t +
+          ") {\n  %s = stablehlo.add %a, %b : " + t + "\n  %p = stablehlo.multiply %s, %a : " + t +
+          "\n  func.return %p, %s, %a, %p : " + t + ", " + t + ", " + t + ", " + t + "\n}\n");
+  std::vector<float> a(64), b(64), s(64), p(64);
+  for (size_t i = 0; i < 64; ++i) {
+    a[i] = 0.25f * static_cast<float>(i) - 3.0f;
+    b[i] = 1.5f - 0.125f * static_cast<float>(i);
+    s[i] = a[i] + b[i];
+    p[i] = s[i] * a[i];
+  }
+  const std::vector<float> a0 = a;
+  EXPECT_EQ(Run({&a, &b}, {}), (std::vector<std::vector<float>>{p, s, a0, p}));
+  // Result 1 (%s) given %a's memory (64-byte aligned here): %p still reads %a after %s is computed, so %s must
+  // not be written there before the end (fused, the region would read its own output as %a).
+  std::vector<float> buf(64 + 32);
+  float* aligned = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(buf.data()) + 63) & ~uintptr_t{63});
+  std::copy(a0.begin(), a0.end(), aligned);
+  std::vector<TensorView> args(2);
+  const int64_t d[] = {64};
+  args[0] = TensorView{aligned, ElementType::kF32, d, 1};
+  args[1] = TensorView{b.data(), ElementType::kF32, d, 1};
+  Allocator alloc;
+  alloc.given[1] = aligned;
+  std::vector<TensorView> results;
+  ASSERT_FALSE(program_->Run(args.data(), args.size(), &alloc, &results));
+  ASSERT_EQ(results.size(), 4u);
+  const float* r0 = static_cast<const float*>(results[0].data);
+  EXPECT_EQ(std::vector<float>(r0, r0 + 64), p);
+  EXPECT_EQ(std::vector<float>(aligned, aligned + 64), s);  // result 1, copied in at the end
+  // Unaligned result memory: computed in the workspace and copied.
+  Allocator unaligned;
+  unaligned.given[1] = buf.data() + (aligned == buf.data() ? 1 : 0);
+  args[0].data = a.data();
+  ASSERT_FALSE(program_->Run(args.data(), args.size(), &unaligned, &results));
+  const float* r1 = static_cast<const float*>(results[1].data);
+  EXPECT_EQ(std::vector<float>(r1, r1 + 64), s);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -184,6 +185,45 @@ TEST(VectorReduce, NanAndSignedZeros) {
   pmin.Run(&init, x.data(), got);
   EXPECT_TRUE(std::signbit(got[0])) << "the minimum of +0 and -0 is -0";
   EXPECT_TRUE(std::isnan(got[1]));
+}
+
+// Rows of 64 lanes or more fold maximum / minimum on integer keys (falling back to the element fold when a row
+// holds a NaN): bit for bit the element fold's results, for rows of infinities, zeros of both signs, negative NaN
+// (which no key maximum would find), NaN in the tail, subnormals, on f32 and f64.
+template <typename T>
+void ExpectKeyFoldMatches(ElementType t) {
+  const T inf = std::numeric_limits<T>::infinity(), nan = std::numeric_limits<T>::quiet_NaN();
+  const int64_t rows = 8, n = 300;
+  std::vector<T> x(rows * n);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<T> u(-5, 5);
+  for (T& v : x) v = u(rng);
+  for (int64_t i = 0; i < n; ++i) x[n + i] = static_cast<T>(i % 3 ? -0.0 : 0.0);  // row 1: zeros
+  for (int64_t i = 0; i < n; ++i) x[2 * n + i] = -inf;                            // row 2: -inf only
+  x[3 * n + 17] = -nan;                                                           // row 3: a negative NaN
+  x[4 * n + n - 1] = nan;                                                         // row 4: NaN in the tail
+  x[5 * n + 3] = inf, x[5 * n + 250] = -inf;                                      // row 5: infinities
+  for (int64_t i = 0; i < n; ++i) x[6 * n + i] = std::numeric_limits<T>::denorm_min() * static_cast<T>(i - 150);
+  for (const char* name : {"stablehlo.maximum", "stablehlo.minimum"}) {
+    const ScalarBinaryFn fn = FindScalarBinary(name, t);
+    VectorReduce plan;
+    ASSERT_TRUE(VectorReduce::Plan(fn, t, {rows, n}, {false, true}, &plan));
+    for (const T init : {-inf, inf, static_cast<T>(-0.0), static_cast<T>(1.0)}) {
+      std::vector<T> got(rows);
+      plan.Run(&init, x.data(), got.data());
+      for (int64_t r = 0; r < rows; ++r) {
+        T want = init;
+        for (int64_t i = 0; i < n; ++i) fn(&want, &x[static_cast<size_t>(r * n + i)], &want);
+        EXPECT_EQ(std::memcmp(&want, &got[static_cast<size_t>(r)], sizeof(T)), 0)
+            << name << " row " << r << " init " << init << ": " << got[static_cast<size_t>(r)] << " vs " << want;
+      }
+    }
+  }
+}
+
+TEST(VectorReduce, MaximumAndMinimumByKeysMatchTheFold) {
+  ExpectKeyFoldMatches<float>(ElementType::kF32);
+  ExpectKeyFoldMatches<double>(ElementType::kF64);
 }
 
 TEST(VectorReduce, OtherBodiesTypesAndEmptyInputsAreNotPlanned) {
