@@ -12,7 +12,9 @@
 
 #include <time.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -127,22 +129,31 @@ class Fixed : public interp::ResultAllocator {
   std::vector<std::vector<float>> bufs_;
 };
 
+// Benchmarks that could not run (a missing program, a parse, compile or run failure): the run then exits 1, so the
+// smoke test fails with it.
+std::atomic<int> g_failures{0};
+
+void Fail(benchmark::State& state, const char* why) {
+  g_failures.fetch_add(1);
+  state.SkipWithError(why);
+}
+
 void BM_Peer(benchmark::State& state, size_t index) {
   const Program& prog = Programs()[index];
   std::vector<stablehlo::Module> mods;
   if (prog.text.empty()) {
-    state.SkipWithError("program file missing (bench/peer/programs)");
+    Fail(state, "program file missing (bench/peer/programs)");
     return;
   }
   if (stablehlo::ParseModules(prog.text, prog.name + ".mlir", &mods)) {
-    state.SkipWithError("parse failed");
+    Fail(state, "parse failed");
     return;
   }
   interp::CompileOptions o;
   o.fuse_elementwise = state.range(0) != 0;
   std::unique_ptr<interp::Program> p;
   if (interp::Compile(mods[0], o, &p)) {
-    state.SkipWithError("compile failed");
+    Fail(state, "compile failed");
     return;
   }
   // Inputs as the compiled peer's: the chain's a in [0, 1) and b = -0.5 (values stay in (0, 2)); others in [-1, 1).
@@ -172,7 +183,7 @@ void BM_Peer(benchmark::State& state, size_t index) {
     cpu_seconds += ThreadCpuSeconds() - c0;
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (s) {
-      state.SkipWithError("run failed");
+      Fail(state, "run failed");
       return;
     }
     benchmark::ClobberMemory();
@@ -203,4 +214,14 @@ const bool kRegistered = [] {
 
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  if (const int n = g_failures.load()) {
+    std::fprintf(stderr, "bench_peer: %d benchmarks could not run (see their error above)\n", n);
+    return 1;
+  }
+  return 0;
+}
