@@ -20,6 +20,15 @@ constexpr const char* kChannel = "channel_handle = #stablehlo.channel_handle<han
 
 bool Has(const Status& s, const std::string& text) { return s && s->message.find(text) != std::string::npos; }
 
+// Whether `s` failed with `code` and a message containing `text` (what it was instead, when not).
+::testing::AssertionResult Refused(const Status& s, neuronmem_status_code_t code, const std::string& text) {
+  if (!s) return ::testing::AssertionFailure() << "succeeded; expected code " << code << " with \"" << text << "\"";
+  if (s->code != code || !Has(s, text))
+    return ::testing::AssertionFailure() << "code " << s->code << ": " << s->message << "\nexpected code " << code
+                                         << " with \"" << text << "\"";
+  return ::testing::AssertionSuccess();
+}
+
 std::vector<int32_t> Iota(int32_t n, int32_t from = 0) {
   std::vector<int32_t> v(static_cast<size_t>(n));
   for (int32_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = from + i;
@@ -156,12 +165,9 @@ TEST(ManualComputation, DeviceIdsGivePartitionIdsAndGroups) {
   auto bad = CompileText(Manual(R"("x"=3], device_ids=[2, 2, 1)", R"("x")", "tensor<6x2xi32>", R"([{"x"}, {}])",
                                 "tensor<2x2xi32>", "      %r = stablehlo.add %a, %a : tensor<2x2xi32>\n",
                                 "tensor<2x2xi32>", R"([{"x"}, {}])", "tensor<6x2xi32>"));
-  ASSERT_TRUE(bad.status);
-  EXPECT_EQ(bad.status->code, NEURONMEM_STATUS_INVALID_ARGUMENT) << bad.status->message;
-  EXPECT_TRUE(Has(bad.status,
-                  "test.mlir:4:5: 'sdy.manual_computation': the device_ids of mesh @mesh are not a "
-                  "permutation of its 3 devices"))
-      << bad.status->message;
+  EXPECT_TRUE(Refused(bad.status, NEURONMEM_STATUS_INVALID_ARGUMENT,
+                      "test.mlir:4:5: 'sdy.manual_computation': the device_ids of mesh @mesh are not a "
+                      "permutation of its 3 devices"));
 }
 
 // reduce_scatter of a replicated operand (every device sees it whole): each device gets its rows of 2 * x,
@@ -230,25 +236,19 @@ TEST(ManualComputation, CommunicationWithAFreeAxisIsUnsupportedNamingTheAxis) {
                            ", use_global_device_ids} : (tensor<2x4xi32>) -> tensor<2x4xi32>\n";
   auto c = CompileText(Manual(R"("x"=2, "y"=2)", R"("x")", "tensor<4x4xi32>", R"([{"x"}, {}])", "tensor<2x4xi32>", body,
                               "tensor<2x4xi32>", R"([{"x"}, {}])", "tensor<4x4xi32>"));
-  ASSERT_TRUE(c.status);
-  EXPECT_EQ(c.status->code, NEURONMEM_STATUS_UNIMPLEMENTED) << c.status->message;
-  EXPECT_TRUE(Has(c.status,
-                  "test.mlir:4:5: 'sdy.manual_computation': the body contains 'stablehlo.all_reduce' "
-                  "(line 6:7), which communicates between devices, and mesh axis \"y\" (2 devices) is not "
-                  "manual"))
-      << c.status->message;
+  EXPECT_TRUE(Refused(c.status, NEURONMEM_STATUS_UNIMPLEMENTED,
+                      "test.mlir:4:5: 'sdy.manual_computation': the body contains 'stablehlo.all_reduce' "
+                      "(line 6:7), which communicates between devices, and mesh axis \"y\" (2 devices) is not "
+                      "manual"));
   // More devices than threads it would start.
   const std::string one = "      %r = \"stablehlo.all_reduce\"(%a) " + AddRegion("i32") +
                           " {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>, " + kChannel +
                           ", use_global_device_ids} : (tensor<1xi32>) -> tensor<1xi32>\n";
   c = CompileText(Manual(R"("x"=8192)", R"("x")", "tensor<8192xi32>", R"([{"x"}])", "tensor<1xi32>", one,
                          "tensor<1xi32>", R"([{"x"}])", "tensor<8192xi32>"));
-  ASSERT_TRUE(c.status);
-  EXPECT_EQ(c.status->code, NEURONMEM_STATUS_UNIMPLEMENTED) << c.status->message;
-  EXPECT_TRUE(Has(c.status,
-                  "the manual axes name 8192 devices: a body that communicates runs each device on a "
-                  "thread of its own, at most 4096"))
-      << c.status->message;
+  EXPECT_TRUE(Refused(c.status, NEURONMEM_STATUS_UNIMPLEMENTED,
+                      "the manual axes name 8192 devices: a body that communicates runs each device on a "
+                      "thread of its own, at most 4096"));
 }
 
 // Bad input: a shape the axes do not divide, a manual axis or a sharding axis the mesh does not have. Each
@@ -260,28 +260,20 @@ TEST(ManualComputation, BadShardingsAreInvalidNamingTheOp) {
   // 5 rows do not split 2 ways into 2.
   auto c = CompileText(Manual(R"("x"=2)", R"("x")", "tensor<5x4xi32>", R"([{"x"}, {}])", "tensor<2x4xi32>", body,
                               "tensor<2x4xi32>", "[{}, {}]", "tensor<2x4xi32>"));
-  ASSERT_TRUE(c.status);
-  EXPECT_EQ(c.status->code, NEURONMEM_STATUS_INVALID_ARGUMENT) << c.status->message;
-  EXPECT_TRUE(Has(c.status,
-                  "test.mlir:4:5: 'sdy.manual_computation': operand 0: tensor<5x4xi32> split 2 ways along "
-                  "dim 0 is not the body's tensor<2x4xi32>"))
-      << c.status->message;
+  EXPECT_TRUE(Refused(c.status, NEURONMEM_STATUS_INVALID_ARGUMENT,
+                      "test.mlir:4:5: 'sdy.manual_computation': operand 0: tensor<5x4xi32> split 2 ways along "
+                      "dim 0 is not the body's tensor<2x4xi32>"));
   // A manual axis the mesh does not have.
   c = CompileText(Manual(R"("x"=2)", R"("x", "z")", "tensor<4x4xi32>", R"([{"x"}, {}])", "tensor<2x4xi32>", body,
                          "tensor<2x4xi32>", R"([{"x"}, {}])", "tensor<4x4xi32>"));
-  ASSERT_TRUE(c.status);
-  EXPECT_EQ(c.status->code, NEURONMEM_STATUS_INVALID_ARGUMENT) << c.status->message;
-  EXPECT_TRUE(Has(c.status, "test.mlir:4:5: 'sdy.manual_computation': manual axis \"z\" is not an axis of mesh @mesh"))
-      << c.status->message;
+  EXPECT_TRUE(Refused(c.status, NEURONMEM_STATUS_INVALID_ARGUMENT,
+                      "test.mlir:4:5: 'sdy.manual_computation': manual axis \"z\" is not an axis of mesh @mesh"));
   // A sharding that names an axis the mesh does not have.
   c = CompileText(Manual(R"("x"=2)", R"("x")", "tensor<4x4xi32>", R"([{"x"}, {"q"}])", "tensor<2x4xi32>", body,
                          "tensor<2x4xi32>", R"([{"x"}, {}])", "tensor<4x4xi32>"));
-  ASSERT_TRUE(c.status);
-  EXPECT_EQ(c.status->code, NEURONMEM_STATUS_INVALID_ARGUMENT) << c.status->message;
-  EXPECT_TRUE(Has(c.status,
-                  "test.mlir:4:5: 'sdy.manual_computation': the sharding of operand 0 names axis \"q\", "
-                  "which is not an axis of mesh @mesh"))
-      << c.status->message;
+  EXPECT_TRUE(Refused(c.status, NEURONMEM_STATUS_INVALID_ARGUMENT,
+                      "test.mlir:4:5: 'sdy.manual_computation': the sharding of operand 0 names axis \"q\", "
+                      "which is not an axis of mesh @mesh"));
 }
 
 // Devices that disagree (only device 0 reaches the all_reduce, through a branch on partition_id): the run fails
@@ -362,29 +354,20 @@ TEST(ManualComputation, ExportedRoundTripRunsLikeTheOp) {
 TEST(ManualComputation, ExportedRoundTripBadInputNamesTheOp) {
   // A local value something else reads too: the split cannot pass through.
   auto c = CompileText(Exported(R"([{\22x\22}, {}])", "4x2xi32", "    %4 = stablehlo.add %1, %1 : tensor<4x2xi32>\n"));
-  ASSERT_TRUE(c.status);
-  EXPECT_EQ(c.status->code, NEURONMEM_STATUS_UNIMPLEMENTED) << c.status->message;
-  EXPECT_TRUE(Has(c.status,
-                  "test.mlir:4:5: 'stablehlo.custom_call': @xla.sdy.GlobalToLocalShape changes value 0 "
-                  "from tensor<8x2xi32> to tensor<4x2xi32> (a manual axis splits it over several devices), "
-                  "and is not one end of a manual computation"))
-      << c.status->message;
+  EXPECT_TRUE(Refused(c.status, NEURONMEM_STATUS_UNIMPLEMENTED,
+                      "test.mlir:4:5: 'stablehlo.custom_call': @xla.sdy.GlobalToLocalShape changes value 0 "
+                      "from tensor<8x2xi32> to tensor<4x2xi32> (a manual axis splits it over several devices), "
+                      "and is not one end of a manual computation"));
   // 8 rows split 2 ways are not 3.
   c = CompileText(Exported(R"([{\22x\22}, {}])", "3x2xi32"));
-  ASSERT_TRUE(c.status);
-  EXPECT_EQ(c.status->code, NEURONMEM_STATUS_INVALID_ARGUMENT) << c.status->message;
-  EXPECT_TRUE(Has(c.status,
-                  "test.mlir:10:5: 'stablehlo.custom_call': operand 0: tensor<8x2xi32> split 2 ways along "
-                  "dim 0 is not the body's tensor<3x2xi32>"))
-      << c.status->message;
+  EXPECT_TRUE(Refused(c.status, NEURONMEM_STATUS_INVALID_ARGUMENT,
+                      "test.mlir:10:5: 'stablehlo.custom_call': operand 0: tensor<8x2xi32> split 2 ways along "
+                      "dim 0 is not the body's tensor<3x2xi32>"));
   // An axis the mesh does not have.
   c = CompileText(Exported(R"([{\22w\22}, {}])", "4x2xi32"));
-  ASSERT_TRUE(c.status);
-  EXPECT_EQ(c.status->code, NEURONMEM_STATUS_INVALID_ARGUMENT) << c.status->message;
-  EXPECT_TRUE(Has(c.status,
-                  "test.mlir:10:5: 'stablehlo.custom_call': the sharding of operand 0 names axis \"w\", "
-                  "which is not an axis of mesh @mesh"))
-      << c.status->message;
+  EXPECT_TRUE(Refused(c.status, NEURONMEM_STATUS_INVALID_ARGUMENT,
+                      "test.mlir:10:5: 'stablehlo.custom_call': the sharding of operand 0 names axis \"w\", "
+                      "which is not an axis of mesh @mesh"));
 }
 
 }  // namespace
