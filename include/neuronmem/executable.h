@@ -343,8 +343,11 @@ NEURONMEM_API neuronmem_status_t* neuronmem_executable_execute(const neuronmem_e
 /* Submits one launch: an execution of the executable on each of args->devices, each as
  * neuronmem_executable_execute would submit it on its device (same checks, placement, donation, results),
  * submitted together: launches reach every core they share in one order. Each device of a launch runs its
- * execution on a thread of its own core (made the first time a launch uses the core), never on the caller;
- * a launch of one device without callbacks cannot block and runs as neuronmem_executable_execute does.
+ * execution on a thread of its own core (made the first time a launch uses the core), but the caller may run
+ * the first device's itself when its core is idle (never with host callbacks or a loop without a known bound,
+ * docs/executor.md "Threads"), and every idle device's, one after the other, for a program without collectives
+ * whose last execution took less than a thread's hand-off; a launch of one device without callbacks cannot
+ * block and runs as neuronmem_executable_execute does.
  * A program that uses replica_id, partition_id, collectives or send/recv runs as one process per device of
  * a process grid of num_replicas x num_partitions processes (device d = process d; in a client of a job,
  * d is the global id and the grid spans the job's processes, each launching its own devices with the same

@@ -4,6 +4,7 @@
 // the destination kind's memory; everything else an op defines lives in the core's device arena).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <list>
 #include <memory>
@@ -99,6 +100,10 @@ class Executable {
   // The kind of the memory output i's value lives in when the graph returns it (before it is copied into
   // the output's buffer): a parameter's kind, a move's destination, or device.
   MemoryKind returned_kind(size_t i) const { return returned_kinds_[i]; }
+  // How long its last execution on any core took, submission's queueing excluded (0: none ran yet). The
+  // runtime runs every part of a launch on the caller when this says they are cheaper than waking a thread.
+  uint64_t last_run_ns() const { return last_run_ns_.load(std::memory_order_relaxed); }
+  void NoteRun(uint64_t ns) const { last_run_ns_.store(ns ? ns : 1, std::memory_order_relaxed); }
 
  private:
   // The program's parameters and results, checked against the manifest's values (Compile's last step).
@@ -133,6 +138,7 @@ class Executable {
   bool unbounded_ = false;
   uint64_t fingerprint_ = 0;
   std::vector<HostChannel> host_channels_;
+  mutable std::atomic<uint64_t> last_run_ns_{0};
 };
 
 }  // namespace neuronmem::exec

@@ -676,33 +676,40 @@ Status Runtime::Launch(const LaunchRequest& r, copy::Buffer* const* results, Eve
       }
     }
   }
-  // The caller runs one execution of the launch itself, as the plain rule runs an execute, instead of paying
-  // its launch thread's wake-up; the others go to their cores' launch threads, woken first.
+  // The caller runs one execution of the launch itself (or every one, when they cost less than a hand-off), as
+  // the plain rule runs an execute, instead of paying its launch thread's wake-up; the others go to their
+  // cores' launch threads, woken first.
   const size_t mine = CallerRuns(exe, r, alone, across, heads, n);
-  for (size_t i = 0; i < to_drain.size(); ++i)
-    if (i != mine) Drain(to_drain[i], /*on_caller=*/true);
-  if (mine < to_drain.size()) Drain(to_drain[mine], /*on_caller=*/true);
+  for (size_t i = mine; i < to_drain.size(); ++i) Drain(to_drain[i], /*on_caller=*/true);
+  for (size_t i = 0; i < mine; ++i) Drain(to_drain[i], /*on_caller=*/true);
   return Ok();
 }
 
 size_t Runtime::CallerRuns(const Executable& exe, const LaunchRequest& r, bool alone, bool across,
                            const std::vector<Execution*>& heads, size_t n) const {
-  const size_t none = heads.size();
   // One alone already follows the plain rule; a loop may never end; callbacks run on the launch threads; a
   // launch across processes waits for its peers; a caller inside a library callback must not block there.
-  if (heads.empty() || alone || exe.unbounded() || across || InCallerCallback()) return none;
-  if (r.host && (!r.host->send.empty() || !r.host->recv.empty())) return none;
+  if (heads.empty() || alone || exe.unbounded() || across || InCallerCallback()) return 0;
+  if (r.host && (!r.host->send.empty() || !r.host->recv.empty())) return 0;
   if (exe.uses_grid()) {
     // Its execution may wait in the grid for the others: only when each of them starts at once on its launch
     // thread (every core's queue was idle and no wait is pending), so the caller's wait is bounded.
-    if (heads.size() != n) return none;
+    if (heads.size() != n) return 0;
     for (const Execution* e : heads)
       for (const EventRef& w : e->waits)
-        if (!IsReady(w.get())) return none;
+        if (!IsReady(w.get())) return 0;
   }
-  // The caller owns this drain (its queue was idle), so nothing else reads the execution before Drain.
-  heads[0]->launch = false;
-  return 0;
+  // Parts that do not meet (no grid) and whose program ran shorter than a cross-thread hand-off all run on the
+  // caller, one after the other: waking a launch thread and seeing its event complete cost 1.5-4.5 us here
+  // (more when the two threads share a vCPU, as they mostly do on this 2-vCPU host), a + 1 on f32[4] 0.4 us
+  // (docs/performance.md, "Multi-core launches: the other core's part"). Other parts go to their threads.
+  constexpr uint64_t kHandOffNs = 3000;
+  size_t mine = 1;
+  const uint64_t last = exe.last_run_ns();
+  if (!exe.uses_grid() && last && last * (heads.size() - 1) <= kHandOffNs) mine = heads.size();
+  // The caller owns these drains (their queues were idle), so nothing else reads the executions before Drain.
+  for (size_t i = 0; i < mine; ++i) heads[i]->launch = false;
+  return mine;
 }
 
 bool Runtime::Enqueue(std::unique_ptr<Execution> e) {
@@ -953,6 +960,7 @@ void Runtime::Run(Execution& e) {
     if (spaces[k])
       device.memory_of_kind(static_cast<MemoryKind>(k))->view().memory->Free(spaces[k], space_bytes[k]).IgnoreError();
   }
+  exe.NoteRun(NowNs() - start);
   finish(std::move(failure));
 }
 

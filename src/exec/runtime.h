@@ -199,8 +199,8 @@ class Runtime {
   static void MarkReads(Execution& e);
   // Appends e to its core's queue; returns whether the caller must start the drain.
   bool Enqueue(std::unique_ptr<Execution> e);
-  // Which of a launch's executions the caller runs itself (an index into `heads`, the executions whose queue
-  // was idle, or heads.size() for none); marks it as such. n: the launch's executions.
+  // How many of a launch's executions the caller runs itself: heads[0, k) (heads: the executions whose queue
+  // was idle); marks them as such. n: the launch's executions.
   size_t CallerRuns(const Executable& exe, const LaunchRequest& r, bool alone, bool across,
                     const std::vector<Execution*>& heads, size_t n) const;
   void Submit(std::unique_ptr<Execution> e);

@@ -5,6 +5,7 @@
 // threads at once. Threaded: also in suite 'concurrency'.
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -65,16 +66,20 @@ TEST_F(LaunchTest, DistinctArgumentsPerDeviceRunOnEveryCore) {
   }
 }
 
-// A kernel that records the thread it runs on.
+// A kernel that records the thread it runs on (and, with `busy`, keeps it busy that long).
 struct Threads {
   std::mutex mu;
   std::set<std::thread::id> ids;
+  std::chrono::microseconds busy{0};
 };
 neuronmem_status_t* RecordThread(const neuronmem_kernel_call_t* call, void* user_data) {
   auto* t = static_cast<Threads*>(user_data);
   {
     std::lock_guard<std::mutex> lock(t->mu);
     t->ids.insert(std::this_thread::get_id());
+  }
+  const auto until = std::chrono::steady_clock::now() + t->busy;
+  while (std::chrono::steady_clock::now() < until) {
   }
   std::memcpy(call->outputs[0].data, call->inputs[0].data, 4 * sizeof(float));
   return nullptr;
@@ -90,19 +95,21 @@ neuronmem_status_t* RegisterRecordThread(neuronmem_client_t* client, Threads* th
   return neuronmem_client_register_kernel(client, &r);
 }
 
+// The program that starts `%0 = record.thread(%a)` on f32[4], then `rest` (its other ops and the return).
+std::string RecordingProgram(const std::string& rest) {
+  return "func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+         "  %0 = stablehlo.custom_call @record.thread(%a) : (tensor<4xf32>) -> tensor<4xf32>\n" +
+         rest + "}\n";
+}
+
 // The caller runs the first device's execution itself (its core is idle), instead of waking that core's thread;
-// every other device runs on its core's thread.
+// every other device of a program that runs longer than a thread's hand-off (here 2 ms) runs on its core's thread.
 TEST_F(LaunchTest, EachDeviceRunsOnItsCoresThreadButTheFirstOnTheCaller) {
   Threads threads;
+  threads.busy = std::chrono::milliseconds(2);
   ASSERT_OK(RegisterRecordThread(client_, &threads));
   neuronmem_executable_t* e = nullptr;
-  ASSERT_OK(CompileWith(R"(
-func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
-  %0 = stablehlo.custom_call @record.thread(%a) : (tensor<4xf32>) -> tensor<4xf32>
-  return %0 : tensor<4xf32>
-}
-)",
-                        0, 0, &e));
+  ASSERT_OK(CompileWith(RecordingProgram("  return %0 : tensor<4xf32>\n"), 0, 0, &e));
   std::vector<std::vector<neuronmem_buffer_t*>> args;
   for (size_t d = 0; d < 2; ++d) args.push_back({Upload({1, 2, 3, 4}, {4}, Memory(NEURONMEM_MEMORY_KIND_DEVICE, d))});
   for (int round = 0; round < 3; ++round) {
@@ -118,6 +125,66 @@ func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
   // The caller, and device 1's core thread, made once and reused.
   EXPECT_EQ(threads.ids.size(), 2u);
   EXPECT_EQ(threads.ids.count(std::this_thread::get_id()), 1u);
+}
+
+// A program without a grid whose last execution took less than a thread's hand-off: the caller runs every device
+// of the launch, one after the other, its events ready when the call returns. The first launch knows no run time
+// yet and wakes device 1's thread; one that then runs long (its kernel kept busy 2 ms) sends the next launch's
+// device 1 to its thread again.
+TEST_F(LaunchTest, PartsCheaperThanAHandOffAllRunOnTheCaller) {
+  Threads threads;
+  ASSERT_OK(RegisterRecordThread(client_, &threads));
+  neuronmem_executable_t* e = nullptr;
+  ASSERT_OK(CompileWith(RecordingProgram("  %one = stablehlo.constant dense<1.0> : tensor<4xf32>\n"
+                                         "  %1 = stablehlo.add %0, %one : tensor<4xf32>\n"
+                                         "  return %1 : tensor<4xf32>\n"),
+                        0, 0, &e));
+  std::vector<std::vector<neuronmem_buffer_t*>> args;
+  for (size_t d = 0; d < 3; ++d) {
+    const float base = 10.0f * static_cast<float>(d);
+    args.push_back({Upload({base, base, base, base}, {4}, Memory(NEURONMEM_MEMORY_KIND_DEVICE, d))});
+  }
+  auto launch = [&](bool* all_ready) {
+    threads.ids.clear();
+    std::vector<std::vector<neuronmem_buffer_t*>> results;
+    std::vector<neuronmem_event_t*> done;
+    ASSERT_OK(Launch(e, {0, 1, 2}, args, &results, &done, nullptr));
+    *all_ready = true;
+    for (neuronmem_event_t* ev : done) {
+      bool ready = false;
+      ASSERT_OK(neuronmem_event_is_ready(ev, &ready));
+      *all_ready = *all_ready && ready;
+    }
+    for (size_t d = 0; d < 3; ++d) {
+      ASSERT_OK(neuronmem_event_wait(done[d], -1));
+      neuronmem_event_destroy(done[d]);
+      const float v = 10.0f * static_cast<float>(d) + 1;
+      EXPECT_EQ(Read(results[d][0], 4), (std::vector<float>{v, v, v, v}));
+    }
+  };
+  bool all_ready = false;
+  ASSERT_NO_FATAL_FAILURE(launch(&all_ready));
+  EXPECT_EQ(threads.ids.size(), 3u);  // no run time known yet: devices 1 and 2 on their threads
+  // A custom kernel copying 16 bytes runs in well under a microsecond; a launch that finds its last run slow
+  // (the host preempted it) hands off once and measures again, so one of a few launches suffices.
+  bool inline_seen = false;
+  for (int round = 0; round < 20 && !inline_seen; ++round) {
+    ASSERT_NO_FATAL_FAILURE(launch(&all_ready));
+    if (threads.ids.size() == 1) {
+      inline_seen = true;
+      EXPECT_TRUE(all_ready);
+      EXPECT_EQ(threads.ids.count(std::this_thread::get_id()), 1u);
+    }
+  }
+  EXPECT_TRUE(inline_seen);
+  // Long runs: the next launches hand devices 1 and 2 to their threads.
+  threads.busy = std::chrono::milliseconds(2);
+  ASSERT_NO_FATAL_FAILURE(launch(&all_ready));
+  for (int round = 0; round < 2; ++round) {
+    ASSERT_NO_FATAL_FAILURE(launch(&all_ready));
+    EXPECT_EQ(threads.ids.size(), 3u);
+    EXPECT_EQ(threads.ids.count(std::this_thread::get_id()), 1u);
+  }
 }
 
 // A launch whose processes meet (a collective): the caller runs one of them only when every other starts at once.
