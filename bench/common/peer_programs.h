@@ -20,8 +20,8 @@ inline std::string SendRecvText(size_t n) {
          "  return %r#0 : " + t + "\n}\n";
 }
 
-// The same, sending a value the program computes (x + x) instead of its argument: the grid cannot lend a
-// computed value's bytes (they may be reused once the send returns), so a send before its receive copies them.
+// The same, sending a value the program computes (x + x) instead of its argument: sent once per run, the program
+// keeps it unchanged until the run ends, so the grid lends it as it lends an argument (the receive copies it once).
 inline std::string SendRecvComputedText(size_t n) {
   const std::string t = Tensor(n);
   const std::string attrs =
@@ -36,6 +36,15 @@ inline std::string SendRecvComputedText(size_t n) {
 inline std::string PermuteText(size_t n) {
   const std::string t = Tensor(n);
   return "func.func @main(%x: " + t + ") -> " + t + " {\n  %r = \"stablehlo.collective_permute\"(%x) " +
+         "{source_target_pairs = dense<[[0, 1], [1, 0]]> : tensor<2x2xi64>} : (" + t + ") -> " + t +
+         "\n  return %r : " + t + "\n}\n";
+}
+
+// collective_permute of x + x: the baseline of SendRecvComputedText (the same add, then the same exchange).
+inline std::string PermuteComputedText(size_t n) {
+  const std::string t = Tensor(n);
+  return "func.func @main(%x: " + t + ") -> " + t + " {\n  %y = stablehlo.add %x, %x : " + t +
+         "\n  %r = \"stablehlo.collective_permute\"(%y) " +
          "{source_target_pairs = dense<[[0, 1], [1, 0]]> : tensor<2x2xi64>} : (" + t + ") -> " + t +
          "\n  return %r : " + t + "\n}\n";
 }

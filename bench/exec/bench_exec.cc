@@ -4,9 +4,10 @@
 // decode-sized f32 tensor (256 B .. 16 MiB) core to core, submit to both done events ready:
 //   Peer_SendRecv             stablehlo.send + recv, source_target_pairs [[0, 1], [1, 0]]: each core gets the
 //                             other's tensor;
-//   Peer_SendRecvComputed     the same, sending x + x (a computed value, which the grid cannot lend: the
-//                             send copies it unless the receiver already waits);
+//   Peer_SendRecvComputed     the same, sending x + x (a computed value the program keeps until its run ends:
+//                             lent, the receive copies it once);
 //   Peer_CollectivePermute    collective_permute with the same pairs;
+//   Peer_CollectivePermuteComputed  collective_permute of x + x (Peer_SendRecvComputed's baseline);
 //   Peer_AllReduce            all_reduce (sum) over both cores;
 // against
 //   Floor_Memcpy              memcpy of the same bytes (one message) into a pre-faulted buffer;
@@ -48,6 +49,7 @@ using neuronmem::bench::AllReduceText;
 using neuronmem::bench::Check;
 using neuronmem::bench::Clock;
 using neuronmem::bench::Ns;
+using neuronmem::bench::PermuteComputedText;
 using neuronmem::bench::PermuteText;
 using neuronmem::bench::SendRecvComputedText;
 using neuronmem::bench::SendRecvText;
@@ -318,6 +320,9 @@ void BM_Peer_SendRecvComputed(benchmark::State& state) {
 void BM_Peer_CollectivePermute(benchmark::State& state) {
   PeerLaunch(state, PermuteText(static_cast<size_t>(state.range(0)) / 4), HandRolledFloor());
 }
+void BM_Peer_CollectivePermuteComputed(benchmark::State& state) {
+  PeerLaunch(state, PermuteComputedText(static_cast<size_t>(state.range(0)) / 4), HandRolledFloor());
+}
 void BM_Peer_AllReduce(benchmark::State& state) {
   PeerLaunch(state, AllReduceText(static_cast<size_t>(state.range(0)) / 4), HandRolledReduceFloor());
 }
@@ -431,6 +436,7 @@ BENCHMARK(BM_Baseline_HandRolledReduce)->Apply(Sizes);
 BENCHMARK(BM_Peer_SendRecv)->Apply(Sizes);
 BENCHMARK(BM_Peer_SendRecvComputed)->Apply(Sizes);
 BENCHMARK(BM_Peer_CollectivePermute)->Apply(Sizes);
+BENCHMARK(BM_Peer_CollectivePermuteComputed)->Apply(Sizes);
 BENCHMARK(BM_Peer_AllReduce)->Apply(Sizes);
 BENCHMARK(BM_Execute_Plain)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Execute_GridProgram)->UseRealTime()->Unit(benchmark::kMicrosecond);

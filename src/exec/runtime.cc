@@ -58,8 +58,9 @@ struct LaunchState final : interp::PeerTransfers, interp::HostTransfers {
   struct Proc {
     bool member = false;              // a device of the launch
     const RunContext* run = nullptr;  // while its program runs: which memory kind each address is
-    // While its program runs: the arguments it only reads (not donated), valid until its process ends.
-    std::vector<std::pair<const char*, size_t>> stable;
+    // While its program runs: the arguments it only reads (not donated), valid until its process ends; its
+    // workspaces, allocated until its process ends.
+    std::vector<std::pair<const char*, size_t>> stable, workspace;
     std::shared_ptr<ExecutionStats> stats;
     EventRef done;
   };
@@ -88,9 +89,17 @@ struct LaunchState final : interp::PeerTransfers, interp::HostTransfers {
   // interp::PeerTransfers: a process's arguments it does not donate stay unchanged until the process ends (the
   // execution holds them until after ProcessGrid::Finish).
   bool Stable(uint32_t process, const void* data, size_t bytes) override {
-    const char* p = static_cast<const char*>(data);
     std::lock_guard<std::mutex> lock(mu);
-    for (const auto& [begin, size] : procs[process].stable)
+    return Within(procs[process].stable, data, bytes);
+  }
+  // interp::PeerTransfers: a process's workspaces stay allocated until after ProcessGrid::Finish (Runtime::Run).
+  bool Outlives(uint32_t process, const void* data, size_t bytes) override {
+    std::lock_guard<std::mutex> lock(mu);
+    return Within(procs[process].workspace, data, bytes);
+  }
+  static bool Within(const std::vector<std::pair<const char*, size_t>>& ranges, const void* data, size_t bytes) {
+    const char* p = static_cast<const char*>(data);
+    for (const auto& [begin, size] : ranges)
       if (p >= begin && bytes <= size && p - begin <= static_cast<ptrdiff_t>(size - bytes)) return true;
     return false;
   }
@@ -839,10 +848,20 @@ void Runtime::Run(Execution& e) {
   ExecutionStats& stats = *e.stats;
   stats.queue_ns = start - e.submitted_ns;
   const Executable& exe = *e.exe;
+  const core::Device& device = *client_.devices()[e.core];
+  // The workspace: one block per memory space, from the core's memories.
+  char* spaces[interp::kMaxSpaces] = {};
+  uint64_t space_bytes[interp::kMaxSpaces] = {};
   auto finish = [&](Status s) {
     // The grid keeps the final status (the last process to end reads every one: EndProcess). Ended while the
-    // arguments are still held: messages that borrow their bytes are copied or read by then.
+    // arguments and the workspace are still held: messages that borrow their bytes are copied or read by then.
     if (e.grid) e.grid->grid->Finish(e.process, std::move(s)).IgnoreError();
+    // Workspaces this run got from Allocate: a memory cannot refuse them back, the status carries nothing to act
+    // on.
+    for (size_t k = 0; k < kNumMemoryKinds; ++k) {
+      if (spaces[k])
+        device.memory_of_kind(static_cast<MemoryKind>(k))->view().memory->Free(spaces[k], space_bytes[k]).IgnoreError();
+    }
     e.args.clear();
     e.copies.clear();
     e.results.clear();
@@ -878,10 +897,6 @@ void Runtime::Run(Execution& e) {
       return;
     }
   }
-  // The workspace: one block per memory space, from the core's memories.
-  const core::Device& device = *client_.devices()[e.core];
-  char* spaces[interp::kMaxSpaces] = {};
-  uint64_t space_bytes[interp::kMaxSpaces] = {};
   RunContext run;
   run.stats = &stats;
   run.core = e.core;
@@ -936,6 +951,8 @@ void Runtime::Run(Execution& e) {
       for (size_t i = 0; i < e.args.size(); ++i)
         if (!e.donated[i] && exe.parameters()[i].bytes)
           proc.stable.emplace_back(reinterpret_cast<const char*>(e.args[i].s->data), exe.parameters()[i].bytes);
+      for (size_t k = 0; k < kNumMemoryKinds; ++k)
+        if (spaces[k]) proc.workspace.emplace_back(spaces[k], space_bytes[k]);
     }
     const uint64_t t0 = NowNs();
     failure = exe.program().Run(views.data(), views.size(), &allocator, &out, options);
@@ -944,6 +961,7 @@ void Runtime::Run(Execution& e) {
       std::lock_guard<std::mutex> lock(e.grid->mu);
       e.grid->procs[e.process].run = nullptr;
       e.grid->procs[e.process].stable.clear();
+      e.grid->procs[e.process].workspace.clear();
     }
     if (!failure) {
       // Outputs whose value the graph returns from another kind's memory are moved into it.
@@ -954,11 +972,6 @@ void Runtime::Run(Execution& e) {
     }
     const uint64_t elapsed = t1 - t0;
     stats.op_ns = elapsed > stats.explicit_transfer_ns ? elapsed - stats.explicit_transfer_ns : 0;
-  }
-  // Workspaces this run got from Allocate: a memory cannot refuse them back, the status carries nothing to act on.
-  for (size_t k = 0; k < kNumMemoryKinds; ++k) {
-    if (spaces[k])
-      device.memory_of_kind(static_cast<MemoryKind>(k))->view().memory->Free(spaces[k], space_bytes[k]).IgnoreError();
   }
   exe.NoteRun(NowNs() - start);
   finish(std::move(failure));

@@ -307,6 +307,12 @@ Status FunctionCompiler::CompileFunction(const stablehlo::Function& f) {
     sl.live_end = std::max(sl.live_end, tick_);
   }
   uses_.resize(fn_->slots.size(), 0);
+  // Kept values too (KeepUntilEnd), and one more use each: no op after their last reader takes their memory.
+  for (uint32_t s : kept_) {
+    Slot& sl = fn_->slots[s];
+    sl.live_end = std::max(sl.live_end, tick_);
+    ++uses_[s];
+  }
   FuseElementwise();
   ApplyInPlace(returned);
   size_t peaks[kMaxSpaces];

@@ -74,6 +74,12 @@ Status FunctionCompiler::DefineLeaves(const Type& t, Slot::Kind kind, const Oper
   return Ok();
 }
 
+bool FunctionCompiler::KeepUntilEnd(uint32_t slot) {
+  if (!is_entry_ || depth_ != 0 || fn_->slots[slot].kind != Slot::Kind::kPlanned) return false;
+  kept_.push_back(slot);
+  return true;
+}
+
 uint32_t FunctionCompiler::AddScratch(ElementType type, const std::vector<int64_t>& dims) {
   Slot s;
   s.kind = Slot::Kind::kPlanned;

@@ -165,6 +165,7 @@ class FunctionCompiler final : public CompileCtx {
   stablehlo::Span<Operation> BlockOps() const override { return block_ ? block_->ops : stablehlo::Span<Operation>(); }
   Status LookupValue(const stablehlo::ValueRef& ref, uint32_t* slot) override;
   uint32_t AddScratch(ElementType type, const std::vector<int64_t>& dims) override;
+  bool KeepUntilEnd(uint32_t slot) override;
   Status GetFunction(std::string_view name, const Function** fn) override;
   const stablehlo::Function* FindFunction(std::string_view name) const override;
   const stablehlo::Module& module() const override;
@@ -277,6 +278,7 @@ class FunctionCompiler final : public CompileCtx {
   std::vector<std::pair<size_t, size_t>>* requests_ = nullptr;  // the op being compiled: (output, input)
   std::vector<InPlaceCandidate> in_place_;
   bool is_entry_ = false;
+  std::vector<uint32_t> kept_;               // KeepUntilEnd's slots: live to the end, never overwritten in place
   const ParamRefinement* refine_ = nullptr;  // the function's parameters refined (nullptr: as declared)
   // The refinement of the callee of the op being compiled (a call or composite) from its operands; false when
   // its parameters are used as declared.

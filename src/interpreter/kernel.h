@@ -183,6 +183,11 @@ class CompileCtx {
   virtual Status LookupValue(const stablehlo::ValueRef& ref, uint32_t* slot) = 0;
   // A planned scratch slot owned by the current op (live while the op runs).
   virtual uint32_t AddScratch(ElementType type, const std::vector<int64_t>& dims) = 0;
+  // Keeps the value in `slot` (an operand of the current op) unchanged until the program's run ends: its memory
+  // is not reused by a later op and no op overwrites it in place. Only where the current op runs at most once
+  // per run (the entry function's own block, not a region or a called function) and for a planned
+  // intermediate; returns whether it is kept (a send then lends the bytes instead of copying them).
+  virtual bool KeepUntilEnd(uint32_t slot) = 0;
   // Makes output `i` another slot (no kernel writes it).
   virtual void AliasOutput(size_t i, uint32_t slot) = 0;
   // Output `output` may take the memory of input `input` (same byte size): the compiler grants it after the

@@ -68,6 +68,10 @@ class PeerTransfers {
   // message instead of copying them, and its receiver copies them once (the grid copies what is still unreceived
   // when the sender ends). Called from the process's own thread. Default: false (every buffered send copies).
   virtual bool Stable(uint32_t process, const void* data, size_t bytes);
+  // Whether process `process`'s memory [data, data + bytes) stays allocated until the process ends, whatever it
+  // holds (the program's workspace, which the executor frees after ProcessGrid::Finish): a send whose program
+  // keeps the value unchanged (ProcessGrid::Send's `unchanged`) then lends it as for Stable. Default: false.
+  virtual bool Outlives(uint32_t process, const void* data, size_t bytes);
   // The default: memcpy on the calling thread.
   static PeerTransfers* Memcpy();
 };
@@ -205,8 +209,11 @@ class ProcessGrid {
   // next). Never waits for the receiver. Bytes the transport calls stable (PeerTransfers::Stable) are lent to
   // the message and copied once by the receive, on the receiver's thread (a waiting receiver is woken to take
   // it); otherwise a receiver already waiting gets them copied straight from `data` (one copy), else the grid
-  // keeps a copy (made outside its lock) until the receive comes.
-  Status Send(uint32_t self, const OpSite& site, int64_t target, const TensorView* data, size_t n);
+  // keeps a copy (made outside its lock) until the receive comes. unchanged: the caller keeps `data` unchanged
+  // until `self` ends (a computed value the program never overwrites: CompileCtx::KeepUntilEnd), so bytes in
+  // memory that outlives the process (PeerTransfers::Outlives) are lent too.
+  Status Send(uint32_t self, const OpSite& site, int64_t target, const TensorView* data, size_t n,
+              bool unchanged = false);
   // Receives into `results` the next message on `site.channel` from process `source` (-1: from any
   // sender that sent with target -1), in send order. Waits for it; fails when `source` finishes or fails
   // without sending it, or when the grid is stuck.

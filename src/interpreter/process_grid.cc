@@ -43,6 +43,7 @@ std::string Where(const OpSite& site) {
 }  // namespace
 
 bool PeerTransfers::Stable(uint32_t, const void*, size_t) { return false; }
+bool PeerTransfers::Outlives(uint32_t, const void*, size_t) { return false; }
 
 PeerTransfers* PeerTransfers::Memcpy() {
   static MemcpyPeerTransfers* t = new MemcpyPeerTransfers();
@@ -678,7 +679,8 @@ Status ProcessGrid::Deliver(std::unique_lock<std::mutex>& lock, const OpSite& si
   return mine;
 }
 
-Status ProcessGrid::Send(uint32_t self, const OpSite& site, int64_t target, const TensorView* data, size_t n) {
+Status ProcessGrid::Send(uint32_t self, const OpSite& site, int64_t target, const TensorView* data, size_t n,
+                         bool unchanged) {
   if (target >= static_cast<int64_t>(num_processes()))
     return InvalidArgument("%s: process %s sends to process %" PRId64 " of a grid of %u", Where(site).c_str(),
                            Name(self).c_str(), target, num_processes());
@@ -693,7 +695,8 @@ Status ProcessGrid::Send(uint32_t self, const OpSite& site, int64_t target, cons
   for (size_t i = 0; i < n; ++i) {
     const size_t bytes = data[i].Bytes();
     if (!bytes) continue;
-    lend = transport_->Stable(self, data[i].data, bytes);
+    lend =
+        transport_->Stable(self, data[i].data, bytes) || (unchanged && transport_->Outlives(self, data[i].data, bytes));
     if (!lend) break;
   }
   const ChannelKey key{site.channel, target >= 0 ? static_cast<int64_t>(self) : -1, target};

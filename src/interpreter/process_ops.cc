@@ -76,8 +76,9 @@ HostTransfers* HostOf(Frame& f) {
 
 class SendKernel final : public Kernel {
  public:
-  SendKernel(Channel c, std::vector<uint32_t> ins, std::vector<Shape> shapes)
-      : c_(std::move(c)), ins_(std::move(ins)), shapes_(std::move(shapes)) {}
+  // kept: every operand stays unchanged until the run ends (CompileCtx::KeepUntilEnd).
+  SendKernel(Channel c, std::vector<uint32_t> ins, std::vector<Shape> shapes, bool kept)
+      : c_(std::move(c)), ins_(std::move(ins)), shapes_(std::move(shapes)), kept_(kept) {}
   Status Run(Frame& f) const override {
     ProcessGrid& grid = f.run->grid();
     const uint32_t self = f.run->self();
@@ -92,13 +93,14 @@ class SendKernel final : public Kernel {
         if (p.first == id) target = line.Process(grid, self, p.second);
       if (target < 0) return Status();  // not a source: nothing to send
     }
-    return grid.Send(self, c_.site.Get(), target, data.data(), data.size());
+    return grid.Send(self, c_.site.Get(), target, data.data(), data.size(), kept_);
   }
 
  private:
   Channel c_;
   std::vector<uint32_t> ins_;
   std::vector<Shape> shapes_;
+  bool kept_;
 };
 
 class RecvKernel final : public Kernel {
@@ -137,7 +139,11 @@ Status CompileSend(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   std::vector<uint32_t> ins;
   std::vector<Shape> shapes;
   NEURONMEM_RETURN_IF_ERROR(DataSlots(cx, true, &ins, &shapes));
-  *k = std::make_unique<SendKernel>(std::move(c), std::move(ins), std::move(shapes));
+  // A computed value sent once per run stays as it is until the run ends, so the grid may lend it (one copy, by
+  // the receiver) like an argument the program only reads; a host transfer is a call, it lends nothing.
+  bool kept = !c.host;
+  for (uint32_t s : ins) kept = cx.KeepUntilEnd(s) && kept;
+  *k = std::make_unique<SendKernel>(std::move(c), std::move(ins), std::move(shapes), kept);
   return Ok();
 }
 

@@ -2,6 +2,10 @@
 // one copy), and every way a wait can no longer be satisfied failing with a status instead of hanging.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <cstring>
+#include <functional>
+#include <mutex>
 #include <thread>
 
 #include "grid_util.h"
@@ -367,6 +371,196 @@ TEST(ProcessGrid, LentBytesUnreceivedWhenTheSenderEndsAreCopiedFirst) {
   EXPECT_FALSE(g.Finish(1, std::move(s)));
   sender.join();
   EXPECT_EQ(got, (std::vector<int32_t>{7, 8}));
+}
+
+// ---- Computed values a program keeps until its run ends (CompileCtx::KeepUntilEnd) -----------------------
+
+// Each process's workspace, owned by the test so that it outlives the process as the executor's does (freed after
+// ProcessGrid::Finish): PeerTransfers::Outlives says so for it. Records where each copy read.
+class WorkspaceTransport : public CountingTransport {
+ public:
+  bool Outlives(uint32_t process, const void* data, size_t bytes) override {
+    const char* p = static_cast<const char*>(data);
+    const std::vector<char>& w = workspaces[process];
+    return p >= w.data() && p + bytes <= w.data() + w.size();
+  }
+  Status Copy(const Transfer& t) override {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      sources.push_back({t.from, t.src});
+    }
+    return CountingTransport::Copy(t);
+  }
+  // Whether `src` lies in process `from`'s workspace.
+  bool InWorkspace(uint32_t from, const char* src) const {
+    const std::vector<char>& w = workspaces[from];
+    return src >= w.data() && src < w.data() + w.size();
+  }
+  std::vector<std::vector<char>> workspaces;
+  std::mutex mu;
+  std::vector<std::pair<uint32_t, const char*>> sources;  // per copy: the sender and where it read
+};
+
+// Runs `text`'s @main as every process of a grid of n (one thread each) in t's workspaces, process k's argument
+// s32[2] {k + 1, k + 1}; before(grid, k) and after(grid, k) run on process k's thread around its program. Returns
+// each process's result.
+std::vector<std::vector<int32_t>> RunInWorkspaces(const std::string& text, uint32_t n, WorkspaceTransport* t,
+                                                  std::vector<Status>* status,
+                                                  const std::function<void(ProcessGrid&, uint32_t)>& before = nullptr,
+                                                  const std::function<void(ProcessGrid&, uint32_t)>& after = nullptr) {
+  testing::Compiled c = testing::CompileText(text);
+  EXPECT_FALSE(c.status) << c.status->message;
+  if (c.status) return {};
+  const Program& prog = *c.program;
+  auto aligned = [](std::vector<char>& v) {
+    return reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(v.data()) + 63) & ~uintptr_t{63});
+  };
+  t->workspaces.assign(n, std::vector<char>(prog.workspace_bytes(0) + 64));
+  std::vector<std::vector<std::vector<char>>> spaces(n, std::vector<std::vector<char>>(kMaxSpaces));
+  for (uint32_t k = 0; k < n; ++k)
+    for (size_t s = 1; s < kMaxSpaces; ++s) spaces[k][s].resize(prog.workspace_bytes(s) + 64);
+  std::vector<std::vector<int32_t>> out(n);
+  ProcessGrid grid(n, 1, t);
+  *status = grid.Run([&](uint32_t k) -> Status {
+    if (before) before(grid, k);
+    std::vector<int32_t> arg = {static_cast<int32_t>(k + 1), static_cast<int32_t>(k + 1)};
+    TensorView v = View(arg, kTwo);
+    char* given[kMaxSpaces] = {};
+    given[0] = aligned(t->workspaces[k]);
+    for (size_t s = 1; s < kMaxSpaces; ++s)
+      if (prog.workspace_bytes(s)) given[s] = aligned(spaces[k][s]);
+    ProcessContext pc;
+    pc.grid = &grid;
+    pc.replica_id = k;
+    Program::RunOptions o;
+    o.process = &pc;
+    o.spaces = given;
+    HostResultAllocator alloc;
+    std::vector<TensorView> results;
+    Status s = prog.Run(&v, 1, &alloc, &results, o);
+    if (!s) {
+      const int32_t* r = static_cast<const int32_t*>(results[0].data);
+      out[k].assign(r, r + results[0].Bytes() / sizeof(int32_t));
+    }
+    if (after) after(grid, k);
+    return s;
+  });
+  return out;
+}
+
+// x + x, sent to the peer; later ops ((x + x) * x, doubled) would take its memory after the send unless the
+// program keeps it. pairs: the send's and recv's source_target_pairs.
+std::string SendComputed(const std::string& pairs) {
+  const std::string attrs =
+      "channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, source_target_pairs = "
+      "dense<" +
+      pairs + "> : tensor<" + (pairs.size() > 8 ? "2" : "1") + "x2xi64>";
+  return R"(
+func.func @main(%x: tensor<2xi32>) -> tensor<2xi32> {
+  %y = stablehlo.add %x, %x : tensor<2xi32>
+  %z = stablehlo.multiply %y, %x : tensor<2xi32>
+  %t = stablehlo.after_all : !stablehlo.token
+  %s = "stablehlo.send"(%y, %t) {)" +
+         attrs + R"(} : (tensor<2xi32>, !stablehlo.token) -> !stablehlo.token
+  %w = stablehlo.add %z, %z : tensor<2xi32>
+  %r:2 = "stablehlo.recv"(%s) {)" +
+         attrs + R"(} : (!stablehlo.token) -> (tensor<2xi32>, !stablehlo.token)
+  %o = stablehlo.add %r#0, %w : tensor<2xi32>
+  return %o : tensor<2xi32>
+}
+)";
+}
+
+TEST(ProcessGrid, AComputedValueSentOnceIsLentAndReadOnceFromTheSendersWorkspace) {
+  // Each process sends x + x (x = k + 1) and receives its peer's; nobody ends before both received. Each message
+  // is copied once, by its receive, straight from the sender's workspace, which held it unchanged meanwhile.
+  WorkspaceTransport t;
+  std::vector<Status> st;
+  std::atomic<int> ran{0};
+  const auto out = RunInWorkspaces(SendComputed("[[0, 1], [1, 0]]"), 2, &t, &st, nullptr, [&](ProcessGrid&, uint32_t) {
+    ++ran;
+    while (ran < 2) std::this_thread::yield();
+  });
+  ASSERT_EQ(st.size(), 2u);
+  for (uint32_t k = 0; k < 2; ++k) ASSERT_FALSE(st[k]) << st[k]->message;
+  // Process 0: 2 * 2 (process 1's x + x) + 4 * 1 * 1; process 1: 2 * 1 + 4 * 2 * 2.
+  EXPECT_EQ(out[0], (std::vector<int32_t>{8, 8}));
+  EXPECT_EQ(out[1], (std::vector<int32_t>{18, 18}));
+  ASSERT_EQ(t.sources.size(), 2u);  // one copy per message
+  for (const auto& [from, src] : t.sources) EXPECT_TRUE(t.InWorkspace(from, src)) << "sender " << from;
+}
+
+// Process 1 waits until process 0 has ended, then overwrites its workspace (the executor frees it then).
+void AfterTheSenderEnded(WorkspaceTransport& t, ProcessGrid& g, uint32_t k) {
+  if (k != 1) return;
+  while (!g.Ended(0)) std::this_thread::yield();
+  std::memset(t.workspaces[0].data(), 0x7f, t.workspaces[0].size());
+}
+
+TEST(ProcessGrid, AComputedValueLentByASenderThatEndsFirstIsCopiedBeforeItsWorkspaceGoes) {
+  // Process 0 sends x + x (2) and ends; its workspace is then overwritten, and only then does process 1 run and
+  // receive: it gets what was sent, from the copy process 0's Finish made.
+  WorkspaceTransport t;
+  std::vector<Status> st;
+  size_t copies_before_end = 1;
+  const auto out = RunInWorkspaces(
+      SendComputed("[[0, 1]]"), 2, &t, &st, [&](ProcessGrid& g, uint32_t k) { AfterTheSenderEnded(t, g, k); },
+      [&](ProcessGrid&, uint32_t k) {
+        if (k == 0) copies_before_end = t.copies.load();  // its run is over, its message unreceived
+      });
+  ASSERT_EQ(st.size(), 2u);
+  for (uint32_t k = 0; k < 2; ++k) ASSERT_FALSE(st[k]) << st[k]->message;
+  EXPECT_EQ(copies_before_end, 0u);
+  EXPECT_EQ(out[0], (std::vector<int32_t>{4, 4}));    // not a target: zeros + 4 * 1 * 1
+  EXPECT_EQ(out[1], (std::vector<int32_t>{18, 18}));  // 2 + 4 * 2 * 2
+  ASSERT_EQ(t.sources.size(), 1u);
+  EXPECT_FALSE(t.InWorkspace(0, t.sources[0].second));
+}
+
+TEST(ProcessGrid, AComputedValueSentInALoopDeliversEachIterationsBytes) {
+  // A send in a loop's body runs once per iteration and its slot is rewritten by the next one: it is not kept,
+  // so each message is copied when sent. Process 0 sends x * 1, x * 2, x * 3 and ends (its workspace then
+  // overwritten); process 1 then receives the three and folds them as acc * 10 + r: 123.
+  const std::string attrs =
+      "channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, source_target_pairs = dense<[[0, 1]]> : "
+      "tensor<1x2xi64>";
+  const std::string text = R"(
+func.func @main(%x: tensor<2xi32>) -> tensor<2xi32> {
+  %zero = stablehlo.constant dense<0> : tensor<2xi32>
+  %one = stablehlo.constant dense<1> : tensor<2xi32>
+  %ten = stablehlo.constant dense<10> : tensor<2xi32>
+  %i0 = stablehlo.constant dense<0> : tensor<i32>
+  %i1 = stablehlo.constant dense<1> : tensor<i32>
+  %n = stablehlo.constant dense<3> : tensor<i32>
+  %i, %m, %acc = stablehlo.while(%a = %i0, %b = %one, %s = %zero) : tensor<i32>, tensor<2xi32>, tensor<2xi32>
+  cond {
+    %c = stablehlo.compare LT, %a, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  } do {
+    %y = stablehlo.multiply %x, %b : tensor<2xi32>
+    %t = stablehlo.after_all : !stablehlo.token
+    %st = "stablehlo.send"(%y, %t) {)" +
+                           attrs + R"(} : (tensor<2xi32>, !stablehlo.token) -> !stablehlo.token
+    %r:2 = "stablehlo.recv"(%st) {)" +
+                           attrs + R"(} : (!stablehlo.token) -> (tensor<2xi32>, !stablehlo.token)
+    %s10 = stablehlo.multiply %s, %ten : tensor<2xi32>
+    %s2 = stablehlo.add %s10, %r#0 : tensor<2xi32>
+    %b2 = stablehlo.add %b, %one : tensor<2xi32>
+    %a2 = stablehlo.add %a, %i1 : tensor<i32>
+    stablehlo.return %a2, %b2, %s2 : tensor<i32>, tensor<2xi32>, tensor<2xi32>
+  }
+  return %acc : tensor<2xi32>
+}
+)";
+  WorkspaceTransport t;
+  std::vector<Status> st;
+  const auto out = RunInWorkspaces(text, 2, &t, &st, [&](ProcessGrid& g, uint32_t k) { AfterTheSenderEnded(t, g, k); });
+  ASSERT_EQ(st.size(), 2u);
+  for (uint32_t k = 0; k < 2; ++k) ASSERT_FALSE(st[k]) << st[k]->message;
+  EXPECT_EQ(out[0], (std::vector<int32_t>{0, 0}));  // not a target: zeros each iteration
+  EXPECT_EQ(out[1], (std::vector<int32_t>{123, 123}));
+  EXPECT_EQ(t.sources.size(), 3u);
+  for (const auto& [from, src] : t.sources) EXPECT_FALSE(t.InWorkspace(from, src));
 }
 
 TEST(ProcessGrid, LentBytesLeftUnreceivedStillFailTheReceiver) {
