@@ -192,9 +192,9 @@ class Fabric::Impl {
   void Complete(const fi_cq_tagged_entry* entries, ssize_t n);
   bool CompleteError();
   // Progress; spins kSpin after the last completion, then blocks on the completion queue's wait object (at
-  // most 1 ms at a time) or, without one, sleeps a growing pause: no busy core while waiting. With `lock`
-  // (held on mu), every pause runs unlocked so other threads' calls (a launch's cores) go on while this one
-  // waits; then the completion queue is polled, never blocked on, since completions are applied under mu.
+  // most 1 ms at a time; only where cq_waitable) or sleeps a growing pause: no busy core while waiting. With `lock`
+  // (held on mu), it blocks only while no other thread waits for mu (one that comes signals the queue), else every
+  // pause runs unlocked so other threads' calls (a launch's cores) go on while this one waits.
   void Wait(Backoff* b, std::unique_lock<std::mutex>* lock = nullptr);
   // An op with a buffer of at least `size` bytes from the pool (or a new one), tracked in `ops`.
   Op* Acquire(size_t size);
@@ -217,10 +217,11 @@ class Fabric::Impl {
   std::deque<Op*> unposted;                // sends in `ops` the provider has not accepted yet, in send order
   std::vector<std::unique_ptr<Op>> pool;   // completed ops kept for reuse
   size_t pool_bytes = 0;
-  bool cq_waitable = false;  // the completion queue has a wait object (fi_cq_sread)
-  // A receive that waits with the lock may block in fi_cq_sread (Wait): where the sread progresses the endpoint,
-  // measured on tcp;ofi_rxm (with shm a 2-process launch hung: it keeps sleeping unlocked, as other providers do).
-  bool sread_locked = false;
+  // The completion queue has a wait object and Wait blocks in fi_cq_sread: only on ofi_rxm providers, where the sread
+  // progresses the endpoint and honours its timeout (measured on tcp;ofi_rxm). shm's sread (libfabric 1.17) yields in
+  // a loop that never returns once the peer is gone (a survivor of a killed peer hung in it, and a 2-process launch
+  // hung): there, and on providers not measured, Wait polls with a sleeping backoff instead.
+  bool cq_waitable = false;
   bool direct_recv = false;         // the endpoint does directed receives into two-entry iovecs
   bool registering = false;         // memory is registered and descriptors passed (FI_MR_LOCAL or register_memory)
   std::vector<Region> regions;      // sorted by base
@@ -299,7 +300,6 @@ Status Fabric::Impl::Open() {
                        env != nullptr ? " with FI_PROVIDER=" : "", env != nullptr ? env : "", FiError(rc).c_str());
   }
   provider_name = info->fabric_attr->prov_name != nullptr ? info->fabric_attr->prov_name : "?";
-  sread_locked = provider_name.find("ofi_rxm") != std::string::npos;
   direct_recv = (info->caps & FI_DIRECTED_RECV) != 0 && info->rx_attr->iov_limit >= 2;
   registering =
       opts.register_memory || (info->domain_attr->mr_mode & FI_MR_LOCAL) != 0 || (info->mode & FI_LOCAL_MR) != 0;
@@ -312,7 +312,7 @@ Status Fabric::Impl::Open() {
   fi_cq_attr cq_attr = {};
   cq_attr.format = FI_CQ_FORMAT_TAGGED;
   cq_attr.wait_obj = FI_WAIT_UNSPEC;
-  cq_waitable = fi_cq_open(domain, &cq_attr, &cq, nullptr) == 0;
+  cq_waitable = provider_name.find("ofi_rxm") != std::string::npos && fi_cq_open(domain, &cq_attr, &cq, nullptr) == 0;
   cq_attr.wait_obj = FI_WAIT_NONE;
   if (!cq_waitable && (rc = fi_cq_open(domain, &cq_attr, &cq, nullptr)) != 0) {
     return Unavailable("libfabric %s: fi_cq_open: %s", provider_name.c_str(), FiError(rc).c_str());
@@ -544,7 +544,7 @@ void Fabric::Impl::Wait(Backoff* b, std::unique_lock<std::mutex>* lock) {
     }
     return;
   }
-  if (cq_waitable && (lock == nullptr || (sread_locked && contenders.load(std::memory_order_acquire) == 0))) {
+  if (cq_waitable && (lock == nullptr || contenders.load(std::memory_order_acquire) == 0)) {
     // Blocks until the provider's descriptors have something (the sread progresses the endpoint itself). With the
     // lock held only while no other thread waits for it: one that comes signals the queue (Lock), ending the wait.
     // (Sleeping unlocked instead cost a rendezvous message every protocol step a sleep: 1 MiB 0.9-1.4 ms against
