@@ -37,6 +37,26 @@ inline neuronmem_client_t* CreateClient(uint32_t cores, uint64_t device_bytes_pe
   return client;
 }
 
+// An f32 buffer of `dims` holding `data` in `memory`, defined once it returns.
+inline neuronmem_buffer_t* UploadF32(neuronmem_client_t* client, neuronmem_memory_t* memory, const float* data,
+                                     const std::vector<int64_t>& dims) {
+  neuronmem_buffer_from_host_args_t a{};
+  a.struct_size = sizeof a;
+  a.data = data;
+  a.element_type = NEURONMEM_ELEMENT_TYPE_F32;
+  a.dims = dims.data();
+  a.num_dims = dims.size();
+  a.memory = memory;
+  neuronmem_buffer_t* b = nullptr;
+  neuronmem_event_t* ready = nullptr;
+  Check(neuronmem_buffer_from_host(client, &a, &b, &ready, nullptr));
+  if (ready) {
+    Check(neuronmem_event_wait(ready, -1));
+    neuronmem_event_destroy(ready);
+  }
+  return b;
+}
+
 // The median cost of reading the clock twice (measured once per process).
 inline double ClockOverheadNs() {
   static double overhead = [] {

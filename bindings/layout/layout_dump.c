@@ -239,6 +239,7 @@ int main(void) {
   FIELD(neuronmem_executable_properties_t, num_explicit_moves);
   FIELD(neuronmem_executable_properties_t, num_partitions);
   FIELD(neuronmem_executable_properties_t, num_specializations);
+  FIELD(neuronmem_executable_properties_t, num_manual_devices);
   STRUCT(neuronmem_executable_value_t, NEURONMEM_EXECUTABLE_VALUE_STRUCT_SIZE);
   FIELD(neuronmem_executable_value_t, struct_size);
   FIELD(neuronmem_executable_value_t, element_type);
@@ -298,6 +299,8 @@ int main(void) {
   FIELD(neuronmem_execution_stats_t, queue_ns);
   FIELD(neuronmem_execution_stats_t, peer_transfers);
   FIELD(neuronmem_execution_stats_t, peer_bytes);
+  FIELD(neuronmem_execution_stats_t, manual_cores);
+  FIELD(neuronmem_execution_stats_t, manual_threads);
   STRUCT(neuronmem_transfer_counts_t, NEURONMEM_TRANSFER_COUNTS_STRUCT_SIZE);
   FIELD(neuronmem_transfer_counts_t, struct_size);
   FIELD(neuronmem_transfer_counts_t, explicit_transfers);

@@ -79,9 +79,15 @@ typedef struct neuronmem_executable_properties {
    * recently used out first): how many it compiled so far. 0 for other executables (peak bytes and num_ops are
    * 0 for a polymorphic one: they are its specializations'). Filled when struct_size covers it. */
   uint64_t num_specializations;
+  /* The most devices one sdy.manual_computation whose body communicates runs at once (0: none communicates, or
+   * every one runs its devices one after another). On a client of more than one core they run on its cores
+   * (device d of an execution on core c on core (c + d) mod cores; devices beyond the cores on threads of their
+   * own); on one core each on a thread of its own (docs/executor.md, "Shardy"). What an execution's ran on:
+   * neuronmem_execution_stats. Filled when struct_size covers it. */
+  uint64_t num_manual_devices;
 } neuronmem_executable_properties_t;
 #define NEURONMEM_EXECUTABLE_PROPERTIES_STRUCT_SIZE \
-  NEURONMEM_STRUCT_SIZE(neuronmem_executable_properties_t, num_specializations)
+  NEURONMEM_STRUCT_SIZE(neuronmem_executable_properties_t, num_manual_devices)
 
 /* A parameter or an output of the entry function. Growable output struct. */
 typedef struct neuronmem_executable_value {
@@ -204,8 +210,14 @@ typedef struct neuronmem_execution_stats {
    * once, by its receiver; also in neuronmem_execution_transfers (sender's kind -> receiver's kind). */
   uint64_t peer_transfers;
   uint64_t peer_bytes;
+  /* sdy.manual_computation devices (neuronmem_executable_properties_t.num_manual_devices) on a client of more than
+   * one core: the most cores one computation of the execution ran its devices on, and the most devices one ran
+   * on threads of their own (more devices than cores, or a core busy with another execution's computation). Both
+   * 0 on a client of one core (a thread per device). Filled when struct_size covers them. */
+  uint64_t manual_cores;
+  uint64_t manual_threads;
 } neuronmem_execution_stats_t;
-#define NEURONMEM_EXECUTION_STATS_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_execution_stats_t, peer_bytes)
+#define NEURONMEM_EXECUTION_STATS_STRUCT_SIZE NEURONMEM_STRUCT_SIZE(neuronmem_execution_stats_t, manual_threads)
 
 /* The transfers of one execution from one memory kind to another. Growable output struct. */
 typedef struct neuronmem_transfer_counts {

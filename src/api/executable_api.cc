@@ -276,6 +276,8 @@ neuronmem_status_t* neuronmem_executable_properties(const neuronmem_executable_t
     out->num_partitions = e.num_partitions();
   if (NEURONMEM_HAS_FIELD(out, neuronmem_executable_properties_t, num_specializations))
     out->num_specializations = e.num_specializations();
+  if (NEURONMEM_HAS_FIELD(out, neuronmem_executable_properties_t, num_manual_devices))
+    out->num_manual_devices = e.num_manual_devices();
   return nullptr;
 }
 
@@ -494,6 +496,10 @@ neuronmem_status_t* neuronmem_execution_stats(const neuronmem_execution_t* execu
   if (NEURONMEM_HAS_FIELD(out, neuronmem_execution_stats_t, peer_bytes)) {
     out->peer_transfers = t.peer_transfers;
     out->peer_bytes = t.peer_bytes;
+  }
+  if (NEURONMEM_HAS_FIELD(out, neuronmem_execution_stats_t, manual_threads)) {
+    out->manual_cores = st.manual_cores.load();
+    out->manual_threads = st.manual_threads.load();
   }
   return nullptr;
 }

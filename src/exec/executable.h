@@ -76,6 +76,9 @@ class Executable {
   // Specializations compiled so far (dropped ones included); 0 when not polymorphic.
   uint64_t num_specializations() const;
   uint64_t num_ops() const { return program_ ? program_->num_kernels() : 0; }
+  // The most devices one sdy.manual_computation runs at once (interp::Program::num_manual_devices; 0 for a
+  // polymorphic executable: its specializations').
+  uint64_t num_manual_devices() const { return program_ ? program_->num_manual_devices() : 0; }
   ArgumentPlacement placement() const { return placement_; }
   uint32_t num_replicas() const { return num_replicas_; }
   uint32_t num_partitions() const { return num_partitions_; }

@@ -212,7 +212,8 @@ struct Execution {
 Runtime::Runtime(core::Client& client, std::unique_ptr<Transport> transport, Job* job)
     : client_(client),
       transport_(transport ? std::move(transport) : NewInProcessTransport(client.copy_engine())),
-      job_(job) {
+      job_(job),
+      core_workers_(client) {
   for (uint32_t c = 0; c < client.devices().size(); ++c) {
     auto q = std::make_unique<CoreQueue>();
     q->runtime = this;
@@ -937,6 +938,10 @@ void Runtime::Run(Execution& e) {
     // The program writes into a donated argument's memory (now its result's); a kept one stays untouched.
     options.donated = e.donated.get();
     options.interrupt = e.control ? e.control->interrupt() : nullptr;
+    // A manual computation's devices on the client's cores (CoreWorkers); on one core, a thread each.
+    CoreWorkers::Call call{&core_workers_, e.core, &stats};
+    const interp::Program::RunOptions::Parallel parallel{&CoreWorkers::Run, &call};
+    if (core_workers_.cores() > 1) options.parallel = &parallel;
     interp::ProcessContext process;
     if (e.grid) {
       process.grid = e.grid->grid.get();

@@ -38,6 +38,7 @@
 #include "copy/buffer.h"
 #include "copy/worker_pool.h"
 #include "core/client.h"
+#include "exec/core_workers.h"
 #include "exec/cross_process.h"
 #include "exec/custom_kernels.h"
 #include "exec/executable.h"
@@ -230,7 +231,8 @@ class Runtime {
   std::multimap<uint64_t, std::weak_ptr<ExecutionControl>> deadlines_;
   std::thread deadline_thread_;
   bool deadline_stop_ = false;
-  copy::WorkerPool pool_;  // declared last: destroyed first
+  CoreWorkers core_workers_;  // where manual computations' devices run (a client of more than one core)
+  copy::WorkerPool pool_;     // declared last: destroyed first
 };
 
 }  // namespace neuronmem::exec

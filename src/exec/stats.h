@@ -25,6 +25,11 @@ struct ExecutionStats {
   uint64_t explicit_transfer_ns = 0;
   std::atomic<uint64_t> implicit_transfer_ns{0};
   uint64_t queue_ns = 0;
+  // sdy.manual_computation devices (a body that communicates, on a client of more than one core; CoreWorkers):
+  // the most cores one computation of the execution ran its devices on, and the most devices one ran on threads
+  // of their own (beyond the cores, or a core's worker busy). Written by the threads running the computations.
+  std::atomic<uint64_t> manual_cores{0};
+  std::atomic<uint64_t> manual_threads{0};
 
   void AddExplicit(MemoryKind from, MemoryKind to, uint64_t bytes) {
     TransferCounts& c = pairs[static_cast<int>(from)][static_cast<int>(to)];

@@ -214,8 +214,9 @@ class Program {
   // Number of copies compiled in at host-compute boundaries (CompileOptions::HostCompute): places in the
   // program, each run once per execution of the code around it.
   size_t num_host_compute_moves() const;
-  // The most devices one sdy.manual_computation of the program runs at once, each on a thread of its own (a body
-  // that communicates: docs/executor.md, "Shardy"); 0 when every one runs on the calling thread alone.
+  // The most devices one sdy.manual_computation of the program runs at once (a body that communicates: each on a
+  // core of RunOptions::parallel, or a thread of its own; docs/executor.md, "Shardy"); 0 when every one runs on
+  // the calling thread alone.
   size_t num_manual_devices() const;
   // The fused element-wise regions of every compiled function (CompileOptions::fuse_elementwise), in compile
   // order: the ops each one runs (in program order), how many of their values it writes and how many it keeps
@@ -247,6 +248,19 @@ class Program {
     // code, naming the op it did not run. nullptr: the run cannot be stopped. A process blocked in a
     // collective or a recv stops once its peers end.
     const std::atomic<int>* interrupt = nullptr;
+    // Where the devices of an sdy.manual_computation whose body communicates run (docs/executor.md, "Shardy"):
+    // nullptr, a std::thread per device per run (the calling thread runs the last); set (the executor of a
+    // client of more than one core), run(context, n, bytes, task, arg) calls task(arg, k, scratch_k, Status())
+    // for every device k < n at once (the devices wait for one another in their collectives: never one after
+    // another on one thread), the calling thread taking one of them, and returns once every call returned.
+    // scratch_k is `bytes` of 64-byte aligned memory for device k, valid during the call. A device the hook
+    // cannot start (no thread, no memory) gets task(arg, k, nullptr, why) instead: it then fails with `why`.
+    struct Parallel {
+      using Task = void (*)(void* arg, size_t k, char* scratch, Status start);
+      void (*run)(void* context, size_t n, size_t bytes, Task task, void* arg) = nullptr;
+      void* context = nullptr;
+    };
+    const Parallel* parallel = nullptr;
   };
   Status Run(const TensorView* args, size_t num_args, ResultAllocator* allocator, std::vector<TensorView>* results,
              const RunOptions& options) const;

@@ -11,9 +11,10 @@
 //     along dim 0) is used in place; other slices are copied into scratch of the body's argument type.
 //   - A body that communicates (collectives, partition_id, send/recv, also through called functions) runs its
 //     devices at once, device d as process (0, d) of a grid of one replica and one partition per device, each on
-//     its own thread, with the body compiled as a function of its own (CompileRegionFunction) so that each device
-//     has its own frames: partition_id is the device's index in the mesh and the collectives' groups (channel
-//     handles and use_global_device_ids, as JAX's shard_map lowers them) name devices by it.
+//     a core of the embedder's (RunOptions::parallel: the executor's cores) or, without one, on a thread of its
+//     own, with the body compiled as a function of its own (CompileRegionFunction) so that each device has its
+//     own frames: partition_id is the device's index in the mesh and the collectives' groups (channel handles
+//     and use_global_device_ids, as JAX's shard_map lowers them) name devices by it.
 // A computation whose body sees whole operands and returns whole results (every manual axis of size 1, or nothing
 // split, and no communication) runs as an inline region (control.cc).
 #include <algorithm>
@@ -312,10 +313,12 @@ class ManualComputationKernel final : public ManualKernelBase {
 // A body compiled as a function of its own (CompileRegionFunction, or the called body of Shardy's exported form).
 // A body that communicates runs its instances at once, device d as process (0, d) of a grid of its own (one
 // replica, one partition per device, so partition_id is the device's index in the mesh and the collectives'
-// groups name devices by it), each on its own thread (ProcessGrid::Run); one that does not runs them one after
-// another on the calling thread. Each instance has frames of its own. Each device's operand slices that are not
-// runs of the operand's bytes and its results lie in scratch of the run; each device writes its results into
-// place itself (the boxes are disjoint).
+// groups name devices by it): through RunOptions::parallel when the run has it (the executor's cores; each
+// device's slices, results and frames in the scratch it gives), else each on its own thread (ProcessGrid::Run,
+// scratch and frames on the heap); one that does not communicate runs them one after another on the calling
+// thread. Each instance has frames of its own. Each device's operand slices that are not runs of the operand's
+// bytes and its results lie in scratch; each device writes its results into place itself (the boxes are
+// disjoint).
 class FunctionManualKernel final : public ManualKernelBase {
  public:
   FunctionManualKernel(const Function* body, bool concurrent, std::vector<int64_t> sizes,
@@ -334,9 +337,13 @@ class FunctionManualKernel final : public ManualKernelBase {
       per_device_ += AlignUp(local_bytes[i]);
     }
     for (size_t d = 0; d < partition.size(); ++d) device_of_[partition[d]] = static_cast<uint32_t>(d);
+    partition_of_ = std::move(partition);
+    frame_bytes_ = AlignUp(StandaloneFrameBytes(*body_));
   }
 
   Status Run(Frame& f) const override {
+    if (concurrent_ && frame_bytes_ && f.run && f.run->parallel && f.run->parallel->run)
+      return RunOnCores(f, *f.run->parallel);
     Workspace scratch;
     const size_t copies = concurrent_ ? static_cast<size_t>(devices_) : 1;  // one after another: one is reused
     char* mem = scratch.Reserve(per_device_ * copies);
@@ -352,26 +359,77 @@ class FunctionManualKernel final : public ManualKernelBase {
       return Status();
     }
     ProcessGrid grid(1, static_cast<uint32_t>(devices_));
-    HostTransfers* host = f.run ? f.run->process.host : nullptr;
-    ProbeStore* probes = f.run ? &f.run->probe_store() : nullptr;
+    Concurrent at{this, &f, &grid, f.run ? f.run->process.host : nullptr, f.run ? &f.run->probe_store() : nullptr};
     const std::vector<Status> st = grid.Run([&](uint32_t p) -> Status {
       const uint32_t d = device_of_[p];
-      RunState run;
-      run.process.grid = &grid;
-      run.process.partition_id = p;
-      run.process.host = host;
-      run.probes = probes;
-      run.interrupt = f.interrupt;
-      return RunDevice(f, d, mem + per_device_ * d, &run);
+      return RunProcess(at, d, mem + per_device_ * d, nullptr);
     });
-    for (uint32_t p = 0; p < st.size(); ++p)
-      if (st[p]) return Failed(f, CopyStatus(st[p].get()), device_of_[p]);
-    return Status();
+    return Report(f, [&](uint32_t d) { return CopyStatus(st[partition_of_[d]].get()); });
   }
 
  private:
+  // What the devices of one concurrent run share.
+  struct Concurrent {
+    const FunctionManualKernel* kernel;
+    Frame* f;
+    ProcessGrid* grid;
+    HostTransfers* host;
+    ProbeStore* probes;
+  };
+  // Device d as process partition_of_[d] of at.grid, its scratch at `own` and its frames at `frames` (nullptr:
+  // host memory of its own).
+  Status RunProcess(const Concurrent& at, uint32_t d, char* own, char* frames) const {
+    RunState run;
+    run.process.grid = at.grid;
+    run.process.partition_id = partition_of_[d];
+    run.process.host = at.host;
+    run.probes = at.probes;
+    run.interrupt = at.f->interrupt;
+    run.parallel = at.f->run ? at.f->run->parallel : nullptr;
+    return RunDevice(*at.f, d, own, &run, frames);
+  }
+  // The devices on the embedder's cores (RunOptions::parallel): each device's scratch (its slices, its results,
+  // then its frames) is the hook's, device k runs process partition_of_[k], and ends it in the grid itself.
+  Status RunOnCores(Frame& f, const Program::RunOptions::Parallel& parallel) const {
+    ProcessGrid grid(1, static_cast<uint32_t>(devices_));
+    Concurrent at{this, &f, &grid, f.run->process.host, &f.run->probe_store()};
+    parallel.run(parallel.context, static_cast<size_t>(devices_), per_device_ + frame_bytes_, &DeviceTask, &at);
+    return Report(f, [&](uint32_t d) { return grid.FinalStatus(partition_of_[d]); });
+  }
+  // The run's status from each device's (status_of(d)): the first device that failed on its own (a cancel, a
+  // failed op) before the first that failed waiting for a peer that had ended (FAILED_PRECONDITION), so that
+  // the status names the cause.
+  template <class StatusOf>
+  Status Report(const Frame& f, const StatusOf& status_of) const {
+    Status waited;
+    uint32_t waited_device = 0;
+    for (uint32_t d = 0; d < static_cast<uint32_t>(devices_); ++d) {
+      Status s = status_of(d);
+      if (!s) continue;
+      if (s->code != NEURONMEM_STATUS_FAILED_PRECONDITION) return Failed(f, std::move(s), d);
+      if (!waited) {
+        waited = std::move(s);
+        waited_device = d;
+      }
+    }
+    return waited ? Failed(f, std::move(waited), waited_device) : Status();
+  }
+  static void DeviceTask(void* arg, size_t k, char* scratch, Status start) {
+    const Concurrent& at = *static_cast<const Concurrent*>(arg);
+    const FunctionManualKernel& self = *at.kernel;
+    const uint32_t d = static_cast<uint32_t>(k);
+    Status s = std::move(start);
+    if (!s) {
+      try {
+        s = self.RunProcess(at, d, scratch, scratch + self.per_device_);
+      } catch (const std::exception& e) {
+        s = Internal("device %u: %s", d, e.what());
+      }
+    }
+    at.grid->Finish(self.partition_of_[d], std::move(s)).IgnoreError();  // kept as its final status
+  }
   // Device d's instance, its scratch at `own`, as a process of `run`.
-  Status RunDevice(Frame& f, uint32_t d, char* own, RunState* run) const {
+  Status RunDevice(Frame& f, uint32_t d, char* own, RunState* run, char* frames = nullptr) const {
     std::vector<int64_t> coord;
     Coord(d, &coord);
     std::vector<char*> args(ins_.size()), results(outs_.size());
@@ -385,7 +443,7 @@ class FunctionManualKernel final : public ManualKernelBase {
       Gather(s, f.slots[ins_[i]], coord, args[i]);
     }
     for (size_t i = 0; i < outs_.size(); ++i) results[i] = own + scratch_offset_[ins_.size() + i];
-    NEURONMEM_RETURN_IF_ERROR(RunStandalone(*body_, f.state, run, f.context, args.data(), results.data()));
+    NEURONMEM_RETURN_IF_ERROR(RunStandalone(*body_, f.state, run, f.context, args.data(), results.data(), frames));
     for (size_t i = 0; i < outs_.size(); ++i) Scatter(out_splits_[i], results[i], coord, f.slots[outs_[i]]);
     return Status();
   }
@@ -396,7 +454,9 @@ class FunctionManualKernel final : public ManualKernelBase {
 
   const Function* body_;
   bool concurrent_;
-  std::vector<uint32_t> device_of_;  // per partition (process), the device (mesh position) it runs
+  std::vector<uint32_t> device_of_;     // per partition (process), the device (mesh position) it runs
+  std::vector<uint32_t> partition_of_;  // per device, its partition (process)
+  size_t frame_bytes_ = 0;              // of a device's frames in the hook's scratch (0: they need other spaces)
   std::vector<uint32_t> ins_;
   std::vector<Split> in_splits_;
   std::vector<uint32_t> outs_;

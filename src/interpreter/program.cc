@@ -82,9 +82,14 @@ Status FrameMemory::Reserve(const Function& fn, Workspace* workspace, char* cons
 }
 
 Status RunStandalone(const Function& fn, const ProgramState* state, RunState* run, void* context, char* const* args,
-                     char* const* results) {
+                     char* const* results, char* frame_memory) {
   FrameMemory fm;
-  NEURONMEM_RETURN_IF_ERROR(fm.Reserve(fn, nullptr, nullptr));
+  if (frame_memory && !StandaloneFrameBytes(fn)) return Internal("@%s needs memory of other spaces", fn.name.c_str());
+  if (frame_memory) {
+    fm.mem = frame_memory;
+  } else {
+    NEURONMEM_RETURN_IF_ERROR(fm.Reserve(fn, nullptr, nullptr));
+  }
   Frame frame;
   SetupFrame(fn, fm.mem, fm.spaces, &frame);
   frame.state = state;
@@ -99,6 +104,12 @@ Status RunStandalone(const Function& fn, const ProgramState* state, RunState* ru
     if (fn.slots[src].bytes) std::memmove(results[i], frame.slots[src], fn.slots[src].bytes);
   }
   return Ok();
+}
+
+size_t StandaloneFrameBytes(const Function& fn) {
+  for (size_t k = 1; k < kMaxSpaces; ++k)
+    if (fn.space_stack_bytes[k]) return 0;
+  return std::max<size_t>(fn.stack_bytes, 1);
 }
 
 Program::Program(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -151,6 +162,7 @@ Status Program::Run(const TensorView* args, size_t num_args, ResultAllocator* al
   RunState run;
   if (options.process) run.process = *options.process;
   run.interrupt = options.interrupt;
+  run.parallel = options.parallel;
   Frame frame;
   SetupFrame(fn, fm.mem, fm.spaces, &frame);
   frame.state = &impl_->state;

@@ -87,9 +87,13 @@ struct FrameMemory {
   Status Reserve(const Function& fn, Workspace* workspace, char* const* given);
 };
 
-// Runs `fn` in frames of its own (host memory): args[i] / results[i] point to its parameters' and results'
-// bytes. The frames see `state`, `run` and `context` as a Program run's do.
+// Runs `fn` in frames of its own: args[i] / results[i] point to its parameters' and results' bytes. The frames see
+// `state`, `run` and `context` as a Program run's do. Their memory: `frame_memory` (StandaloneFrameBytes(fn) bytes,
+// 64-byte aligned) when given, else host memory reserved for the call.
 Status RunStandalone(const Function& fn, const ProgramState* state, RunState* run, void* context, char* const* args,
-                     char* const* results);
+                     char* const* results, char* frame_memory = nullptr);
+// The bytes of frame memory RunStandalone takes for `fn` (at least 1), or 0 when its frames also need memory of
+// other spaces (host compute inside it): it must then reserve its own.
+size_t StandaloneFrameBytes(const Function& fn);
 
 }  // namespace neuronmem::interp

@@ -38,7 +38,8 @@ struct RunState {
   std::unique_ptr<ProcessGrid> solo;  // the one-process grid of a run given none, made on first use
   ProbeStore* probes = nullptr;       // the run's probes (a run_parallel's processes share their parent's)
   std::unique_ptr<ProbeStore> own_probes;
-  const std::atomic<int>* interrupt = nullptr;  // RunOptions::interrupt, seen by every frame of the run
+  const std::atomic<int>* interrupt = nullptr;              // RunOptions::interrupt, seen by every frame of the run
+  const Program::RunOptions::Parallel* parallel = nullptr;  // RunOptions::parallel (nested runs inherit it)
 
   ProcessGrid& grid() {
     if (!process.grid) {

@@ -39,6 +39,26 @@ static const char kSwap[] =
     "  return %r#0 : tensor<4xf32>\n"
     "}\n";
 
+/* psum over "x"=2 in a shard_map: the two halves of f32[4] summed on each device, gathered back along "x". */
+static const char kManual[] =
+    "module @m {\n"
+    "  sdy.mesh @mesh = <[\"x\"=2]>\n"
+    "  func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {\n"
+    "    %1 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{\"x\"}]>] out_shardings=[<@mesh, [{\"x\"}]>]\n"
+    "        manual_axes={\"x\"} (%a: tensor<2xf32>) {\n"
+    "      %s = \"stablehlo.all_reduce\"(%a) ({\n"
+    "        ^bb0(%x: tensor<f32>, %y: tensor<f32>):\n"
+    "          %t = stablehlo.add %x, %y : tensor<f32>\n"
+    "          stablehlo.return %t : tensor<f32>\n"
+    "      }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>,\n"
+    "          channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, use_global_device_ids}\n"
+    "          : (tensor<2xf32>) -> tensor<2xf32>\n"
+    "      sdy.return %s : tensor<2xf32>\n"
+    "    } : (tensor<4xf32>) -> tensor<4xf32>\n"
+    "    return %1 : tensor<4xf32>\n"
+    "  }\n"
+    "}\n";
+
 static int contains(neuronmem_string_t s, const char* text) {
   const size_t n = strlen(text);
   for (size_t i = 0; i + n <= s.size; ++i) {
@@ -127,6 +147,7 @@ int main(void) {
   CHECK(code_of(neuronmem_executable_properties(exe, &props)) == NEURONMEM_STATUS_OK);
   CHECK(props.num_parameters == 2 && props.num_outputs == 2 && props.num_replicas == 2);
   CHECK(props.num_explicit_moves == 1);
+  CHECK(props.num_manual_devices == 0);
 
   /* Run on device 1, the weights read in place from pinned_host. */
   neuronmem_memory_t* w_mem = NULL;
@@ -257,6 +278,47 @@ int main(void) {
     neuronmem_buffer_destroy(ar_args[d]);
   }
   neuronmem_executable_destroy(ar);
+
+  /* A manual computation over 2 devices whose body communicates: one execution on device 0 runs its devices on
+   * both cores of the client (the property says 2 at once, the statistics 2 cores and no thread). */
+  neuronmem_executable_t* mc = NULL;
+  CHECK(code_of(neuronmem_executable_compile_text(client, kManual, sizeof kManual - 1, &co, &mc)) ==
+        NEURONMEM_STATUS_OK);
+  if (!mc) return 1;
+  memset(&props, 0, sizeof props);
+  props.struct_size = NEURONMEM_EXECUTABLE_PROPERTIES_STRUCT_SIZE;
+  CHECK(code_of(neuronmem_executable_properties(mc, &props)) == NEURONMEM_STATUS_OK);
+  CHECK(props.num_manual_devices == 2);
+  {
+    neuronmem_memory_t* m = NULL;
+    CHECK(code_of(neuronmem_executable_parameter_memory(mc, devices[0], 0, &m)) == NEURONMEM_STATUS_OK);
+    const float v[4] = {1, 2, 30, 40};
+    neuronmem_buffer_t* mc_args[1] = {upload(client, m, v)};
+    neuronmem_execute_args_t ma;
+    memset(&ma, 0, sizeof ma);
+    ma.struct_size = NEURONMEM_EXECUTE_ARGS_STRUCT_SIZE;
+    ma.executable = mc;
+    ma.device = devices[0];
+    ma.arguments = mc_args;
+    ma.num_arguments = 1;
+    neuronmem_buffer_t* mc_result = NULL;
+    neuronmem_event_t* mc_done = NULL;
+    neuronmem_execution_t* mc_run = NULL;
+    CHECK(code_of(neuronmem_executable_execute(&ma, &mc_result, &mc_done, &mc_run)) == NEURONMEM_STATUS_OK);
+    CHECK(code_of(neuronmem_event_wait(mc_done, -1)) == NEURONMEM_STATUS_OK);
+    read4(mc_result, out);
+    CHECK(out[0] == 31 && out[1] == 42 && out[2] == 31 && out[3] == 42);
+    neuronmem_execution_stats_t ms;
+    memset(&ms, 0, sizeof ms);
+    ms.struct_size = NEURONMEM_EXECUTION_STATS_STRUCT_SIZE;
+    CHECK(code_of(neuronmem_execution_stats(mc_run, &ms)) == NEURONMEM_STATUS_OK);
+    CHECK(ms.manual_cores == 2 && ms.manual_threads == 0);
+    neuronmem_execution_destroy(mc_run);
+    neuronmem_event_destroy(mc_done);
+    neuronmem_buffer_destroy(mc_result);
+    neuronmem_buffer_destroy(mc_args[0]);
+  }
+  neuronmem_executable_destroy(mc);
 
   /* send / recv core to core: each device gets the other's tensor, one peer transfer of 16 bytes device ->
    * device on each, no host bytes. */

@@ -116,6 +116,8 @@ type ExecutableProperties struct {
 	NumPartitions                  uint32 // it runs on devices 0..NumReplicas*NumPartitions-1
 	// Shape-polymorphic entries (-1 dims): the specializations compiled so far, one per argument-shape tuple.
 	NumSpecializations uint64
+	// The most devices one sdy.manual_computation whose body communicates runs at once (0: none).
+	NumManualDevices uint64
 }
 
 // Properties returns the executable's counts and sizes.
@@ -128,7 +130,7 @@ func (e *Executable) Properties() (ExecutableProperties, error) {
 		}
 		out = ExecutableProperties{int(p.num_parameters), int(p.num_outputs), uint32(p.num_replicas),
 			uint64(p.peak_device_bytes), uint64(p.peak_host_bytes), uint64(p.num_ops), uint64(p.num_explicit_moves),
-			uint32(p.num_partitions), uint64(p.num_specializations)}
+			uint32(p.num_partitions), uint64(p.num_specializations), uint64(p.num_manual_devices)}
 		return nil
 	})
 	return out, err
@@ -562,6 +564,9 @@ type ExecutionStats struct {
 	OpNs, TransferNs, QueueNs                                          uint64
 	// Messages received from other cores of the launch, each counted once, by its receiver.
 	PeerTransfers, PeerBytes uint64
+	// sdy.manual_computation devices on a client of more than one core: the most cores one computation ran its
+	// devices on, and the most devices one ran on threads of their own (beyond the cores, or a core busy).
+	ManualCores, ManualThreads uint64
 }
 
 // Stats returns the finished execution's statistics (FAILED_PRECONDITION before it finished).
@@ -574,7 +579,7 @@ func (x *Execution) Stats() (ExecutionStats, error) {
 		}
 		out = ExecutionStats{uint64(s.explicit_transfers), uint64(s.explicit_bytes), uint64(s.implicit_transfers),
 			uint64(s.implicit_bytes), uint64(s.op_ns), uint64(s.transfer_ns), uint64(s.queue_ns),
-			uint64(s.peer_transfers), uint64(s.peer_bytes)}
+			uint64(s.peer_transfers), uint64(s.peer_bytes), uint64(s.manual_cores), uint64(s.manual_threads)}
 		return nil
 	})
 	return out, err

@@ -394,3 +394,46 @@ func TestRepeatedHandlesAreReadLockedOnce(t *testing.T) {
 	first[0].Close()
 	second[0].Close()
 }
+
+// psum over "x"=2 in a shard_map: each half of f32[4] gets the sum of both, the devices on both cores (issue 26).
+const manualText = `module @m {
+  sdy.mesh @mesh = <["x"=2]>
+  func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
+    %1 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"x"}]>] out_shardings=[<@mesh, [{"x"}]>]
+        manual_axes={"x"} (%a: tensor<2xf32>) {
+      %s = "stablehlo.all_reduce"(%a) ({
+        ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+          %t = stablehlo.add %x, %y : tensor<f32>
+          stablehlo.return %t : tensor<f32>
+      }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>,
+          channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, use_global_device_ids}
+          : (tensor<2xf32>) -> tensor<2xf32>
+      sdy.return %s : tensor<2xf32>
+    } : (tensor<4xf32>) -> tensor<4xf32>
+    return %1 : tensor<4xf32>
+  }
+}
+`
+
+func TestManualComputationOnBothCores(t *testing.T) {
+	c := newClient(t, 2)
+	dev := must[*Device](t)(c.LookupDevice(0))
+	exe := must[*Executable](t)(c.Compile(manualText, &CompileOptions{Filename: "manual.mlir"}))
+	defer exe.Close()
+	if p := must[ExecutableProperties](t)(exe.Properties()); p.NumManualDevices != 2 {
+		t.Fatalf("%+v", p)
+	}
+	mem := must[*Memory](t)(dev.DefaultMemory())
+	a := must[*Buffer](t)(FromSlice(mem, []int64{4}, []float32{1, 2, 30, 40}))
+	defer a.Close()
+	results, run, err := executeAndWait(t, exe, dev, []*Buffer{a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := must[[]float32](t)(ToSlice[float32](results[0])); !reflect.DeepEqual(got, []float32{31, 42, 31, 42}) {
+		t.Fatal(got)
+	}
+	if st := must[ExecutionStats](t)(run.Stats()); st.ManualCores != 2 || st.ManualThreads != 0 {
+		t.Fatalf("%+v", st)
+	}
+}

@@ -1560,6 +1560,13 @@ class Executable(_Owned):
         _check(C.executable_properties(self._h(), ctypes.byref(p)))
         return _fields(p)
 
+    @property
+    def num_manual_devices(self):
+        """The most devices one sdy.manual_computation whose body communicates runs at once (0: none). On a
+        client of more than one core they run on its cores (Execution.stats()["manual_cores"] /
+        ["manual_threads"] say where an execution's ran)."""
+        return self.properties()["num_manual_devices"]
+
     def _values(self, fn, count):
         out = []
         for i in range(count):

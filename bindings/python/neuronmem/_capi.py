@@ -249,7 +249,7 @@ class ExecutableProperties(ctypes.Structure):
     _fields_ = [("struct_size", c_size_t), ("num_parameters", c_size_t), ("num_outputs", c_size_t),
                 ("num_replicas", c_uint32), ("peak_device_bytes", c_uint64), ("peak_host_bytes", c_uint64),
                 ("num_ops", c_uint64), ("num_explicit_moves", c_uint64), ("num_partitions", c_uint32),
-                ("num_specializations", c_uint64)]
+                ("num_specializations", c_uint64), ("num_manual_devices", c_uint64)]
 
 
 class ExecutableValue(ctypes.Structure):
@@ -295,7 +295,7 @@ class ExecutionStats(ctypes.Structure):
     _fields_ = [("struct_size", c_size_t), ("explicit_transfers", c_uint64), ("explicit_bytes", c_uint64),
                 ("implicit_transfers", c_uint64), ("implicit_bytes", c_uint64), ("op_ns", c_uint64),
                 ("transfer_ns", c_uint64), ("queue_ns", c_uint64), ("peer_transfers", c_uint64),
-                ("peer_bytes", c_uint64)]
+                ("peer_bytes", c_uint64), ("manual_cores", c_uint64), ("manual_threads", c_uint64)]
 
 
 class TransferCounts(ctypes.Structure):
@@ -351,12 +351,12 @@ STRUCT_SIZES = {
     ManifestComposite: published_size(ManifestComposite, "column"),
     ManifestUploadArgs: published_size(ManifestUploadArgs, "host_buffer_semantics"),
     CompileOptions: published_size(CompileOptions, "num_partitions"),
-    ExecutableProperties: published_size(ExecutableProperties, "num_specializations"),
+    ExecutableProperties: published_size(ExecutableProperties, "num_manual_devices"),
     ExecutableValue: published_size(ExecutableValue, "donation"),
     ExecuteArgs: published_size(ExecuteArgs, "timeout_ns"),
     ExecuteDevicesArgs: published_size(ExecuteDevicesArgs, "launch_id"),
     HostTransfer: published_size(HostTransfer, "num_tensors"),
-    ExecutionStats: published_size(ExecutionStats, "peer_bytes"),
+    ExecutionStats: published_size(ExecutionStats, "manual_threads"),
     TransferCounts: published_size(TransferCounts, "peer_bytes"),
     KernelCall: published_size(KernelCall, "device"),
     KernelRegistration: published_size(KernelRegistration, "user_data"),

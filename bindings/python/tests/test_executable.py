@@ -167,6 +167,42 @@ class ExecutableTest(unittest.TestCase):
                     one.logical_ids(c.devices[1])
                 self.assertEqual(cm.exception.code, StatusCode.INVALID_ARGUMENT)
 
+    def test_manual_computation_on_both_cores(self):
+        # psum over "x"=2 in a shard_map: each half of f32[4] gets the sum of both; the devices run on both cores.
+        text = """module @m {
+  sdy.mesh @mesh = <["x"=2]>
+  func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
+    %1 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"x"}]>] out_shardings=[<@mesh, [{"x"}]>]
+        manual_axes={"x"} (%a: tensor<2xf32>) {
+      %s = "stablehlo.all_reduce"(%a) ({
+        ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+          %t = stablehlo.add %x, %y : tensor<f32>
+          stablehlo.return %t : tensor<f32>
+      }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>,
+          channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, use_global_device_ids}
+          : (tensor<2xf32>) -> tensor<2xf32>
+      sdy.return %s : tensor<2xf32>
+    } : (tensor<4xf32>) -> tensor<4xf32>
+    return %1 : tensor<4xf32>
+  }
+}
+"""
+        with nm.Client(num_cores=2, device_bytes_per_core=2 << 20, pinned_host_bytes=32 << 20) as c:
+            with nm.Executable.compile(c, text, filename="manual.mlir") as exe:
+                self.assertEqual(exe.num_manual_devices, 2)
+                self.assertEqual(exe.properties()["num_manual_devices"], 2)
+                dev = c.devices[0]
+                a = nm.Buffer.from_numpy(np.array([1, 2, 30, 40], np.float32), dev.default_memory)
+                results, done, run = exe.execute(dev, [a])
+                done.wait()
+                np.testing.assert_array_equal(results[0].to_numpy(), [31, 42, 31, 42])
+                st = run.stats()
+                self.assertEqual((st["manual_cores"], st["manual_threads"]), (2, 0))
+                for r in results + [done, run, a]:
+                    r.close()
+            with nm.Executable.compile(c, TEXT) as plain:
+                self.assertEqual(plain.num_manual_devices, 0)
+
     def test_host_transfers_through_callbacks(self):
         text = """func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
   %t = stablehlo.after_all : !stablehlo.token

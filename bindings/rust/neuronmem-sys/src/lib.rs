@@ -453,6 +453,7 @@ pub struct neuronmem_executable_properties_t {
     pub num_explicit_moves: u64,
     pub num_partitions: u32,
     pub num_specializations: u64,
+    pub num_manual_devices: u64,
 }
 
 #[repr(C)]
@@ -541,6 +542,8 @@ pub struct neuronmem_execution_stats_t {
     pub queue_ns: u64,
     pub peer_transfers: u64,
     pub peer_bytes: u64,
+    pub manual_cores: u64,
+    pub manual_threads: u64,
 }
 
 #[repr(C)]
@@ -639,12 +642,12 @@ pub fn published_sizes() -> [(&'static str, usize); 31] {
         ("neuronmem_manifest_composite_t", struct_size!(neuronmem_manifest_composite_t, column)),
         ("neuronmem_manifest_upload_args_t", struct_size!(neuronmem_manifest_upload_args_t, host_buffer_semantics)),
         ("neuronmem_compile_options_t", struct_size!(neuronmem_compile_options_t, num_partitions)),
-        ("neuronmem_executable_properties_t", struct_size!(neuronmem_executable_properties_t, num_specializations)),
+        ("neuronmem_executable_properties_t", struct_size!(neuronmem_executable_properties_t, num_manual_devices)),
         ("neuronmem_executable_value_t", struct_size!(neuronmem_executable_value_t, donation)),
         ("neuronmem_execute_args_t", struct_size!(neuronmem_execute_args_t, timeout_ns)),
         ("neuronmem_execute_devices_args_t", struct_size!(neuronmem_execute_devices_args_t, launch_id)),
         ("neuronmem_host_transfer_t", struct_size!(neuronmem_host_transfer_t, num_tensors)),
-        ("neuronmem_execution_stats_t", struct_size!(neuronmem_execution_stats_t, peer_bytes)),
+        ("neuronmem_execution_stats_t", struct_size!(neuronmem_execution_stats_t, manual_threads)),
         ("neuronmem_transfer_counts_t", struct_size!(neuronmem_transfer_counts_t, peer_bytes)),
         ("neuronmem_kernel_call_t", struct_size!(neuronmem_kernel_call_t, device)),
         ("neuronmem_kernel_registration_t", struct_size!(neuronmem_kernel_registration_t, user_data)),

@@ -74,7 +74,7 @@ fn rust_layout() -> BTreeMap<(String, String), (usize, usize)> {
                                       num_replicas, num_partitions }
         neuronmem_executable_properties_t { struct_size, num_parameters, num_outputs, num_replicas,
                                             peak_device_bytes, peak_host_bytes, num_ops, num_explicit_moves,
-                                            num_partitions, num_specializations }
+                                            num_partitions, num_specializations, num_manual_devices }
         neuronmem_executable_value_t { struct_size, element_type, dims, num_dims, memory_kind, bytes, donation }
         neuronmem_execute_args_t { struct_size, extension, executable, device, arguments, num_arguments, wait,
                                    non_donatable, num_non_donatable, timeout_ns }
@@ -86,7 +86,8 @@ fn rust_layout() -> BTreeMap<(String, String), (usize, usize)> {
                                     num_tensors }
         neuronmem_host_callback_t { channel_id, fn_ = "fn", user_data }
         neuronmem_execution_stats_t { struct_size, explicit_transfers, explicit_bytes, implicit_transfers,
-                                      implicit_bytes, op_ns, transfer_ns, queue_ns, peer_transfers, peer_bytes }
+                                      implicit_bytes, op_ns, transfer_ns, queue_ns, peer_transfers, peer_bytes,
+                                      manual_cores, manual_threads }
         neuronmem_transfer_counts_t { struct_size, explicit_transfers, explicit_bytes, implicit_transfers,
                                       implicit_bytes, peer_transfers, peer_bytes }
         neuronmem_kernel_tensor_t { data, element_type, dims, num_dims, memory_kind }

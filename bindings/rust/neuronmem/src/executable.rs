@@ -169,7 +169,7 @@ impl<'c> Executable<'c> {
     pub fn properties(&self) -> Result<sys::neuronmem_executable_properties_t> {
         // SAFETY: a plain struct of integers.
         let mut p: sys::neuronmem_executable_properties_t = unsafe { std::mem::zeroed() };
-        p.struct_size = sys::struct_size!(sys::neuronmem_executable_properties_t, num_specializations);
+        p.struct_size = sys::struct_size!(sys::neuronmem_executable_properties_t, num_manual_devices);
         check(unsafe { sys::neuronmem_executable_properties(self.raw, &mut p) })?;
         Ok(p)
     }
@@ -375,7 +375,7 @@ impl Execution<'_> {
     pub fn stats(&self) -> Result<ExecutionStats> {
         // SAFETY: a plain struct of integers.
         let mut s: ExecutionStats = unsafe { std::mem::zeroed() };
-        s.struct_size = sys::struct_size!(sys::neuronmem_execution_stats_t, peer_bytes);
+        s.struct_size = sys::struct_size!(sys::neuronmem_execution_stats_t, manual_threads);
         check(unsafe { sys::neuronmem_execution_stats(self.raw, &mut s) })?;
         Ok(s)
     }

@@ -611,3 +611,36 @@ fn host_transfers_through_callbacks() {
     assert_eq!(e.code(), Code::InvalidArgument);
     assert!(e.message().contains("channel 6 has no recv callback"), "{}", e);
 }
+
+// psum over "x"=2 in a shard_map: each half of f32[4] gets the sum of both, the devices on both cores (issue 26).
+#[test]
+fn manual_computation_on_both_cores() {
+    let text = r#"module @m {
+  sdy.mesh @mesh = <["x"=2]>
+  func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
+    %1 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"x"}]>] out_shardings=[<@mesh, [{"x"}]>]
+        manual_axes={"x"} (%a: tensor<2xf32>) {
+      %s = "stablehlo.all_reduce"(%a) ({
+        ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+          %t = stablehlo.add %x, %y : tensor<f32>
+          stablehlo.return %t : tensor<f32>
+      }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>,
+          channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, use_global_device_ids}
+          : (tensor<2xf32>) -> tensor<2xf32>
+      sdy.return %s : tensor<2xf32>
+    } : (tensor<4xf32>) -> tensor<4xf32>
+    return %1 : tensor<4xf32>
+  }
+}
+"#;
+    let c = client(2);
+    let dev = c.lookup_device(0).unwrap();
+    let exe = c.compile(text, &CompileOptions::default()).unwrap();
+    assert_eq!(exe.properties().unwrap().num_manual_devices, 2);
+    let arg = exe.parameter_memory(&dev, 0).unwrap().buffer_from_slice(&[4], &[1f32, 2., 30., 40.], &[]).unwrap();
+    let (results, done, run) = exe.execute(&dev, &[&arg], &[], &[]).unwrap();
+    done.wait(None).unwrap();
+    assert_eq!(results[0].to_vec::<f32>().unwrap(), [31f32, 42., 31., 42.]);
+    let st = run.stats().unwrap();
+    assert_eq!((st.manual_cores, st.manual_threads), (2, 0));
+}
