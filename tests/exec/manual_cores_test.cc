@@ -166,6 +166,40 @@ TEST_F(ManualCoresTest, ComputationsOnBothCoresAtOnceDoNotWaitForEachOther) {
   DestroySwapped(&two);
 }
 
+// A launch on both cores (2 replicas), each core's execution a computation of 2 devices: both complete, each
+// with the right result, each ran its two devices on the cores or a thread.
+TEST_F(ManualCoresTest, ALaunchOnBothCoresRunsEachCoresComputation) {
+  neuronmem_client_t* two = nullptr;
+  ASSERT_OK(MakeClient(64u << 20, 2, &two));
+  Swap(&two);
+  neuronmem_executable_t* e = nullptr;
+  ASSERT_OK(CompileReplicas(PsumProgram(2), "test.mlir", 2, &e));
+  std::vector<std::vector<float>> in(2, std::vector<float>(12));
+  for (size_t i = 0; i < 12; ++i) {
+    in[0][i] = static_cast<float>(i);
+    in[1][i] = static_cast<float>(3 * i) - 5.0f;
+  }
+  std::vector<std::vector<neuronmem_buffer_t*>> args = {
+      {Upload(in[0], {4, 3}, Memory(NEURONMEM_MEMORY_KIND_DEVICE, 0))},
+      {Upload(in[1], {4, 3}, Memory(NEURONMEM_MEMORY_KIND_DEVICE, 1))}};
+  for (int rep = 0; rep < 5; ++rep) {
+    std::vector<std::vector<neuronmem_buffer_t*>> results;
+    std::vector<neuronmem_event_t*> done;
+    std::vector<neuronmem_execution_t*> runs;
+    ASSERT_OK(Launch(e, {0, 1}, args, &results, &done, &runs));
+    for (size_t d = 0; d < 2; ++d) {
+      EXPECT_OK(neuronmem_event_wait(done[d], -1));
+      EXPECT_EQ(Read(results[d][0], 12), Expected(2, in[d])) << "core " << d;
+      const neuronmem_execution_stats_t st = Stats(runs[d]);
+      EXPECT_GE(st.manual_cores, 1u);
+      EXPECT_EQ(st.manual_cores + st.manual_threads, 2u);
+      neuronmem_event_destroy(done[d]);
+      neuronmem_execution_destroy(runs[d]);
+    }
+  }
+  DestroySwapped(&two);
+}
+
 // A device that never reaches the all_reduce (device 1 skips it) fails the execution naming the op and device 0,
 // which waited for it: no hang on the cores.
 TEST_F(ManualCoresTest, ADeviceThatNeverJoinsFailsTheExecutionNamingTheDevice) {
