@@ -91,6 +91,21 @@ class ManualCoresTest : public ExecTest {
   }
 };
 
+// The tests on a client of two cores (the fixture's own of one kept aside).
+class TwoCores : public ManualCoresTest {
+ protected:
+  void SetUp() override {
+    ManualCoresTest::SetUp();
+    ASSERT_OK(MakeClient(64u << 20, 2, &one_));
+    Swap(&one_);  // one_ now holds the fixture's 1-core client
+  }
+  void TearDown() override {
+    DestroySwapped(&one_);
+    ManualCoresTest::TearDown();
+  }
+  neuronmem_client_t* one_ = nullptr;
+};
+
 // 2 and 4 devices on a 2-core client, from either core: the same results as on a 1-core client (a thread per
 // device, the interpreter's own path) and the math; 2 devices take both cores, 4 take both and 2 threads.
 TEST_F(ManualCoresTest, CollectivesOverTwoAndFourDevicesAgreeWithOneCore) {
@@ -116,10 +131,7 @@ TEST_F(ManualCoresTest, CollectivesOverTwoAndFourDevicesAgreeWithOneCore) {
 
 // Executions on both cores at once, each a computation of 2 devices: whichever finds the other core's worker busy
 // runs that device on a thread instead; none waits for the other, all agree.
-TEST_F(ManualCoresTest, ComputationsOnBothCoresAtOnceDoNotWaitForEachOther) {
-  neuronmem_client_t* two = nullptr;
-  ASSERT_OK(MakeClient(64u << 20, 2, &two));
-  Swap(&two);
+TEST_F(TwoCores, ComputationsOnBothCoresAtOnceDoNotWaitForEachOther) {
   neuronmem_executable_t* e = nullptr;
   ASSERT_OK(Compile(PsumProgram(2), &e));
   std::vector<float> in(12);
@@ -163,15 +175,41 @@ TEST_F(ManualCoresTest, ComputationsOnBothCoresAtOnceDoNotWaitForEachOther) {
       EXPECT_EQ(st.manual_cores + st.manual_threads, 2u);
     }
   }
-  DestroySwapped(&two);
+}
+
+// A launch on both cores (2 replicas), each core's execution a computation of 2 devices: both complete, each
+// with the right result, each ran its two devices on the cores or a thread.
+TEST_F(TwoCores, ALaunchOnBothCoresRunsEachCoresComputation) {
+  neuronmem_executable_t* e = nullptr;
+  ASSERT_OK(CompileReplicas(PsumProgram(2), "test.mlir", 2, &e));
+  std::vector<std::vector<float>> in(2, std::vector<float>(12));
+  for (size_t i = 0; i < 12; ++i) {
+    in[0][i] = static_cast<float>(i);
+    in[1][i] = static_cast<float>(3 * i) - 5.0f;
+  }
+  std::vector<std::vector<neuronmem_buffer_t*>> args = {
+      {Upload(in[0], {4, 3}, Memory(NEURONMEM_MEMORY_KIND_DEVICE, 0))},
+      {Upload(in[1], {4, 3}, Memory(NEURONMEM_MEMORY_KIND_DEVICE, 1))}};
+  for (int rep = 0; rep < 5; ++rep) {
+    std::vector<std::vector<neuronmem_buffer_t*>> results;
+    std::vector<neuronmem_event_t*> done;
+    std::vector<neuronmem_execution_t*> runs;
+    ASSERT_OK(Launch(e, {0, 1}, args, &results, &done, &runs));
+    for (size_t d = 0; d < 2; ++d) {
+      EXPECT_OK(neuronmem_event_wait(done[d], -1));
+      EXPECT_EQ(Read(results[d][0], 12), Expected(2, in[d])) << "core " << d;
+      const neuronmem_execution_stats_t st = Stats(runs[d]);
+      EXPECT_GE(st.manual_cores, 1u);
+      EXPECT_EQ(st.manual_cores + st.manual_threads, 2u);
+      neuronmem_event_destroy(done[d]);
+      neuronmem_execution_destroy(runs[d]);
+    }
+  }
 }
 
 // A device that never reaches the all_reduce (device 1 skips it) fails the execution naming the op and device 0,
 // which waited for it: no hang on the cores.
-TEST_F(ManualCoresTest, ADeviceThatNeverJoinsFailsTheExecutionNamingTheDevice) {
-  neuronmem_client_t* two = nullptr;
-  ASSERT_OK(MakeClient(64u << 20, 2, &two));
-  Swap(&two);
+TEST_F(TwoCores, ADeviceThatNeverJoinsFailsTheExecutionNamingTheDevice) {
   const std::string skip =
       OnDeviceZero("        %t = \"stablehlo.all_reduce\"(%a) " + AddRegion() +
                        " {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>, channel_handle = "
@@ -190,15 +228,11 @@ TEST_F(ManualCoresTest, ADeviceThatNeverJoinsFailsTheExecutionNamingTheDevice) {
   EXPECT_NE(r.code, NEURONMEM_STATUS_OK);
   EXPECT_NE(r.message.find("'sdy.manual_computation' on device 0"), std::string::npos) << r.message;
   EXPECT_NE(r.message.find("'stablehlo.all_reduce'"), std::string::npos) << r.message;
-  DestroySwapped(&two);
 }
 
 // Device 1 loops for ever before the all_reduce device 0 waits in: cancelling the execution stops device 1 before
 // its next op and device 0 with it; the execution fails CANCELLED naming the device.
-TEST_F(ManualCoresTest, CancelStopsEveryDevice) {
-  neuronmem_client_t* two = nullptr;
-  ASSERT_OK(MakeClient(64u << 20, 2, &two));
-  Swap(&two);
+TEST_F(TwoCores, CancelStopsEveryDevice) {
   const std::string loop = OnDeviceZero("        stablehlo.return %a : tensor<2x3xf32>\n",
                                         "        %w = \"stablehlo.while\"(%a) ({\n"
                                         "        ^bb0(%i: tensor<2x3xf32>):\n"
@@ -224,7 +258,6 @@ TEST_F(ManualCoresTest, CancelStopsEveryDevice) {
   neuronmem_execution_destroy(x);
   EXPECT_EQ(r.code, NEURONMEM_STATUS_CANCELLED) << r.message;
   EXPECT_NE(r.message.find("'sdy.manual_computation' on device 1"), std::string::npos) << r.message;
-  DestroySwapped(&two);
 }
 
 }  // namespace
