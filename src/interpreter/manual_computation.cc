@@ -12,8 +12,10 @@
 //   - A body that communicates (collectives, partition_id, send/recv, also through called functions) runs its
 //     devices at once, device d as process (0, d) of a grid of one replica and one partition per device, each on
 //     its own thread, with the body compiled as a function of its own (CompileRegionFunction) so that each device
-//     has its own frames: partition_id is the device's index in the mesh and the collectives' groups (channel
-//     handles and use_global_device_ids, as JAX's shard_map lowers them) name devices by it.
+//     has its own frames. The collectives' groups and pairs (channel handles and use_global_device_ids, as JAX's
+//     shard_map lowers them) name devices of the whole mesh, free axes included: the body is compiled with the
+//     mesh's devices (manual_devices.h), which reads them as groups of processes (one per combination of the manual
+//     coordinates) and gives partition_id the device at the process's manual coordinates and free coordinates 0.
 // A computation whose body sees whole operands and returns whole results (every manual axis of size 1, or nothing
 // split, and no communication) runs as an inline region (control.cc).
 #include <algorithm>
@@ -24,6 +26,7 @@
 #include <vector>
 
 #include "interpreter/compiler.h"
+#include "interpreter/manual_devices.h"
 #include "interpreter/process.h"
 #include "interpreter/quant.h"
 #include "interpreter/run_state.h"
@@ -513,6 +516,12 @@ std::string_view MeshText(const stablehlo::Module& m, const std::string& name) {
   return {};
 }
 
+// a * b, or `cap` when that is more (or overflows).
+int64_t CappedProduct(int64_t a, int64_t b, int64_t cap) {
+  int64_t p = 0;
+  return __builtin_mul_overflow(a, b, &p) || p > cap ? cap : p;
+}
+
 Status ResolveAxes(CompileCtx& cx, const std::set<std::string>& manual_set, const std::vector<Sharding>& shardings,
                    size_t num_inputs, ManualAxes* ax) {
   ax->mesh_name = shardings[0].mesh;
@@ -521,7 +530,7 @@ Status ResolveAxes(CompileCtx& cx, const std::set<std::string>& manual_set, cons
   if (!ParseMesh(text, &ax->mesh, &ax->device_ids))
     return cx.Unsupported("cannot read the axes of mesh @%s", ax->mesh_name.c_str());
   int64_t positions = 1;
-  for (const MeshAxis& a : ax->mesh) positions = std::min<int64_t>(positions * a.size, int64_t{1} << 40);
+  for (const MeshAxis& a : ax->mesh) positions = CappedProduct(positions, a.size, int64_t{1} << 40);
   std::vector<bool> taken(ax->device_ids.size());
   for (int64_t id : ax->device_ids) {
     const bool fits = static_cast<int64_t>(ax->device_ids.size()) == positions && id >= 0 && id < positions &&
@@ -535,7 +544,7 @@ Status ResolveAxes(CompileCtx& cx, const std::set<std::string>& manual_set, cons
     if (!manual_set.count(a.name)) continue;
     ax->manual.push_back(a.name);
     ax->sizes.push_back(a.size);
-    ax->devices *= a.size;
+    ax->devices = CappedProduct(ax->devices, a.size, (int64_t{1} << 20) + 1);
     if (ax->devices > (int64_t{1} << 20)) return cx.Unsupported("the manual axes name more than 2^20 devices");
   }
   const auto in_mesh = [&](const std::string& name) {
@@ -554,29 +563,47 @@ Status ResolveAxes(CompileCtx& cx, const std::set<std::string>& manual_set, cons
   return Ok();
 }
 
-// A manual computation whose body is a function of its own (`body`): its devices one after another on the
-// calling thread, or, when the body communicates (`comm`, the first such op), at once as the processes of a
-// grid. Their partition ids are their indices in the mesh, which the devices of the manual axes are only when
-// every other axis has one device and the mesh keeps its own device order.
+// Compiles a manual computation's body (`compile`). A body that communicates (`comm`, the first such op) runs
+// its devices at once, a thread each, and is compiled with the mesh's devices (manual_devices.h): its
+// collectives' groups and pairs name devices of the whole mesh, each the process of its manual coordinates.
+template <typename CompileFn>
+Status CompileBody(CompileCtx& cx, const ManualAxes& ax, const stablehlo::Operation* comm, CompileFn compile) {
+  if (!comm) return compile();
+  constexpr int64_t kMaxThreads = 4096;  // one thread per device
+  if (ax.devices > kMaxThreads)
+    return cx.Unsupported(
+        "the body contains '%.*s' (line %u:%u), which communicates between devices, and the manual axes name %lld "
+        "devices: a body that communicates runs each device on a thread of its own, at most %lld",
+        static_cast<int>(comm->name.size()), comm->name.data(), comm->loc.line, comm->loc.column,
+        static_cast<long long>(ax.devices), static_cast<long long>(kMaxThreads));
+  constexpr int64_t kMaxMesh = int64_t{1} << 16;  // the device map holds a few entries per mesh device
+  int64_t mesh_devices = 1;
+  using DeviceMap = interp::ManualDevices;  // not ManualDevices() above
+  std::vector<DeviceMap::Axis> axes;
+  for (const MeshAxis& a : ax.mesh) {
+    mesh_devices = CappedProduct(mesh_devices, a.size, kMaxMesh + 1);
+    const bool manual = std::find(ax.manual.begin(), ax.manual.end(), a.name) != ax.manual.end();
+    axes.push_back(DeviceMap::Axis{a.name, a.size, manual});
+  }
+  if (mesh_devices > kMaxMesh)
+    return cx.Unsupported(
+        "the body contains '%.*s' (line %u:%u), which communicates between devices, and mesh @%s has more than %lld "
+        "devices, the most whose ids its groups may name",
+        static_cast<int>(comm->name.size()), comm->name.data(), comm->loc.line, comm->loc.column, ax.mesh_name.c_str(),
+        static_cast<long long>(kMaxMesh));
+  const DeviceMap devices(ax.mesh_name, std::move(axes), ax.device_ids);
+  const DeviceMap* outer = cx.SetManualDevices(&devices);
+  Status s = compile();
+  cx.SetManualDevices(outer);
+  return s;
+}
+
+// A manual computation whose body is a function of its own (`body`, compiled by CompileBody): its devices one
+// after another on the calling thread, or, when the body communicates (`comm`), at once as the processes of a
+// grid of one replica and one partition per device (process d: device d, row-major over the manual axes).
 Status CompileFunctionKernel(CompileCtx& cx, const Function* body, const stablehlo::Operation* comm,
                              const ManualAxes& ax, const std::vector<Sharding>& shardings, std::vector<uint32_t> ins,
                              std::vector<uint32_t> outs, std::unique_ptr<Kernel>* k) {
-  if (comm) {
-    constexpr int64_t kMaxThreads = 4096;  // one thread per device
-    if (ax.devices > kMaxThreads)
-      return cx.Unsupported(
-          "the body contains '%.*s' (line %u:%u), which communicates between devices, and the manual axes name %lld "
-          "devices: a body that communicates runs each device on a thread of its own, at most %lld",
-          static_cast<int>(comm->name.size()), comm->name.data(), comm->loc.line, comm->loc.column,
-          static_cast<long long>(ax.devices), static_cast<long long>(kMaxThreads));
-    for (const MeshAxis& a : ax.mesh)
-      if (a.size > 1 && std::find(ax.manual.begin(), ax.manual.end(), a.name) == ax.manual.end())
-        return cx.Unsupported(
-            "the body contains '%.*s' (line %u:%u), which communicates between devices, and mesh axis \"%s\" (%lld "
-            "devices) is not manual: a body that communicates runs only over manual axes that span the mesh",
-            static_cast<int>(comm->name.size()), comm->name.data(), comm->loc.line, comm->loc.column, a.name.c_str(),
-            static_cast<long long>(a.size));
-  }
   if (body->body.arg_slots.size() != ins.size() || body->body.result_slots.size() != outs.size())
     return cx.Invalid("the body takes %zu values and returns %zu; the op has %zu operands and %zu results",
                       body->body.arg_slots.size(), body->body.result_slots.size(), ins.size(), outs.size());
@@ -595,11 +622,10 @@ Status CompileFunctionKernel(CompileCtx& cx, const Function* body, const stableh
     local_bytes.push_back(local.bytes);
   }
   if (comm) cx.RecordConcurrentDevices(ax.devices);
-  // The partition of each device: its mesh position, or the mesh's device id there (a body that communicates: the
-  // other axes have size 1, so the manual axes' devices are the mesh's).
+  // The partition of each device: its index (the body's collectives and partition_id were compiled to name the
+  // mesh's device ids through it).
   std::vector<uint32_t> partition(static_cast<size_t>(ax.devices));
-  for (size_t d = 0; d < partition.size(); ++d)
-    partition[d] = static_cast<uint32_t>(comm && !ax.device_ids.empty() ? ax.device_ids[d] : static_cast<int64_t>(d));
+  for (size_t d = 0; d < partition.size(); ++d) partition[d] = static_cast<uint32_t>(d);
   *k = std::make_unique<FunctionManualKernel>(body, comm != nullptr, ax.sizes, std::move(partition), std::move(ins),
                                               std::move(in_splits), std::move(outs), std::move(out_splits),
                                               std::move(local_bytes));
@@ -641,7 +667,7 @@ Status CompileManualComputation(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   std::set<std::string_view> seen;
   if (const stablehlo::Operation* c = FindCommunication(cx, op.regions[0], &seen)) {
     const Function* body = nullptr;
-    NEURONMEM_RETURN_IF_ERROR(cx.CompileRegionFunction(0, &body));
+    NEURONMEM_RETURN_IF_ERROR(CompileBody(cx, ax, c, [&] { return cx.CompileRegionFunction(0, &body); }));
     std::vector<uint32_t> ins, outs;
     for (size_t i = 0; i < cx.num_inputs(); ++i) ins.push_back(cx.in(i));
     for (size_t i = 0; i < cx.num_outputs(); ++i) outs.push_back(cx.out(i));
@@ -825,8 +851,11 @@ Status CompileRoundTrip(CompileCtx& cx, const RoundTrip& rt, std::unique_ptr<Ker
       ReadShardings(cx, texts, std::vector<bool>(texts.size(), true), g2l.operands.size(), &shardings));
   ManualAxes ax;
   NEURONMEM_RETURN_IF_ERROR(ResolveAxes(cx, manual_set, shardings, g2l.operands.size(), &ax));
+  std::set<std::string_view> seen{rt.call->callee};
+  const stablehlo::Function* parsed = cx.FindFunction(rt.call->callee);
+  const stablehlo::Operation* comm = parsed ? FindCommunication(cx, parsed->body, &seen) : nullptr;
   const Function* body = nullptr;
-  NEURONMEM_RETURN_IF_ERROR(cx.GetFunction(rt.call->callee, &body));
+  NEURONMEM_RETURN_IF_ERROR(CompileBody(cx, ax, comm, [&] { return cx.GetFunction(rt.call->callee, &body); }));
   std::vector<uint32_t> ins, outs;
   for (const stablehlo::ValueRef& ref : g2l.operands) {
     uint32_t slot = 0;
@@ -834,9 +863,6 @@ Status CompileRoundTrip(CompileCtx& cx, const RoundTrip& rt, std::unique_ptr<Ker
     ins.push_back(slot);
   }
   for (size_t i = 0; i < cx.num_outputs(); ++i) outs.push_back(cx.out(i));
-  std::set<std::string_view> seen{rt.call->callee};
-  const stablehlo::Function* parsed = cx.FindFunction(rt.call->callee);
-  const stablehlo::Operation* comm = parsed ? FindCommunication(cx, parsed->body, &seen) : nullptr;
   return CompileFunctionKernel(cx, body, comm, ax, shardings, std::move(ins), std::move(outs), k);
 }
 
