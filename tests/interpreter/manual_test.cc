@@ -308,9 +308,9 @@ TEST(ManualComputation, ReducingAndGatheringOverXWithYFree) {
   EXPECT_EQ(s.Get<int32_t>(0), want);
 }
 
-// all_to_all (cross_partition ids) and collective_permute over "x" with "y" free, and partition_id: the id of
-// the device at the process's "x" coordinate and "y" = 0 (0 and 2), from which JAX's axis_index("x") =
-// (id / 2) % 2 is the "x" coordinate.
+// all_to_all (cross_partition ids), collective_permute and collective_broadcast over "x" with "y" free, and
+// partition_id: the id of the device at the process's "x" coordinate and "y" = 0 (0 and 2), from which JAX's
+// axis_index("x") = (id / 2) % 2 is the "x" coordinate.
 TEST(ManualComputation, AllToAllPermuteAndPartitionIdOverXWithYFree) {
   const std::string mesh = R"("x"=2, "y"=2)";
   std::vector<int32_t> in = Iota(16, 40);
@@ -340,6 +340,19 @@ TEST(ManualComputation, AllToAllPermuteAndPartitionIdOverXWithYFree) {
   for (int i = 0; i < 4; ++i)
     for (int j = 0; j < 4; ++j) want.push_back(At(in, 4, (i + 2) % 4, j));
   EXPECT_EQ(p.Get<int32_t>(0), want);
+
+  // collective_broadcast from the first of each group, listed as [2, 0] and [3, 1]: the "x" = 1 block everywhere.
+  auto b =
+      RunText(Manual(mesh, R"("x")", "tensor<4x4xi32>", R"([{"x"}, {"y"}])", "tensor<2x4xi32>",
+                     Collective("collective_broadcast", false,
+                                "replica_groups = " + Dense({{2, 0}, {3, 1}}) + ", " + kChannel, "2x4xi32", "2x4xi32"),
+                     "tensor<2x4xi32>", R"([{"x"}, {"y"}])", "tensor<4x4xi32>"),
+              {I32(in, dims)});
+  ASSERT_FALSE(b.status) << b.status->message;
+  want.clear();
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) want.push_back(At(in, 4, 2 + i % 2, j));
+  EXPECT_EQ(b.Get<int32_t>(0), want);
 
   // partition_id in column 0 of each block, axis_index("x") in column 1.
   const std::string ids =
@@ -601,11 +614,15 @@ TEST(ManualComputation, ADeviceThatNeverJoinsFailsTheRunNamingTheOp) {
 // What jax.export leaves of `shard_map(psum, mesh, in_specs=P("x"), out_specs=P())` under Shardy: the mesh in a
 // frontend attribute, GlobalToLocalShape, a call of the body, LocalToGlobalShape. `in_sharding` is the operand's
 // (escaped as the attribute is), `local` the body's type, `extra` ops after the LocalToGlobalShape.
-std::string Exported(const std::string& in_sharding, const std::string& local, const std::string& extra = "") {
+// `mesh`: the mesh's axes (escaped), `groups` the body's all_reduce groups.
+std::string Exported(const std::string& in_sharding, const std::string& local, const std::string& extra = "",
+                     const std::string& mesh = R"(\22x\22=2)", const std::vector<std::vector<int>>& groups = {{0, 1}}) {
   const std::string t = "tensor<" + local + ">", g = "tensor<8x2xi32>";
   const std::string manual = R"(xla.sdy.manual_axes = "#sdy<manual_axes{\22x\22}>")";
   return "module @jit_f attributes {mhlo.frontend_attributes = {\n"
-         "    xla.sdy.meshes = \"{mesh = #sdy.mesh<[\\22x\\22=2]>}\"}, mhlo.num_partitions = 2 : i32} {\n"
+         "    xla.sdy.meshes = \"{mesh = #sdy.mesh<[" +
+         mesh +
+         "]>}\"}, mhlo.num_partitions = 2 : i32} {\n"
          "  func.func public @main(%arg0: " +
          g + ") -> " + t +
          " {\n"
@@ -627,8 +644,8 @@ std::string Exported(const std::string& in_sharding, const std::string& local, c
          "\n  }\n"
          "  func.func @xla.sdy.manual_computation_body(%arg0: " +
          t + ") -> " + t + " {\n    %0 = \"stablehlo.all_reduce\"(%arg0) " + AddRegion("i32") +
-         " {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>,\n        " + kChannel + ", use_global_device_ids} : (" +
-         t + ") -> " + t + "\n    return %0 : " + t + "\n  }\n}\n";
+         " {replica_groups = " + Dense(groups) + ",\n        " + kChannel + ", use_global_device_ids} : (" + t +
+         ") -> " + t + "\n    return %0 : " + t + "\n  }\n}\n";
 }
 
 // psum of the two row halves, replicated out: the sum of the halves, as for sdy.manual_computation.
@@ -644,6 +661,57 @@ TEST(ManualComputation, ExportedRoundTripRunsLikeTheOp) {
   auto c = CompileText(Exported(R"([{\22x\22}, {}])", "4x2xi32"));
   ASSERT_FALSE(c.status) << c.status->message;
   EXPECT_EQ(c.program->num_manual_devices(), 2u);
+}
+
+// The exported form over ["x"=2, "y"=2] with "y" free: the called body's all_reduce over [[0, 2], [1, 3]] sums
+// the two row halves.
+TEST(ManualComputation, ExportedRoundTripWithAFreeAxis) {
+  std::vector<int32_t> in = Iota(16, -7);
+  const std::vector<int64_t> dims = {8, 2};
+  const std::string text = Exported(R"([{\22x\22}, {}])", "4x2xi32", "", R"(\22x\22=2, \22y\22=2)", {{0, 2}, {1, 3}});
+  auto r = RunText(text, {I32(in, dims)});
+  ASSERT_FALSE(r.status) << r.status->message;
+  std::vector<int32_t> want;
+  for (int i = 0; i < 8; ++i) want.push_back(in[static_cast<size_t>(i)] + in[static_cast<size_t>(i + 8)]);
+  EXPECT_EQ(r.Get<int32_t>(0), want);
+  // Groups across "y" in the called body: INVALID_ARGUMENT at its all_reduce.
+  auto bad = CompileText(Exported(R"([{\22x\22}, {}])", "4x2xi32", "", R"(\22x\22=2, \22y\22=2)", {{0, 1}, {2, 3}}));
+  EXPECT_TRUE(Refused(bad.status, NEURONMEM_STATUS_INVALID_ARGUMENT,
+                      "'stablehlo.all_reduce': replica_groups groups device 0 (x=0, y=0) with device 1 (x=0, y=1)"));
+}
+
+// A function called both from @main and from a body with "y" free is compiled once for each: its partition_id
+// is 0 in @main (a run of its own) and the body's device ids (0 and 2) in the body.
+TEST(ManualComputation, AFunctionCalledInAndOutsideABodyIsCompiledForEach) {
+  const std::string text =
+      "module @m {\n"
+      "  sdy.mesh @mesh = <[\"x\"=2, \"y\"=2]>\n"
+      "  func.func private @pid() -> tensor<i32> {\n"
+      "    %p = stablehlo.partition_id : tensor<ui32>\n"
+      "    %c = stablehlo.convert %p : (tensor<ui32>) -> tensor<i32>\n"
+      "    return %c : tensor<i32>\n"
+      "  }\n"
+      "  func.func @main(%arg0: tensor<2xi32>) -> tensor<2xi32> {\n"
+      "    %o = func.call @pid() : () -> tensor<i32>\n"
+      "    %ob = stablehlo.broadcast_in_dim %o, dims = [] : (tensor<i32>) -> tensor<2xi32>\n"
+      "    %1 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{\"x\"}]>] out_shardings=[<@mesh, [{\"x\"}]>]\n"
+      "        manual_axes={\"x\"} (%a: tensor<1xi32>) {\n"
+      "      %c = func.call @pid() : () -> tensor<i32>\n"
+      "      %r = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<i32>) -> tensor<1xi32>\n"
+      "      sdy.return %r : tensor<1xi32>\n"
+      "    } : (tensor<2xi32>) -> tensor<2xi32>\n"
+      "    %s = stablehlo.add %1, %ob : tensor<2xi32>\n"
+      "    %o2 = func.call @pid() : () -> tensor<i32>\n"
+      "    %ob2 = stablehlo.broadcast_in_dim %o2, dims = [] : (tensor<i32>) -> tensor<2xi32>\n"
+      "    %t = stablehlo.add %s, %ob2 : tensor<2xi32>\n"
+      "    return %t : tensor<2xi32>\n"
+      "  }\n"
+      "}\n";
+  std::vector<int32_t> in = {0, 0};
+  const std::vector<int64_t> dims = {2};
+  auto r = RunText(text, {I32(in, dims)});
+  ASSERT_FALSE(r.status) << r.status->message;
+  EXPECT_EQ(r.Get<int32_t>(0), (std::vector<int32_t>{0, 2}));
 }
 
 TEST(ManualComputation, ExportedRoundTripBadInputNamesTheOp) {
