@@ -662,10 +662,11 @@ Status CompileManualComputation(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   NEURONMEM_RETURN_IF_ERROR(ReadShardings(cx, texts, ok, cx.num_inputs(), &shardings));
   ManualAxes ax;
   NEURONMEM_RETURN_IF_ERROR(ResolveAxes(cx, manual_set, shardings, cx.num_inputs(), &ax));
-  if (ax.devices == 1) return CompileInlineRegion(cx, k);
-
   std::set<std::string_view> seen;
-  if (const stablehlo::Operation* c = FindCommunication(cx, op.regions[0], &seen)) {
+  const stablehlo::Operation* c = FindCommunication(cx, op.regions[0], &seen);
+  // One device that does not communicate: the body as a region. One that does still names the mesh's devices.
+  if (ax.devices == 1 && !c) return CompileInlineRegion(cx, k);
+  if (c) {
     const Function* body = nullptr;
     NEURONMEM_RETURN_IF_ERROR(CompileBody(cx, ax, c, [&] { return cx.CompileRegionFunction(0, &body); }));
     std::vector<uint32_t> ins, outs;
@@ -871,11 +872,17 @@ Status CompileRoundTrip(CompileCtx& cx, const RoundTrip& rt, std::unique_ptr<Ker
 bool CompileShardyRoundTrip(CompileCtx& cx, std::unique_ptr<Kernel>* k, Status* status) {
   RoundTrip rt;
   if (!FindRoundTrip(cx.BlockOps(), &cx.op(), &rt)) return false;
-  bool splits = false;  // otherwise the annotations pass through and the body is an ordinary call
+  // A round trip that splits nothing and whose body does not communicate: the annotations pass through and the
+  // body is an ordinary call. A body that communicates names the mesh's devices (manual_devices.h) either way.
+  bool splits = false;
   for (size_t i = 0; i < rt.g2l->operand_types.size() && i < rt.g2l->result_types.size(); ++i)
     splits =
         splits || stablehlo::TypeToString(rt.g2l->operand_types[i]) != stablehlo::TypeToString(rt.g2l->result_types[i]);
-  if (!splits) return false;
+  if (!splits) {
+    std::set<std::string_view> seen{rt.call->callee};
+    const stablehlo::Function* parsed = cx.FindFunction(rt.call->callee);
+    if (!parsed || !FindCommunication(cx, parsed->body, &seen)) return false;
+  }
   *status = &cx.op() == rt.l2g ? CompileRoundTrip(cx, rt, k) : Ok();  // the other two: no kernel
   return true;
 }

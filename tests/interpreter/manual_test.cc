@@ -481,6 +481,25 @@ TEST(ManualComputation, ThreeAxisMeshWithTwoManualAxes) {
   EXPECT_EQ(p.Get<int32_t>(0), want);
 }
 
+// A manual axis of one device beside a free axis of two (["x"=1, "y"=2], "x" manual): the body still runs as a
+// process (one) whose groups name the mesh's devices: psum over "x" is an all_reduce over [[0], [1]] (the value
+// itself), and a group across "y" is refused as over more devices.
+TEST(ManualComputation, OneManualDeviceBesideAFreeAxisStillNamesTheMesh) {
+  const auto text = [](const std::vector<std::vector<int>>& groups) {
+    return Manual(R"("x"=1, "y"=2)", R"("x")", "tensor<2x4xi32>", R"([{"x"}, {"y"}])", "tensor<2x4xi32>",
+                  Collective("all_reduce", true, Groups(groups), "2x4xi32", "2x4xi32"), "tensor<2x4xi32>",
+                  R"([{"x"}, {"y"}])", "tensor<2x4xi32>");
+  };
+  std::vector<int32_t> in = Iota(8, 11);
+  const std::vector<int64_t> dims = {2, 4};
+  auto r = RunText(text({{0}, {1}}), {I32(in, dims)});
+  ASSERT_FALSE(r.status) << r.status->message;
+  EXPECT_EQ(r.Get<int32_t>(0), in);
+  EXPECT_TRUE(Refused(CompileText(text({{0, 1}})).status, NEURONMEM_STATUS_INVALID_ARGUMENT,
+                      "test.mlir:6:7: 'stablehlo.all_reduce': replica_groups groups device 0 (x=0, y=0) with device 1 "
+                      "(x=0, y=1)"));
+}
+
 // Groups and pairs the run cannot honour: INVALID_ARGUMENT naming the op and its line (6:7). And more devices
 // than threads it would start: UNIMPLEMENTED.
 TEST(ManualComputation, GroupsThatDifferAcrossTheFreeAxisAreInvalidNamingTheOp) {
@@ -678,6 +697,18 @@ TEST(ManualComputation, ExportedRoundTripWithAFreeAxis) {
   auto bad = CompileText(Exported(R"([{\22x\22}, {}])", "4x2xi32", "", R"(\22x\22=2, \22y\22=2)", {{0, 1}, {2, 3}}));
   EXPECT_TRUE(Refused(bad.status, NEURONMEM_STATUS_INVALID_ARGUMENT,
                       "'stablehlo.all_reduce': replica_groups groups device 0 (x=0, y=0) with device 1 (x=0, y=1)"));
+}
+
+// An exported round trip that splits nothing (the operand replicated over "x") but whose body communicates runs
+// its two devices as well: psum of the whole array on both is twice the array.
+TEST(ManualComputation, ExportedRoundTripThatSplitsNothingStillCommunicates) {
+  std::vector<int32_t> in = Iota(16, 2);
+  const std::vector<int64_t> dims = {8, 2};
+  auto r = RunText(Exported("[{}, {}]", "8x2xi32"), {I32(in, dims)});
+  ASSERT_FALSE(r.status) << r.status->message;
+  std::vector<int32_t> want(in);
+  for (int32_t& v : want) v *= 2;
+  EXPECT_EQ(r.Get<int32_t>(0), want);
 }
 
 // A function called both from @main and from a body with "y" free is compiled once for each: its partition_id
