@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "interpreter/elementwise.h"
+#include "interpreter/manual_devices.h"
 #include "interpreter/run_state.h"
 
 namespace neuronmem::interp {
@@ -176,7 +177,20 @@ Status ReadChannelGroups(CompileCtx& cx, ModeRule rule, int64_t* channel, Groups
   NEURONMEM_RETURN_IF_ERROR(ReadChannel(cx, channel, &type));
   GroupMode mode = *channel <= 0 ? GroupMode::kCrossReplica : GroupMode::kCrossPartition;
   if (rule == ModeRule::kGlobalIds) NEURONMEM_RETURN_IF_ERROR(GlobalIdsMode(cx, *channel, &mode));
-  return ReadGroups(cx, mode, groups);
+  NEURONMEM_RETURN_IF_ERROR(ReadGroups(cx, mode, groups));
+  // In a manual computation's body the partitions are the mesh's devices, each the process of its manual
+  // coordinates (manual_devices.h).
+  const ManualDevices* devices = cx.manual_devices();
+  if (!devices) return Ok();
+  if (mode == GroupMode::kCrossPartition || mode == GroupMode::kFlattenedIds) {
+    NEURONMEM_RETURN_IF_ERROR(devices->MapGroups(cx, "replica_groups", groups->all, &groups->rows));
+    groups->all = false;
+  } else if (mode == GroupMode::kCrossReplicaAndPartition && devices->free_combinations() > 1) {
+    std::vector<std::vector<int64_t>> every;  // each group: every partition of its replicas, so every device
+    return devices->MapGroups(cx, "replica_groups (cross_replica_and_partition: every partition of the replicas)", true,
+                              &every);
+  }
+  return Ok();
 }
 
 Status GroupOf(const Groups& g, const ProcessGrid& grid, uint32_t self, const Site& site, std::vector<uint32_t>* out) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "interpreter/collective.h"
+#include "interpreter/manual_devices.h"
 #include "interpreter/run_state.h"
 
 namespace neuronmem::interp::collective {
@@ -342,6 +343,8 @@ Status CompileCollectivePermute(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   if (!present) return cx.Invalid("missing source_target_pairs");
   Line line;
   line.replicas = channel <= 0;  // cross_replica, else cross_partition
+  if (const ManualDevices* devices = cx.manual_devices(); devices && !line.replicas)
+    NEURONMEM_RETURN_IF_ERROR(devices->MapPairs(cx, &pairs));  // a manual computation's devices
   *k = std::make_unique<CollectivePermuteKernel>(MakeSite(cx, channel), line, std::move(pairs), cx.in(0), cx.out(0),
                                                  ZeroOf(cx, cx.out_slot(0)), Shape(cx.out_slot(0)));
   return Ok();

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "interpreter/compiler.h"
+#include "interpreter/manual_devices.h"
 #include "interpreter/run_state.h"
 #include "interpreter/verify.h"
 
@@ -21,6 +22,7 @@ Status Compiler::GetFunction(std::string_view name, const Function** out, const 
   if (space) key_.append(1, '\0').append("host");
   if (refine && refine->empty()) refine = nullptr;
   if (refine) key_.append(1, '\0').append(refine->Key());
+  if (manual_) key_.append(1, '\0').append(manual_->key());
   auto it = impl_->functions.find(key_);
   if (it != impl_->functions.end()) {
     if (it->second->compiling)
@@ -205,6 +207,14 @@ Status FunctionCompiler::LookupValue(const stablehlo::ValueRef& ref, uint32_t* s
 void FunctionCompiler::RecordConcurrentDevices(int64_t devices) {
   size_t& most = c_->impl_->num_manual_devices;
   most = std::max(most, static_cast<size_t>(devices));
+}
+
+const ManualDevices* FunctionCompiler::manual_devices() const { return c_->manual_; }
+
+const ManualDevices* FunctionCompiler::SetManualDevices(const ManualDevices* devices) {
+  const ManualDevices* outer = c_->manual_;
+  c_->manual_ = devices;
+  return outer;
 }
 
 Status FunctionCompiler::CalleeRefinement(const stablehlo::Function& f, ParamRefinement* out, bool* refined) {

@@ -162,6 +162,8 @@ class FunctionCompiler final : public CompileCtx {
   Status CompileRegionBatched(size_t index, int64_t n, const Body** body) override;
   Status CompileRegionFunction(size_t index, const Function** fn) override;
   void RecordConcurrentDevices(int64_t devices) override;
+  const ManualDevices* manual_devices() const override;
+  const ManualDevices* SetManualDevices(const ManualDevices* devices) override;
   stablehlo::Span<Operation> BlockOps() const override { return block_ ? block_->ops : stablehlo::Span<Operation>(); }
   Status LookupValue(const stablehlo::ValueRef& ref, uint32_t* slot) override;
   uint32_t AddScratch(ElementType type, const std::vector<int64_t>& dims) override;
@@ -336,7 +338,8 @@ class Compiler {
   const stablehlo::Module& module_;
   const CompileOptions& options_;
   Program::Impl* impl_;
-  int nesting_ = 0;  // functions and regions being compiled, one inside the other (NestingGuard)
+  int nesting_ = 0;                        // functions and regions being compiled, one inside the other (NestingGuard)
+  const ManualDevices* manual_ = nullptr;  // CompileCtx::manual_devices() of what compiles now
   stablehlo::FunctionIndex functions_{module_};  // callees by name: a lookup per call stays O(1)
   std::string key_;                              // GetFunction's scratch: the key in impl_->functions
 };

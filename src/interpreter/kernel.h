@@ -141,6 +141,8 @@ inline void CopyValue(const Frame& f, char* dst, const char* src, size_t bytes, 
     std::memmove(dst, src, bytes);
 }
 
+class ManualDevices;  // manual_devices.h
+
 // Everything an op implementation may use while compiling one op.
 class CompileCtx {
  public:
@@ -175,6 +177,12 @@ class CompileCtx {
   // Records that the current op runs `devices` instances of a body at once, each on its own thread
   // (Program::num_manual_devices is the most of them).
   virtual void RecordConcurrentDevices(int64_t devices) = 0;
+  // The devices of the sdy.manual_computation whose communicating body is being compiled (manual_devices.h): the
+  // collectives' groups and pairs name them, partition_id reports them. nullptr outside such a body.
+  virtual const ManualDevices* manual_devices() const = 0;
+  // Makes `devices` (nullptr: none) manual_devices() for what compiles next; returns the one it replaces.
+  // Functions compiled meanwhile are kept apart from those compiled under other devices or none.
+  virtual const ManualDevices* SetManualDevices(const ManualDevices* devices) = 0;
   // The ops of the block the current op is in (it among them), for ops that compile together with their
   // neighbours (Shardy's exported manual computation: sharding_annotations.cc).
   virtual stablehlo::Span<stablehlo::Operation> BlockOps() const = 0;

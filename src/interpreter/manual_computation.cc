@@ -13,8 +13,10 @@
 //     devices at once, device d as process (0, d) of a grid of one replica and one partition per device, each on
 //     a core of the embedder's (RunOptions::parallel: the executor's cores) or, without one, on a thread of its
 //     own, with the body compiled as a function of its own (CompileRegionFunction) so that each device has its
-//     own frames: partition_id is the device's index in the mesh and the collectives' groups (channel handles
-//     and use_global_device_ids, as JAX's shard_map lowers them) name devices by it.
+//     own frames. The collectives' groups and pairs (channel handles and use_global_device_ids, as JAX's
+//     shard_map lowers them) name devices of the whole mesh, free axes included: the body is compiled with the
+//     mesh's devices (manual_devices.h), which reads them as groups of processes (one per combination of the manual
+//     coordinates) and gives partition_id the device at the process's manual coordinates and free coordinates 0.
 // A computation whose body sees whole operands and returns whole results (every manual axis of size 1, or nothing
 // split, and no communication) runs as an inline region (control.cc).
 #include <algorithm>
@@ -25,6 +27,7 @@
 #include <vector>
 
 #include "interpreter/compiler.h"
+#include "interpreter/manual_devices.h"
 #include "interpreter/process.h"
 #include "interpreter/quant.h"
 #include "interpreter/run_state.h"
@@ -208,12 +211,6 @@ void CopyBox(const char* src, const std::vector<int64_t>& sd, const std::vector<
     CopyBox(src, sd, so, dst, dd, doff, box, es, level + 1, s_index + j, d_index + j);
 }
 
-size_t ManualDevices(const std::vector<int64_t>& sizes) {
-  size_t n = 1;
-  for (int64_t s : sizes) n *= static_cast<size_t>(s);
-  return n;
-}
-
 // What both ways of running a manual computation share: the manual axes and where each device's slices lie.
 class ManualKernelBase : public Kernel {
  public:
@@ -312,8 +309,8 @@ class ManualComputationKernel final : public ManualKernelBase {
 
 // A body compiled as a function of its own (CompileRegionFunction, or the called body of Shardy's exported form).
 // A body that communicates runs its instances at once, device d as process (0, d) of a grid of its own (one
-// replica, one partition per device, so partition_id is the device's index in the mesh and the collectives'
-// groups name devices by it): through RunOptions::parallel when the run has it (the executor's cores; each
+// replica, one partition per device; the body's collectives and partition_id were compiled to name processes,
+// manual_devices.h): through RunOptions::parallel when the run has it (the executor's cores; each
 // device's slices, results and frames in the scratch it gives), else each on its own thread (ProcessGrid::Run,
 // scratch and frames on the heap); one that does not communicate runs them one after another on the calling
 // thread. Each instance has frames of its own. Each device's operand slices that are not runs of the operand's
@@ -573,6 +570,12 @@ std::string_view MeshText(const stablehlo::Module& m, const std::string& name) {
   return {};
 }
 
+// a * b, or `cap` when that is more (or overflows).
+int64_t CappedProduct(int64_t a, int64_t b, int64_t cap) {
+  int64_t p = 0;
+  return __builtin_mul_overflow(a, b, &p) || p > cap ? cap : p;
+}
+
 Status ResolveAxes(CompileCtx& cx, const std::set<std::string>& manual_set, const std::vector<Sharding>& shardings,
                    size_t num_inputs, ManualAxes* ax) {
   ax->mesh_name = shardings[0].mesh;
@@ -581,7 +584,7 @@ Status ResolveAxes(CompileCtx& cx, const std::set<std::string>& manual_set, cons
   if (!ParseMesh(text, &ax->mesh, &ax->device_ids))
     return cx.Unsupported("cannot read the axes of mesh @%s", ax->mesh_name.c_str());
   int64_t positions = 1;
-  for (const MeshAxis& a : ax->mesh) positions = std::min<int64_t>(positions * a.size, int64_t{1} << 40);
+  for (const MeshAxis& a : ax->mesh) positions = CappedProduct(positions, a.size, int64_t{1} << 40);
   std::vector<bool> taken(ax->device_ids.size());
   for (int64_t id : ax->device_ids) {
     const bool fits = static_cast<int64_t>(ax->device_ids.size()) == positions && id >= 0 && id < positions &&
@@ -595,7 +598,7 @@ Status ResolveAxes(CompileCtx& cx, const std::set<std::string>& manual_set, cons
     if (!manual_set.count(a.name)) continue;
     ax->manual.push_back(a.name);
     ax->sizes.push_back(a.size);
-    ax->devices *= a.size;
+    ax->devices = CappedProduct(ax->devices, a.size, (int64_t{1} << 20) + 1);
     if (ax->devices > (int64_t{1} << 20)) return cx.Unsupported("the manual axes name more than 2^20 devices");
   }
   const auto in_mesh = [&](const std::string& name) {
@@ -614,29 +617,46 @@ Status ResolveAxes(CompileCtx& cx, const std::set<std::string>& manual_set, cons
   return Ok();
 }
 
-// A manual computation whose body is a function of its own (`body`): its devices one after another on the
-// calling thread, or, when the body communicates (`comm`, the first such op), at once as the processes of a
-// grid. Their partition ids are their indices in the mesh, which the devices of the manual axes are only when
-// every other axis has one device and the mesh keeps its own device order.
+// Compiles a manual computation's body (`compile`). A body that communicates (`comm`, the first such op) runs
+// its devices at once, a thread each, and is compiled with the mesh's devices (manual_devices.h): its
+// collectives' groups and pairs name devices of the whole mesh, each the process of its manual coordinates.
+template <typename CompileFn>
+Status CompileBody(CompileCtx& cx, const ManualAxes& ax, const stablehlo::Operation* comm, CompileFn compile) {
+  if (!comm) return compile();
+  constexpr int64_t kMaxThreads = 4096;  // one thread per device
+  if (ax.devices > kMaxThreads)
+    return cx.Unsupported(
+        "the body contains '%.*s' (line %u:%u), which communicates between devices, and the manual axes name %lld "
+        "devices: a body that communicates runs each device on a thread of its own, at most %lld",
+        static_cast<int>(comm->name.size()), comm->name.data(), comm->loc.line, comm->loc.column,
+        static_cast<long long>(ax.devices), static_cast<long long>(kMaxThreads));
+  constexpr int64_t kMaxMesh = int64_t{1} << 16;  // the device map holds a few entries per mesh device
+  int64_t mesh_devices = 1;
+  std::vector<ManualDevices::Axis> axes;
+  for (const MeshAxis& a : ax.mesh) {
+    mesh_devices = CappedProduct(mesh_devices, a.size, kMaxMesh + 1);
+    const bool manual = std::find(ax.manual.begin(), ax.manual.end(), a.name) != ax.manual.end();
+    axes.push_back(ManualDevices::Axis{a.name, a.size, manual});
+  }
+  if (mesh_devices > kMaxMesh)
+    return cx.Unsupported(
+        "the body contains '%.*s' (line %u:%u), which communicates between devices, and mesh @%s has more than %lld "
+        "devices, the most whose ids its groups may name",
+        static_cast<int>(comm->name.size()), comm->name.data(), comm->loc.line, comm->loc.column, ax.mesh_name.c_str(),
+        static_cast<long long>(kMaxMesh));
+  const ManualDevices devices(ax.mesh_name, std::move(axes), ax.device_ids);
+  const ManualDevices* outer = cx.SetManualDevices(&devices);
+  Status s = compile();
+  cx.SetManualDevices(outer);
+  return s;
+}
+
+// A manual computation whose body is a function of its own (`body`, compiled by CompileBody): its devices one
+// after another on the calling thread, or, when the body communicates (`comm`), at once as the processes of a
+// grid of one replica and one partition per device (process d: device d, row-major over the manual axes).
 Status CompileFunctionKernel(CompileCtx& cx, const Function* body, const stablehlo::Operation* comm,
                              const ManualAxes& ax, const std::vector<Sharding>& shardings, std::vector<uint32_t> ins,
                              std::vector<uint32_t> outs, std::unique_ptr<Kernel>* k) {
-  if (comm) {
-    constexpr int64_t kMaxThreads = 4096;  // one thread per device
-    if (ax.devices > kMaxThreads)
-      return cx.Unsupported(
-          "the body contains '%.*s' (line %u:%u), which communicates between devices, and the manual axes name %lld "
-          "devices: a body that communicates runs each device on a thread of its own, at most %lld",
-          static_cast<int>(comm->name.size()), comm->name.data(), comm->loc.line, comm->loc.column,
-          static_cast<long long>(ax.devices), static_cast<long long>(kMaxThreads));
-    for (const MeshAxis& a : ax.mesh)
-      if (a.size > 1 && std::find(ax.manual.begin(), ax.manual.end(), a.name) == ax.manual.end())
-        return cx.Unsupported(
-            "the body contains '%.*s' (line %u:%u), which communicates between devices, and mesh axis \"%s\" (%lld "
-            "devices) is not manual: a body that communicates runs only over manual axes that span the mesh",
-            static_cast<int>(comm->name.size()), comm->name.data(), comm->loc.line, comm->loc.column, a.name.c_str(),
-            static_cast<long long>(a.size));
-  }
   if (body->body.arg_slots.size() != ins.size() || body->body.result_slots.size() != outs.size())
     return cx.Invalid("the body takes %zu values and returns %zu; the op has %zu operands and %zu results",
                       body->body.arg_slots.size(), body->body.result_slots.size(), ins.size(), outs.size());
@@ -655,11 +675,10 @@ Status CompileFunctionKernel(CompileCtx& cx, const Function* body, const stableh
     local_bytes.push_back(local.bytes);
   }
   if (comm) cx.RecordConcurrentDevices(ax.devices);
-  // The partition of each device: its mesh position, or the mesh's device id there (a body that communicates: the
-  // other axes have size 1, so the manual axes' devices are the mesh's).
+  // The partition of each device: its index (the body's collectives and partition_id were compiled to name the
+  // mesh's device ids through it).
   std::vector<uint32_t> partition(static_cast<size_t>(ax.devices));
-  for (size_t d = 0; d < partition.size(); ++d)
-    partition[d] = static_cast<uint32_t>(comm && !ax.device_ids.empty() ? ax.device_ids[d] : static_cast<int64_t>(d));
+  for (size_t d = 0; d < partition.size(); ++d) partition[d] = static_cast<uint32_t>(d);
   *k = std::make_unique<FunctionManualKernel>(body, comm != nullptr, ax.sizes, std::move(partition), std::move(ins),
                                               std::move(in_splits), std::move(outs), std::move(out_splits),
                                               std::move(local_bytes));
@@ -696,12 +715,13 @@ Status CompileManualComputation(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   NEURONMEM_RETURN_IF_ERROR(ReadShardings(cx, texts, ok, cx.num_inputs(), &shardings));
   ManualAxes ax;
   NEURONMEM_RETURN_IF_ERROR(ResolveAxes(cx, manual_set, shardings, cx.num_inputs(), &ax));
-  if (ax.devices == 1) return CompileInlineRegion(cx, k);
-
   std::set<std::string_view> seen;
-  if (const stablehlo::Operation* c = FindCommunication(cx, op.regions[0], &seen)) {
+  const stablehlo::Operation* c = FindCommunication(cx, op.regions[0], &seen);
+  // One device that does not communicate: the body as a region. One that does still names the mesh's devices.
+  if (ax.devices == 1 && !c) return CompileInlineRegion(cx, k);
+  if (c) {
     const Function* body = nullptr;
-    NEURONMEM_RETURN_IF_ERROR(cx.CompileRegionFunction(0, &body));
+    NEURONMEM_RETURN_IF_ERROR(CompileBody(cx, ax, c, [&] { return cx.CompileRegionFunction(0, &body); }));
     std::vector<uint32_t> ins, outs;
     for (size_t i = 0; i < cx.num_inputs(); ++i) ins.push_back(cx.in(i));
     for (size_t i = 0; i < cx.num_outputs(); ++i) outs.push_back(cx.out(i));
@@ -885,8 +905,11 @@ Status CompileRoundTrip(CompileCtx& cx, const RoundTrip& rt, std::unique_ptr<Ker
       ReadShardings(cx, texts, std::vector<bool>(texts.size(), true), g2l.operands.size(), &shardings));
   ManualAxes ax;
   NEURONMEM_RETURN_IF_ERROR(ResolveAxes(cx, manual_set, shardings, g2l.operands.size(), &ax));
+  std::set<std::string_view> seen{rt.call->callee};
+  const stablehlo::Function* parsed = cx.FindFunction(rt.call->callee);
+  const stablehlo::Operation* comm = parsed ? FindCommunication(cx, parsed->body, &seen) : nullptr;
   const Function* body = nullptr;
-  NEURONMEM_RETURN_IF_ERROR(cx.GetFunction(rt.call->callee, &body));
+  NEURONMEM_RETURN_IF_ERROR(CompileBody(cx, ax, comm, [&] { return cx.GetFunction(rt.call->callee, &body); }));
   std::vector<uint32_t> ins, outs;
   for (const stablehlo::ValueRef& ref : g2l.operands) {
     uint32_t slot = 0;
@@ -894,9 +917,6 @@ Status CompileRoundTrip(CompileCtx& cx, const RoundTrip& rt, std::unique_ptr<Ker
     ins.push_back(slot);
   }
   for (size_t i = 0; i < cx.num_outputs(); ++i) outs.push_back(cx.out(i));
-  std::set<std::string_view> seen{rt.call->callee};
-  const stablehlo::Function* parsed = cx.FindFunction(rt.call->callee);
-  const stablehlo::Operation* comm = parsed ? FindCommunication(cx, parsed->body, &seen) : nullptr;
   return CompileFunctionKernel(cx, body, comm, ax, shardings, std::move(ins), std::move(outs), k);
 }
 
@@ -905,11 +925,17 @@ Status CompileRoundTrip(CompileCtx& cx, const RoundTrip& rt, std::unique_ptr<Ker
 bool CompileShardyRoundTrip(CompileCtx& cx, std::unique_ptr<Kernel>* k, Status* status) {
   RoundTrip rt;
   if (!FindRoundTrip(cx.BlockOps(), &cx.op(), &rt)) return false;
-  bool splits = false;  // otherwise the annotations pass through and the body is an ordinary call
+  // A round trip that splits nothing and whose body does not communicate: the annotations pass through and the
+  // body is an ordinary call. A body that communicates names the mesh's devices (manual_devices.h) either way.
+  bool splits = false;
   for (size_t i = 0; i < rt.g2l->operand_types.size() && i < rt.g2l->result_types.size(); ++i)
     splits =
         splits || stablehlo::TypeToString(rt.g2l->operand_types[i]) != stablehlo::TypeToString(rt.g2l->result_types[i]);
-  if (!splits) return false;
+  if (!splits) {
+    std::set<std::string_view> seen{rt.call->callee};
+    const stablehlo::Function* parsed = cx.FindFunction(rt.call->callee);
+    if (!parsed || !FindCommunication(cx, parsed->body, &seen)) return false;
+  }
   *status = &cx.op() == rt.l2g ? CompileRoundTrip(cx, rt, k) : Ok();  // the other two: no kernel
   return true;
 }

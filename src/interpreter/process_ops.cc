@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "interpreter/collective.h"
+#include "interpreter/manual_devices.h"
 #include "interpreter/run_state.h"
 
 namespace neuronmem::interp::collective {
@@ -17,16 +18,19 @@ namespace {
 template <bool kReplica>
 class IdKernel final : public Kernel {
  public:
-  explicit IdKernel(uint32_t out) : out_(out) {}
+  // `ids`: per partition, the id it reports (empty: its own).
+  IdKernel(uint32_t out, std::vector<uint32_t> ids) : out_(out), ids_(std::move(ids)) {}
   Status Run(Frame& f) const override {
     const ProcessContext& p = f.run->process;
-    const uint32_t id = kReplica ? p.replica_id : p.partition_id;
+    uint32_t id = kReplica ? p.replica_id : p.partition_id;
+    if (id < ids_.size()) id = ids_[id];
     std::memcpy(f.slots[out_], &id, sizeof id);
     return Status();
   }
 
  private:
   uint32_t out_;
+  std::vector<uint32_t> ids_;
 };
 
 template <bool kReplica>
@@ -34,7 +38,11 @@ Status CompileId(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   if (cx.num_inputs() != 0 || cx.num_outputs() != 1) return cx.Invalid("takes no operands and has one result");
   const Slot& o = cx.out_slot(0);
   if (!o.dims.empty() || o.type != ElementType::kU32 || o.quant) return cx.Invalid("the result must be a tensor<ui32>");
-  *k = std::make_unique<IdKernel<kReplica>>(cx.out(0));
+  // In a manual computation's body, partition_id is the device at the process's manual coordinates
+  // (manual_devices.h).
+  const ManualDevices* devices = cx.manual_devices();
+  *k = std::make_unique<IdKernel<kReplica>>(cx.out(0),
+                                            !kReplica && devices ? devices->partition_ids() : std::vector<uint32_t>());
   return Ok();
 }
 
@@ -65,6 +73,9 @@ Status ReadSendRecv(CompileCtx& cx, bool send, Channel* c) {
     return cx.Invalid("channel type %" PRId64 " disagrees with is_host_transfer = %s (C5)", type,
                       c->host ? "true" : "false");
   NEURONMEM_RETURN_IF_ERROR(ReadPairs(cx, &c->pairs, &c->has_pairs, /*frontend=*/true));
+  // In a manual computation's body (a grid of several partitions) the pairs name its devices.
+  if (const ManualDevices* devices = cx.manual_devices(); devices && c->has_pairs && !c->host)
+    NEURONMEM_RETURN_IF_ERROR(devices->MapPairs(cx, &c->pairs));
   c->site = MakeSite(cx, channel);
   return Ok();
 }
