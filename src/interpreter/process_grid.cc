@@ -887,9 +887,21 @@ Status ProcessGrid::Reclaim(std::unique_lock<std::mutex>& lock, uint32_t self) {
   Proc& p = *procs_[self];
   if (!p.lent) return Status();
   std::vector<std::shared_ptr<Message>> unread;
-  for (const auto& [key, box] : mailboxes_)
-    for (const auto& msg : box)
-      if (msg->lent && msg->from == self) unread.push_back(msg);
+  for (const auto& [key, box] : mailboxes_) {
+    for (const auto& msg : box) {
+      if (!msg->lent || msg->from != self) continue;
+      // A receiver already woken to take this very message (the front of the mailbox it waits on) reads it
+      // within a hand-off: waited for below instead of copied, which on a shared CPU put a second copy (and a
+      // malloc) before the receiver's own (docs/performance.md, "Multi-core launches: the other core's part").
+      if (key.to >= 0 && box.front() == msg) {
+        const Proc& q = *procs_[key.to];
+        if (q.retry && q.wait.kind == Wait::Kind::kRecv && q.wait.site.channel == key.channel &&
+            q.wait.source == key.from)
+          continue;
+      }
+      unread.push_back(msg);
+    }
+  }
   // Copied outside the lock: a receive may take one and read the same bytes meanwhile (both only read them).
   lock.unlock();
   std::vector<std::vector<std::unique_ptr<char[]>>> kept(unread.size());
