@@ -226,8 +226,8 @@ class ProcessGrid {
 
   // Ends process `self` with the status of its run. A process that ends with messages sent to it and not
   // received fails (naming channel and sender). Messages that borrow `self`'s bytes are copied if still
-  // unreceived, and receives copying them are waited for, so the bytes may go once it returns. Returns the
-  // process's final status.
+  // unreceived (but for a large one its receiver was already woken to take: that receive is waited for), and receives
+  // copying them are waited for, so the bytes may go once it returns. Returns the process's final status.
   Status Finish(uint32_t self, Status status);
   // Ends process `self` before it ran, for a process its embedder never runs (the executor: a device a launch
   // leaves out). A wait for it fails at once saying so, with `why` ("device 2 is not part of this launch"):
@@ -292,7 +292,8 @@ class ProcessGrid {
   // A message of `self` leaves a mailbox without its lent bytes being read (or after they were): the sender
   // may end once none is left.
   void Returned(const Message& msg);
-  // Copies every unreceived message that borrows `self`'s bytes, then waits for the receives reading them.
+  // Copies every unreceived message that borrows `self`'s bytes (but a large one that a receiver woken for it is
+  // about to take), then waits for the receives reading them.
   // Fails (RESOURCE_EXHAUSTED) only without memory for a copy: that message is withdrawn.
   Status Reclaim(std::unique_lock<std::mutex>& lock, uint32_t self);
 

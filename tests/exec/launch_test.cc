@@ -15,6 +15,19 @@
 namespace neuronmem_test {
 namespace {
 
+// Whether this build runs under a sanitizer, which makes every run slower than a thread's hand-off.
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
 class LaunchTest : public ExecTest {
  protected:
   static constexpr uint32_t kCores = 4;
@@ -140,7 +153,7 @@ TEST_F(LaunchTest, PartsCheaperThanAHandOffAllRunOnTheCaller) {
                                          "  return %1 : tensor<4xf32>\n"),
                         0, 0, &e));
   std::vector<std::vector<neuronmem_buffer_t*>> args;
-  for (size_t d = 0; d < 3; ++d) {
+  for (size_t d = 0; d < 2; ++d) {
     const float base = 10.0f * static_cast<float>(d);
     args.push_back({Upload({base, base, base, base}, {4}, Memory(NEURONMEM_MEMORY_KIND_DEVICE, d))});
   }
@@ -148,14 +161,14 @@ TEST_F(LaunchTest, PartsCheaperThanAHandOffAllRunOnTheCaller) {
     threads.ids.clear();
     std::vector<std::vector<neuronmem_buffer_t*>> results;
     std::vector<neuronmem_event_t*> done;
-    ASSERT_OK(Launch(e, {0, 1, 2}, args, &results, &done, nullptr));
+    ASSERT_OK(Launch(e, {0, 1}, args, &results, &done, nullptr));
     *all_ready = true;
     for (neuronmem_event_t* ev : done) {
       bool ready = false;
       ASSERT_OK(neuronmem_event_is_ready(ev, &ready));
       *all_ready = *all_ready && ready;
     }
-    for (size_t d = 0; d < 3; ++d) {
+    for (size_t d = 0; d < 2; ++d) {
       ASSERT_OK(neuronmem_event_wait(done[d], -1));
       neuronmem_event_destroy(done[d]);
       const float v = 10.0f * static_cast<float>(d) + 1;
@@ -164,9 +177,10 @@ TEST_F(LaunchTest, PartsCheaperThanAHandOffAllRunOnTheCaller) {
   };
   bool all_ready = false;
   ASSERT_NO_FATAL_FAILURE(launch(&all_ready));
-  EXPECT_EQ(threads.ids.size(), 3u);  // no run time known yet: devices 1 and 2 on their threads
+  EXPECT_EQ(threads.ids.size(), 2u);  // no run time known yet: device 1 on its thread
   // A custom kernel copying 16 bytes runs in well under a microsecond; a launch that finds its last run slow
-  // (the host preempted it) hands off once and measures again, so one of a few launches suffices.
+  // (the host preempted it) hands off once and measures again, so one of a few launches suffices. Under a
+  // sanitizer every run takes longer than a hand-off (ThreadSanitizer: the parts stay on their threads).
   bool inline_seen = false;
   for (int round = 0; round < 20 && !inline_seen; ++round) {
     ASSERT_NO_FATAL_FAILURE(launch(&all_ready));
@@ -176,13 +190,13 @@ TEST_F(LaunchTest, PartsCheaperThanAHandOffAllRunOnTheCaller) {
       EXPECT_EQ(threads.ids.count(std::this_thread::get_id()), 1u);
     }
   }
-  EXPECT_TRUE(inline_seen);
-  // Long runs: the next launches hand devices 1 and 2 to their threads.
+  if (!kSanitized) EXPECT_TRUE(inline_seen);
+  // Long runs: the next launches hand device 1 to its thread.
   threads.busy = std::chrono::milliseconds(2);
   ASSERT_NO_FATAL_FAILURE(launch(&all_ready));
   for (int round = 0; round < 2; ++round) {
     ASSERT_NO_FATAL_FAILURE(launch(&all_ready));
-    EXPECT_EQ(threads.ids.size(), 3u);
+    EXPECT_EQ(threads.ids.size(), 2u);
     EXPECT_EQ(threads.ids.count(std::this_thread::get_id()), 1u);
   }
 }

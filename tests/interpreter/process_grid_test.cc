@@ -2,6 +2,7 @@
 // one copy), and every way a wait can no longer be satisfied failing with a status instead of hanging.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <functional>
@@ -350,6 +351,48 @@ TEST(ProcessGrid, AWaitingRecvIsWokenToCopyLentBytesItself) {
   EXPECT_EQ(t.copier, receiver);
 }
 
+// Process 0 sends `mine` (s32[dims[0]]) to process 1 on channel 3 and ends; then `mine` is overwritten (its bytes
+// are its own again).
+void SendAndEnd(ProcessGrid& g, std::vector<int32_t>& mine, const int64_t* dims = kTwo) {
+  TensorView v = View(mine, dims);
+  Status s = g.Send(0, Site("stablehlo.send", 3), 1, &v, 1);
+  EXPECT_FALSE(g.Finish(0, std::move(s)));
+  std::fill(mine.begin(), mine.end(), -1);
+}
+
+// Process 1 receives process 0's message on channel 3 into `got` and ends.
+void ReceiveAndEnd(ProcessGrid& g, std::vector<int32_t>& got, const int64_t* dims = kTwo) {
+  TensorView r = View(got, dims);
+  Status s = g.Recv(1, Site("stablehlo.recv", 3), 0, &r, 1);
+  EXPECT_FALSE(s) << s->message;
+  EXPECT_FALSE(g.Finish(1, std::move(s)));
+}
+
+TEST(ProcessGrid, ASenderEndingWhileItsWokenReceiverIsAboutToReadALargeMessageWaitsInsteadOfCopying) {
+  // The receiver waits; the sender lends its bytes (256 KiB, waking it) and ends at once, then overwrites them.
+  // Its end waits for the woken receiver to read them rather than copying them first (a copy made then was a
+  // second copy on the critical path, on a shared CPU before the receiver's own): every read is straight from
+  // the sender's bytes, and what arrives is what was sent. Repeated, since which comes first (the end or the
+  // read) is the scheduler's choice.
+  const int64_t large[1] = {64 << 10};
+  std::vector<int32_t> sent(static_cast<size_t>(large[0]));
+  for (size_t i = 0; i < sent.size(); ++i) sent[i] = static_cast<int32_t>(i);
+  for (int round = 0; round < 20; ++round) {
+    LendingTransport t;
+    ProcessGrid g(2, 1, &t);
+    std::vector<int32_t> mine = sent, got(sent.size());
+    std::thread sender([&] {
+      while (!g.Waiting(1)) std::this_thread::yield();
+      SendAndEnd(g, mine, large);
+    });
+    ReceiveAndEnd(g, got, large);
+    sender.join();
+    EXPECT_EQ(got, sent);
+    EXPECT_EQ(t.copies.load(), 1u);
+    EXPECT_EQ(t.last_src, reinterpret_cast<const char*>(mine.data())) << "round " << round;
+  }
+}
+
 TEST(ProcessGrid, LentBytesUnreceivedWhenTheSenderEndsAreCopiedFirst) {
   // Process 0 lends its bytes and ends; only then are they overwritten, and only then does process 1 receive:
   // it gets what was sent.
@@ -358,17 +401,11 @@ TEST(ProcessGrid, LentBytesUnreceivedWhenTheSenderEndsAreCopiedFirst) {
   std::vector<int32_t> mine = {7, 8}, got(2);
   std::atomic<bool> scribbled{false};
   std::thread sender([&] {
-    TensorView v = View(mine, kTwo);
-    Status s = g.Send(0, Site("stablehlo.send", 3), 1, &v, 1);
-    EXPECT_FALSE(g.Finish(0, std::move(s)));
-    mine = {-1, -1};  // the process ended: its bytes are its own again
+    SendAndEnd(g, mine);
     scribbled = true;
   });
   while (!scribbled) std::this_thread::yield();
-  TensorView r = View(got, kTwo);
-  Status s = g.Recv(1, Site("stablehlo.recv", 3), 0, &r, 1);
-  EXPECT_FALSE(s) << s->message;
-  EXPECT_FALSE(g.Finish(1, std::move(s)));
+  ReceiveAndEnd(g, got);
   sender.join();
   EXPECT_EQ(got, (std::vector<int32_t>{7, 8}));
 }
