@@ -129,6 +129,7 @@ struct Region {
 struct Backoff {
   Clock::time_point since{};
   int empty_polls = 0;
+  int yield_every = 8;  // while spinning, yield the core every this many empty polls
 };
 
 template <typename T>
@@ -567,7 +568,7 @@ void Fabric::Impl::Wait(Backoff* b, std::unique_lock<std::mutex>* lock) {
     // spinning without yielding starved it (256 B: 76 us against 16-18 us with a yield every other poll). A yield
     // every 8th poll: 1 MiB one way 246-457 us (median 280) against 347-1810 (median 490) every other poll, for
     // 18.5-19 us against 17 at 256 B (docs/performance.md, "Between processes: the waiting receive").
-    if (b->empty_polls % 8 == 0) {
+    if (b->empty_polls % b->yield_every == 0) {
       if (lock != nullptr) lock->unlock();
       std::this_thread::yield();
       if (lock != nullptr) Relock(lock);
@@ -698,7 +699,9 @@ Status Fabric::Impl::Send(uint32_t to, uint64_t tag, const void* data, size_t by
       return Unavailable("%.*s: sending %zu bytes to process %u: %s", static_cast<int>(op_name.size()), op_name.data(),
                          bytes, to, FiError(static_cast<int>(rc)).c_str());
     }
-    Progress();
+    // A large message (a rendezvous on tcp;ofi_rxm) moves only as the provider is progressed: start it now. A small
+    // one went out in fi_tsend; its completion is read by the next wait (a poll less per message).
+    if (len >= kDirectRecvBytes || !unposted.empty()) Progress();
   }
   stats.messages_sent++;
   stats.bytes_sent += bytes;
@@ -772,6 +775,9 @@ Status Fabric::Impl::Recv(uint32_t from, uint64_t tag, void* data, size_t bytes,
   size_t next = 0, end = 0;  // chunks [next, end) have receives posted; those before next are in `data`
   uint64_t dropped_here = 0;
   Backoff backoff;
+  // A small message is a round trip's answer: on 2 busy vCPUs its sender often shares this core, so yield at every
+  // empty poll; a large one comes in protocol steps this process must drive, so poll 8 times between yields.
+  backoff.yield_every = direct ? 8 : 1;
   // Fails the receive: the receives still posted are cancelled first.
   const auto fail = [&](Status why) {
     Cancel(posted.data() + next, end - next, &backoff, lock);
