@@ -103,6 +103,13 @@ struct RawEndpoint {
     hints->domain_attr->av_type = FI_AV_TABLE;
     int rc = fi_getinfo(FI_VERSION(1, 9), "127.0.0.1", nullptr, FI_SOURCE, hints, &info);
     if (rc == -FI_ENODATA) rc = fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints, &info);
+    if (rc == 0 && info->addr_format == FI_ADDR_STR) {
+      // shm takes the node as its endpoint's name, the same in both processes (the second fails to bind): let it
+      // name its endpoints itself, as dist::Fabric does.
+      fi_freeinfo(info);
+      info = nullptr;
+      rc = fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints, &info);
+    }
     FI_CHECK(rc);
     fi_freeinfo(hints);
     FI_CHECK(fi_fabric(info->fabric_attr, &fabric, nullptr));
