@@ -15,7 +15,7 @@
 // Ping-pong latency is half a round trip (p50 and p99 over the iterations, measured on process 0), bandwidth
 // the message bytes over that half round trip. all_reduce: time per call on process 0, algbw = bytes / time,
 // busbw = algbw * 2 (n - 1) / n (NCCL's definitions; n = 2). Ratios compare with the floor's figure of the same
-// size from this run. Usage: bench_dist [--quick] [--max-mib N] [--no-inprocess]
+// size from this run. Usage: bench_dist [--quick] [--max-mib N] [--chunk-kib N] [--no-inprocess]
 #include <neuronmem/neuronmem.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
@@ -63,7 +63,8 @@ struct Results {
 };
 
 std::vector<size_t> g_sizes;
-int g_scale = 1;  // iterations are divided by this (--quick)
+int g_scale = 1;        // iterations are divided by this (--quick)
+long g_chunk_kib = -1;  // --chunk-kib: FabricOptions::chunk_bytes in KiB (0: whole messages); -1: the default
 
 int Iterations(size_t bytes) {
   int it = bytes <= (64u << 10) ? 2000 : bytes <= (1u << 20) ? 200 : bytes <= (16u << 20) ? 20 : 8;
@@ -102,6 +103,13 @@ struct RawEndpoint {
     hints->domain_attr->av_type = FI_AV_TABLE;
     int rc = fi_getinfo(FI_VERSION(1, 9), "127.0.0.1", nullptr, FI_SOURCE, hints, &info);
     if (rc == -FI_ENODATA) rc = fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints, &info);
+    if (rc == 0 && info->addr_format == FI_ADDR_STR) {
+      // shm takes the node as its endpoint's name, the same in both processes (the second fails to bind): let it
+      // name its endpoints itself, as dist::Fabric does.
+      fi_freeinfo(info);
+      info = nullptr;
+      rc = fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints, &info);
+    }
     FI_CHECK(rc);
     fi_freeinfo(hints);
     FI_CHECK(fi_fabric(info->fabric_attr, &fabric, nullptr));
@@ -226,6 +234,7 @@ int FabricProcess(int i, const std::string& dir, Results* out) {
   o.process_index = static_cast<uint32_t>(i);
   o.num_processes = 2;
   o.store = store.get();
+  if (g_chunk_kib >= 0) o.chunk_bytes = static_cast<size_t>(g_chunk_kib) << 10;
   check(Fabric::Create(o, &fabric), "fabric");
   const uint32_t peer = 1 - i;
   const size_t max = g_sizes.back();
@@ -374,10 +383,12 @@ int main(int argc, char** argv) {
       g_scale = 4;
     } else if (strcmp(argv[a], "--max-mib") == 0 && a + 1 < argc) {
       max_mib = strtoul(argv[++a], nullptr, 10);
+    } else if (strcmp(argv[a], "--chunk-kib") == 0 && a + 1 < argc) {
+      g_chunk_kib = strtol(argv[++a], nullptr, 10);
     } else if (strcmp(argv[a], "--no-inprocess") == 0) {
       in_process = false;
     } else {
-      fprintf(stderr, "usage: %s [--quick] [--max-mib N] [--no-inprocess]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--quick] [--max-mib N] [--chunk-kib N] [--no-inprocess]\n", argv[0]);
       return 2;
     }
   }

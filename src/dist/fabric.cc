@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <new>
@@ -34,7 +35,7 @@ struct Header {
   uint64_t tag;
   uint64_t bytes;
   int32_t failure;  // non-zero: the sender failed the collective with this status code; the payload is its text
-  uint32_t reserved;
+  uint32_t chunk;   // which chunk of the message this is (Fabric::Impl::Send); `bytes` is the whole message's
 };
 
 std::string Hex(const void* data, size_t n) {
@@ -86,6 +87,9 @@ std::string FiError(int rc) { return std::string(fi_strerror(rc < 0 ? -rc : rc))
 constexpr size_t kDirectRecvBytes = 64 * 1024;
 // Wait polls the completion queue this long before it blocks (a woken sleeper costs 27-80 us here).
 constexpr auto kSpin = std::chrono::microseconds(200);
+// Where the completion queue is not waited on (shm), Wait polls this long before it sleeps: a large message's protocol
+// steps each waited a sleep after 200 us (shm 1 MiB: 1.1-2 ms against the floor's 0.09 in half the runs).
+constexpr auto kSpinUnblocked = std::chrono::milliseconds(2);
 // Completed ops keep their buffers for the next message, up to this many bytes in all.
 constexpr size_t kPoolBytes = 256u << 20;
 
@@ -128,6 +132,8 @@ struct Region {
 struct Backoff {
   Clock::time_point since{};
   int empty_polls = 0;
+  int yield_every = 8;  // while spinning, yield the core every this many empty polls
+  int sleeps = 0;       // pauses slept since the last completion
 };
 
 template <typename T>
@@ -179,9 +185,21 @@ class Fabric::Impl {
   // Sends `why` in place of the message of `bytes` bytes the receiver waits for (its text cut to fit).
   void SendFailure(uint32_t to, uint64_t tag, const Status& why, size_t bytes, std::string_view op);
   // `lock` (nullable, held on mu): released while the receive waits (Wait). interrupt: Fabric::Recv's.
+  // on_chunk (nullable): called with (offset, length) as each chunk of the message is in `data`, in order (AllReduce
+  // reduces them while the later chunks move).
   Status Recv(uint32_t from, uint64_t tag, void* data, size_t bytes, std::string_view op,
               std::unique_lock<std::mutex>* lock = nullptr, const std::atomic<int>* interrupt = nullptr,
-              uint32_t patience = 1);
+              uint32_t patience = 1, const std::function<void(size_t, size_t)>& on_chunk = nullptr);
+  // Cancels the receives of op[0..n) not yet done (null entries are skipped), waits (at most 2 s) for their
+  // completions and releases those that came.
+  void Cancel(Op* const* op, size_t n, Backoff* backoff, std::unique_lock<std::mutex>* lock);
+  // Receives and discards the next n chunks (at most chunk_bytes each) from `from` with fabric tag ftag: the rest of
+  // a message refused at its first chunk. Waits at most 2 s (or the peer timeout) for each.
+  void Drain(uint32_t from, uint64_t ftag, size_t n, Backoff* backoff, std::unique_lock<std::mutex>* lock);
+  // How many chunks a message of `bytes` bytes travels as (at least 1).
+  size_t Chunks(size_t bytes) const {
+    return chunk_bytes == 0 || bytes <= chunk_bytes ? 1 : (bytes + chunk_bytes - 1) / chunk_bytes;
+  }
   Status CheckPeer(uint32_t peer, std::string_view op) const;
   // Reads every completion available now (after posting the sends waiting for their peer). Returns false if there
   // was none.
@@ -223,6 +241,7 @@ class Fabric::Impl {
   // hung): there, and on providers not measured, Wait polls with a sleeping backoff instead.
   bool cq_waitable = false;
   bool direct_recv = false;         // the endpoint does directed receives into two-entry iovecs
+  size_t chunk_bytes = 0;           // messages above this travel in chunks (0: whole; the provider keeps no order)
   bool registering = false;         // memory is registered and descriptors passed (FI_MR_LOCAL or register_memory)
   std::vector<Region> regions;      // sorted by base
   std::unique_ptr<char[]> scratch;  // AllReduce's receive buffer, kept between calls
@@ -274,16 +293,26 @@ Status Fabric::Impl::Open() {
   hints->domain_attr->av_type = FI_AV_TABLE;
   if (!opts.provider.empty()) hints->fabric_attr->prov_name = strdup(opts.provider.c_str());
   const char* node = opts.node.empty() ? nullptr : opts.node.c_str();
-  int rc = fi_getinfo(FI_VERSION(1, 9), node, nullptr, node != nullptr ? FI_SOURCE : 0, hints, &info);
-  if (rc == -FI_ENODATA && node != nullptr) {
-    // Providers without IP addressing (shm) do not match a node: take their own address.
-    rc = fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints, &info);
+  // A peer's messages in the order sent (FI_ORDER_SAS): a large message's chunks are received in order (Send); a
+  // provider without it gets every message whole.
+  hints->tx_attr->msg_order = hints->rx_attr->msg_order = FI_ORDER_SAS;
+  const auto get_info = [&] {
+    int r = fi_getinfo(FI_VERSION(1, 9), node, nullptr, node != nullptr ? FI_SOURCE : 0, hints, &info);
+    if (r == -FI_ENODATA && node != nullptr) {
+      // Providers without IP addressing (shm) do not match a node: take their own address.
+      r = fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints, &info);
+    }
+    return r;
+  };
+  int rc = get_info();
+  if (rc == -FI_ENODATA) {
+    hints->tx_attr->msg_order = hints->rx_attr->msg_order = 0;
+    rc = get_info();
   }
   if (rc == -FI_ENODATA) {
     // A provider without directed receives: every receive lands in a buffer of the op and is copied out.
     hints->caps = FI_TAGGED;
-    rc = fi_getinfo(FI_VERSION(1, 9), node, nullptr, node != nullptr ? FI_SOURCE : 0, hints, &info);
-    if (rc == -FI_ENODATA && node != nullptr) rc = fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints, &info);
+    rc = get_info();
   }
   if (rc == 0 && info != nullptr && node != nullptr && info->addr_format == FI_ADDR_STR) {
     // A provider whose addresses are names (shm) takes the node as its endpoint's name, the same in every process
@@ -301,6 +330,8 @@ Status Fabric::Impl::Open() {
   }
   provider_name = info->fabric_attr->prov_name != nullptr ? info->fabric_attr->prov_name : "?";
   direct_recv = (info->caps & FI_DIRECTED_RECV) != 0 && info->rx_attr->iov_limit >= 2;
+  const bool ordered = (info->tx_attr->msg_order & FI_ORDER_SAS) != 0 && (info->rx_attr->msg_order & FI_ORDER_SAS) != 0;
+  chunk_bytes = ordered ? opts.chunk_bytes : 0;
   registering =
       opts.register_memory || (info->domain_attr->mr_mode & FI_MR_LOCAL) != 0 || (info->mode & FI_LOCAL_MR) != 0;
   if ((rc = fi_fabric(info->fabric_attr, &fabric, nullptr)) != 0) {
@@ -378,7 +409,7 @@ Status Fabric::Impl::Bootstrap() {
   const std::string nonce = std::to_string(rd()) + "-" + std::to_string(getpid());
   const std::string mine = "v1 token=" + token_hex + " nonce=" + nonce + " processes=" + std::to_string(n) +
                            " cores=" + std::to_string(opts.local_cores) + " provider=" + provider_name +
-                           " addr=" + Hex(my_addr.data(), my_addr.size());
+                           " chunk=" + std::to_string(chunk_bytes) + " addr=" + Hex(my_addr.data(), my_addr.size());
   NEURONMEM_RETURN_IF_ERROR(
       Annotate(opts.store->Put(p + "ep/" + std::to_string(me), mine), "bootstrap: publishing the endpoint"));
 
@@ -419,6 +450,10 @@ Status Fabric::Impl::Bootstrap() {
     if (Field(rec, "provider") != provider_name) {
       return FailedPrecondition("bootstrap: process %u uses libfabric provider '%s', this process '%s'", j,
                                 Field(rec, "provider").c_str(), provider_name.c_str());
+    }
+    if (Field(rec, "chunk") != std::to_string(chunk_bytes)) {
+      return FailedPrecondition("bootstrap: process %u sends messages in chunks of %s bytes, this process %u of %zu", j,
+                                Field(rec, "chunk").c_str(), me, chunk_bytes);
     }
     std::vector<uint8_t> addr;
     if (!Unhex(Field(rec, "addr"), &addr) || addr.empty()) {
@@ -526,18 +561,18 @@ bool Fabric::Impl::Progress() {
 void Fabric::Impl::Wait(Backoff* b, std::unique_lock<std::mutex>* lock) {
   if (Progress()) {
     b->since = Clock::time_point{};
-    b->empty_polls = 0;
+    b->empty_polls = b->sleeps = 0;
     return;
   }
   const auto now = Clock::now();
   if (b->since == Clock::time_point{}) b->since = now;
   ++b->empty_polls;
-  if (now - b->since < kSpin) {
+  if (now - b->since < (cq_waitable ? kSpin : kSpinUnblocked)) {
     // Between polls the peer process (on 2 vCPUs, often the one that must answer) may have the core:
     // spinning without yielding starved it (256 B: 76 us against 16-18 us with a yield every other poll). A yield
     // every 8th poll: 1 MiB one way 246-457 us (median 280) against 347-1810 (median 490) every other poll, for
     // 18.5-19 us against 17 at 256 B (docs/performance.md, "Between processes: the waiting receive").
-    if (b->empty_polls % 8 == 0) {
+    if (b->empty_polls % b->yield_every == 0) {
       if (lock != nullptr) lock->unlock();
       std::this_thread::yield();
       if (lock != nullptr) Relock(lock);
@@ -554,15 +589,17 @@ void Fabric::Impl::Wait(Backoff* b, std::unique_lock<std::mutex>* lock) {
     if (n > 0) {
       Complete(entries, n);
       b->since = Clock::time_point{};
-      b->empty_polls = 0;
+      b->empty_polls = b->sleeps = 0;
     } else if (n == -FI_EAVAIL) {
       CompleteError();
     }
     return;
   }
-  const int slept = b->empty_polls;
+  // The pause grows with the sleeps of this wait, not its polls: counting the polls of the spin before it made the
+  // first sleep 1 ms, so on shm (which never blocks) a 1 MiB message took 1.1-1.4 ms against the floor's 0.09.
+  const int slept = b->sleeps++;
   if (lock != nullptr) lock->unlock();
-  std::this_thread::sleep_for(std::chrono::microseconds(std::min(1000, 20 * std::max(1, slept / 64))));
+  std::this_thread::sleep_for(std::chrono::microseconds(std::min(1000, 20 * (1 + slept / 16))));
   if (lock != nullptr) Relock(lock);
 }
 
@@ -634,91 +671,158 @@ Status Fabric::Impl::CheckPeer(uint32_t peer, std::string_view op) const {
 Status Fabric::Impl::Send(uint32_t to, uint64_t tag, const void* data, size_t bytes, std::string_view op_name,
                           int32_t failure) {
   NEURONMEM_RETURN_IF_ERROR(CheckPeer(to, op_name));
-  // Buffered: the message (header + payload) is copied into a buffer of the op, so the caller's bytes are
-  // free as soon as this returns.
-  Op* op = Acquire(sizeof(Header) + bytes);
-  if (op == nullptr) {
-    return Unavailable("%.*s: a %zu-byte message buffer: %s", static_cast<int>(op_name.size()), op_name.data(),
-                       sizeof(Header) + bytes, last_register_error->message.c_str());
-  }
-  op->is_send = true;
-  op->peer = to;
-  Header h = {kMagic, {}, opts.process_index, to, tag, bytes, failure, 0};
-  memcpy(h.token, token, kTokenBytes);
-  memcpy(op->data(), &h, sizeof h);
-  if (bytes > 0) memcpy(op->data() + sizeof h, data, bytes);
-  op->ftag = (static_cast<uint64_t>(opts.process_index) << 48) | tag;
-  op->since = Clock::now();
-  // Buffered even when the provider cannot take it yet (the peer is not progressing, e.g. computing): then it
-  // waits in `unposted` behind this peer's earlier sends, and Progress posts it.
-  const bool behind = std::any_of(unposted.begin(), unposted.end(), [to](const Op* o) { return o->peer == to; });
-  ssize_t rc = behind ? -FI_EAGAIN : fi_tsend(ep, op->data(), op->size, op->desc(), peers[to], op->ftag, &op->ctx);
-  if (rc == -FI_EAGAIN) {
-    unposted.push_back(op);
-  } else if (rc != 0) {
-    Release(op);
-    return Unavailable("%.*s: sending %zu bytes to process %u: %s", static_cast<int>(op_name.size()), op_name.data(),
-                       bytes, to, FiError(static_cast<int>(rc)).c_str());
+  // Buffered: the message is copied into buffers of the Fabric's pool, so the caller's bytes are free as soon as this
+  // returns. A large message goes as chunks of chunk_bytes, each its own tagged message with a header, posted as soon
+  // as it is copied: the provider moves chunk k (and the receiver takes it) while chunk k + 1 is copied, where one
+  // whole-message copy made the receiver wait for all of it (and above the provider's eager limit, a rendezvous).
+  const size_t chunks = Chunks(bytes);
+  const char* src = static_cast<const char*>(data);
+  const uint64_t ftag = (static_cast<uint64_t>(opts.process_index) << 48) | tag;
+  for (size_t k = 0; k < chunks; ++k) {
+    const size_t off = k * chunk_bytes, len = chunks == 1 ? bytes : std::min(chunk_bytes, bytes - off);
+    Op* op = Acquire(sizeof(Header) + len);
+    if (op == nullptr) {
+      return Unavailable("%.*s: a %zu-byte message buffer: %s", static_cast<int>(op_name.size()), op_name.data(),
+                         sizeof(Header) + len, last_register_error->message.c_str());
+    }
+    op->is_send = true;
+    op->peer = to;
+    Header h = {kMagic, {}, opts.process_index, to, tag, bytes, failure, static_cast<uint32_t>(k)};
+    memcpy(h.token, token, kTokenBytes);
+    memcpy(op->data(), &h, sizeof h);
+    if (len > 0) memcpy(op->data() + sizeof h, src + off, len);
+    op->ftag = ftag;
+    op->since = Clock::now();
+    // Buffered even when the provider cannot take it yet (the peer is not progressing, e.g. computing): then it
+    // waits in `unposted` behind this peer's earlier sends, and Progress posts it.
+    const bool behind = std::any_of(unposted.begin(), unposted.end(), [to](const Op* o) { return o->peer == to; });
+    ssize_t rc = behind ? -FI_EAGAIN : fi_tsend(ep, op->data(), op->size, op->desc(), peers[to], op->ftag, &op->ctx);
+    if (rc == -FI_EAGAIN) {
+      unposted.push_back(op);
+    } else if (rc != 0) {
+      Release(op);
+      // Chunks already posted go on; the receiver, missing the rest, fails after its wait.
+      return Unavailable("%.*s: sending %zu bytes to process %u: %s", static_cast<int>(op_name.size()), op_name.data(),
+                         bytes, to, FiError(static_cast<int>(rc)).c_str());
+    }
+    // A large message (a rendezvous on tcp;ofi_rxm) moves only as the provider is progressed: start it now. A small
+    // one went out in fi_tsend; its completion is read by the next wait (a poll less per message).
+    if (len >= kDirectRecvBytes || !unposted.empty()) Progress();
   }
   stats.messages_sent++;
   stats.bytes_sent += bytes;
-  Progress();
   return Ok();
 }
 
 void Fabric::Impl::SendFailure(uint32_t to, uint64_t tag, const Status& why, size_t bytes, std::string_view op) {
   if (!why || to >= opts.num_processes || !lost[to].empty()) return;
-  const std::string text = why->message.substr(0, bytes);
+  // At most one chunk: it meets the receive of the message's first chunk.
+  const std::string text = why->message.substr(0, chunk_bytes == 0 ? bytes : std::min(bytes, chunk_bytes));
   // Best effort: the receiver fails either way (with this status, or after its own wait).
   Send(to, tag, text.data(), text.size(), op, static_cast<int32_t>(why->code)).IgnoreError();
 }
 
+void Fabric::Impl::Drain(uint32_t from, uint64_t ftag, size_t n, Backoff* backoff, std::unique_lock<std::mutex>* lock) {
+  for (size_t k = 0; k < n && lost[from].empty(); ++k) {
+    Op* op = Acquire(sizeof(Header) + chunk_bytes);
+    if (op == nullptr) return;
+    op->peer = from;
+    ssize_t rc;
+    while ((rc = fi_trecv(ep, op->data(), op->size, op->desc(), direct_recv ? peers[from] : FI_ADDR_UNSPEC, ftag, 0,
+                          &op->ctx)) == -FI_EAGAIN) {
+      Wait(backoff, lock);
+    }
+    if (rc != 0) {
+      Release(op);
+      return;
+    }
+    const auto deadline = Clock::now() + std::min<Clock::duration>(opts.peer_timeout, std::chrono::seconds(2));
+    while (!op->done && lost[from].empty() && Clock::now() < deadline) Wait(backoff, lock);
+    if (!op->done) {
+      Cancel(&op, 1, backoff, lock);
+      return;
+    }
+    Release(op);
+  }
+}
+
+void Fabric::Impl::Cancel(Op* const* op, size_t n, Backoff* backoff, std::unique_lock<std::mutex>* lock) {
+  for (size_t i = 0; i < n; ++i) {
+    if (op[i] != nullptr && !op[i]->done) fi_cancel(&ep->fid, &op[i]->ctx);
+  }
+  const auto deadline = Clock::now() + std::chrono::seconds(2);
+  const auto pending = [&] { return std::any_of(op, op + n, [](const Op* o) { return o != nullptr && !o->done; }); };
+  while (pending() && Clock::now() < deadline) Wait(backoff, lock);
+  for (size_t i = 0; i < n; ++i) {
+    if (op[i] != nullptr && op[i]->done) Release(op[i]);
+  }
+}
+
 Status Fabric::Impl::Recv(uint32_t from, uint64_t tag, void* data, size_t bytes, std::string_view op_name,
-                          std::unique_lock<std::mutex>* lock, const std::atomic<int>* interrupt, uint32_t patience) {
+                          std::unique_lock<std::mutex>* lock, const std::atomic<int>* interrupt, uint32_t patience,
+                          const std::function<void(size_t, size_t)>& on_chunk) {
   const auto stopped = [interrupt] { return interrupt ? interrupt->load(std::memory_order_acquire) : 0; };
   NEURONMEM_RETURN_IF_ERROR(CheckPeer(from, op_name));
   const uint64_t ftag = (static_cast<uint64_t>(from) << 48) | tag;
   const auto waits = opts.peer_timeout * std::max<uint32_t>(patience, 1);
   const auto deadline = Clock::now() + waits;
-  // A large message lands in place: the header in the op, the payload in `data`. The receive is directed to
-  // the peer's endpoint (from the store), so no other endpoint's message can match it.
+  // A large message lands in place: each chunk's header in its op, its payload in `data`. The receives are directed
+  // to the peer's endpoint (from the store), so no other endpoint's message can match them, and every chunk's receive
+  // is posted at once (the provider keeps a peer's sends in order): the sender's chunks land as they come. Otherwise
+  // each chunk lands in an op's buffer and is copied out once checked, one receive posted at a time (a foreign
+  // message may match it and is dropped; the receive is then posted again).
   void* data_desc = nullptr;
   const bool direct =
       direct_recv && bytes >= kDirectRecvBytes && (!registering || DescriptorOf(data, bytes, &data_desc));
+  const size_t chunks = Chunks(bytes), window = direct ? chunks : 1;
+  const auto chunk_len = [&](size_t k) { return chunks == 1 ? bytes : std::min(chunk_bytes, bytes - k * chunk_bytes); };
+  char* dst = static_cast<char*>(data);
+  std::vector<Op*> posted(chunks, nullptr);
+  size_t next = 0, end = 0;  // chunks [next, end) have receives posted; those before next are in `data`
   uint64_t dropped_here = 0;
-  for (;;) {
-    Op* op = Acquire(direct ? 0 : sizeof(Header) + bytes);
-    if (op == nullptr) {
-      return Unavailable("%.*s: a %zu-byte message buffer: %s", static_cast<int>(op_name.size()), op_name.data(),
-                         sizeof(Header) + bytes, last_register_error->message.c_str());
-    }
-    op->peer = from;
-    Backoff backoff;
-    for (;;) {
-      ssize_t rc;
-      if (direct) {
-        iovec iov[2] = {{&op->header, sizeof(Header)}, {data, bytes}};
-        void* desc[2] = {op->desc(), data_desc};
-        rc = fi_trecvv(ep, iov, desc, 2, peers[from], ftag, 0, &op->ctx);
-      } else {
-        rc = fi_trecv(ep, op->data(), op->size, op->desc(), FI_ADDR_UNSPEC, ftag, 0, &op->ctx);
+  Backoff backoff;
+  // A small message is a round trip's answer: on 2 busy vCPUs its sender often shares this core, so yield at every
+  // empty poll; a large one comes in protocol steps this process must drive, so poll 8 times between yields.
+  backoff.yield_every = direct ? 8 : 1;
+  // Fails the receive: the receives still posted are cancelled first.
+  const auto fail = [&](Status why) {
+    Cancel(posted.data() + next, end - next, &backoff, lock);
+    return why;
+  };
+  while (next < chunks) {
+    while (end < std::min(chunks, next + window)) {
+      const size_t len = chunk_len(end);
+      Op* op = Acquire(direct ? 0 : sizeof(Header) + len);
+      if (op == nullptr) {
+        return fail(Unavailable("%.*s: a %zu-byte message buffer: %s", static_cast<int>(op_name.size()), op_name.data(),
+                                sizeof(Header) + len, last_register_error->message.c_str()));
       }
-      if (rc == 0) break;
-      if (rc != -FI_EAGAIN) {
-        Release(op);
-        return Unavailable("%.*s: posting a receive from process %u: %s", static_cast<int>(op_name.size()),
-                           op_name.data(), from, FiError(static_cast<int>(rc)).c_str());
+      op->peer = from;
+      for (;;) {
+        ssize_t rc;
+        if (direct) {
+          iovec iov[2] = {{&op->header, sizeof(Header)}, {dst + end * chunk_bytes, len}};
+          void* desc[2] = {op->desc(), data_desc};
+          rc = fi_trecvv(ep, iov, desc, 2, peers[from], ftag, 0, &op->ctx);
+        } else {
+          rc = fi_trecv(ep, op->data(), op->size, op->desc(), FI_ADDR_UNSPEC, ftag, 0, &op->ctx);
+        }
+        if (rc == 0) break;
+        if (rc != -FI_EAGAIN) {
+          Release(op);
+          return fail(Unavailable("%.*s: posting a receive from process %u: %s", static_cast<int>(op_name.size()),
+                                  op_name.data(), from, FiError(static_cast<int>(rc)).c_str()));
+        }
+        Wait(&backoff, lock);
       }
-      Wait(&backoff, lock);
+      posted[end++] = op;
     }
+    Op* op = posted[next];
     while (!op->done && lost[from].empty() && Clock::now() < deadline && !stopped()) Wait(&backoff, lock);
     if (!op->done) {
-      // Give the buffer back before failing: cancel, and wait (briefly) for the cancellation's completion. A
+      // Give the buffers back before failing: cancel, and wait (briefly) for the cancellations' completions. A
       // receive the provider never returns stays in `ops` until the endpoint is closed.
-      fi_cancel(&ep->fid, &op->ctx);
-      const auto cancel_deadline = Clock::now() + std::chrono::seconds(2);
-      while (!op->done && Clock::now() < cancel_deadline) Wait(&backoff, lock);
-      if (op->done) Release(op);
+      Cancel(posted.data() + next, end - next, &backoff, lock);
       if (const int code = stopped(); code && lost[from].empty()) {
         return MakeStatus(static_cast<neuronmem_status_code_t>(code),
                           std::string(op_name) + " (tag " + std::to_string(tag & kUserTagMask) +
@@ -733,52 +837,70 @@ Status Fabric::Impl::Recv(uint32_t from, uint64_t tag, void* data, size_t bytes,
                          op_name.data(), static_cast<unsigned long long>(tag & kUserTagMask), from, lost[from].c_str(),
                          extra.c_str());
     }
+    const size_t len = chunk_len(next);
     Header h;
     const bool has_header = op->err == 0 && op->len >= sizeof(Header);
     if (has_header) memcpy(&h, direct ? static_cast<const void*>(&op->header) : op->data(), sizeof h);
     const bool of_job = has_header && h.magic == kMagic && memcmp(h.token, token, kTokenBytes) == 0 && h.from == from &&
                         h.to == opts.process_index && h.tag == tag;
-    if (of_job && h.failure != 0 && h.bytes <= bytes && op->len == sizeof(Header) + h.bytes) {
+    if (of_job && h.failure != 0 && h.bytes <= len && op->len == sizeof(Header) + h.bytes) {
       // The sender failed the collective before it could send this message: fail with its status, naming it.
-      const char* text = direct ? static_cast<const char*>(data) : op->data() + sizeof(Header);
+      const char* text = direct ? dst + next * chunk_bytes : op->data() + sizeof(Header);
       std::string why(text, static_cast<size_t>(h.bytes));
       Release(op);
-      return MakeStatus(static_cast<neuronmem_status_code_t>(h.failure),
-                        std::string(op_name) + " (tag " + std::to_string(tag & kUserTagMask) + "): process " +
-                            std::to_string(from) + " failed it before it could pass this process its share: " +
-                            (why.empty() ? std::string("(no message)") : why));
+      ++next;
+      return fail(MakeStatus(static_cast<neuronmem_status_code_t>(h.failure),
+                             std::string(op_name) + " (tag " + std::to_string(tag & kUserTagMask) + "): process " +
+                                 std::to_string(from) + " failed it before it could pass this process its share: " +
+                                 (why.empty() ? std::string("(no message)") : why)));
     }
-    if (of_job && h.failure == 0 && h.bytes == bytes && op->len == sizeof(Header) + bytes) {
-      if (bytes > 0 && !direct) memcpy(data, op->data() + sizeof(Header), bytes);
+    if (of_job && h.failure == 0 && h.bytes == bytes && h.chunk == next && op->len == sizeof(Header) + len) {
+      if (len > 0 && !direct) memcpy(dst + next * chunk_bytes, op->data() + sizeof(Header), len);
       Release(op);
-      if (direct) stats.receives_in_place++;
-      stats.messages_received++;
-      stats.bytes_received += bytes;
-      return Ok();
+      if (on_chunk) on_chunk(next * chunk_bytes, len);
+      ++next;
+      continue;
     }
-    // A message of this job from `from` with the right tag but fewer bytes than expected: the processes
-    // disagree on the program, not a lost or foreign peer. (A longer one is truncated by the provider, which
+    // A message of this job from `from` with the right tag but another size than expected: the processes disagree
+    // on the program, not a lost or foreign peer. (One longer than the receive is truncated by the provider, which
     // need not deliver its header: it cannot be told from a foreign message and is dropped below.) A direct
-    // receive's buffer then holds the shorter message's bytes.
-    if (of_job && h.failure == 0 && h.bytes != bytes) {
+    // receive's buffer then holds the other message's bytes.
+    if (of_job && h.failure == 0 && (h.bytes != bytes || h.chunk != next)) {
+      const uint64_t sent = h.bytes;
+      const bool first = h.chunk == 0;
       Release(op);
-      return FailedPrecondition(
+      ++next;
+      Cancel(posted.data() + next, end - next, &backoff, lock);
+      next = end;
+      // The rest of the sender's message is taken off the fabric too: left there, its chunks would meet later
+      // receives of this tag (and on shm, whose sends complete only once received, hold the sender's end).
+      if (first) Drain(from, ftag, Chunks(sent) - 1, &backoff, lock);
+      return fail(FailedPrecondition(
           "%.*s (tag %llu): process %u sent %llu bytes, this process %u expects %zu (do the "
           "processes run the same program?)",
           static_cast<int>(op_name.size()), op_name.data(), static_cast<unsigned long long>(tag & kUserTagMask), from,
-          static_cast<unsigned long long>(h.bytes), opts.process_index, bytes);
+          static_cast<unsigned long long>(h.bytes), opts.process_index, bytes));
     }
     if (op->err != 0 && op->err != FI_ETRUNC) {
       int err = op->err;
       Release(op);
-      return Unavailable("%.*s: receiving from process %u: %s", static_cast<int>(op_name.size()), op_name.data(), from,
-                         FiError(err).c_str());
+      ++next;
+      return fail(Unavailable("%.*s: receiving from process %u: %s", static_cast<int>(op_name.size()), op_name.data(),
+                              from, FiError(err).c_str()));
     }
-    // Not a message of this job (or not the one expected): drop it, count it, and wait again.
+    // Not a message of this job (or not the one expected): drop it, count it, and receive this chunk again (the
+    // later chunks' receives, where posted, are cancelled and posted again after it, to keep them in order).
     Release(op);
+    posted[next] = nullptr;
+    Cancel(posted.data() + next + 1, end - next - 1, &backoff, lock);
+    end = next;
     stats.messages_dropped++;
     dropped_here++;
   }
+  if (direct) stats.receives_in_place++;
+  stats.messages_received++;
+  stats.bytes_received += bytes;
+  return Ok();
 }
 
 void Fabric::Impl::Close() {
@@ -853,6 +975,10 @@ Status Fabric::Create(const FabricOptions& options, std::unique_ptr<Fabric>* out
   }
   if (options.peer_timeout.count() <= 0 || options.bootstrap_timeout.count() < 0) {
     return InvalidArgument("fabric: peer_timeout must be positive and bootstrap_timeout not negative");
+  }
+  if (options.chunk_bytes != 0 && (options.chunk_bytes < 4096 || options.chunk_bytes % 64 != 0)) {
+    return InvalidArgument("fabric: chunk_bytes %zu is not a multiple of 64 of at least 4096 (0 = never chunk)",
+                           options.chunk_bytes);
   }
   auto impl = std::make_unique<Impl>(options);
   NEURONMEM_RETURN_IF_ERROR(impl->Open());
@@ -995,13 +1121,15 @@ Status Fabric::AllReduce(ReduceKind kind, ReduceType type, void* data, size_t co
     // Step t's message comes only after the left neighbour received its own step t - 1, and so on around the ring:
     // it may take t + 1 peer timeouts (a process t steps up the ring waits that long for a lost one) before the left
     // neighbour is taken for lost. Sooner, a neighbour that failed passes its failure on in place of its message.
-    if (Status st = impl_->Recv(left, base | t, scatter ? tmp : bytes + start(rc) * es, chunk_len(rc) * es,
-                                "all_reduce", nullptr, nullptr, t + 1)) {
+    // A reduce-scatter step reduces each chunk of its message as it lands, while the later ones move.
+    char* acc = bytes + start(rc) * es;
+    const auto reduce = [&](size_t off, size_t len) { ReduceInto(kind, type, acc + off, tmp + off, len / es); };
+    if (Status st = impl_->Recv(left, base | t, scatter ? tmp : acc, chunk_len(rc) * es, "all_reduce", nullptr, nullptr,
+                                t + 1, scatter ? std::function<void(size_t, size_t)>(reduce) : nullptr)) {
       // The right neighbour waits for step t + 1's message from this process: it gets this failure instead.
       if (t + 1 < steps) impl_->SendFailure(right, base | (t + 1), st, chunk_len(send_chunk(t + 1)) * es, "all_reduce");
       return st;
     }
-    if (scatter) ReduceInto(kind, type, bytes + start(rc) * es, tmp, chunk_len(rc));
   }
   return Ok();
 }

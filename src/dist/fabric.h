@@ -50,6 +50,12 @@ struct FabricOptions {
   // require it (FI_MR_LOCAL): for tests of the registered path on tcp or shm. Providers that require it
   // (efa) always get it.
   bool register_memory = false;
+  // Messages above this many bytes travel as chunks of it, each its own message (the receiver takes chunk k while
+  // the sender copies chunk k + 1; an all_reduce reduces each chunk as it lands), where the provider keeps a peer's
+  // messages in order (FI_ORDER_SAS; else whole). A multiple of 64, at least 4096; 0 = whole messages, the default:
+  // on tcp;ofi_rxm chunks were not faster (docs/performance.md, "Between processes: chunks"). Every process of a
+  // job must use the same (Create refuses a peer that does not).
+  size_t chunk_bytes = 0;
 };
 
 // The reductions AllReduce applies, over these element types.

@@ -8,8 +8,11 @@
 
 #include "dist_test_util.h"
 #include "job_test_util.h"
+#include "provider_offered.h"
 
 namespace {
+
+const auto* const kProviderOffered = ::testing::AddGlobalTestEnvironment(new neuronmem::dist::testing::ProviderOffered);
 
 using neuronmem::dist::testing::Code;
 using neuronmem::dist::testing::RunProcesses;

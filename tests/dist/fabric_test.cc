@@ -4,36 +4,18 @@
 #include "dist/fabric.h"
 
 #include <gtest/gtest.h>
-#include <rdma/fabric.h>
 
 #include <cstring>
 #include <thread>
 
 #include "dist/store.h"
 #include "dist_test_util.h"
+#include "provider_offered.h"
 
 namespace neuronmem::dist {
 namespace {
 
-// meson runs these tests once per provider (FI_PROVIDER=tcp, and =shm): a provider libfabric does not offer here
-// (an RDM endpoint with tagged messages) skips the run rather than failing it.
-class ProviderOffered : public ::testing::Environment {
- public:
-  void SetUp() override {
-    const char* name = getenv("FI_PROVIDER");
-    if (name == nullptr) return;
-    fi_info* hints = fi_allocinfo();
-    hints->ep_attr->type = FI_EP_RDM;
-    hints->caps = FI_TAGGED;
-    hints->fabric_attr->prov_name = strdup(name);
-    fi_info* info = nullptr;
-    const int rc = fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints, &info);
-    fi_freeinfo(hints);
-    if (info != nullptr) fi_freeinfo(info);
-    if (rc != 0) GTEST_SKIP() << "libfabric offers no RDM tagged endpoint of provider " << name;
-  }
-};
-const auto* const kProviderOffered = ::testing::AddGlobalTestEnvironment(new ProviderOffered);
+const auto* const kProviderOffered = ::testing::AddGlobalTestEnvironment(new neuronmem::dist::testing::ProviderOffered);
 
 using std::chrono::milliseconds;
 using testing::RunProcesses;
@@ -56,7 +38,8 @@ struct Job {
 
 // Creates process i's fabric of an n-process job on the store in `dir`.
 Status Join(const std::string& dir, uint32_t i, uint32_t n, Job* job, milliseconds peer_timeout = milliseconds(60000),
-            milliseconds bootstrap_timeout = milliseconds(60000)) {
+            milliseconds bootstrap_timeout = milliseconds(60000), size_t chunk_bytes = FabricOptions().chunk_bytes,
+            bool register_memory = false) {
   NEURONMEM_RETURN_IF_ERROR(NewDirectoryStore(dir, &job->store));
   FabricOptions o;
   o.process_index = i;
@@ -65,6 +48,8 @@ Status Join(const std::string& dir, uint32_t i, uint32_t n, Job* job, millisecon
   o.local_cores = 2;
   o.peer_timeout = peer_timeout;
   o.bootstrap_timeout = bootstrap_timeout;
+  o.chunk_bytes = chunk_bytes;
+  o.register_memory = register_memory;
   return Fabric::Create(o, &job->fabric);
 }
 
@@ -198,14 +183,18 @@ TEST(Fabric, CollectivePermuteMatchesTheSingleProcessResult) {
 }
 
 // all_reduce as a ring, against the reduction one process computes. Values are small integers, so every
-// order of float additions gives the same bits.
-void RunAllReduce(uint32_t n) {
+// order of float additions gives the same bits. chunk_bytes: FabricOptions::chunk_bytes (0: whole messages).
+void RunAllReduce(uint32_t n, size_t chunk_bytes = 0) {
   TempDir dir;
-  const std::vector<size_t> counts = {1, 2, 1001, 1 << 20};
+  const size_t c = chunk_bytes / sizeof(float);  // elements per chunk
+  const std::vector<size_t> counts =
+      chunk_bytes == 0
+          ? std::vector<size_t>{1, 2, 1001, 1 << 20}
+          : std::vector<size_t>{1, n * c - 1, n * c, n * c + 1, 3 * n * c + 5, n * 16384 + 3, (1 << 20) + 13};
   auto value = [](uint32_t p, size_t k) { return static_cast<float>((k * 7 + p * 3) % 101) - 50.0f; };
   auto codes = RunProcesses(n, [&](int i) {
     Job job;
-    CHILD_OK(Join(dir.path(), i, n, &job), 1);
+    CHILD_OK(Join(dir.path(), i, n, &job, milliseconds(60000), milliseconds(60000), chunk_bytes), 1);
     for (size_t count : counts) {
       std::vector<float> data(count), want(count, 0.0f);
       for (size_t k = 0; k < count; ++k) {
@@ -215,7 +204,7 @@ void RunAllReduce(uint32_t n) {
       CHILD_OK(job.fabric->AllReduce(ReduceKind::kSum, ReduceType::kF32, data.data(), count), 2);
       CHILD_CHECK(data == want, 3);
     }
-    std::vector<int64_t> m(777);
+    std::vector<int64_t> m(chunk_bytes == 0 ? 777 : 3 * n * chunk_bytes / sizeof(int64_t) + 1);
     for (size_t k = 0; k < m.size(); ++k) m[k] = static_cast<int64_t>((k * 31 + i * 1000003) % 4099) - 2000;
     CHILD_OK(job.fabric->AllReduce(ReduceKind::kMax, ReduceType::kS64, m.data(), m.size()), 4);
     for (size_t k = 0; k < m.size(); ++k) {
@@ -541,6 +530,103 @@ TEST(Fabric, RegisteredMemoryCarriesMessagesInPlace) {
     return 0;
   });
   EXPECT_EQ(codes, (std::vector<int>{0, 0}));
+}
+
+// Messages above FabricOptions::chunk_bytes travel in chunks (4 KiB here, so that every case is small): sizes of one
+// byte, around the chunk's boundaries and not a multiple of it, through the copied path (under 64 KiB) and in place
+// (at least 64 KiB, where every chunk's receive is posted at once), registered or not; each arrives whole, both ways.
+void RunChunkedSendRecv(bool register_memory) {
+  TempDir dir;
+  constexpr size_t kChunk = 4096;
+  const std::vector<size_t> sizes = {1,         kChunk - 1, kChunk,    kChunk + 1,   2 * kChunk, 3 * kChunk + 7,
+                                     65536 - 1, 65536,      65536 + 1, (1 << 20) + 3};
+  auto codes = RunProcesses(2, [&](int i) {
+    Job job;
+    CHILD_OK(Join(dir.path(), i, 2, &job, milliseconds(60000), milliseconds(60000), kChunk, register_memory), 1);
+    const uint32_t peer = 1 - i;
+    std::vector<uint8_t> region(2 << 20, 0xEE);
+    if (register_memory) CHILD_OK(job.fabric->RegisterMemory(region.data(), region.size()), 2);
+    for (size_t t = 0; t < sizes.size(); ++t) {
+      const size_t n = sizes[t];
+      // Process 0 sends first, then receives; process 1 the other way round: every size goes both ways.
+      for (int turn = 0; turn < 2; ++turn) {
+        if ((turn == 0) == (i == 0)) {
+          auto data = Pattern(i * 100 + t, n);
+          CHILD_OK(job.fabric->Send(peer, t, data.data(), n), 3);
+        } else {
+          uint8_t* got = register_memory ? region.data() + 64 : nullptr;
+          std::vector<uint8_t> buf;
+          if (got == nullptr) {
+            buf.assign(n, 0xEE);
+            got = buf.data();
+          }
+          CHILD_OK(job.fabric->Recv(peer, t, got, n), 4);
+          CHILD_CHECK(memcmp(got, Pattern(peer * 100 + t, n).data(), n) == 0, 5);
+        }
+      }
+    }
+    const FabricStats st = job.fabric->stats();
+    CHILD_CHECK(st.messages_sent == sizes.size() && st.messages_received == sizes.size(), 6);
+    CHILD_CHECK(st.messages_dropped == 0, 7);
+    // A receive of another size than sent fails naming both sizes (here the sender's message is 3 chunks).
+    if (i == 0) {
+      auto data = Pattern(7, 3 * kChunk);
+      CHILD_OK(job.fabric->Send(peer, 500, data.data(), data.size()), 8);
+    } else {
+      std::vector<uint8_t> got(2 * kChunk);
+      Status s = job.fabric->Recv(peer, 500, got.data(), got.size());
+      CHILD_CHECK(s && s->code == NEURONMEM_STATUS_FAILED_PRECONDITION, 9);
+      CHILD_CHECK(s->message.find(std::to_string(3 * kChunk) + " bytes") != std::string::npos, 10);
+    }
+    // The refused message's later chunks were taken off the fabric: the next message of that tag arrives intact.
+    if (i == 0) {
+      auto data = Pattern(8, 2 * kChunk);
+      CHILD_OK(job.fabric->Send(peer, 500, data.data(), data.size()), 11);
+    } else {
+      std::vector<uint8_t> got(2 * kChunk);
+      CHILD_OK(job.fabric->Recv(peer, 500, got.data(), got.size()), 12);
+      CHILD_CHECK(got == Pattern(8, 2 * kChunk), 13);
+    }
+    // Both are done before either unregisters or leaves.
+    char byte = 1;
+    CHILD_OK(job.fabric->Send(peer, 999, &byte, 1), 14);
+    CHILD_OK(job.fabric->Recv(peer, 999, &byte, 1), 14);
+    // And no send is left waiting for a receiver (on shm a send completes only once received; the Fabric's end
+    // would wait its peer timeout, 60 s, for one).
+    const auto begun = std::chrono::steady_clock::now();
+    job.fabric.reset();
+    CHILD_CHECK(std::chrono::steady_clock::now() - begun < std::chrono::seconds(20), 15);
+    return 0;
+  });
+  EXPECT_EQ(codes, (std::vector<int>{0, 0}));
+}
+
+TEST(Fabric, ChunkedMessagesArriveWhole) { RunChunkedSendRecv(false); }
+TEST(Fabric, ChunkedMessagesArriveWholeInRegisteredMemory) { RunChunkedSendRecv(true); }
+
+// The same with the ring's messages in chunks (4 KiB), reduced chunk by chunk as they land: counts of one element,
+// around the chunk's boundaries per ring step, and not a multiple of anything, over 2 and 4 processes.
+TEST(Fabric, ChunkedAllReduceOfTwo) { RunAllReduce(2, 4096); }
+TEST(Fabric, ChunkedAllReduceOfFour) { RunAllReduce(4, 4096); }
+
+// Processes whose chunk sizes differ cannot talk (a message's chunks would not meet its receives): refused at the
+// bootstrap, naming both sizes. And a chunk size that is not a multiple of 64 of at least 4096 is bad input.
+TEST(Fabric, ProcessesThatDisagreeOnTheChunkSizeAreRefused) {
+  TempDir dir;
+  auto codes = RunProcesses(2, [&](int i) {
+    Job job;
+    Status s = Join(dir.path(), i, 2, &job, milliseconds(60000), milliseconds(20000), i == 0 ? 4096 : 8192);
+    CHILD_CHECK(s && s->code == NEURONMEM_STATUS_FAILED_PRECONDITION, 1);
+    CHILD_CHECK(s->message.find("chunks") != std::string::npos, 2);
+    return 0;
+  });
+  EXPECT_EQ(codes, (std::vector<int>{0, 0}));
+  TempDir other;
+  Job job;
+  for (size_t bad : {size_t{1}, size_t{4095}, size_t{4100}}) {
+    Status s = Join(other.path(), 0, 1, &job, milliseconds(1000), milliseconds(1000), bad);
+    EXPECT_TRUE(s && s->code == NEURONMEM_STATUS_INVALID_ARGUMENT) << bad;
+  }
 }
 
 }  // namespace
