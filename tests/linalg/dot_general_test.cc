@@ -123,11 +123,11 @@ void RandomCase(std::mt19937& rng, int nb, int nc, int nlf, int nrf, std::vector
   for (int i = 0; i < nrf; ++i) (*rdims)[rperm[ri++]] = rfs[i];
 }
 
-void CheckAgainstNaive(const Tensor& lhs, const Tensor& rhs, const Dn& dn, E rt) {
-  std::vector<int64_t> rdims;
-  ASSERT_LINALG_OK(DotGeneralShape(lhs.dims, rhs.dims, dn.view(), &rdims));
-  Tensor got(rt, rdims), exact(rt, rdims);
-  ASSERT_LINALG_OK(DotGeneral(lhs.ref(), rhs.ref(), dn.view(), got.mut()));
+// `got` (result type rt, dims rdims) against the naive loop: bit-equal where the result is exact, else within the
+// type's tolerance.
+void ExpectNaive(const Tensor& lhs, const Tensor& rhs, const Dn& dn, E rt, const std::vector<int64_t>& rdims,
+                 const Tensor& got) {
+  Tensor exact(rt, rdims);
   std::vector<std::complex<double>> approx;
   std::vector<double> scale;
   Naive(lhs, rhs, dn, rt, rdims, &exact, &approx, &scale);
@@ -138,6 +138,14 @@ void CheckAgainstNaive(const Tensor& lhs, const Tensor& rhs, const Dn& dn, E rt)
   } else {
     EXPECT_TRUE(BitEqual(got, exact));
   }
+}
+
+void CheckAgainstNaive(const Tensor& lhs, const Tensor& rhs, const Dn& dn, E rt) {
+  std::vector<int64_t> rdims;
+  ASSERT_LINALG_OK(DotGeneralShape(lhs.dims, rhs.dims, dn.view(), &rdims));
+  Tensor got(rt, rdims);
+  ASSERT_LINALG_OK(DotGeneral(lhs.ref(), rhs.ref(), dn.view(), got.mut()));
+  ExpectNaive(lhs, rhs, dn, rt, rdims, got);
 }
 
 using DotGeneralTypes = TypeAndBackendTest;
@@ -175,6 +183,57 @@ TEST_P(DotGeneralTypes, MatrixLayoutsAndLongContractions) {
   // The same with a transposed row (lhs [batch, head_dim, heads]) and two rows per batch matrix.
   CheckAgainstNaive(Random(t, {3, 16, 4}, rng), Random(t, {3, 40, 4, 16}, rng), {{0, 2}, {0, 2}, {1}, {3}}, t);
   CheckAgainstNaive(Random(t, {3, 4, 2, 16}, rng), Random(t, {3, 40, 4, 16}, rng), {{0, 1}, {0, 2}, {3}, {3}}, t);
+}
+
+// One plan (made once, as an interpreter kernel makes it at compile time) run on several sets of data: each run
+// equals the naive loop on its own data, so nothing of one run's operands is kept in the plan. The shapes cover
+// operands read in place (plain and transposed), packed (a batch dim in the middle, a type to convert), and a
+// batch of more matrices than the plan keeps offsets for (each run computes them).
+void CheckPlanAgainstNaive(E lt, std::vector<int64_t> ldims, E rt, std::vector<int64_t> rdims, const Dn& dn, E out_t,
+                           std::mt19937& rng) {
+  std::vector<int64_t> odims;
+  ASSERT_LINALG_OK(DotGeneralShape(ldims, rdims, dn.view(), &odims));
+  neuronmem::linalg::DotGeneralPlan plan;
+  ASSERT_LINALG_OK(
+      neuronmem::linalg::DotGeneralPlan::Make(lt, ldims, rt, rdims, dn.view(), out_t, odims, false, &plan));
+  for (int run = 0; run < 3; ++run) {
+    SCOPED_TRACE("run " + std::to_string(run));
+    const Tensor lhs = Random(lt, ldims, rng), rhs = Random(rt, rdims, rng);
+    Tensor got(out_t, odims);
+    plan.Run(lhs.bytes.data(), rhs.bytes.data(), got.bytes.data());
+    ExpectNaive(lhs, rhs, dn, out_t, odims, got);
+  }
+}
+
+TEST_P(DotGeneralTypes, OnePlanRunsOnNewDataEachTime) {
+  const E t = std::get<0>(GetParam());
+  std::mt19937 rng(7 + int(t));
+  CheckPlanAgainstNaive(t, {17, 40}, t, {40, 9}, {{}, {}, {1}, {0}}, t, rng);
+  CheckPlanAgainstNaive(t, {40, 17}, t, {9, 40}, {{}, {}, {0}, {1}}, t, rng);
+  CheckPlanAgainstNaive(t, {1, 33}, t, {7, 33}, {{}, {}, {1}, {1}}, t, rng);  // one row: the gemv path
+  CheckPlanAgainstNaive(t, {6, 3, 33}, t, {3, 33, 7}, {{1}, {0}, {2}, {1}}, t, rng);
+  CheckPlanAgainstNaive(t, {3, 4, 16}, t, {3, 40, 4, 16}, {{0, 1}, {0, 2}, {2}, {3}}, t, rng);
+  // 4100 batch matrices (above the 4096 whose offsets a plan keeps), batch axes that do not merge.
+  CheckPlanAgainstNaive(t, {41, 100, 3}, t, {41, 2, 100, 3}, {{0, 1}, {0, 2}, {2}, {3}}, t, rng);
+}
+
+TEST(DotGeneralPlan, ConvertsOperandsOfAnotherTypeAtEachRun) {
+  std::mt19937 rng(11);
+  CheckPlanAgainstNaive(E::kF16, {17, 40}, E::kF32, {40, 9}, {{}, {}, {1}, {0}}, E::kF32, rng);
+  CheckPlanAgainstNaive(E::kBF16, {5, 2, 40}, E::kF16, {5, 40, 9}, {{0}, {0}, {2}, {1}}, E::kF64, rng);
+  CheckPlanAgainstNaive(E::kS8, {17, 40}, E::kS16, {40, 9}, {{}, {}, {1}, {0}}, E::kS32, rng);
+}
+
+TEST(DotGeneralPlan, BadShapesAreRefusedAndAnUnmadePlanDoesNothing) {
+  neuronmem::linalg::DotGeneralPlan plan;
+  const int64_t a[] = {2, 3}, b[] = {2, 4}, c[] = {2, 4};
+  const neuronmem::Status s = neuronmem::linalg::DotGeneralPlan::Make(
+      E::kF32, {a, 2}, E::kF32, {b, 2}, {{}, {}, {1}, {0}}, E::kF32, {c, 2}, false, &plan);  // 3 vs 2
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  float out[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+  plan.Run(nullptr, nullptr, out);
+  for (float v : out) EXPECT_EQ(v, 1.0f);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllTypes, DotGeneralTypes,
