@@ -19,7 +19,6 @@ constexpr int kTrans = 112;
 
 using DgemmFn = void (*)(int, int, int, int, int, int, double, const double*, int, const double*, int, double, double*,
                          int);
-using SgemvFn = void (*)(int, int, int, int, float, const float*, int, const float*, int, float, float*, int);
 using DgemvFn = void (*)(int, int, int, int, double, const double*, int, const double*, int, double, double*, int);
 using ZgemmFn = void (*)(int, int, int, int, int, int, const void*, const void*, int, const void*, int, const void*,
                          void*, int);
@@ -224,6 +223,11 @@ void ForceEigenGemm(bool force) {
 SgemmFn LibrarySgemmForBenchmark(GemmBackend kind) {
   const Blas* blas = BlasOf(kind);
   return blas != nullptr ? blas->sgemm : nullptr;
+}
+
+SgemvFn LibrarySgemvForBenchmark(GemmBackend kind) {
+  const Blas* blas = BlasOf(kind);
+  return blas != nullptr ? blas->sgemv : nullptr;
 }
 
 }  // namespace neuronmem::linalg::detail

@@ -41,5 +41,8 @@ void ForceEigenGemm(bool force);
 // b, ldb, beta, c, ldc), or null when that library is not loaded (and for kEigen).
 using SgemmFn = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float, float*, int);
 SgemmFn LibrarySgemmForBenchmark(GemmBackend kind);
+// The same for cblas_sgemv (order, trans, m, n, alpha, a, lda, x, incx, beta, y, incy).
+using SgemvFn = void (*)(int, int, int, int, float, const float*, int, const float*, int, float, float*, int);
+SgemvFn LibrarySgemvForBenchmark(GemmBackend kind);
 
 }  // namespace neuronmem::linalg::detail
