@@ -9,6 +9,8 @@
 #include <complex>
 #include <mutex>
 
+#include "linalg/small_gemv.h"
+
 namespace neuronmem::linalg::detail {
 namespace {
 
@@ -149,6 +151,15 @@ void GemvRow(Gemv gemv, int64_t n, int64_t k, MatrixOperand<T> a, MatrixOperand<
   }
 }
 
+// C = A * B as SmallGemv's y = M x when C is one row (y = C's row, M = op(B) transposed, x = op(A)'s row) or one
+// column (y = C's column, M = op(A), x = op(B)'s column). False when SmallGemv declines.
+bool SmallGemvProduct(int64_t m, int64_t n, int64_t k, MatrixOperand<float> a, MatrixOperand<float> b, float* c,
+                      int64_t ldc) {
+  if (m == 1) return SmallGemv(n, k, b.data, b.ld, !b.trans, a.data, a.trans ? a.ld : 1, c, 1);
+  if (n == 1) return SmallGemv(m, k, a.data, a.ld, a.trans, b.data, b.trans ? 1 : b.ld, c, ldc);
+  return false;
+}
+
 }  // namespace
 
 template <typename T>
@@ -159,6 +170,9 @@ void Gemm(int64_t m, int64_t n, int64_t k, MatrixOperand<T> a, MatrixOperand<T> 
       for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = T(0);
     }
     return;
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    if (SmallGemvProduct(m, n, k, a, b, c, ldc)) return;
   }
   Blas* blas = ActiveBlas();
   if (blas == nullptr || !FitsInt(m) || !FitsInt(n) || !FitsInt(k) || !FitsInt(a.ld) || !FitsInt(b.ld) ||

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "linalg/gemm.h"
+#include "linalg/small_gemv.h"
 #include "linalg_test_util.h"
 
 namespace {
@@ -205,9 +206,25 @@ void CheckPlanAgainstNaive(E lt, std::vector<int64_t> ldims, E rt, std::vector<i
   }
 }
 
+// One-row and one-column products (the matrix-vector path), plain and transposed, odd sizes, batch dims.
+void CheckOneRowsAndColumns(E t, std::mt19937& rng) {
+  CheckPlanAgainstNaive(t, {1, 33}, t, {33, 19}, {{}, {}, {1}, {0}}, t, rng);
+  CheckPlanAgainstNaive(t, {33, 1}, t, {19, 33}, {{}, {}, {0}, {1}}, t, rng);
+  CheckPlanAgainstNaive(t, {21, 37}, t, {37, 1}, {{}, {}, {1}, {0}}, t, rng);
+  CheckPlanAgainstNaive(t, {37, 21}, t, {1, 37}, {{}, {}, {0}, {1}}, t, rng);
+  CheckPlanAgainstNaive(t, {5, 3, 1, 17}, t, {5, 23, 3, 17}, {{0, 1}, {0, 2}, {3}, {3}}, t, rng);
+  CheckPlanAgainstNaive(t, {5, 3, 23}, t, {5, 23, 3, 17}, {{0, 1}, {0, 2}, {2}, {1}}, t, rng);
+}
+
 TEST_P(DotGeneralTypes, OnePlanRunsOnNewDataEachTime) {
   const E t = std::get<0>(GetParam());
   std::mt19937 rng(7 + int(t));
+  for (bool small : {true, false}) {  // f32 matrix-vector products on SmallGemv, or all on the library
+    SCOPED_TRACE(small ? "SmallGemv" : "library only");
+    detail::SetSmallGemvEnabled(small);
+    CheckOneRowsAndColumns(t, rng);
+  }
+  detail::SetSmallGemvEnabled(true);
   CheckPlanAgainstNaive(t, {17, 40}, t, {40, 9}, {{}, {}, {1}, {0}}, t, rng);
   CheckPlanAgainstNaive(t, {40, 17}, t, {9, 40}, {{}, {}, {0}, {1}}, t, rng);
   CheckPlanAgainstNaive(t, {1, 33}, t, {7, 33}, {{}, {}, {1}, {1}}, t, rng);  // one row: the gemv path
@@ -351,6 +368,67 @@ TEST(DotGeneral, NanAndInfinityPropagate) {
     EXPECT_TRUE(std::isnan(ho.Get(0).real())) << "inf + -inf in f16";
   }
   detail::ResetGemmBackend();
+}
+
+// SmallGemv against a sum in double, on sizes around its vector widths (8 lanes, 4 rows, 16 columns at a time),
+// both layouts of M, rows of M padded (ld > width), and strided x and y.
+TEST(SmallGemv, MatchesADoubleSumOnOddSizesLayoutsAndStrides) {
+  if (!detail::SmallGemv(1, 1, std::vector<float>{1}.data(), 1, false, std::vector<float>{1}.data(), 1,
+                         std::vector<float>(1).data(), 1))
+    GTEST_SKIP() << "no AVX2 and FMA: every product goes to the library";
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (int64_t rows : {1, 3, 4, 5, 8, 15, 16, 17, 33, 256}) {
+    for (int64_t k : {1, 2, 7, 8, 9, 16, 17, 31, 256}) {
+      for (bool trans : {false, true}) {
+        for (int64_t inc : {1, 3}) {
+          SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(k) + (trans ? " trans" : "") + " inc " +
+                       std::to_string(inc));
+          const int64_t width = trans ? rows : k, height = trans ? k : rows, ld = width + 5;
+          std::vector<float> m(static_cast<size_t>(height * ld)), x(static_cast<size_t>(k * inc)),
+              y(static_cast<size_t>(rows * inc), 7.0f);
+          for (float& v : m) v = dist(rng);
+          for (float& v : x) v = dist(rng);
+          ASSERT_TRUE(detail::SmallGemv(rows, k, m.data(), ld, trans, x.data(), inc, y.data(), inc));
+          for (int64_t i = 0; i < rows; ++i) {
+            double want = 0, mag = 0;
+            for (int64_t kk = 0; kk < k; ++kk) {
+              const double a = m[static_cast<size_t>(trans ? kk * ld + i : i * ld + kk)], b = x[kk * inc];
+              want += a * b;
+              mag += std::fabs(a * b);
+            }
+            ASSERT_NEAR(y[i * inc], want, 1e-6 * (mag + 1)) << "row " << i;
+            for (int64_t g = 1; g < inc; ++g) ASSERT_EQ(y[i * inc + g], 7.0f) << "between the strided results";
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(SmallGemv, PropagatesNanAndInfinityAndDeclinesWhatItDoesNotTake) {
+  if (!detail::SmallGemvEnabled()) GTEST_SKIP();
+  std::vector<float> m(64 * 64, 0.0f), x(64, 1.0f), y(64, 5.0f);
+  x[3] = NAN;                // NaN * 0 in every row
+  m[1 * 64 + 2] = INFINITY;  // inf * 1 in row 1 (not transposed)
+  if (!detail::SmallGemv(64, 64, m.data(), 64, false, x.data(), 1, y.data(), 1)) GTEST_SKIP() << "no AVX2 and FMA";
+  for (int i = 0; i < 64; ++i) EXPECT_TRUE(std::isnan(y[i])) << i;
+  x[3] = 1.0f;
+  ASSERT_TRUE(detail::SmallGemv(64, 64, m.data(), 64, true, x.data(), 1, y.data(), 1));
+  EXPECT_TRUE(std::isinf(y[2])) << "column 2 holds the infinity when transposed";
+  EXPECT_EQ(y[1], 0.0f);
+  // Too large, empty, too long a strided vector, or disabled: false, nothing written.
+  std::vector<float> big(static_cast<size_t>(detail::kSmallGemvElements) + 64, 1.0f);
+  std::fill(y.begin(), y.end(), 5.0f);
+  EXPECT_FALSE(
+      detail::SmallGemv(64, detail::kSmallGemvElements / 64 + 1, big.data(), 1, true, big.data(), 1, y.data(), 1));
+  EXPECT_FALSE(detail::SmallGemv(0, 8, m.data(), 8, false, x.data(), 1, y.data(), 1));
+  EXPECT_FALSE(detail::SmallGemv(8, 0, m.data(), 8, false, x.data(), 1, y.data(), 1));
+  EXPECT_FALSE(detail::SmallGemv(1, detail::kSmallGemvStrided + 1, big.data(), 1, false, big.data(), 2, y.data(), 1));
+  detail::SetSmallGemvEnabled(false);
+  EXPECT_FALSE(detail::SmallGemv(8, 8, m.data(), 8, false, x.data(), 1, y.data(), 1));
+  detail::SetSmallGemvEnabled(true);
+  for (float v : y) EXPECT_EQ(v, 5.0f);
 }
 
 // Every backend called from several threads at once, each thread on its own operands (products, and the

@@ -1,0 +1,149 @@
+#include "linalg/small_gemv.h"
+
+#include <algorithm>
+#include <atomic>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace neuronmem::linalg::detail {
+namespace {
+
+std::atomic<bool> g_enabled{true};
+
+#if defined(__x86_64__)
+#define NEURONMEM_AVX2 __attribute__((target("avx2,fma")))
+
+// Lanes [0, n) of a 256-bit mask (n in 0..8).
+NEURONMEM_AVX2 __m256i LaneMask(int64_t n) {
+  const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), lanes);
+}
+
+// The sum of the 8 lanes.
+NEURONMEM_AVX2 float Sum8(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+// 8 floats at p, or the lanes of `mask` (the others 0, not read) when !full.
+NEURONMEM_AVX2 inline __m256 Load8(const float* p, bool full, __m256i mask) {
+  return full ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, mask);
+}
+
+// Rows of M contiguous (M(i, kk) = m[i * ld + kk]): one dot product per row, four rows at a time; each row's
+// 8-lane partial sums are reduced at the end.
+NEURONMEM_AVX2 void RowsAvx2(int64_t rows, int64_t k, const float* m, int64_t ld, const float* x, float* y) {
+  const int64_t kv = k & ~int64_t{7};
+  const __m256i tail = LaneMask(k - kv);
+  const bool has_tail = kv < k;
+  int64_t i = 0;
+  for (; i + 4 <= rows; i += 4) {
+    const float* r0 = m + i * ld;
+    const float *r1 = r0 + ld, *r2 = r1 + ld, *r3 = r2 + ld;
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    for (int64_t kk = 0; kk < kv; kk += 8) {
+      const __m256 xv = _mm256_loadu_ps(x + kk);
+      a0 = _mm256_fmadd_ps(_mm256_loadu_ps(r0 + kk), xv, a0);
+      a1 = _mm256_fmadd_ps(_mm256_loadu_ps(r1 + kk), xv, a1);
+      a2 = _mm256_fmadd_ps(_mm256_loadu_ps(r2 + kk), xv, a2);
+      a3 = _mm256_fmadd_ps(_mm256_loadu_ps(r3 + kk), xv, a3);
+    }
+    if (has_tail) {
+      const __m256 xv = _mm256_maskload_ps(x + kv, tail);
+      a0 = _mm256_fmadd_ps(_mm256_maskload_ps(r0 + kv, tail), xv, a0);
+      a1 = _mm256_fmadd_ps(_mm256_maskload_ps(r1 + kv, tail), xv, a1);
+      a2 = _mm256_fmadd_ps(_mm256_maskload_ps(r2 + kv, tail), xv, a2);
+      a3 = _mm256_fmadd_ps(_mm256_maskload_ps(r3 + kv, tail), xv, a3);
+    }
+    // [a0 a1 a2 a3] pairwise: lanes 0-3 of the low half and of the high half hold the four rows' partial sums.
+    const __m256 h = _mm256_hadd_ps(_mm256_hadd_ps(a0, a1), _mm256_hadd_ps(a2, a3));
+    _mm_storeu_ps(y + i, _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1)));
+  }
+  for (; i < rows; ++i) {
+    const float* r = m + i * ld;
+    __m256 a = _mm256_setzero_ps();
+    for (int64_t kk = 0; kk < kv; kk += 8) a = _mm256_fmadd_ps(_mm256_loadu_ps(r + kk), _mm256_loadu_ps(x + kk), a);
+    if (has_tail) a = _mm256_fmadd_ps(_mm256_maskload_ps(r + kv, tail), _mm256_maskload_ps(x + kv, tail), a);
+    y[i] = Sum8(a);
+  }
+}
+
+// Columns of M contiguous (M(i, kk) = m[kk * ld + i]): y[i0, i0 + 16) accumulates x[kk] times row kk of the
+// block, four kk at a time into separate sums (independent FMA chains), added at the end. Lanes past `rows` are
+// neither loaded nor stored.
+NEURONMEM_AVX2 void ColsAvx2(int64_t rows, int64_t k, const float* m, int64_t ld, const float* x, float* y) {
+  for (int64_t i0 = 0; i0 < rows; i0 += 16) {
+    const int64_t w = std::min<int64_t>(16, rows - i0);
+    const __m256i lo = LaneMask(std::min<int64_t>(8, w)), hi = LaneMask(std::max<int64_t>(0, w - 8));
+    const bool full = w == 16;
+    const float* b = m + i0;
+    __m256 acc[4][2];
+    for (auto& a : acc) a[0] = a[1] = _mm256_setzero_ps();
+    int64_t kk = 0;
+    for (; kk + 4 <= k; kk += 4) {
+      for (int u = 0; u < 4; ++u) {
+        const __m256 xb = _mm256_broadcast_ss(x + kk + u);
+        acc[u][0] = _mm256_fmadd_ps(Load8(b + (kk + u) * ld, full, lo), xb, acc[u][0]);
+        acc[u][1] = _mm256_fmadd_ps(Load8(b + (kk + u) * ld + 8, full, hi), xb, acc[u][1]);
+      }
+    }
+    for (int u = 0; kk < k; ++kk, ++u) {
+      const __m256 xb = _mm256_broadcast_ss(x + kk);
+      acc[u][0] = _mm256_fmadd_ps(Load8(b + kk * ld, full, lo), xb, acc[u][0]);
+      acc[u][1] = _mm256_fmadd_ps(Load8(b + kk * ld + 8, full, hi), xb, acc[u][1]);
+    }
+    for (int h = 0; h < 2; ++h) {
+      const __m256 s = _mm256_add_ps(_mm256_add_ps(acc[0][h], acc[1][h]), _mm256_add_ps(acc[2][h], acc[3][h]));
+      if (w == 16) {
+        _mm256_storeu_ps(y + i0 + 8 * h, s);
+      } else {
+        _mm256_maskstore_ps(y + i0 + 8 * h, h ? hi : lo, s);
+      }
+    }
+  }
+}
+
+bool HasAvx2Fma() {
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return has;
+}
+#endif
+
+}  // namespace
+
+bool SmallGemv(int64_t rows, int64_t k, const float* m, int64_t ld, bool trans, const float* x, int64_t incx, float* y,
+               int64_t incy) {
+#if defined(__x86_64__)
+  if (rows <= 0 || k <= 0 || rows * k > kSmallGemvElements || !g_enabled.load(std::memory_order_relaxed) ||
+      !HasAvx2Fma())
+    return false;
+  if ((incx != 1 && k > kSmallGemvStrided) || (incy != 1 && rows > kSmallGemvStrided)) return false;
+  float xbuf[kSmallGemvStrided], ybuf[kSmallGemvStrided];
+  if (incx != 1) {
+    for (int64_t kk = 0; kk < k; ++kk) xbuf[kk] = x[kk * incx];
+    x = xbuf;
+  }
+  float* out = incy == 1 ? y : ybuf;
+  if (trans) {
+    ColsAvx2(rows, k, m, ld, x, out);
+  } else {
+    RowsAvx2(rows, k, m, ld, x, out);
+  }
+  if (incy != 1) {
+    for (int64_t i = 0; i < rows; ++i) y[i * incy] = ybuf[i];
+  }
+  return true;
+#else
+  (void)rows, (void)k, (void)m, (void)ld, (void)trans, (void)x, (void)incx, (void)y, (void)incy;
+  return false;
+#endif
+}
+
+void SetSmallGemvEnabled(bool enabled) { g_enabled.store(enabled, std::memory_order_relaxed); }
+bool SmallGemvEnabled() { return g_enabled.load(std::memory_order_relaxed); }
+
+}  // namespace neuronmem::linalg::detail
