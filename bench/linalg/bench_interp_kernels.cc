@@ -128,16 +128,26 @@ constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
 // 0-5: [m, k] x [k, n] as kDotShapes; 6: attention's scores, q [64, 4, 16] . keys [64, 256, 4, 16] (one row
 // per sequence and head against its keys, transposed); 7: attention's output, probabilities [64, 4, 256] .
 // values [64, 256, 4, 16]. The library computes 6 and 7 as the interpreter does, one cblas_sgemv per row.
+// 8-10: one row, [1, k] x [k, n] (the decode step's projections at batch 1, and the largest product SmallGemv
+// takes), against cblas_sgemv.
+const std::array<int64_t, 3> kRowShapes[] = {{1, 64, 64}, {1, 64, 256}, {1, 256, 256}};
+
 DotCase MakeDotCase(int which, linalg::detail::SgemmFn sgemm, linalg::detail::SgemvFn sgemv) {
-  if (which < 6) {
-    const auto [m, k, n] = kDotShapes[which];
+  if (which < 6 || which >= 8) {
+    const bool row = which >= 8;
+    const auto [m, k, n] = row ? kRowShapes[which - 8] : kDotShapes[which];
     return {std::to_string(m) + " x " + std::to_string(k) + " x " + std::to_string(n),
             {m, k},
             {k, n},
             {m, n},
             "contracting_dims = [1] x [0]",
             [=](const float* a, const float* b, float* c) {
-              sgemm(kRowMajor, kNoTrans, kNoTrans, int(m), int(n), int(k), 1.0f, a, int(k), b, int(n), 0.0f, c, int(n));
+              if (row) {
+                sgemv(kRowMajor, kTrans, int(k), int(n), 1.0f, b, int(n), a, 1, 0.0f, c, 1);
+              } else {
+                sgemm(kRowMajor, kNoTrans, kNoTrans, int(m), int(n), int(k), 1.0f, a, int(k), b, int(n), 0.0f, c,
+                      int(n));
+              }
             }};
   }
   constexpr int B = 64, NH = 4, D = 16, T = 256;
@@ -244,7 +254,7 @@ void BM_DotAlternating(benchmark::State& state) {
   state.counters["ratio"] = lm > 0 ? im / lm : 0.0;
   state.SetLabel(c.name);
 }
-BENCHMARK(BM_DotAlternating)->DenseRange(0, 7)->Iterations(400)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_DotAlternating)->DenseRange(0, 10)->Iterations(400)->Unit(benchmark::kMicrosecond);
 
 // ---- reductions ----------------------------------------------------------------------------------
 

@@ -6,6 +6,7 @@
 #include "linalg/element_traits.h"
 #include "linalg/gemm.h"
 #include "linalg/pack.h"
+#include "linalg/small_gemv.h"
 
 namespace neuronmem::linalg {
 namespace {
@@ -237,6 +238,25 @@ void RunExact(const TensorRef& lhs, const TensorRef& rhs, const OperandPlan& lp,
   }
 }
 
+// The exact path on f32 operands read in place with B's rows contiguous: ExactGemmRowsOfB per batch matrix
+// (the same sums, bit for bit, without packing), else the scalar loop.
+void RunPlannedExactF32(const PlanData& d, const void* lhs, const void* rhs, void* result) {
+  const int64_t batch = d.lp.batch.size, m = d.lp.rows.size, k = d.lp.cols.size, n = d.rp.cols.size;
+  std::vector<int64_t> lhs_offsets, rhs_offsets;
+  const int64_t *ao = d.a.offsets.data(), *bo = d.b.offsets.data();
+  if (d.a.offsets.empty()) ao = (lhs_offsets = OperandOffsets(d.a, d.lhs_dims, d.lp)).data();
+  if (d.b.offsets.empty()) bo = (rhs_offsets = OperandOffsets(d.b, d.rhs_dims, d.rp)).data();
+  const float *a = static_cast<const float*>(lhs), *b = static_cast<const float*>(rhs);
+  float* out = static_cast<float*>(result);
+  for (int64_t i = 0; i < batch; ++i) {
+    if (!detail::ExactGemmRowsOfB(m, n, k, a + ao[i], d.a.ld, d.a.trans, b + bo[i], d.b.ld, out + i * m * n,
+                                  std::max<int64_t>(1, n))) {
+      RunExact<float>(TensorRef{d.lhs_type, lhs, d.lhs_dims}, TensorRef{d.rhs_type, rhs, d.rhs_dims}, d.lp, d.rp, out);
+      return;
+    }
+  }
+}
+
 template <typename T>
 void RunPlannedExact(const PlanData& d, const void* lhs, const void* rhs, void* result) {
   RunExact<T>(TensorRef{d.lhs_type, lhs, d.lhs_dims}, TensorRef{d.rhs_type, rhs, d.rhs_dims}, d.lp, d.rp,
@@ -326,6 +346,11 @@ Status DotGeneralPlan::Make(ElementType lhs_type, Span<int64_t> lhs_dims, Elemen
         }
       }
       d->run = RunPlannedExact<T>;
+      if constexpr (std::is_same_v<T, float>) {
+        d->a = PlanGemmOperand<T>(lhs_type, d->lhs_dims, d->lp);
+        d->b = PlanGemmOperand<T>(rhs_type, d->rhs_dims, d->rp);
+        if (d->a.direct && d->b.direct && !d->b.trans) d->run = RunPlannedExactF32;
+      }
     });
   }
   out->impl_ = std::move(d);

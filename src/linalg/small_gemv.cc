@@ -72,6 +72,14 @@ NEURONMEM_AVX2 void RowsAvx2(int64_t rows, int64_t k, const float* m, int64_t ld
   }
 }
 
+// One step of ColsAvx2: x[kk] times the 16 floats of row kk at r, into (l, h).
+NEURONMEM_AVX2 inline void ColStep(const float* r, const float* xk, bool full, __m256i lo, __m256i hi, __m256& l,
+                                   __m256& h) {
+  const __m256 xb = _mm256_broadcast_ss(xk);
+  l = _mm256_fmadd_ps(Load8(r, full, lo), xb, l);
+  h = _mm256_fmadd_ps(Load8(r + 8, full, hi), xb, h);
+}
+
 // Columns of M contiguous (M(i, kk) = m[kk * ld + i]): y[i0, i0 + 16) accumulates x[kk] times row kk of the
 // block, four kk at a time into separate sums (independent FMA chains), added at the end. Lanes past `rows` are
 // neither loaded nor stored.
@@ -81,30 +89,83 @@ NEURONMEM_AVX2 void ColsAvx2(int64_t rows, int64_t k, const float* m, int64_t ld
     const __m256i lo = LaneMask(std::min<int64_t>(8, w)), hi = LaneMask(std::max<int64_t>(0, w - 8));
     const bool full = w == 16;
     const float* b = m + i0;
-    __m256 acc[4][2];
-    for (auto& a : acc) a[0] = a[1] = _mm256_setzero_ps();
+    // Named accumulators (an array of them GCC keeps in memory): u0-u3 for kk modulo 4, low and high 8 lanes.
+    __m256 u0l = _mm256_setzero_ps(), u0h = u0l, u1l = u0l, u1h = u0l, u2l = u0l, u2h = u0l, u3l = u0l, u3h = u0l;
     int64_t kk = 0;
     for (; kk + 4 <= k; kk += 4) {
-      for (int u = 0; u < 4; ++u) {
-        const __m256 xb = _mm256_broadcast_ss(x + kk + u);
-        acc[u][0] = _mm256_fmadd_ps(Load8(b + (kk + u) * ld, full, lo), xb, acc[u][0]);
-        acc[u][1] = _mm256_fmadd_ps(Load8(b + (kk + u) * ld + 8, full, hi), xb, acc[u][1]);
-      }
+      const float* r = b + kk * ld;
+      ColStep(r, x + kk, full, lo, hi, u0l, u0h);
+      ColStep(r + ld, x + kk + 1, full, lo, hi, u1l, u1h);
+      ColStep(r + 2 * ld, x + kk + 2, full, lo, hi, u2l, u2h);
+      ColStep(r + 3 * ld, x + kk + 3, full, lo, hi, u3l, u3h);
     }
-    for (int u = 0; kk < k; ++kk, ++u) {
-      const __m256 xb = _mm256_broadcast_ss(x + kk);
-      acc[u][0] = _mm256_fmadd_ps(Load8(b + kk * ld, full, lo), xb, acc[u][0]);
-      acc[u][1] = _mm256_fmadd_ps(Load8(b + kk * ld + 8, full, hi), xb, acc[u][1]);
-    }
-    for (int h = 0; h < 2; ++h) {
-      const __m256 s = _mm256_add_ps(_mm256_add_ps(acc[0][h], acc[1][h]), _mm256_add_ps(acc[2][h], acc[3][h]));
-      if (w == 16) {
-        _mm256_storeu_ps(y + i0 + 8 * h, s);
-      } else {
-        _mm256_maskstore_ps(y + i0 + 8 * h, h ? hi : lo, s);
-      }
+    for (; kk < k; ++kk) ColStep(b + kk * ld, x + kk, full, lo, hi, u0l, u0h);
+    const __m256 sl = _mm256_add_ps(_mm256_add_ps(u0l, u1l), _mm256_add_ps(u2l, u3l));
+    const __m256 sh = _mm256_add_ps(_mm256_add_ps(u0h, u1h), _mm256_add_ps(u2h, u3h));
+    if (full) {
+      _mm256_storeu_ps(y + i0, sl);
+      _mm256_storeu_ps(y + i0 + 8, sh);
+    } else {
+      _mm256_maskstore_ps(y + i0, lo, sl);
+      _mm256_maskstore_ps(y + i0 + 8, hi, sh);
     }
   }
+}
+
+// ExactGemmRowsOfB's loops. Built for AVX without FMA, so that no multiply and add can be contracted into one
+// rounding: each product and each sum rounds to f32 as the exact path's scalar loop does.
+__attribute__((target("avx"))) void ExactAvx(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, bool a_trans,
+                                             const float* b, int64_t ldb, float* c, int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i) {
+    const auto a_at = [&](int64_t kk) { return a_trans ? a[kk * lda + i] : a[i * lda + kk]; };
+    float* crow = c + i * ldc;
+    int64_t j = 0;
+    // 64 columns at a time: 8 independent chains of adds keep both adders busy through their latency.
+    for (; j + 64 <= n; j += 64) {
+      // Named accumulators: GCC keeps an array of them in memory, a store per step.
+      __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
+      for (int64_t kk = 0; kk < k; ++kk) {
+        const __m256 av = _mm256_set1_ps(a_at(kk));
+        const float* r = b + kk * ldb + j;
+        c0 = _mm256_add_ps(c0, _mm256_mul_ps(av, _mm256_loadu_ps(r)));
+        c1 = _mm256_add_ps(c1, _mm256_mul_ps(av, _mm256_loadu_ps(r + 8)));
+        c2 = _mm256_add_ps(c2, _mm256_mul_ps(av, _mm256_loadu_ps(r + 16)));
+        c3 = _mm256_add_ps(c3, _mm256_mul_ps(av, _mm256_loadu_ps(r + 24)));
+        c4 = _mm256_add_ps(c4, _mm256_mul_ps(av, _mm256_loadu_ps(r + 32)));
+        c5 = _mm256_add_ps(c5, _mm256_mul_ps(av, _mm256_loadu_ps(r + 40)));
+        c6 = _mm256_add_ps(c6, _mm256_mul_ps(av, _mm256_loadu_ps(r + 48)));
+        c7 = _mm256_add_ps(c7, _mm256_mul_ps(av, _mm256_loadu_ps(r + 56)));
+      }
+      float* o = crow + j;
+      _mm256_storeu_ps(o, c0);
+      _mm256_storeu_ps(o + 8, c1);
+      _mm256_storeu_ps(o + 16, c2);
+      _mm256_storeu_ps(o + 24, c3);
+      _mm256_storeu_ps(o + 32, c4);
+      _mm256_storeu_ps(o + 40, c5);
+      _mm256_storeu_ps(o + 48, c6);
+      _mm256_storeu_ps(o + 56, c7);
+    }
+    for (; j + 8 <= n; j += 8) {
+      __m256 acc = _mm256_setzero_ps();
+      for (int64_t kk = 0; kk < k; ++kk)
+        acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_set1_ps(a_at(kk)), _mm256_loadu_ps(b + kk * ldb + j)));
+      _mm256_storeu_ps(crow + j, acc);
+    }
+    for (; j < n; ++j) {
+      float acc = 0.0f;
+      for (int64_t kk = 0; kk < k; ++kk) {
+        const float p = a_at(kk) * b[kk * ldb + j];
+        acc = acc + p;
+      }
+      crow[j] = acc;
+    }
+  }
+}
+
+bool HasAvx() {
+  static const bool has = __builtin_cpu_supports("avx");
+  return has;
 }
 
 bool HasAvx2Fma() {
@@ -139,6 +200,18 @@ bool SmallGemv(int64_t rows, int64_t k, const float* m, int64_t ld, bool trans, 
   return true;
 #else
   (void)rows, (void)k, (void)m, (void)ld, (void)trans, (void)x, (void)incx, (void)y, (void)incy;
+  return false;
+#endif
+}
+
+bool ExactGemmRowsOfB(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, bool a_trans, const float* b,
+                      int64_t ldb, float* c, int64_t ldc) {
+#if defined(__x86_64__)
+  if (!g_enabled.load(std::memory_order_relaxed) || !HasAvx()) return false;
+  ExactAvx(m, n, k, a, lda, a_trans, b, ldb, c, ldc);
+  return true;
+#else
+  (void)m, (void)n, (void)k, (void)a, (void)lda, (void)a_trans, (void)b, (void)ldb, (void)c, (void)ldc;
   return false;
 #endif
 }

@@ -17,10 +17,19 @@ namespace neuronmem::linalg::detail {
 bool SmallGemv(int64_t rows, int64_t k, const float* m, int64_t ld, bool trans, const float* x, int64_t incx, float* y,
                int64_t incy);
 
+// C[m x n] (row stride ldc) = A[m x k] * B[k x n] summed as the exact path sums (DotGeneralExact: for each
+// element, acc = 0, then acc = acc + a * b for k ascending, the product and the sum each rounded to f32, no FMA),
+// so bit-identical to it, with the columns 8 at a time (AVX). A(i, kk) is a[i * lda + kk] (!a_trans) or
+// a[kk * lda + i]; B(kk, j) is b[kk * ldb + j] (rows of B contiguous). Returns false, writing nothing, when the CPU
+// lacks AVX or the path is disabled (SetSmallGemvEnabled).
+bool ExactGemmRowsOfB(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, bool a_trans, const float* b,
+                      int64_t ldb, float* c, int64_t ldc);
+
 constexpr int64_t kSmallGemvElements = int64_t{1} << 16;  // rows * k
 constexpr int64_t kSmallGemvStrided = 4096;
 
-// For tests and benchmarks (process-wide): false sends every product to the library, as before this path.
+// For tests and benchmarks (process-wide): false sends every product to the library and every exact product to
+// the scalar loop, as before these paths.
 void SetSmallGemvEnabled(bool enabled);
 bool SmallGemvEnabled();
 

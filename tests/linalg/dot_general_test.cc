@@ -406,6 +406,31 @@ TEST(SmallGemv, MatchesADoubleSumOnOddSizesLayoutsAndStrides) {
   }
 }
 
+// The exact path's f32 kernel (ExactGemmRowsOfB, 64 and 8 columns at a time and a scalar tail) against the
+// scalar loop it replaces: bit for bit, on column counts around its widths, transposed lhs, batch dims, and NaN
+// and infinities.
+TEST(SmallGemv, ExactF32KernelIsBitIdenticalToTheScalarLoop) {
+  std::mt19937 rng(23);
+  const std::vector<std::tuple<std::vector<int64_t>, std::vector<int64_t>, Dn>> cases = {
+      {{1, 64}, {64, 64}, {{}, {}, {1}, {0}}},        {{3, 17}, {17, 71}, {{}, {}, {1}, {0}}},
+      {{17, 3}, {17, 135}, {{}, {}, {0}, {0}}},       {{2, 9}, {9, 7}, {{}, {}, {1}, {0}}},
+      {{4, 1, 40}, {4, 40, 9}, {{0}, {0}, {2}, {1}}}, {{2, 3, 37}, {2, 37, 3, 16}, {{0, 1}, {0, 2}, {2}, {1}}}};
+  for (const auto& [ld, rd, dn] : cases) {
+    Tensor lhs = Random(E::kF32, ld, rng), rhs = Random(E::kF32, rd, rng);
+    lhs.Set(1, NAN);
+    rhs.Set(2, INFINITY);
+    std::vector<int64_t> od;
+    ASSERT_LINALG_OK(DotGeneralShape(ld, rd, dn.view(), &od));
+    Tensor fast(E::kF32, od), scalar(E::kF32, od);
+    ASSERT_LINALG_OK(neuronmem::linalg::DotGeneralExact(lhs.ref(), rhs.ref(), dn.view(), fast.mut()));
+    detail::SetSmallGemvEnabled(false);
+    ASSERT_LINALG_OK(neuronmem::linalg::DotGeneralExact(lhs.ref(), rhs.ref(), dn.view(), scalar.mut()));
+    detail::SetSmallGemvEnabled(true);
+    EXPECT_TRUE(BitEqual(fast, scalar)) << neuronmem::linalg::DimsToString(ld) << " . "
+                                        << neuronmem::linalg::DimsToString(rd);
+  }
+}
+
 TEST(SmallGemv, PropagatesNanAndInfinityAndDeclinesWhatItDoesNotTake) {
   if (!detail::SmallGemvEnabled()) GTEST_SKIP();
   std::vector<float> m(64 * 64, 0.0f), x(64, 1.0f), y(64, 5.0f);
