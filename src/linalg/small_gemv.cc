@@ -163,6 +163,21 @@ __attribute__((target("avx"))) void ExactAvx(int64_t m, int64_t n, int64_t k, co
   }
 }
 
+// A strided x or y through copies on the stack (32 KiB, only on this path: the contiguous one keeps a small frame).
+__attribute__((noinline)) void StridedGemv(int64_t rows, int64_t k, const float* m, int64_t ld, bool trans,
+                                           const float* x, int64_t incx, float* y, int64_t incy) {
+  float xbuf[kSmallGemvStrided], ybuf[kSmallGemvStrided];
+  if (incx != 1) {
+    for (int64_t kk = 0; kk < k; ++kk) xbuf[kk] = x[kk * incx];
+    x = xbuf;
+  }
+  float* out = incy == 1 ? y : ybuf;
+  (trans ? ColsAvx2 : RowsAvx2)(rows, k, m, ld, x, out);
+  if (incy != 1) {
+    for (int64_t i = 0; i < rows; ++i) y[i * incy] = ybuf[i];
+  }
+}
+
 bool HasAvx() {
   static const bool has = __builtin_cpu_supports("avx");
   return has;
@@ -183,19 +198,10 @@ bool SmallGemv(int64_t rows, int64_t k, const float* m, int64_t ld, bool trans, 
       !HasAvx2Fma())
     return false;
   if ((incx != 1 && k > kSmallGemvStrided) || (incy != 1 && rows > kSmallGemvStrided)) return false;
-  float xbuf[kSmallGemvStrided], ybuf[kSmallGemvStrided];
-  if (incx != 1) {
-    for (int64_t kk = 0; kk < k; ++kk) xbuf[kk] = x[kk * incx];
-    x = xbuf;
-  }
-  float* out = incy == 1 ? y : ybuf;
-  if (trans) {
-    ColsAvx2(rows, k, m, ld, x, out);
+  if (incx != 1 || incy != 1) {
+    StridedGemv(rows, k, m, ld, trans, x, incx, y, incy);
   } else {
-    RowsAvx2(rows, k, m, ld, x, out);
-  }
-  if (incy != 1) {
-    for (int64_t i = 0; i < rows; ++i) y[i * incy] = ybuf[i];
+    (trans ? ColsAvx2 : RowsAvx2)(rows, k, m, ld, x, y);
   }
   return true;
 #else
