@@ -128,12 +128,13 @@ constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
 // 0-5: [m, k] x [k, n] as kDotShapes; 6: attention's scores, q [64, 4, 16] . keys [64, 256, 4, 16] (one row
 // per sequence and head against its keys, transposed); 7: attention's output, probabilities [64, 4, 256] .
 // values [64, 256, 4, 16]. The library computes 6 and 7 as the interpreter does, one cblas_sgemv per row.
+// 11, 12: 6 and 7 at batch 4 (the exact path: 64Ki multiply-adds).
 // 8-10: one row, [1, k] x [k, n] (the decode step's projections at batch 1, and the largest product SmallGemv
 // takes), against cblas_sgemv.
 const std::array<int64_t, 3> kRowShapes[] = {{1, 64, 64}, {1, 64, 256}, {1, 256, 256}};
 
 DotCase MakeDotCase(int which, linalg::detail::SgemmFn sgemm, linalg::detail::SgemvFn sgemv) {
-  if (which < 6 || which >= 8) {
+  if (which < 6 || which == 8 || which == 9 || which == 10) {
     const bool row = which >= 8;
     const auto [m, k, n] = row ? kRowShapes[which - 8] : kDotShapes[which];
     return {std::to_string(m) + " x " + std::to_string(k) + " x " + std::to_string(n),
@@ -150,7 +151,8 @@ DotCase MakeDotCase(int which, linalg::detail::SgemmFn sgemm, linalg::detail::Sg
               }
             }};
   }
-  constexpr int B = 64, NH = 4, D = 16, T = 256;
+  const int B = which >= 11 ? 4 : 64;
+  constexpr int NH = 4, D = 16, T = 256;
   // One cblas_sgemv per (sequence, head) on that head's [T, D] block of the keys or values (row stride NH * D):
   // y[T] = K x[D] (scores), or y[D] = V^T x[T] (output).
   const auto per_head = [=](bool trans) -> std::function<void(const float*, const float*, float*)> {
@@ -162,8 +164,10 @@ DotCase MakeDotCase(int which, linalg::detail::SgemmFn sgemm, linalg::detail::Sg
                 x + (b * NH + h) * xn, 1, 0.0f, y + (b * NH + h) * yn, 1);
     };
   };
-  const bool output = which == 7;
-  return {output ? "attention output [64,4,256] . [64,256,4,16]" : "attention scores [64,4,16] . [64,256,4,16]",
+  const bool output = which == 7 || which == 12;
+  const std::string b = std::to_string(B);
+  return {output ? "attention output [" + b + ",4,256] . [" + b + ",256,4,16]"
+                 : "attention scores [" + b + ",4,16] . [" + b + ",256,4,16]",
           {B, NH, output ? T : D},
           {B, T, NH, D},
           {B, NH, output ? D : T},
@@ -254,7 +258,7 @@ void BM_DotAlternating(benchmark::State& state) {
   state.counters["ratio"] = lm > 0 ? im / lm : 0.0;
   state.SetLabel(c.name);
 }
-BENCHMARK(BM_DotAlternating)->DenseRange(0, 10)->Iterations(400)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_DotAlternating)->DenseRange(0, 12)->Iterations(400)->Unit(benchmark::kMicrosecond);
 
 // ---- reductions ----------------------------------------------------------------------------------
 

@@ -238,8 +238,8 @@ void RunExact(const TensorRef& lhs, const TensorRef& rhs, const OperandPlan& lp,
   }
 }
 
-// The exact path on f32 operands read in place with B's rows contiguous: ExactGemmRowsOfB per batch matrix
-// (the same sums, bit for bit, without packing), else the scalar loop.
+// The exact path on f32 operands read in place: ExactGemm per batch matrix (the same sums, bit for bit, without
+// packing), else the scalar loop.
 void RunPlannedExactF32(const PlanData& d, const void* lhs, const void* rhs, void* result) {
   const int64_t batch = d.lp.batch.size, m = d.lp.rows.size, k = d.lp.cols.size, n = d.rp.cols.size;
   std::vector<int64_t> lhs_offsets, rhs_offsets;
@@ -249,8 +249,8 @@ void RunPlannedExactF32(const PlanData& d, const void* lhs, const void* rhs, voi
   const float *a = static_cast<const float*>(lhs), *b = static_cast<const float*>(rhs);
   float* out = static_cast<float*>(result);
   for (int64_t i = 0; i < batch; ++i) {
-    if (!detail::ExactGemmRowsOfB(m, n, k, a + ao[i], d.a.ld, d.a.trans, b + bo[i], d.b.ld, out + i * m * n,
-                                  std::max<int64_t>(1, n))) {
+    if (!detail::ExactGemm(m, n, k, a + ao[i], d.a.ld, d.a.trans, b + bo[i], d.b.ld, d.b.trans, out + i * m * n,
+                           std::max<int64_t>(1, n))) {
       RunExact<float>(TensorRef{d.lhs_type, lhs, d.lhs_dims}, TensorRef{d.rhs_type, rhs, d.rhs_dims}, d.lp, d.rp, out);
       return;
     }
@@ -349,7 +349,7 @@ Status DotGeneralPlan::Make(ElementType lhs_type, Span<int64_t> lhs_dims, Elemen
       if constexpr (std::is_same_v<T, float>) {
         d->a = PlanGemmOperand<T>(lhs_type, d->lhs_dims, d->lp);
         d->b = PlanGemmOperand<T>(rhs_type, d->rhs_dims, d->rp);
-        if (d->a.direct && d->b.direct && !d->b.trans) d->run = RunPlannedExactF32;
+        if (d->a.direct && d->b.direct) d->run = RunPlannedExactF32;
       }
     });
   }

@@ -112,8 +112,8 @@ NEURONMEM_AVX2 void ColsAvx2(int64_t rows, int64_t k, const float* m, int64_t ld
   }
 }
 
-// ExactGemmRowsOfB's loops. Built for AVX without FMA, so that no multiply and add can be contracted into one
-// rounding: each product and each sum rounds to f32 as the exact path's scalar loop does.
+// ExactGemm's loops for B's rows contiguous. Built for AVX without FMA, so that no multiply and add can be contracted
+// into one rounding: each product and each sum rounds to f32 as the exact path's scalar loop does.
 __attribute__((target("avx"))) void ExactAvx(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, bool a_trans,
                                              const float* b, int64_t ldb, float* c, int64_t ldc) {
   for (int64_t i = 0; i < m; ++i) {
@@ -178,6 +178,76 @@ __attribute__((noinline)) void StridedGemv(int64_t rows, int64_t k, const float*
   }
 }
 
+// The lanes [0, n) of a mask, n in 0..8 (AVX has no integer compare).
+__attribute__((target("avx"))) inline __m256i FirstLanes(int64_t n) {
+  static const int32_t kOnes[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kOnes + 8 - n));
+}
+
+// acc + a * col, the product rounded before the sum (no FMA in this target).
+__attribute__((target("avx"))) inline __m256 AddProduct(__m256 acc, float a, __m256 col) {
+  return _mm256_add_ps(acc, _mm256_mul_ps(_mm256_set1_ps(a), col));
+}
+
+// 8 floats of a row of B at p (the lanes of `mask` when !full), or zeros for a row past the last.
+__attribute__((target("avx"))) inline __m256 RowChunk(const float* p, bool valid, bool full, __m256i mask) {
+  if (!valid) return _mm256_setzero_ps();
+  return full ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, mask);
+}
+
+// ExactGemm's loops for a transposed B (B(kk, j) = b[j * ldb + kk]): 8 columns of the result at a time, each 8 x 8
+// block of B transposed in registers so that step kk adds a(kk) times B's column kk to the 8 sums, k ascending as
+// the scalar loop does. AVX without FMA, as ExactAvx.
+__attribute__((target("avx"))) void ExactAvxTransB(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+                                                   bool a_trans, const float* b, int64_t ldb, float* c, int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i) {
+    const auto a_at = [&](int64_t kk) { return a_trans ? a[kk * lda + i] : a[i * lda + kk]; };
+    for (int64_t j = 0; j < n; j += 8) {
+      const int64_t w = std::min<int64_t>(8, n - j);
+      const float* rows = b + j * ldb;
+      __m256 acc = _mm256_setzero_ps();
+      for (int64_t k0 = 0; k0 < k; k0 += 8) {
+        const int64_t cnt = std::min<int64_t>(8, k - k0);
+        const bool full = cnt == 8;
+        const __m256i km = FirstLanes(cnt);
+        const float* p = rows + k0;
+        const __m256 r0 = RowChunk(p, true, full, km), r1 = RowChunk(p + ldb, w > 1, full, km),
+                     r2 = RowChunk(p + 2 * ldb, w > 2, full, km), r3 = RowChunk(p + 3 * ldb, w > 3, full, km),
+                     r4 = RowChunk(p + 4 * ldb, w > 4, full, km), r5 = RowChunk(p + 5 * ldb, w > 5, full, km),
+                     r6 = RowChunk(p + 6 * ldb, w > 6, full, km), r7 = RowChunk(p + 7 * ldb, w > 7, full, km);
+        const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+        const __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+        const __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+        const __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+        const __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+        const __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+        const __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+        const __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+        // c<t> holds B(k0 + t, j .. j + 7).
+        const __m256 c0 = _mm256_permute2f128_ps(s0, s4, 0x20), c1 = _mm256_permute2f128_ps(s1, s5, 0x20),
+                     c2 = _mm256_permute2f128_ps(s2, s6, 0x20), c3 = _mm256_permute2f128_ps(s3, s7, 0x20),
+                     c4 = _mm256_permute2f128_ps(s0, s4, 0x31), c5 = _mm256_permute2f128_ps(s1, s5, 0x31),
+                     c6 = _mm256_permute2f128_ps(s2, s6, 0x31), c7 = _mm256_permute2f128_ps(s3, s7, 0x31);
+        if (full) {  // named registers: an array of the columns would live in memory
+          acc = AddProduct(AddProduct(AddProduct(AddProduct(acc, a_at(k0), c0), a_at(k0 + 1), c1), a_at(k0 + 2), c2),
+                           a_at(k0 + 3), c3);
+          acc =
+              AddProduct(AddProduct(AddProduct(AddProduct(acc, a_at(k0 + 4), c4), a_at(k0 + 5), c5), a_at(k0 + 6), c6),
+                         a_at(k0 + 7), c7);
+        } else {
+          const __m256 col[8] = {c0, c1, c2, c3, c4, c5, c6, c7};
+          for (int64_t t = 0; t < cnt; ++t) acc = AddProduct(acc, a_at(k0 + t), col[t]);
+        }
+      }
+      if (w == 8) {
+        _mm256_storeu_ps(c + i * ldc + j, acc);
+      } else {
+        _mm256_maskstore_ps(c + i * ldc + j, FirstLanes(w), acc);
+      }
+    }
+  }
+}
+
 bool HasAvx() {
   static const bool has = __builtin_cpu_supports("avx");
   return has;
@@ -210,14 +280,14 @@ bool SmallGemv(int64_t rows, int64_t k, const float* m, int64_t ld, bool trans, 
 #endif
 }
 
-bool ExactGemmRowsOfB(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, bool a_trans, const float* b,
-                      int64_t ldb, float* c, int64_t ldc) {
+bool ExactGemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, bool a_trans, const float* b, int64_t ldb,
+               bool b_trans, float* c, int64_t ldc) {
 #if defined(__x86_64__)
   if (!g_enabled.load(std::memory_order_relaxed) || !HasAvx()) return false;
-  ExactAvx(m, n, k, a, lda, a_trans, b, ldb, c, ldc);
+  (b_trans ? ExactAvxTransB : ExactAvx)(m, n, k, a, lda, a_trans, b, ldb, c, ldc);
   return true;
 #else
-  (void)m, (void)n, (void)k, (void)a, (void)lda, (void)a_trans, (void)b, (void)ldb, (void)c, (void)ldc;
+  (void)m, (void)n, (void)k, (void)a, (void)lda, (void)a_trans, (void)b, (void)ldb, (void)b_trans, (void)c, (void)ldc;
   return false;
 #endif
 }

@@ -19,11 +19,11 @@ bool SmallGemv(int64_t rows, int64_t k, const float* m, int64_t ld, bool trans, 
 
 // C[m x n] (row stride ldc) = A[m x k] * B[k x n] summed as the exact path sums (DotGeneralExact: for each
 // element, acc = 0, then acc = acc + a * b for k ascending, the product and the sum each rounded to f32, no FMA),
-// so bit-identical to it, with the columns 8 at a time (AVX). A(i, kk) is a[i * lda + kk] (!a_trans) or
-// a[kk * lda + i]; B(kk, j) is b[kk * ldb + j] (rows of B contiguous). Returns false, writing nothing, when the CPU
-// lacks AVX or the path is disabled (SetSmallGemvEnabled).
-bool ExactGemmRowsOfB(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, bool a_trans, const float* b,
-                      int64_t ldb, float* c, int64_t ldc);
+// so bit-identical to it, 8 result columns at a time or more (AVX). A(i, kk) is a[i * lda + kk] (!a_trans) or
+// a[kk * lda + i]; B(kk, j) is b[kk * ldb + j] (!b_trans) or b[j * ldb + kk] (8 x 8 blocks transposed in
+// registers). Returns false, writing nothing, when the CPU lacks AVX or the path is disabled (SetSmallGemvEnabled).
+bool ExactGemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, bool a_trans, const float* b, int64_t ldb,
+               bool b_trans, float* c, int64_t ldc);
 
 constexpr int64_t kSmallGemvElements = int64_t{1} << 16;  // rows * k
 constexpr int64_t kSmallGemvStrided = 4096;

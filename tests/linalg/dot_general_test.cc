@@ -406,15 +406,24 @@ TEST(SmallGemv, MatchesADoubleSumOnOddSizesLayoutsAndStrides) {
   }
 }
 
-// The exact path's f32 kernel (ExactGemmRowsOfB, 64 and 8 columns at a time and a scalar tail) against the
-// scalar loop it replaces: bit for bit, on column counts around its widths, transposed lhs, batch dims, and NaN
-// and infinities.
+// The exact path's f32 kernels (ExactGemm: 64 and 8 columns at a time and a scalar tail; for a transposed rhs, 8 x 8
+// blocks transposed in registers) against the scalar loop they replace: bit for bit, on column and contraction
+// counts around their widths, transposed lhs and rhs, batch dims (attention's keys), and NaN and infinities.
 TEST(SmallGemv, ExactF32KernelIsBitIdenticalToTheScalarLoop) {
   std::mt19937 rng(23);
   const std::vector<std::tuple<std::vector<int64_t>, std::vector<int64_t>, Dn>> cases = {
-      {{1, 64}, {64, 64}, {{}, {}, {1}, {0}}},        {{3, 17}, {17, 71}, {{}, {}, {1}, {0}}},
-      {{17, 3}, {17, 135}, {{}, {}, {0}, {0}}},       {{2, 9}, {9, 7}, {{}, {}, {1}, {0}}},
-      {{4, 1, 40}, {4, 40, 9}, {{0}, {0}, {2}, {1}}}, {{2, 3, 37}, {2, 37, 3, 16}, {{0, 1}, {0, 2}, {2}, {1}}}};
+      {{1, 64}, {64, 64}, {{}, {}, {1}, {0}}},
+      {{3, 17}, {17, 71}, {{}, {}, {1}, {0}}},
+      {{17, 3}, {17, 135}, {{}, {}, {0}, {0}}},
+      {{2, 9}, {9, 7}, {{}, {}, {1}, {0}}},
+      {{4, 1, 40}, {4, 40, 9}, {{0}, {0}, {2}, {1}}},
+      {{2, 3, 37}, {2, 37, 3, 16}, {{0, 1}, {0, 2}, {2}, {1}}},
+      // Transposed rhs: n and k below, at and above 8, and attention's scores (keys [batch, tokens, heads, dim]).
+      {{1, 16}, {256, 16}, {{}, {}, {1}, {1}}},
+      {{3, 5}, {7, 5}, {{}, {}, {1}, {1}}},
+      {{2, 8}, {8, 8}, {{}, {}, {1}, {1}}},
+      {{19, 2}, {13, 19}, {{}, {}, {0}, {1}}},
+      {{2, 3, 17}, {2, 37, 3, 17}, {{0, 1}, {0, 2}, {2}, {3}}}};
   for (const auto& [ld, rd, dn] : cases) {
     Tensor lhs = Random(E::kF32, ld, rng), rhs = Random(E::kF32, rd, rng);
     lhs.Set(1, NAN);
