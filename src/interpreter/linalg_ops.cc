@@ -84,8 +84,23 @@ class LinalgKernel final : public Kernel {
   Params p_;
   bool exact_;
 };
-using DotGeneralKernel = LinalgKernel<linalg::DotDimensionNumbers, linalg::DotGeneral, linalg::DotGeneralExact>;
 using ConvolutionKernel = LinalgKernel<linalg::ConvolutionParams, linalg::Convolution, linalg::ConvolutionExact>;
+
+// dot_general on a plan made at compile time (linalg::DotGeneralPlan: the slots' shapes and types were checked
+// then, and how each operand is read is decided): a run is the library calls, no checks and no allocation.
+class DotGeneralKernel final : public Kernel {
+ public:
+  DotGeneralKernel(const BinarySlots& s, linalg::DotGeneralPlan plan)
+      : lhs_(s.lhs), rhs_(s.rhs), out_(s.out), plan_(std::move(plan)) {}
+  Status Run(Frame& f) const override {
+    plan_.Run(f.slots[lhs_], f.slots[rhs_], f.slots[out_]);
+    return Ok();
+  }
+
+ private:
+  uint32_t lhs_, rhs_, out_;
+  linalg::DotGeneralPlan plan_;
+};
 
 // dot_dimension_numbers (#stablehlo.dot<...>, or the pretty form's `batching_dims = [..] x [..]`,
 // `contracting_dims = [..] x [..]` as the parser decodes them); an absent list is empty.
@@ -105,9 +120,10 @@ Status DotDimensions(CompileCtx& cx, linalg::DotDimensionNumbers* dn) {
   return Ok();
 }
 
-// Builds the kernel on the (possibly dequantized) operands.
-template <typename Params, typename KernelT, typename CheckFn>
-Status CompileLinalg(CompileCtx& cx, std::unique_ptr<Kernel>* k, Params params, CheckFn check, size_t num_inputs = 2) {
+// Builds the kernel on the (possibly dequantized) operands: make(slots, params, &kernel) checks them (a linalg
+// status) and makes the kernel.
+template <typename Params, typename MakeFn>
+Status CompileLinalg(CompileCtx& cx, std::unique_ptr<Kernel>* k, Params params, MakeFn make, size_t num_inputs = 2) {
   if (cx.num_inputs() != num_inputs || cx.num_outputs() != 1) return cx.Invalid("expected two operands and one result");
   const auto inner = [&](CompileCtx& c, const std::vector<uint32_t>& in, uint32_t out, std::unique_ptr<Kernel>* kk) {
     BinarySlots s = Slots3(c, in, out);
@@ -125,8 +141,8 @@ Status CompileLinalg(CompileCtx& cx, std::unique_ptr<Kernel>* k, Params params, 
       s.out_s = c.slot(s.out);
     }
     const uint32_t wide = s.out;
-    NEURONMEM_RETURN_IF_ERROR(FromLinalg(c, check(s, params)));
-    auto kernel = std::make_unique<KernelT>(std::move(s), params);
+    std::unique_ptr<Kernel> kernel;
+    NEURONMEM_RETURN_IF_ERROR(FromLinalg(c, make(std::move(s), params, &kernel)));
     kernel->op = &c.op();
     if (!narrow_out) {
       *kk = std::move(kernel);
@@ -144,14 +160,19 @@ Status CompileLinalg(CompileCtx& cx, std::unique_ptr<Kernel>* k, Params params, 
   return inner(cx, {cx.in(0), cx.in(1)}, cx.out(0), k);
 }
 
+// The dot_general kernel on checked slots: its plan (exact path up to kExactMacs multiply-adds).
+Status MakeDotGeneral(BinarySlots s, const linalg::DotDimensionNumbers& dn, std::unique_ptr<Kernel>* kernel) {
+  linalg::DotGeneralPlan plan;
+  NEURONMEM_RETURN_IF_ERROR(linalg::DotGeneralPlan::Make(s.lhs_s.type, s.lhs_s.dims, s.rhs_s.type, s.rhs_s.dims, dn,
+                                                         s.out_s.type, s.out_s.dims, Macs(s, dn) <= kExactMacs, &plan));
+  *kernel = std::make_unique<DotGeneralKernel>(s, std::move(plan));
+  return Ok();
+}
+
 Status CompileDotGeneral(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   linalg::DotDimensionNumbers dn;
   NEURONMEM_RETURN_IF_ERROR(DotDimensions(cx, &dn));
-  return CompileLinalg<linalg::DotDimensionNumbers, DotGeneralKernel>(
-      cx, k, std::move(dn), [](const BinarySlots& s, const linalg::DotDimensionNumbers& d) {
-        return linalg::CheckDotGeneral(s.lhs_s.type, s.lhs_s.dims, s.rhs_s.type, s.rhs_s.dims, d, s.out_s.type,
-                                       s.out_s.dims);
-      });
+  return CompileLinalg(cx, k, std::move(dn), MakeDotGeneral);
 }
 
 // stablehlo.dot: rank-1 or rank-2 operands; contracts lhs's last dim with rhs's first.
@@ -162,11 +183,7 @@ Status CompileDot(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   linalg::DotDimensionNumbers dn;
   dn.lhs_contracting_dimensions = {static_cast<int64_t>(lr) - 1};
   dn.rhs_contracting_dimensions = {0};
-  return CompileLinalg<linalg::DotDimensionNumbers, DotGeneralKernel>(
-      cx, k, std::move(dn), [](const BinarySlots& s, const linalg::DotDimensionNumbers& d) {
-        return linalg::CheckDotGeneral(s.lhs_s.type, s.lhs_s.dims, s.rhs_s.type, s.rhs_s.dims, d, s.out_s.type,
-                                       s.out_s.dims);
-      });
+  return CompileLinalg(cx, k, std::move(dn), MakeDotGeneral);
 }
 
 bool ReadPadding(const std::vector<int64_t>& flat, linalg::ConvolutionParams* p) {
@@ -257,11 +274,13 @@ Status CompileConvolution(CompileCtx& cx, std::unique_ptr<Kernel>* k) {
   linalg::ConvolutionParams p;
   NEURONMEM_RETURN_IF_ERROR(ConvolutionAttributes(cx, &p));
   const bool dynamic = cx.op().name == "stablehlo.dynamic_conv";
-  return CompileLinalg<linalg::ConvolutionParams, ConvolutionKernel>(
+  return CompileLinalg(
       cx, k, std::move(p),
-      [](const BinarySlots& s, const linalg::ConvolutionParams& q) {
-        return linalg::CheckConvolution(s.lhs_s.type, s.lhs_s.dims, s.rhs_s.type, s.rhs_s.dims, q, s.out_s.type,
-                                        s.out_s.dims);
+      [](BinarySlots s, const linalg::ConvolutionParams& q, std::unique_ptr<Kernel>* kernel) {
+        NEURONMEM_RETURN_IF_ERROR(linalg::CheckConvolution(s.lhs_s.type, s.lhs_s.dims, s.rhs_s.type, s.rhs_s.dims, q,
+                                                           s.out_s.type, s.out_s.dims));
+        *kernel = std::make_unique<ConvolutionKernel>(std::move(s), q);
+        return Ok();
       },
       dynamic ? 3 : 2);
 }

@@ -131,6 +131,37 @@ bool Program::overwrites_parameter(size_t i) const {
   return i < impl_->fallback_result.size() && impl_->fallback_result[i] >= 0;
 }
 
+namespace {
+
+// A run's per-result list of at most `capacity` entries: on the stack up to 8 (the usual few results: a run
+// allocates nothing for it), else on the heap.
+template <typename T>
+class RunList {
+ public:
+  explicit RunList(size_t capacity) {
+    if (capacity > kInline) {
+      heap_.resize(capacity);
+      data_ = heap_.data();
+    }
+  }
+  RunList(const RunList&) = delete;
+  RunList& operator=(const RunList&) = delete;
+  void push_back(const T& v) { data_[size_++] = v; }
+  T& operator[](size_t i) { return data_[i]; }
+  T* begin() { return data_; }
+  T* end() { return data_ + size_; }
+  size_t size() const { return size_; }
+
+ private:
+  static constexpr size_t kInline = 8;
+  T inline_[kInline] = {};
+  std::vector<T> heap_;
+  T* data_ = inline_;
+  size_t size_ = 0;
+};
+
+}  // namespace
+
 Status Program::Run(const TensorView* args, size_t num_args, ResultAllocator* allocator,
                     std::vector<TensorView>* results, Workspace* workspace) const {
   RunOptions options;
@@ -174,10 +205,10 @@ Status Program::Run(const TensorView* args, size_t num_args, ResultAllocator* al
   // the memory of its donation's result, where the updates then happen (the argument stays as it was).
   results->clear();
   const size_t n = fn.body.result_slots.size();
-  std::vector<char*> dsts(n);
+  RunList<char*> dsts(n);
   for (size_t i = 0; i < n; ++i) {
     const ValueSpec& spec = impl_->results[i];
-    dsts[i] = static_cast<char*>(allocator->Allocate(i, spec.bytes));
+    dsts.push_back(static_cast<char*>(allocator->Allocate(i, spec.bytes)));
     if (!dsts[i] && spec.bytes) return ResourceExhausted("no memory for result %zu (%zu bytes)", i, spec.bytes);
   }
   for (uint32_t p : fn.overwritten_params) {
@@ -191,7 +222,7 @@ Status Program::Run(const TensorView* args, size_t num_args, ResultAllocator* al
   // result shares, when that memory is aligned as planned slots are and apart from every argument (the
   // allocator may hand out a donated argument's memory, which the program may still read). No other value takes
   // the slot's memory while the result is live (to the end), so nothing else is moved.
-  std::vector<std::pair<uint32_t, size_t>> roots;  // (root slot, result), the candidates
+  RunList<std::pair<uint32_t, size_t>> roots(n);  // (root slot, result), the candidates
   for (size_t i = 0; i < n; ++i) {
     const uint32_t s = fn.body.result_slots[i];
     const Slot& sl = fn.slots[s];
@@ -199,7 +230,7 @@ Status Program::Run(const TensorView* args, size_t num_args, ResultAllocator* al
     const Slot& r = fn.slots[root];
     if (r.kind == Slot::Kind::kPlanned && !r.fused && r.space == 0 && r.bytes == sl.bytes && sl.bytes &&
         reinterpret_cast<uintptr_t>(dsts[i]) % kAlign == 0)
-      roots.emplace_back(root, i);
+      roots.push_back({root, i});
   }
   std::sort(roots.begin(), roots.end());
   for (size_t k = 0; k < roots.size(); ++k) {

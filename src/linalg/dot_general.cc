@@ -6,6 +6,7 @@
 #include "linalg/element_traits.h"
 #include "linalg/gemm.h"
 #include "linalg/pack.h"
+#include "linalg/small_gemv.h"
 
 namespace neuronmem::linalg {
 namespace {
@@ -133,34 +134,81 @@ std::vector<T> Pack(const TensorRef& t, const OperandPlan& p) {
   return out;
 }
 
-// The operand as a matrix for Gemm: in place when its layout allows, else packed into `packed`. Sets the
-// offset of each batch matrix.
+// How a run sees one operand as Gemm's batch of matrices, decided once by the plan.
+struct PlannedOperand {
+  bool direct = false;  // read in place; else packed (converted and permuted) into a scratch array at each run
+  int64_t ld = 1;
+  bool trans = false;
+  // The element offset of each batch matrix in the stored operand (direct) or in the packed array; empty when
+  // the batch has more than kPlannedOffsets matrices (then each run computes them, to keep plans small).
+  std::vector<int64_t> offsets;
+};
+
+constexpr int64_t kPlannedOffsets = 4096;
+
+std::vector<int64_t> OperandOffsets(const PlannedOperand& o, Span<int64_t> dims, const OperandPlan& p) {
+  if (o.direct) return BatchOffsets(dims, p);
+  std::vector<int64_t> offsets(static_cast<size_t>(p.batch.size));
+  for (size_t i = 0; i < offsets.size(); ++i) offsets[i] = static_cast<int64_t>(i) * p.rows.size * p.cols.size;
+  return offsets;
+}
+
+// The plan of one operand for Gemm on T: in place when its type is T and its layout allows (DirectMatrix), else
+// packed into a row-major batch x rows x cols array of T.
 template <typename T>
-void MatrixFor(const TensorRef& t, const OperandPlan& p, std::vector<T>* packed, MatrixOperand<T>* m,
-               std::vector<int64_t>* batch_offsets) {
-  if (t.type == ElementTypeOf<T>() && DirectMatrix(p, static_cast<const T*>(t.data), m)) {
-    *batch_offsets = BatchOffsets(t.dims, p);
-    return;
+PlannedOperand PlanGemmOperand(ElementType type, Span<int64_t> dims, const OperandPlan& p) {
+  PlannedOperand o;
+  MatrixOperand<T> m{};
+  if (type == ElementTypeOf<T>() && DirectMatrix(p, static_cast<const T*>(nullptr), &m)) {
+    o.direct = true;
+    o.ld = m.ld;
+    o.trans = m.trans;
+  } else {
+    o.ld = std::max<int64_t>(1, p.cols.size);
   }
-  *packed = Pack<T>(t, p);
-  *m = {packed->data(), std::max<int64_t>(1, p.cols.size), false};
-  batch_offsets->resize(static_cast<size_t>(p.batch.size));
-  for (size_t i = 0; i < batch_offsets->size(); ++i)
-    (*batch_offsets)[i] = static_cast<int64_t>(i) * p.rows.size * p.cols.size;
+  if (p.batch.size <= kPlannedOffsets) o.offsets = OperandOffsets(o, dims, p);
+  return o;
+}
+
+// Everything a run needs (DotGeneralPlan::Impl).
+struct PlanData {
+  ElementType lhs_type = ElementType::kInvalid, rhs_type = ElementType::kInvalid;
+  std::vector<int64_t> lhs_dims, rhs_dims;
+  OperandPlan lp, rp;
+  PlannedOperand a, b;  // the Gemm path's operands
+  // The run for the result type and path; null when the result has no elements (nothing to write).
+  void (*run)(const PlanData&, const void*, const void*, void*) = nullptr;
+};
+
+// Operand `o` at run time: its matrix (packing into `packed` when not direct) and its batch offsets (the planned
+// ones, else computed into `offsets`).
+template <typename T>
+MatrixOperand<T> GemmOperand(const PlannedOperand& o, ElementType type, const void* data, Span<int64_t> dims,
+                             const OperandPlan& p, std::vector<T>* packed, std::vector<int64_t>* offsets,
+                             const int64_t** offsets_out) {
+  *offsets_out = o.offsets.data();
+  if (o.offsets.empty()) {
+    *offsets = OperandOffsets(o, dims, p);
+    *offsets_out = offsets->data();
+  }
+  if (o.direct) return {static_cast<const T*>(data), o.ld, o.trans};
+  *packed = Pack<T>(TensorRef{type, data, dims}, p);
+  return {packed->data(), o.ld, false};
 }
 
 template <typename T>
-void RunGemm(const TensorRef& lhs, const TensorRef& rhs, const OperandPlan& lp, const OperandPlan& rp, T* out) {
-  const int64_t batch = lp.batch.size, m = lp.rows.size, k = lp.cols.size, n = rp.cols.size;
+void RunPlannedGemm(const PlanData& d, const void* lhs, const void* rhs, void* result) {
+  const int64_t batch = d.lp.batch.size, m = d.lp.rows.size, k = d.lp.cols.size, n = d.rp.cols.size;
   std::vector<T> lpacked, rpacked;
-  MatrixOperand<T> a{}, b{};
-  std::vector<int64_t> a_offsets, b_offsets;
-  MatrixFor(lhs, lp, &lpacked, &a, &a_offsets);
-  MatrixFor(rhs, rp, &rpacked, &b, &b_offsets);
+  std::vector<int64_t> lhs_offsets, rhs_offsets;
+  const int64_t *ao = nullptr, *bo = nullptr;
+  const MatrixOperand<T> a = GemmOperand<T>(d.a, d.lhs_type, lhs, d.lhs_dims, d.lp, &lpacked, &lhs_offsets, &ao);
+  const MatrixOperand<T> b = GemmOperand<T>(d.b, d.rhs_type, rhs, d.rhs_dims, d.rp, &rpacked, &rhs_offsets, &bo);
+  T* out = static_cast<T*>(result);
   for (int64_t i = 0; i < batch; ++i) {
     MatrixOperand<T> ai = a, bi = b;
-    ai.data += a_offsets[static_cast<size_t>(i)];
-    bi.data += b_offsets[static_cast<size_t>(i)];
+    ai.data += ao[i];
+    bi.data += bo[i];
     detail::Gemm<T>(m, n, k, ai, bi, out + i * m * n, std::max<int64_t>(1, n));
   }
 }
@@ -188,6 +236,31 @@ void RunExact(const TensorRef& lhs, const TensorRef& rhs, const OperandPlan& lp,
       for (int64_t j = 0; j < n; ++j) orow[j] = A::Store(acc[j]);
     }
   }
+}
+
+// The exact path on f32 operands read in place: ExactGemm per batch matrix (the same sums, bit for bit, without
+// packing), else the scalar loop.
+void RunPlannedExactF32(const PlanData& d, const void* lhs, const void* rhs, void* result) {
+  const int64_t batch = d.lp.batch.size, m = d.lp.rows.size, k = d.lp.cols.size, n = d.rp.cols.size;
+  std::vector<int64_t> lhs_offsets, rhs_offsets;
+  const int64_t *ao = d.a.offsets.data(), *bo = d.b.offsets.data();
+  if (d.a.offsets.empty()) ao = (lhs_offsets = OperandOffsets(d.a, d.lhs_dims, d.lp)).data();
+  if (d.b.offsets.empty()) bo = (rhs_offsets = OperandOffsets(d.b, d.rhs_dims, d.rp)).data();
+  const float *a = static_cast<const float*>(lhs), *b = static_cast<const float*>(rhs);
+  float* out = static_cast<float*>(result);
+  for (int64_t i = 0; i < batch; ++i) {
+    if (!detail::ExactGemm(m, n, k, a + ao[i], d.a.ld, d.a.trans, b + bo[i], d.b.ld, d.b.trans, out + i * m * n,
+                           std::max<int64_t>(1, n))) {
+      RunExact<float>(TensorRef{d.lhs_type, lhs, d.lhs_dims}, TensorRef{d.rhs_type, rhs, d.rhs_dims}, d.lp, d.rp, out);
+      return;
+    }
+  }
+}
+
+template <typename T>
+void RunPlannedExact(const PlanData& d, const void* lhs, const void* rhs, void* result) {
+  RunExact<T>(TensorRef{d.lhs_type, lhs, d.lhs_dims}, TensorRef{d.rhs_type, rhs, d.rhs_dims}, d.lp, d.rp,
+              static_cast<T*>(result));
 }
 
 }  // namespace
@@ -240,6 +313,54 @@ Status CheckDotGeneral(ElementType lhs_type, Span<int64_t> lhs_dims, ElementType
       [&](std::vector<int64_t>* expected) { return DotGeneralShape(lhs_dims, rhs_dims, dn, expected); });
 }
 
+struct DotGeneralPlan::Impl : PlanData {};
+
+DotGeneralPlan::DotGeneralPlan() = default;
+DotGeneralPlan::~DotGeneralPlan() = default;
+DotGeneralPlan::DotGeneralPlan(DotGeneralPlan&&) noexcept = default;
+DotGeneralPlan& DotGeneralPlan::operator=(DotGeneralPlan&&) noexcept = default;
+
+Status DotGeneralPlan::Make(ElementType lhs_type, Span<int64_t> lhs_dims, ElementType rhs_type, Span<int64_t> rhs_dims,
+                            const DotDimensionNumbers& dn, ElementType result_type, Span<int64_t> result_dims,
+                            bool exact, DotGeneralPlan* out) {
+  NEURONMEM_RETURN_IF_ERROR(CheckDotGeneral(lhs_type, lhs_dims, rhs_type, rhs_dims, dn, result_type, result_dims));
+  auto d = std::make_unique<Impl>();
+  d->lhs_type = lhs_type;
+  d->rhs_type = rhs_type;
+  d->lhs_dims.assign(lhs_dims.begin(), lhs_dims.end());
+  d->rhs_dims.assign(rhs_dims.begin(), rhs_dims.end());
+  d->lp = PlanOperand(lhs_dims, dn.lhs_batching_dimensions,
+                      FreeAxes(lhs_dims.size(), dn.lhs_batching_dimensions, dn.lhs_contracting_dimensions),
+                      dn.lhs_contracting_dimensions);
+  d->rp = PlanOperand(rhs_dims, dn.rhs_batching_dimensions, dn.rhs_contracting_dimensions,
+                      FreeAxes(rhs_dims.size(), dn.rhs_batching_dimensions, dn.rhs_contracting_dimensions));
+  if (NumElements(result_dims) != 0) {
+    Dispatch(result_type, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (detail::kIsGemmType<T>) {
+        if (!exact) {
+          d->a = PlanGemmOperand<T>(lhs_type, d->lhs_dims, d->lp);
+          d->b = PlanGemmOperand<T>(rhs_type, d->rhs_dims, d->rp);
+          d->run = RunPlannedGemm<T>;
+          return;
+        }
+      }
+      d->run = RunPlannedExact<T>;
+      if constexpr (std::is_same_v<T, float>) {
+        d->a = PlanGemmOperand<T>(lhs_type, d->lhs_dims, d->lp);
+        d->b = PlanGemmOperand<T>(rhs_type, d->rhs_dims, d->rp);
+        if (d->a.direct && d->b.direct) d->run = RunPlannedExactF32;
+      }
+    });
+  }
+  out->impl_ = std::move(d);
+  return Ok();
+}
+
+void DotGeneralPlan::Run(const void* lhs, const void* rhs, void* result) const {
+  if (impl_ && impl_->run) impl_->run(*impl_, lhs, rhs, result);
+}
+
 namespace {
 
 Status RunDotGeneral(const TensorRef& lhs, const TensorRef& rhs, const DotDimensionNumbers& dn,
@@ -247,27 +368,10 @@ Status RunDotGeneral(const TensorRef& lhs, const TensorRef& rhs, const DotDimens
   NEURONMEM_RETURN_IF_ERROR(CheckTensor("dot_general lhs", lhs.data, lhs.dims));
   NEURONMEM_RETURN_IF_ERROR(CheckTensor("dot_general rhs", rhs.data, rhs.dims));
   NEURONMEM_RETURN_IF_ERROR(CheckTensor("dot_general result", result.data, result.dims));
-  NEURONMEM_RETURN_IF_ERROR(CheckDotGeneral(lhs.type, lhs.dims, rhs.type, rhs.dims, dn, result.type, result.dims));
-  if (NumElements(result.dims) == 0) return Ok();
-
-  const OperandPlan lp =
-      PlanOperand(lhs.dims, dn.lhs_batching_dimensions,
-                  FreeAxes(lhs.dims.size(), dn.lhs_batching_dimensions, dn.lhs_contracting_dimensions),
-                  dn.lhs_contracting_dimensions);
-  const OperandPlan rp =
-      PlanOperand(rhs.dims, dn.rhs_batching_dimensions, dn.rhs_contracting_dimensions,
-                  FreeAxes(rhs.dims.size(), dn.rhs_batching_dimensions, dn.rhs_contracting_dimensions));
-  Dispatch(result.type, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    T* out = static_cast<T*>(result.data);
-    if constexpr (detail::kIsGemmType<T>) {
-      if (!exact) {
-        RunGemm<T>(lhs, rhs, lp, rp, out);
-        return;
-      }
-    }
-    RunExact<T>(lhs, rhs, lp, rp, out);
-  });
+  DotGeneralPlan plan;
+  NEURONMEM_RETURN_IF_ERROR(
+      DotGeneralPlan::Make(lhs.type, lhs.dims, rhs.type, rhs.dims, dn, result.type, result.dims, exact, &plan));
+  plan.Run(lhs.data, rhs.data, result.data);
   return Ok();
 }
 

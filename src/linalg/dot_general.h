@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "base/status.h"
@@ -44,6 +45,33 @@ Status DotGeneralShape(Span<int64_t> lhs_dims, Span<int64_t> rhs_dims, const Dot
 // float or complex->complex).
 Status CheckDotGeneral(ElementType lhs_type, Span<int64_t> lhs_dims, ElementType rhs_type, Span<int64_t> rhs_dims,
                        const DotDimensionNumbers& dn, ElementType result_type, Span<int64_t> result_dims);
+
+// A dot_general checked and planned once for fixed operand and result types and dims (an interpreter kernel
+// builds it at compile time), then run any number of times on data of those shapes. The plan holds how each
+// operand is seen as a batch of matrices (in place when its layout allows, else packed) and where each batch
+// matrix starts, so a run does no checks and, when neither operand needs converting or re-laying out, allocates
+// nothing: it is the library calls (gemm.h) and nothing else. Immutable once made: Run is thread-safe.
+class DotGeneralPlan {
+ public:
+  DotGeneralPlan();
+  ~DotGeneralPlan();
+  DotGeneralPlan(DotGeneralPlan&&) noexcept;
+  DotGeneralPlan& operator=(DotGeneralPlan&&) noexcept;
+
+  // CheckDotGeneral's statuses; on success *out is replaced. `exact`: always the exact path (DotGeneralExact's
+  // numerics), else DotGeneral's.
+  static Status Make(ElementType lhs_type, Span<int64_t> lhs_dims, ElementType rhs_type, Span<int64_t> rhs_dims,
+                     const DotDimensionNumbers& dn, ElementType result_type, Span<int64_t> result_dims, bool exact,
+                     DotGeneralPlan* out);
+
+  // result = dot_general(lhs, rhs) on data of the planned types and dims (not checked; null only where a
+  // tensor has no elements). The result must not overlap an operand. A plan never made does nothing.
+  void Run(const void* lhs, const void* rhs, void* result) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 // result = dot_general(lhs, rhs). Runs CheckDotGeneral and CheckTensor on the three tensors first and writes
 // nothing when they fail. The result must not overlap an operand. Thread-safe (no shared state besides the

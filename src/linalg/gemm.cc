@@ -9,6 +9,8 @@
 #include <complex>
 #include <mutex>
 
+#include "linalg/small_gemv.h"
+
 namespace neuronmem::linalg::detail {
 namespace {
 
@@ -19,7 +21,6 @@ constexpr int kTrans = 112;
 
 using DgemmFn = void (*)(int, int, int, int, int, int, double, const double*, int, const double*, int, double, double*,
                          int);
-using SgemvFn = void (*)(int, int, int, int, float, const float*, int, const float*, int, float, float*, int);
 using DgemvFn = void (*)(int, int, int, int, double, const double*, int, const double*, int, double, double*, int);
 using ZgemmFn = void (*)(int, int, int, int, int, int, const void*, const void*, int, const void*, int, const void*,
                          void*, int);
@@ -150,6 +151,15 @@ void GemvRow(Gemv gemv, int64_t n, int64_t k, MatrixOperand<T> a, MatrixOperand<
   }
 }
 
+// C = A * B as SmallGemv's y = M x when C is one row (y = C's row, M = op(B) transposed, x = op(A)'s row) or one
+// column (y = C's column, M = op(A), x = op(B)'s column). False when SmallGemv declines.
+bool SmallGemvProduct(int64_t m, int64_t n, int64_t k, MatrixOperand<float> a, MatrixOperand<float> b, float* c,
+                      int64_t ldc) {
+  if (m == 1) return SmallGemv(n, k, b.data, b.ld, !b.trans, a.data, a.trans ? a.ld : 1, c, 1);
+  if (n == 1) return SmallGemv(m, k, a.data, a.ld, a.trans, b.data, b.trans ? 1 : b.ld, c, ldc);
+  return false;
+}
+
 }  // namespace
 
 template <typename T>
@@ -160,6 +170,9 @@ void Gemm(int64_t m, int64_t n, int64_t k, MatrixOperand<T> a, MatrixOperand<T> 
       for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = T(0);
     }
     return;
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    if (SmallGemvProduct(m, n, k, a, b, c, ldc)) return;
   }
   Blas* blas = ActiveBlas();
   if (blas == nullptr || !FitsInt(m) || !FitsInt(n) || !FitsInt(k) || !FitsInt(a.ld) || !FitsInt(b.ld) ||
@@ -224,6 +237,11 @@ void ForceEigenGemm(bool force) {
 SgemmFn LibrarySgemmForBenchmark(GemmBackend kind) {
   const Blas* blas = BlasOf(kind);
   return blas != nullptr ? blas->sgemm : nullptr;
+}
+
+SgemvFn LibrarySgemvForBenchmark(GemmBackend kind) {
+  const Blas* blas = BlasOf(kind);
+  return blas != nullptr ? blas->sgemv : nullptr;
 }
 
 }  // namespace neuronmem::linalg::detail

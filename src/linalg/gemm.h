@@ -20,7 +20,9 @@ struct MatrixOperand {
 // C[m x n] (row-major, leading dimension ldc >= max(1, n)) = A[m x k] * B[k x n]. k == 0 writes zeros.
 // T is float, double, std::complex<float> or std::complex<double>. Thread-safe, and every call runs on the
 // calling thread only (no BLAS thread pool). On BLIS and Eigen, calls from several threads run at once; on the
-// OpenBLAS fallback they are serialized (its single-threaded build keeps unlocked global buffers).
+// OpenBLAS fallback they are serialized (its single-threaded build keeps unlocked global buffers). f32 products of
+// one row or one column small enough for a library call to cost more than the arithmetic run on SmallGemv
+// (small_gemv.h) whatever the backend.
 template <typename T>
 void Gemm(int64_t m, int64_t n, int64_t k, MatrixOperand<T> a, MatrixOperand<T> b, T* c, int64_t ldc);
 
@@ -41,5 +43,8 @@ void ForceEigenGemm(bool force);
 // b, ldb, beta, c, ldc), or null when that library is not loaded (and for kEigen).
 using SgemmFn = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float, float*, int);
 SgemmFn LibrarySgemmForBenchmark(GemmBackend kind);
+// The same for cblas_sgemv (order, trans, m, n, alpha, a, lda, x, incx, beta, y, incy).
+using SgemvFn = void (*)(int, int, int, int, float, const float*, int, const float*, int, float, float*, int);
+SgemvFn LibrarySgemvForBenchmark(GemmBackend kind);
 
 }  // namespace neuronmem::linalg::detail

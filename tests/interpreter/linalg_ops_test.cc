@@ -2,7 +2,10 @@
 // quantized path (dequantize, compute, quantize), bad attributes reported at compile time.
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "interp_test_util.h"
+#include "linalg/small_gemv.h"
 
 namespace neuronmem::interp {
 namespace {
@@ -47,6 +50,60 @@ TEST(Linalg, DotVectorMatrix) {
   auto r = RunText(t);
   ASSERT_FALSE(r.status) << r.status->message;
   EXPECT_EQ(r.Get<double>(0), (std::vector<double>{9, 12, 15}));
+}
+
+// The decode step's attention products at odd sizes (3 sequences, 5 heads of 17, 37 tokens): scores q . keys^T
+// and output p . values, one row per (sequence, head) against a strided block of keys/values: the interpreter's
+// plan runs them as matrix-vector products (SmallGemv, or the library with it off). Two runs of one compiled
+// program on different data, each against a sum in double.
+TEST(Linalg, AttentionProductsMatchADoubleSumOnEachRun) {
+  constexpr int64_t B = 3, NH = 5, D = 17, T = 37;
+  const auto type = [](std::initializer_list<int64_t> dims) {
+    std::string s = "tensor<";
+    for (int64_t d : dims) s += std::to_string(d) + "x";
+    return s + "f32>";
+  };
+  const std::string q = type({B, NH, D}), kv = type({B, T, NH, D}), sc = type({B, NH, T});
+  const std::string text = "func.func @main(%q: " + q + ", %k: " + kv + ", %p: " + sc + ") -> (" + sc + ", " + q +
+                           ") {\n  %s = stablehlo.dot_general %q, %k, batching_dims = [0, 1] x [0, 2], "
+                           "contracting_dims = [2] x [3] : (" +
+                           q + ", " + kv + ") -> " + sc +
+                           "\n  %o = stablehlo.dot_general %p, %k, batching_dims = [0, 1] x [0, 2], "
+                           "contracting_dims = [2] x [1] : (" +
+                           sc + ", " + kv + ") -> " + q + "\n  func.return %s, %o : " + sc + ", " + q + "\n}\n";
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (bool small : {true, false}) {
+    linalg::detail::SetSmallGemvEnabled(small);
+    for (int run = 0; run < 2; ++run) {
+      SCOPED_TRACE(std::string(small ? "SmallGemv" : "library") + ", run " + std::to_string(run));
+      std::vector<float> qv(B * NH * D), kvv(B * T * NH * D), pv(B * NH * T);
+      for (auto* v : {&qv, &kvv, &pv})
+        for (float& x : *v) x = dist(rng);
+      const int64_t qd[] = {B, NH, D}, kd[] = {B, T, NH, D}, sd[] = {B, NH, T};
+      auto r = RunText(text, {{qv.data(), ElementType::kF32, qd, 3},
+                              {kvv.data(), ElementType::kF32, kd, 4},
+                              {pv.data(), ElementType::kF32, sd, 3}});
+      ASSERT_FALSE(r.status) << r.status->message;
+      const std::vector<float> scores = r.Get<float>(0), out = r.Get<float>(1);
+      for (int64_t b = 0; b < B; ++b) {
+        for (int64_t h = 0; h < NH; ++h) {
+          const auto key = [&](int64_t t, int64_t d) { return double(kvv[((b * T + t) * NH + h) * D + d]); };
+          for (int64_t t = 0; t < T; ++t) {
+            double want = 0;
+            for (int64_t d = 0; d < D; ++d) want += double(qv[(b * NH + h) * D + d]) * key(t, d);
+            ASSERT_NEAR(scores[(b * NH + h) * T + t], want, 1e-5) << b << " " << h << " " << t;
+          }
+          for (int64_t d = 0; d < D; ++d) {
+            double want = 0;
+            for (int64_t t = 0; t < T; ++t) want += double(pv[(b * NH + h) * T + t]) * key(t, d);
+            ASSERT_NEAR(out[(b * NH + h) * D + d], want, 1e-5) << b << " " << h << " " << d;
+          }
+        }
+      }
+    }
+  }
+  linalg::detail::SetSmallGemvEnabled(true);
 }
 
 TEST(Linalg, DotGeneralShapeMismatchFailsAtCompile) {

@@ -50,6 +50,31 @@ TEST(Program, RunsWithArgumentViewsAndChecksThem) {
   EXPECT_NE(bad.status->message.find("argument 1"), std::string::npos);
 }
 
+// More results than a run keeps on its stack (8): the rest of the per-result lists go to the heap. Eleven
+// results: nine distinct sums, one value returned twice and the argument itself.
+TEST(Program, ManyResultsAreEachWrittenWhereTheirAllocatorPutsThem) {
+  std::string text = "func.func @main(%x: tensor<2xf32>) -> (";
+  for (int i = 0; i < 11; ++i) text += std::string(i ? ", " : "") + "tensor<2xf32>";
+  text += ") {\n";
+  for (int i = 1; i <= 9; ++i) {
+    text += "  %c" + std::to_string(i) + " = stablehlo.constant dense<" + std::to_string(i) + ".0> : tensor<2xf32>\n";
+    text += "  %r" + std::to_string(i) + " = stablehlo.add %x, %c" + std::to_string(i) + " : tensor<2xf32>\n";
+  }
+  text += "  func.return ";
+  for (int i = 1; i <= 9; ++i) text += "%r" + std::to_string(i) + ", ";
+  text += "%r9, %x : ";
+  for (int i = 0; i < 11; ++i) text += std::string(i ? ", " : "") + "tensor<2xf32>";
+  text += "\n}\n";
+  float x[2] = {10, 20};
+  const int64_t dims[1] = {2};
+  auto r = RunText(text, {{x, ElementType::kF32, dims, 1}});
+  ASSERT_FALSE(r.status) << r.status->message;
+  ASSERT_EQ(r.outputs.size(), 11u);
+  for (int i = 1; i <= 9; ++i) EXPECT_EQ(r.Get<float>(i - 1), (std::vector<float>{10.0f + i, 20.0f + i})) << i;
+  EXPECT_EQ(r.Get<float>(9), (std::vector<float>{19, 29}));
+  EXPECT_EQ(r.Get<float>(10), (std::vector<float>{10, 20}));
+}
+
 TEST(Program, FailedCheckNamesTheCheckIndexAndValues) {
   const std::string t =
       "func.func @main() {\n"

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "linalg/gemm.h"
+#include "linalg/small_gemv.h"
 #include "linalg_test_util.h"
 
 namespace {
@@ -123,11 +124,11 @@ void RandomCase(std::mt19937& rng, int nb, int nc, int nlf, int nrf, std::vector
   for (int i = 0; i < nrf; ++i) (*rdims)[rperm[ri++]] = rfs[i];
 }
 
-void CheckAgainstNaive(const Tensor& lhs, const Tensor& rhs, const Dn& dn, E rt) {
-  std::vector<int64_t> rdims;
-  ASSERT_LINALG_OK(DotGeneralShape(lhs.dims, rhs.dims, dn.view(), &rdims));
-  Tensor got(rt, rdims), exact(rt, rdims);
-  ASSERT_LINALG_OK(DotGeneral(lhs.ref(), rhs.ref(), dn.view(), got.mut()));
+// `got` (result type rt, dims rdims) against the naive loop: bit-equal where the result is exact, else within the
+// type's tolerance.
+void ExpectNaive(const Tensor& lhs, const Tensor& rhs, const Dn& dn, E rt, const std::vector<int64_t>& rdims,
+                 const Tensor& got) {
+  Tensor exact(rt, rdims);
   std::vector<std::complex<double>> approx;
   std::vector<double> scale;
   Naive(lhs, rhs, dn, rt, rdims, &exact, &approx, &scale);
@@ -138,6 +139,14 @@ void CheckAgainstNaive(const Tensor& lhs, const Tensor& rhs, const Dn& dn, E rt)
   } else {
     EXPECT_TRUE(BitEqual(got, exact));
   }
+}
+
+void CheckAgainstNaive(const Tensor& lhs, const Tensor& rhs, const Dn& dn, E rt) {
+  std::vector<int64_t> rdims;
+  ASSERT_LINALG_OK(DotGeneralShape(lhs.dims, rhs.dims, dn.view(), &rdims));
+  Tensor got(rt, rdims);
+  ASSERT_LINALG_OK(DotGeneral(lhs.ref(), rhs.ref(), dn.view(), got.mut()));
+  ExpectNaive(lhs, rhs, dn, rt, rdims, got);
 }
 
 using DotGeneralTypes = TypeAndBackendTest;
@@ -175,6 +184,73 @@ TEST_P(DotGeneralTypes, MatrixLayoutsAndLongContractions) {
   // The same with a transposed row (lhs [batch, head_dim, heads]) and two rows per batch matrix.
   CheckAgainstNaive(Random(t, {3, 16, 4}, rng), Random(t, {3, 40, 4, 16}, rng), {{0, 2}, {0, 2}, {1}, {3}}, t);
   CheckAgainstNaive(Random(t, {3, 4, 2, 16}, rng), Random(t, {3, 40, 4, 16}, rng), {{0, 1}, {0, 2}, {3}, {3}}, t);
+}
+
+// One plan (made once, as an interpreter kernel makes it at compile time) run on several sets of data: each run
+// equals the naive loop on its own data, so nothing of one run's operands is kept in the plan. The shapes cover
+// operands read in place (plain and transposed), packed (a batch dim in the middle, a type to convert), and a
+// batch of more matrices than the plan keeps offsets for (each run computes them).
+void CheckPlanAgainstNaive(E lt, std::vector<int64_t> ldims, E rt, std::vector<int64_t> rdims, const Dn& dn, E out_t,
+                           std::mt19937& rng) {
+  std::vector<int64_t> odims;
+  ASSERT_LINALG_OK(DotGeneralShape(ldims, rdims, dn.view(), &odims));
+  neuronmem::linalg::DotGeneralPlan plan;
+  ASSERT_LINALG_OK(
+      neuronmem::linalg::DotGeneralPlan::Make(lt, ldims, rt, rdims, dn.view(), out_t, odims, false, &plan));
+  for (int run = 0; run < 3; ++run) {
+    SCOPED_TRACE("run " + std::to_string(run));
+    const Tensor lhs = Random(lt, ldims, rng), rhs = Random(rt, rdims, rng);
+    Tensor got(out_t, odims);
+    plan.Run(lhs.bytes.data(), rhs.bytes.data(), got.bytes.data());
+    ExpectNaive(lhs, rhs, dn, out_t, odims, got);
+  }
+}
+
+// One-row and one-column products (the matrix-vector path), plain and transposed, odd sizes, batch dims.
+void CheckOneRowsAndColumns(E t, std::mt19937& rng) {
+  CheckPlanAgainstNaive(t, {1, 33}, t, {33, 19}, {{}, {}, {1}, {0}}, t, rng);
+  CheckPlanAgainstNaive(t, {33, 1}, t, {19, 33}, {{}, {}, {0}, {1}}, t, rng);
+  CheckPlanAgainstNaive(t, {21, 37}, t, {37, 1}, {{}, {}, {1}, {0}}, t, rng);
+  CheckPlanAgainstNaive(t, {37, 21}, t, {1, 37}, {{}, {}, {0}, {1}}, t, rng);
+  CheckPlanAgainstNaive(t, {5, 3, 1, 17}, t, {5, 23, 3, 17}, {{0, 1}, {0, 2}, {3}, {3}}, t, rng);
+  CheckPlanAgainstNaive(t, {5, 3, 23}, t, {5, 23, 3, 17}, {{0, 1}, {0, 2}, {2}, {1}}, t, rng);
+}
+
+TEST_P(DotGeneralTypes, OnePlanRunsOnNewDataEachTime) {
+  const E t = std::get<0>(GetParam());
+  std::mt19937 rng(7 + int(t));
+  for (bool small : {true, false}) {  // f32 matrix-vector products on SmallGemv, or all on the library
+    SCOPED_TRACE(small ? "SmallGemv" : "library only");
+    detail::SetSmallGemvEnabled(small);
+    CheckOneRowsAndColumns(t, rng);
+  }
+  detail::SetSmallGemvEnabled(true);
+  CheckPlanAgainstNaive(t, {17, 40}, t, {40, 9}, {{}, {}, {1}, {0}}, t, rng);
+  CheckPlanAgainstNaive(t, {40, 17}, t, {9, 40}, {{}, {}, {0}, {1}}, t, rng);
+  CheckPlanAgainstNaive(t, {1, 33}, t, {7, 33}, {{}, {}, {1}, {1}}, t, rng);  // one row: the gemv path
+  CheckPlanAgainstNaive(t, {6, 3, 33}, t, {3, 33, 7}, {{1}, {0}, {2}, {1}}, t, rng);
+  CheckPlanAgainstNaive(t, {3, 4, 16}, t, {3, 40, 4, 16}, {{0, 1}, {0, 2}, {2}, {3}}, t, rng);
+  // 4100 batch matrices (above the 4096 whose offsets a plan keeps), batch axes that do not merge.
+  CheckPlanAgainstNaive(t, {41, 100, 3}, t, {41, 2, 100, 3}, {{0, 1}, {0, 2}, {2}, {3}}, t, rng);
+}
+
+TEST(DotGeneralPlan, ConvertsOperandsOfAnotherTypeAtEachRun) {
+  std::mt19937 rng(11);
+  CheckPlanAgainstNaive(E::kF16, {17, 40}, E::kF32, {40, 9}, {{}, {}, {1}, {0}}, E::kF32, rng);
+  CheckPlanAgainstNaive(E::kBF16, {5, 2, 40}, E::kF16, {5, 40, 9}, {{0}, {0}, {2}, {1}}, E::kF64, rng);
+  CheckPlanAgainstNaive(E::kS8, {17, 40}, E::kS16, {40, 9}, {{}, {}, {1}, {0}}, E::kS32, rng);
+}
+
+TEST(DotGeneralPlan, BadShapesAreRefusedAndAnUnmadePlanDoesNothing) {
+  neuronmem::linalg::DotGeneralPlan plan;
+  const int64_t a[] = {2, 3}, b[] = {2, 4}, c[] = {2, 4};
+  const neuronmem::Status s = neuronmem::linalg::DotGeneralPlan::Make(
+      E::kF32, {a, 2}, E::kF32, {b, 2}, {{}, {}, {1}, {0}}, E::kF32, {c, 2}, false, &plan);  // 3 vs 2
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->code, NEURONMEM_STATUS_INVALID_ARGUMENT);
+  float out[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+  plan.Run(nullptr, nullptr, out);
+  for (float v : out) EXPECT_EQ(v, 1.0f);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllTypes, DotGeneralTypes,
@@ -292,6 +368,101 @@ TEST(DotGeneral, NanAndInfinityPropagate) {
     EXPECT_TRUE(std::isnan(ho.Get(0).real())) << "inf + -inf in f16";
   }
   detail::ResetGemmBackend();
+}
+
+// SmallGemv against a sum in double, on sizes around its vector widths (8 lanes, 4 rows, 16 columns at a time),
+// both layouts of M, rows of M padded (ld > width), and strided x and y.
+TEST(SmallGemv, MatchesADoubleSumOnOddSizesLayoutsAndStrides) {
+  if (!detail::SmallGemv(1, 1, std::vector<float>{1}.data(), 1, false, std::vector<float>{1}.data(), 1,
+                         std::vector<float>(1).data(), 1))
+    GTEST_SKIP() << "no AVX2 and FMA: every product goes to the library";
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (int64_t rows : {1, 3, 4, 5, 8, 15, 16, 17, 33, 256}) {
+    for (int64_t k : {1, 2, 7, 8, 9, 16, 17, 31, 256}) {
+      for (bool trans : {false, true}) {
+        for (int64_t inc : {1, 3}) {
+          SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(k) + (trans ? " trans" : "") + " inc " +
+                       std::to_string(inc));
+          const int64_t width = trans ? rows : k, height = trans ? k : rows, ld = width + 5;
+          std::vector<float> m(static_cast<size_t>(height * ld)), x(static_cast<size_t>(k * inc)),
+              y(static_cast<size_t>(rows * inc), 7.0f);
+          for (float& v : m) v = dist(rng);
+          for (float& v : x) v = dist(rng);
+          ASSERT_TRUE(detail::SmallGemv(rows, k, m.data(), ld, trans, x.data(), inc, y.data(), inc));
+          for (int64_t i = 0; i < rows; ++i) {
+            double want = 0, mag = 0;
+            for (int64_t kk = 0; kk < k; ++kk) {
+              const double a = m[static_cast<size_t>(trans ? kk * ld + i : i * ld + kk)], b = x[kk * inc];
+              want += a * b;
+              mag += std::fabs(a * b);
+            }
+            ASSERT_NEAR(y[i * inc], want, 1e-6 * (mag + 1)) << "row " << i;
+            for (int64_t g = 1; g < inc; ++g) ASSERT_EQ(y[i * inc + g], 7.0f) << "between the strided results";
+          }
+        }
+      }
+    }
+  }
+}
+
+// The exact path's f32 kernels (ExactGemm: 64 and 8 columns at a time and a scalar tail; for a transposed rhs, 8 x 8
+// blocks transposed in registers) against the scalar loop they replace: bit for bit, on column and contraction
+// counts around their widths, transposed lhs and rhs, batch dims (attention's keys), and NaN and infinities.
+TEST(SmallGemv, ExactF32KernelIsBitIdenticalToTheScalarLoop) {
+  std::mt19937 rng(23);
+  const std::vector<std::tuple<std::vector<int64_t>, std::vector<int64_t>, Dn>> cases = {
+      {{1, 64}, {64, 64}, {{}, {}, {1}, {0}}},
+      {{3, 17}, {17, 71}, {{}, {}, {1}, {0}}},
+      {{17, 3}, {17, 135}, {{}, {}, {0}, {0}}},
+      {{2, 9}, {9, 7}, {{}, {}, {1}, {0}}},
+      {{4, 1, 40}, {4, 40, 9}, {{0}, {0}, {2}, {1}}},
+      {{2, 3, 37}, {2, 37, 3, 16}, {{0, 1}, {0, 2}, {2}, {1}}},
+      // Transposed rhs: n and k below, at and above 8, and attention's scores (keys [batch, tokens, heads, dim]).
+      {{1, 16}, {256, 16}, {{}, {}, {1}, {1}}},
+      {{3, 5}, {7, 5}, {{}, {}, {1}, {1}}},
+      {{2, 8}, {8, 8}, {{}, {}, {1}, {1}}},
+      {{19, 2}, {13, 19}, {{}, {}, {0}, {1}}},
+      {{2, 3, 17}, {2, 37, 3, 17}, {{0, 1}, {0, 2}, {2}, {3}}}};
+  for (const auto& [ld, rd, dn] : cases) {
+    Tensor lhs = Random(E::kF32, ld, rng), rhs = Random(E::kF32, rd, rng);
+    lhs.Set(1, NAN);
+    rhs.Set(2, INFINITY);
+    std::vector<int64_t> od;
+    ASSERT_LINALG_OK(DotGeneralShape(ld, rd, dn.view(), &od));
+    Tensor fast(E::kF32, od), scalar(E::kF32, od);
+    ASSERT_LINALG_OK(neuronmem::linalg::DotGeneralExact(lhs.ref(), rhs.ref(), dn.view(), fast.mut()));
+    detail::SetSmallGemvEnabled(false);
+    ASSERT_LINALG_OK(neuronmem::linalg::DotGeneralExact(lhs.ref(), rhs.ref(), dn.view(), scalar.mut()));
+    detail::SetSmallGemvEnabled(true);
+    EXPECT_TRUE(BitEqual(fast, scalar)) << neuronmem::linalg::DimsToString(ld) << " . "
+                                        << neuronmem::linalg::DimsToString(rd);
+  }
+}
+
+TEST(SmallGemv, PropagatesNanAndInfinityAndDeclinesWhatItDoesNotTake) {
+  if (!detail::SmallGemvEnabled()) GTEST_SKIP();
+  std::vector<float> m(64 * 64, 0.0f), x(64, 1.0f), y(64, 5.0f);
+  x[3] = NAN;                // NaN * 0 in every row
+  m[1 * 64 + 2] = INFINITY;  // inf * 1 in row 1 (not transposed)
+  if (!detail::SmallGemv(64, 64, m.data(), 64, false, x.data(), 1, y.data(), 1)) GTEST_SKIP() << "no AVX2 and FMA";
+  for (int i = 0; i < 64; ++i) EXPECT_TRUE(std::isnan(y[i])) << i;
+  x[3] = 1.0f;
+  ASSERT_TRUE(detail::SmallGemv(64, 64, m.data(), 64, true, x.data(), 1, y.data(), 1));
+  EXPECT_TRUE(std::isinf(y[2])) << "column 2 holds the infinity when transposed";
+  EXPECT_EQ(y[1], 0.0f);
+  // Too large, empty, too long a strided vector, or disabled: false, nothing written.
+  std::vector<float> big(static_cast<size_t>(detail::kSmallGemvElements) + 64, 1.0f);
+  std::fill(y.begin(), y.end(), 5.0f);
+  EXPECT_FALSE(
+      detail::SmallGemv(64, detail::kSmallGemvElements / 64 + 1, big.data(), 1, true, big.data(), 1, y.data(), 1));
+  EXPECT_FALSE(detail::SmallGemv(0, 8, m.data(), 8, false, x.data(), 1, y.data(), 1));
+  EXPECT_FALSE(detail::SmallGemv(8, 0, m.data(), 8, false, x.data(), 1, y.data(), 1));
+  EXPECT_FALSE(detail::SmallGemv(1, detail::kSmallGemvStrided + 1, big.data(), 1, false, big.data(), 2, y.data(), 1));
+  detail::SetSmallGemvEnabled(false);
+  EXPECT_FALSE(detail::SmallGemv(8, 8, m.data(), 8, false, x.data(), 1, y.data(), 1));
+  detail::SetSmallGemvEnabled(true);
+  for (float v : y) EXPECT_EQ(v, 5.0f);
 }
 
 // Every backend called from several threads at once, each thread on its own operands (products, and the
