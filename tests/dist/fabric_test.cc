@@ -289,7 +289,12 @@ TEST(Fabric, APeerKilledMidCollectiveFailsTheSurvivor) {
     CHILD_OK(Join(dir.path(), i, 2, &job, milliseconds(4000)), 1);
     std::vector<float> data(1 << 16, 1.0f);
     CHILD_OK(job.fabric->AllReduce(ReduceKind::kSum, ReduceType::kF32, data.data(), data.size()), 2);
+    // Sends are buffered: process 1 must not die before its last message of that all_reduce has reached process
+    // 0, so process 0 says it has finished (tag 3) before process 1 goes on.
+    char done = 1;
+    if (i == 0) CHILD_OK(job.fabric->Send(1, 3, &done, 1), 9);
     if (i == 1) {
+      CHILD_OK(job.fabric->Recv(0, 3, &done, 1), 10);
       // Half of the next all_reduce: its reduce-scatter message goes out, then the process dies.
       CHILD_OK(job.fabric->Send(0, 1, data.data(), 16), 3);
       raise(SIGKILL);
