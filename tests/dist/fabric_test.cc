@@ -322,7 +322,15 @@ TEST(Fabric, SurvivorsOfALostPeerGoOnTogether) {
     std::vector<int32_t> data(999, i + 1);
     CHILD_OK(job.fabric->AllReduce(ReduceKind::kSum, ReduceType::kS32, data.data(), data.size()), 2);
     CHILD_CHECK(data == std::vector<int32_t>(999, 6), 3);
-    if (i == 2) raise(SIGKILL);
+    // Sends are buffered: process 2 dies only once both survivors say their all_reduce is done (tag 5), so its
+    // last messages of it cannot die unsent with it.
+    char done = 1;
+    if (i != 2) CHILD_OK(job.fabric->Send(2, 5, &done, 1), 11);
+    if (i == 2) {
+      CHILD_OK(job.fabric->Recv(0, 5, &done, 1), 12);
+      CHILD_OK(job.fabric->Recv(1, 5, &done, 1), 13);
+      raise(SIGKILL);
+    }
     int32_t word = 0;
     Status s = job.fabric->Recv(2, 3, &word, sizeof word, "the test's recv");
     CHILD_CHECK(s && s->code == NEURONMEM_STATUS_UNAVAILABLE, 4);
