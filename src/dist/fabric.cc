@@ -90,6 +90,9 @@ constexpr auto kSpin = std::chrono::microseconds(200);
 // Where the completion queue is not waited on (shm), Wait polls this long before it sleeps: a large message's protocol
 // steps each waited a sleep after 200 us (shm 1 MiB: 1.1-2 ms against the floor's 0.09 in half the runs).
 constexpr auto kSpinUnblocked = std::chrono::milliseconds(2);
+// SendStable posts messages of at least this many bytes from the caller's memory; smaller ones are copied (a copy of
+// a few KiB costs less than the gathered send's second iovec entry).
+constexpr size_t kStableSendBytes = 16 * 1024;
 // Completed ops keep their buffers for the next message, up to this many bytes in all.
 constexpr size_t kPoolBytes = 256u << 20;
 
@@ -107,6 +110,12 @@ struct Op {
   size_t capacity = 0;          // of buf
   size_t size = 0;              // bytes of buf in use
   fid_mr* mr = nullptr;         // buf's registration, where memory is registered
+  // A stable send (SendStable): buf holds only the header, the payload is the caller's [ext, ext + ext_len) (with
+  // its descriptor ext_desc where memory is registered), and `ticket` is its SendStable's.
+  const char* ext = nullptr;
+  size_t ext_len = 0;
+  void* ext_desc = nullptr;
+  uint64_t ticket = 0;
   // A send the provider did not accept yet (its peer makes no progress: connecting needs both sides): posted
   // later, in order, by Progress; lost with its peer when still refused after peer_timeout.
   uint64_t ftag = 0;
@@ -181,7 +190,15 @@ class Fabric::Impl {
 
   // failure (non-zero): the message says the sender failed the op with this status code, the payload being its
   // text; the Recv that meets it fails with it (a collective's later members fail at once, not after a timeout).
-  Status Send(uint32_t to, uint64_t tag, const void* data, size_t bytes, std::string_view op, int32_t failure = 0);
+  // ticket (non-zero): a SendStable's; the payload is posted from `data` (the caller keeps it until WaitSent).
+  Status Send(uint32_t to, uint64_t tag, const void* data, size_t bytes, std::string_view op, int32_t failure = 0,
+              uint64_t ticket = 0);
+  // Posts a send op (fi_tsend of its buffer, or fi_tsendv of its header and the caller's payload).
+  ssize_t PostSend(Op* op);
+  // Accounts a send op's completion (error: why it failed, "" when delivered) to its SendStable's ticket.
+  void Settle(const Op* op, const std::string& error);
+  // WaitSent with mu held in `lock`.
+  Status WaitSentLocked(uint64_t ticket, std::unique_lock<std::mutex>* lock);
   // Sends `why` in place of the message of `bytes` bytes the receiver waits for (its text cut to fit).
   void SendFailure(uint32_t to, uint64_t tag, const Status& why, size_t bytes, std::string_view op);
   // `lock` (nullable, held on mu): released while the receive waits (Wait). interrupt: Fabric::Recv's.
@@ -261,6 +278,17 @@ class Fabric::Impl {
   bool DescriptorOf(const void* p, size_t bytes, void** desc) const;
   FabricStats stats;
   uint64_t collective_seq = 0;
+  // SendStable's tickets not yet waited for: those still in flight, or failed.
+  struct Pending {
+    size_t ops = 0;  // its send ops not yet completed
+    uint32_t peer = 0;
+    uint64_t tag = 0;
+    std::string op;     // the caller's op name
+    std::string error;  // why one of its ops failed ("" = none)
+  };
+  std::map<uint64_t, Pending> tickets;
+  uint64_t next_ticket = 1;
+  bool gather_send = false;  // the endpoint sends two-entry iovecs (SendStable posts without a copy)
   mutable std::mutex mu;
   // Threads waiting for mu. A receive waits blocked in fi_cq_sread holding mu only while there is none; one that
   // comes wakes it (fi_cq_signal) rather than waiting out its timeout.
@@ -330,6 +358,7 @@ Status Fabric::Impl::Open() {
   }
   provider_name = info->fabric_attr->prov_name != nullptr ? info->fabric_attr->prov_name : "?";
   direct_recv = (info->caps & FI_DIRECTED_RECV) != 0 && info->rx_attr->iov_limit >= 2;
+  gather_send = info->tx_attr->iov_limit >= 2;
   const bool ordered = (info->tx_attr->msg_order & FI_ORDER_SAS) != 0 && (info->rx_attr->msg_order & FI_ORDER_SAS) != 0;
   chunk_bytes = ordered ? opts.chunk_bytes : 0;
   registering =
@@ -486,6 +515,7 @@ void Fabric::Impl::Complete(const fi_cq_tagged_entry* entries, ssize_t n) {
   for (ssize_t i = 0; i < n; ++i) {
     Op* op = reinterpret_cast<Op*>(entries[i].op_context);
     if (op->is_send) {
+      Settle(op, "");
       Release(op);
     } else {
       op->done = true;
@@ -503,6 +533,8 @@ bool Fabric::Impl::CompleteError() {
     if (err.err != FI_ECANCELED && lost[op->peer].empty()) {
       lost[op->peer] = "the provider could not deliver to it (" + FiError(err.err) + ")";
     }
+    Settle(op,
+           lost[op->peer].empty() ? "the provider could not deliver it (" + FiError(err.err) + ")" : lost[op->peer]);
     Release(op);
   } else {
     op->done = true;
@@ -520,9 +552,7 @@ void Fabric::Impl::PostUnposted() {
       ++it;
       continue;
     }
-    ssize_t rc = lost[op->peer].empty()
-                     ? fi_tsend(ep, op->data(), op->size, op->desc(), peers[op->peer], op->ftag, &op->ctx)
-                     : -FI_ECANCELED;
+    ssize_t rc = lost[op->peer].empty() ? PostSend(op) : -FI_ECANCELED;
     if (rc == -FI_EAGAIN && Clock::now() - op->since < opts.peer_timeout) {
       blocked[op->peer] = true;
       ++it;
@@ -534,7 +564,10 @@ void Fabric::Impl::PostUnposted() {
       lost[op->peer] = "the provider could not send to it (" + FiError(static_cast<int>(rc)) + ")";
     }
     it = unposted.erase(it);
-    if (rc != 0) Release(op);  // dropped with its lost peer
+    if (rc != 0) {  // dropped with its lost peer
+      Settle(op, lost[op->peer]);
+      Release(op);
+    }
   }
 }
 
@@ -619,6 +652,10 @@ Op* Fabric::Impl::Acquire(size_t size) {
     op->is_send = op->done = false;
     op->err = 0;
     op->len = 0;
+    op->ext = nullptr;
+    op->ext_len = 0;
+    op->ext_desc = nullptr;
+    op->ticket = 0;
   } else {
     op = std::make_unique<Op>();
     op->capacity = std::max<size_t>(size, 4096);
@@ -668,8 +705,50 @@ Status Fabric::Impl::CheckPeer(uint32_t peer, std::string_view op) const {
   return Ok();
 }
 
+ssize_t Fabric::Impl::PostSend(Op* op) {
+  if (op->ext == nullptr) return fi_tsend(ep, op->data(), op->size, op->desc(), peers[op->peer], op->ftag, &op->ctx);
+  iovec iov[2] = {{op->data(), sizeof(Header)}, {const_cast<char*>(op->ext), op->ext_len}};
+  void* desc[2] = {op->desc(), op->ext_desc};
+  return fi_tsendv(ep, iov, desc, 2, peers[op->peer], op->ftag, &op->ctx);
+}
+
+void Fabric::Impl::Settle(const Op* op, const std::string& error) {
+  if (op->ticket == 0) return;
+  auto it = tickets.find(op->ticket);
+  if (it == tickets.end()) return;  // already failed to its waiter
+  Pending& p = it->second;
+  if (!error.empty() && p.error.empty()) p.error = error;
+  if (p.ops > 0) --p.ops;
+  if (p.ops == 0 && p.error.empty()) tickets.erase(it);
+}
+
+Status Fabric::Impl::WaitSentLocked(uint64_t ticket, std::unique_lock<std::mutex>* lock) {
+  if (ticket == 0 || ticket >= next_ticket) {
+    return InvalidArgument("wait_sent: ticket %llu was never issued by SendStable",
+                           static_cast<unsigned long long>(ticket));
+  }
+  const auto deadline = Clock::now() + opts.peer_timeout;
+  Backoff backoff;
+  for (;;) {
+    auto it = tickets.find(ticket);
+    if (it == tickets.end()) return Ok();  // delivered (or copied)
+    Pending& p = it->second;
+    const bool late = p.ops > 0 && p.error.empty() && lost[p.peer].empty() && Clock::now() >= deadline;
+    if (late) lost[p.peer] = "it took none of a send for " + std::to_string(opts.peer_timeout.count()) + " ms";
+    if ((p.ops == 0 && !p.error.empty()) || !lost[p.peer].empty()) {
+      // Its ops still in flight (to a lost peer) settle into nothing: the ticket is gone.
+      const std::string why = !lost[p.peer].empty() ? lost[p.peer] : p.error;
+      Status st = Unavailable("%s (tag %llu): sending to process %u, which is lost: %s", p.op.c_str(),
+                              static_cast<unsigned long long>(p.tag), p.peer, why.c_str());
+      tickets.erase(it);
+      return st;
+    }
+    Wait(&backoff, lock);
+  }
+}
+
 Status Fabric::Impl::Send(uint32_t to, uint64_t tag, const void* data, size_t bytes, std::string_view op_name,
-                          int32_t failure) {
+                          int32_t failure, uint64_t ticket) {
   NEURONMEM_RETURN_IF_ERROR(CheckPeer(to, op_name));
   // Buffered: the message is copied into buffers of the Fabric's pool, so the caller's bytes are free as soon as this
   // returns. A large message goes as chunks of chunk_bytes, each its own tagged message with a header, posted as soon
@@ -680,30 +759,47 @@ Status Fabric::Impl::Send(uint32_t to, uint64_t tag, const void* data, size_t by
   const uint64_t ftag = (static_cast<uint64_t>(opts.process_index) << 48) | tag;
   for (size_t k = 0; k < chunks; ++k) {
     const size_t off = k * chunk_bytes, len = chunks == 1 ? bytes : std::min(chunk_bytes, bytes - off);
-    Op* op = Acquire(sizeof(Header) + len);
+    // A stable send's op holds only the header; its payload is posted from the caller's memory.
+    Op* op = Acquire(sizeof(Header) + (ticket != 0 ? 0 : len));
     if (op == nullptr) {
-      return Unavailable("%.*s: a %zu-byte message buffer: %s", static_cast<int>(op_name.size()), op_name.data(),
-                         sizeof(Header) + len, last_register_error->message.c_str());
+      Status st = Unavailable("%.*s: a %zu-byte message buffer: %s", static_cast<int>(op_name.size()), op_name.data(),
+                              sizeof(Header) + len, last_register_error->message.c_str());
+      if (ticket == 0 || k == 0) return st;
+      tickets[ticket].error = st->message;  // the chunks posted go on; WaitSent reports it
+      return Ok();
     }
     op->is_send = true;
     op->peer = to;
     Header h = {kMagic, {}, opts.process_index, to, tag, bytes, failure, static_cast<uint32_t>(k)};
     memcpy(h.token, token, kTokenBytes);
     memcpy(op->data(), &h, sizeof h);
-    if (len > 0) memcpy(op->data() + sizeof h, src + off, len);
+    if (ticket != 0) {
+      op->ext = src + off;
+      op->ext_len = len;
+      op->ticket = ticket;
+      DescriptorOf(op->ext, len, &op->ext_desc);  // SendStable copies instead where it finds none
+      tickets[ticket].ops++;
+    } else if (len > 0) {
+      memcpy(op->data() + sizeof h, src + off, len);
+    }
     op->ftag = ftag;
     op->since = Clock::now();
     // Buffered even when the provider cannot take it yet (the peer is not progressing, e.g. computing): then it
     // waits in `unposted` behind this peer's earlier sends, and Progress posts it.
     const bool behind = std::any_of(unposted.begin(), unposted.end(), [to](const Op* o) { return o->peer == to; });
-    ssize_t rc = behind ? -FI_EAGAIN : fi_tsend(ep, op->data(), op->size, op->desc(), peers[to], op->ftag, &op->ctx);
+    ssize_t rc = behind ? -FI_EAGAIN : PostSend(op);
     if (rc == -FI_EAGAIN) {
       unposted.push_back(op);
     } else if (rc != 0) {
+      Status st = Unavailable("%.*s: sending %zu bytes to process %u: %s", static_cast<int>(op_name.size()),
+                              op_name.data(), bytes, to, FiError(static_cast<int>(rc)).c_str());
+      Settle(op, st->message);
       Release(op);
-      // Chunks already posted go on; the receiver, missing the rest, fails after its wait.
-      return Unavailable("%.*s: sending %zu bytes to process %u: %s", static_cast<int>(op_name.size()), op_name.data(),
-                         bytes, to, FiError(static_cast<int>(rc)).c_str());
+      // Chunks already posted go on; the receiver, missing the rest, fails after its wait (a stable send's waiter
+      // fails with this once they are done: they read the caller's bytes until then).
+      if (ticket == 0 || k == 0) return st;  // nothing of it in flight
+      tickets[ticket].error = st->message;
+      return Ok();
     }
     // A large message (a rendezvous on tcp;ofi_rxm) moves only as the provider is progressed: start it now. A small
     // one went out in fi_tsend; its completion is read by the next wait (a poll less per message).
@@ -1047,6 +1143,54 @@ Status Fabric::Send(uint32_t to, uint64_t tag, const void* data, size_t bytes, s
   NEURONMEM_RETURN_IF_ERROR(CheckPointToPoint(tag, to, impl_->opts.process_index, op));
   auto lock = impl_->Lock();
   return impl_->Send(to, tag, data, bytes, op);
+}
+
+Status Fabric::SendStable(uint32_t to, uint64_t tag, const void* data, size_t bytes, SendTicket* ticket,
+                          std::string_view op) {
+  if (ticket == nullptr) return InvalidArgument("%.*s: no ticket to return", static_cast<int>(op.size()), op.data());
+  *ticket = 0;
+  NEURONMEM_RETURN_IF_ERROR(CheckPointToPoint(tag, to, impl_->opts.process_index, op));
+  auto lock = impl_->Lock();
+  Impl& f = *impl_;
+  const uint64_t t = f.next_ticket++;
+  void* desc = nullptr;
+  const bool in_place =
+      f.gather_send && bytes >= kStableSendBytes && (!f.registering || f.DescriptorOf(data, bytes, &desc));
+  if (!in_place) {
+    // Copied: done with the caller's bytes on return, so the ticket is complete at once.
+    NEURONMEM_RETURN_IF_ERROR(f.Send(to, tag, data, bytes, op));
+  } else {
+    Impl::Pending& p = f.tickets[t];
+    p.peer = to;
+    p.tag = tag;
+    p.op = std::string(op);
+    if (Status st = f.Send(to, tag, data, bytes, op, 0, t)) {
+      f.tickets.erase(t);  // nothing of it was posted
+      return st;
+    }
+    f.stats.sends_in_place++;
+    // Every op may have completed inside Send (Progress): then Settle erased the ticket already.
+    auto it = f.tickets.find(t);
+    if (it != f.tickets.end() && it->second.ops == 0 && it->second.error.empty()) f.tickets.erase(it);
+  }
+  *ticket = t;
+  return Ok();
+}
+
+Status Fabric::WaitSent(SendTicket ticket) {
+  auto lock = impl_->Lock();
+  return impl_->WaitSentLocked(ticket, &lock);
+}
+
+Status Fabric::FlushSends() {
+  auto lock = impl_->Lock();
+  Status first;
+  for (;;) {
+    // Tickets may be settled (erased) while one is waited for: take the lowest left each time.
+    if (impl_->tickets.empty()) return first;
+    Status st = impl_->WaitSentLocked(impl_->tickets.begin()->first, &lock);
+    if (st && !first) first = std::move(st);
+  }
 }
 
 Status Fabric::Recv(uint32_t from, uint64_t tag, void* data, size_t bytes, std::string_view op,

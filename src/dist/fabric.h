@@ -68,7 +68,11 @@ struct FabricStats {
   uint64_t messages_dropped = 0;   // not from an endpoint of this job (wrong token, sender, tag or size)
   uint64_t receives_in_place = 0;  // received straight into the caller's buffer (no copy)
   uint64_t registered_bytes = 0;   // memory registered with the provider (regions and message buffers)
+  uint64_t sends_in_place = 0;     // SendStable messages posted from the caller's memory (no staging copy)
 };
+
+// A SendStable's handle for WaitSent: never 0.
+using SendTicket = uint64_t;
 
 class Fabric {
  public:
@@ -113,6 +117,22 @@ class Fabric {
   Status Send(uint32_t to, uint64_t tag, const void* data, size_t bytes, std::string_view op = "send");
   Status Recv(uint32_t from, uint64_t tag, void* data, size_t bytes, std::string_view op = "recv",
               const std::atomic<int>* interrupt = nullptr, uint32_t patience = 1);
+
+  // A send of bytes the caller keeps valid and unchanged until WaitSent(*ticket) (or FlushSends) has returned: a
+  // message of at least 16 KiB is posted straight from `data` (no staging copy; where memory is registered, only
+  // when `data` lies in a RegisterMemory region), a smaller one, or one the provider cannot gather, is copied as Send
+  // does. Matched like Send, in order with this process's other sends to `to`. *ticket (set whenever this returns Ok)
+  // must be waited for exactly once (or flushed). Errors as Send's; a failure leaves nothing in flight.
+  Status SendStable(uint32_t to, uint64_t tag, const void* data, size_t bytes, SendTicket* ticket,
+                    std::string_view op = "send");
+  // Waits until the provider is done with the SendStable of `ticket` (its bytes are delivered, or held by the
+  // receiver's provider): after Ok, the caller's bytes are never read again. UNAVAILABLE naming the peer if it is
+  // lost or takes nothing for peer_timeout (it is then lost for every later op); after such a failure the provider
+  // may still hold a reference to the bytes: keep them valid until the Fabric is destroyed. INVALID_ARGUMENT for a
+  // ticket never issued or already waited for. Other threads' calls go on while it waits.
+  Status WaitSent(SendTicket ticket);
+  // WaitSent for every SendStable not waited for yet: the first failure (naming its peer), after waiting for all.
+  Status FlushSends();
 
   // StableHLO collective_permute across processes: for each (source, target) pair, source's `in` becomes
   // target's `out`; a process that is no pair's target gets zeros. Every process passes the same pairs
