@@ -6,7 +6,10 @@
 //                once; run twice, both processes spinning on their completion queue, then both blocking in
 //                fi_cq_sread: the floor of a size is the better of the two (spinning wins small messages,
 //                and on 2 busy vCPUs it can lose large ones by 10-100x to the kernel work it starves);
-//   fabric       dist::Fabric Send then Recv on process 0, Recv then Send on process 1;
+//   fabric       dist::Fabric Send then Recv on process 0, Recv then Send on process 1 (Send: buffered, the bytes
+//                copied into the Fabric's buffer);
+//   stable       the same with SendStable (from 16 KiB, posted straight from the caller's buffer, no staging copy;
+//                smaller ones copied), each process waiting for its send (WaitSent) after its Recv;
 //   all_reduce   dist::Fabric::AllReduce (f32 sum) over both processes;
 //   in-process   a 2-core launch (one process, cores as threads) of a program that does send + recv with
 //                pairs [[0, 1], [1, 0]] (both directions at once), and of collective_permute with the same
@@ -57,7 +60,7 @@ struct Row {
 };
 struct Results {
   char provider[64];
-  Row spin[kMaxSizes], block[kMaxSizes], fabric[kMaxSizes], all_reduce[kMaxSizes];
+  Row spin[kMaxSizes], block[kMaxSizes], fabric[kMaxSizes], stable[kMaxSizes], all_reduce[kMaxSizes];
   // The floor of a size: the better p50 of the spinning and the blocking ping-pong.
   Row floor(int k) const { return spin[k].p50_ns <= block[k].p50_ns ? spin[k] : block[k]; }
 };
@@ -242,7 +245,7 @@ int FabricProcess(int i, const std::string& dir, Results* out) {
   for (size_t k = 0; k < g_sizes.size(); ++k) {
     const size_t bytes = g_sizes[k];
     const int warm = Warmup(bytes), iters = Iterations(bytes);
-    std::vector<double> half, reduce;
+    std::vector<double> half, stable, reduce;
     for (int it = 0; it < warm + iters; ++it) {
       const auto t0 = Clock::now();
       if (i == 0) {
@@ -258,6 +261,24 @@ int FabricProcess(int i, const std::string& dir, Results* out) {
       fprintf(stderr, "fabric: wrong bytes received\n");
       return 21;
     }
+    std::fill(rbuf.begin(), rbuf.begin() + static_cast<std::ptrdiff_t>(bytes), 0);
+    for (int it = 0; it < warm + iters; ++it) {
+      const auto t0 = Clock::now();
+      neuronmem::dist::SendTicket ticket = 0;
+      if (i == 0) {
+        check(fabric->SendStable(peer, 1000 + k, sbuf.data(), bytes, &ticket), "send_stable");
+        check(fabric->Recv(peer, 1000 + k, rbuf.data(), bytes), "recv");
+      } else {
+        check(fabric->Recv(peer, 1000 + k, rbuf.data(), bytes), "recv");
+        check(fabric->SendStable(peer, 1000 + k, sbuf.data(), bytes, &ticket), "send_stable");
+      }
+      check(fabric->WaitSent(ticket), "wait_sent");
+      if (it >= warm) stable.push_back(Ns(t0, Clock::now()) / 2);
+    }
+    if (rbuf[bytes - 1] != static_cast<char>(peer + 1)) {
+      fprintf(stderr, "fabric: wrong bytes received (stable)\n");
+      return 22;
+    }
     for (int it = 0; it < warm + iters; ++it) {
       const auto t0 = Clock::now();
       check(fabric->AllReduce(neuronmem::dist::ReduceKind::kSum, neuronmem::dist::ReduceType::kF32, rbuf.data(),
@@ -268,6 +289,8 @@ int FabricProcess(int i, const std::string& dir, Results* out) {
     if (i == 0) {
       Percentiles p = Summarize(half);
       out->fabric[k] = {p.p50, p.p99};
+      p = Summarize(stable);
+      out->stable[k] = {p.p50, p.p99};
       p = Summarize(reduce);
       out->all_reduce[k] = {p.p50, p.p99};
     }
@@ -428,16 +451,21 @@ int main(int argc, char** argv) {
     printf("%-8s | %9s / %-9s\n", Size(g_sizes[k]).c_str(), Time(r->spin[k].p50_ns).c_str(),
            Time(r->block[k].p50_ns).c_str());
   }
-  printf("\nping-pong, one way (half a round trip), p50 / p99; bandwidth GB/s at p50; ratio = fabric / floor\n");
-  printf("%-8s | %-21s %-7s | %-21s %-7s | %-10s %-10s\n", "size", "floor p50 / p99", "GB/s", "fabric p50 / p99",
-         "GB/s", "lat ratio", "bw ratio");
-  for (size_t k = 0; k < g_sizes.size(); ++k) {
-    const size_t b = g_sizes[k];
-    const Row f = r->floor(k), d = r->fabric[k];
-    printf("%-8s | %9s / %-9s %7.3f | %9s / %-9s %7.3f | %9.2fx %9.2fx\n", Size(b).c_str(), Time(f.p50_ns).c_str(),
-           Time(f.p99_ns).c_str(), GBps(b, f.p50_ns), Time(d.p50_ns).c_str(), Time(d.p99_ns).c_str(), GBps(b, d.p50_ns),
-           d.p50_ns / f.p50_ns, GBps(b, d.p50_ns) / GBps(b, f.p50_ns));
-  }
+  const auto ping_pong = [&](const char* title, const Row* rows) {
+    printf("\nping-pong, one way (half a round trip), %s, p50 / p99; bandwidth GB/s at p50; ratio = fabric / floor\n",
+           title);
+    printf("%-8s | %-21s %-7s | %-21s %-7s | %-10s %-10s\n", "size", "floor p50 / p99", "GB/s", "fabric p50 / p99",
+           "GB/s", "lat ratio", "bw ratio");
+    for (size_t k = 0; k < g_sizes.size(); ++k) {
+      const size_t b = g_sizes[k];
+      const Row f = r->floor(k), d = rows[k];
+      printf("%-8s | %9s / %-9s %7.3f | %9s / %-9s %7.3f | %9.2fx %9.2fx\n", Size(b).c_str(), Time(f.p50_ns).c_str(),
+             Time(f.p99_ns).c_str(), GBps(b, f.p50_ns), Time(d.p50_ns).c_str(), Time(d.p99_ns).c_str(),
+             GBps(b, d.p50_ns), d.p50_ns / f.p50_ns, GBps(b, d.p50_ns) / GBps(b, f.p50_ns));
+    }
+  };
+  ping_pong("Send (buffered: a staging copy)", r->fabric);
+  ping_pong("SendStable + WaitSent (from 16 KiB no staging copy)", r->stable);
   printf("\nall_reduce (f32 sum, ring, 2 processes), time per call; algbw = bytes / time, busbw = algbw * 2(n-1)/n\n");
   printf("%-8s | %-21s | %-8s %-8s | %-14s\n", "size", "p50 / p99", "algbw", "busbw", "busbw / floor bw");
   for (size_t k = 0; k < g_sizes.size(); ++k) {
