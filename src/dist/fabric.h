@@ -10,7 +10,8 @@
 //
 // Sends are buffered, as in XLA: Send copies the data and returns without waiting for the receiver (the
 // bytes move while this process makes any later call, and before the Fabric is destroyed), so a ring where
-// every process sends before it receives completes. A receive waits for its peer at most peer_timeout; then,
+// every process sends before it receives completes. SendStable skips the copy for bytes the caller keeps until it
+// waits for the send (WaitSent, FlushSends). A receive waits for its peer at most peer_timeout; then,
 // or when the provider reports the peer unreachable, it fails with UNAVAILABLE naming the lost process and
 // the op waiting on it, and every later op that needs that peer fails at once.
 //
