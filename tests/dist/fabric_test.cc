@@ -645,13 +645,13 @@ TEST(Fabric, ProcessesThatDisagreeOnTheChunkSizeAreRefused) {
 // SendStable: sizes copied (1 B, 4 KiB) and posted from the caller's memory (1 MiB + 3, 16 MiB) arrive intact, and
 // the caller's buffer is not read once WaitSent returns: it is overwritten then, and the receiver still gets the
 // bytes from before.
-void RunStableSends(bool register_memory) {
+void RunStableSends(bool register_memory, size_t chunk_bytes = 0) {
   TempDir dir;
   const std::vector<size_t> sizes = {1, 4096, (1 << 20) + 3, 16 << 20};
   auto codes = RunProcesses(2, [&](int i) {
     std::vector<uint8_t> region((16 << 20) + 4096, 0xEE);  // outlives the fabric (declared first)
     Job job;
-    CHILD_OK(Join(dir.path(), i, 2, &job, milliseconds(60000), milliseconds(60000), 0, register_memory), 1);
+    CHILD_OK(Join(dir.path(), i, 2, &job, milliseconds(60000), milliseconds(60000), chunk_bytes, register_memory), 1);
     CHILD_OK(job.fabric->RegisterMemory(region.data(), region.size()), 2);
     const uint32_t peer = 1 - i;
     for (size_t t = 0; t < sizes.size(); ++t) {
@@ -701,6 +701,8 @@ void RunStableSends(bool register_memory) {
 
 TEST(Fabric, StableSendsArriveIntact) { RunStableSends(false); }
 TEST(Fabric, StableSendsArriveIntactFromRegisteredMemory) { RunStableSends(true); }
+// In chunks (where the provider keeps a peer's messages in order): every chunk is posted from the caller's memory.
+TEST(Fabric, StableSendsArriveIntactInChunks) { RunStableSends(false, 64 << 10); }
 
 // Where memory is registered, a stable send from memory outside every region is copied (the provider may need a
 // descriptor for it), and still arrives intact.
