@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <functional>
@@ -384,6 +385,17 @@ Status Fabric::Impl::Open() {
   }
   if ((rc = fi_endpoint(domain, info, &ep, nullptr)) != 0) {
     return Unavailable("libfabric %s: fi_endpoint: %s", provider_name.c_str(), FiError(rc).c_str());
+  }
+  if (info->addr_format == FI_ADDR_STR) {
+    // A provider whose addresses are names (shm) names its endpoint after the process id by default, a file in
+    // /dev/shm that a killed process leaves behind: a later process given the same id then fails to bind it
+    // (EBUSY). A random name cannot meet a stale one.
+    std::random_device rd;
+    char name[64];
+    snprintf(name, sizeof name, "neuronmem_%d_%08x%08x", static_cast<int>(getpid()), rd(), rd());
+    if ((rc = fi_setname(&ep->fid, name, strlen(name) + 1)) != 0) {
+      return Unavailable("libfabric %s: naming the endpoint: %s", provider_name.c_str(), FiError(rc).c_str());
+    }
   }
   if ((rc = fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV)) != 0 || (rc = fi_ep_bind(ep, &av->fid, 0)) != 0 ||
       (rc = fi_enable(ep)) != 0) {
