@@ -57,10 +57,14 @@ Status AtOp(const Frame& f, const stablehlo::Operation* op, Status s) {
                     FormatLocation(f.state->filename, *op) + ": '" + std::string(op->name) + "': " + s->message);
 }
 
-// The number of multiply-adds of a dot_general or a convolution.
+// The number of multiply-adds of a dot_general or a convolution. Read before the dimension numbers are checked: a
+// contracting dimension outside the lhs counts as INT64_MAX (the check that follows refuses it).
 int64_t Macs(const BinarySlots& s, const linalg::DotDimensionNumbers& dn) {
   int64_t k = 1;
-  for (int64_t a : dn.lhs_contracting_dimensions) k *= s.lhs_s.dims[a];
+  for (int64_t a : dn.lhs_contracting_dimensions) {
+    if (a < 0 || static_cast<size_t>(a) >= s.lhs_s.dims.size()) return INT64_MAX;
+    k *= s.lhs_s.dims[a];
+  }
   return Product(s.out_s.dims) * k;
 }
 int64_t Macs(const BinarySlots& s, const linalg::ConvolutionParams& p) {
