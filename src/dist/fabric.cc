@@ -86,11 +86,9 @@ std::string FiError(int rc) { return std::string(fi_strerror(rc < 0 ? -rc : rc))
 // Receives of at least this many bytes land in the caller's buffer (a directed receive: only the peer's own
 // endpoint can match it); smaller ones land in the op's buffer and are copied out once checked.
 constexpr size_t kDirectRecvBytes = 64 * 1024;
-// Wait polls the completion queue this long before it blocks (a woken sleeper costs 27-80 us here).
-constexpr auto kSpin = std::chrono::microseconds(200);
-// Where the completion queue is not waited on (shm), Wait polls this long before it sleeps: a large message's protocol
-// steps each waited a sleep after 200 us (shm 1 MiB: 1.1-2 ms against the floor's 0.09 in half the runs).
-constexpr auto kSpinUnblocked = std::chrono::milliseconds(2);
+// Wait polls the completion queue this long before it sleeps: a large message's protocol steps each waited a sleep
+// after 200 us (shm 1 MiB: 1.1-2 ms against the floor's 0.09 in half the runs).
+constexpr auto kSpin = std::chrono::milliseconds(2);
 // SendStable posts messages of at least this many bytes from the caller's memory; smaller ones are copied (a copy of
 // a few KiB costs less than the gathered send's second iovec entry).
 constexpr size_t kStableSendBytes = 16 * 1024;
@@ -117,6 +115,7 @@ struct Op {
   size_t ext_len = 0;
   void* ext_desc = nullptr;
   uint64_t ticket = 0;
+  std::shared_ptr<const void> keep;  // a SendOwned's: what keeps its payload valid, dropped when the op is released
   // A send the provider did not accept yet (its peer makes no progress: connecting needs both sides): posted
   // later, in order, by Progress; lost with its peer when still refused after peer_timeout.
   uint64_t ftag = 0;
@@ -192,8 +191,9 @@ class Fabric::Impl {
   // failure (non-zero): the message says the sender failed the op with this status code, the payload being its
   // text; the Recv that meets it fails with it (a collective's later members fail at once, not after a timeout).
   // ticket (non-zero): a SendStable's; the payload is posted from `data` (the caller keeps it until WaitSent).
+  // keep (non-null): a SendOwned's; the payload is posted from `data`, every op of it holding *keep until done.
   Status Send(uint32_t to, uint64_t tag, const void* data, size_t bytes, std::string_view op, int32_t failure = 0,
-              uint64_t ticket = 0);
+              uint64_t ticket = 0, const std::shared_ptr<const void>* keep = nullptr);
   // Posts a send op (fi_tsend of its buffer, or fi_tsendv of its header and the caller's payload).
   ssize_t PostSend(Op* op);
   // Accounts a send op's completion (error: why it failed, "" when delivered) to its SendStable's ticket.
@@ -227,10 +227,9 @@ class Fabric::Impl {
   // Applies completions read from the queue (entries) or its error entry.
   void Complete(const fi_cq_tagged_entry* entries, ssize_t n);
   bool CompleteError();
-  // Progress; spins kSpin after the last completion, then blocks on the completion queue's wait object (at
-  // most 1 ms at a time; only where cq_waitable) or sleeps a growing pause: no busy core while waiting. With `lock`
-  // (held on mu), it blocks only while no other thread waits for mu (one that comes signals the queue), else every
-  // pause runs unlocked so other threads' calls (a launch's cores) go on while this one waits.
+  // Progress; spins (yielding) kSpin after the last completion, then sleeps a growing pause: no busy core while
+  // waiting. With `lock` (held on mu), every yield and pause runs unlocked, so other threads' calls (a launch's cores)
+  // go on while this one waits.
   void Wait(Backoff* b, std::unique_lock<std::mutex>* lock = nullptr);
   // An op with a buffer of at least `size` bytes from the pool (or a new one), tracked in `ops`.
   Op* Acquire(size_t size);
@@ -253,11 +252,6 @@ class Fabric::Impl {
   std::deque<Op*> unposted;                // sends in `ops` the provider has not accepted yet, in send order
   std::vector<std::unique_ptr<Op>> pool;   // completed ops kept for reuse
   size_t pool_bytes = 0;
-  // The completion queue has a wait object and Wait blocks in fi_cq_sread: only on ofi_rxm providers, where the sread
-  // progresses the endpoint and honours its timeout (measured on tcp;ofi_rxm). shm's sread (libfabric 1.17) yields in
-  // a loop that never returns once the peer is gone (a survivor of a killed peer hung in it, and a 2-process launch
-  // hung): there, and on providers not measured, Wait polls with a sleeping backoff instead.
-  bool cq_waitable = false;
   bool direct_recv = false;         // the endpoint does directed receives into two-entry iovecs
   size_t chunk_bytes = 0;           // messages above this travel in chunks (0: whole; the provider keeps no order)
   bool registering = false;         // memory is registered and descriptors passed (FI_MR_LOCAL or register_memory)
@@ -291,22 +285,7 @@ class Fabric::Impl {
   uint64_t next_ticket = 1;
   bool gather_send = false;  // the endpoint sends two-entry iovecs (SendStable posts without a copy)
   mutable std::mutex mu;
-  // Threads waiting for mu. A receive waits blocked in fi_cq_sread holding mu only while there is none; one that
-  // comes wakes it (fi_cq_signal) rather than waiting out its timeout.
-  mutable std::atomic<int> contenders{0};
-  std::unique_lock<std::mutex> Lock() const {
-    std::unique_lock<std::mutex> lock(mu, std::defer_lock);
-    Relock(&lock);
-    return lock;
-  }
-  // Takes `lock` (on mu) back, waking a receive blocked on the queue with it.
-  void Relock(std::unique_lock<std::mutex>* lock) const {
-    if (lock->try_lock()) return;
-    contenders.fetch_add(1, std::memory_order_acq_rel);
-    if (cq_waitable) fi_cq_signal(cq);
-    lock->lock();
-    contenders.fetch_sub(1, std::memory_order_acq_rel);
-  }
+  std::unique_lock<std::mutex> Lock() const { return std::unique_lock<std::mutex>(mu); }
 };
 
 Status Fabric::Impl::Open() {
@@ -370,12 +349,13 @@ Status Fabric::Impl::Open() {
   if ((rc = fi_domain(fabric, info, &domain, nullptr)) != 0) {
     return Unavailable("libfabric %s: fi_domain: %s", provider_name.c_str(), FiError(rc).c_str());
   }
+  // No wait object: where the queue has one, the provider signals it at every completion (on tcp;ofi_rxm a write to
+  // its signalling socket, then an epoll and a read at the next poll: 256 B one way 9.6 -> 8.4 us without it), and
+  // shm's fi_cq_sread (libfabric 1.17) never returns once the peer is gone. Wait polls, then sleeps.
   fi_cq_attr cq_attr = {};
   cq_attr.format = FI_CQ_FORMAT_TAGGED;
-  cq_attr.wait_obj = FI_WAIT_UNSPEC;
-  cq_waitable = provider_name.find("ofi_rxm") != std::string::npos && fi_cq_open(domain, &cq_attr, &cq, nullptr) == 0;
   cq_attr.wait_obj = FI_WAIT_NONE;
-  if (!cq_waitable && (rc = fi_cq_open(domain, &cq_attr, &cq, nullptr)) != 0) {
+  if ((rc = fi_cq_open(domain, &cq_attr, &cq, nullptr)) != 0) {
     return Unavailable("libfabric %s: fi_cq_open: %s", provider_name.c_str(), FiError(rc).c_str());
   }
   fi_av_attr av_attr = {};
@@ -612,7 +592,7 @@ void Fabric::Impl::Wait(Backoff* b, std::unique_lock<std::mutex>* lock) {
   const auto now = Clock::now();
   if (b->since == Clock::time_point{}) b->since = now;
   ++b->empty_polls;
-  if (now - b->since < (cq_waitable ? kSpin : kSpinUnblocked)) {
+  if (now - b->since < kSpin) {
     // Between polls the peer process (on 2 vCPUs, often the one that must answer) may have the core:
     // spinning without yielding starved it (256 B: 76 us against 16-18 us with a yield every other poll). A yield
     // every 8th poll: 1 MiB one way 246-457 us (median 280) against 347-1810 (median 490) every other poll, for
@@ -620,23 +600,7 @@ void Fabric::Impl::Wait(Backoff* b, std::unique_lock<std::mutex>* lock) {
     if (b->empty_polls % b->yield_every == 0) {
       if (lock != nullptr) lock->unlock();
       std::this_thread::yield();
-      if (lock != nullptr) Relock(lock);
-    }
-    return;
-  }
-  if (cq_waitable && (lock == nullptr || contenders.load(std::memory_order_acquire) == 0)) {
-    // Blocks until the provider's descriptors have something (the sread progresses the endpoint itself). With the
-    // lock held only while no other thread waits for it: one that comes signals the queue (Lock), ending the wait.
-    // (Sleeping unlocked instead cost a rendezvous message every protocol step a sleep: 1 MiB 0.9-1.4 ms against
-    // the floor's 0.2-0.27.)
-    fi_cq_tagged_entry entries[16];
-    ssize_t n = fi_cq_sread(cq, entries, 16, nullptr, 1);
-    if (n > 0) {
-      Complete(entries, n);
-      b->since = Clock::time_point{};
-      b->empty_polls = b->sleeps = 0;
-    } else if (n == -FI_EAVAIL) {
-      CompleteError();
+      if (lock != nullptr) lock->lock();
     }
     return;
   }
@@ -645,7 +609,7 @@ void Fabric::Impl::Wait(Backoff* b, std::unique_lock<std::mutex>* lock) {
   const int slept = b->sleeps++;
   if (lock != nullptr) lock->unlock();
   std::this_thread::sleep_for(std::chrono::microseconds(std::min(1000, 20 * (1 + slept / 16))));
-  if (lock != nullptr) Relock(lock);
+  if (lock != nullptr) lock->lock();
 }
 
 Op* Fabric::Impl::Acquire(size_t size) {
@@ -688,6 +652,7 @@ void Fabric::Impl::Release(Op* op) {
   if (it == ops.end()) return;
   std::unique_ptr<Op> owned = std::move(it->second);
   ops.erase(it);
+  owned->keep.reset();
   // Keep it unless the pool is full: then drop the smallest of the pool and this one until it fits.
   while (!pool.empty() && pool_bytes + owned->capacity > kPoolBytes) {
     auto smallest = std::min_element(pool.begin(), pool.end(),
@@ -718,9 +683,17 @@ Status Fabric::Impl::CheckPeer(uint32_t peer, std::string_view op) const {
 }
 
 ssize_t Fabric::Impl::PostSend(Op* op) {
-  if (op->ext == nullptr) return fi_tsend(ep, op->data(), op->size, op->desc(), peers[op->peer], op->ftag, &op->ctx);
-  iovec iov[2] = {{op->data(), sizeof(Header)}, {const_cast<char*>(op->ext), op->ext_len}};
-  void* desc[2] = {op->desc(), op->ext_desc};
+  // A large message goes as two entries, header and payload, even from the op's buffer: one entry of 1 MiB took
+  // 262 us one way on tcp;ofi_rxm, two 215 us (the floor's one entry: 186-231 us).
+  const bool large = op->size >= sizeof(Header) + kDirectRecvBytes;
+  if (op->ext == nullptr && (!large || !gather_send)) {
+    return fi_tsend(ep, op->data(), op->size, op->desc(), peers[op->peer], op->ftag, &op->ctx);
+  }
+  const bool own = op->ext == nullptr;
+  iovec iov[2] = {
+      {op->data(), sizeof(Header)},
+      {own ? op->data() + sizeof(Header) : const_cast<char*>(op->ext), own ? op->size - sizeof(Header) : op->ext_len}};
+  void* desc[2] = {op->desc(), own ? op->desc() : op->ext_desc};
   return fi_tsendv(ep, iov, desc, 2, peers[op->peer], op->ftag, &op->ctx);
 }
 
@@ -760,8 +733,9 @@ Status Fabric::Impl::WaitSentLocked(uint64_t ticket, std::unique_lock<std::mutex
 }
 
 Status Fabric::Impl::Send(uint32_t to, uint64_t tag, const void* data, size_t bytes, std::string_view op_name,
-                          int32_t failure, uint64_t ticket) {
+                          int32_t failure, uint64_t ticket, const std::shared_ptr<const void>* keep) {
   NEURONMEM_RETURN_IF_ERROR(CheckPeer(to, op_name));
+  const bool external = ticket != 0 || keep != nullptr;  // the payload is posted from `data`
   // Buffered: the message is copied into buffers of the Fabric's pool, so the caller's bytes are free as soon as this
   // returns. A large message goes as chunks of chunk_bytes, each its own tagged message with a header, posted as soon
   // as it is copied: the provider moves chunk k (and the receiver takes it) while chunk k + 1 is copied, where one
@@ -771,8 +745,8 @@ Status Fabric::Impl::Send(uint32_t to, uint64_t tag, const void* data, size_t by
   const uint64_t ftag = (static_cast<uint64_t>(opts.process_index) << 48) | tag;
   for (size_t k = 0; k < chunks; ++k) {
     const size_t off = k * chunk_bytes, len = chunks == 1 ? bytes : std::min(chunk_bytes, bytes - off);
-    // A stable send's op holds only the header; its payload is posted from the caller's memory.
-    Op* op = Acquire(sizeof(Header) + (ticket != 0 ? 0 : len));
+    // A stable or owned send's op holds only the header; its payload is posted from the caller's memory.
+    Op* op = Acquire(sizeof(Header) + (external ? 0 : len));
     if (op == nullptr) {
       Status st = Unavailable("%.*s: a %zu-byte message buffer: %s", static_cast<int>(op_name.size()), op_name.data(),
                               sizeof(Header) + len, last_register_error->message.c_str());
@@ -785,12 +759,13 @@ Status Fabric::Impl::Send(uint32_t to, uint64_t tag, const void* data, size_t by
     Header h = {kMagic, {}, opts.process_index, to, tag, bytes, failure, static_cast<uint32_t>(k)};
     memcpy(h.token, token, kTokenBytes);
     memcpy(op->data(), &h, sizeof h);
-    if (ticket != 0) {
+    if (external) {
       op->ext = src + off;
       op->ext_len = len;
       op->ticket = ticket;
-      DescriptorOf(op->ext, len, &op->ext_desc);  // SendStable copies instead where it finds none
-      tickets[ticket].ops++;
+      DescriptorOf(op->ext, len, &op->ext_desc);  // SendStable and SendOwned copy instead where it finds none
+      if (ticket != 0) tickets[ticket].ops++;
+      if (keep != nullptr) op->keep = *keep;
     } else if (len > 0) {
       memcpy(op->data() + sizeof h, src + off, len);
     }
@@ -1155,6 +1130,21 @@ Status Fabric::Send(uint32_t to, uint64_t tag, const void* data, size_t bytes, s
   NEURONMEM_RETURN_IF_ERROR(CheckPointToPoint(tag, to, impl_->opts.process_index, op));
   auto lock = impl_->Lock();
   return impl_->Send(to, tag, data, bytes, op);
+}
+
+Status Fabric::SendOwned(uint32_t to, uint64_t tag, const void* data, size_t bytes, std::shared_ptr<const void> keep,
+                         std::string_view op) {
+  NEURONMEM_RETURN_IF_ERROR(CheckPointToPoint(tag, to, impl_->opts.process_index, op));
+  auto lock = impl_->Lock();
+  Impl& f = *impl_;
+  void* desc = nullptr;
+  const bool in_place =
+      f.gather_send && bytes >= kStableSendBytes && (!f.registering || f.DescriptorOf(data, bytes, &desc));
+  // Copied (small, or the provider cannot post it from there): `keep` goes when this returns.
+  if (!in_place) return f.Send(to, tag, data, bytes, op);
+  NEURONMEM_RETURN_IF_ERROR(f.Send(to, tag, data, bytes, op, 0, 0, &keep));
+  f.stats.sends_in_place++;
+  return Ok();
 }
 
 Status Fabric::SendStable(uint32_t to, uint64_t tag, const void* data, size_t bytes, SendTicket* ticket,

@@ -10,8 +10,9 @@
 //
 // Sends are buffered, as in XLA: Send copies the data and returns without waiting for the receiver (the
 // bytes move while this process makes any later call, and before the Fabric is destroyed), so a ring where
-// every process sends before it receives completes. SendStable skips the copy for bytes the caller keeps until it
-// waits for the send (WaitSent, FlushSends). A receive waits for its peer at most peer_timeout; then,
+// every process sends before it receives completes. SendOwned skips the copy and holds the caller's reference to the
+// bytes until the provider is done with them; SendStable skips it for bytes the caller keeps until it waits for the
+// send (WaitSent, FlushSends). A receive waits for its peer at most peer_timeout; then,
 // or when the provider reports the peer unreachable, it fails with UNAVAILABLE naming the lost process and
 // the op waiting on it, and every later op that needs that peer fails at once.
 //
@@ -69,7 +70,7 @@ struct FabricStats {
   uint64_t messages_dropped = 0;   // not from an endpoint of this job (wrong token, sender, tag or size)
   uint64_t receives_in_place = 0;  // received straight into the caller's buffer (no copy)
   uint64_t registered_bytes = 0;   // memory registered with the provider (regions and message buffers)
-  uint64_t sends_in_place = 0;     // SendStable messages posted from the caller's memory (no staging copy)
+  uint64_t sends_in_place = 0;     // SendStable and SendOwned messages posted from the caller's memory (no copy)
 };
 
 // A SendStable's handle for WaitSent: never 0.
@@ -119,6 +120,16 @@ class Fabric {
   Status Recv(uint32_t from, uint64_t tag, void* data, size_t bytes, std::string_view op = "recv",
               const std::atomic<int>* interrupt = nullptr, uint32_t patience = 1);
 
+  // A buffered send without the staging copy: a message of at least 16 KiB is posted straight from `data` (where memory
+  // is registered, only when `data` lies in a RegisterMemory region), and the Fabric holds `keep` (nullable; whatever
+  // keeps those bytes valid: a buffer's owner) until the provider is done with them: delivered, held by the receiver's
+  // provider, failed, or the peer lost; at the latest when the Fabric is destroyed. The caller must not change the
+  // bytes until `keep` is dropped. Returns without waiting for the receiver, like Send; a smaller message, or one
+  // the provider cannot gather, is copied as Send does (`keep` dropped on return). `keep` is dropped under the
+  // Fabric's lock, by whichever call reads the completion: its destructor must not call the Fabric. Matched like
+  // Send, in order with this process's other sends to `to`; errors as Send's.
+  Status SendOwned(uint32_t to, uint64_t tag, const void* data, size_t bytes, std::shared_ptr<const void> keep,
+                   std::string_view op = "send");
   // A send of bytes the caller keeps valid and unchanged until WaitSent(*ticket) (or FlushSends) has returned: a
   // message of at least 16 KiB is posted straight from `data` (no staging copy; where memory is registered, only
   // when `data` lies in a RegisterMemory region), a smaller one, or one the provider cannot gather, is copied as Send

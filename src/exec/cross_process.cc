@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,8 @@ struct CrossProcessLaunch::Descriptor {
   char op[kOpName];  // the op's name, NUL-terminated (truncated)
 };
 
+char* CrossProcessLaunch::Message::payload() const { return data.get() + sizeof(Descriptor); }
+
 std::unique_ptr<CrossProcessLaunch> Job::NewLaunch(uint64_t fingerprint, uint64_t launch_id) {
   return std::make_unique<CrossProcessLaunch>(*this, fingerprint, launch_id);
 }
@@ -78,9 +81,16 @@ uint64_t CrossProcessLaunch::Next(std::map<std::pair<uint32_t, uint32_t>, uint64
   return counts[{from, to}]++;
 }
 
-Status CrossProcessLaunch::Post(const interp::OpSite& site, uint32_t from, uint32_t to, Descriptor& d,
-                                const char* payload, size_t bytes) {
-  std::vector<char> message(sizeof(Descriptor) + std::max(bytes, kInline));
+CrossProcessLaunch::Message CrossProcessLaunch::NewMessage(size_t bytes) {
+  Message m;
+  m.bytes = bytes;
+  // Not zero-filled (a large message is written once, by the caller); the first message's bytes past the payload are.
+  m.data.reset(new char[sizeof(Descriptor) + std::max(bytes, kInline)]);
+  if (bytes < kInline) std::memset(m.payload() + bytes, 0, kInline - bytes);
+  return m;
+}
+
+Status CrossProcessLaunch::Post(const interp::OpSite& site, uint32_t from, uint32_t to, Descriptor& d, Message m) {
   d.magic = kMagic;
   d.launch_id = launch_id_;
   d.fingerprint = fingerprint_;
@@ -89,24 +99,26 @@ Status CrossProcessLaunch::Post(const interp::OpSite& site, uint32_t from, uint3
   d.to = to;
   const std::string op = OpName(site.op);
   std::memcpy(d.op, op.c_str(), op.size() + 1);
-  if (bytes) std::memcpy(message.data() + sizeof d, payload, bytes);
   const uint32_t peer = to / job_.cores();
   const uint64_t k = Next(sent_, from, to);
   d.sequence = sequence_;
   d.number = k;
-  std::memcpy(message.data(), &d, sizeof d);
-  NEURONMEM_RETURN_IF_ERROR(job_.fabric().Send(peer, Tag(from, to, k, 0), message.data(), sizeof d + kInline, site.op));
-  if (bytes > kInline)
-    NEURONMEM_RETURN_IF_ERROR(
-        job_.fabric().Send(peer, Tag(from, to, k, 1), message.data() + sizeof d + kInline, bytes - kInline, site.op));
-  return Ok();
+  std::memcpy(m.data.get(), &d, sizeof d);
+  NEURONMEM_RETURN_IF_ERROR(job_.fabric().Send(peer, Tag(from, to, k, 0), m.data.get(), sizeof d + kInline, site.op));
+  if (m.bytes <= kInline) return Ok();
+  // The rest is sent from the message itself: the fabric holds it until the provider is done (buffered, no second
+  // copy), so the launch goes on and may end before the receiver takes it.
+  const char* rest = m.payload() + kInline;
+  return job_.fabric().SendOwned(peer, Tag(from, to, k, 1), rest, m.bytes - kInline,
+                                 std::shared_ptr<const void>(std::move(m.data)), site.op);
 }
 
 Status CrossProcessLaunch::Send(const interp::OpSite& site, uint32_t from, uint32_t to, const interp::TensorView* data,
                                 size_t n) {
   const size_t bytes = TotalBytes(data, n);
-  std::vector<char> payload(bytes);
-  char* at = payload.data();
+  // The values are copied once, into the message (buffered: they may change once this returns).
+  Message m = NewMessage(bytes);
+  char* at = m.payload();
   for (size_t i = 0; i < n; ++i) {
     const size_t b = data[i].Bytes();
     if (b) std::memcpy(at, data[i].data, b);
@@ -116,7 +128,7 @@ Status CrossProcessLaunch::Send(const interp::OpSite& site, uint32_t from, uint3
   d.shape_hash = ShapeHash(data, n);
   d.bytes = bytes;
   d.n = static_cast<uint32_t>(n);
-  NEURONMEM_RETURN_IF_ERROR(Post(site, from, to, d, payload.data(), bytes));
+  NEURONMEM_RETURN_IF_ERROR(Post(site, from, to, d, std::move(m)));
   bytes_sent_.fetch_add(bytes, std::memory_order_relaxed);
   return Ok();
 }
@@ -127,7 +139,9 @@ Status CrossProcessLaunch::SendFailure(const interp::OpSite& site, uint32_t from
   const std::string text = why.message.substr(0, kInline - 1);
   Descriptor d = {};
   d.failure = static_cast<int32_t>(why.code);
-  return Post(site, from, to, d, text.c_str(), text.size() + 1);
+  Message m = NewMessage(text.size() + 1);
+  std::memcpy(m.payload(), text.c_str(), text.size() + 1);
+  return Post(site, from, to, d, std::move(m));
 }
 
 Status CrossProcessLaunch::Recv(const interp::OpSite& site, uint32_t from, uint32_t to,
@@ -135,7 +149,7 @@ Status CrossProcessLaunch::Recv(const interp::OpSite& site, uint32_t from, uint3
   const size_t bytes = TotalBytes(results, n);
   const uint32_t peer = from / job_.cores();
   const uint64_t k = Next(received_, from, to);
-  std::vector<char> message(sizeof(Descriptor) + std::max(bytes, kInline));
+  std::vector<char> message(sizeof(Descriptor) + kInline);
   NEURONMEM_RETURN_IF_ERROR(job_.fabric().Recv(peer, Tag(from, to, k, 0), message.data(), sizeof(Descriptor) + kInline,
                                                site.op, interrupts_[to], patience));
   Descriptor d;
@@ -183,14 +197,30 @@ Status CrossProcessLaunch::Recv(const interp::OpSite& site, uint32_t from, uint3
     return refuse(FailedPrecondition("device %u (process %u) sends %u value(s) of %" PRIu64
                                      " bytes, device %u expects %zu value(s) of %zu bytes of other shapes",
                                      from, peer, d.n, d.bytes, to, n, bytes));
-  if (bytes > kInline)
-    NEURONMEM_RETURN_IF_ERROR(job_.fabric().Recv(peer, Tag(from, to, k, 1), message.data() + sizeof d + kInline,
-                                                 bytes - kInline, site.op, interrupts_[to]));
-  const char* at = message.data() + sizeof d;
-  for (size_t i = 0; i < n; ++i) {
-    const size_t b = results[i].Bytes();
-    if (b) std::memcpy(results[i].data, at, b);
-    at += b;
+  // The payload: its first kInline bytes came with the descriptor; the rest lands in the result itself when there is
+  // one (the fabric receives a large message in place), else in a buffer scattered into the results.
+  const char* inline_part = message.data() + sizeof d;
+  if (n == 1) {
+    char* out = static_cast<char*>(results[0].data);
+    std::memcpy(out, inline_part, std::min(bytes, kInline));
+    if (bytes > kInline)
+      NEURONMEM_RETURN_IF_ERROR(
+          job_.fabric().Recv(peer, Tag(from, to, k, 1), out + kInline, bytes - kInline, site.op, interrupts_[to]));
+  } else {
+    std::unique_ptr<char[]> whole;
+    const char* at = inline_part;
+    if (bytes > kInline) {
+      whole.reset(new char[bytes]);
+      std::memcpy(whole.get(), inline_part, kInline);
+      NEURONMEM_RETURN_IF_ERROR(job_.fabric().Recv(peer, Tag(from, to, k, 1), whole.get() + kInline, bytes - kInline,
+                                                   site.op, interrupts_[to]));
+      at = whole.get();
+    }
+    for (size_t i = 0; i < n; ++i) {
+      const size_t b = results[i].Bytes();
+      if (b) std::memcpy(results[i].data, at, b);
+      at += b;
+    }
   }
   bytes_received_.fetch_add(bytes, std::memory_order_relaxed);
   return Ok();

@@ -84,10 +84,18 @@ class CrossProcessLaunch final : public interp::RemoteProcesses {
   uint64_t bytes_received() const { return bytes_received_.load(std::memory_order_relaxed); }
 
  private:
-  // Numbers the message from `from` to `to` and sends it: `d` (its descriptor, numbered here), then `payload`
-  // (`bytes`): the first kInline bytes with the descriptor, the rest in a second message.
   struct Descriptor;  // what every message starts with
-  Status Post(const interp::OpSite& site, uint32_t from, uint32_t to, Descriptor& d, const char* payload, size_t bytes);
+  // A message being built: room for the descriptor, then `bytes` of payload (at least kInline: the first message's).
+  struct Message {
+    std::unique_ptr<char[]> data;
+    size_t bytes = 0;
+    char* payload() const;
+  };
+  static Message NewMessage(size_t bytes);
+  // Numbers the message from `from` to `to` and sends it: `d` (its descriptor, numbered here and written into `m`),
+  // then m's payload: the first kInline bytes with the descriptor (copied by the fabric), the rest in a second
+  // message sent from `m` itself, which the fabric holds until it is delivered.
+  Status Post(const interp::OpSite& site, uint32_t from, uint32_t to, Descriptor& d, Message m);
   // The fabric tag of message `k` (part 0: the descriptor with the first bytes, 1: the rest) from `from` to `to`.
   uint64_t Tag(uint32_t from, uint32_t to, uint64_t k, int part) const;
   uint64_t Next(std::map<std::pair<uint32_t, uint32_t>, uint64_t>& counts, uint32_t from, uint32_t to);

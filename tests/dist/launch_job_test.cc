@@ -625,6 +625,39 @@ TEST(LaunchJob, ALaunchRefusedAtSubmissionInOneProcessLeavesTheJobInStep) {
   EXPECT_EQ(codes, (std::vector<int>{0, 0}));
 }
 
+// A large message (128 KiB: sent from the launch's own copy of the value, which the fabric holds until delivered) is
+// buffered: process 0's launch ends before process 1 even launches its receive, and process 1 still gets the bytes.
+TEST(LaunchJob, ALargeSendEndsItsLaunchBeforeTheReceiverLaunches) {
+  TempDir dir;
+  constexpr size_t kElems = 32768;
+  const std::string program =
+      Op("collective_permute", "source_target_pairs = dense<[[0, 1]]> : tensor<1x2xi64>", kElems, kElems);
+  auto codes = RunProcesses(2, [&](int i) {
+    neuronmem_client_t* c = NewClient(1, dir.path(), i, 2);
+    CHILD_CHECK(c != nullptr, 1);
+    neuronmem_executable_t* e = CompileFor(c, program, 2);
+    CHILD_CHECK(e != nullptr, 2);
+    void* store = const_cast<char*>(dir.path().c_str());
+    if (i == 1) {
+      char* value = nullptr;
+      size_t size = 0;
+      CHILD_CHECK(
+          Code(neuronmem_directory_store_get(store, "sent", 4, 60000000000ull, &value, &size)) == NEURONMEM_STATUS_OK,
+          3);
+      free(value);
+    }
+    LaunchResult r = LaunchAll(c, e, kElems, kElems);
+    CHILD_CHECK(r.code == NEURONMEM_STATUS_OK && r.out.size() == 1, 4);
+    // Device 0 is no pair's target (zeros); device 1 gets device 0's input.
+    CHILD_CHECK(r.out[0] == (i == 0 ? std::vector<float>(kElems, 0.0f) : Input(0, kElems)), 5);
+    if (i == 0) CHILD_CHECK(Code(neuronmem_directory_store_put(store, "sent", 4, "1", 1)) == NEURONMEM_STATUS_OK, 6);
+    neuronmem_executable_destroy(e);
+    CHILD_CHECK(Code(neuronmem_client_destroy(c)) == NEURONMEM_STATUS_OK, 7);
+    return 0;
+  });
+  EXPECT_EQ(codes, (std::vector<int>{0, 0}));
+}
+
 TEST(LaunchJob, ADeadlineStopsAWaitForAPeerThatNeverLaunches) {
   TempDir dir;
   auto codes = RunProcesses(2, [&](int i) {
