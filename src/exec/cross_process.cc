@@ -197,12 +197,12 @@ Status CrossProcessLaunch::Recv(const interp::OpSite& site, uint32_t from, uint3
     return refuse(FailedPrecondition("device %u (process %u) sends %u value(s) of %" PRIu64
                                      " bytes, device %u expects %zu value(s) of %zu bytes of other shapes",
                                      from, peer, d.n, d.bytes, to, n, bytes));
-  // The payload: its first kInline bytes came with the descriptor; the rest lands in the result itself when there is
-  // one (the fabric receives a large message in place), else in a buffer scattered into the results.
+  // The payload: its first kInline bytes came with the descriptor; the rest lands in the value itself when there is
+  // one (the fabric receives a large message in place), else in a buffer scattered into the values.
   const char* inline_part = message.data() + sizeof d;
   if (n == 1) {
     char* out = static_cast<char*>(results[0].data);
-    std::memcpy(out, inline_part, std::min(bytes, kInline));
+    if (bytes) std::memcpy(out, inline_part, std::min(bytes, kInline));
     if (bytes > kInline)
       NEURONMEM_RETURN_IF_ERROR(
           job_.fabric().Recv(peer, Tag(from, to, k, 1), out + kInline, bytes - kInline, site.op, interrupts_[to]));
