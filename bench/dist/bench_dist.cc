@@ -12,6 +12,10 @@
 //                caller's buffer, which the Fabric holds until delivered; smaller ones copied): what a launch across
 //                processes sends its messages with;
 //   all_reduce   dist::Fabric::AllReduce (f32 sum) over both processes;
+//   launch       a launch across the 2 processes (a client of 1 core in each, one job through a directory store)
+//                of collective_permute with pairs [[0, 1], [1, 0]]: each device sends its tensor to the other
+//                process and receives the other's (the runtime's whole path: descriptor, one copy into the message,
+//                SendOwned, the receive, the copy into the result);
 //   in-process   a 2-core launch (one process, cores as threads) of a program that does send + recv with
 //                pairs [[0, 1], [1, 0]] (both directions at once), and of collective_permute with the same
 //                pairs: the in-process transport, for comparison.
@@ -19,7 +23,8 @@
 // Ping-pong latency is half a round trip (p50 and p99 over the iterations, measured on process 0), bandwidth
 // the message bytes over that half round trip. all_reduce: time per call on process 0, algbw = bytes / time,
 // busbw = algbw * 2 (n - 1) / n (NCCL's definitions; n = 2). Ratios compare with the floor's figure of the same
-// size from this run. Usage: bench_dist [--quick] [--max-mib N] [--chunk-kib N] [--no-inprocess]
+// size from this run. Usage: bench_dist [--quick] [--max-mib N] [--chunk-kib N] [--no-inprocess] [--launch-only]
+// (--launch-only: only the launch across processes; its ratios then have no floor)
 #include <neuronmem/neuronmem.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
@@ -64,6 +69,7 @@ struct Row {
 struct Results {
   char provider[64];
   Row spin[kMaxSizes], block[kMaxSizes], fabric[kMaxSizes], owned[kMaxSizes], all_reduce[kMaxSizes];
+  Row launch[kMaxSizes];  // a launch across the 2 processes (LaunchProcess)
   // The floor of a size: the better p50 of the spinning and the blocking ping-pong.
   Row floor(int k) const { return spin[k].p50_ns <= block[k].p50_ns ? spin[k] : block[k]; }
 };
@@ -301,6 +307,32 @@ int FabricProcess(int i, const std::string& dir, Results* out) {
   return 0;
 }
 
+// ---- A launch across the 2 processes, through the C API ------------------------------------------------
+
+Row InProcess(neuronmem_client_t* client, const std::string& text, size_t bytes, uint32_t devices);
+
+int LaunchProcess(int i, const std::string& dir, Results* out) {
+  neuronmem_client_options_t o{};
+  o.struct_size = NEURONMEM_CLIENT_OPTIONS_STRUCT_SIZE;
+  o.num_cores = 1;
+  o.device_bytes_per_core = 3 * (g_sizes.back() + (16u << 20));
+  o.pinned_host_bytes = 32u << 20;
+  o.mlock_mode = NEURONMEM_MLOCK_DISABLED;
+  o.process_index = static_cast<uint32_t>(i);
+  o.num_processes = 2;
+  o.kv_get = neuronmem_directory_store_get;
+  o.kv_put = neuronmem_directory_store_put;
+  o.kv_user_data = const_cast<char*>(dir.c_str());
+  neuronmem_client_t* client = nullptr;
+  neuronmem::bench::Check(neuronmem_client_create(&o, &client));
+  for (size_t k = 0; k < g_sizes.size(); ++k) {
+    const Row row = InProcess(client, neuronmem::bench::PermuteText(g_sizes[k] / sizeof(float)), g_sizes[k], 1);
+    if (i == 0) out->launch[k] = row;
+  }
+  neuronmem_client_destroy(client);
+  return 0;
+}
+
 // Runs body(i) in 2 forked processes; false if either failed.
 bool RunTwo(const std::function<int(int)>& body) {
   fflush(stdout);
@@ -328,20 +360,25 @@ using neuronmem::bench::Check;
 using neuronmem::bench::PermuteText;
 using neuronmem::bench::SendRecvText;
 
-Row InProcess(neuronmem_client_t* client, const std::string& text, size_t bytes) {
+// Times launches of `text` (2 replicas) on the client's first `devices` devices (2: both cores of one client; 1: this
+// process's device of a job of 2 processes), each given a tensor of `bytes` bytes.
+Row InProcess(neuronmem_client_t* client, const std::string& text, size_t bytes, uint32_t devices) {
   neuronmem_compile_options_t co{};
   co.struct_size = sizeof co;
   co.filename = "bench.mlir";
   co.num_replicas = 2;
   neuronmem_executable_t* exe = nullptr;
   Check(neuronmem_executable_compile_text(client, text.data(), text.size(), &co, &exe));
-  std::vector<neuronmem_device_t*> devices(2);
-  std::vector<neuronmem_buffer_t*> args(2);
+  neuronmem_device_t* const* all = nullptr;
+  size_t count = 0;
+  Check(neuronmem_client_devices(client, &all, &count));
+  if (count < devices) return {0, 0};
+  std::vector<neuronmem_device_t*> device(all, all + devices);
+  std::vector<neuronmem_buffer_t*> args(devices);
   const std::vector<float> host(bytes / sizeof(float), 1.0f);
-  for (uint32_t d = 0; d < 2; ++d) {
-    Check(neuronmem_client_lookup_device(client, d, &devices[d]));
+  for (uint32_t d = 0; d < devices; ++d) {
     neuronmem_memory_t* mem = nullptr;
-    Check(neuronmem_device_memory_of_kind(devices[d], NEURONMEM_MEMORY_KIND_DEVICE, &mem));
+    Check(neuronmem_device_memory_of_kind(device[d], NEURONMEM_MEMORY_KIND_DEVICE, &mem));
     const int64_t dims[1] = {static_cast<int64_t>(host.size())};
     neuronmem_buffer_from_host_args_t a{};
     a.struct_size = sizeof a;
@@ -360,15 +397,15 @@ Row InProcess(neuronmem_client_t* client, const std::string& text, size_t bytes)
     neuronmem_execute_devices_args_t a{};
     a.struct_size = NEURONMEM_EXECUTE_DEVICES_ARGS_STRUCT_SIZE;
     a.executable = exe;
-    a.devices = devices.data();
-    a.num_devices = 2;
+    a.devices = device.data();
+    a.num_devices = devices;
     a.arguments = args.data();
     a.num_arguments = 1;
     const auto t0 = Clock::now();
     Check(neuronmem_executable_execute_devices(&a, results, done, nullptr));
-    for (neuronmem_event_t* e : done) Check(neuronmem_event_wait(e, -1));
+    for (uint32_t d = 0; d < devices; ++d) Check(neuronmem_event_wait(done[d], -1));
     if (it >= warm) samples.push_back(Ns(t0, Clock::now()));
-    for (int d = 0; d < 2; ++d) {
+    for (uint32_t d = 0; d < devices; ++d) {
       neuronmem_event_destroy(done[d]);
       neuronmem_buffer_destroy(results[d]);
     }
@@ -403,7 +440,7 @@ double GBps(size_t bytes, double ns) { return ns > 0 ? bytes / ns : 0; }
 
 int main(int argc, char** argv) {
   size_t max_mib = 64;
-  bool in_process = true;
+  bool in_process = true, launch_only = false;
   for (int a = 1; a < argc; ++a) {
     if (strcmp(argv[a], "--quick") == 0) {
       g_scale = 4;
@@ -411,10 +448,13 @@ int main(int argc, char** argv) {
       max_mib = strtoul(argv[++a], nullptr, 10);
     } else if (strcmp(argv[a], "--chunk-kib") == 0 && a + 1 < argc) {
       g_chunk_kib = strtol(argv[++a], nullptr, 10);
+    } else if (strcmp(argv[a], "--launch-only") == 0) {
+      launch_only = true;
+      in_process = false;
     } else if (strcmp(argv[a], "--no-inprocess") == 0) {
       in_process = false;
     } else {
-      fprintf(stderr, "usage: %s [--quick] [--max-mib N] [--chunk-kib N] [--no-inprocess]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--quick] [--max-mib N] [--chunk-kib N] [--no-inprocess] [--launch-only]\n", argv[0]);
       return 2;
     }
   }
@@ -428,55 +468,76 @@ int main(int argc, char** argv) {
 
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) return 3;
-  if (!RunTwo([&](int i) { return FloorProcess(i, sv[i], /*block=*/false, r); })) return 4;
-  if (!RunTwo([&](int i) { return FloorProcess(i, sv[i], /*block=*/true, r); })) return 4;
+  if (!launch_only && !RunTwo([&](int i) { return FloorProcess(i, sv[i], /*block=*/false, r); })) return 4;
+  if (!launch_only && !RunTwo([&](int i) { return FloorProcess(i, sv[i], /*block=*/true, r); })) return 4;
 
   std::string tmpl = (getenv("TMPDIR") != nullptr ? std::string(getenv("TMPDIR")) : "/tmp") + "/nm-bench-dist-XXXXXX";
   if (mkdtemp(tmpl.data()) == nullptr) return 3;
-  const bool fabric_ok = RunTwo([&](int i) { return FabricProcess(i, tmpl, r); });
+  const bool fabric_ok = launch_only || RunTwo([&](int i) { return FabricProcess(i, tmpl, r); });
   std::error_code ec;
   std::filesystem::remove_all(tmpl, ec);
   if (!fabric_ok) return 5;
+  std::string job = tmpl.substr(0, tmpl.size() - 6) + "XXXXXX";
+  if (mkdtemp(job.data()) == nullptr) return 3;
+  const bool launch_ok = RunTwo([&](int i) { return LaunchProcess(i, job, r); });
+  std::filesystem::remove_all(job, ec);
+  if (!launch_ok) return 5;
 
   std::vector<Row> sendrecv(g_sizes.size()), permute(g_sizes.size());
   if (in_process) {
     neuronmem_client_t* client = neuronmem::bench::CreateClient(2, 3 * (g_sizes.back() + (16u << 20)), 64ull << 20);
     for (size_t k = 0; k < g_sizes.size(); ++k) {
-      sendrecv[k] = InProcess(client, SendRecvText(g_sizes[k] / sizeof(float)), g_sizes[k]);
-      permute[k] = InProcess(client, PermuteText(g_sizes[k] / sizeof(float)), g_sizes[k]);
+      sendrecv[k] = InProcess(client, SendRecvText(g_sizes[k] / sizeof(float)), g_sizes[k], 2);
+      permute[k] = InProcess(client, PermuteText(g_sizes[k] / sizeof(float)), g_sizes[k], 2);
     }
     neuronmem_client_destroy(client);
   }
 
   printf("provider: %s (FI_PROVIDER=%s)\n\n", r->provider, getenv("FI_PROVIDER") ? getenv("FI_PROVIDER") : "unset");
-  printf("floor ping-pong p50, spinning / blocking in fi_cq_sread (the floor below is the better one)\n");
-  for (size_t k = 0; k < g_sizes.size(); ++k) {
-    printf("%-8s | %9s / %-9s\n", Size(g_sizes[k]).c_str(), Time(r->spin[k].p50_ns).c_str(),
-           Time(r->block[k].p50_ns).c_str());
-  }
-  const auto ping_pong = [&](const char* title, const Row* rows) {
-    printf("\nping-pong, one way (half a round trip), %s, p50 / p99; bandwidth GB/s at p50; ratio = fabric / floor\n",
-           title);
-    printf("%-8s | %-21s %-7s | %-21s %-7s | %-10s %-10s\n", "size", "floor p50 / p99", "GB/s", "fabric p50 / p99",
-           "GB/s", "lat ratio", "bw ratio");
+  if (!launch_only) {
+    printf("floor ping-pong p50, spinning / blocking in fi_cq_sread (the floor below is the better one)\n");
+    for (size_t k = 0; k < g_sizes.size(); ++k) {
+      printf("%-8s | %9s / %-9s\n", Size(g_sizes[k]).c_str(), Time(r->spin[k].p50_ns).c_str(),
+             Time(r->block[k].p50_ns).c_str());
+    }
+    const auto ping_pong = [&](const char* title, const Row* rows) {
+      printf("\nping-pong, one way (half a round trip), %s, p50 / p99; bandwidth GB/s at p50; ratio = fabric / floor\n",
+             title);
+      printf("%-8s | %-21s %-7s | %-21s %-7s | %-10s %-10s\n", "size", "floor p50 / p99", "GB/s", "fabric p50 / p99",
+             "GB/s", "lat ratio", "bw ratio");
+      for (size_t k = 0; k < g_sizes.size(); ++k) {
+        const size_t b = g_sizes[k];
+        const Row f = r->floor(k), d = rows[k];
+        printf("%-8s | %9s / %-9s %7.3f | %9s / %-9s %7.3f | %9.2fx %9.2fx\n", Size(b).c_str(), Time(f.p50_ns).c_str(),
+               Time(f.p99_ns).c_str(), GBps(b, f.p50_ns), Time(d.p50_ns).c_str(), Time(d.p99_ns).c_str(),
+               GBps(b, d.p50_ns), d.p50_ns / f.p50_ns, GBps(b, d.p50_ns) / GBps(b, f.p50_ns));
+      }
+    };
+    ping_pong("Send (buffered: a staging copy)", r->fabric);
+    ping_pong("SendOwned (buffered, from 16 KiB without the copy: what launches use)", r->owned);
+    printf(
+        "\nall_reduce (f32 sum, ring, 2 processes), time per call; algbw = bytes / time, busbw = algbw * 2(n-1)/n\n");
+    printf("%-8s | %-21s | %-8s %-8s | %-14s\n", "size", "p50 / p99", "algbw", "busbw", "busbw / floor bw");
     for (size_t k = 0; k < g_sizes.size(); ++k) {
       const size_t b = g_sizes[k];
-      const Row f = r->floor(k), d = rows[k];
-      printf("%-8s | %9s / %-9s %7.3f | %9s / %-9s %7.3f | %9.2fx %9.2fx\n", Size(b).c_str(), Time(f.p50_ns).c_str(),
-             Time(f.p99_ns).c_str(), GBps(b, f.p50_ns), Time(d.p50_ns).c_str(), Time(d.p99_ns).c_str(),
-             GBps(b, d.p50_ns), d.p50_ns / f.p50_ns, GBps(b, d.p50_ns) / GBps(b, f.p50_ns));
+      const Row a = r->all_reduce[k];
+      const double alg = GBps(b, a.p50_ns), bus = alg * 2 * (2 - 1) / 2;
+      printf("%-8s | %9s / %-9s | %8.3f %8.3f | %13.2fx\n", Size(b).c_str(), Time(a.p50_ns).c_str(),
+             Time(a.p99_ns).c_str(), alg, bus, bus / GBps(b, r->floor(k).p50_ns));
     }
-  };
-  ping_pong("Send (buffered: a staging copy)", r->fabric);
-  ping_pong("SendOwned (buffered, from 16 KiB without the copy: what launches use)", r->owned);
-  printf("\nall_reduce (f32 sum, ring, 2 processes), time per call; algbw = bytes / time, busbw = algbw * 2(n-1)/n\n");
-  printf("%-8s | %-21s | %-8s %-8s | %-14s\n", "size", "p50 / p99", "algbw", "busbw", "busbw / floor bw");
+  }
+  printf(
+      "\nlaunch across the 2 processes (collective_permute [[0, 1], [1, 0]], a client of 1 core in each), p50 / p99 "
+      "per launch; ratio = launch / floor one way\n");
+  printf("%-8s | %-21s | %-10s\n", "size", "launch p50 / p99", "ratio");
   for (size_t k = 0; k < g_sizes.size(); ++k) {
-    const size_t b = g_sizes[k];
-    const Row a = r->all_reduce[k];
-    const double alg = GBps(b, a.p50_ns), bus = alg * 2 * (2 - 1) / 2;
-    printf("%-8s | %9s / %-9s | %8.3f %8.3f | %13.2fx\n", Size(b).c_str(), Time(a.p50_ns).c_str(),
-           Time(a.p99_ns).c_str(), alg, bus, bus / GBps(b, r->floor(k).p50_ns));
+    printf("%-8s | %9s / %-9s | ", Size(g_sizes[k]).c_str(), Time(r->launch[k].p50_ns).c_str(),
+           Time(r->launch[k].p99_ns).c_str());
+    if (launch_only) {
+      printf("%10s\n", "-");
+    } else {
+      printf("%9.2fx\n", r->launch[k].p50_ns / r->floor(k).p50_ns);
+    }
   }
   if (in_process) {
     printf("\nin-process transport: a 2-core launch exchanging the tensor both ways, p50 / p99 per launch\n");

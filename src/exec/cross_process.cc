@@ -81,12 +81,12 @@ uint64_t CrossProcessLaunch::Next(std::map<std::pair<uint32_t, uint32_t>, uint64
   return counts[{from, to}]++;
 }
 
-CrossProcessLaunch::Message CrossProcessLaunch::NewMessage(size_t bytes) {
+CrossProcessLaunch::Message CrossProcessLaunch::NewMessage(size_t bytes) const {
   Message m;
   m.bytes = bytes;
   // Not zero-filled (a large message is written once, by the caller); the first message's bytes past the payload are.
-  m.data.reset(new char[sizeof(Descriptor) + std::max(bytes, kInline)]);
-  if (bytes < kInline) std::memset(m.payload() + bytes, 0, kInline - bytes);
+  m.data = job_.buffers().Take(sizeof(Descriptor) + std::max(bytes, kInline));
+  if (m.data && bytes < kInline) std::memset(m.payload() + bytes, 0, kInline - bytes);
   return m;
 }
 
@@ -118,6 +118,8 @@ Status CrossProcessLaunch::Send(const interp::OpSite& site, uint32_t from, uint3
   const size_t bytes = TotalBytes(data, n);
   // The values are copied once, into the message (buffered: they may change once this returns).
   Message m = NewMessage(bytes);
+  if (!m.data)
+    return ResourceExhausted("device %u: no memory for a message of %zu bytes to device %u", from, bytes, to);
   char* at = m.payload();
   for (size_t i = 0; i < n; ++i) {
     const size_t b = data[i].Bytes();
@@ -140,6 +142,7 @@ Status CrossProcessLaunch::SendFailure(const interp::OpSite& site, uint32_t from
   Descriptor d = {};
   d.failure = static_cast<int32_t>(why.code);
   Message m = NewMessage(text.size() + 1);
+  if (!m.data) return ResourceExhausted("device %u: no memory for a message to device %u", from, to);
   std::memcpy(m.payload(), text.c_str(), text.size() + 1);
   return Post(site, from, to, d, std::move(m));
 }
@@ -207,10 +210,11 @@ Status CrossProcessLaunch::Recv(const interp::OpSite& site, uint32_t from, uint3
       NEURONMEM_RETURN_IF_ERROR(
           job_.fabric().Recv(peer, Tag(from, to, k, 1), out + kInline, bytes - kInline, site.op, interrupts_[to]));
   } else {
-    std::unique_ptr<char[]> whole;
+    BufferLease whole;
     const char* at = inline_part;
     if (bytes > kInline) {
-      whole.reset(new char[bytes]);
+      whole = job_.buffers().Take(bytes);
+      if (!whole) return ResourceExhausted("device %u: no memory to hold %zu bytes from process %u", to, bytes, peer);
       std::memcpy(whole.get(), inline_part, kInline);
       NEURONMEM_RETURN_IF_ERROR(job_.fabric().Recv(peer, Tag(from, to, k, 1), whole.get() + kInline, bytes - kInline,
                                                    site.op, interrupts_[to]));

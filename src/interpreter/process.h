@@ -32,6 +32,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/buffer_cache.h"
 #include "base/status.h"
 #include "interpreter/interpreter.h"
 
@@ -121,6 +122,9 @@ class RemoteProcesses {
   // Recv that meets it fails with why's code, naming `from` and quoting why (a chain whose member failed
   // fails its later members at once instead of leaving them to wait for a peer's timeout).
   virtual Status SendFailure(const OpSite& site, uint32_t from, uint32_t to, const neuronmem_status_t& why) = 0;
+  // Memory for `bytes` bytes received from other OS processes before they reach the values (uninitialised; null
+  // where there is none). Default: fresh memory each time; a transport that receives often keeps it for reuse.
+  virtual BufferLease Staging(size_t bytes);
 };
 
 class ProcessGrid;

@@ -438,9 +438,9 @@ Status ProcessGrid::ShareAcross(uint32_t self, const OpSite& site, const std::ve
         offset[m * n + i] = staged;
         staged += mine[i].Bytes();
       }
-  std::unique_ptr<char[]> storage;
+  BufferLease storage;
   if (self == leader) {
-    storage.reset(new (std::nothrow) char[staged ? staged : 1]);
+    storage = remote_->Staging(staged);
     if (!storage)
       return ResourceExhausted("%s: no memory to hold %zu bytes from other OS processes", Where(site).c_str(), staged);
   }
@@ -523,6 +523,8 @@ Status ProcessGrid::ShareAcross(uint32_t self, const OpSite& site, const std::ve
     return compose(locals, static_cast<const char*>(locals[0][n].data));  // locals[0]: the representative
   });
 }
+
+BufferLease RemoteProcesses::Staging(size_t bytes) { return FreshBuffer(bytes); }
 
 Status ProcessGrid::SendAcross(uint32_t self, const OpSite& site, uint32_t to, const TensorView* data, size_t n) {
   if (!remote_ || !remote_->IsRemote(to) || self >= num_processes() || remote_->IsRemote(self))
@@ -811,9 +813,9 @@ Status ProcessGrid::RecvStaged(uint32_t self, const OpSite& site, uint32_t from,
                                uint32_t patience) {
   // Into storage of this call, then into the results through the transport (counted as the grid's messages are).
   std::vector<TensorView> held(results, results + n);
-  std::vector<std::unique_ptr<char[]>> storage;
+  std::vector<BufferLease> storage;
   for (size_t i = 0; i < n; ++i) {
-    storage.emplace_back(new (std::nothrow) char[held[i].Bytes() ? held[i].Bytes() : 1]);
+    storage.emplace_back(remote_->Staging(held[i].Bytes()));
     if (!storage.back())
       return ResourceExhausted("no memory to hold %zu bytes from process %s", held[i].Bytes(), Name(from).c_str());
     held[i].data = storage.back().get();
