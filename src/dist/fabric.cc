@@ -116,6 +116,7 @@ struct Op {
   void* ext_desc = nullptr;
   uint64_t ticket = 0;
   std::shared_ptr<const void> keep;  // a SendOwned's: what keeps its payload valid, dropped when the op is released
+  size_t moving = 0;                 // payload bytes of a large transfer this op carries (counted in Impl::moving)
   // A send the provider did not accept yet (its peer makes no progress: connecting needs both sides): posted
   // later, in order, by Progress; lost with its peer when still refused after peer_timeout.
   uint64_t ftag = 0;
@@ -253,6 +254,7 @@ class Fabric::Impl {
   std::vector<std::unique_ptr<Op>> pool;   // completed ops kept for reuse
   size_t pool_bytes = 0;
   bool direct_recv = false;         // the endpoint does directed receives into two-entry iovecs
+  size_t moving = 0;                // payload bytes of the large sends and receives in flight (Op::moving)
   size_t chunk_bytes = 0;           // messages above this travel in chunks (0: whole; the provider keeps no order)
   bool registering = false;         // memory is registered and descriptors passed (FI_MR_LOCAL or register_memory)
   std::vector<Region> regions;      // sorted by base
@@ -592,7 +594,10 @@ void Fabric::Impl::Wait(Backoff* b, std::unique_lock<std::mutex>* lock) {
   const auto now = Clock::now();
   if (b->since == Clock::time_point{}) b->since = now;
   ++b->empty_polls;
-  if (now - b->since < kSpin) {
+  // While large transfers of this process are in flight, the provider moves their bytes only as it is polled (manual
+  // progress, and no wait object to sleep on): poll on for as long as they could take at 1 GB/s. Sleeping after 2 ms
+  // stalled a 16 MiB message between pauses (0.67x the floor's bandwidth, 64 MiB worse).
+  if (now - b->since < std::max<Clock::duration>(kSpin, std::chrono::nanoseconds(moving))) {
     // Between polls the peer process (on 2 vCPUs, often the one that must answer) may have the core:
     // spinning without yielding starved it (256 B: 76 us against 16-18 us with a yield every other poll). A yield
     // every 8th poll: 1 MiB one way 246-457 us (median 280) against 347-1810 (median 490) every other poll, for
@@ -653,6 +658,8 @@ void Fabric::Impl::Release(Op* op) {
   std::unique_ptr<Op> owned = std::move(it->second);
   ops.erase(it);
   owned->keep.reset();
+  moving -= owned->moving;
+  owned->moving = 0;
   // Keep it unless the pool is full: then drop the smallest of the pool and this one until it fits.
   while (!pool.empty() && pool_bytes + owned->capacity > kPoolBytes) {
     auto smallest = std::min_element(pool.begin(), pool.end(),
@@ -770,6 +777,7 @@ Status Fabric::Impl::Send(uint32_t to, uint64_t tag, const void* data, size_t by
       memcpy(op->data() + sizeof h, src + off, len);
     }
     op->ftag = ftag;
+    if (len >= kDirectRecvBytes) moving += (op->moving = len);
     op->since = Clock::now();
     // Buffered even when the provider cannot take it yet (the peer is not progressing, e.g. computing): then it
     // waits in `unposted` behind this peer's earlier sends, and Progress posts it.
@@ -898,6 +906,7 @@ Status Fabric::Impl::Recv(uint32_t from, uint64_t tag, void* data, size_t bytes,
         }
         Wait(&backoff, lock);
       }
+      if (direct && len >= kDirectRecvBytes) moving += (op->moving = len);
       posted[end++] = op;
     }
     Op* op = posted[next];
