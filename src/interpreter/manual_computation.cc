@@ -383,6 +383,7 @@ class FunctionManualKernel final : public ManualKernelBase {
     run.probes = at.probes;
     run.interrupt = at.f->interrupt;
     run.parallel = at.f->run ? at.f->run->parallel : nullptr;
+    run.space_memory = at.f->run ? at.f->run->space_memory : nullptr;
     return RunDevice(*at.f, d, own, &run, frames);
   }
   // The devices on the embedder's cores (RunOptions::parallel): each device's scratch (its slices, its results,
