@@ -11,6 +11,7 @@
 #include "dist/store.h"
 #include "dist_test_util.h"
 #include "provider_offered.h"
+#include "shm_check.h"
 
 namespace neuronmem::dist {
 namespace {
