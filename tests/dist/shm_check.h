@@ -22,7 +22,6 @@ class ShmLeftoversCheck : public ::testing::Environment {
   }
 };
 
-inline ::testing::Environment* const kShmLeftoversCheck =
-    ::testing::AddGlobalTestEnvironment(new ShmLeftoversCheck);
+inline ::testing::Environment* const kShmLeftoversCheck = ::testing::AddGlobalTestEnvironment(new ShmLeftoversCheck);
 
 }  // namespace neuronmem::dist::testing
