@@ -491,7 +491,7 @@ neuronmem_status_t* neuronmem_execution_stats(const neuronmem_execution_t* execu
   out->implicit_transfers = t.implicit_transfers;
   out->implicit_bytes = t.implicit_bytes;
   out->op_ns = st.op_ns;
-  out->transfer_ns = st.explicit_transfer_ns + st.implicit_transfer_ns.load();
+  out->transfer_ns = st.explicit_transfer_ns.load() + st.implicit_transfer_ns.load();
   out->queue_ns = st.queue_ns;
   if (NEURONMEM_HAS_FIELD(out, neuronmem_execution_stats_t, peer_bytes)) {
     out->peer_transfers = t.peer_transfers;
@@ -515,7 +515,7 @@ neuronmem_status_t* neuronmem_execution_transfers(const neuronmem_execution_t* e
     return InvalidArgument("from and to must be neuronmem_memory_kind_t values").release();
   if (!neuronmem::IsReady(execution->done.get()))
     return FailedPrecondition("the execution has not finished: wait for its event first").release();
-  const exec::TransferCounts& c = execution->stats->pairs[static_cast<int>(f)][static_cast<int>(t)];
+  const exec::TransferCounts c = execution->stats->pairs[static_cast<int>(f)][static_cast<int>(t)].Load();
   out->explicit_transfers = c.explicit_transfers;
   out->explicit_bytes = c.explicit_bytes;
   out->implicit_transfers = c.implicit_transfers;

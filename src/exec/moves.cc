@@ -32,10 +32,36 @@ Status ExecuteMove(const interp::CustomCallContext& c) {
     const MemoryKind from = run->KindOf(c.operands[0].data), to = run->KindOf(c.results[0].data);
     if (from != to) {
       run->stats->AddExplicit(from, to, bytes);
-      run->stats->explicit_transfer_ns += NowNs() - t0;
+      run->stats->AddExplicitTime(NowNs() - t0);
     }
   }
   return Ok();
+}
+
+void* AllocateSpaceFrames(void* run_context, size_t space, size_t bytes) {
+  auto* run = static_cast<RunContext*>(run_context);
+  memory::Memory* mem = space < kNumMemoryKinds ? run->memories[space] : nullptr;
+  void* p = nullptr;
+  if (!mem || mem->Allocate(bytes, 64, &p)) return nullptr;  // the device fails RESOURCE_EXHAUSTED
+  std::lock_guard<std::mutex> lock(run->mu);
+  run->frames.push_back(
+      {static_cast<const char*>(p), static_cast<const char*>(p) + bytes, static_cast<MemoryKind>(space)});
+  return p;
+}
+
+void ReleaseSpaceFrames(void* run_context, size_t space, void* p, size_t bytes) {
+  auto* run = static_cast<RunContext*>(run_context);
+  {
+    std::lock_guard<std::mutex> lock(run->mu);
+    for (size_t i = 0; i < run->frames.size(); ++i) {
+      if (run->frames[i].begin != p) continue;
+      run->frames[i] = run->frames.back();
+      run->frames.pop_back();
+      break;
+    }
+  }
+  // Memory this run allocated: a memory cannot refuse it back, the status carries nothing to act on.
+  run->memories[space]->Free(p, bytes).IgnoreError();
 }
 
 bool IsPlacementTarget(std::string_view target) {
@@ -51,7 +77,7 @@ void CountedSpaceCopy(void* run_context, void* dst, const void* src, size_t byte
   if (!run) return;
   const MemoryKind from = run->KindOf(src), to = run->KindOf(dst);
   if (from != to) run->stats->AddExplicit(from, to, bytes);
-  run->stats->explicit_transfer_ns += NowNs() - t0;
+  run->stats->AddExplicitTime(NowNs() - t0);
 }
 
 bool IsPlacementCall(const stablehlo::Operation& op) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <mutex>
 #include <string_view>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "copy/worker_pool.h"
 #include "exec/stats.h"
 #include "interpreter/interpreter.h"
+#include "memory/memory.h"
 #include "stablehlo/ir.h"
 
 namespace neuronmem::exec {
@@ -32,7 +34,10 @@ void CountedSpaceCopy(void* run_context, void* dst, const void* src, size_t byte
 // one kind is no transfer: it is not counted. The placement targets and host compute's copies run it.
 Status ExecuteMove(const interp::CustomCallContext& c);
 
-// What a running execution's moves need: which memory kind each address lies in, and the statistics.
+// What a running execution's moves need: which memory kind each address lies in, and the statistics. Shared by
+// every thread that runs part of the execution (an sdy.manual_computation's devices run at once): `ranges` is set
+// before the program runs and only read while it runs; the frames of the devices' bodies come and go under `mu`;
+// the statistics' counts are atomic.
 struct RunContext {
   struct Range {
     const char* begin;
@@ -43,6 +48,9 @@ struct RunContext {
   ExecutionStats* stats = nullptr;
   uint32_t core = 0;
   copy::WorkerPool* pool = nullptr;  // the executor's oneTBB arena: where a kernel's grid points run
+  // Per kind: the core's memory that the frames of a manual computation's devices take for the spaces other than
+  // 0 (AllocateSpaceFrames), so that what their bodies move lies in the kind's memory and counts as a transfer.
+  memory::Memory* memories[kNumMemoryKinds] = {};
 
   void Add(const void* p, uint64_t bytes, MemoryKind kind) {
     if (bytes) ranges.push_back({static_cast<const char*>(p), static_cast<const char*>(p) + bytes, kind});
@@ -52,8 +60,19 @@ struct RunContext {
     const char* c = static_cast<const char*>(p);
     for (const Range& r : ranges)
       if (c >= r.begin && c < r.end) return r.kind;
+    std::lock_guard<std::mutex> lock(mu);
+    for (const Range& r : frames)
+      if (c >= r.begin && c < r.end) return r.kind;
     return MemoryKind::kDevice;
   }
+
+  mutable std::mutex mu;
+  std::vector<Range> frames;  // the devices' frames that AllocateSpaceFrames handed out and that are still held
 };
+
+// interp::Program::RunOptions::SpaceMemory over a RunContext (its `context`): frames of space k come from
+// memories[k] (space k is the memory kind k: the executable's plan) and are known to KindOf while held.
+void* AllocateSpaceFrames(void* run_context, size_t space, size_t bytes);
+void ReleaseSpaceFrames(void* run_context, size_t space, void* p, size_t bytes);
 
 }  // namespace neuronmem::exec

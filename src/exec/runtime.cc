@@ -150,7 +150,7 @@ struct LaunchState final : interp::PeerTransfers, interp::HostTransfers {
         const MemoryKind core = tensors[i].kind, host_kind = MemoryKind::kUnpinnedHost;
         stats.AddExplicit(send ? core : host_kind, send ? host_kind : core, views[i].Bytes());
       }
-      stats.explicit_transfer_ns += elapsed;
+      stats.AddExplicitTime(elapsed);
     }
     if (s) {
       // "file:line:col: 'stablehlo.send': the send callback of channel 5: <the callback's message>"
@@ -902,6 +902,10 @@ void Runtime::Run(Execution& e) {
   run.stats = &stats;
   run.core = e.core;
   run.pool = &pool_;
+  for (size_t k = 0; k < kNumMemoryKinds; ++k) {
+    const core::Memory* m = device.memory_of_kind(static_cast<MemoryKind>(k));
+    run.memories[k] = m ? m->view().memory : nullptr;
+  }
   Status failure;
   for (size_t k = 0; k < kNumMemoryKinds && !failure; ++k) {
     space_bytes[k] = exe.program().workspace_bytes(k);
@@ -942,6 +946,9 @@ void Runtime::Run(Execution& e) {
     CoreWorkers::Call call{&core_workers_, e.core, &stats};
     const interp::Program::RunOptions::Parallel parallel{&CoreWorkers::Run, &call};
     if (core_workers_.cores() > 1) options.parallel = &parallel;
+    // A manual computation's devices' frames of the other spaces: in the kinds' memories, counted as such.
+    const interp::Program::RunOptions::SpaceMemory space_memory{&AllocateSpaceFrames, &ReleaseSpaceFrames, &run};
+    options.space_memory = &space_memory;
     interp::ProcessContext process;
     if (e.grid) {
       process.grid = e.grid->grid.get();
@@ -976,7 +983,8 @@ void Runtime::Run(Execution& e) {
       }
     }
     const uint64_t elapsed = t1 - t0;
-    stats.op_ns = elapsed > stats.explicit_transfer_ns ? elapsed - stats.explicit_transfer_ns : 0;
+    const uint64_t moving = stats.explicit_transfer_ns.load(std::memory_order_relaxed);
+    stats.op_ns = elapsed > moving ? elapsed - moving : 0;
   }
   exe.NoteRun(NowNs() - start);
   finish(std::move(failure));

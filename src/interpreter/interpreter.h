@@ -261,6 +261,18 @@ class Program {
       void* context = nullptr;
     };
     const Parallel* parallel = nullptr;
+    // Memory of spaces 1.. (CompileOptions::result_space) for the frames of a body run apart from the run's
+    // `spaces`: each device of an sdy.manual_computation runs its body in frames of its own. allocate(context,
+    // space, bytes) returns `bytes` of 64-byte aligned memory of that space, or nullptr when there is none (the
+    // device then fails RESOURCE_EXHAUSTED naming the body); release(context, space, p, bytes) gives it back once
+    // the body has run. Called from the device's thread, several devices at once: both must be thread-safe.
+    // nullptr: ordinary host memory (the executor's memories then do not hold the values the body moves).
+    struct SpaceMemory {
+      void* (*allocate)(void* context, size_t space, size_t bytes) = nullptr;
+      void (*release)(void* context, size_t space, void* p, size_t bytes) = nullptr;
+      void* context = nullptr;
+    };
+    const SpaceMemory* space_memory = nullptr;
   };
   Status Run(const TensorView* args, size_t num_args, ResultAllocator* allocator, std::vector<TensorView>* results,
              const RunOptions& options) const;

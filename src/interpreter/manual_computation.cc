@@ -316,6 +316,36 @@ class ManualComputationKernel final : public ManualKernelBase {
 // thread. Each instance has frames of its own. Each device's operand slices that are not runs of the operand's
 // bytes and its results lie in scratch; each device writes its results into place itself (the boxes are
 // disjoint).
+// The host hook of a computation's devices: a device's host transfers (send/recv with is_host_transfer, infeed,
+// outfeed) are those of the run that runs the computation, so the run's hook sees the run's process (`process`,
+// the run's index in its grid), not the device's index in the computation's own grid (an executor's launch keeps
+// its per-process state, statistics and device ids by that index). Nested computations forward it outward.
+class RunsHost final : public HostTransfers {
+ public:
+  RunsHost(HostTransfers* host, uint32_t process) : host_(host), process_(process) {}
+  Status Send(const HostCall& call, const TensorView* data, size_t n) override {
+    return host_->Send(Runs(call), data, n);
+  }
+  Status Recv(const HostCall& call, const TensorView* results, size_t n) override {
+    return host_->Recv(Runs(call), results, n);
+  }
+  Status Infeed(const HostCall& call, const TensorView* results, size_t n) override {
+    return host_->Infeed(Runs(call), results, n);
+  }
+  Status Outfeed(const HostCall& call, const TensorView* data, size_t n) override {
+    return host_->Outfeed(Runs(call), data, n);
+  }
+
+ private:
+  HostCall Runs(const HostCall& call) const {
+    HostCall c = call;
+    c.process = process_;
+    return c;
+  }
+  HostTransfers* host_;
+  uint32_t process_;
+};
+
 class FunctionManualKernel final : public ManualKernelBase {
  public:
   FunctionManualKernel(const Function* body, bool concurrent, std::vector<int64_t> sizes,
@@ -356,7 +386,9 @@ class FunctionManualKernel final : public ManualKernelBase {
       return Status();
     }
     ProcessGrid grid(1, static_cast<uint32_t>(devices_));
-    Concurrent at{this, &f, &grid, f.run ? f.run->process.host : nullptr, f.run ? &f.run->probe_store() : nullptr};
+    HostTransfers* parent = f.run ? f.run->process.host : nullptr;
+    RunsHost host(parent, f.run ? f.run->self() : 0);
+    Concurrent at{this, &f, &grid, parent ? &host : nullptr, f.run ? &f.run->probe_store() : nullptr};
     const std::vector<Status> st = grid.Run([&](uint32_t p) -> Status {
       const uint32_t d = device_of_[p];
       return RunProcess(at, d, mem + per_device_ * d, nullptr);
@@ -383,13 +415,15 @@ class FunctionManualKernel final : public ManualKernelBase {
     run.probes = at.probes;
     run.interrupt = at.f->interrupt;
     run.parallel = at.f->run ? at.f->run->parallel : nullptr;
+    run.space_memory = at.f->run ? at.f->run->space_memory : nullptr;
     return RunDevice(*at.f, d, own, &run, frames);
   }
   // The devices on the embedder's cores (RunOptions::parallel): each device's scratch (its slices, its results,
   // then its frames) is the hook's, device k runs process partition_of_[k], and ends it in the grid itself.
   Status RunOnCores(Frame& f, const Program::RunOptions::Parallel& parallel) const {
     ProcessGrid grid(1, static_cast<uint32_t>(devices_));
-    Concurrent at{this, &f, &grid, f.run->process.host, &f.run->probe_store()};
+    RunsHost host(f.run->process.host, f.run->self());
+    Concurrent at{this, &f, &grid, f.run->process.host ? &host : nullptr, &f.run->probe_store()};
     parallel.run(parallel.context, static_cast<size_t>(devices_), per_device_ + frame_bytes_, &DeviceTask, &at);
     return Report(f, [&](uint32_t d) { return grid.FinalStatus(partition_of_[d]); });
   }

@@ -80,7 +80,8 @@ class PeerTransfers {
 // A host transfer of one process: which op, which process, which channel.
 struct HostCall {
   OpSite site;
-  uint32_t process = 0;     // ProcessGrid::Index of the calling process
+  uint32_t process = 0;     // ProcessGrid::Index of the calling process (a device of an sdy.manual_computation:
+                            // the process of the run that runs the computation)
   std::string_view config;  // infeed_config / outfeed_config ("" for send/recv)
 };
 

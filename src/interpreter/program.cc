@@ -81,14 +81,40 @@ Status FrameMemory::Reserve(const Function& fn, Workspace* workspace, char* cons
   return Ok();
 }
 
+SpaceFrames::~SpaceFrames() {
+  for (size_t k = 1; k < kMaxSpaces; ++k)
+    if (got_[k]) memory_->release(memory_->context, k, got_[k], bytes_[k]);
+}
+
+Status SpaceFrames::Allocate(const Function& fn, char** spaces) {
+  for (size_t k = 1; k < kMaxSpaces; ++k) {
+    if (!fn.space_stack_bytes[k]) continue;
+    got_[k] = static_cast<char*>(memory_->allocate(memory_->context, k, fn.space_stack_bytes[k]));
+    if (!got_[k])
+      return ResourceExhausted("no memory of space %zu for the %zu-byte frames of @%s", k, fn.space_stack_bytes[k],
+                               fn.name.c_str());
+    bytes_[k] = fn.space_stack_bytes[k];
+    spaces[k] = got_[k];
+  }
+  return Ok();
+}
+
 Status RunStandalone(const Function& fn, const ProgramState* state, RunState* run, void* context, char* const* args,
                      char* const* results, char* frame_memory) {
   FrameMemory fm;
   if (frame_memory && !StandaloneFrameBytes(fn)) return Internal("@%s needs memory of other spaces", fn.name.c_str());
+  const Program::RunOptions::SpaceMemory* space_memory = run ? run->space_memory : nullptr;
+  SpaceFrames space_frames(space_memory && space_memory->allocate ? space_memory : nullptr);
   if (frame_memory) {
     fm.mem = frame_memory;
-  } else {
+  } else if (StandaloneFrameBytes(fn) || !space_memory || !space_memory->allocate) {
     NEURONMEM_RETURN_IF_ERROR(fm.Reserve(fn, nullptr, nullptr));
+  } else {
+    // Space 0 on the heap, the others the embedder's (the values the body moves lie in their memory).
+    fm.mem = fm.local.Reserve(fn.stack_bytes);
+    if (!fm.mem && fn.stack_bytes)
+      return ResourceExhausted("no memory for the %zu-byte workspace of @%s", fn.stack_bytes, fn.name.c_str());
+    NEURONMEM_RETURN_IF_ERROR(space_frames.Allocate(fn, fm.spaces));
   }
   Frame frame;
   SetupFrame(fn, fm.mem, fm.spaces, &frame);
@@ -194,6 +220,7 @@ Status Program::Run(const TensorView* args, size_t num_args, ResultAllocator* al
   if (options.process) run.process = *options.process;
   run.interrupt = options.interrupt;
   run.parallel = options.parallel;
+  run.space_memory = options.space_memory;
   Frame frame;
   SetupFrame(fn, fm.mem, fm.spaces, &frame);
   frame.state = &impl_->state;

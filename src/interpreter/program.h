@@ -87,6 +87,22 @@ struct FrameMemory {
   Status Reserve(const Function& fn, Workspace* workspace, char* const* given);
 };
 
+// The frames of spaces 1.. of one RunStandalone call from RunOptions::space_memory, given back when it ends.
+class SpaceFrames {
+ public:
+  explicit SpaceFrames(const Program::RunOptions::SpaceMemory* memory) : memory_(memory) {}
+  SpaceFrames(const SpaceFrames&) = delete;
+  SpaceFrames& operator=(const SpaceFrames&) = delete;
+  ~SpaceFrames();
+  // Allocates fn's frames of spaces 1.. into spaces[1..]; RESOURCE_EXHAUSTED naming fn when one is refused.
+  Status Allocate(const Function& fn, char** spaces);
+
+ private:
+  const Program::RunOptions::SpaceMemory* memory_;
+  char* got_[kMaxSpaces] = {};
+  size_t bytes_[kMaxSpaces] = {};
+};
+
 // Runs `fn` in frames of its own: args[i] / results[i] point to its parameters' and results' bytes. The frames see
 // `state`, `run` and `context` as a Program run's do. Their memory: `frame_memory` (StandaloneFrameBytes(fn) bytes,
 // 64-byte aligned) when given, else host memory reserved for the call.

@@ -149,6 +149,7 @@ class RunParallelKernel final : public Kernel {
       run.process.host = &host;
       run.probes = probes;
       run.interrupt = f.interrupt;
+      run.space_memory = f.run->space_memory;
       return RunStandalone(*programs_[k], f.state, &run, f.context, slots.data() + arg_begin_[k],
                            slots.data() + ins_.size() + result_begin_[k]);
     });

@@ -40,6 +40,8 @@ struct RunState {
   std::unique_ptr<ProbeStore> own_probes;
   const std::atomic<int>* interrupt = nullptr;              // RunOptions::interrupt, seen by every frame of the run
   const Program::RunOptions::Parallel* parallel = nullptr;  // RunOptions::parallel (nested runs inherit it)
+  // RunOptions::space_memory (nested runs inherit it): where RunStandalone's frames of spaces 1.. lie.
+  const Program::RunOptions::SpaceMemory* space_memory = nullptr;
 
   ProcessGrid& grid() {
     if (!process.grid) {

@@ -1,6 +1,7 @@
 // Helpers of the multi-process tests: a temporary folder for a directory store, and forked processes.
 #pragma once
 
+#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,9 +48,47 @@ class TempDir {
   std::string path_;
 };
 
+// The files in /dev/shm that process `pid` made: the shm provider's endpoints of dist::Fabric, each named
+// neuronmem_<pid>_<random> (src/dist/fabric.cc), hold a file of that name there (libfabric 1.17 creates no
+// other). A process that ends normally closes its endpoints, which removes them; one killed keeps them for ever.
+inline std::vector<std::string> ShmFilesOf(pid_t pid) {
+  std::vector<std::string> files;
+  const std::string prefix = "neuronmem_" + std::to_string(static_cast<long long>(pid)) + "_";
+  DIR* d = opendir("/dev/shm");
+  if (d == nullptr) return files;
+  while (const dirent* e = readdir(d))
+    if (std::string(e->d_name).compare(0, prefix.size(), prefix) == 0) files.push_back(e->d_name);
+  closedir(d);
+  return files;
+}
+
+// Removes what a killed process left in /dev/shm (ShmFilesOf): called once it has been waited for, so its pid
+// cannot have been reused by a process that made files of its own meanwhile.
+inline void RemoveShmFilesOf(pid_t pid) {
+  for (const std::string& f : ShmFilesOf(pid)) unlink(("/dev/shm/" + f).c_str());
+}
+
+// Every process RunProcesses forked in this test binary, for the check that none left files in /dev/shm
+// (shm_check.h).
+inline std::vector<pid_t>& ForkedProcesses() {
+  static std::vector<pid_t> pids;
+  return pids;
+}
+
+// What the processes this binary forked left in /dev/shm (a process that ended normally and left files: its
+// endpoints were not closed), "neuronmem_<pid>_<random>" each.
+inline std::vector<std::string> ShmLeftovers() {
+  std::vector<std::string> left;
+  for (pid_t pid : ForkedProcesses())
+    for (std::string& f : ShmFilesOf(pid)) left.push_back(std::move(f));
+  return left;
+}
+
 // Runs body(i) in n forked processes (the caller must not have started threads yet) and returns each one's
 // exit status: its exit code, or 128 + the signal that ended it. A process still running after `limit` is
-// killed (and reports 128 + SIGKILL), so a hang fails the test instead of blocking the suite.
+// killed (and reports 128 + SIGKILL), so a hang fails the test instead of blocking the suite. What a process
+// ended by a signal (raise(SIGKILL) in a killed-peer test, or the limit) left in /dev/shm is removed once it has
+// been waited for (RemoveShmFilesOf).
 inline std::vector<int> RunProcesses(int n, const std::function<int(int)>& body,
                                      std::chrono::seconds limit = std::chrono::seconds(150)) {
   fflush(stdout);
@@ -68,6 +107,7 @@ inline std::vector<int> RunProcesses(int n, const std::function<int(int)>& body,
       exit(code);
     }
     pids.push_back(pid);
+    if (pid > 0) ForkedProcesses().push_back(pid);
   }
   std::vector<int> result(n, -1);
   const auto deadline = std::chrono::steady_clock::now() + limit;
@@ -79,6 +119,7 @@ inline std::vector<int> RunProcesses(int n, const std::function<int(int)>& body,
       pid_t r = waitpid(pids[i], &st, WNOHANG);
       if (r == pids[i]) {
         result[i] = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        if (WIFSIGNALED(st)) RemoveShmFilesOf(pids[i]);
         --left;
       }
     }

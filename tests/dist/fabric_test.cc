@@ -12,6 +12,7 @@
 #include "dist/store.h"
 #include "dist_test_util.h"
 #include "provider_offered.h"
+#include "shm_check.h"
 
 namespace neuronmem::dist {
 namespace {

@@ -13,6 +13,7 @@
 #include "dist_test_util.h"
 #include "job_test_util.h"
 #include "provider_offered.h"
+#include "shm_check.h"
 
 namespace {
 

@@ -207,6 +207,71 @@ TEST_F(TwoCores, ALaunchOnBothCoresRunsEachCoresComputation) {
   }
 }
 
+// `trips` round trips of the device's block to pinned_host and back (annotate_device_placement, MoveToDevice)
+// before the all_reduce, whose operand is then %v<trips>.
+std::string PinnedHostTrips(int trips) {
+  const std::string l = "tensor<2x3xf32>";
+  std::string body, prev = "%a";
+  for (int t = 1; t <= trips; ++t) {
+    const std::string h = "%h" + std::to_string(t), v = "%v" + std::to_string(t);
+    body += "      " + h + " = stablehlo.custom_call @annotate_device_placement(" + prev +
+            ") {has_side_effect = true, mhlo.frontend_attributes = {_xla_buffer_placement = \"pinned_host\"}} : (" + l +
+            ") -> " + l + "\n      " + v + " = stablehlo.custom_call @MoveToDevice(" + h +
+            ") {backend_config = \"\"} : (" + l + ") -> " + l + "\n";
+    prev = v;
+  }
+  return body;
+}
+
+// Every device of a computation moves its block to pinned_host and back at the same time as the others: each move
+// is counted once, device by device (the execution's statistics are written from every device's thread at once;
+// ThreadSanitizer, which runs this suite, reports a write that is not atomic). On a client of one core (a thread
+// per device) and of two (the cores, and threads beyond them), 2 and 4 devices, run after run.
+TEST_F(ManualCoresTest, MovesOfEveryDeviceAreCountedOnceEach) {
+  constexpr int kTrips = 16;
+  const uint64_t block = 2 * 3 * sizeof(float);
+  auto check = [&](int n, size_t core) {
+    neuronmem_executable_t* e = nullptr;
+    ASSERT_OK(Compile(PsumProgram(n, PinnedHostTrips(kTrips), "%v" + std::to_string(kTrips)), &e));
+    std::vector<float> in(static_cast<size_t>(6 * n));
+    for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i % 5) - 1.5f;
+    std::vector<neuronmem_buffer_t*> results;
+    neuronmem_event_t* done = nullptr;
+    neuronmem_execution_t* x = nullptr;
+    ASSERT_OK(Execute(e, {Upload(in, {2 * n, 3}, Memory(NEURONMEM_MEMORY_KIND_DEVICE, core))}, &results, &done, &x, {},
+                      core));
+    ASSERT_OK(neuronmem_event_wait(done, -1));
+    neuronmem_event_destroy(done);
+    EXPECT_EQ(Read(results[0], in.size()), Expected(n, in)) << n << " devices, core " << core;
+    const uint64_t moves = static_cast<uint64_t>(kTrips * n);
+    const neuronmem_execution_stats_t st = Stats(x);
+    EXPECT_EQ(st.explicit_transfers, 2 * moves) << n << " devices, core " << core;
+    EXPECT_EQ(st.explicit_bytes, 2 * moves * block) << n << " devices, core " << core;
+    EXPECT_EQ(st.implicit_transfers, 0u);
+    const neuronmem_transfer_counts_t out = Pair(x, NEURONMEM_MEMORY_KIND_DEVICE, NEURONMEM_MEMORY_KIND_PINNED_HOST);
+    const neuronmem_transfer_counts_t back = Pair(x, NEURONMEM_MEMORY_KIND_PINNED_HOST, NEURONMEM_MEMORY_KIND_DEVICE);
+    EXPECT_EQ(out.explicit_transfers, moves) << n << " devices, core " << core;
+    EXPECT_EQ(out.explicit_bytes, moves * block) << n << " devices, core " << core;
+    EXPECT_EQ(back.explicit_transfers, moves) << n << " devices, core " << core;
+    EXPECT_EQ(back.explicit_bytes, moves * block) << n << " devices, core " << core;
+    neuronmem_execution_destroy(x);
+  };
+  for (int rep = 0; rep < 3; ++rep) {
+    check(2, 0);
+    check(4, 0);
+  }
+  neuronmem_client_t* two = nullptr;
+  ASSERT_OK(MakeClient(64u << 20, 2, &two));
+  Swap(&two);
+  for (int rep = 0; rep < 3; ++rep) {
+    for (size_t core = 0; core < 2; ++core) {
+      check(2, core);
+      check(4, core);
+    }
+  }
+  DestroySwapped(&two);
+}
+
 // A device that never reaches the all_reduce (device 1 skips it) fails the execution naming the op and device 0,
 // which waited for it: no hang on the cores.
 TEST_F(TwoCores, ADeviceThatNeverJoinsFailsTheExecutionNamingTheDevice) {

@@ -265,6 +265,59 @@ TEST_F(HostTest, HostTransfersGoThroughTheLaunchsCallbacks) {
   }
 }
 
+// The devices of an sdy.manual_computation (2, whose body communicates) each send their block to the host from
+// their own thread: each send is its execution's, on the launch device the execution runs on (the callback sees
+// that device; the execution counts the transfer), whichever device of the computation sends it.
+TEST_F(HostTest, HostTransfersOfAManualComputationsDevicesAreTheirExecutions) {
+  const std::string text = R"(module @m {
+  sdy.mesh @mesh = <["x"=2]>
+  func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+    %1 = sdy.manual_computation(%x) in_shardings=[<@mesh, [{}]>] out_shardings=[<@mesh, [{}]>]
+        manual_axes={"x"} (%a: tensor<2xf32>) {
+      %t = stablehlo.after_all : !stablehlo.token
+      %s = "stablehlo.send"(%a, %t) {channel_handle = #stablehlo.channel_handle<handle = 5, type = 2>,
+          is_host_transfer = true} : (tensor<2xf32>, !stablehlo.token) -> !stablehlo.token
+      %r = "stablehlo.all_reduce"(%a) )" +
+                           std::string(kAdd) +
+                           R"({replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>,
+          channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, use_global_device_ids}
+          : (tensor<2xf32>) -> tensor<2xf32>
+      sdy.return %r : tensor<2xf32>
+    } : (tensor<2xf32>) -> tensor<2xf32>
+    return %1 : tensor<2xf32>
+  }
+}
+)";
+  neuronmem_executable_t* e = nullptr;
+  ASSERT_OK(Compile(text, &e));
+  for (size_t n : {size_t{1}, size_t{2}}) {
+    HostLog log;
+    std::vector<std::vector<neuronmem_buffer_t*>> results;
+    std::vector<neuronmem_event_t*> done;
+    std::vector<neuronmem_execution_t*> runs;
+    ASSERT_OK(LaunchHost(e, n, {{5, OnSend, &log}}, {}, &results, &done, &runs));
+    for (size_t d = 0; d < n; ++d) {
+      ASSERT_OK(neuronmem_event_wait(done[d], -1));
+      const float b = 10.0f * static_cast<float>(d);
+      EXPECT_EQ(Read(results[d][0], 2), (std::vector<float>{2 * (b + 1), 2 * (b + 2)})) << n << " devices";
+      // Both of its computation's devices sent f32[2] (8 bytes) device -> unpinned_host.
+      const neuronmem_transfer_counts_t out =
+          Pair(runs[d], NEURONMEM_MEMORY_KIND_DEVICE, NEURONMEM_MEMORY_KIND_UNPINNED_HOST);
+      EXPECT_EQ(out.explicit_transfers, 2u) << "launch device " << d << " of " << n;
+      EXPECT_EQ(out.explicit_bytes, 16u) << "launch device " << d << " of " << n;
+      neuronmem_event_destroy(done[d]);
+      neuronmem_execution_destroy(runs[d]);
+    }
+    std::sort(log.sent.begin(), log.sent.end());
+    ASSERT_EQ(log.sent.size(), 2 * n);
+    for (size_t i = 0; i < 2 * n; ++i) {
+      const size_t d = i / 2;
+      EXPECT_EQ(log.sent[i].first, static_cast<int32_t>(d)) << n << " devices";
+      EXPECT_EQ(log.sent[i].second, (std::vector<float>{10.0f * d + 1, 10.0f * d + 2})) << n << " devices";
+    }
+  }
+}
+
 TEST_F(HostTest, AMissingCallbackIsRefusedAtSubmissionNamingTheChannel) {
   neuronmem_executable_t* e = nullptr;
   ASSERT_OK(Compile(kHost, &e));

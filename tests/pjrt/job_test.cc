@@ -414,6 +414,11 @@ int main(int argc, char** argv) {
     std::printf("bad job options: code %d: %s\n", static_cast<int>(o.code), o.message.c_str());
     failures += o.code != PJRT_Error_Code_INVALID_ARGUMENT || c.client != nullptr;
   }
+  // Nothing left in /dev/shm by the job's processes (their endpoints closed as they ended).
+  for (const std::string& f : neuronmem::dist::testing::ShmLeftovers()) {
+    std::printf("left in /dev/shm by a process of the job: %s\n", f.c_str());
+    ++failures;
+  }
   std::printf(failures ? "FAIL\n" : "OK\n");
   return failures ? 1 : 0;
 }
