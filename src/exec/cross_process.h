@@ -45,8 +45,9 @@ class Job {
   // The global device id of local core `core`.
   uint32_t Global(uint32_t core) const { return process_index() * cores_ + core; }
   dist::Fabric& fabric() const { return *fabric_; }
-  // Where the launches' messages and received values are staged: kept for reuse (up to 128 MiB), so a large message
-  // does not fault in fresh memory on each side every time (4 MiB: about 4 ms of a 8-9 ms launch).
+  // Where the launches' messages and received values are staged: kept for reuse (up to 256 MiB: a 64 MiB exchange holds
+  // a message and a staging buffer), so a large message does not fault in fresh memory on each side every time (4 MiB:
+  // about 4 ms of a 8-9 ms launch).
   BufferCache& buffers() const { return *buffers_; }
 
   // The link of a launch that spans processes: `fingerprint` identifies the program, `launch_id` the caller's
@@ -58,7 +59,7 @@ class Job {
   dist::Fabric* fabric_;
   const uint32_t cores_;
   mutable std::atomic<uint64_t> launches_{0};  // launches submitted across processes
-  const std::shared_ptr<BufferCache> buffers_ = BufferCache::Create(128u << 20);
+  const std::shared_ptr<BufferCache> buffers_ = BufferCache::Create(256u << 20);
 };
 
 // One launch's messages to and from the other processes of the job.

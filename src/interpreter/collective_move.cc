@@ -147,10 +147,11 @@ class AllToAllKernel final : public MovingKernel {
       at[k] = bytes;
       bytes += in[k].bytes / static_cast<size_t>(count_);
     }
-    std::vector<char> buffer(bytes ? bytes : 1);
+    BufferLease buffer = m.grid->StagingAcross(bytes);
+    if (!buffer) return ResourceExhausted("all_to_all: no memory to hold %zu bytes from other processes", bytes);
     std::vector<TensorView> parts(n);
     for (size_t k = 0; k < n; ++k) {
-      parts[k] = in[k].View(buffer.data() + at[k]);
+      parts[k] = in[k].View(buffer.get() + at[k]);
       parts[k].dims = part[k].data();
     }
     std::vector<uint32_t> local;
@@ -164,7 +165,7 @@ class AllToAllKernel final : public MovingKernel {
         std::vector<int64_t> src_at(part[k].size(), 0), dst_at = src_at;
         src_at[split_] = i * part[k][split_];
         NEURONMEM_RETURN_IF_ERROR(CopyBox(*m.grid, m.self, m.self, static_cast<const char*>(mine[k].data), in[k].dims,
-                                          src_at, buffer.data() + at[k], part[k], dst_at, part[k], in[k].esize));
+                                          src_at, buffer.get() + at[k], part[k], dst_at, part[k], in[k].esize));
       }
       NEURONMEM_RETURN_IF_ERROR(m.grid->SendAcross(m.self, site_.Get(), peer, parts.data(), n));
     }
@@ -306,8 +307,12 @@ class CollectivePermuteKernel final : public Kernel {
           NEURONMEM_RETURN_IF_ERROR(grid.SendAcross(self, site_.Get(), to, &mine, 1));
       }
       if (source >= 0 && grid.IsRemote(from)) {
-        std::vector<char> held(shape_.bytes ? shape_.bytes : 1);
-        const TensorView staged = shape_.View(held.data());
+        BufferLease held = grid.StagingAcross(shape_.bytes);
+        if (!held)
+          return ResourceExhausted("%.*s: no memory to hold %zu bytes from process %u",
+                                   static_cast<int>(site_.Get().location.size()), site_.Get().location.data(),
+                                   shape_.bytes, from);
+        const TensorView staged = shape_.View(held.get());
         NEURONMEM_RETURN_IF_ERROR(grid.RecvAcross(self, site_.Get(), from, &staged, 1));
         NEURONMEM_RETURN_IF_ERROR(CopyWhole(grid, from, self, staged, f.slots[out_]));
         source = -1;  // nothing to read from the local members

@@ -209,6 +209,9 @@ class ProcessGrid {
   // `from`, so the transport counts them). Matched in order per (sender, receiver); failures name the op's site.
   Status SendAcross(uint32_t self, const OpSite& site, uint32_t to, const TensorView* data, size_t n);
   Status RecvAcross(uint32_t self, const OpSite& site, uint32_t from, const TensorView* results, size_t n);
+  // Memory (uninitialised) for `bytes` bytes that RecvAcross lands before CopyFrom moves them on: the remote hook's
+  // (kept for reuse), or fresh where the grid has none. Null where there is no memory.
+  BufferLease StagingAcross(size_t bytes) const { return remote_ ? remote_->Staging(bytes) : FreshBuffer(bytes); }
 
   // Sends `data` on `site.channel` to process `target` (-1: whichever process receives on the channel
   // next). Never waits for the receiver. Bytes the transport calls stable (PeerTransfers::Stable) are lent to
