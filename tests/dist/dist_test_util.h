@@ -25,6 +25,20 @@
 
 namespace neuronmem::dist::testing {
 
+// The threads of this process (its entries in /proc/self/task), 0 if that cannot be read.
+inline size_t ThreadsOfThisProcess() {
+  std::error_code ec;
+  size_t n = 0;
+  for (std::filesystem::directory_iterator it("/proc/self/task", ec), end; !ec && it != end; it.increment(ec)) ++n;
+  return ec ? 0 : n;
+}
+
+// What RunProcesses reports for every process when its caller has threads: it forks none then. A caller must not
+// have started threads (nor created a client in its own process: its cores, copy engine and oneTBB's workers are
+// threads): a child of a multi-threaded process inherits whatever locks the other threads held, and ThreadSanitizer
+// refuses to start threads in it ("starting new threads after multi-threaded fork is not supported").
+constexpr int kForkedWithThreads = 97;
+
 // A fresh folder under TMPDIR, removed with its files at the end of the scope.
 class TempDir {
  public:
@@ -47,29 +61,14 @@ class TempDir {
   std::string path_;
 };
 
-// The threads of this process (its entries in /proc/self/task), 0 if that cannot be read.
-inline size_t ThreadsOfThisProcess() {
-  std::error_code ec;
-  size_t n = 0;
-  for (std::filesystem::directory_iterator it("/proc/self/task", ec), end; !ec && it != end; it.increment(ec)) ++n;
-  return ec ? 0 : n;
-}
-
-// What RunProcesses reports for every process when its caller has threads (it forks none then).
-constexpr int kForkedWithThreads = 97;
-
-// Runs body(i) in n forked processes and returns each one's exit status: its exit code, or 128 + the signal
-// that ended it. A process still running after `limit` is killed (and reports 128 + SIGKILL), so a hang fails
-// the test instead of blocking the suite.
-// The caller must not have started threads (nor created a client, whose cores and copy engine are threads, in
-// this process): a child of a multi-threaded process inherits whatever locks the other threads held, and
-// ThreadSanitizer refuses to start threads in it ("starting new threads after multi-threaded fork is not
-// supported"). A caller that has threads gets kForkedWithThreads for every process, nothing forked.
+// Runs body(i) in n forked processes (the caller must not have started threads yet) and returns each one's
+// exit status: its exit code, or 128 + the signal that ended it. A process still running after `limit` is
+// killed (and reports 128 + SIGKILL), so a hang fails the test instead of blocking the suite.
 inline std::vector<int> RunProcesses(int n, const std::function<int(int)>& body,
                                      std::chrono::seconds limit = std::chrono::seconds(150)) {
   fflush(stdout);
   fflush(stderr);
-  if (const size_t threads = ThreadsOfThisProcess(); threads > 1) {
+  if (const size_t threads = ThreadsOfThisProcess(); threads > 1) {  // kForkedWithThreads
     fprintf(stderr, "RunProcesses: this process has %zu threads; forks only from a single-threaded one\n", threads);
     return std::vector<int>(n, kForkedWithThreads);
   }
