@@ -2,7 +2,7 @@
 # The whole test suite, from a fresh machine: installs what is missing, then
 #   1. build-test/  debugoptimized gcc build, every suite (with the formatting check, suite 'format');
 #   2. build-asan/  clang with ASan+UBSan (and the libFuzzer target), every suite;
-#   3. build-tsan/  gcc with ThreadSanitizer, the 'concurrency' suite.
+#   3. build-tsan/  gcc with ThreadSanitizer, the 'concurrency' suite (with the multi-process tests of suite 'dist').
 # After 1, the library is installed into build-test/destdir and a C program, the Python module, the Go package
 # and the Rust crates are built and tested against it (scripts/test-bindings.sh; counted in the last line); a
 # consumer project builds it as a Meson subproject (scripts/test-subproject.sh).
@@ -88,6 +88,8 @@ else
 fi
 
 echo "== [3/3] ThreadSanitizer, 'concurrency' suite"
+# It holds the multi-process tests too (tests/dist, pjrt-job): they fork from a single-threaded test process, so each
+# child is a process of its own to TSan (halt_on_error makes a child that races exit with 66, and its test fail).
 if run_build build-tsan --buildtype=debugoptimized -Db_sanitize=thread -Dbenchmarks=false -Dtools=false; then
   run_tests build-tsan --suite concurrency --timeout-multiplier 4 || failed_steps+=("tsan-tests")
 else

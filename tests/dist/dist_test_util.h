@@ -26,6 +26,20 @@
 
 namespace neuronmem::dist::testing {
 
+// The threads of this process (its entries in /proc/self/task), 0 if that cannot be read.
+inline size_t ThreadsOfThisProcess() {
+  std::error_code ec;
+  size_t n = 0;
+  for (std::filesystem::directory_iterator it("/proc/self/task", ec), end; !ec && it != end; it.increment(ec)) ++n;
+  return ec ? 0 : n;
+}
+
+// What RunProcesses reports for every process when its caller has threads: it forks none then. A caller must not
+// have started threads (nor created a client in its own process: its cores, copy engine and oneTBB's workers are
+// threads): a child of a multi-threaded process inherits whatever locks the other threads held, and ThreadSanitizer
+// refuses to start threads in it ("starting new threads after multi-threaded fork is not supported").
+constexpr int kForkedWithThreads = 97;
+
 // A fresh folder under TMPDIR, removed with its files at the end of the scope.
 class TempDir {
  public:
@@ -93,6 +107,10 @@ inline std::vector<int> RunProcesses(int n, const std::function<int(int)>& body,
                                      std::chrono::seconds limit = std::chrono::seconds(150)) {
   fflush(stdout);
   fflush(stderr);
+  if (const size_t threads = ThreadsOfThisProcess(); threads > 1) {  // kForkedWithThreads
+    fprintf(stderr, "RunProcesses: this process has %zu threads; forks only from a single-threaded one\n", threads);
+    return std::vector<int>(n, kForkedWithThreads);
+  }
   std::vector<pid_t> pids;
   for (int i = 0; i < n; ++i) {
     pid_t pid = fork();

@@ -547,18 +547,23 @@ int MovingTraffic(const std::string& dir, int index, int n, uint32_t cores) {
 
 TEST(LaunchJob, MovingTrafficPerProcessIsItsShare) { InJobsOf2x2And4x1(MovingTraffic); }
 
+// In a forked process too: a client's cores and copy engine are threads (oneTBB's workers outlive the client), and
+// the later tests fork only from a single-threaded process (RunProcesses).
 TEST(LaunchJob, JobTrafficOfAClientOfOneProcessIsZero) {
-  neuronmem_client_t* c = NewClient(1, "", 0, 1);
-  ASSERT_NE(c, nullptr);
-  neuronmem_job_traffic_t t = {};
-  t.struct_size = NEURONMEM_JOB_TRAFFIC_STRUCT_SIZE;
-  t.bytes_sent = 7;
-  EXPECT_EQ(Code(neuronmem_client_job_traffic(c, &t)), NEURONMEM_STATUS_OK);
-  EXPECT_EQ(t.bytes_sent, 0u);
-  EXPECT_EQ(t.messages_received, 0u);
-  t.struct_size = 8;
-  EXPECT_EQ(Code(neuronmem_client_job_traffic(c, &t)), NEURONMEM_STATUS_INVALID_ARGUMENT);
-  EXPECT_EQ(Code(neuronmem_client_destroy(c)), NEURONMEM_STATUS_OK);
+  auto codes = RunProcesses(1, [&](int) {
+    neuronmem_client_t* c = NewClient(1, "", 0, 1);
+    CHILD_CHECK(c != nullptr, 1);
+    neuronmem_job_traffic_t t = {};
+    t.struct_size = NEURONMEM_JOB_TRAFFIC_STRUCT_SIZE;
+    t.bytes_sent = 7;
+    CHILD_CHECK(Code(neuronmem_client_job_traffic(c, &t)) == NEURONMEM_STATUS_OK, 2);
+    CHILD_CHECK(t.bytes_sent == 0u && t.messages_received == 0u, 3);
+    t.struct_size = 8;
+    CHILD_CHECK(Code(neuronmem_client_job_traffic(c, &t)) == NEURONMEM_STATUS_INVALID_ARGUMENT, 4);
+    CHILD_CHECK(Code(neuronmem_client_destroy(c)) == NEURONMEM_STATUS_OK, 5);
+    return 0;
+  });
+  EXPECT_EQ(codes, std::vector<int>({0}));
 }
 
 const std::string kAllReduce2 = Op("all_reduce", "replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>", 8, 8, kAdd);

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <fstream>
+#include <mutex>
+#include <thread>
 
 #include "dist_test_util.h"
 
@@ -94,6 +97,32 @@ TEST(DirectoryStore, SharedBetweenProcesses) {
     return 0;
   });
   EXPECT_EQ(codes, (std::vector<int>{0, 0}));
+}
+
+// The helper itself: a process with a second thread forks nothing. Tried inside a forked process, so that this test
+// process stays single-threaded for the others (whose forks show the single-threaded case); there, under
+// ThreadSanitizer, TSan's own background thread is a second one already.
+TEST(RunProcesses, ForksOnlyFromASingleThreadedProcess) {
+  auto codes = RunProcesses(1, [](int) {
+    std::mutex m;
+    std::condition_variable cv;
+    bool done = false;
+    std::thread t([&] {
+      std::unique_lock<std::mutex> lock(m);
+      cv.wait(lock, [&] { return done; });
+    });
+    const size_t threads = testing::ThreadsOfThisProcess();
+    const std::vector<int> refused = RunProcesses(2, [](int) { return 0; });  // 0 if it forked
+    {
+      std::lock_guard<std::mutex> lock(m);
+      done = true;
+    }
+    cv.notify_one();
+    t.join();
+    if (threads < 2) return 1;
+    return refused == std::vector<int>(2, testing::kForkedWithThreads) ? 0 : 2;
+  });
+  EXPECT_EQ(codes, std::vector<int>{0});
 }
 
 }  // namespace
