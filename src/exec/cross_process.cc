@@ -152,11 +152,13 @@ Status CrossProcessLaunch::Recv(const interp::OpSite& site, uint32_t from, uint3
   const size_t bytes = TotalBytes(results, n);
   const uint32_t peer = from / job_.cores();
   const uint64_t k = Next(received_, from, to);
-  std::vector<char> message(sizeof(Descriptor) + kInline);
-  NEURONMEM_RETURN_IF_ERROR(job_.fabric().Recv(peer, Tag(from, to, k, 0), message.data(), sizeof(Descriptor) + kInline,
+  // The descriptor and first bytes land in a buffer the job keeps (no allocation or zero-fill per message).
+  const BufferLease message = job_.buffers().Take(sizeof(Descriptor) + kInline);
+  if (!message) return ResourceExhausted("device %u: no memory for a message from device %u", to, from);
+  NEURONMEM_RETURN_IF_ERROR(job_.fabric().Recv(peer, Tag(from, to, k, 0), message.get(), sizeof(Descriptor) + kInline,
                                                site.op, interrupts_[to], patience));
   Descriptor d;
-  std::memcpy(&d, message.data(), sizeof d);
+  std::memcpy(&d, message.get(), sizeof d);
   d.op[sizeof d.op - 1] = '\0';
   if (d.magic != kMagic || d.from != from || d.to != to)
     return FailedPrecondition(
@@ -177,7 +179,7 @@ Status CrossProcessLaunch::Recv(const interp::OpSite& site, uint32_t from, uint3
         " (a launch that failed part-way left it behind, or the processes submit their launches in another order)",
         to, from, peer, d.number, d.sequence, k, sequence_));
   if (d.failure != 0) {
-    std::string text(message.data() + sizeof d, kInline);
+    std::string text(message.get() + sizeof d, kInline);
     text.resize(std::strlen(text.c_str()));
     return MakeStatus(static_cast<neuronmem_status_code_t>(d.failure),
                       "device " + std::to_string(from) + " (process " + std::to_string(peer) +
@@ -202,7 +204,7 @@ Status CrossProcessLaunch::Recv(const interp::OpSite& site, uint32_t from, uint3
                                      from, peer, d.n, d.bytes, to, n, bytes));
   // The payload: its first kInline bytes came with the descriptor; the rest lands in the value itself when there is
   // one (the fabric receives a large message in place), else in a buffer scattered into the values.
-  const char* inline_part = message.data() + sizeof d;
+  const char* inline_part = message.get() + sizeof d;
   if (n == 1) {
     char* out = static_cast<char*>(results[0].data);
     if (bytes) std::memcpy(out, inline_part, std::min(bytes, kInline));
