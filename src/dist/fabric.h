@@ -9,7 +9,8 @@
 // into the caller's buffer.
 //
 // Sends are buffered, as in XLA: Send copies the data and returns without waiting for the receiver (the
-// bytes move while this process makes any later call, and before the Fabric is destroyed), so a ring where
+// bytes move whether or not this process makes a later call: the Fabric's progress thread polls while its sends are
+// not done and no call is inside; and before the Fabric is destroyed), so a ring where
 // every process sends before it receives completes. SendOwned skips the copy and holds the caller's reference to the
 // bytes until the provider is done with them; SendStable skips it for bytes the caller keeps until it waits for the
 // send (WaitSent, FlushSends). A receive waits for its peer at most peer_timeout; then,
@@ -78,11 +79,13 @@ using SendTicket = uint64_t;
 
 class Fabric {
  public:
-  // INVALID_ARGUMENT (bad index or count, no store), DEADLINE_EXCEEDED naming the processes that did not
-  // publish within bootstrap_timeout, FAILED_PRECONDITION (a peer published another job's token, another core
-  // count, or two processes claim one index), UNAVAILABLE (libfabric offers no RDM provider, or it fails).
+  // Opens the endpoint, bootstraps, and starts the Fabric's progress thread (one per Fabric; parked while nothing of
+  // this process is in flight). INVALID_ARGUMENT (bad index or count, no store), DEADLINE_EXCEEDED naming the processes
+  // that did not publish within bootstrap_timeout, FAILED_PRECONDITION (a peer published another job's token, another
+  // core count, or two processes claim one index), UNAVAILABLE (libfabric offers no RDM provider, or it fails).
   static Status Create(const FabricOptions& options, std::unique_ptr<Fabric>* out);
-  // Waits (at most peer_timeout) for buffered sends to reach live peers, then closes the endpoint.
+  // Stops the progress thread, waits (at most peer_timeout) for buffered sends to reach live peers, then closes the
+  // endpoint.
   ~Fabric();
   Fabric(const Fabric&) = delete;
   Fabric& operator=(const Fabric&) = delete;
@@ -126,7 +129,8 @@ class Fabric {
   // provider, failed, or the peer lost; at the latest when the Fabric is destroyed. The caller must not change the
   // bytes until `keep` is dropped. Returns without waiting for the receiver, like Send; a smaller message, or one
   // the provider cannot gather, is copied as Send does (`keep` dropped on return). `keep` is dropped under the
-  // Fabric's lock, by whichever call reads the completion: its destructor must not call the Fabric. Matched like
+  // Fabric's lock, by whichever thread reads the completion (a call, or the Fabric's progress thread): its destructor
+  // must not call the Fabric and must be safe on another thread. Matched like
   // Send, in order with this process's other sends to `to`; errors as Send's.
   Status SendOwned(uint32_t to, uint64_t tag, const void* data, size_t bytes, std::shared_ptr<const void> keep,
                    std::string_view op = "send");

@@ -915,5 +915,55 @@ TEST(Fabric, AnOwnedSendToAKilledPeerIsReleased) {
   EXPECT_EQ(codes, (std::vector<int>{0, 128 + SIGKILL}));
 }
 
+// A process that sends and then makes no call of the Fabric (it computes, or waits outside the library) still
+// delivers: its progress thread posts the sends the provider refused at first (tcp connects on the first message to a
+// peer) and drives the large ones, copied and owned, that move only as the sender's provider is progressed. The
+// receiver gives up on a peer after 2 s; the sender stays silent until the receiver says, through the store, that it
+// has everything (at most 60 s): a send that waited for the sender's next call would make the receiver fail.
+TEST(Fabric, SendsLeaveAProcessThatMakesNoFurtherCall) {
+  TempDir dir;
+  const std::vector<size_t> sizes = {256, 4 << 20, 16 << 20};
+  auto codes = RunProcesses(2, [&](int i) {
+    std::weak_ptr<std::vector<uint8_t>> sent;
+    {
+      Job job;
+      CHILD_OK(Join(dir.path(), i, 2, &job, milliseconds(2000)), 1);
+      if (i == 0) {
+        for (size_t t = 0; t + 1 < sizes.size(); ++t) {
+          auto data = Pattern(t, sizes[t]);
+          CHILD_OK(job.fabric->Send(1, t, data.data(), data.size()), 2);
+        }
+        auto payload = OwnedPayload(sizes.size() - 1, sizes.back());
+        sent = payload;
+        const void* data = payload->data();
+        CHILD_OK(job.fabric->SendOwned(1, sizes.size() - 1, data, sizes.back(), std::move(payload)), 3);
+        std::string word;
+        CHILD_OK(job.store->Get("received", milliseconds(60000), &word), 4);
+        CHILD_CHECK(word == "all", 9);
+        // The progress thread also reads the owned send's completion and releases the payload, without a call (it
+        // may see the completion after the receiver has the bytes: wait for it, at most 30 s).
+        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+        while (!sent.expired() && std::chrono::steady_clock::now() < until) {
+          std::this_thread::sleep_for(milliseconds(5));
+        }
+        CHILD_CHECK(sent.expired(), 5);
+        return 0;
+      }
+      const int code = [&] {
+        for (size_t t = 0; t < sizes.size(); ++t) {
+          std::vector<uint8_t> got(sizes[t], 0);
+          CHILD_OK(job.fabric->Recv(0, t, got.data(), got.size()), 6);
+          CHILD_CHECK(got == Pattern(t, sizes[t]), 7);
+        }
+        return 0;
+      }();
+      CHILD_OK(job.store->Put("received", code == 0 ? "all" : "not all"), 8);  // the sender may go either way
+      return code;
+    }
+    return 0;
+  });
+  EXPECT_EQ(codes, (std::vector<int>{0, 0}));
+}
+
 }  // namespace
 }  // namespace neuronmem::dist
