@@ -90,9 +90,9 @@ constexpr size_t kDirectRecvBytes = 64 * 1024;
 // Wait polls the completion queue this long before it sleeps: a large message's protocol steps each waited a sleep
 // after 200 us (shm 1 MiB: 1.1-2 ms against the floor's 0.09 in half the runs).
 constexpr auto kSpin = std::chrono::milliseconds(2);
-// SendStable posts messages of at least this many bytes from the caller's memory; smaller ones are copied (a copy of
+// SendOwned posts messages of at least this many bytes from the caller's memory; smaller ones are copied (a copy of
 // a few KiB costs less than the gathered send's second iovec entry).
-constexpr size_t kStableSendBytes = 16 * 1024;
+constexpr size_t kInPlaceSendBytes = 16 * 1024;
 // Completed ops keep their buffers for the next message, up to this many bytes in all.
 constexpr size_t kPoolBytes = 256u << 20;
 
@@ -110,14 +110,13 @@ struct Op {
   size_t capacity = 0;          // of buf
   size_t size = 0;              // bytes of buf in use
   fid_mr* mr = nullptr;         // buf's registration, where memory is registered
-  // A stable send (SendStable): buf holds only the header, the payload is the caller's [ext, ext + ext_len) (with
-  // its descriptor ext_desc where memory is registered), and `ticket` is its SendStable's.
+  // An owned send (SendOwned): buf holds only the header, the payload is the caller's [ext, ext + ext_len) (with
+  // its descriptor ext_desc where memory is registered), kept valid by `keep` until the op is released.
   const char* ext = nullptr;
   size_t ext_len = 0;
   void* ext_desc = nullptr;
-  uint64_t ticket = 0;
-  std::shared_ptr<const void> keep;  // a SendOwned's: what keeps its payload valid, dropped when the op is released
-  size_t moving = 0;                 // payload bytes of a large transfer this op carries (counted in Impl::moving)
+  std::shared_ptr<const void> keep;
+  size_t moving = 0;  // payload bytes of a large transfer this op carries (counted in Impl::moving)
   // A send the provider did not accept yet (its peer makes no progress: connecting needs both sides): posted
   // later, in order, by Progress; lost with its peer when still refused after peer_timeout.
   uint64_t ftag = 0;
@@ -210,8 +209,9 @@ class Fabric::Impl {
   };
 
   // The progress thread: while a buffered send of this process is not done (refused by the provider so far, or
-  // moving, or waiting for its completion) and no call is inside the Fabric, it polls the queue: sleeping 20 us..1 ms
-  // between polls, as Wait does, and parked (no wake-ups at all) once nothing has been in flight for a while. Without
+  // moving, or waiting for its completion) and the process has made no call since the thread last looked (1 ms
+  // before), it polls the queue, sleeping 20 us..1 ms between polls as Wait does; parked (no wake-ups at all) once
+  // nothing has been in flight for a while. Without
   // it, a process that sent and then made no call (it computes, or waits outside the library) left its last sends
   // undelivered and its peers took it for lost. Started by Create, stopped by Close.
   void StartProgress();
@@ -223,16 +223,11 @@ class Fabric::Impl {
 
   // failure (non-zero): the message says the sender failed the op with this status code, the payload being its
   // text; the Recv that meets it fails with it (a collective's later members fail at once, not after a timeout).
-  // ticket (non-zero): a SendStable's; the payload is posted from `data` (the caller keeps it until WaitSent).
   // keep (non-null): a SendOwned's; the payload is posted from `data`, every op of it holding *keep until done.
   Status Send(uint32_t to, uint64_t tag, const void* data, size_t bytes, std::string_view op, int32_t failure = 0,
-              uint64_t ticket = 0, const std::shared_ptr<const void>* keep = nullptr);
+              const std::shared_ptr<const void>* keep = nullptr);
   // Posts a send op (fi_tsend of its buffer, or fi_tsendv of its header and the caller's payload).
   ssize_t PostSend(Op* op);
-  // Accounts a send op's completion (error: why it failed, "" when delivered) to its SendStable's ticket.
-  void Settle(const Op* op, const std::string& error);
-  // WaitSent with mu held in `lock`.
-  Status WaitSentLocked(uint64_t ticket, std::unique_lock<std::mutex>* lock);
   // Sends `why` in place of the message of `bytes` bytes the receiver waits for (its text cut to fit).
   void SendFailure(uint32_t to, uint64_t tag, const Status& why, size_t bytes, std::string_view op);
   // `lock` (nullable, held on mu): released while the receive waits (Wait). interrupt: Fabric::Recv's.
@@ -308,17 +303,7 @@ class Fabric::Impl {
   bool DescriptorOf(const void* p, size_t bytes, void** desc) const;
   FabricStats stats;
   uint64_t collective_seq = 0;
-  // SendStable's tickets not yet waited for: those still in flight, or failed.
-  struct Pending {
-    size_t ops = 0;  // its send ops not yet completed
-    uint32_t peer = 0;
-    uint64_t tag = 0;
-    std::string op;     // the caller's op name
-    std::string error;  // why one of its ops failed ("" = none)
-  };
-  std::map<uint64_t, Pending> tickets;
-  uint64_t next_ticket = 1;
-  bool gather_send = false;  // the endpoint sends two-entry iovecs (SendStable posts without a copy)
+  bool gather_send = false;  // the endpoint sends two-entry iovecs (SendOwned posts without a copy)
   mutable std::mutex mu;
   std::unique_lock<std::mutex> Lock() const { return std::unique_lock<std::mutex>(mu); }
 
@@ -326,7 +311,7 @@ class Fabric::Impl {
   std::atomic<int> calls{0};               // public calls inside the Fabric now (Call)
   std::atomic<uint64_t> calls_entered{0};  // public calls made so far (Call)
   std::thread progress_thread;             // ProgressLoop
-  std::mutex park_mu;                      // guards the three below; taken after mu, never before it
+  std::mutex park_mu;                      // guards the two flags below; taken after mu, never before it
   std::condition_variable park_cv;
   bool stop_progress = false;       // Close: the progress thread ends
   bool wake_progress = false;       // a send was queued while the thread was parked
@@ -553,7 +538,6 @@ void Fabric::Impl::Complete(const fi_cq_tagged_entry* entries, ssize_t n) {
   for (ssize_t i = 0; i < n; ++i) {
     Op* op = reinterpret_cast<Op*>(entries[i].op_context);
     if (op->is_send) {
-      Settle(op, "");
       Release(op);
     } else {
       op->done = true;
@@ -571,8 +555,6 @@ bool Fabric::Impl::CompleteError() {
     if (err.err != FI_ECANCELED && lost[op->peer].empty()) {
       lost[op->peer] = "the provider could not deliver to it (" + FiError(err.err) + ")";
     }
-    Settle(op,
-           lost[op->peer].empty() ? "the provider could not deliver it (" + FiError(err.err) + ")" : lost[op->peer]);
     Release(op);
   } else {
     op->done = true;
@@ -602,10 +584,7 @@ void Fabric::Impl::PostUnposted() {
       lost[op->peer] = "the provider could not send to it (" + FiError(static_cast<int>(rc)) + ")";
     }
     it = unposted.erase(it);
-    if (rc != 0) {  // dropped with its lost peer
-      Settle(op, lost[op->peer]);
-      Release(op);
-    }
+    if (rc != 0) Release(op);  // dropped with its lost peer
   }
 }
 
@@ -683,7 +662,6 @@ Op* Fabric::Impl::Acquire(size_t size) {
     op->ext = nullptr;
     op->ext_len = 0;
     op->ext_desc = nullptr;
-    op->ticket = 0;
   } else {
     op = std::make_unique<Op>();
     op->capacity = std::max<size_t>(size, 4096);
@@ -752,62 +730,26 @@ ssize_t Fabric::Impl::PostSend(Op* op) {
   return fi_tsendv(ep, iov, desc, 2, peers[op->peer], op->ftag, &op->ctx);
 }
 
-void Fabric::Impl::Settle(const Op* op, const std::string& error) {
-  if (op->ticket == 0) return;
-  auto it = tickets.find(op->ticket);
-  if (it == tickets.end()) return;  // already failed to its waiter
-  Pending& p = it->second;
-  if (!error.empty() && p.error.empty()) p.error = error;
-  if (p.ops > 0) --p.ops;
-  if (p.ops == 0 && p.error.empty()) tickets.erase(it);
-}
-
-Status Fabric::Impl::WaitSentLocked(uint64_t ticket, std::unique_lock<std::mutex>* lock) {
-  if (ticket == 0 || ticket >= next_ticket) {
-    return InvalidArgument("wait_sent: ticket %llu was never issued by SendStable",
-                           static_cast<unsigned long long>(ticket));
-  }
-  const auto deadline = Clock::now() + opts.peer_timeout;
-  Backoff backoff;
-  for (;;) {
-    auto it = tickets.find(ticket);
-    if (it == tickets.end()) return Ok();  // delivered (or copied)
-    Pending& p = it->second;
-    const bool late = p.ops > 0 && p.error.empty() && lost[p.peer].empty() && Clock::now() >= deadline;
-    if (late) lost[p.peer] = "it took none of a send for " + std::to_string(opts.peer_timeout.count()) + " ms";
-    if ((p.ops == 0 && !p.error.empty()) || !lost[p.peer].empty()) {
-      // Its ops still in flight (to a lost peer) settle into nothing: the ticket is gone.
-      const std::string why = !lost[p.peer].empty() ? lost[p.peer] : p.error;
-      Status st = Unavailable("%s (tag %llu): sending to process %u, which is lost: %s", p.op.c_str(),
-                              static_cast<unsigned long long>(p.tag), p.peer, why.c_str());
-      tickets.erase(it);
-      return st;
-    }
-    Wait(&backoff, lock);
-  }
-}
-
 Status Fabric::Impl::Send(uint32_t to, uint64_t tag, const void* data, size_t bytes, std::string_view op_name,
-                          int32_t failure, uint64_t ticket, const std::shared_ptr<const void>* keep) {
+                          int32_t failure, const std::shared_ptr<const void>* keep) {
   NEURONMEM_RETURN_IF_ERROR(CheckPeer(to, op_name));
-  const bool external = ticket != 0 || keep != nullptr;  // the payload is posted from `data`
-  // Buffered: the message is copied into buffers of the Fabric's pool, so the caller's bytes are free as soon as this
-  // returns. A large message goes as chunks of chunk_bytes, each its own tagged message with a header, posted as soon
-  // as it is copied: the provider moves chunk k (and the receiver takes it) while chunk k + 1 is copied, where one
-  // whole-message copy made the receiver wait for all of it (and above the provider's eager limit, a rendezvous).
+  const bool external = keep != nullptr;  // the payload is posted from `data`
+  // Buffered: the message is copied into buffers of the Fabric's pool (an owned send's payload is held by `keep`
+  // instead), so the caller's bytes are free as soon as this returns. A large message goes as chunks of chunk_bytes,
+  // each its own tagged message with a header, posted as soon as it is copied: the provider moves chunk k (and the
+  // receiver takes it) while chunk k + 1 is copied, where one whole-message copy made the receiver wait for all of it
+  // (and above the provider's eager limit, a rendezvous).
   const size_t chunks = Chunks(bytes);
   const char* src = static_cast<const char*>(data);
   const uint64_t ftag = (static_cast<uint64_t>(opts.process_index) << 48) | tag;
   for (size_t k = 0; k < chunks; ++k) {
     const size_t off = k * chunk_bytes, len = chunks == 1 ? bytes : std::min(chunk_bytes, bytes - off);
-    // A stable or owned send's op holds only the header; its payload is posted from the caller's memory.
+    // An owned send's op holds only the header; its payload is posted from the caller's memory.
     Op* op = Acquire(sizeof(Header) + (external ? 0 : len));
     if (op == nullptr) {
       Status st = Unavailable("%.*s: a %zu-byte message buffer: %s", static_cast<int>(op_name.size()), op_name.data(),
                               sizeof(Header) + len, last_register_error->message.c_str());
-      if (ticket == 0 || k == 0) return st;
-      tickets[ticket].error = st->message;  // the chunks posted go on; WaitSent reports it
-      return Ok();
+      return st;  // the chunks posted go on; the receiver, missing the rest, fails after its wait
     }
     op->is_send = true;
     ++send_ops;
@@ -818,32 +760,25 @@ Status Fabric::Impl::Send(uint32_t to, uint64_t tag, const void* data, size_t by
     if (external) {
       op->ext = src + off;
       op->ext_len = len;
-      op->ticket = ticket;
-      DescriptorOf(op->ext, len, &op->ext_desc);  // SendStable and SendOwned copy instead where it finds none
-      if (ticket != 0) tickets[ticket].ops++;
-      if (keep != nullptr) op->keep = *keep;
+      DescriptorOf(op->ext, len, &op->ext_desc);  // SendOwned copies instead where it finds none
+      op->keep = *keep;
     } else if (len > 0) {
       memcpy(op->data() + sizeof h, src + off, len);
     }
     op->ftag = ftag;
     if (len >= kDirectRecvBytes) moving += (op->moving = len);
-    op->since = Clock::now();
     // Buffered even when the provider cannot take it yet (the peer is not progressing, e.g. computing): then it
     // waits in `unposted` behind this peer's earlier sends, and Progress posts it.
     const bool behind = std::any_of(unposted.begin(), unposted.end(), [to](const Op* o) { return o->peer == to; });
     ssize_t rc = behind ? -FI_EAGAIN : PostSend(op);
     if (rc == -FI_EAGAIN) {
+      op->since = Clock::now();
       unposted.push_back(op);
     } else if (rc != 0) {
       Status st = Unavailable("%.*s: sending %zu bytes to process %u: %s", static_cast<int>(op_name.size()),
                               op_name.data(), bytes, to, FiError(static_cast<int>(rc)).c_str());
-      Settle(op, st->message);
       Release(op);
-      // Chunks already posted go on; the receiver, missing the rest, fails after its wait (a stable send's waiter
-      // fails with this once they are done: they read the caller's bytes until then).
-      if (ticket == 0 || k == 0) return st;  // nothing of it in flight
-      tickets[ticket].error = st->message;
-      return Ok();
+      return st;  // chunks already posted go on; the receiver, missing the rest, fails after its wait
     }
     // A large message (a rendezvous on tcp;ofi_rxm) moves only as the provider is progressed: start it now. A small
     // one went out in fi_tsend; its completion is read by the next wait (a poll less per message).
@@ -919,7 +854,10 @@ Status Fabric::Impl::Recv(uint32_t from, uint64_t tag, void* data, size_t bytes,
   const size_t chunks = Chunks(bytes), window = direct ? chunks : 1;
   const auto chunk_len = [&](size_t k) { return chunks == 1 ? bytes : std::min(chunk_bytes, bytes - k * chunk_bytes); };
   char* dst = static_cast<char*>(data);
-  std::vector<Op*> posted(chunks, nullptr);
+  // The receives posted, per chunk (a message of one chunk, the common case, needs no allocation for it).
+  Op* one_posted = nullptr;
+  std::vector<Op*> many_posted(chunks > 1 ? chunks : 0, nullptr);
+  Op** const posted = chunks > 1 ? many_posted.data() : &one_posted;
   size_t next = 0, end = 0;  // chunks [next, end) have receives posted; those before next are in `data`
   uint64_t dropped_here = 0;
   Backoff backoff;
@@ -928,7 +866,7 @@ Status Fabric::Impl::Recv(uint32_t from, uint64_t tag, void* data, size_t bytes,
   backoff.yield_every = direct ? 8 : 1;
   // Fails the receive: the receives still posted are cancelled first.
   const auto fail = [&](Status why) {
-    Cancel(posted.data() + next, end - next, &backoff, lock);
+    Cancel(posted + next, end - next, &backoff, lock);
     return why;
   };
   while (next < chunks) {
@@ -965,7 +903,7 @@ Status Fabric::Impl::Recv(uint32_t from, uint64_t tag, void* data, size_t bytes,
     if (!op->done) {
       // Give the buffers back before failing: cancel, and wait (briefly) for the cancellations' completions. A
       // receive the provider never returns stays in `ops` until the endpoint is closed.
-      Cancel(posted.data() + next, end - next, &backoff, lock);
+      Cancel(posted + next, end - next, &backoff, lock);
       if (const int code = stopped(); code && lost[from].empty()) {
         return MakeStatus(static_cast<neuronmem_status_code_t>(code),
                           std::string(op_name) + " (tag " + std::to_string(tag & kUserTagMask) +
@@ -1013,7 +951,7 @@ Status Fabric::Impl::Recv(uint32_t from, uint64_t tag, void* data, size_t bytes,
       const bool first = h.chunk == 0;
       Release(op);
       ++next;
-      Cancel(posted.data() + next, end - next, &backoff, lock);
+      Cancel(posted + next, end - next, &backoff, lock);
       next = end;
       // The rest of the sender's message is taken off the fabric too: left there, its chunks would meet later
       // receives of this tag (and on shm, whose sends complete only once received, hold the sender's end).
@@ -1035,7 +973,7 @@ Status Fabric::Impl::Recv(uint32_t from, uint64_t tag, void* data, size_t bytes,
     // later chunks' receives, where posted, are cancelled and posted again after it, to keep them in order).
     Release(op);
     posted[next] = nullptr;
-    Cancel(posted.data() + next + 1, end - next - 1, &backoff, lock);
+    Cancel(posted + next + 1, end - next - 1, &backoff, lock);
     end = next;
     stats.messages_dropped++;
     dropped_here++;
@@ -1279,60 +1217,12 @@ Status Fabric::SendOwned(uint32_t to, uint64_t tag, const void* data, size_t byt
   Impl& f = *impl_;
   void* desc = nullptr;
   const bool in_place =
-      f.gather_send && bytes >= kStableSendBytes && (!f.registering || f.DescriptorOf(data, bytes, &desc));
+      f.gather_send && bytes >= kInPlaceSendBytes && (!f.registering || f.DescriptorOf(data, bytes, &desc));
   // Copied (small, or the provider cannot post it from there): `keep` goes when this returns.
   if (!in_place) return f.Send(to, tag, data, bytes, op);
-  NEURONMEM_RETURN_IF_ERROR(f.Send(to, tag, data, bytes, op, 0, 0, &keep));
+  NEURONMEM_RETURN_IF_ERROR(f.Send(to, tag, data, bytes, op, 0, &keep));
   f.stats.sends_in_place++;
   return Ok();
-}
-
-Status Fabric::SendStable(uint32_t to, uint64_t tag, const void* data, size_t bytes, SendTicket* ticket,
-                          std::string_view op) {
-  if (ticket == nullptr) return InvalidArgument("%.*s: no ticket to return", static_cast<int>(op.size()), op.data());
-  *ticket = 0;
-  NEURONMEM_RETURN_IF_ERROR(CheckPointToPoint(tag, to, impl_->opts.process_index, op));
-  Impl::Call call(impl_.get());
-  Impl& f = *impl_;
-  const uint64_t t = f.next_ticket++;
-  void* desc = nullptr;
-  const bool in_place =
-      f.gather_send && bytes >= kStableSendBytes && (!f.registering || f.DescriptorOf(data, bytes, &desc));
-  if (!in_place) {
-    // Copied: done with the caller's bytes on return, so the ticket is complete at once.
-    NEURONMEM_RETURN_IF_ERROR(f.Send(to, tag, data, bytes, op));
-  } else {
-    Impl::Pending& p = f.tickets[t];
-    p.peer = to;
-    p.tag = tag;
-    p.op = std::string(op);
-    if (Status st = f.Send(to, tag, data, bytes, op, 0, t)) {
-      f.tickets.erase(t);  // nothing of it was posted
-      return st;
-    }
-    f.stats.sends_in_place++;
-    // Every op may have completed inside Send (Progress): then Settle erased the ticket already.
-    auto it = f.tickets.find(t);
-    if (it != f.tickets.end() && it->second.ops == 0 && it->second.error.empty()) f.tickets.erase(it);
-  }
-  *ticket = t;
-  return Ok();
-}
-
-Status Fabric::WaitSent(SendTicket ticket) {
-  Impl::Call call(impl_.get());
-  return impl_->WaitSentLocked(ticket, &call.lock);
-}
-
-Status Fabric::FlushSends() {
-  Impl::Call call(impl_.get());
-  Status first;
-  for (;;) {
-    // Tickets may be settled (erased) while one is waited for: take the lowest left each time.
-    if (impl_->tickets.empty()) return first;
-    Status st = impl_->WaitSentLocked(impl_->tickets.begin()->first, &call.lock);
-    if (st && !first) first = std::move(st);
-  }
 }
 
 Status Fabric::Recv(uint32_t from, uint64_t tag, void* data, size_t bytes, std::string_view op,

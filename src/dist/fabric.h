@@ -12,8 +12,7 @@
 // bytes move whether or not this process makes a later call: the Fabric's progress thread polls while its sends are
 // not done and no call is inside; and before the Fabric is destroyed), so a ring where
 // every process sends before it receives completes. SendOwned skips the copy and holds the caller's reference to the
-// bytes until the provider is done with them; SendStable skips it for bytes the caller keeps until it waits for the
-// send (WaitSent, FlushSends). A receive waits for its peer at most peer_timeout; then,
+// bytes until the provider is done with them. A receive waits for its peer at most peer_timeout; then,
 // or when the provider reports the peer unreachable, it fails with UNAVAILABLE naming the lost process and
 // the op waiting on it, and every later op that needs that peer fails at once.
 //
@@ -71,11 +70,8 @@ struct FabricStats {
   uint64_t messages_dropped = 0;   // not from an endpoint of this job (wrong token, sender, tag or size)
   uint64_t receives_in_place = 0;  // received straight into the caller's buffer (no copy)
   uint64_t registered_bytes = 0;   // memory registered with the provider (regions and message buffers)
-  uint64_t sends_in_place = 0;     // SendStable and SendOwned messages posted from the caller's memory (no copy)
+  uint64_t sends_in_place = 0;     // SendOwned messages posted from the caller's memory (no copy)
 };
-
-// A SendStable's handle for WaitSent: never 0.
-using SendTicket = uint64_t;
 
 class Fabric {
  public:
@@ -134,21 +130,6 @@ class Fabric {
   // Send, in order with this process's other sends to `to`; errors as Send's.
   Status SendOwned(uint32_t to, uint64_t tag, const void* data, size_t bytes, std::shared_ptr<const void> keep,
                    std::string_view op = "send");
-  // A send of bytes the caller keeps valid and unchanged until WaitSent(*ticket) (or FlushSends) has returned: a
-  // message of at least 16 KiB is posted straight from `data` (no staging copy; where memory is registered, only
-  // when `data` lies in a RegisterMemory region), a smaller one, or one the provider cannot gather, is copied as Send
-  // does. Matched like Send, in order with this process's other sends to `to`. *ticket (set whenever this returns Ok)
-  // must be waited for exactly once (or flushed). Errors as Send's; a failure leaves nothing in flight.
-  Status SendStable(uint32_t to, uint64_t tag, const void* data, size_t bytes, SendTicket* ticket,
-                    std::string_view op = "send");
-  // Waits until the provider is done with the SendStable of `ticket` (its bytes are delivered, or held by the
-  // receiver's provider): after Ok, the caller's bytes are never read again. UNAVAILABLE naming the peer if it is
-  // lost or takes nothing for peer_timeout (it is then lost for every later op); after such a failure the provider
-  // may still hold a reference to the bytes: keep them valid until the Fabric is destroyed. INVALID_ARGUMENT for a
-  // ticket never issued or already waited for. Other threads' calls go on while it waits.
-  Status WaitSent(SendTicket ticket);
-  // WaitSent for every SendStable not waited for yet: the first failure (naming its peer), after waiting for all.
-  Status FlushSends();
 
   // StableHLO collective_permute across processes: for each (source, target) pair, source's `in` becomes
   // target's `out`; a process that is no pair's target gets zeros. Every process passes the same pairs

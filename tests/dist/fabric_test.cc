@@ -644,164 +644,6 @@ TEST(Fabric, ProcessesThatDisagreeOnTheChunkSizeAreRefused) {
   }
 }
 
-// SendStable: sizes copied (1 B, 4 KiB) and posted from the caller's memory (1 MiB + 3, 16 MiB) arrive intact, and
-// the caller's buffer is not read once WaitSent returns: it is overwritten then, and the receiver still gets the
-// bytes from before.
-void RunStableSends(bool register_memory, size_t chunk_bytes = 0) {
-  TempDir dir;
-  const std::vector<size_t> sizes = {1, 4096, (1 << 20) + 3, 16 << 20};
-  auto codes = RunProcesses(2, [&](int i) {
-    std::vector<uint8_t> region((16 << 20) + 4096, 0xEE);  // outlives the fabric (declared first)
-    Job job;
-    CHILD_OK(Join(dir.path(), i, 2, &job, milliseconds(60000), milliseconds(60000), chunk_bytes, register_memory), 1);
-    CHILD_OK(job.fabric->RegisterMemory(region.data(), region.size()), 2);
-    const uint32_t peer = 1 - i;
-    for (size_t t = 0; t < sizes.size(); ++t) {
-      const size_t n = sizes[t];
-      if (i == 0) {
-        auto want = Pattern(t, n);
-        memcpy(region.data() + 64, want.data(), n);
-        SendTicket ticket = 0;
-        CHILD_OK(job.fabric->SendStable(peer, t, region.data() + 64, n, &ticket), 3);
-        CHILD_CHECK(ticket != 0, 4);
-        CHILD_OK(job.fabric->WaitSent(ticket), 5);
-        memset(region.data() + 64, 0xAB, n);  // not read again: the receiver gets `want`
-        // A ticket is waited for once: a second wait finds it done.
-        CHILD_OK(job.fabric->WaitSent(ticket), 6);
-      } else {
-        std::vector<uint8_t> got(n, 0);
-        CHILD_OK(job.fabric->Recv(peer, t, got.data(), n), 7);
-        CHILD_CHECK(got == Pattern(t, n), 8);
-      }
-    }
-    if (i == 0) {
-      // The two sizes of at least 16 KiB went from the caller's memory, the two smaller ones were copied.
-      CHILD_CHECK(job.fabric->stats().sends_in_place == 2, 9);
-      CHILD_CHECK(job.fabric->stats().messages_sent == sizes.size(), 10);
-      // Bad input: no ticket, a ticket never issued, a reserved tag, the process itself.
-      SendTicket ticket = 0;
-      Status bad = job.fabric->SendStable(peer, 1, region.data(), 1, nullptr);
-      CHILD_CHECK(bad && bad->code == NEURONMEM_STATUS_INVALID_ARGUMENT, 11);
-      bad = job.fabric->WaitSent(0);
-      CHILD_CHECK(bad && bad->code == NEURONMEM_STATUS_INVALID_ARGUMENT, 12);
-      bad = job.fabric->WaitSent(1000);
-      CHILD_CHECK(bad && bad->code == NEURONMEM_STATUS_INVALID_ARGUMENT, 13);
-      bad = job.fabric->SendStable(peer, 1ull << 47, region.data(), 1, &ticket);
-      CHILD_CHECK(bad && bad->code == NEURONMEM_STATUS_INVALID_ARGUMENT && ticket == 0, 14);
-      bad = job.fabric->SendStable(0, 1, region.data(), 1, &ticket);
-      CHILD_CHECK(bad && bad->code == NEURONMEM_STATUS_INVALID_ARGUMENT && ticket == 0, 15);
-    }
-    // Both are done before either unregisters.
-    char byte = 1;
-    CHILD_OK(job.fabric->Send(peer, 999, &byte, 1), 16);
-    CHILD_OK(job.fabric->Recv(peer, 999, &byte, 1), 16);
-    CHILD_OK(job.fabric->UnregisterMemory(region.data()), 17);
-    return 0;
-  });
-  EXPECT_EQ(codes, (std::vector<int>{0, 0}));
-}
-
-TEST(Fabric, StableSendsArriveIntact) { RunStableSends(false); }
-TEST(Fabric, StableSendsArriveIntactFromRegisteredMemory) { RunStableSends(true); }
-// In chunks (where the provider keeps a peer's messages in order): every chunk is posted from the caller's memory.
-TEST(Fabric, StableSendsArriveIntactInChunks) { RunStableSends(false, 64 << 10); }
-
-// Where memory is registered, a stable send from memory outside every region is copied (the provider may need a
-// descriptor for it), and still arrives intact.
-TEST(Fabric, StableSendFromUnregisteredMemoryIsCopied) {
-  TempDir dir;
-  auto codes = RunProcesses(2, [&](int i) {
-    Job job;
-    CHILD_OK(Join(dir.path(), i, 2, &job, milliseconds(60000), milliseconds(60000), 0, /*register_memory=*/true), 1);
-    const size_t n = 1 << 20;
-    if (i == 0) {
-      auto data = Pattern(3, n);
-      SendTicket ticket = 0;
-      CHILD_OK(job.fabric->SendStable(1, 5, data.data(), n, &ticket), 2);
-      CHILD_CHECK(job.fabric->stats().sends_in_place == 0, 3);
-      std::fill(data.begin(), data.end(), 0);  // copied: free at once
-      CHILD_OK(job.fabric->WaitSent(ticket), 4);
-    } else {
-      std::vector<uint8_t> got(n);
-      CHILD_OK(job.fabric->Recv(0, 5, got.data(), n), 5);
-      CHILD_CHECK(got == Pattern(3, n), 6);
-    }
-    return 0;
-  });
-  EXPECT_EQ(codes, (std::vector<int>{0, 0}));
-}
-
-// Many stable sends outstanding at once (to a receiver that takes them in the reverse order), then one FlushSends:
-// all arrive intact, and the buffer overwritten after the flush is not what the receiver gets.
-TEST(Fabric, ManyOutstandingStableSendsThenOneFlush) {
-  TempDir dir;
-  constexpr size_t kCount = 24, kBytes = 256 << 10;
-  auto codes = RunProcesses(2, [&](int i) {
-    std::vector<uint8_t> buf(kCount * kBytes);
-    Job job;
-    CHILD_OK(Join(dir.path(), i, 2, &job), 1);
-    if (i == 0) {
-      std::vector<SendTicket> tickets(kCount);
-      for (size_t t = 0; t < kCount; ++t) {
-        auto want = Pattern(t, kBytes);
-        memcpy(buf.data() + t * kBytes, want.data(), kBytes);
-        CHILD_OK(job.fabric->SendStable(1, t, buf.data() + t * kBytes, kBytes, &tickets[t]), 2);
-      }
-      CHILD_OK(job.fabric->FlushSends(), 3);
-      std::fill(buf.begin(), buf.end(), 0xAB);
-      CHILD_CHECK(job.fabric->stats().sends_in_place == kCount, 4);
-      // Flushed tickets are done.
-      CHILD_OK(job.fabric->WaitSent(tickets[kCount / 2]), 5);
-      CHILD_OK(job.fabric->FlushSends(), 6);
-    } else {
-      for (size_t t = kCount; t-- > 0;) {
-        CHILD_OK(job.fabric->Recv(0, t, buf.data() + t * kBytes, kBytes), 7);
-        CHILD_CHECK(memcmp(buf.data() + t * kBytes, Pattern(t, kBytes).data(), kBytes) == 0, 8);
-      }
-    }
-    char byte = 1;
-    CHILD_OK(job.fabric->Send(1 - i, 999, &byte, 1), 9);
-    CHILD_OK(job.fabric->Recv(1 - i, 999, &byte, 1), 9);
-    return 0;
-  });
-  EXPECT_EQ(codes, (std::vector<int>{0, 0}));
-}
-
-// The receiver dies while a stable send of 16 MiB to it is in flight (it took the small message sent after it, never
-// the large one): the wait fails naming it within the peer timeout, no hang.
-TEST(Fabric, AStableSendToAKilledPeerFailsItsWait) {
-  TempDir dir;
-  constexpr auto kPeerTimeout = milliseconds(4000);
-  auto codes = RunProcesses(2, [&](int i) {
-    std::vector<uint8_t> data = Pattern(0, 16 << 20);  // kept until the fabric is gone (declared first)
-    Job job;
-    CHILD_OK(Join(dir.path(), i, 2, &job, kPeerTimeout), 1);
-    char byte = 1;
-    if (i == 1) {
-      CHILD_OK(job.fabric->Recv(0, 2, &byte, 1), 2);
-      raise(SIGKILL);
-    }
-    SendTicket ticket = 0;
-    CHILD_OK(job.fabric->SendStable(1, 1, data.data(), data.size(), &ticket, "stable send"), 3);
-    CHILD_OK(job.fabric->Send(1, 2, &byte, 1), 4);
-    const auto start = std::chrono::steady_clock::now();
-    Status s = job.fabric->WaitSent(ticket);
-    const auto took = std::chrono::steady_clock::now() - start;
-    CHILD_CHECK(s, 5);
-    fprintf(stderr, "as expected after %lld ms: %s\n",
-            static_cast<long long>(std::chrono::duration_cast<milliseconds>(took).count()), s->message.c_str());
-    CHILD_CHECK(s->code == NEURONMEM_STATUS_UNAVAILABLE, 6);
-    CHILD_CHECK(s->message.find("process 1") != std::string::npos, 7);
-    CHILD_CHECK(s->message.find("stable send") != std::string::npos, 8);
-    CHILD_CHECK(took < kPeerTimeout + milliseconds(2000), 9);
-    // The peer is lost for later ops at once.
-    s = job.fabric->SendStable(1, 3, data.data(), data.size(), &ticket);
-    CHILD_CHECK(s && s->code == NEURONMEM_STATUS_UNAVAILABLE, 10);
-    return 0;
-  });
-  EXPECT_EQ(codes, (std::vector<int>{0, 128 + SIGKILL}));
-}
-
 // A payload of SendOwned: the pattern of `t`, and a deleter that scribbles over it before freeing it, so a fabric that
 // dropped it before the provider was done would deliver the scribble (and ASan would see the freed memory read).
 std::shared_ptr<std::vector<uint8_t>> OwnedPayload(size_t t, size_t n) {
@@ -874,6 +716,69 @@ void RunOwnedSends(bool register_memory, size_t chunk_bytes = 0) {
 TEST(Fabric, OwnedSendsArriveIntactAndAreReleasedOnceDelivered) { RunOwnedSends(false); }
 TEST(Fabric, OwnedSendsArriveIntactFromRegisteredMemory) { RunOwnedSends(true); }
 TEST(Fabric, OwnedSendsArriveIntactInChunks) { RunOwnedSends(false, 64 << 10); }
+
+// Where memory is registered, an owned send from memory outside every region is copied (the provider may need a
+// descriptor for it): the payload is dropped when the call returns, and the message still arrives intact.
+TEST(Fabric, OwnedSendFromUnregisteredMemoryIsCopied) {
+  TempDir dir;
+  auto codes = RunProcesses(2, [&](int i) {
+    Job job;
+    CHILD_OK(Join(dir.path(), i, 2, &job, milliseconds(60000), milliseconds(60000), 0, /*register_memory=*/true), 1);
+    const size_t n = 1 << 20;
+    if (i == 0) {
+      auto payload = OwnedPayload(3, n);
+      std::weak_ptr<std::vector<uint8_t>> sent = payload;
+      const void* data = payload->data();
+      CHILD_OK(job.fabric->SendOwned(1, 5, data, n, std::move(payload)), 2);
+      CHILD_CHECK(job.fabric->stats().sends_in_place == 0, 3);
+      CHILD_CHECK(sent.expired(), 4);  // copied: not held
+    } else {
+      std::vector<uint8_t> got(n);
+      CHILD_OK(job.fabric->Recv(0, 5, got.data(), n), 5);
+      CHILD_CHECK(got == Pattern(3, n), 6);
+    }
+    char byte = 1;
+    CHILD_OK(job.fabric->Send(1 - i, 999, &byte, 1), 7);
+    CHILD_OK(job.fabric->Recv(1 - i, 999, &byte, 1), 7);
+    return 0;
+  });
+  EXPECT_EQ(codes, (std::vector<int>{0, 0}));
+}
+
+// Many owned sends in flight at once, to a receiver that takes them in the reverse order: all arrive intact, each
+// payload held until its message is delivered (the deleter scribbles it) and none after the exchange ends.
+TEST(Fabric, ManyOwnedSendsInFlightAtOnce) {
+  TempDir dir;
+  constexpr size_t kCount = 24, kBytes = 256 << 10;
+  auto codes = RunProcesses(2, [&](int i) {
+    Job job;
+    CHILD_OK(Join(dir.path(), i, 2, &job), 1);
+    std::vector<std::weak_ptr<std::vector<uint8_t>>> sent;
+    if (i == 0) {
+      for (size_t t = 0; t < kCount; ++t) {
+        auto payload = OwnedPayload(t, kBytes);
+        sent.push_back(payload);
+        const void* data = payload->data();
+        CHILD_OK(job.fabric->SendOwned(1, t, data, kBytes, std::move(payload)), 2);
+      }
+      CHILD_CHECK(job.fabric->stats().sends_in_place == kCount, 3);
+    } else {
+      std::vector<uint8_t> got(kBytes);
+      for (size_t t = kCount; t-- > 0;) {
+        CHILD_OK(job.fabric->Recv(0, t, got.data(), kBytes), 4);
+        CHILD_CHECK(got == Pattern(t, kBytes), 5);
+      }
+    }
+    char byte = 1;
+    CHILD_OK(job.fabric->Send(1 - i, 999, &byte, 1), 6);
+    CHILD_OK(job.fabric->Recv(1 - i, 999, &byte, 1), 6);
+    CHILD_OK(job.fabric->Send(1 - i, 998, &byte, 1), 6);
+    CHILD_OK(job.fabric->Recv(1 - i, 998, &byte, 1), 6);
+    for (const auto& w : sent) CHILD_CHECK(w.expired(), 7);
+    return 0;
+  });
+  EXPECT_EQ(codes, (std::vector<int>{0, 0}));
+}
 
 // The receiver dies before it takes an owned send of 16 MiB: the sender's call returned at once (buffered), a later
 // receive from the dead peer fails naming it within the peer timeout, and the payload is released by the time the
