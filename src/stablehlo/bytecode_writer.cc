@@ -178,7 +178,11 @@ uint64_t Writer::ValueOf(const ValueRef& v) {
   auto p = pending_.find(v.name);
   if (p != pending_.end() && p->second > 0)
     Refuse("the value %" + std::string(v.name) + " is used before its definition");
-  return it->second + v.index;
+  if (v.index >= it->second.count) {
+    Refuse("the value %" + std::string(v.name) + "#" + std::to_string(v.index) + " is used, but %" +
+           std::string(v.name) + " names " + std::to_string(it->second.count) + " value(s)");
+  }
+  return it->second.id + v.index;
 }
 
 void Writer::WriteRegion(const Region& r, Span<Argument> entry_args, bool isolated, Emitter* out) {
@@ -199,16 +203,16 @@ void Writer::WriteRegion(const Region& r, Span<Argument> entry_args, bool isolat
   if (isolated) next_value_ = 0;
   const size_t undo_mark = undo_.size();
   std::unordered_set<std::string_view> here;  // names this block defines: each once
-  auto define = [&](std::string_view name, uint64_t id) {
+  auto define = [&](std::string_view name, uint64_t id, uint64_t count) {
     if (!here.insert(name).second) Refuse("the value %" + std::string(name) + " is defined twice");
     auto it = values_.find(name);
-    undo_.emplace_back(name, it == values_.end() ? -1 : static_cast<int64_t>(it->second));
-    values_[name] = id;
+    undo_.emplace_back(name, it == values_.end() ? Named{} : it->second);
+    values_[name] = Named{id, count};
   };
   // This region's values: its arguments, then its ops' results (nested regions number after them).
   const uint64_t base = next_value_;
   uint64_t n = base;
-  for (const Argument& a : args) define(a.name, n++);
+  for (const Argument& a : args) define(a.name, n++, 1);
   // An op's results are pending until it is written (a use before then is refused: the reader resolves names
   // in order).
   auto results = [](const Operation& op, const std::function<void(std::string_view)>& fn) {
@@ -222,9 +226,9 @@ void Writer::WriteRegion(const Region& r, Span<Argument> entry_args, bool isolat
   for (const Operation& op : b.ops) {
     if (op.num_results == 0) continue;
     if (!op.result_names.empty()) {
-      for (std::string_view name : op.result_names) define(name, n++);
+      for (std::string_view name : op.result_names) define(name, n++, 1);
     } else {
-      define(op.result_name, n);
+      define(op.result_name, n, op.num_results);
       n += op.num_results;
     }
     results(op, [&](std::string_view name) { ++pending_[name]; });
@@ -254,10 +258,10 @@ void Writer::WriteRegion(const Region& r, Span<Argument> entry_args, bool isolat
   }
   for (size_t i = undo_.size(); i > undo_mark; --i) {
     const auto& u = undo_[i - 1];
-    if (u.second < 0) {
+    if (u.second.count == 0) {
       values_.erase(u.first);
     } else {
-      values_[u.first] = static_cast<uint64_t>(u.second);
+      values_[u.first] = u.second;
     }
   }
   undo_.resize(undo_mark);

@@ -146,9 +146,14 @@ class Writer {
   std::vector<uint32_t> order_[2];  // final id -> provisional id
   std::vector<std::string> properties_;
   std::unordered_map<std::string, uint32_t> property_ids_;
-  // The values in scope by name (an undo log restores the outer names when a region ends).
-  std::unordered_map<std::string_view, uint64_t> values_;
-  std::vector<std::pair<std::string_view, int64_t>> undo_;  // -1: the name was not defined
+  // The values in scope by name: the first value's id and how many the name stands for (`%r:3 = ...`: three, used
+  // as %r#0..%r#2). An undo log restores the outer names when a region ends.
+  struct Named {
+    uint64_t id = 0;
+    uint64_t count = 0;  // 0 in the undo log: the name was not defined
+  };
+  std::unordered_map<std::string_view, Named> values_;
+  std::vector<std::pair<std::string_view, Named>> undo_;
   // Results of the ops not written yet (numbered, not yet defined): a use of one is before its definition.
   std::unordered_map<std::string_view, int> pending_;
   uint64_t next_value_ = 0;

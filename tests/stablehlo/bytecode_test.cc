@@ -489,6 +489,13 @@ TEST(BytecodeWriter, WhatVhloCannotHoldIsRefusedByName) {
        nullptr, "the value %0 is defined twice"},
       {"func.func @main() -> tensor<f32> {\n^bb0(%x: tensor<f32>):\n  return %x : tensor<f32>\n}\n", nullptr,
        "a function's entry block has 1 arguments, the function 0"},
+      // A result index past the op's results (it wrote a value index past the region's values, unreadable).
+      {"func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n  %0 = stablehlo.abs %a : tensor<2xf32>\n"
+       "  %1 = stablehlo.abs %0#4 : tensor<2xf32>\n  return %1 : tensor<2xf32>\n}\n",
+       nullptr, "the value %0#4 is used, but %0 names 1 value(s)"},
+      {"func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n  %0:2 = stablehlo.sort %a, %a : tensor<2xf32>\n"
+       "  return %0#2 : tensor<2xf32>\n}\n",
+       nullptr, "the value %0#2 is used, but %0 names 2 value(s)"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.message);
