@@ -211,9 +211,9 @@ class Fabric::Impl {
   // The progress thread: while a buffered send of this process is not done (refused by the provider so far, or
   // moving, or waiting for its completion) and the process has made no call since the thread last looked (1 ms
   // before), it polls the queue, sleeping 20 us..1 ms between polls as Wait does; parked (no wake-ups at all) once
-  // nothing has been in flight for a while. Without
-  // it, a process that sent and then made no call (it computes, or waits outside the library) left its last sends
-  // undelivered and its peers took it for lost. Started by Create, stopped by Close.
+  // nothing has been in flight for a while. Without it, a process that sent and then made no call (it computes, or
+  // waits outside the library) left its last sends undelivered and its peers took it for lost. Started by Create,
+  // stopped by Close.
   void StartProgress();
   void ProgressLoop();
   // Wakes the progress thread if it is parked (with mu held, after a send op was queued).
