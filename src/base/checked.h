@@ -73,9 +73,14 @@ inline bool ValueSize(const int64_t* dims, size_t rank, ElementType type, int64_
   return true;
 }
 
+// The largest padding, padded extent and dilated window a windowed op takes (2^48 elements, beyond any tensor), so
+// that the kernels' index arithmetic (a position is out * stride + win * dilation - pad) cannot overflow.
+constexpr int64_t kMaxWindowExtent = int64_t{1} << 48;
+
 // The size of a windowed dimension (reduce_window, select_and_scatter, convolution: the spec's formula): the
 // input of size `in` dilated by `base_dil` and padded by lo and hi, a window of `win` elements dilated by
-// `win_dil`, moved by `stride` (positive). 0 when the window does not fit. False on overflow.
+// `win_dil`, moved by `stride` (positive). 0 when the window does not fit. False on overflow, or where the padding,
+// the padded extent or the dilated window is beyond kMaxWindowExtent.
 inline bool WindowedSize(int64_t in, int64_t win, int64_t stride, int64_t lo, int64_t hi, int64_t base_dil,
                          int64_t win_dil, int64_t* out) {
   Checked c;
@@ -83,6 +88,8 @@ inline bool WindowedSize(int64_t in, int64_t win, int64_t stride, int64_t lo, in
   const int64_t padded = c.Add(c.Add(dilated, lo), hi);
   const int64_t window = win == 0 ? 0 : c.Add(c.Mul(win - 1, win_dil), 1);
   if (!c.ok() || stride <= 0) return false;
+  const auto beyond = [](int64_t v) { return v > kMaxWindowExtent || v < -kMaxWindowExtent; };
+  if (beyond(lo) || beyond(hi) || beyond(padded) || beyond(window)) return false;
   *out = padded <= 0 || window > padded ? 0 : (padded - window) / stride + 1;
   return true;
 }

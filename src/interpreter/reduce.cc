@@ -396,13 +396,16 @@ Status ReadWindow(CompileCtx& cx, size_t rank, bool dilations, Window* w) {
 }
 
 // The result dims of a window over `in` (the spec's shape of reduce_window), checked (base/checked.h): an
-// overflowing window, or one whose work (result elements x window elements) no run could finish, fails.
-Status WindowResultDims(CompileCtx& cx, const std::vector<int64_t>& in, const Window& w, std::vector<int64_t>* r) {
+// overflowing window (or one beyond kMaxWindowExtent), or one whose work (result elements x window elements) no run
+// could finish, fails. A dimension of at most one result takes stride 1: the stride only multiplies the result's
+// index there, 0, and a stride beyond every extent would overflow the kernels' arithmetic for nothing.
+Status WindowResultDims(CompileCtx& cx, const std::vector<int64_t>& in, Window& w, std::vector<int64_t>* r) {
   r->assign(in.size(), 0);
   for (size_t d = 0; d < in.size(); ++d) {
     if (!WindowedSize(in[d], w.dims[d], w.strides[d], w.pad_lo[d], w.pad_hi[d], w.base_dilations[d],
                       w.window_dilations[d], &(*r)[d]))
-      return cx.Invalid("the window's extent in dimension %zu overflows", d);
+      return cx.Invalid("the window's extent in dimension %zu overflows (or is beyond 2^48 elements)", d);
+    if ((*r)[d] <= 1) w.strides[d] = 1;
   }
   Checked c;
   const int64_t out = c.Product(r->data(), r->size());

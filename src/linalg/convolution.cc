@@ -355,7 +355,8 @@ Status ConvolutionShape(Span<int64_t> lhs_dims, Span<int64_t> rhs_dims, const Co
                       At(p.window_strides, i, 1), p.padding.empty() ? 0 : p.padding[i].first,
                       p.padding.empty() ? 0 : p.padding[i].second, At(p.lhs_dilation, i, 1), At(p.rhs_dilation, i, 1),
                       &dims[p.output_spatial_dimensions[i]]))
-      return InvalidArgument("convolution: the window's extent in spatial dimension %zu overflows", i);
+      return InvalidArgument(
+          "convolution: the window's extent in spatial dimension %zu overflows (or is beyond 2^48 elements)", i);
   }
   *result_dims = std::move(dims);
   return Ok();

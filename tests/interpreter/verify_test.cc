@@ -196,6 +196,27 @@ TEST(CheckedShapes, ReduceWindowAttributesNearInt64MaxAreRefused) {
   auto ok =
       CompileText(ReduceWindow("window_dimensions = array<i64: 2>, window_strides = array<i64: " + big + ">", "1"));
   EXPECT_FALSE(ok.status) << Message(ok.status);
+  // And run: a window of 4 over [pad, pad, 1, 2] (found by fuzz_compile: the vectorized kernel's first in-bounds
+  // position, (pad + stride - 1) / stride, overflowed for a stride near INT64_MAX; UBSan stopped it).
+  auto run = RunText(
+      "func.func @main() -> tensor<1xf32> {\n"
+      "  %a = stablehlo.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %r = \"stablehlo.reduce_window\"(%a, %z) ({\n"
+      "  ^bb0(%x: tensor<f32>, %y: tensor<f32>):\n"
+      "    %s = stablehlo.add %x, %y : tensor<f32>\n"
+      "    stablehlo.return %s : tensor<f32>\n"
+      "  }) {window_dimensions = array<i64: 4>, window_strides = array<i64: " +
+      big +
+      ">, padding = dense<[[2, 0]]> : tensor<1x2xi64>} : (tensor<4xf32>, tensor<f32>) -> tensor<1xf32>\n"
+      "  func.return %r : tensor<1xf32>\n}\n");
+  ASSERT_FALSE(run.status) << Message(run.status);
+  EXPECT_EQ(run.Get<float>(0), std::vector<float>{3.0f});
+  // Padding beyond 2^48 elements (kMaxWindowExtent) is refused, whatever the stride.
+  ExpectRefused(ReduceWindow("window_dimensions = array<i64: 2>, window_strides = array<i64: " + big +
+                                 ">, padding = dense<[[281474976710657, 1]]> : tensor<1x2xi64>",
+                             "1"),
+                "padding beyond 2^48");
 }
 
 TEST(CheckedShapes, SliceAndPadLimitsNearInt64Max) {
