@@ -14,7 +14,6 @@
 #include <cstring>
 #include <deque>
 #include <functional>
-#include <map>
 #include <mutex>
 #include <new>
 #include <random>
@@ -116,7 +115,8 @@ struct Op {
   size_t ext_len = 0;
   void* ext_desc = nullptr;
   std::shared_ptr<const void> keep;
-  size_t moving = 0;  // payload bytes of a large transfer this op carries (counted in Impl::moving)
+  size_t moving = 0;       // payload bytes of a large transfer this op carries (counted in Impl::moving)
+  size_t slot = SIZE_MAX;  // its index in Impl::ops while tracked
   // A send the provider did not accept yet (its peer makes no progress: connecting needs both sides): posted
   // later, in order, by Progress; lost with its peer when still refused after peer_timeout.
   uint64_t ftag = 0;
@@ -274,11 +274,13 @@ class Fabric::Impl {
   fid_av* av = nullptr;
   fid_ep* ep = nullptr;
   std::vector<uint8_t> my_addr;
-  std::vector<fi_addr_t> peers;            // fi_addr of each process (self's unused)
-  std::vector<std::string> lost;           // why each process is lost ("" = alive)
-  std::map<Op*, std::unique_ptr<Op>> ops;  // posted and not yet completed (or cancelled and never completed)
-  std::deque<Op*> unposted;                // sends in `ops` the provider has not accepted yet, in send order
-  std::vector<std::unique_ptr<Op>> pool;   // completed ops kept for reuse
+  std::vector<fi_addr_t> peers;   // fi_addr of each process (self's unused)
+  std::vector<std::string> lost;  // why each process is lost ("" = alive)
+  // Posted and not yet completed (or cancelled and never completed), each at its Op::slot: tracked and untracked
+  // without an allocation per message (a map allocated a node for every op).
+  std::vector<std::unique_ptr<Op>> ops;
+  std::deque<Op*> unposted;               // sends in `ops` the provider has not accepted yet, in send order
+  std::vector<std::unique_ptr<Op>> pool;  // completed ops kept for reuse
   size_t pool_bytes = 0;
   bool direct_recv = false;         // the endpoint does directed receives into two-entry iovecs
   Clock::duration pure_spin{};      // how long a wait polls before it starts yielding (Wait)
@@ -673,15 +675,20 @@ Op* Fabric::Impl::Acquire(size_t size) {
   }
   op->size = size;
   Op* raw = op.get();
-  ops.emplace(raw, std::move(op));
+  raw->slot = ops.size();
+  ops.push_back(std::move(op));
   return raw;
 }
 
 void Fabric::Impl::Release(Op* op) {
-  auto it = ops.find(op);
-  if (it == ops.end()) return;
-  std::unique_ptr<Op> owned = std::move(it->second);
-  ops.erase(it);
+  if (op->slot >= ops.size() || ops[op->slot].get() != op) return;  // not tracked
+  std::unique_ptr<Op> owned = std::move(ops[op->slot]);
+  if (op->slot + 1 < ops.size()) {
+    ops[op->slot] = std::move(ops.back());
+    ops[op->slot]->slot = op->slot;
+  }
+  ops.pop_back();
+  owned->slot = SIZE_MAX;
   if (owned->is_send) --send_ops;
   owned->keep.reset();
   moving -= owned->moving;
@@ -987,8 +994,7 @@ Status Fabric::Impl::Recv(uint32_t from, uint64_t tag, void* data, size_t bytes,
 bool Fabric::Impl::SendsInFlight() const {
   if (send_ops == 0) return false;
   if (!unposted.empty()) return true;
-  return std::any_of(ops.begin(), ops.end(),
-                     [this](const auto& entry) { return entry.first->is_send && lost[entry.first->peer].empty(); });
+  return std::any_of(ops.begin(), ops.end(), [this](const auto& op) { return op->is_send && lost[op->peer].empty(); });
 }
 
 void Fabric::Impl::WakeProgress() {
